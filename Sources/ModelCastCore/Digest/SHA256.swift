@@ -1,0 +1,132 @@
+import Foundation
+internal import CLibCrypto
+
+/// A SHA-256 digest: 32 raw bytes that print as lowercase hex (manifests) or
+/// base64 (S3's `x-amz-checksum-sha256`).
+public struct SHA256Digest: Hashable, Sendable, CustomStringConvertible, Codable {
+    /// The 32 raw digest bytes.
+    public let bytes: [UInt8]
+
+    /// Wraps 32 raw bytes; returns nil for any other length.
+    public init?(bytes: [UInt8]) {
+        guard bytes.count == 32 else { return nil }
+        self.bytes = bytes
+    }
+
+    /// Parses 64 hex digits (either case); returns nil for anything else.
+    public init?(hex: String) {
+        let utf8 = Array(hex.utf8)
+        guard utf8.count == 64 else { return nil }
+        var out = [UInt8]()
+        out.reserveCapacity(32)
+        var index = 0
+        while index < 64 {
+            guard let high = hexValue(utf8[index]), let low = hexValue(utf8[index + 1]) else { return nil }
+            out.append(high << 4 | low)
+            index += 2
+        }
+        self.bytes = out
+    }
+
+    /// Lowercase hex, 64 characters.
+    public var hex: String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(64)
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Standard base64 with padding, 44 characters.
+    public var base64: String { Data(bytes).base64EncodedString() }
+
+    public var description: String { hex }
+
+    public init(from decoder: Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let digest = SHA256Digest(hex: text) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a SHA-256 hex digest: \(text)")
+        }
+        self = digest
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(hex)
+    }
+}
+
+private func hexValue(_ c: UInt8) -> UInt8? {
+    switch c {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - UInt8(ascii: "A") + 10
+    default: return nil
+    }
+}
+
+/// Streaming SHA-256 over libcrypto's EVP interface (which uses the CPU's SHA
+/// extensions where present). One instance owns one `EVP_MD_CTX`.
+public final class SHA256Hasher {
+    private let context: OpaquePointer
+    private var finished = false
+
+    /// Starts a new digest.
+    public init() throws {
+        guard let context = EVP_MD_CTX_new() else {
+            throw ModelCastError.crypto(operation: "EVP_MD_CTX_new", message: lastOpenSSLError())
+        }
+        self.context = context
+        guard EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
+            EVP_MD_CTX_free(context)
+            throw ModelCastError.crypto(operation: "EVP_DigestInit_ex(SHA-256)", message: lastOpenSSLError())
+        }
+    }
+
+    deinit { EVP_MD_CTX_free(context) }
+
+    /// Feeds bytes into the digest.
+    public func update(_ bytes: UnsafeRawBufferPointer) {
+        guard bytes.count > 0, let base = bytes.baseAddress else { return }
+        precondition(!finished, "SHA256Hasher used after finalize()")
+        // EVP_DigestUpdate only fails for a context that was never initialised.
+        _ = EVP_DigestUpdate(context, base, bytes.count)
+    }
+
+    /// Feeds the bytes of a collection into the digest.
+    public func update<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+        let array = Array(bytes)
+        array.withUnsafeBytes { update($0) }
+    }
+
+    /// Finishes the digest; the hasher cannot be used afterwards.
+    public func finalize() -> SHA256Digest {
+        precondition(!finished, "SHA256Hasher finalized twice")
+        finished = true
+        var out = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        _ = out.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(context, $0.baseAddress, &length) }
+        return SHA256Digest(bytes: out)!
+    }
+
+    /// The digest of a byte string in one call.
+    public static func digest<Bytes: Collection>(_ bytes: Bytes) throws -> SHA256Digest where Bytes.Element == UInt8 {
+        let hasher = try SHA256Hasher()
+        hasher.update(bytes)
+        return hasher.finalize()
+    }
+}
+
+/// The newest libcrypto error on this thread's queue, as text; clears the queue.
+func lastOpenSSLError() -> String {
+    let code = ERR_get_error()
+    guard code != 0 else { return "unknown libcrypto error" }
+    var buffer = [CChar](repeating: 0, count: 256)
+    ERR_error_string_n(code, &buffer, buffer.count)
+    ERR_clear_error()
+    return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}

@@ -1,0 +1,98 @@
+import Foundation
+
+/// The size and SHA-256 of a byte stream.
+public struct DigestResult: Sendable, Equatable {
+    /// Bytes seen.
+    public let size: Int64
+    /// SHA-256 of those bytes.
+    public let sha256: SHA256Digest
+}
+
+/// The consumer end of a `ChunkPipeline`: hashes every chunk and, when given a
+/// destination, writes it there, so each byte is hashed exactly as it is written.
+final class DigestingWriter: @unchecked Sendable {
+    private let hasher: SHA256Hasher
+    private let destination: FileDescriptor?
+    private let progress: ProgressReporter?
+    private(set) var count: Int64 = 0
+
+    init(destination: FileDescriptor?, progress: ProgressReporter?) throws {
+        self.hasher = try SHA256Hasher()
+        self.destination = destination
+        self.progress = progress
+    }
+
+    func consume(_ chunk: UnsafeRawBufferPointer) throws {
+        hasher.update(chunk)
+        try destination?.writeAll(chunk)
+        count += Int64(chunk.count)
+        progress?.advance(by: chunk.count)
+    }
+
+    /// Call after the pipeline has finished.
+    func result() -> DigestResult {
+        DigestResult(size: count, sha256: hasher.finalize())
+    }
+}
+
+/// Hashes files in one read pass, optionally copying them at the same time.
+public enum StreamDigester {
+    /// Reads the regular file at `path` once, hashing it (and writing it to `copy`
+    /// when given) on a second thread. Fails if the file's size changes meanwhile.
+    static func digestFile(
+        at path: String,
+        copyingTo copy: FileDescriptor? = nil,
+        progress: ProgressReporter? = nil
+    ) throws -> DigestResult {
+        let input = try FileDescriptor.openForReading(path)
+        let info = try input.status()
+        guard case .regular = FileType(mode: info.st_mode) else {
+            throw ModelCastError.unreadable(path: path, reason: "not a regular file")
+        }
+        let expected = Int64(info.st_size)
+        _ = posix_fadvise(input.fd, 0, 0, Int32(POSIX_FADV_SEQUENTIAL))
+
+        let writer = try DigestingWriter(destination: copy, progress: progress)
+        let pipeline = ChunkPipeline(consume: writer.consume)
+        defer { pipeline.close() }
+        var total: Int64 = 0
+        while true {
+            let n = try pipeline.fill { try input.read(into: $0) }
+            if n == 0 { break }
+            total += Int64(n)
+        }
+        try pipeline.finish()
+        guard total == expected else {
+            throw ModelCastError.changedWhilePacking(path: path, expected: expected, actual: total)
+        }
+        return writer.result()
+    }
+
+    /// The size and SHA-256 of the file at `path` (one streaming read, flat memory).
+    public static func digest(ofFileAt path: String, progress: ProgressReporter? = nil) throws -> DigestResult {
+        try digestFile(at: path, copyingTo: nil, progress: progress)
+    }
+
+    /// Digests several files concurrently, one per core, in the order given.
+    public static func digest(ofFilesAt paths: [String]) throws -> [DigestResult] {
+        let results = ResultBox<DigestResult>(count: paths.count)
+        DispatchQueue.concurrentPerform(iterations: paths.count) { index in
+            results.set(index, Result { try digest(ofFileAt: paths[index]) })
+        }
+        return try results.values.map { try $0!.get() }
+    }
+}
+
+/// Collects results written from `concurrentPerform` iterations.
+final class ResultBox<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private(set) var values: [Result<Value, Error>?]
+
+    init(count: Int) { values = Array(repeating: nil, count: count) }
+
+    func set(_ index: Int, _ value: Result<Value, Error>) {
+        lock.lock()
+        values[index] = value
+        lock.unlock()
+    }
+}

@@ -1,0 +1,250 @@
+import Foundation
+
+/// What a GGUF header says about a model.
+public struct GGUFSummary: Sendable, Equatable {
+    /// Format version (2 or 3).
+    public var version: UInt32
+    /// Number of tensors.
+    public var tensorCount: UInt64
+    /// Number of metadata key/value pairs.
+    public var metadataCount: UInt64
+    /// `general.architecture`, e.g. "llama" or "clip".
+    public var architecture: String?
+    /// `general.name`.
+    public var name: String?
+    /// Quantization, from `general.file_type`, or else the type holding most tensor bytes.
+    public var quantization: String?
+    /// Sum of tensor element counts.
+    public var parameterCount: UInt64
+    /// Where tensor data starts.
+    public var dataOffset: UInt64
+    /// Where the last tensor's data ends (the file may be longer only by padding).
+    public var dataEnd: UInt64
+}
+
+/// Reads and validates a GGUF file's header without reading tensor data:
+/// magic, version, sane counts, every metadata value and tensor record inside the
+/// file, tensor offsets aligned, and the file long enough for every tensor.
+public enum GGUFReader {
+    static let magic: [UInt8] = Array("GGUF".utf8)
+    /// GGML_MAX_DIMS.
+    static let maxDimensions: UInt32 = 4
+    static let maxKeyLength: UInt64 = 65_535
+    static let maxArrayNesting = 3
+
+    /// True when the first four bytes are the GGUF magic.
+    static func hasMagic(_ prefix: [UInt8]) -> Bool { prefix.count >= 4 && Array(prefix.prefix(4)) == magic }
+
+    /// Parses the header of the GGUF file at `path`.
+    public static func read(path: String) throws -> GGUFSummary {
+        let file = try FileDescriptor.openForReading(path)
+        let size = UInt64(try file.status().st_size)
+        var reader = BufferedReader(file: file, fileSize: size)
+        func fail(_ reason: String) -> ModelCastError { .invalidModel(path: path, format: "GGUF", reason: reason) }
+
+        let head = try reader.bytes(4, what: "magic", path: path)
+        guard head == magic else {
+            throw fail("bad magic \(head.map { String(format: "%02x", $0) }.joined()) (expected 47475546, \"GGUF\")")
+        }
+        let version = try reader.u32("version", path: path)
+        if version.byteSwapped >= 1 && version.byteSwapped <= 3 {
+            throw fail("big-endian GGUF (version \(version.byteSwapped)) is not supported")
+        }
+        guard version == 2 || version == 3 else {
+            throw fail(version == 1 ? "GGUF version 1 is obsolete (convert it with a current llama.cpp)" : "unsupported GGUF version \(version)")
+        }
+        let tensorCount = try reader.u64("tensor count", path: path)
+        let metadataCount = try reader.u64("metadata count", path: path)
+        // Each tensor record takes at least 28 bytes and each key/value at least 13:
+        // counts that cannot fit in the file are corrupt, whatever their size.
+        let remaining = size - reader.offset
+        guard tensorCount <= remaining / 28, tensorCount < 1 << 24 else {
+            throw fail("absurd tensor count \(tensorCount) for a \(size)-byte file")
+        }
+        guard metadataCount <= remaining / 13, metadataCount < 1 << 24 else {
+            throw fail("absurd metadata count \(metadataCount) for a \(size)-byte file")
+        }
+
+        var summary = GGUFSummary(
+            version: version, tensorCount: tensorCount, metadataCount: metadataCount,
+            architecture: nil, name: nil, quantization: nil, parameterCount: 0, dataOffset: 0, dataEnd: 0)
+        var alignment: UInt64 = 32
+        var fileType: UInt32?
+        for index in 0..<metadataCount {
+            let key = try reader.string("metadata key \(index)", path: path, limit: maxKeyLength)
+            let type = try reader.u32("type of \(key)", path: path)
+            switch (key, type) {
+            case ("general.architecture", 8): summary.architecture = try reader.string(key, path: path)
+            case ("general.name", 8): summary.name = try reader.string(key, path: path)
+            case ("general.file_type", 4): fileType = try reader.u32(key, path: path)
+            case ("general.alignment", 4):
+                let value = try reader.u32(key, path: path)
+                guard value > 0, value & (value - 1) == 0 else { throw fail("general.alignment \(value) is not a power of two") }
+                alignment = UInt64(value)
+            case ("general.alignment", _):
+                throw fail("general.alignment has type \(type), expected uint32")
+            default:
+                try skipValue(type: type, key: key, depth: 0, reader: &reader, path: path)
+            }
+        }
+
+        struct Tensor { let name: String; let elements: UInt64; let type: UInt32; let offset: UInt64 }
+        var tensors: [Tensor] = []
+        tensors.reserveCapacity(Int(tensorCount))
+        for index in 0..<tensorCount {
+            let name = try reader.string("tensor \(index) name", path: path, limit: maxKeyLength)
+            let dimensions = try reader.u32("dimensions of \(name)", path: path)
+            guard dimensions >= 1, dimensions <= maxDimensions else {
+                throw fail("tensor \(name) has \(dimensions) dimensions (1...\(maxDimensions) allowed)")
+            }
+            var elements: UInt64 = 1
+            var first: UInt64 = 0
+            for axis in 0..<dimensions {
+                let extent = try reader.u64("shape of \(name)", path: path)
+                if axis == 0 { first = extent }
+                let (product, overflow) = elements.multipliedReportingOverflow(by: extent)
+                guard !overflow, product < UInt64(Int64.max) else { throw fail("tensor \(name) shape overflows") }
+                elements = product
+            }
+            let type = try reader.u32("type of \(name)", path: path)
+            let offset = try reader.u64("offset of \(name)", path: path)
+            if let info = GGUFTables.tensorTypes[type], UInt64(info.blockSize) > 1, first % UInt64(info.blockSize) != 0 {
+                throw fail("tensor \(name) row of \(first) elements is not a multiple of its \(info.name) block size \(info.blockSize)")
+            }
+            guard offset % alignment == 0 else {
+                throw fail("tensor \(name) offset \(offset) is not aligned to \(alignment)")
+            }
+            tensors.append(Tensor(name: name, elements: elements, type: type, offset: offset))
+        }
+
+        let headerEnd = reader.offset
+        let dataOffset = (headerEnd + alignment - 1) / alignment * alignment
+        summary.dataOffset = dataOffset
+        var bytesByType: [UInt32: UInt64] = [:]
+        var dataEnd = dataOffset
+        for tensor in tensors {
+            summary.parameterCount &+= tensor.elements
+            guard let info = GGUFTables.tensorTypes[tensor.type] else { continue }  // a newer type: size unknown
+            let bytes = tensor.elements / UInt64(info.blockSize) * UInt64(info.typeSize)
+            let (end, overflow) = (dataOffset + tensor.offset).addingReportingOverflow(bytes)
+            guard !overflow, end <= size else {
+                throw fail("truncated: tensor \(tensor.name) needs bytes up to \(overflow ? "beyond 2^64" : String(end)), file has \(size)")
+            }
+            dataEnd = max(dataEnd, end)
+            bytesByType[tensor.type, default: 0] += bytes
+        }
+        if tensorCount > 0 && dataOffset > size {
+            throw fail("truncated: tensor data should start at \(dataOffset), file has \(size) bytes")
+        }
+        summary.dataEnd = dataEnd
+        if let fileType, let name = GGUFTables.fileTypes[fileType] {
+            summary.quantization = name
+        } else if let dominant = bytesByType.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }) {
+            summary.quantization = GGUFTables.tensorTypes[dominant.key]?.name
+        }
+        return summary
+    }
+
+    /// Fixed sizes of scalar GGUF value types.
+    private static func scalarSize(_ type: UInt32) -> UInt64? {
+        switch type {
+        case 0, 1, 7: return 1
+        case 2, 3: return 2
+        case 4, 5, 6: return 4
+        case 10, 11, 12: return 8
+        default: return nil
+        }
+    }
+
+    private static func skipValue(type: UInt32, key: String, depth: Int, reader: inout BufferedReader, path: String) throws {
+        if let size = scalarSize(type) {
+            try reader.skip(size, what: key, path: path)
+            return
+        }
+        switch type {
+        case 8:
+            let length = try reader.u64("length of \(key)", path: path)
+            try reader.skip(length, what: key, path: path)
+        case 9:
+            guard depth < maxArrayNesting else {
+                throw ModelCastError.invalidModel(path: path, format: "GGUF", reason: "\(key): arrays nested too deeply")
+            }
+            let elementType = try reader.u32("element type of \(key)", path: path)
+            let count = try reader.u64("element count of \(key)", path: path)
+            let remaining = reader.fileSize - reader.offset
+            if let size = scalarSize(elementType) {
+                guard count <= remaining / size else {
+                    throw ModelCastError.invalidModel(path: path, format: "GGUF", reason: "\(key): array of \(count) elements does not fit in the file")
+                }
+                try reader.skip(count * size, what: key, path: path)
+            } else {
+                // Strings take at least their 8-byte length; nested arrays at least 12 bytes.
+                guard count <= remaining / 8 else {
+                    throw ModelCastError.invalidModel(path: path, format: "GGUF", reason: "\(key): array of \(count) elements does not fit in the file")
+                }
+                for _ in 0..<count {
+                    try skipValue(type: elementType, key: key, depth: depth + 1, reader: &reader, path: path)
+                }
+            }
+        default:
+            throw ModelCastError.invalidModel(path: path, format: "GGUF", reason: "\(key) has unknown value type \(type)")
+        }
+    }
+}
+
+/// Sequential little-endian reads over a file through a 1 MiB window.
+struct BufferedReader {
+    let file: FileDescriptor
+    let fileSize: UInt64
+    private(set) var offset: UInt64 = 0
+    private var window: [UInt8] = []
+    private var windowStart: UInt64 = 0
+    static let windowSize = 1 << 20
+
+    init(file: FileDescriptor, fileSize: UInt64) {
+        self.file = file
+        self.fileSize = fileSize
+    }
+
+    private func truncated(_ what: String, path: String) -> ModelCastError {
+        .invalidModel(path: path, format: "GGUF", reason: "truncated: file ends (\(fileSize) bytes) inside \(what) at byte \(offset)")
+    }
+
+    mutating func bytes(_ count: Int, what: String, path: String) throws -> [UInt8] {
+        guard UInt64(count) <= fileSize - offset else { throw truncated(what, path: path) }
+        let windowEnd = windowStart + UInt64(window.count)
+        if offset < windowStart || offset + UInt64(count) > windowEnd {
+            window = try file.read(at: Int64(offset), count: max(count, Self.windowSize))
+            windowStart = offset
+        }
+        let start = Int(offset - windowStart)
+        offset += UInt64(count)
+        return Array(window[start..<(start + count)])
+    }
+
+    mutating func skip(_ count: UInt64, what: String, path: String) throws {
+        guard count <= fileSize - offset else { throw truncated(what, path: path) }
+        offset += count
+    }
+
+    mutating func u32(_ what: String, path: String) throws -> UInt32 {
+        let b = try bytes(4, what: what, path: path)
+        return UInt32(b[0]) | UInt32(b[1]) << 8 | UInt32(b[2]) << 16 | UInt32(b[3]) << 24
+    }
+
+    mutating func u64(_ what: String, path: String) throws -> UInt64 {
+        let b = try bytes(8, what: what, path: path)
+        var value: UInt64 = 0
+        for i in (0..<8).reversed() { value = value << 8 | UInt64(b[i]) }
+        return value
+    }
+
+    mutating func string(_ what: String, path: String, limit: UInt64 = 1 << 20) throws -> String {
+        let length = try u64("length of \(what)", path: path)
+        guard length <= limit else {
+            throw ModelCastError.invalidModel(path: path, format: "GGUF", reason: "\(what): string length \(length) exceeds \(limit)")
+        }
+        guard length <= fileSize - offset else { throw truncated(what, path: path) }
+        return String(decoding: try bytes(Int(length), what: what, path: path), as: UTF8.self)
+    }
+}

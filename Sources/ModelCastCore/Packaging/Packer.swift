@@ -1,0 +1,221 @@
+import Foundation
+
+/// Options for `Packer.pack`.
+public struct PackOptions: Sendable {
+    /// Where to write: an existing directory (or a path ending in `/`) receives the
+    /// artifact under its own name; anything else is the artifact's file path.
+    /// nil means the current directory.
+    public var output: String?
+    /// Force (`true`) or forbid (`false`) a zip; nil zips directories and keeps files as they are.
+    public var zip: Bool?
+    /// Zip entry compression.
+    public var compression: ZipCompression
+    /// Draw a progress bar on a terminal.
+    public var showProgress: Bool
+
+    public init(output: String? = nil, zip: Bool? = nil, compression: ZipCompression = .store, showProgress: Bool = false) {
+        self.output = output
+        self.zip = zip
+        self.compression = compression
+        self.showProgress = showProgress
+    }
+}
+
+/// A packed artifact: what gets uploaded and named in a manifest.
+public struct PackResult: Codable, Sendable, Equatable {
+    /// Path of the artifact on disk.
+    public let path: String
+    /// The artifact's file name (`Model.mlpackage.zip`, `model.gguf`).
+    public let name: String
+    /// Artifact size in bytes.
+    public let size: Int64
+    /// SHA-256 of the artifact bytes.
+    public let sha256: SHA256Digest
+    /// Detected model format.
+    public let kind: ModelKind
+    /// Number of model files inside the artifact.
+    public let files: Int
+    /// `file` (published as-is) or `zip`.
+    public let format: ArtifactFormat
+    /// Zip entry compression (zip artifacts only).
+    public let compression: ZipCompression?
+    /// The Content-Type the artifact is served with.
+    public let contentType: String
+
+    enum CodingKeys: String, CodingKey {
+        case path, name, size, sha256, kind, files, format, compression
+        case contentType = "content_type"
+    }
+}
+
+/// How an artifact holds its model.
+public enum ArtifactFormat: String, Codable, Sendable {
+    case file, zip
+}
+
+/// Turns a model on disk into a publishable artifact, computing its size and
+/// SHA-256 while the bytes are written, so every input byte is read once.
+public struct Packer: Sendable {
+    public init() {}
+
+    /// Packs `model` according to `options` and returns the artifact.
+    public func pack(_ model: String, options: PackOptions) throws -> PackResult {
+        let description = try ModelInspector.describe(model)
+        let asZip = try decideZip(description, options.zip)
+        let name = artifactName(for: description, zip: asZip)
+        let destination = try resolveOutput(options.output, artifactName: name, model: description)
+        let progress: ProgressReporter? = options.showProgress
+            ? TerminalProgressBar(label: "packing \(name)", total: description.totalSize) : nil
+        defer { progress?.finish() }
+
+        // Packing a file onto itself: nothing to copy, only to hash.
+        if !asZip, let existing = try? linkStatus(destination), let source = statFollowing(model),
+           existing.st_dev == source.st_dev, existing.st_ino == source.st_ino {
+            let digest = try StreamDigester.digest(ofFileAt: model, progress: progress)
+            return result(description, path: destination, name: name, digest: digest, zip: false, compression: options.compression)
+        }
+
+        let file = try AtomicFile(destination: destination)
+        let digest: DigestResult
+        do {
+            digest = try produce(description, zip: asZip, compression: options.compression, into: file.descriptor, progress: progress)
+            try file.commit()
+        } catch {
+            file.discard()
+            throw error
+        }
+        return result(description, path: destination, name: name, digest: digest, zip: asZip, compression: options.compression)
+    }
+
+    /// The artifact `pack` would write, hashed without writing anything.
+    public func digest(_ description: ModelDescription, zip: Bool? = nil, compression: ZipCompression = .store, showProgress: Bool = false) throws -> PackResult {
+        let asZip = try decideZip(description, zip)
+        let name = artifactName(for: description, zip: asZip)
+        let progress: ProgressReporter? = showProgress
+            ? TerminalProgressBar(label: "hashing \(name)", total: description.totalSize) : nil
+        defer { progress?.finish() }
+        let digest = try produce(description, zip: asZip, compression: compression, into: nil, progress: progress)
+        return result(description, path: description.path, name: name, digest: digest, zip: asZip, compression: compression)
+    }
+
+    private func result(_ d: ModelDescription, path: String, name: String, digest: DigestResult, zip: Bool, compression: ZipCompression) -> PackResult {
+        PackResult(
+            path: path, name: name, size: digest.size, sha256: digest.sha256, kind: d.kind,
+            files: d.fileCount, format: zip ? .zip : .file, compression: zip ? compression : nil,
+            contentType: ContentType.forArtifact(named: name))
+    }
+
+    private func decideZip(_ d: ModelDescription, _ requested: Bool?) throws -> Bool {
+        if d.isDirectory {
+            if requested == false {
+                throw ModelCastError.usage("--no-zip cannot be used with a directory model: \(d.path) (a directory is published as one zip)")
+            }
+            return true
+        }
+        return requested ?? false
+    }
+
+    /// `Model.mlpackage` → `Model.mlpackage.zip`; a file keeps its name unless zipped.
+    public func artifactName(for d: ModelDescription, zip: Bool) -> String {
+        let trimmed = d.path.count > 1 && d.path.hasSuffix("/") ? String(d.path.dropLast()) : d.path
+        let base = (trimmed as NSString).lastPathComponent.precomposedStringWithCanonicalMapping
+        return zip ? base + ".zip" : base
+    }
+
+    private func resolveOutput(_ output: String?, artifactName: String, model: ModelDescription) throws -> String {
+        var destination: String
+        if let output, !output.isEmpty {
+            var isDirectory: ObjCBool = false
+            if output.hasSuffix("/") || (FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory) && isDirectory.boolValue) {
+                var isDir: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: output, isDirectory: &isDir), isDir.boolValue else {
+                    throw ModelCastError.notFound(path: output)
+                }
+                destination = (output.hasSuffix("/") ? output : output + "/") + artifactName
+            } else {
+                let parent = (output as NSString).deletingLastPathComponent
+                var isDir: ObjCBool = false
+                if !parent.isEmpty, !(FileManager.default.fileExists(atPath: parent, isDirectory: &isDir) && isDir.boolValue) {
+                    throw ModelCastError.usage("output directory does not exist: \(parent)")
+                }
+                destination = output
+            }
+        } else {
+            destination = artifactName
+        }
+        if model.isDirectory {
+            let parent = (destination as NSString).deletingLastPathComponent
+            let resolvedParent = realPath(parent.isEmpty ? "." : parent)
+            let resolvedModel = realPath(model.path)
+            if let resolvedParent, let resolvedModel,
+               resolvedParent == resolvedModel || resolvedParent.hasPrefix(resolvedModel + "/") {
+                throw ModelCastError.usage("output \(destination) is inside the model directory \(model.path)")
+            }
+        }
+        if destination.hasPrefix("./") { destination.removeFirst(2) }
+        return destination
+    }
+
+    /// Streams the artifact bytes (the file itself, or the zip) through the hasher,
+    /// and into `output` when given.
+    func produce(_ d: ModelDescription, zip: Bool, compression: ZipCompression, into output: FileDescriptor?, progress: ProgressReporter?) throws -> DigestResult {
+        if !zip {
+            return try StreamDigester.digestFile(at: d.path, copyingTo: output, progress: progress)
+        }
+        let writer = try DigestingWriter(destination: output, progress: progress)
+        let pipeline = ChunkPipeline(consume: writer.consume)
+        defer { pipeline.close() }
+        let zipWriter = try ZipWriter(compression: compression, displayPath: d.path, sink: pipeline.append)
+        let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
+        defer { readBuffer.deallocate() }
+
+        let entries: [TreeEntry]
+        if let tree = d.tree {
+            entries = tree.entries
+        } else {
+            let size = statFollowing(d.path).map { Int64($0.st_size) } ?? d.totalSize
+            entries = [TreeEntry(archiveName: artifactName(for: d, zip: false), diskPath: d.path, isDirectory: false, size: size, isExecutable: false)]
+        }
+        for entry in entries {
+            if entry.isDirectory {
+                try zipWriter.addDirectory(name: entry.archiveName)
+                continue
+            }
+            let input = try FileDescriptor.openForReading(entry.diskPath)
+            _ = posix_fadvise(input.fd, 0, 0, Int32(POSIX_FADV_SEQUENTIAL))
+            let written = try zipWriter.addFile(
+                name: entry.archiveName, size: entry.size, executable: entry.isExecutable,
+                read: { try input.read(into: $0) }, buffer: readBuffer)
+            guard written == entry.size else {
+                throw ModelCastError.changedWhilePacking(path: entry.diskPath, expected: entry.size, actual: written)
+            }
+        }
+        try zipWriter.finish()
+        try pipeline.finish()
+        return writer.result()
+    }
+}
+
+/// `stat` following links; nil when the path does not exist.
+func statFollowing(_ path: String) -> stat? {
+    var info = stat()
+    return stat(path, &info) == 0 ? info : nil
+}
+
+/// The canonical absolute path, or nil when it does not exist.
+func realPath(_ path: String) -> String? {
+    guard let resolved = realpath(path, nil) else { return nil }
+    defer { free(resolved) }
+    return String(cString: resolved)
+}
+
+/// Content-Type values for published objects.
+public enum ContentType {
+    /// The Content-Type for an artifact file name.
+    public static func forArtifact(named name: String) -> String {
+        let lower = name.lowercased()
+        if lower.hasSuffix(".zip") { return "application/zip" }
+        if lower.hasSuffix(".json") { return "application/json" }
+        return "application/octet-stream"
+    }
+}

@@ -1,0 +1,236 @@
+import Foundation
+
+/// An open file descriptor, closed when the value goes away.
+final class FileDescriptor {
+    let fd: Int32
+    let path: String
+    private var isClosed = false
+
+    /// Opens `path` for reading.
+    static func openForReading(_ path: String) throws -> FileDescriptor {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            if code == ENOENT { throw ModelCastError.notFound(path: path) }
+            throw ModelCastError.unreadable(path: path, reason: errnoDescription(code))
+        }
+        return FileDescriptor(fd: fd, path: path)
+    }
+
+    init(fd: Int32, path: String) {
+        self.fd = fd
+        self.path = path
+    }
+
+    deinit { if !isClosed { _ = Glibc.close(fd) } }
+
+    /// Reads up to `buffer.count` bytes; 0 at end of file. Retries on EINTR.
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        while true {
+            let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
+            if n >= 0 { return n }
+            if errno == EINTR { continue }
+            throw ModelCastError.unreadable(path: path, reason: errnoDescription())
+        }
+    }
+
+    /// Reads up to `count` bytes at `offset` (short only at end of file).
+    func read(at offset: Int64, count: Int) throws -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: count)
+        var got = 0
+        while got < count {
+            let n = out.withUnsafeMutableBytes { raw in
+                pread(fd, raw.baseAddress! + got, count - got, off_t(offset) + off_t(got))
+            }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw ModelCastError.unreadable(path: path, reason: errnoDescription())
+            }
+            if n == 0 { break }
+            got += n
+        }
+        out.removeLast(count - got)
+        return out
+    }
+
+    /// Writes every byte, retrying short writes and EINTR.
+    func writeAll(_ bytes: UnsafeRawBufferPointer) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw ModelCastError.io(operation: "write", path: path, reason: errnoDescription())
+            }
+            offset += n
+        }
+    }
+
+    /// Flushes the file's data to stable storage.
+    func sync() throws {
+        guard fsync(fd) == 0 else {
+            throw ModelCastError.io(operation: "fsync", path: path, reason: errnoDescription())
+        }
+    }
+
+    /// `fstat` of the open file.
+    func status() throws -> stat {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else {
+            throw ModelCastError.io(operation: "stat", path: path, reason: errnoDescription())
+        }
+        return info
+    }
+
+    /// Closes now, reporting errors (a deferred write error can surface here).
+    func close() throws {
+        guard !isClosed else { return }
+        isClosed = true
+        guard Glibc.close(fd) == 0 else {
+            throw ModelCastError.io(operation: "close", path: path, reason: errnoDescription())
+        }
+    }
+}
+
+/// A file written under a temporary name beside its destination and renamed into
+/// place only when complete, so a reader never sees a partial file at `path`.
+final class AtomicFile {
+    let destination: String
+    let temporaryPath: String
+    let descriptor: FileDescriptor
+    private var committed = false
+
+    /// Creates the temporary file (mode 0644) in the destination's directory.
+    init(destination: String) throws {
+        self.destination = destination
+        let directory = (destination as NSString).deletingLastPathComponent
+        let name = (destination as NSString).lastPathComponent
+        let random = UInt32.random(in: 0...UInt32.max)
+        let temp = (directory.isEmpty ? "." : directory) + "/.\(name).modelcast-\(getpid())-\(String(random, radix: 16)).tmp"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            throw ModelCastError.io(operation: "create", path: destination, reason: errnoDescription())
+        }
+        _ = fchmod(fd, 0o644)
+        temporaryPath = temp
+        descriptor = FileDescriptor(fd: fd, path: destination)
+        TemporaryFiles.shared.register(temp)
+    }
+
+    deinit { if !committed { discard() } }
+
+    /// fsyncs, renames over the destination, and fsyncs the directory.
+    func commit() throws {
+        try descriptor.sync()
+        try descriptor.close()
+        guard rename(temporaryPath, destination) == 0 else {
+            let reason = errnoDescription()
+            discard()
+            throw ModelCastError.io(operation: "rename", path: destination, reason: reason)
+        }
+        committed = true
+        TemporaryFiles.shared.unregister(temporaryPath)
+        syncDirectory(of: destination)
+    }
+
+    /// Removes the temporary file.
+    func discard() {
+        try? descriptor.close()  // the file is being thrown away; a close error changes nothing
+        unlink(temporaryPath)
+        TemporaryFiles.shared.unregister(temporaryPath)
+    }
+}
+
+/// fsyncs the directory holding `path` so a rename survives a crash. Best effort:
+/// some file systems refuse fsync on directories, and the data itself is already synced.
+func syncDirectory(of path: String) {
+    let directory = (path as NSString).deletingLastPathComponent
+    let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+    if fd >= 0 {
+        _ = fsync(fd)
+        _ = Glibc.close(fd)
+    }
+}
+
+/// Temporary files in flight, removed if the process is interrupted (SIGINT/SIGTERM)
+/// so an aborted run leaves nothing behind.
+final class TemporaryFiles: @unchecked Sendable {
+    static let shared = TemporaryFiles()
+    private let lock = NSLock()
+    private var paths = Set<String>()
+    private var installed = false
+
+    func register(_ path: String) {
+        lock.lock()
+        paths.insert(path)
+        if !installed {
+            installed = true
+            installSignalCleanup()
+        }
+        lock.unlock()
+    }
+
+    func unregister(_ path: String) {
+        lock.lock()
+        paths.remove(path)
+        lock.unlock()
+    }
+
+    /// Removes every registered file. Called from the signal handler thread.
+    func removeAll() {
+        lock.lock()
+        for path in paths { unlink(path) }
+        paths.removeAll()
+        lock.unlock()
+    }
+
+    private func installSignalCleanup() {
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler {
+                TemporaryFiles.shared.removeAll()
+                signal(sig, SIG_DFL)
+                raise(sig)
+            }
+            source.resume()
+            TemporaryFiles.signalSources.append(source)
+        }
+    }
+
+    nonisolated(unsafe) private static var signalSources: [DispatchSourceSignal] = []
+}
+
+/// `lstat` of a path, or nil when it does not exist.
+func linkStatus(_ path: String) throws -> stat? {
+    var info = stat()
+    if lstat(path, &info) == 0 { return info }
+    if errno == ENOENT || errno == ENOTDIR { return nil }
+    throw ModelCastError.io(operation: "stat", path: path, reason: errnoDescription())
+}
+
+/// The file type bits of a mode.
+enum FileType {
+    case regular, directory, symlink, other(String)
+
+    init(mode: mode_t) {
+        switch mode & S_IFMT {
+        case S_IFREG: self = .regular
+        case S_IFDIR: self = .directory
+        case S_IFLNK: self = .symlink
+        case S_IFCHR: self = .other("character device")
+        case S_IFBLK: self = .other("block device")
+        case S_IFIFO: self = .other("FIFO")
+        case S_IFSOCK: self = .other("socket")
+        default: self = .other("unknown file type")
+        }
+    }
+}
+
+/// The target of a symbolic link, for error messages.
+func linkTarget(_ path: String) -> String {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let n = readlink(path, &buffer, buffer.count - 1)
+    guard n >= 0 else { return "?" }
+    return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}

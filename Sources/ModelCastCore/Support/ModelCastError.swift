@@ -1,0 +1,74 @@
+import Foundation
+
+/// Every failure modelcast reports. Each message names the offending value (a path,
+/// a field, a version) so the user can act on it without reading logs.
+public enum ModelCastError: Error, Equatable, Sendable {
+    /// The path does not exist.
+    case notFound(path: String)
+    /// A directory model contains no regular file.
+    case emptyDirectory(path: String)
+    /// A symbolic link was found inside a model tree; links are never followed or archived.
+    case symlink(path: String, target: String)
+    /// A device, FIFO or socket where a regular file or directory was expected.
+    case specialFile(path: String, kind: String)
+    /// Two names in one tree that an app's case-insensitive, normalising file system would merge.
+    case nameCollision(first: String, second: String, rule: String)
+    /// A file name that is not valid UTF-8.
+    case nonUTF8Name(path: String)
+    /// A file that cannot be opened or read.
+    case unreadable(path: String, reason: String)
+    /// Any other system call failure on a path.
+    case io(operation: String, path: String, reason: String)
+    /// A file that claims a model format (by name or magic) and fails that format's check.
+    case invalidModel(path: String, format: String, reason: String)
+    /// A file whose size changed between scanning and packing.
+    case changedWhilePacking(path: String, expected: Int64, actual: Int64)
+    /// libarchive reported an error.
+    case archive(path: String, message: String)
+    /// libcrypto reported an error.
+    case crypto(operation: String, message: String)
+    /// An option or argument combination that cannot work, with the value that caused it.
+    case usage(String)
+
+    /// The one-line message shown to the user.
+    public var message: String {
+        switch self {
+        case .notFound(let path):
+            return "no such file or directory: \(path)"
+        case .emptyDirectory(let path):
+            return "directory contains no files: \(path)"
+        case .symlink(let path, let target):
+            return "symbolic link refused: \(path) -> \(target) (copy the real file into the model instead)"
+        case .specialFile(let path, let kind):
+            return "not a regular file or directory (\(kind)): \(path)"
+        case .nameCollision(let first, let second, let rule):
+            return "names collide after \(rule): '\(first)' and '\(second)' (they would overwrite each other on a device)"
+        case .nonUTF8Name(let path):
+            return "file name is not valid UTF-8: \(path)"
+        case .unreadable(let path, let reason):
+            return "cannot read \(path): \(reason)"
+        case .io(let operation, let path, let reason):
+            return "\(operation) failed for \(path): \(reason)"
+        case .invalidModel(let path, let format, let reason):
+            return "invalid \(format) model \(path): \(reason)"
+        case .changedWhilePacking(let path, let expected, let actual):
+            return "file changed while packing: \(path) (was \(expected) bytes, now \(actual))"
+        case .archive(let path, let message):
+            return "zip error for \(path): \(message)"
+        case .crypto(let operation, let message):
+            return "\(operation) failed: \(message)"
+        case .usage(let message):
+            return message
+        }
+    }
+}
+
+extension ModelCastError: LocalizedError, CustomStringConvertible {
+    public var errorDescription: String? { message }
+    public var description: String { message }
+}
+
+/// The text of a C `errno` value, e.g. "Permission denied".
+func errnoDescription(_ code: Int32 = errno) -> String {
+    String(cString: strerror(code))
+}
