@@ -33,14 +33,19 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        .target(
+            name: "ModelCastTestSupport",
+            dependencies: ["ModelCastCore"],
+            path: "Tests/ModelCastTestSupport"
+        ),
         .testTarget(
             name: "ModelCastCoreTests",
-            dependencies: ["ModelCastCore"],
+            dependencies: ["ModelCastCore", "ModelCastTestSupport"],
             resources: [.copy("Golden")]
         ),
         .testTarget(
             name: "ModelCastEndToEndTests",
-            dependencies: ["ModelCastCore"],
+            dependencies: ["ModelCastCore", "ModelCastTestSupport"],
             resources: [.copy("Golden")]
         ),
     ]

@@ -59,10 +59,10 @@ public enum GGUFReader {
         // counts that cannot fit in the file are corrupt, whatever their size.
         let remaining = size - reader.offset
         guard tensorCount <= remaining / 28, tensorCount < 1 << 24 else {
-            throw fail("absurd tensor count \(tensorCount) for a \(size)-byte file")
+            throw fail("absurd tensor count \(tensorCount) for a \(size)-byte file (truncated or corrupt)")
         }
         guard metadataCount <= remaining / 13, metadataCount < 1 << 24 else {
-            throw fail("absurd metadata count \(metadataCount) for a \(size)-byte file")
+            throw fail("absurd metadata count \(metadataCount) for a \(size)-byte file (truncated or corrupt)")
         }
 
         var summary = GGUFSummary(

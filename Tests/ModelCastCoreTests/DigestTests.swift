@@ -1,0 +1,99 @@
+import Foundation
+import XCTest
+@testable import ModelCastCore
+import ModelCastTestSupport
+
+final class DigestTests: XCTestCase {
+    // FIPS 180-2 / NIST example vectors.
+    func testKnownVectors() throws {
+        XCTAssertEqual(try SHA256Hasher.digest([UInt8]()).hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        XCTAssertEqual(try SHA256Hasher.digest(Array("abc".utf8)).hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        XCTAssertEqual(
+            try SHA256Hasher.digest(Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)).hex,
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        XCTAssertEqual(
+            try SHA256Hasher.digest([UInt8](repeating: UInt8(ascii: "a"), count: 1_000_000)).hex,
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+    }
+
+    func testBase64AndHexForms() throws {
+        let empty = try SHA256Hasher.digest([UInt8]())
+        XCTAssertEqual(empty.base64, "47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=")
+        XCTAssertEqual(SHA256Digest(hex: empty.hex), empty)
+        XCTAssertEqual(SHA256Digest(hex: empty.hex.uppercased()), empty)
+        XCTAssertNil(SHA256Digest(hex: "abc"))
+        XCTAssertNil(SHA256Digest(hex: String(repeating: "g", count: 64)))
+        XCTAssertNil(SHA256Digest(bytes: [1, 2, 3]))
+    }
+
+    func testIncrementalUpdatesMatchOneShot() throws {
+        let data = patternBytes(100_003)
+        let hasher = try SHA256Hasher()
+        var index = 0
+        var step = 1
+        while index < data.count {
+            let end = min(data.count, index + step)
+            hasher.update(data[index..<end])
+            index = end
+            step = step * 3 + 1
+        }
+        XCTAssertEqual(hasher.finalize(), try SHA256Hasher.digest(data))
+    }
+
+    /// Sizes around the pipeline's buffer boundaries, hashed from a file, must match a one-shot digest.
+    func testFileDigestAcrossBufferBoundaries() throws {
+        let scratch = try Scratch()
+        let chunk = ChunkPipeline.defaultBufferSize
+        for size in [0, 1, chunk - 1, chunk, chunk + 1, 2 * chunk + 7] {
+            let bytes = patternBytes(size, seed: UInt32(size % 97))
+            let path = try scratch.write("f\(size)", bytes)
+            let result = try StreamDigester.digest(ofFileAt: path)
+            XCTAssertEqual(result.size, Int64(size))
+            XCTAssertEqual(result.sha256, try SHA256Hasher.digest(bytes), "size \(size)")
+        }
+    }
+
+    func testCopyWhileHashingWritesIdenticalBytes() throws {
+        let scratch = try Scratch()
+        let bytes = patternBytes(3 * ChunkPipeline.defaultBufferSize + 123)
+        let source = try scratch.write("src.bin", bytes)
+        let fd = open(scratch.at("copy.bin"), O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        XCTAssertGreaterThanOrEqual(fd, 0)
+        let destination = FileDescriptor(fd: fd, path: scratch.at("copy.bin"))
+        let result = try StreamDigester.digestFile(at: source, copyingTo: destination)
+        try destination.close()
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: scratch.at("copy.bin"))), Data(bytes))
+        XCTAssertEqual(result.sha256, try SHA256Hasher.digest(bytes))
+    }
+
+    func testSeveralFilesHashConcurrentlyInOrder() throws {
+        let scratch = try Scratch()
+        var paths: [String] = []
+        var expected: [SHA256Digest] = []
+        for i in 0..<5 {
+            let bytes = patternBytes(10_000 * (i + 1), seed: UInt32(i))
+            paths.append(try scratch.write("m\(i)", bytes))
+            expected.append(try SHA256Hasher.digest(bytes))
+        }
+        XCTAssertEqual(try StreamDigester.digest(ofFilesAt: paths).map(\.sha256), expected)
+    }
+
+    func testConsumerErrorStopsTheProducer() throws {
+        struct Boom: Error {}
+        let pipeline = ChunkPipeline(bufferSize: 16, bufferCount: 2) { _ in throw Boom() }
+        var thrown: Error?
+        do {
+            let block = [UInt8](repeating: 1, count: 16)
+            for _ in 0..<100 { try block.withUnsafeBytes { try pipeline.append($0) } }
+            try pipeline.finish()
+        } catch { thrown = error }
+        pipeline.close()
+        XCTAssertTrue(thrown is Boom)
+    }
+
+    func testMissingFileNamesThePath() {
+        XCTAssertThrowsError(try StreamDigester.digest(ofFileAt: "/nonexistent/model.gguf")) { error in
+            XCTAssertEqual(error as? ModelCastError, .notFound(path: "/nonexistent/model.gguf"))
+        }
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import XCTest
+@testable import ModelCastCore
+import ModelCastTestSupport
+
+final class GGUFTests: XCTestCase {
+    private func validBuilder() -> GGUFBuilder {
+        var b = GGUFBuilder()
+        b.addString("general.architecture", "llama")
+        b.addString("general.name", "unit")
+        b.addUInt32("general.file_type", 15)
+        // An array of strings, as tokenizers store vocabularies.
+        b.addRaw(GGUFBuilder.string("tokenizer.ggml.tokens") + GGUFBuilder.u32(9) + GGUFBuilder.u32(8) + GGUFBuilder.u64(2)
+            + GGUFBuilder.string("a") + GGUFBuilder.string("b"))
+        // Q4_K: 256 elements per 144-byte block; F32: 4 bytes each.
+        b.tensors = [("blk.0.w", [256, 2], 12, 0), ("norm", [16], 0, 288)]
+        b.dataBytes = 288 + 64
+        return b
+    }
+
+    private func check(_ bytes: [UInt8], file: StaticString = #filePath, line: UInt = #line) throws -> Result<GGUFSummary, ModelCastError> {
+        let scratch = try Scratch()
+        let path = try scratch.write("m.gguf", bytes)
+        do { return .success(try GGUFReader.read(path: path)) } catch let error as ModelCastError { return .failure(error) }
+    }
+
+    private func assertInvalid(_ bytes: [UInt8], contains fragment: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        switch try check(bytes) {
+        case .success: XCTFail("expected a GGUF error containing '\(fragment)'", file: file, line: line)
+        case .failure(let error):
+            guard case .invalidModel(_, let format, let reason) = error else { return XCTFail("unexpected \(error)", file: file, line: line) }
+            XCTAssertEqual(format, "GGUF", file: file, line: line)
+            XCTAssertTrue(reason.contains(fragment), "'\(reason)' does not contain '\(fragment)'", file: file, line: line)
+            XCTAssertTrue(error.message.contains("m.gguf"), "message must name the file: \(error.message)", file: file, line: line)
+        }
+    }
+
+    func testValidFileSummary() throws {
+        let summary = try check(validBuilder().build()).get()
+        XCTAssertEqual(summary.version, 3)
+        XCTAssertEqual(summary.architecture, "llama")
+        XCTAssertEqual(summary.name, "unit")
+        XCTAssertEqual(summary.quantization, "Q4_K_M")
+        XCTAssertEqual(summary.tensorCount, 2)
+        XCTAssertEqual(summary.metadataCount, 4)
+        XCTAssertEqual(summary.parameterCount, 512 + 16)
+        XCTAssertEqual(summary.dataEnd - summary.dataOffset, 288 + 64)
+    }
+
+    func testQuantizationFallsBackToDominantTensorType() throws {
+        var b = GGUFBuilder()
+        b.tensors = [("big", [64], 8, 0), ("small", [4], 0, 96)]  // Q8_0: 2 blocks = 68 bytes; F32: 16 bytes
+        b.dataBytes = 112
+        XCTAssertEqual(try check(b.build()).get().quantization, "Q8_0")
+    }
+
+    func testExampleModelsAreValid() throws {
+        let summary = try GGUFReader.read(path: repositoryRoot + "/examples/models/tiny-llm.gguf")
+        XCTAssertEqual(summary.architecture, "llama")
+        XCTAssertEqual(summary.quantization, "Q8_0")
+        let projector = try GGUFReader.read(path: repositoryRoot + "/examples/models/tiny-llm-mmproj.gguf")
+        XCTAssertEqual(projector.architecture, "clip")
+    }
+
+    func testWrongMagic() throws {
+        var b = validBuilder()
+        b.magic = Array("GGML".utf8)
+        try assertInvalid(b.build(), contains: "bad magic")
+    }
+
+    func testTruncatedTensorData() throws {
+        let bytes = validBuilder().build()
+        try assertInvalid(Array(bytes.dropLast(10)), contains: "truncated: tensor norm")
+    }
+
+    func testTruncatedInsideHeader() throws {
+        let bytes = validBuilder().build()
+        try assertInvalid(Array(bytes.prefix(40)), contains: "truncated")
+        try assertInvalid(Array(bytes.prefix(6)), contains: "truncated")
+    }
+
+    func testAbsurdCounts() throws {
+        var b = validBuilder()
+        b.tensorCountOverride = 1 << 40
+        try assertInvalid(b.build(), contains: "absurd tensor count")
+        b = validBuilder()
+        b.metadataCountOverride = UInt64.max
+        try assertInvalid(b.build(), contains: "absurd metadata count")
+    }
+
+    func testHugeArrayCountIsRefused() throws {
+        var b = GGUFBuilder()
+        b.addRaw(GGUFBuilder.string("x") + GGUFBuilder.u32(9) + GGUFBuilder.u32(4) + GGUFBuilder.u64(1 << 60))
+        try assertInvalid(b.build(), contains: "does not fit")
+    }
+
+    func testHugeStringLengthIsRefused() throws {
+        var b = GGUFBuilder()
+        b.addRaw(GGUFBuilder.string("general.name") + GGUFBuilder.u32(8) + GGUFBuilder.u64(1 << 50))
+        try assertInvalid(b.build(), contains: "exceeds")
+    }
+
+    func testVersions() throws {
+        var b = validBuilder()
+        b.version = 1
+        try assertInvalid(b.build(), contains: "version 1 is obsolete")
+        b.version = 99
+        try assertInvalid(b.build(), contains: "unsupported GGUF version 99")
+        b.version = UInt32(3).byteSwapped
+        try assertInvalid(b.build(), contains: "big-endian")
+    }
+
+    func testMisalignedTensorOffset() throws {
+        var b = validBuilder()
+        b.tensors[1].offset = 290
+        try assertInvalid(b.build(), contains: "not aligned")
+    }
+
+    func testBadAlignmentValue() throws {
+        var b = validBuilder()
+        b.addUInt32("general.alignment", 24)
+        try assertInvalid(b.build(), contains: "power of two")
+    }
+
+    func testUnknownValueType() throws {
+        var b = GGUFBuilder()
+        b.addRaw(GGUFBuilder.string("weird") + GGUFBuilder.u32(77) + GGUFBuilder.u32(0))
+        try assertInvalid(b.build(), contains: "unknown value type 77")
+    }
+
+    func testTooManyDimensions() throws {
+        var b = GGUFBuilder()
+        b.tensors = [("t", [1, 1, 1, 1, 1], 0, 0)]
+        b.dataBytes = 32
+        try assertInvalid(b.build(), contains: "5 dimensions")
+    }
+
+    func testRowNotMultipleOfBlock() throws {
+        var b = GGUFBuilder()
+        b.tensors = [("t", [100], 12, 0)]
+        b.dataBytes = 1024
+        try assertInvalid(b.build(), contains: "not a multiple")
+    }
+}

@@ -1,0 +1,187 @@
+import Foundation
+import XCTest
+
+/// A scratch directory removed when the value goes away.
+public final class Scratch {
+    public let path: String
+
+    public init(_ label: String = "modelcast-test") throws {
+        let template = (NSTemporaryDirectory() as NSString).appendingPathComponent("\(label)-XXXXXX")
+        var bytes = Array(template.utf8CString)
+        guard mkdtemp(&bytes) != nil else { throw NSError(domain: "Scratch", code: Int(errno)) }
+        path = String(decoding: bytes.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: path) }
+
+    /// `path/relative`.
+    public func at(_ relative: String) -> String { path + "/" + relative }
+
+    /// Writes `bytes` at `relative`, creating parent directories.
+    @discardableResult
+    public func write(_ relative: String, _ bytes: [UInt8]) throws -> String {
+        let full = at(relative)
+        try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        guard FileManager.default.createFile(atPath: full, contents: Data(bytes)) else {
+            throw NSError(domain: "Scratch.write", code: Int(errno), userInfo: [NSLocalizedDescriptionKey: full])
+        }
+        return full
+    }
+
+    /// Writes UTF-8 text at `relative`.
+    @discardableResult
+    public func write(_ relative: String, text: String) throws -> String {
+        try write(relative, Array(text.utf8))
+    }
+
+    /// Creates a directory (and parents).
+    @discardableResult
+    public func mkdir(_ relative: String) throws -> String {
+        try FileManager.default.createDirectory(atPath: at(relative), withIntermediateDirectories: true)
+        return at(relative)
+    }
+
+    /// Every file and directory under the scratch root, relative, sorted.
+    public func listing() -> [String] {
+        (FileManager.default.subpaths(atPath: path) ?? []).sorted()
+    }
+}
+
+/// Deterministic pseudo-random bytes.
+public func patternBytes(_ count: Int, seed: UInt32 = 1) -> [UInt8] {
+    var state = seed
+    return (0..<count).map { _ in
+        state = state &* 1_103_515_245 &+ 12_345
+        return UInt8(truncatingIfNeeded: state >> 16)
+    }
+}
+
+/// The repository root (tests read `examples/` and golden files from it).
+public let repositoryRoot: String = {
+    var url = URL(fileURLWithPath: #filePath)
+    for _ in 0..<3 { url.deleteLastPathComponent() }
+    return url.path
+}()
+
+/// The result of running a program.
+public struct ProcessOutput {
+    public let status: Int32
+    public let stdout: String
+    public let stderr: String
+}
+
+/// Runs `executable` with `arguments`, capturing both streams.
+@discardableResult
+public func run(
+    _ executable: String, _ arguments: [String], cwd: String? = nil,
+    environment: [String: String]? = nil, stdin: String? = nil
+) throws -> ProcessOutput {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if let cwd { process.currentDirectoryURL = URL(fileURLWithPath: cwd) }
+    if let environment { process.environment = environment }
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    if stdin == nil { process.standardInput = FileHandle.nullDevice }
+    try process.run()
+    // Read both pipes concurrently so neither fills up and blocks the child.
+    let errorBox = DataBox()
+    let reader = Thread { errorBox.data = err.fileHandleForReading.readDataToEndOfFile() }
+    reader.start()
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    while !errorBox.isSet { usleep(1000) }
+    return ProcessOutput(
+        status: process.terminationStatus,
+        stdout: String(decoding: outData, as: UTF8.self),
+        stderr: String(decoding: errorBox.data ?? Data(), as: UTF8.self))
+}
+
+final class DataBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: Data?
+    var data: Data? {
+        get { lock.lock(); defer { lock.unlock() }; return value }
+        set { lock.lock(); value = newValue; lock.unlock() }
+    }
+    var isSet: Bool { data != nil }
+}
+
+/// Finds a program on PATH (or nil).
+public func which(_ name: String) -> String? {
+    for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+        let candidate = "\(dir)/\(name)"
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+    }
+    return nil
+}
+
+/// Runs a shell command line and returns its output; fails the test on non-zero exit.
+@discardableResult
+public func shell(_ command: String, cwd: String? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+    let result = try run("/bin/sh", ["-c", command], cwd: cwd)
+    XCTAssertEqual(result.status, 0, "`\(command)` failed: \(result.stderr)", file: file, line: line)
+    return result.stdout
+}
+
+/// Compares `actual` with the golden file `name` under `directory`; with
+/// MODELCAST_UPDATE_GOLDEN=1 in the environment it rewrites the golden file instead.
+public func assertGolden(_ actual: String, named name: String, in directory: String, file: StaticString = #filePath, line: UInt = #line) throws {
+    let path = directory + "/" + name
+    if ProcessInfo.processInfo.environment["MODELCAST_UPDATE_GOLDEN"] == "1" {
+        try actual.write(toFile: path, atomically: true, encoding: .utf8)
+        return
+    }
+    guard let expected = try? String(contentsOfFile: path, encoding: .utf8) else {
+        XCTFail("missing golden file \(path) (run with MODELCAST_UPDATE_GOLDEN=1 to create it)", file: file, line: line)
+        return
+    }
+    XCTAssertEqual(actual, expected, "output differs from golden file \(path)", file: file, line: line)
+}
+
+/// Builds GGUF files for tests, field by field (little-endian, version 3 layout).
+public struct GGUFBuilder {
+    public var version: UInt32 = 3
+    public var magic: [UInt8] = Array("GGUF".utf8)
+    public var metadata: [[UInt8]] = []
+    public var tensors: [(name: String, shape: [UInt64], type: UInt32, offset: UInt64)] = []
+    public var tensorCountOverride: UInt64?
+    public var metadataCountOverride: UInt64?
+    public var dataBytes: Int = 0
+    public var alignment: UInt64 = 32
+
+    public init() {}
+
+    public static func u32(_ v: UInt32) -> [UInt8] { withUnsafeBytes(of: v.littleEndian, Array.init) }
+    public static func u64(_ v: UInt64) -> [UInt8] { withUnsafeBytes(of: v.littleEndian, Array.init) }
+    public static func string(_ s: String) -> [UInt8] { u64(UInt64(s.utf8.count)) + Array(s.utf8) }
+
+    public mutating func addString(_ key: String, _ value: String) {
+        metadata.append(Self.string(key) + Self.u32(8) + Self.string(value))
+    }
+
+    public mutating func addUInt32(_ key: String, _ value: UInt32) {
+        metadata.append(Self.string(key) + Self.u32(4) + Self.u32(value))
+    }
+
+    public mutating func addRaw(_ bytes: [UInt8]) { metadata.append(bytes) }
+
+    /// The file bytes: header, padding, then `dataBytes` of tensor data.
+    public func build() -> [UInt8] {
+        var out = magic + Self.u32(version)
+        out += Self.u64(tensorCountOverride ?? UInt64(tensors.count))
+        out += Self.u64(metadataCountOverride ?? UInt64(metadata.count))
+        for kv in metadata { out += kv }
+        for t in tensors {
+            out += Self.string(t.name) + Self.u32(UInt32(t.shape.count))
+            for d in t.shape { out += Self.u64(d) }
+            out += Self.u32(t.type) + Self.u64(t.offset)
+        }
+        let padded = (UInt64(out.count) + alignment - 1) / alignment * alignment
+        out += [UInt8](repeating: 0, count: Int(padded) - out.count)
+        out += patternBytes(dataBytes, seed: 3)
+        return out
+    }
+}
