@@ -40,13 +40,11 @@ let package = Package(
         ),
         .testTarget(
             name: "ModelCastCoreTests",
-            dependencies: ["ModelCastCore", "ModelCastTestSupport"],
-            resources: [.copy("Golden")]
+            dependencies: ["ModelCastCore", "ModelCastTestSupport"]
         ),
         .testTarget(
             name: "ModelCastEndToEndTests",
-            dependencies: ["ModelCastCore", "ModelCastTestSupport"],
-            resources: [.copy("Golden")]
+            dependencies: ["ModelCastCore", "ModelCastTestSupport"]
         ),
     ]
 )

@@ -185,3 +185,18 @@ public struct GGUFBuilder {
         return out
     }
 }
+
+/// The built `modelcast` executable: `$MODELCAST_BIN`, or the one beside the test bundle.
+public let modelcastBinary: String = {
+    if let path = ProcessInfo.processInfo.environment["MODELCAST_BIN"] { return path }
+    for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
+        return (bundle.bundlePath as NSString).deletingLastPathComponent + "/modelcast"
+    }
+    return repositoryRoot + "/.build/debug/modelcast"
+}()
+
+/// Runs the built `modelcast` with `arguments`.
+@discardableResult
+public func modelcast(_ arguments: [String], cwd: String? = repositoryRoot, environment: [String: String]? = nil) throws -> ProcessOutput {
+    try run(modelcastBinary, arguments, cwd: cwd, environment: environment)
+}

@@ -152,53 +152,60 @@ func syncDirectory(of path: String) {
     }
 }
 
-/// Temporary files in flight, removed if the process is interrupted (SIGINT/SIGTERM)
-/// so an aborted run leaves nothing behind.
+/// Temporary files in flight, removed if the process is interrupted (SIGINT,
+/// SIGTERM, SIGHUP) so an aborted run leaves nothing behind. The paths live in a
+/// fixed table of C strings so the signal handler only calls `unlink`, which is
+/// async-signal-safe.
 final class TemporaryFiles: @unchecked Sendable {
     static let shared = TemporaryFiles()
+    static let capacity = 256
     private let lock = NSLock()
-    private var paths = Set<String>()
+    private let table: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
     private var installed = false
+
+    private init() {
+        table = .allocate(capacity: Self.capacity)
+        table.initialize(repeating: nil, count: Self.capacity)
+        temporaryFileTable = table
+    }
 
     func register(_ path: String) {
         lock.lock()
-        paths.insert(path)
+        defer { lock.unlock() }
         if !installed {
             installed = true
-            installSignalCleanup()
+            for sig in [SIGINT, SIGTERM, SIGHUP] { signal(sig, removeTemporaryFilesAndDie) }
         }
-        lock.unlock()
+        for index in 0..<Self.capacity where table[index] == nil {
+            table[index] = strdup(path)
+            return
+        }
     }
 
     func unregister(_ path: String) {
         lock.lock()
-        paths.remove(path)
-        lock.unlock()
-    }
-
-    /// Removes every registered file. Called from the signal handler thread.
-    func removeAll() {
-        lock.lock()
-        for path in paths { unlink(path) }
-        paths.removeAll()
-        lock.unlock()
-    }
-
-    private func installSignalCleanup() {
-        for sig in [SIGINT, SIGTERM, SIGHUP] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler {
-                TemporaryFiles.shared.removeAll()
-                signal(sig, SIG_DFL)
-                raise(sig)
+        defer { lock.unlock() }
+        for index in 0..<Self.capacity {
+            if let entry = table[index], strcmp(entry, path) == 0 {
+                table[index] = nil
+                free(entry)
+                return
             }
-            source.resume()
-            TemporaryFiles.signalSources.append(source)
         }
     }
+}
 
-    nonisolated(unsafe) private static var signalSources: [DispatchSourceSignal] = []
+nonisolated(unsafe) private var temporaryFileTable: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+
+/// Signal handler: unlink every registered temporary file, then die of the same signal.
+private func removeTemporaryFilesAndDie(_ sig: Int32) {
+    if let table = temporaryFileTable {
+        for index in 0..<TemporaryFiles.capacity {
+            if let path = table[index] { unlink(path) }
+        }
+    }
+    signal(sig, SIG_DFL)
+    raise(sig)
 }
 
 /// `lstat` of a path, or nil when it does not exist.

@@ -1,0 +1,156 @@
+import Foundation
+import XCTest
+import ModelCastTestSupport
+
+/// Runs the built `modelcast` binary as a user would.
+final class InspectPackCLITests: XCTestCase {
+    let golden = repositoryRoot + "/Tests/ModelCastEndToEndTests/Golden"
+
+    func testVersionAndHelp() throws {
+        let version = try modelcast(["--version"])
+        XCTAssertEqual(version.status, 0)
+        XCTAssertEqual(version.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "0.1.0")
+        let help = try modelcast(["--help"])
+        XCTAssertEqual(help.status, 0)
+        for word in ["inspect", "pack", "Publish on-device ML models"] { XCTAssertTrue(help.stdout.contains(word), word) }
+        let packHelp = try modelcast(["pack", "--help"])
+        for word in ["--compression", "--no-zip", "--out", "--json", "deterministic zip"] {
+            XCTAssertTrue(packHelp.stdout.contains(word), "pack --help lacks \(word)")
+        }
+    }
+
+    func testInspectGolden() throws {
+        for (model, name) in [
+            ("examples/models/tiny-llm.gguf", "inspect-gguf"),
+            ("examples/models/tiny-llm-mmproj.gguf", "inspect-mmproj"),
+            ("examples/models/TinyClassifier.mlpackage", "inspect-mlpackage"),
+        ] {
+            let text = try modelcast(["inspect", model])
+            XCTAssertEqual(text.status, 0, text.stderr)
+            XCTAssertEqual(text.stderr, "")
+            try assertGolden(text.stdout, named: name + ".txt", in: golden)
+            let json = try modelcast(["inspect", model, "--json"])
+            XCTAssertEqual(json.status, 0, json.stderr)
+            try assertGolden(json.stdout, named: name + ".json", in: golden)
+        }
+    }
+
+    func testPackJSONGoldenAndStdoutCarriesOnlyTheResult() throws {
+        let out = try Scratch()
+        for (model, name) in [
+            ("examples/models/tiny-llm.gguf", "pack-gguf"),
+            ("examples/models/TinyClassifier.mlpackage", "pack-mlpackage"),
+        ] {
+            let result = try modelcast(["pack", model, "--out", out.path, "--json"])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            XCTAssertEqual(result.stderr, "", "stderr must stay quiet when it is not a terminal")
+            try assertGolden(result.stdout.replacingOccurrences(of: out.path, with: "<OUT>"), named: name + ".json", in: golden)
+        }
+        // The text form is one line: PATH<TAB>SIZE<TAB>SHA256, usable in $(…).
+        let line = try modelcast(["pack", "examples/models/tiny-llm.gguf", "-o", out.at("copy.gguf")])
+        XCTAssertEqual(line.status, 0, line.stderr)
+        let fields = line.stdout.trimmingCharacters(in: .newlines).split(separator: "\t").map(String.init)
+        XCTAssertEqual(fields.count, 3, line.stdout)
+        XCTAssertEqual(fields.first, out.at("copy.gguf"))
+        XCTAssertEqual(fields[1], "1024")
+        let expected = try shell("sha256sum '\(out.at("copy.gguf"))' | cut -d' ' -f1").trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertEqual(fields[2], expected)
+        XCTAssertEqual(out.listing(), ["TinyClassifier.mlpackage.zip", "copy.gguf", "tiny-llm.gguf"])
+    }
+
+    func testSameBytesWhateverTimeZoneAndLocale() throws {
+        let out = try Scratch()
+        var hashes = Set<String>()
+        for (index, environment) in [
+            ["TZ": "UTC", "LANG": "C.UTF-8"],
+            ["TZ": "Asia/Kolkata", "LC_ALL": "C"],
+            ["TZ": "America/St_Johns", "LC_ALL": "POSIX"],
+        ].enumerated() {
+            var env = ProcessInfo.processInfo.environment
+            env.removeValue(forKey: "LC_ALL")
+            env.merge(environment) { $1 }
+            let result = try modelcast(["pack", "examples/models/TinyClassifier.mlpackage", "-o", out.at("\(index).zip")], environment: env)
+            XCTAssertEqual(result.status, 0, result.stderr)
+            hashes.insert(String(result.stdout.split(separator: "\t")[2]))
+        }
+        XCTAssertEqual(hashes.count, 1, "\(hashes)")
+    }
+
+    func testRefusalsExitNonZeroNameTheValueAndLeaveNothing() throws {
+        let src = try Scratch(), out = try Scratch()
+        try src.write("M/a.bin", [1])
+        XCTAssertEqual(symlink("/etc/hostname", src.at("M/link")), 0)
+        try src.mkdir("Empty")
+        try src.write("broken.gguf", Array("GGUF".utf8) + [3, 0, 0, 0] + [UInt8](repeating: 0xff, count: 16))
+        let cases: [([String], String)] = [
+            (["pack", src.at("missing.gguf"), "-o", out.path], "no such file or directory: \(src.at("missing.gguf"))"),
+            (["pack", src.at("M"), "-o", out.path], "symbolic link refused: \(src.at("M/link")) -> /etc/hostname"),
+            (["pack", src.at("Empty"), "-o", out.path], "directory contains no files: \(src.at("Empty"))"),
+            (["pack", src.at("broken.gguf"), "-o", out.path], "invalid GGUF model \(src.at("broken.gguf")): absurd tensor count"),
+            (["inspect", src.at("broken.gguf")], "invalid GGUF model \(src.at("broken.gguf"))"),
+            (["pack", src.at("Empty"), "--no-zip", "-o", out.path], "directory contains no files"),
+        ]
+        for (arguments, message) in cases {
+            let result = try modelcast(arguments)
+            XCTAssertNotEqual(result.status, 0, "\(arguments)")
+            XCTAssertTrue(result.stderr.contains(message), "\(arguments): stderr was \(result.stderr)")
+            XCTAssertEqual(result.stdout, "", "\(arguments)")
+            XCTAssertEqual(out.listing(), [], "\(arguments) left output behind")
+        }
+        try src.write("D/a.bin", [1])
+        let noZip = try modelcast(["pack", src.at("D"), "--no-zip", "-o", out.path])
+        XCTAssertEqual(noZip.status, 1)
+        XCTAssertTrue(noZip.stderr.contains("--no-zip cannot be used with a directory model: \(src.at("D"))"), noZip.stderr)
+        let usage = try modelcast(["pack", src.at("D"), "--no-zip", "--compression", "deflate"])
+        XCTAssertEqual(usage.status, 64, "usage errors exit 64")
+        XCTAssertTrue(usage.stderr.contains("--compression deflate needs a zip"), usage.stderr)
+        let badChoice = try modelcast(["pack", src.at("D"), "--compression", "zstd"])
+        XCTAssertEqual(badChoice.status, 64)
+        XCTAssertTrue(badChoice.stderr.contains("zstd"), badChoice.stderr)
+        XCTAssertEqual(out.listing(), [])
+    }
+
+    /// Root reads every file, so the unreadable-file case runs as `nobody` through setpriv.
+    func testUnreadableFileIsRefusedForAnUnprivilegedUser() throws {
+        let setpriv = which("setpriv")
+        try XCTSkipIf(getuid() == 0 && setpriv == nil, "needs setpriv (util-linux) to drop root")
+        let src = try Scratch(), out = try Scratch()
+        chmod(src.path, 0o755)
+        chmod(out.path, 0o777)
+        try src.write("U/ok.bin", [1])
+        try src.write("U/secret.bin", [2])
+        chmod(src.at("U"), 0o755)
+        chmod(src.at("U/secret.bin"), 0)
+        let arguments = ["pack", src.at("U"), "-o", out.path + "/"]
+        let result = getuid() == 0
+            ? try ModelCastTestSupport.run(setpriv!, ["--reuid=65534", "--regid=65534", "--clear-groups", modelcastBinary] + arguments, cwd: "/")
+            : try modelcast(arguments)
+        XCTAssertEqual(result.status, 1, result.stderr)
+        XCTAssertTrue(result.stderr.contains("cannot read \(src.at("U/secret.bin")): Permission denied"), result.stderr)
+        XCTAssertEqual(out.listing(), [])
+    }
+
+    /// Killing pack mid-write leaves neither a partial artifact nor its temporary file.
+    func testInterruptedPackLeavesNothingBehind() throws {
+        let src = try Scratch(), out = try Scratch()
+        let fd = open(src.at("big.bin"), O_CREAT | O_WRONLY, 0o644)
+        XCTAssertEqual(ftruncate(fd, 3 << 30), 0)
+        close(fd)
+        for signal in [SIGTERM, SIGINT] {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: modelcastBinary)
+            process.arguments = ["pack", src.at("big.bin"), "-o", out.path + "/"]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            // Wait until the temporary file exists, so the signal lands mid-write.
+            let deadline = Date().addingTimeInterval(20)
+            while out.listing().isEmpty && Date() < deadline && process.isRunning { usleep(2_000) }
+            XCTAssertTrue(process.isRunning, "pack finished before it could be interrupted")
+            kill(process.processIdentifier, signal)
+            process.waitUntilExit()
+            XCTAssertNotEqual(process.terminationStatus, 0)
+            XCTAssertEqual(out.listing(), [], "signal \(signal) left files behind")
+        }
+    }
+}
