@@ -12,9 +12,12 @@ public struct PackOptions: Sendable {
     public var compression: ZipCompression
     /// Draw a progress bar on a terminal.
     public var showProgress: Bool
+    /// fsync the artifact before renaming it into place.
+    public var durable: Bool
 
-    public init(output: String? = nil, zip: Bool? = nil, compression: ZipCompression = .store, showProgress: Bool = false) {
+    public init(output: String? = nil, zip: Bool? = nil, compression: ZipCompression = .store, showProgress: Bool = false, durable: Bool = false) {
         self.output = output
+        self.durable = durable
         self.zip = zip
         self.compression = compression
         self.showProgress = showProgress
@@ -79,7 +82,7 @@ public struct Packer: Sendable {
         let digest: DigestResult
         do {
             digest = try produce(description, zip: asZip, compression: options.compression, into: file.descriptor, progress: progress)
-            try file.commit()
+            try file.commit(durable: options.durable)
         } catch {
             file.discard()
             throw error

@@ -119,9 +119,11 @@ final class AtomicFile {
 
     deinit { if !committed { discard() } }
 
-    /// fsyncs, renames over the destination, and fsyncs the directory.
-    func commit() throws {
-        try descriptor.sync()
+    /// Renames the finished file over the destination. With `durable`, first fsyncs
+    /// the data and afterwards the directory, so the new file survives a crash
+    /// (publishing needs that; a build artifact from `pack` does not, like `cp`).
+    func commit(durable: Bool) throws {
+        if durable { try descriptor.sync() }
         try descriptor.close()
         guard rename(temporaryPath, destination) == 0 else {
             let reason = errnoDescription()
@@ -130,7 +132,7 @@ final class AtomicFile {
         }
         committed = true
         TemporaryFiles.shared.unregister(temporaryPath)
-        syncDirectory(of: destination)
+        if durable { syncDirectory(of: destination) }
     }
 
     /// Removes the temporary file.
