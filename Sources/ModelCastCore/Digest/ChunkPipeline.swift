@@ -1,48 +1,68 @@
 import Foundation
 
-/// Moves bytes from a producing thread to one consuming thread through a small,
-/// fixed pool of buffers. Reading (or archiving) on one core overlaps with hashing
-/// and writing on the other, and memory stays at `bufferSize * bufferCount`
-/// whatever the input size.
+/// Moves bytes from a producing thread to consumer threads through a small, fixed
+/// pool of buffers. Each consumer (say, the SHA-256 hasher and the file writer)
+/// runs on its own thread and sees every chunk, in order; a buffer goes back to
+/// the pool when all consumers are done with it. Reading, hashing and writing thus
+/// overlap across cores, and memory stays at `bufferSize * bufferCount` whatever
+/// the input size.
 ///
 /// The producer calls `fill` (read straight into a pool buffer, no copy) or
-/// `append` (copy bytes in), then `finish()`. Chunks reach `consume` in order.
+/// `append` (copy bytes in), then `finish()`.
 final class ChunkPipeline: @unchecked Sendable {
-    /// Default chunk size: large enough that per-chunk overhead vanishes next to
-    /// SHA-256 at over 1 GB/s, small enough that four of them stay far below 64 MiB.
+    /// Large enough that per-chunk overhead vanishes next to SHA-256 at over 1 GB/s,
+    /// small enough that the pool stays far below the 64 MiB memory budget.
     static let defaultBufferSize = 4 << 20
     static let defaultBufferCount = 4
 
-    private let bufferSize: Int
+    typealias Consumer = (UnsafeRawBufferPointer) throws -> Void
+
+    private struct Chunk {
+        let buffer: UnsafeMutableRawBufferPointer
+        let count: Int
+    }
+
     private let condition = NSCondition()
     private var freeBuffers: [UnsafeMutableRawBufferPointer] = []
-    private var filledBuffers: [(UnsafeMutableRawBufferPointer, Int)] = []
     private var allBuffers: [UnsafeMutableRawBufferPointer] = []
+    /// One FIFO per consumer.
+    private var queues: [[Chunk]]
+    /// How many consumers still hold each buffer (by base address).
+    private var holders: [UnsafeMutableRawPointer: Int] = [:]
     private var closed = false
-    private var consumerFinished = false
+    private var runningConsumers: Int
     private var consumerError: Error?
-    private let consume: (UnsafeRawBufferPointer) throws -> Void
+    private let consumers: [Consumer]
 
     // Producer-side state: the buffer `append` is filling. Touched by the producer only.
     private var current: UnsafeMutableRawBufferPointer?
     private var currentCount = 0
 
-    /// Starts the consumer thread.
+    /// Starts one thread per consumer.
     init(
         bufferSize: Int = ChunkPipeline.defaultBufferSize,
         bufferCount: Int = ChunkPipeline.defaultBufferCount,
-        consume: @escaping (UnsafeRawBufferPointer) throws -> Void
+        consumers: [Consumer]
     ) {
-        self.bufferSize = bufferSize
-        self.consume = consume
+        precondition(!consumers.isEmpty)
+        self.consumers = consumers
+        self.queues = Array(repeating: [], count: consumers.count)
+        self.runningConsumers = consumers.count
         for _ in 0..<max(2, bufferCount) {
             let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bufferSize, alignment: 4096)
             allBuffers.append(buffer)
             freeBuffers.append(buffer)
         }
-        let thread = Thread { [self] in self.runConsumer() }
-        thread.name = "modelcast-digest"
-        thread.start()
+        for index in consumers.indices {
+            let thread = Thread { [self] in self.runConsumer(index) }
+            thread.name = "modelcast-pipeline-\(index)"
+            thread.start()
+        }
+    }
+
+    /// A pipeline with a single consumer.
+    convenience init(bufferSize: Int = ChunkPipeline.defaultBufferSize, bufferCount: Int = ChunkPipeline.defaultBufferCount, consume: @escaping Consumer) {
+        self.init(bufferSize: bufferSize, bufferCount: bufferCount, consumers: [consume])
     }
 
     deinit {
@@ -50,29 +70,42 @@ final class ChunkPipeline: @unchecked Sendable {
         for buffer in allBuffers { buffer.deallocate() }
     }
 
-    private func runConsumer() {
+    private func runConsumer(_ index: Int) {
+        let consume = consumers[index]
         condition.lock()
         while true {
-            while filledBuffers.isEmpty && !closed { condition.wait() }
-            if filledBuffers.isEmpty { break }
-            let (buffer, count) = filledBuffers.removeFirst()
+            while queues[index].isEmpty && !closed { condition.wait() }
+            if queues[index].isEmpty { break }
+            let chunk = queues[index].removeFirst()
             let skip = consumerError != nil
             condition.unlock()
             var failure: Error?
             if !skip {
-                do { try consume(UnsafeRawBufferPointer(rebasing: buffer[0..<count])) } catch { failure = error }
+                do { try consume(UnsafeRawBufferPointer(rebasing: chunk.buffer[0..<chunk.count])) } catch { failure = error }
             }
             condition.lock()
             if let failure, consumerError == nil { consumerError = failure }
-            freeBuffers.append(buffer)
+            release(chunk.buffer)
             condition.broadcast()
         }
-        consumerFinished = true
+        runningConsumers -= 1
         condition.broadcast()
         condition.unlock()
     }
 
-    /// Waits for a free buffer; throws the consumer's error if it has failed.
+    /// Called with the lock held.
+    private func release(_ buffer: UnsafeMutableRawBufferPointer) {
+        let key = buffer.baseAddress!
+        let remaining = (holders[key] ?? 1) - 1
+        if remaining == 0 {
+            holders[key] = nil
+            freeBuffers.append(buffer)
+        } else {
+            holders[key] = remaining
+        }
+    }
+
+    /// Waits for a free buffer; throws the first consumer error.
     private func takeFreeBuffer() throws -> UnsafeMutableRawBufferPointer {
         condition.lock()
         defer { condition.unlock() }
@@ -83,7 +116,12 @@ final class ChunkPipeline: @unchecked Sendable {
 
     private func enqueue(_ buffer: UnsafeMutableRawBufferPointer, count: Int) {
         condition.lock()
-        if count > 0 { filledBuffers.append((buffer, count)) } else { freeBuffers.append(buffer) }
+        if count > 0 {
+            holders[buffer.baseAddress!] = queues.count
+            for index in queues.indices { queues[index].append(Chunk(buffer: buffer, count: count)) }
+        } else {
+            freeBuffers.append(buffer)
+        }
         condition.broadcast()
         condition.unlock()
     }
@@ -130,7 +168,7 @@ final class ChunkPipeline: @unchecked Sendable {
     }
 
     /// Queues the last partial buffer, waits until every chunk was consumed, and
-    /// rethrows the consumer's error if it failed.
+    /// rethrows the first consumer error.
     func finish() throws {
         try flushCurrent()
         close()
@@ -140,13 +178,13 @@ final class ChunkPipeline: @unchecked Sendable {
         if let error { throw error }
     }
 
-    /// Stops accepting chunks and waits for the consumer thread to drain and exit.
+    /// Stops accepting chunks and waits for the consumer threads to drain and exit.
     /// Safe to call more than once.
     func close() {
         condition.lock()
         closed = true
         condition.broadcast()
-        while !consumerFinished { condition.wait() }
+        while runningConsumers > 0 { condition.wait() }
         condition.unlock()
     }
 }

@@ -8,8 +8,9 @@ public struct DigestResult: Sendable, Equatable {
     public let sha256: SHA256Digest
 }
 
-/// The consumer end of a `ChunkPipeline`: hashes every chunk and, when given a
-/// destination, writes it there, so each byte is hashed exactly as it is written.
+/// The consumer ends of a `ChunkPipeline`: one hashes every chunk, the other (when
+/// there is a destination) writes it, each on its own thread, so the bytes hashed
+/// are exactly the bytes written.
 final class DigestingWriter: @unchecked Sendable {
     private let hasher: SHA256Hasher
     private let destination: FileDescriptor?
@@ -22,11 +23,17 @@ final class DigestingWriter: @unchecked Sendable {
         self.progress = progress
     }
 
-    func consume(_ chunk: UnsafeRawBufferPointer) throws {
-        hasher.update(chunk)
-        try destination?.writeAll(chunk)
-        count += Int64(chunk.count)
-        progress?.advance(by: chunk.count)
+    /// A pipeline feeding this writer's consumers.
+    func makePipeline() -> ChunkPipeline {
+        var consumers: [ChunkPipeline.Consumer] = [{ [self] chunk in
+            hasher.update(chunk)
+            count += Int64(chunk.count)
+            progress?.advance(by: chunk.count)
+        }]
+        if let destination {
+            consumers.append { chunk in try destination.writeAll(chunk) }
+        }
+        return ChunkPipeline(consumers: consumers)
     }
 
     /// Call after the pipeline has finished.
@@ -53,7 +60,7 @@ public enum StreamDigester {
         _ = posix_fadvise(input.fd, 0, 0, Int32(POSIX_FADV_SEQUENTIAL))
 
         let writer = try DigestingWriter(destination: copy, progress: progress)
-        let pipeline = ChunkPipeline(consume: writer.consume)
+        let pipeline = writer.makePipeline()
         defer { pipeline.close() }
         var total: Int64 = 0
         while true {

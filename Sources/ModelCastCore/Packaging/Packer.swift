@@ -166,7 +166,7 @@ public struct Packer: Sendable {
             return try StreamDigester.digestFile(at: d.path, copyingTo: output, progress: progress)
         }
         let writer = try DigestingWriter(destination: output, progress: progress)
-        let pipeline = ChunkPipeline(consume: writer.consume)
+        let pipeline = writer.makePipeline()
         defer { pipeline.close() }
         let zipWriter = try ZipWriter(compression: compression, displayPath: d.path, sink: pipeline.append)
         let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)

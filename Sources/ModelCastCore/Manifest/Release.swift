@@ -1,0 +1,244 @@
+import Foundation
+
+/// One published object of a model.
+public struct ReleaseFile: Codable, Equatable, Sendable {
+    /// The file's name (`tiny-llm.gguf`, `Model.mlpackage.zip`).
+    public var name: String
+    /// The storage key, relative to the target root (`models/tiny-llm/1.0.0/tiny-llm.gguf`).
+    public var key: String
+    /// The absolute download URL (base URL + key).
+    public var url: String
+    /// SHA-256 of the object bytes, lowercase hex.
+    public var sha256: String
+    /// Object size in bytes.
+    public var size: Int64
+    /// Content-Type the object is served with.
+    public var contentType: String
+
+    enum CodingKeys: String, CodingKey {
+        case name, key, url, sha256, size
+        case contentType = "content_type"
+    }
+
+    public init(name: String, key: String, url: String, sha256: String, size: Int64, contentType: String) {
+        self.name = name
+        self.key = key
+        self.url = url
+        self.sha256 = sha256
+        self.size = size
+        self.contentType = contentType
+    }
+}
+
+/// One model of a release: a version and its files.
+public struct ReleaseModel: Codable, Equatable, Sendable {
+    public var version: String
+    /// The files: the first is the model itself, then companions (e.g. an mmproj projector).
+    public var files: [ReleaseFile]
+    /// Profile fields and free-form metadata for this model (num_classes, release_notes, …).
+    public var meta: [String: JSONValue]
+
+    public init(version: String, files: [ReleaseFile], meta: [String: JSONValue] = [:]) {
+        self.version = version
+        self.files = files
+        self.meta = meta
+    }
+
+    enum CodingKeys: String, CodingKey { case version, files, meta }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        version = try c.decode(String.self, forKey: .version)
+        files = try c.decode([ReleaseFile].self, forKey: .files)
+        meta = try c.decodeIfPresent([String: JSONValue].self, forKey: .meta) ?? [:]
+    }
+}
+
+/// The previous release a manifest can fall back to.
+public struct ReleaseRollback: Codable, Equatable, Sendable {
+    /// Sequence of the release being pointed back to.
+    public var sequence: Int64
+    public var models: [String: ReleaseModel]
+}
+
+/// A release: everything a manifest says, in modelcast's own format. It is the
+/// `modelcast` profile's manifest and the history record kept for every publish
+/// (`manifests/<sequence>.json`); the other profiles are renderings of it.
+public struct Release: Codable, Equatable, Sendable {
+    public static let formatName = "modelcast-manifest"
+    public static let formatVersion = 1
+
+    public var sequence: Int64
+    public var publishedAt: String
+    public var expiresAt: String?
+    public var channel: String
+    /// The profile the live manifest was rendered with.
+    public var profile: String
+    public var minAppVersion: String?
+    /// Release-wide metadata (e.g. the catalog's top-level minAppVersion).
+    public var meta: [String: JSONValue]
+    public var models: [String: ReleaseModel]
+    /// Extra objects a profile publishes beside the models (the catalog's prototypes).
+    public var prototypes: ReleaseModel?
+    public var rollback: ReleaseRollback?
+
+    enum CodingKeys: String, CodingKey {
+        case format, formatVersion = "format_version", sequence, publishedAt = "published_at"
+        case expiresAt = "expires_at", channel, profile, minAppVersion = "min_app_version", meta, models, prototypes, rollback
+    }
+
+    public init(
+        sequence: Int64, publishedAt: String, expiresAt: String? = nil, channel: String, profile: String,
+        minAppVersion: String? = nil, meta: [String: JSONValue] = [:], models: [String: ReleaseModel],
+        prototypes: ReleaseModel? = nil, rollback: ReleaseRollback? = nil
+    ) {
+        self.sequence = sequence
+        self.publishedAt = publishedAt
+        self.expiresAt = expiresAt
+        self.channel = channel
+        self.profile = profile
+        self.minAppVersion = minAppVersion
+        self.meta = meta
+        self.models = models
+        self.prototypes = prototypes
+        self.rollback = rollback
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        let format = try c.decode(String.self, forKey: .format)
+        guard format == Self.formatName else {
+            throw DecodingError.dataCorruptedError(forKey: .format, in: c, debugDescription: "format is \(format), expected \(Self.formatName)")
+        }
+        let version = try c.decode(Int.self, forKey: .formatVersion)
+        guard version == Self.formatVersion else {
+            throw DecodingError.dataCorruptedError(forKey: .formatVersion, in: c, debugDescription: "format_version \(version) is not supported (this modelcast reads \(Self.formatVersion))")
+        }
+        sequence = try c.decode(Int64.self, forKey: .sequence)
+        publishedAt = try c.decode(String.self, forKey: .publishedAt)
+        expiresAt = try c.decodeIfPresent(String.self, forKey: .expiresAt)
+        channel = try c.decode(String.self, forKey: .channel)
+        profile = try c.decodeIfPresent(String.self, forKey: .profile) ?? "modelcast"
+        minAppVersion = try c.decodeIfPresent(String.self, forKey: .minAppVersion)
+        meta = try c.decodeIfPresent([String: JSONValue].self, forKey: .meta) ?? [:]
+        models = try c.decode([String: ReleaseModel].self, forKey: .models)
+        prototypes = try c.decodeIfPresent(ReleaseModel.self, forKey: .prototypes)
+        rollback = try c.decodeIfPresent(ReleaseRollback.self, forKey: .rollback)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(Self.formatName, forKey: .format)
+        try c.encode(Self.formatVersion, forKey: .formatVersion)
+        try c.encode(sequence, forKey: .sequence)
+        try c.encode(publishedAt, forKey: .publishedAt)
+        try c.encodeIfPresent(expiresAt, forKey: .expiresAt)
+        try c.encode(channel, forKey: .channel)
+        try c.encode(profile, forKey: .profile)
+        try c.encodeIfPresent(minAppVersion, forKey: .minAppVersion)
+        if !meta.isEmpty { try c.encode(meta, forKey: .meta) }
+        try c.encode(models, forKey: .models)
+        try c.encodeIfPresent(prototypes, forKey: .prototypes)
+        try c.encodeIfPresent(rollback, forKey: .rollback)
+    }
+
+    /// Every storage key the release names, its rollback target's included.
+    public var referencedKeys: Set<String> {
+        var keys = Set<String>()
+        for model in models.values { for file in model.files { keys.insert(file.key) } }
+        for file in prototypes?.files ?? [] { keys.insert(file.key) }
+        for model in rollback?.models.values.map({ $0 }) ?? [] { for file in model.files { keys.insert(file.key) } }
+        return keys
+    }
+
+    /// The same release content, ignoring when and in which sequence it was published:
+    /// two releases with equal content make a re-publish a no-op.
+    public func sameContent(as other: Release) -> Bool {
+        var a = self, b = other
+        a.sequence = 0; b.sequence = 0
+        a.publishedAt = ""; b.publishedAt = ""
+        a.rollback = nil; b.rollback = nil
+        a.expiresAt = nil; b.expiresAt = nil
+        return a == b
+    }
+
+    /// Canonical JSON for the `modelcast` profile and history records.
+    public func jsonValue() -> JSONValue {
+        var members: [JSONValue.Member] = [
+            .init("format", .string(Self.formatName)),
+            .init("format_version", .int(Int64(Self.formatVersion))),
+            .init("sequence", .int(sequence)),
+            .init("published_at", .string(publishedAt)),
+        ]
+        if let expiresAt { members.append(.init("expires_at", .string(expiresAt))) }
+        members.append(.init("channel", .string(channel)))
+        members.append(.init("profile", .string(profile)))
+        if let minAppVersion { members.append(.init("min_app_version", .string(minAppVersion))) }
+        if !meta.isEmpty { members.append(.init("meta", Self.sortedObject(meta))) }
+        members.append(.init("models", .object(models.keys.sorted().map { .init($0, models[$0]!.jsonValue()) })))
+        if let prototypes { members.append(.init("prototypes", prototypes.jsonValue())) }
+        if let rollback {
+            members.append(.init("rollback", .object([
+                .init("sequence", .int(rollback.sequence)),
+                .init("models", .object(rollback.models.keys.sorted().map { .init($0, rollback.models[$0]!.jsonValue()) })),
+            ])))
+        }
+        return .object(members)
+    }
+
+    static func sortedObject(_ dictionary: [String: JSONValue]) -> JSONValue {
+        .object(dictionary.keys.sorted().map { .init($0, canonical(dictionary[$0]!)) })
+    }
+
+    /// Sorts the keys of nested objects so equal content always serialises the same way.
+    static func canonical(_ value: JSONValue) -> JSONValue {
+        switch value {
+        case .object(let members):
+            return .object(members.sorted { $0.key < $1.key }.map { .init($0.key, canonical($0.value)) })
+        case .array(let items): return .array(items.map(canonical))
+        default: return value
+        }
+    }
+
+    /// Decodes a release from JSON bytes (a history record or a `modelcast` manifest).
+    public static func decode(_ data: Data, source: String) throws -> Release {
+        do {
+            return try JSONDecoder().decode(Release.self, from: data)
+        } catch {
+            throw ModelCastError.usage("cannot read release record \(source): \(describe(decodingError: error))")
+        }
+    }
+}
+
+extension ReleaseModel {
+    func jsonValue() -> JSONValue {
+        var members: [JSONValue.Member] = [.init("version", .string(version))]
+        members.append(.init("files", .array(files.map { file in
+            .object([
+                .init("name", .string(file.name)),
+                .init("key", .string(file.key)),
+                .init("url", .string(file.url)),
+                .init("sha256", .string(file.sha256)),
+                .init("size", .int(file.size)),
+                .init("content_type", .string(file.contentType)),
+            ])
+        })))
+        if !meta.isEmpty { members.append(.init("meta", Release.sortedObject(meta))) }
+        return .object(members)
+    }
+}
+
+/// A readable one-line account of a `DecodingError`.
+func describe(decodingError error: Error) -> String {
+    guard let error = error as? DecodingError else { return String(describing: error) }
+    func path(_ context: DecodingError.Context) -> String {
+        context.codingPath.map(\.stringValue).joined(separator: ".")
+    }
+    switch error {
+    case .keyNotFound(let key, let context): return "missing field \((path(context).isEmpty ? "" : path(context) + ".") + key.stringValue)"
+    case .typeMismatch(_, let context): return "wrong type at \(path(context)): \(context.debugDescription)"
+    case .valueNotFound(_, let context): return "missing value at \(path(context))"
+    case .dataCorrupted(let context): return "\(path(context).isEmpty ? "" : path(context) + ": ")\(context.debugDescription)"
+    @unknown default: return String(describing: error)
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+
+/// HTTP headers and facts stored with an object.
+public struct ObjectMetadata: Codable, Equatable, Sendable {
+    public var cacheControl: String
+    public var contentType: String
+    public var size: Int64
+    public var sha256: SHA256Digest
+
+    enum CodingKeys: String, CodingKey {
+        case cacheControl = "cache_control", contentType = "content_type", size, sha256
+    }
+
+    public init(cacheControl: String, contentType: String, size: Int64, sha256: SHA256Digest) {
+        self.cacheControl = cacheControl
+        self.contentType = contentType
+        self.size = size
+        self.sha256 = sha256
+    }
+}
+
+/// What a store knows about an object without reading it.
+public struct ObjectInfo: Equatable, Sendable {
+    public var size: Int64
+    /// The SHA-256, when the store keeps it (S3 checksums); nil for a plain directory.
+    public var sha256: SHA256Digest?
+    public var contentType: String?
+    public var cacheControl: String?
+    /// An opaque version tag for conditional replaces (an S3 ETag, or a file's inode/mtime).
+    public var etag: String?
+
+    public init(size: Int64, sha256: SHA256Digest? = nil, contentType: String? = nil, cacheControl: String? = nil, etag: String? = nil) {
+        self.size = size
+        self.sha256 = sha256
+        self.contentType = contentType
+        self.cacheControl = cacheControl
+        self.etag = etag
+    }
+}
+
+/// An artifact already written to local disk, ready to be stored under a key.
+public struct StagedObject: Sendable {
+    /// Where the bytes are.
+    public let path: String
+    public let metadata: ObjectMetadata
+}
+
+/// The outcome of `putIfAbsent`.
+public enum PutOutcome: Equatable, Sendable {
+    /// The key did not exist and now holds the object.
+    case created
+    /// The key already held exactly these bytes: nothing was written.
+    case unchanged
+}
+
+/// Where a publish lands: a local directory or an object store. Publish, verify,
+/// rollback and prune are written once against this protocol.
+///
+/// Keys are `/`-separated paths relative to the target root (`models/x/1.0.0/x.gguf`).
+public protocol Storage: Sendable {
+    /// A display form of the target (`/srv/models`, `s3://bucket/prefix`), never with credentials.
+    var location: String { get }
+
+    /// A directory where artifacts can be staged before `putIfAbsent` (same file
+    /// system as the target when that makes storing a rename).
+    func stagingDirectory() throws -> String
+
+    /// Metadata of `key`, or nil when it does not exist.
+    func head(_ key: String) async throws -> ObjectInfo?
+
+    /// The bytes of a small object (manifests, history records), or nil when it does not exist.
+    /// Refuses objects larger than `limit`.
+    func get(_ key: String, limit: Int) async throws -> Data?
+
+    /// Keys under `prefix`, sorted.
+    func list(prefix: String) async throws -> [String]
+
+    /// Stores a staged file under `key` unless the key exists. An existing key with
+    /// the same bytes is `.unchanged`; with different bytes it is an error naming the
+    /// key, and nothing is written. Consumes the staged file.
+    func putIfAbsent(_ key: String, staged: StagedObject) async throws -> PutOutcome
+
+    /// Stores small bytes under `key` unless it exists (history records). Same rules as `putIfAbsent`.
+    func putIfAbsent(_ key: String, data: Data, metadata: ObjectMetadata) async throws -> PutOutcome
+
+    /// Atomically replaces (or creates) `key`: readers see the old or the new bytes,
+    /// never a mix. With `ifMatch`, fails when the current object's etag differs
+    /// (another publisher got there first); `ifMatch: ""` requires that it not exist.
+    func replace(_ key: String, data: Data, metadata: ObjectMetadata, ifMatch: String?) async throws
+
+    /// Deletes `key` (no error if it is already gone).
+    func delete(_ key: String) async throws
+}
+
+/// Errors of the storage layer.
+public enum StorageError: Error, Equatable, Sendable, LocalizedError, CustomStringConvertible {
+    /// A key already holds different bytes; immutable keys are never overwritten.
+    case conflict(key: String, existingSize: Int64, newSize: Int64, existingSHA256: String?, newSHA256: String)
+    /// The object changed since it was read (a concurrent publisher).
+    case preconditionFailed(key: String, expected: String, actual: String)
+    /// An object is larger than a read was allowed to take.
+    case tooLarge(key: String, size: Int64, limit: Int)
+    /// A key that cannot be stored (empty, absolute, `..`).
+    case invalidKey(String)
+
+    public var description: String {
+        switch self {
+        case .conflict(let key, let existingSize, let newSize, let existingSHA, let newSHA):
+            return "\(key) already exists with different content (\(existingSize) bytes\(existingSHA.map { ", sha256 \($0)" } ?? "")); refusing to overwrite it with \(newSize) bytes, sha256 \(newSHA). Published keys are immutable: publish a new version instead"
+        case .preconditionFailed(let key, let expected, let actual):
+            return "\(key) changed while publishing (expected version \(expected), found \(actual)): another publish ran at the same time; nothing was overwritten, run again"
+        case .tooLarge(let key, let size, let limit):
+            return "\(key) is \(size) bytes, more than the \(limit) allowed for it"
+        case .invalidKey(let key):
+            return "invalid object key '\(key)'"
+        }
+    }
+
+    public var errorDescription: String? { description }
+}
+
+/// Rejects keys that could escape the target root.
+func validateKey(_ key: String) throws {
+    let parts = key.split(separator: "/", omittingEmptySubsequences: false)
+    guard !key.isEmpty, !key.hasPrefix("/"), !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) else {
+        throw StorageError.invalidKey(key)
+    }
+}
