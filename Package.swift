@@ -10,6 +10,8 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "5.0.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.0.0"),
     ],
     targets: [
         .systemLibrary(
@@ -24,7 +26,21 @@ let package = Package(
         ),
         .target(
             name: "ModelCastCore",
-            dependencies: ["CLibCrypto", "CLibArchive"]
+            dependencies: [
+                "CLibCrypto", "CLibArchive",
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Mustache", package: "swift-mustache"),
+            ],
+            plugins: ["EmbedTemplates"]
+        ),
+        .executableTarget(
+            name: "modelcast-embed-templates",
+            path: "Sources/modelcast-embed-templates"
+        ),
+        .plugin(
+            name: "EmbedTemplates",
+            capability: .buildTool(),
+            dependencies: ["modelcast-embed-templates"]
         ),
         .executableTarget(
             name: "modelcast",

@@ -90,6 +90,26 @@ public struct Packer: Sendable {
         return result(description, path: destination, name: name, digest: digest, zip: asZip, compression: options.compression)
     }
 
+    /// Packs a described model into a temporary file in `directory` (for publishing:
+    /// the caller stores the file under its key, then it is gone). The result's
+    /// `path` is the temporary file.
+    public func stage(_ description: ModelDescription, in directory: String, zip: Bool? = nil, compression: ZipCompression = .store, showProgress: Bool = false) throws -> PackResult {
+        let asZip = try decideZip(description, zip)
+        let name = artifactName(for: description, zip: asZip)
+        let progress: ProgressReporter? = showProgress
+            ? TerminalProgressBar(label: "packing \(name)", total: description.totalSize) : nil
+        defer { progress?.finish() }
+        let file = try AtomicFile(destination: directory + "/" + name)
+        do {
+            let digest = try produce(description, zip: asZip, compression: compression, into: file.descriptor, progress: progress)
+            let path = try file.keepTemporary()
+            return result(description, path: path, name: name, digest: digest, zip: asZip, compression: compression)
+        } catch {
+            file.discard()
+            throw error
+        }
+    }
+
     /// The artifact `pack` would write, hashed without writing anything.
     public func digest(_ description: ModelDescription, zip: Bool? = nil, compression: ZipCompression = .store, showProgress: Bool = false) throws -> PackResult {
         let asZip = try decideZip(description, zip)

@@ -64,7 +64,10 @@ public struct DirectoryStorage: Storage {
 
     public func putIfAbsent(_ key: String, staged: StagedObject) async throws -> PutOutcome {
         let destination = try path(key)
-        defer { unlink(staged.path) }
+        defer {
+            unlink(staged.path)
+            TemporaryFiles.shared.unregister(staged.path)
+        }
         try makeDirectories((destination as NSString).deletingLastPathComponent)
         let staging = try FileDescriptor.openForReading(staged.path)
         try staging.sync()
@@ -135,6 +138,14 @@ public struct DirectoryStorage: Storage {
         }
     }
 
+    /// Takes the target's publish lock (a `flock` on the directory itself, so no
+    /// lock file ends up on the host): two publishes to one directory run one after
+    /// the other instead of interleaving.
+    public func lock() throws -> DirectoryLock {
+        try makeDirectories(root)
+        return try DirectoryLock(path: root)
+    }
+
     /// Removes the staging directory if it is empty.
     public func cleanUpStaging() {
         rmdir(root + "/" + Self.stagingName)
@@ -147,5 +158,28 @@ func makeDirectories(_ path: String) throws {
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     } catch {
         throw ModelCastError.io(operation: "create directory", path: path, reason: (error as NSError).localizedFailureReason ?? error.localizedDescription)
+    }
+}
+
+/// An exclusive `flock` held until the value goes away.
+public final class DirectoryLock {
+    private let fd: Int32
+
+    init(path: String) throws {
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw ModelCastError.io(operation: "open lock file", path: path, reason: errnoDescription()) }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            FileHandle.standardError.write(Data("waiting for another publish to \(path) to finish…\n".utf8))
+            guard flock(fd, LOCK_EX) == 0 else {
+                let reason = errnoDescription()
+                Glibc.close(fd)
+                throw ModelCastError.io(operation: "lock", path: path, reason: reason)
+            }
+        }
+    }
+
+    deinit {
+        flock(fd, LOCK_UN)
+        Glibc.close(fd)
     }
 }

@@ -135,6 +135,14 @@ final class AtomicFile {
         if durable { syncDirectory(of: destination) }
     }
 
+    /// Keeps the finished temporary file where it is and hands it to the caller,
+    /// who must store or remove it (it stays registered for removal on a signal).
+    func keepTemporary() throws -> String {
+        try descriptor.close()
+        committed = true
+        return temporaryPath
+    }
+
     /// Removes the temporary file.
     func discard() {
         try? descriptor.close()  // the file is being thrown away; a close error changes nothing

@@ -1,0 +1,145 @@
+import Foundation
+import Mustache
+
+/// One object as the hosting files describe it.
+public struct HostedObject: Sendable, Equatable {
+    /// What the object is, which decides its upload order and caching.
+    public enum Role: String, Sendable {
+        case artifact, history, manifest
+    }
+
+    public let key: String
+    public let role: Role
+    public let metadata: ObjectMetadata
+
+    public init(key: String, role: Role, metadata: ObjectMetadata) {
+        self.key = key
+        self.role = role
+        self.metadata = metadata
+    }
+}
+
+/// Renders the files a static host needs beside the published objects: `_headers`
+/// (Cloudflare Pages, Netlify), the object-metadata JSON an S3/R2 uploader applies,
+/// upload scripts (aws cli, rclone, wrangler) that upload the manifest last, and an
+/// nginx snippet. Templates come from the top-level `templates/` folder (compiled
+/// in), and any file of the same name in an override directory replaces its default.
+public struct HostingFiles: Sendable {
+    /// Rendered files: path relative to the target root → content.
+    public let files: [(path: String, content: String)]
+
+    /// Where a rendered template goes: `_headers` at the root (hosts read it there),
+    /// the rest under `_modelcast/`.
+    static func outputPath(forTemplate name: String) -> String {
+        name == "_headers" ? "_headers" : "_modelcast/" + name
+    }
+
+    /// The template texts: the built-in set, overridden or extended by `overrideDirectory`.
+    public static func templates(overrideDirectory: String?) throws -> [String: String] {
+        var templates = EmbeddedTemplates.all
+        guard let overrideDirectory else { return templates }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: overrideDirectory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ModelCastError.usage("templates directory does not exist: \(overrideDirectory)")
+        }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: overrideDirectory)) ?? []
+        for name in names.sorted() where name.hasSuffix(".mustache") {
+            let path = overrideDirectory + "/" + name
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw ModelCastError.unreadable(path: path, reason: "not readable UTF-8 text")
+            }
+            templates[String(name.dropLast(".mustache".count))] = text
+        }
+        return templates
+    }
+
+    /// Renders every template for `objects` (in upload order) published under `baseURL` from `root`.
+    public init(objects: [HostedObject], baseURL: String, root: String, templates: [String: String]) throws {
+        let context = Self.context(objects: objects, baseURL: baseURL, root: root)
+        var rendered: [(String, String)] = []
+        for name in templates.keys.sorted() {
+            let template: MustacheTemplate
+            do {
+                template = try MustacheTemplate(string: templates[name]!)
+            } catch {
+                throw ModelCastError.usage("template \(name).mustache does not parse: \(error)")
+            }
+            rendered.append((Self.outputPath(forTemplate: name), template.render(context)))
+        }
+        files = rendered
+    }
+
+    static func context(objects: [HostedObject], baseURL: String, root: String) -> [String: Any] {
+        let basePath = URLParts.path(of: baseURL)
+        func entry(_ object: HostedObject, last: Bool) -> [String: Any] {
+            [
+                "key": object.key,
+                "key_sh": shellQuoted(object.key),
+                "key_json": jsonQuoted(object.key),
+                "url_path": basePath + "/" + URLParts.percentEncodedPath(object.key),
+                "role": object.role.rawValue,
+                "cache_control": object.metadata.cacheControl,
+                "cache_control_sh": shellQuoted(object.metadata.cacheControl),
+                "cache_control_json": jsonQuoted(object.metadata.cacheControl),
+                "content_type": object.metadata.contentType,
+                "content_type_sh": shellQuoted(object.metadata.contentType),
+                "content_type_json": jsonQuoted(object.metadata.contentType),
+                "size": String(object.metadata.size),
+                "sha256": object.metadata.sha256.hex,
+                "sha256_base64": object.metadata.sha256.base64,
+                "last": last,
+            ]
+        }
+        let all = objects.enumerated().map { entry($0.element, last: $0.offset == objects.count - 1) }
+        let manifest = objects.last { $0.role == .manifest }.map { entry($0, last: true) } ?? [:]
+        let generator = "modelcast \(ModelCastVersion.current)"
+        return [
+            "generator": generator,
+            "generator_json": jsonQuoted(generator),
+            "base_url": baseURL,
+            "base_url_json": jsonQuoted(baseURL),
+            "base_path": basePath,
+            "root": root,
+            "immutable_cache_control": CachePolicy.immutable,
+            "manifest": manifest,
+            "objects": all,
+            "artifacts": all.filter { ($0["role"] as? String) == HostedObject.Role.artifact.rawValue },
+            "history": all.filter { ($0["role"] as? String) == HostedObject.Role.history.rawValue },
+        ]
+    }
+}
+
+/// `'text'` for POSIX shells, with embedded single quotes escaped.
+func shellQuoted(_ text: String) -> String {
+    "'" + text.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+}
+
+/// A JSON string literal.
+func jsonQuoted(_ text: String) -> String {
+    var out = ""
+    JSONValue.appendQuoted(text, to: &out)
+    return out
+}
+
+/// Small URL helpers that do not depend on Foundation's URL normalisation.
+enum URLParts {
+    /// The path of an absolute URL without a trailing slash (`https://h/a/` → `/a`, `https://h` → ``).
+    static func path(of url: String) -> String {
+        guard let schemeEnd = url.range(of: "://") else { return "" }
+        let afterScheme = url[schemeEnd.upperBound...]
+        guard let slash = afterScheme.firstIndex(of: "/") else { return "" }
+        var path = String(afterScheme[slash...])
+        if let query = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = String(path[..<query]) }
+        while path.hasSuffix("/") { path.removeLast() }
+        return path
+    }
+
+    /// Percent-encodes each segment of a `/`-separated key for use in a URL path.
+    static func percentEncodedPath(_ key: String) -> String {
+        // RFC 3986 unreserved characters and the sub-delimiters allowed in a path segment, ASCII only.
+        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@")
+        return key.split(separator: "/", omittingEmptySubsequences: false)
+            .map { String($0).addingPercentEncoding(withAllowedCharacters: allowed) ?? String($0) }
+            .joined(separator: "/")
+    }
+}

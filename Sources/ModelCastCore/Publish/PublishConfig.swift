@@ -1,0 +1,157 @@
+import Foundation
+import Yams
+
+/// A publish configuration file (`modelcast.yml`): the profile, the base URL and,
+/// for multi-model catalogs, every model with its version, files and metadata.
+/// Paths are relative to the file's directory. Flags given on the command line
+/// override the file's values.
+///
+/// ```yaml
+/// profile: catalog
+/// base_url: https://cdn.example.com
+/// min_app_version: "2.0.0"
+/// models:
+///   pe-core-s16-384:
+///     version: 1.2.0
+///     files: [pe-core-s16-384.mlpackage]
+///     meta:
+///       minAppVersion: "2.0.0"
+///       features: [classification, embedding]
+///       hardware: {neuralEngine: true, gpu: true, cpu: true}
+/// prototypes:
+///   version: 2.1.0
+///   file: prototypes/v2.1.0.json
+///   classes: 150
+/// ```
+public struct PublishConfig: Sendable {
+    public var profile: ManifestProfile?
+    public var baseURL: String?
+    public var target: String?
+    public var manifestKey: String?
+    public var manifestCacheControl: String?
+    public var channel: String?
+    public var minAppVersion: String?
+    public var meta: [String: JSONValue] = [:]
+    public var models: [PublishRequest.Model] = []
+    public var prototypes: PublishRequest.Model?
+
+    static let topLevelKeys: Set<String> = [
+        "profile", "base_url", "to", "manifest", "manifest_cache_control", "channel", "min_app_version", "meta", "models", "prototypes",
+    ]
+
+    /// Reads and checks the file at `path`; every error names the file and the key.
+    public static func load(path: String) throws -> PublishConfig {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ModelCastError.notFound(path: path)
+        }
+        let text = String(decoding: data, as: UTF8.self)
+        let root: Any?
+        do { root = try Yams.load(yaml: text) } catch {
+            throw ModelCastError.usage("config \(path) is not valid YAML: \(error)")
+        }
+        guard let top = root as? [String: Any] else {
+            throw ModelCastError.usage("config \(path) must be a mapping of keys (profile, base_url, models, …)")
+        }
+        func fail(_ message: String) -> ModelCastError { .usage("config \(path): \(message)") }
+        if let unknown = top.keys.filter({ !topLevelKeys.contains($0) }).sorted().first {
+            throw fail("unknown key '\(unknown)' (known: \(topLevelKeys.sorted().joined(separator: ", ")))")
+        }
+        let base = (path as NSString).deletingLastPathComponent
+        func resolve(_ file: String) -> String {
+            file.hasPrefix("/") || base.isEmpty ? file : base + "/" + file
+        }
+        func string(_ key: String, in dictionary: [String: Any], at location: String) throws -> String? {
+            guard let value = dictionary[key] else { return nil }
+            if let s = value as? String { return s }
+            if let i = value as? Int { return String(i) }
+            if let d = value as? Double { return String(d) }
+            throw fail("\(location)\(key) must be a string")
+        }
+
+        var config = PublishConfig()
+        if let profile = try string("profile", in: top, at: "") {
+            guard let parsed = ManifestProfile(rawValue: profile) else {
+                throw fail("unknown profile '\(profile)' (known: \(ManifestProfile.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            config.profile = parsed
+        }
+        config.baseURL = try string("base_url", in: top, at: "")
+        config.target = try string("to", in: top, at: "").map(resolve)
+        config.manifestKey = try string("manifest", in: top, at: "")
+        config.manifestCacheControl = try string("manifest_cache_control", in: top, at: "")
+        config.channel = try string("channel", in: top, at: "")
+        config.minAppVersion = try string("min_app_version", in: top, at: "")
+        if let meta = top["meta"] {
+            guard case .object(let members) = try jsonValue(meta, at: "meta", fail: fail) else { throw fail("meta must be a mapping") }
+            for member in members { config.meta[member.key] = member.value }
+        }
+        if let models = top["models"] {
+            guard let dictionary = models as? [String: Any] else {
+                throw fail("models must be a mapping of model name to {version, files, meta}")
+            }
+            for name in dictionary.keys.sorted() {
+                guard let entry = dictionary[name] as? [String: Any] else {
+                    throw fail("models.\(name) must be a mapping with version and files")
+                }
+                config.models.append(try model(name: name, entry: entry, at: "models.\(name).", fileKeys: ["files", "file"]))
+            }
+        }
+        if let prototypes = top["prototypes"] {
+            guard let entry = prototypes as? [String: Any] else { throw fail("prototypes must be a mapping with version and file") }
+            var model = try model(name: "prototypes", entry: entry.filter { $0.key != "classes" }, at: "prototypes.", fileKeys: ["file", "files"])
+            if let classes = entry["classes"] { model.meta["classes"] = try jsonValue(classes, at: "prototypes.classes", fail: fail) }
+            config.prototypes = model
+        }
+        return config
+
+        func model(name: String, entry: [String: Any], at location: String, fileKeys: [String]) throws -> PublishRequest.Model {
+            let known = Set(["version", "meta"] + fileKeys)
+            if let unknown = entry.keys.filter({ !known.contains($0) }).sorted().first {
+                throw fail("unknown key '\(location)\(unknown)' (known: \(known.sorted().joined(separator: ", ")))")
+            }
+            guard let version = try string("version", in: entry, at: location) else { throw fail("\(location)version is missing") }
+            var files: [String] = []
+            for key in fileKeys {
+                if let one = entry[key] as? String { files.append(one) }
+                if let many = entry[key] as? [Any] {
+                    for item in many {
+                        guard let file = item as? String else { throw fail("\(location)\(key) must list file paths") }
+                        files.append(file)
+                    }
+                }
+            }
+            guard !files.isEmpty else { throw fail("\(location)files is missing") }
+            var meta: [String: JSONValue] = [:]
+            if let raw = entry["meta"] {
+                guard case .object(let members) = try jsonValue(raw, at: "\(location)meta", fail: fail) else {
+                    throw fail("\(location)meta must be a mapping")
+                }
+                for member in members { meta[member.key] = member.value }
+            }
+            return PublishRequest.Model(name: name, version: version, files: files.map(resolve), meta: meta)
+        }
+    }
+
+    /// Converts a YAML value (as Yams loads it) to JSON.
+    static func jsonValue(_ value: Any, at location: String, fail: (String) -> ModelCastError) throws -> JSONValue {
+        switch value {
+        case let b as Bool: return .bool(b)
+        case let i as Int: return .int(Int64(i))
+        case let d as Double: return .double(d)
+        case let s as String: return .string(s)
+        case let a as [Any]: return .array(try a.enumerated().map { try jsonValue($0.element, at: "\(location)[\($0.offset)]", fail: fail) })
+        case let m as [String: Any]:
+            return .object(try m.keys.sorted().map { .init($0, try jsonValue(m[$0]!, at: "\(location).\($0)", fail: fail)) })
+        case is NSNull: return .null
+        default:
+            if let date = value as? Date {
+                // YAML reads 2026-03-27 as a date; keep the text the user wrote.
+                let formatter = DateFormatter()
+                formatter.dateFormat = "yyyy-MM-dd"
+                formatter.timeZone = TimeZone(identifier: "UTC")
+                return .string(formatter.string(from: date))
+            }
+            throw fail("\(location) has an unsupported value \(value)")
+        }
+    }
+}

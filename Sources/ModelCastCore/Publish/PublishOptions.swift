@@ -1,0 +1,150 @@
+import Foundation
+
+/// The publish command's inputs as the user typed them; `makeRequest` merges them
+/// with the config file, types the metadata for the profile, and checks them.
+public struct PublishOptions: Sendable {
+    /// `PATH` (files of one model) or `NAME=PATH` (a file of model NAME).
+    public var models: [String] = []
+    public var name: String?
+    public var version: String?
+    public var profile: ManifestProfile?
+    public var baseURL: String?
+    public var target: String?
+    public var configPath: String?
+    /// `[MODEL:]key=value`.
+    public var meta: [String] = []
+    public var minAppVersion: String?
+    public var channel: String?
+    public var manifestKey: String?
+    public var manifestCacheControl: String?
+    public var templatesDirectory: String?
+    public var compression: ZipCompression = .store
+    public var dryRun = false
+    public var publishedAt = Date()
+    public var showProgress = false
+
+    public init() {}
+
+    /// The target directory and the checked request.
+    public func makeRequest() throws -> (target: String, request: PublishRequest) {
+        let config = try configPath.map(PublishConfig.load(path:))
+        let profile = profile ?? config?.profile ?? .modelcast
+        guard let baseURL = baseURL ?? config?.baseURL else {
+            throw ModelCastError.usage("--base-url is required (the https:// address the target directory is served from)")
+        }
+        guard let target = target ?? config?.target else {
+            throw ModelCastError.usage("--to is required (the directory to publish into)")
+        }
+
+        var models: [PublishRequest.Model] = config?.models ?? []
+        if !self.models.isEmpty {
+            guard let version = version else {
+                throw ModelCastError.usage("--version is required when models are given on the command line")
+            }
+            var order: [String] = []
+            var files: [String: [String]] = [:]
+            for argument in self.models {
+                let (modelName, path) = try Self.split(argument, defaultName: name)
+                if files[modelName] == nil { order.append(modelName) }
+                files[modelName, default: []].append(path)
+            }
+            for modelName in order {
+                if let index = models.firstIndex(where: { $0.name == modelName }) {
+                    models[index].files = files[modelName]!
+                    models[index].version = version
+                } else {
+                    models.append(PublishRequest.Model(name: modelName, version: version, files: files[modelName]!))
+                }
+            }
+        } else if let version {
+            for index in models.indices { models[index].version = version }
+        }
+        guard !models.isEmpty else {
+            throw ModelCastError.usage("nothing to publish: give MODEL files or --config with a models section")
+        }
+
+        var releaseMeta = config?.meta ?? [:]
+        for text in meta {
+            let assignment = try MetaInput.parseAssignment(text)
+            if let target = assignment.model {
+                guard let index = models.firstIndex(where: { $0.name == target }) else {
+                    throw ModelCastError.usage("--meta \(text): no model named \(target) (models: \(models.map(\.name).joined(separator: ", ")))")
+                }
+                let field = profile.modelFields.first { $0.path == assignment.path }
+                models[index].meta.set(try MetaInput.value(fromText: assignment.value, for: field, context: "--meta \(text)"), at: assignment.path)
+            } else if let field = profile.modelFields.first(where: { $0.path == assignment.path }) {
+                for index in models.indices {
+                    models[index].meta.set(try MetaInput.value(fromText: assignment.value, for: field, context: "--meta \(text)"), at: assignment.path)
+                }
+            } else if profile == .modelcast {
+                // Free-form metadata: per model in the modelcast format.
+                for index in models.indices { models[index].meta.set(.string(assignment.value), at: assignment.path) }
+            } else {
+                releaseMeta.set(.string(assignment.value), at: assignment.path)
+            }
+        }
+        // Values from the config file are typed for the profile too.
+        for index in models.indices {
+            for field in profile.modelFields {
+                if let value = models[index].meta.value(at: field.path) {
+                    models[index].meta.set(try MetaInput.value(value, for: field, context: "model \(models[index].name)"), at: field.path)
+                }
+            }
+        }
+        var prototypes = config?.prototypes
+        if var p = prototypes {
+            for field in profile.prototypeFields {
+                if let value = p.meta.value(at: field.path) {
+                    p.meta.set(try MetaInput.value(value, for: field, context: "prototypes"), at: field.path)
+                }
+            }
+            prototypes = p
+        }
+
+        let request = PublishRequest(
+            models: models, prototypes: prototypes, profile: profile, baseURL: baseURL,
+            manifestKey: manifestKey ?? config?.manifestKey ?? "manifest.json",
+            manifestCacheControl: manifestCacheControl ?? config?.manifestCacheControl ?? CachePolicy.manifestDefault,
+            channel: channel ?? config?.channel ?? "stable",
+            minAppVersion: minAppVersion ?? config?.minAppVersion, meta: releaseMeta,
+            compression: compression, templatesDirectory: templatesDirectory, dryRun: dryRun,
+            publishedAt: publishedAt, showProgress: showProgress)
+        try request.validate()
+        try validateProfileFields(request)
+        return (target, request)
+    }
+
+    /// Fails early (before packing) when a profile field is missing.
+    private func validateProfileFields(_ request: PublishRequest) throws {
+        var models: [String: ReleaseModel] = [:]
+        for model in request.models {
+            let placeholder = ReleaseFile(name: "", key: "", url: "", sha256: "", size: 0, contentType: "")
+            models[model.name] = ReleaseModel(version: model.version, files: model.files.map { _ in placeholder }, meta: model.meta)
+        }
+        let prototypes = request.prototypes.map { ReleaseModel(version: $0.version, files: [], meta: $0.meta) }
+        let release = Release(
+            sequence: 0, publishedAt: "", channel: request.channel, profile: request.profile.rawValue,
+            minAppVersion: request.minAppVersion, meta: request.meta, models: models, prototypes: prototypes)
+        try request.profile.validate(release)
+    }
+
+    /// `NAME=PATH` → (NAME, PATH); `PATH` → (--name or the file's stem, PATH).
+    static func split(_ argument: String, defaultName: String?) throws -> (String, String) {
+        if let equals = argument.firstIndex(of: "="), !FileManager.default.fileExists(atPath: argument) {
+            let name = String(argument[..<equals])
+            let path = String(argument[argument.index(after: equals)...])
+            try PublishRequest.validateName(name)
+            return (name, path)
+        }
+        if let defaultName { return (defaultName, argument) }
+        let trimmed = argument.count > 1 && argument.hasSuffix("/") ? String(argument.dropLast()) : argument
+        var stem = (trimmed as NSString).lastPathComponent
+        if let dot = stem.lastIndex(of: "."), dot != stem.startIndex { stem = String(stem[..<dot]) }
+        do {
+            try PublishRequest.validateName(stem)
+        } catch {
+            throw ModelCastError.usage("cannot name a model after \(argument): '\(stem)' may use only letters, digits, '.', '_' and '-'; pass --name NAME or NAME=PATH")
+        }
+        return (stem, argument)
+    }
+}

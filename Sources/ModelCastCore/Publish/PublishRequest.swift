@@ -1,0 +1,114 @@
+import Foundation
+
+/// Everything a publish needs, gathered from flags and the config file.
+public struct PublishRequest: Sendable {
+    /// One model to publish: a name, a version, its files (the first is the model,
+    /// then companions), and the metadata its profile writes.
+    public struct Model: Sendable {
+        public var name: String
+        public var version: String
+        public var files: [String]
+        public var meta: [String: JSONValue]
+
+        public init(name: String, version: String, files: [String], meta: [String: JSONValue] = [:]) {
+            self.name = name
+            self.version = version
+            self.files = files
+            self.meta = meta
+        }
+    }
+
+    public var models: [Model]
+    /// The catalog profile's prototypes file, published beside the models.
+    public var prototypes: Model?
+    public var profile: ManifestProfile
+    /// `https://host/prefix`: manifest URLs are this plus the object key.
+    public var baseURL: String
+    /// The manifest's key (its stable URL is base URL + key).
+    public var manifestKey: String
+    public var manifestCacheControl: String
+    public var channel: String
+    public var minAppVersion: String?
+    /// Release-wide metadata.
+    public var meta: [String: JSONValue]
+    public var compression: ZipCompression
+    /// A directory whose `*.mustache` files replace or extend the built-in templates.
+    public var templatesDirectory: String?
+    /// Compute and print everything, write nothing.
+    public var dryRun: Bool
+    /// The publish time written as `published_at`.
+    public var publishedAt: Date
+    public var showProgress: Bool
+
+    public init(
+        models: [Model], prototypes: Model? = nil, profile: ManifestProfile = .modelcast, baseURL: String,
+        manifestKey: String = "manifest.json", manifestCacheControl: String = CachePolicy.manifestDefault,
+        channel: String = "stable", minAppVersion: String? = nil, meta: [String: JSONValue] = [:],
+        compression: ZipCompression = .store, templatesDirectory: String? = nil, dryRun: Bool = false,
+        publishedAt: Date = Date(), showProgress: Bool = false
+    ) {
+        self.models = models
+        self.prototypes = prototypes
+        self.profile = profile
+        self.baseURL = baseURL
+        self.manifestKey = manifestKey
+        self.manifestCacheControl = manifestCacheControl
+        self.channel = channel
+        self.minAppVersion = minAppVersion
+        self.meta = meta
+        self.compression = compression
+        self.templatesDirectory = templatesDirectory
+        self.dryRun = dryRun
+        self.publishedAt = publishedAt
+        self.showProgress = showProgress
+    }
+
+    /// Checks every value that does not need the target, naming the bad one.
+    public func validate() throws {
+        try Self.validateBaseURL(baseURL)
+        try CachePolicy.validateManifest(manifestCacheControl)
+        try validateKey(manifestKey)
+        guard manifestKey.hasSuffix(".json"), !manifestKey.hasPrefix("models/"), !manifestKey.hasPrefix("manifests/"), !manifestKey.hasPrefix("_") else {
+            throw ModelCastError.usage("manifest key '\(manifestKey)' must end in .json and not live under models/, manifests/ or _modelcast/")
+        }
+        guard !channel.isEmpty else { throw ModelCastError.usage("channel must not be empty") }
+        guard !models.isEmpty else { throw ModelCastError.usage("nothing to publish: give at least one MODEL or a config file with models") }
+        var names = Set<String>()
+        for model in models + (prototypes.map { [$0] } ?? []) {
+            try Self.validateName(model.name)
+            guard names.insert(model.name).inserted else { throw ModelCastError.usage("model \(model.name) is given twice") }
+            guard SemanticVersion(model.version) != nil else {
+                throw ModelCastError.usage("version '\(model.version)' of model \(model.name) is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.2.0)")
+            }
+            guard !model.files.isEmpty else { throw ModelCastError.usage("model \(model.name) has no files") }
+        }
+        if prototypes != nil && profile != .catalog && profile != .modelcast {
+            throw ModelCastError.usage("prototypes are written only by the catalog and modelcast profiles, not \(profile.rawValue)")
+        }
+    }
+
+    /// Model names become key and URL segments: letters, digits, `.`, `_`, `-`.
+    static func validateName(_ name: String) throws {
+        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
+        guard !name.isEmpty, name.count <= 128, name != ".", name != "..",
+              name.unicodeScalars.allSatisfy({ allowed.contains($0) }) else {
+            throw ModelCastError.usage("model name '\(name)' may use only letters, digits, '.', '_' and '-' (it becomes part of every URL)")
+        }
+    }
+
+    /// An absolute http(s) URL with a host and no query or fragment.
+    public static func validateBaseURL(_ url: String) throws {
+        let lower = url.lowercased()
+        guard lower.hasPrefix("https://") || lower.hasPrefix("http://") else {
+            throw ModelCastError.usage("base URL '\(url)' must start with https:// (or http:// for local testing)")
+        }
+        let rest = url.drop(while: { $0 != ":" }).dropFirst(3)
+        let host = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard !host.isEmpty, !host.contains("@"), !host.contains(" ") else {
+            throw ModelCastError.usage("base URL '\(url)' has no valid host")
+        }
+        guard !url.contains("?"), !url.contains("#"), !url.contains(" ") else {
+            throw ModelCastError.usage("base URL '\(url)' must not contain a query, fragment or space")
+        }
+    }
+}

@@ -1,0 +1,129 @@
+import ArgumentParser
+import Foundation
+import ModelCastCore
+
+extension ManifestProfile: ExpressibleByArgument {}
+
+extension ModelCast {
+    struct Publish: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Pack models, store them under immutable keys, and write the manifest last.",
+            discussion: """
+                Each MODEL is a file or directory (packed as `modelcast pack` does). Several MODELs \
+                are the files of one model (a GGUF and its mmproj); NAME=PATH puts a file in model \
+                NAME, so `1b=m-1b.gguf 3b=m-3b.gguf` publishes two models (tiers). Multi-model \
+                catalogs can also come from --config modelcast.yml.
+
+                Layout of the target directory (sync it to the host as it is):
+                  manifest.json                    the manifest, Cache-Control no-cache
+                  models/NAME/VERSION/FILE         artifacts, immutable
+                  manifests/SEQUENCE.json          every release that went live (for rollback and prune)
+                  _headers, _modelcast/            header rules, object metadata, upload scripts, nginx snippet
+
+                Profiles (--profile) and how their clients compare versions:
+                  modelcast  our versioned format (default); clients accept only a higher sequence
+                  nomlens    version/url/sha256/num_classes/class_list_version/training_date/size_mb; equality
+                  tiers      current_version/models{tier}/rollback_*; string >
+                  catalog    models{name}/prototypes/minAppVersion; per-model versions
+                  latest     {"url": …} with a content-derived file name
+
+                A version lower than the live one is refused (use rollback), the same version with \
+                other bytes is refused, and the same bytes again change nothing.
+                published_at comes from SOURCE_DATE_EPOCH when it is set (reproducible manifests).
+                """
+        )
+
+        @Argument(help: ArgumentHelp("Model files or directories; NAME=PATH assigns a file to model NAME.", valueName: "MODEL"))
+        var models: [String] = []
+
+        @Option(help: "Version of the models given on the command line (semantic version, e.g. 1.2.0).")
+        var version: String?
+
+        @Option(help: ArgumentHelp("Base URL the target is served from, e.g. https://cdn.example.com/models (or $MODELCAST_BASE_URL).", valueName: "URL"))
+        var baseURL: String?
+
+        @Option(help: ArgumentHelp("Target directory (or $MODELCAST_TARGET).", valueName: "DIR"))
+        var to: String?
+
+        @Option(help: "Name of the model given as plain paths (default: the first file's name without extension).")
+        var name: String?
+
+        @Option(help: "Manifest shape: modelcast, nomlens, tiers, catalog or latest (default: modelcast, or the config file's).")
+        var profile: ManifestProfile?
+
+        @Option(help: ArgumentHelp("Publish configuration file (YAML) with models, versions and metadata.", valueName: "FILE"))
+        var config: String?
+
+        @Option(help: ArgumentHelp("A field the profile writes, for every model (key=value) or one (MODEL:key=value); repeatable.", valueName: "[MODEL:]KEY=VALUE"))
+        var meta: [String] = []
+
+        @Option(help: "Minimum app version (tiers min_app_version, catalog minAppVersion, modelcast min_app_version).")
+        var minAppVersion: String?
+
+        @Option(help: "Release channel written in the modelcast manifest (default: stable).")
+        var channel: String?
+
+        @Option(help: "Key of the manifest in the target (default: manifest.json).")
+        var manifestKey: String?
+
+        @Option(help: "Cache-Control of the manifest (default: 'no-cache, no-store'; long-lived values are refused).")
+        var manifestCacheControl: String?
+
+        @Option(help: ArgumentHelp("Directory of *.mustache files overriding the built-in header and script templates.", valueName: "DIR"))
+        var templates: String?
+
+        @Option(help: "Zip entry compression for directory models: store (default) or deflate.")
+        var compression: ZipCompression = .store
+
+        @Flag(help: "Show what would be written; write nothing.")
+        var dryRun = false
+
+        @Flag(help: "Print a JSON summary instead of text.")
+        var json = false
+
+        func run() async throws {
+            let environment = ProcessInfo.processInfo.environment
+            var options = PublishOptions()
+            options.models = models
+            options.name = name
+            options.version = version
+            options.profile = profile
+            options.baseURL = baseURL ?? environment["MODELCAST_BASE_URL"]
+            options.target = to ?? environment["MODELCAST_TARGET"]
+            options.configPath = config
+            options.meta = meta
+            options.minAppVersion = minAppVersion
+            options.channel = channel
+            options.manifestKey = manifestKey
+            options.manifestCacheControl = manifestCacheControl
+            options.templatesDirectory = templates
+            options.compression = compression
+            options.dryRun = dryRun
+            options.showProgress = true
+            if let epoch = environment["SOURCE_DATE_EPOCH"] {
+                guard let seconds = TimeInterval(epoch) else {
+                    throw ValidationError("SOURCE_DATE_EPOCH must be a number of seconds, got '\(epoch)'")
+                }
+                options.publishedAt = Date(timeIntervalSince1970: seconds)
+            }
+            let (target, request) = try options.makeRequest()
+            let publisher = Publisher(storage: DirectoryStorage(root: target), log: { printError($0) })
+            let report = try await publisher.publish(request)
+            if json {
+                print(try JSONOutput.encode(report), terminator: "")
+                return
+            }
+            if report.unchanged {
+                print("unchanged: \(report.target) already serves this release (sequence \(report.sequence)); nothing was written")
+                return
+            }
+            print("\(report.dryRun ? "dry run: would publish" : "published") sequence \(report.sequence) to \(report.target) (profile \(report.profile))")
+            let width = report.objects.map(\.outcome.count).max() ?? 0
+            for object in report.objects {
+                print("  \(object.outcome.padding(toLength: width, withPad: " ", startingAt: 0))  \(object.key)  \(object.size) bytes  sha256 \(object.sha256)")
+            }
+            print("manifest: \(report.manifestURL)")
+            if report.dryRun { print(report.manifest, terminator: "") }
+        }
+    }
+}
