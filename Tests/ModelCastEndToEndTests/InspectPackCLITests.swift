@@ -123,7 +123,7 @@ final class InspectPackCLITests: XCTestCase {
         chmod(src.at("U/secret.bin"), 0)
         let arguments = ["pack", src.at("U"), "-o", out.path + "/"]
         let result = getuid() == 0
-            ? try ModelCastTestSupport.run(setpriv!, ["--reuid=65534", "--regid=65534", "--clear-groups", modelcastBinary] + arguments, cwd: "/")
+            ? try runProcess(setpriv!, ["--reuid=65534", "--regid=65534", "--clear-groups", modelcastBinary] + arguments, cwd: "/")
             : try modelcast(arguments)
         XCTAssertEqual(result.status, 1, result.stderr)
         XCTAssertTrue(result.stderr.contains("cannot read \(src.at("U/secret.bin")): Permission denied"), result.stderr)

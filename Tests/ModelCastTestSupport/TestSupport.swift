@@ -1,4 +1,5 @@
 import Foundation
+import ModelCastCore
 import XCTest
 
 /// A scratch directory removed when the value goes away.
@@ -72,7 +73,7 @@ public struct ProcessOutput {
 
 /// Runs `executable` with `arguments`, capturing both streams.
 @discardableResult
-public func run(
+public func runProcess(
     _ executable: String, _ arguments: [String], cwd: String? = nil,
     environment: [String: String]? = nil, stdin: String? = nil
 ) throws -> ProcessOutput {
@@ -121,7 +122,7 @@ public func which(_ name: String) -> String? {
 /// Runs a shell command line and returns its output; fails the test on non-zero exit.
 @discardableResult
 public func shell(_ command: String, cwd: String? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> String {
-    let result = try run("/bin/sh", ["-c", command], cwd: cwd)
+    let result = try runProcess("/bin/sh", ["-c", command], cwd: cwd)
     XCTAssertEqual(result.status, 0, "`\(command)` failed: \(result.stderr)", file: file, line: line)
     return result.stdout
 }
@@ -198,5 +199,42 @@ public let modelcastBinary: String = {
 /// Runs the built `modelcast` with `arguments`.
 @discardableResult
 public func modelcast(_ arguments: [String], cwd: String? = repositoryRoot, environment: [String: String]? = nil) throws -> ProcessOutput {
-    try run(modelcastBinary, arguments, cwd: cwd, environment: environment)
+    try runProcess(modelcastBinary, arguments, cwd: cwd, environment: environment)
+}
+
+/// Every file under `root` (dot files included) with the SHA-256 of its content;
+/// equal snapshots mean the directory was left exactly as it was.
+public func snapshot(_ root: String) throws -> [String: String] {
+    var result: [String: String] = [:]
+    guard let enumerator = FileManager.default.enumerator(atPath: root) else { return result }
+    while let relative = enumerator.nextObject() as? String {
+        var isDirectory: ObjCBool = false
+        FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isDirectory)
+        if isDirectory.boolValue {
+            result[relative + "/"] = "dir"
+        } else {
+            let data = try Data(contentsOf: URL(fileURLWithPath: root + "/" + relative))
+            result[relative] = try SHA256Hasher.digest(data).hex
+        }
+    }
+    return result
+}
+
+/// A free TCP port on 127.0.0.1 (bound once to port 0, then released).
+public func freeLoopbackPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Int32 in
+            guard bind(fd, pointer, length) == 0 else { return -1 }
+            return getsockname(fd, pointer, &length)
+        }
+    }
+    guard bound == 0 else { throw NSError(domain: "freeLoopbackPort", code: Int(errno)) }
+    return Int(UInt16(bigEndian: address.sin_port))
 }

@@ -91,6 +91,7 @@ public struct Publisher: Sendable {
 
         let lock = request.dryRun ? nil : try (storage as? DirectoryStorage)?.lock()
         defer { withExtendedLifetime(lock) {} }
+        if lock != nil { (storage as? DirectoryStorage)?.removeStaleStaging() }
         let history = try await history(manifestKey: request.manifestKey)
         let live = history.last
         let liveManifest = try await storage.head(request.manifestKey)

@@ -146,6 +146,15 @@ public struct DirectoryStorage: Storage {
         return try DirectoryLock(path: root)
     }
 
+    /// Removes what a killed publish left in the staging directory. Call with the
+    /// lock held: then no other publish can be using it.
+    public func removeStaleStaging() {
+        let directory = root + "/" + Self.stagingName
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+            unlink(directory + "/" + name)
+        }
+    }
+
     /// Removes the staging directory if it is empty.
     public func cleanUpStaging() {
         rmdir(root + "/" + Self.stagingName)
