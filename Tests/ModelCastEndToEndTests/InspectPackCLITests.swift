@@ -154,3 +154,14 @@ final class InspectPackCLITests: XCTestCase {
         }
     }
 }
+
+final class ExamplesTests: XCTestCase {
+    /// The committed example models are exactly what their script builds.
+    func testExampleScriptRebuildsTheCommittedModels() throws {
+        let out = try Scratch()
+        try shell("python3 '\(repositoryRoot)/examples/make-examples.py' '\(out.path)' >/dev/null")
+        let rebuilt = try snapshot(out.path)
+        XCTAssertFalse(rebuilt.isEmpty)
+        XCTAssertEqual(rebuilt, try snapshot(repositoryRoot + "/examples/models"))
+    }
+}
