@@ -1,0 +1,155 @@
+import Foundation
+
+/// An object a manifest tells devices to download, with what the manifest promises about it.
+public struct ExpectedObject: Sendable, Equatable {
+    /// Which model and file this is, for reports (`tiny-llm/tiny-llm.gguf`, `tier 1b`).
+    public let label: String
+    public let url: String
+    /// Promised SHA-256 (hex), when the profile carries one.
+    public let sha256: String?
+    /// Promised exact size in bytes.
+    public let size: Int64?
+    /// A size known only roughly (nomlens' `size_mb`): bytes and allowed difference.
+    public let approximateSize: (bytes: Int64, tolerance: Int64)?
+    /// Promised Content-Type, when the profile carries one.
+    public let contentType: String?
+    /// True for a rollback target (the release devices fall back to).
+    public let isRollback: Bool
+
+    public static func == (a: ExpectedObject, b: ExpectedObject) -> Bool {
+        a.label == b.label && a.url == b.url && a.sha256 == b.sha256 && a.size == b.size
+            && a.approximateSize?.bytes == b.approximateSize?.bytes && a.contentType == b.contentType && a.isRollback == b.isRollback
+    }
+}
+
+/// What a manifest says, whatever its profile.
+public struct ManifestFacts: Sendable {
+    public let profile: ManifestProfile
+    /// The modelcast format's sequence.
+    public let sequence: Int64?
+    /// The modelcast format's expiry (RFC 3339).
+    public let expiresAt: String?
+    /// Every object devices may download: current models first, then rollback targets.
+    public let objects: [ExpectedObject]
+
+    /// Reads a manifest of any profile (`profile` nil: detect it from the fields present).
+    public static func read(_ data: Data, profile requested: ManifestProfile? = nil, source: String) throws -> ManifestFacts {
+        func fail(_ reason: String) -> ModelCastError { .usage("manifest \(source): \(reason)") }
+        let json: JSONValue
+        do { json = try JSONValue(parsing: data) } catch {
+            throw fail("not valid JSON (\(describe(decodingError: error)))")
+        }
+        guard case .object = json else { throw fail("not a JSON object") }
+        let profile = try requested ?? detect(json, fail: fail)
+        func string(_ value: JSONValue?, _ field: String) throws -> String {
+            guard let s = value?.stringValue else { throw fail("\(field) is missing or not a string") }
+            return s
+        }
+        func integer(_ value: JSONValue?, _ field: String) throws -> Int64 {
+            guard case .int(let i)? = value, i >= 0 else { throw fail("\(field) is missing or not a non-negative integer") }
+            return i
+        }
+        func hex(_ text: String, _ field: String) throws -> String {
+            guard SHA256Digest(hex: text) != nil, text == text.lowercased() else { throw fail("\(field) '\(text)' is not a lowercase hex SHA-256") }
+            return text
+        }
+
+        switch profile {
+        case .modelcast:
+            let release = try Release.decode(data, source: source)
+            var objects: [ExpectedObject] = []
+            func add(_ model: ReleaseModel, name: String, rollback: Bool) throws {
+                for file in model.files {
+                    objects.append(ExpectedObject(
+                        label: "\(rollback ? "rollback " : "")\(name) \(model.version)/\(file.name)", url: file.url,
+                        sha256: try hex(file.sha256, "\(name).files.sha256"), size: file.size, approximateSize: nil,
+                        contentType: file.contentType, isRollback: rollback))
+                }
+            }
+            for name in release.models.keys.sorted() { try add(release.models[name]!, name: name, rollback: false) }
+            if let prototypes = release.prototypes { try add(prototypes, name: "prototypes", rollback: false) }
+            for name in (release.rollback?.models.keys.sorted() ?? []) { try add(release.rollback!.models[name]!, name: name, rollback: true) }
+            return ManifestFacts(profile: .modelcast, sequence: release.sequence, expiresAt: release.expiresAt, objects: objects)
+
+        case .nomlens:
+            let version = try string(json["version"], "version")
+            let sizeMB: Double
+            switch json["size_mb"] {
+            case .double(let d)?: sizeMB = d
+            case .int(let i)?: sizeMB = Double(i)
+            default: throw fail("size_mb is missing or not a number")
+            }
+            _ = try integer(json["num_classes"], "num_classes")
+            let bytes = Int64(sizeMB * 1_000_000)
+            // size_mb is rounded to one decimal (three below 1 MB).
+            let tolerance: Int64 = sizeMB >= 1 ? 50_000 : 500
+            return ManifestFacts(profile: .nomlens, sequence: nil, expiresAt: nil, objects: [
+                ExpectedObject(label: "model \(version)", url: try string(json["url"], "url"),
+                               sha256: try hex(try string(json["sha256"], "sha256"), "sha256"), size: nil,
+                               approximateSize: (bytes, tolerance), contentType: nil, isRollback: false),
+            ])
+
+        case .tiers:
+            let version = try string(json["current_version"], "current_version")
+            guard case .object(let tiers)? = json["models"], !tiers.isEmpty else { throw fail("models is missing or empty") }
+            var objects: [ExpectedObject] = []
+            for tier in tiers {
+                objects.append(ExpectedObject(
+                    label: "tier \(tier.key) \(version)", url: try string(tier.value["url"], "models.\(tier.key).url"),
+                    sha256: try hex(try string(tier.value["sha256"], "models.\(tier.key).sha256"), "models.\(tier.key).sha256"),
+                    size: try integer(tier.value["size_bytes"], "models.\(tier.key).size_bytes"), approximateSize: nil,
+                    contentType: nil, isRollback: false))
+            }
+            if case .object(let members) = json {
+                let rollbackVersion = json["rollback_version"]?.stringValue ?? "?"
+                for member in members where member.key.hasPrefix("rollback_url_") {
+                    objects.append(ExpectedObject(
+                        label: "rollback tier \(member.key.dropFirst("rollback_url_".count)) \(rollbackVersion)",
+                        url: try string(member.value, member.key), sha256: nil, size: nil, approximateSize: nil,
+                        contentType: nil, isRollback: true))
+                }
+            }
+            return ManifestFacts(profile: .tiers, sequence: nil, expiresAt: nil, objects: objects)
+
+        case .catalog:
+            guard case .object(let models)? = json["models"], !models.isEmpty else { throw fail("models is missing or empty") }
+            var objects: [ExpectedObject] = []
+            func checksum(_ value: JSONValue?, _ field: String) throws -> String {
+                let text = try string(value, field)
+                guard text.hasPrefix("sha256:") else { throw fail("\(field) '\(text)' does not start with sha256:") }
+                return try hex(String(text.dropFirst(7)), field)
+            }
+            for model in models {
+                objects.append(ExpectedObject(
+                    label: "\(model.key) \(try string(model.value["version"], "models.\(model.key).version"))",
+                    url: try string(model.value["url"], "models.\(model.key).url"),
+                    sha256: try checksum(model.value["checksum"], "models.\(model.key).checksum"),
+                    size: try integer(model.value["size"], "models.\(model.key).size"), approximateSize: nil,
+                    contentType: nil, isRollback: false))
+            }
+            if let prototypes = json["prototypes"] {
+                objects.append(ExpectedObject(
+                    label: "prototypes \(try string(prototypes["version"], "prototypes.version"))",
+                    url: try string(prototypes["url"], "prototypes.url"),
+                    sha256: try checksum(prototypes["checksum"], "prototypes.checksum"), size: nil, approximateSize: nil,
+                    contentType: nil, isRollback: false))
+            }
+            return ManifestFacts(profile: .catalog, sequence: nil, expiresAt: nil, objects: objects)
+
+        case .latest:
+            let url = try string(json["url"], "url")
+            return ManifestFacts(profile: .latest, sequence: nil, expiresAt: nil, objects: [
+                ExpectedObject(label: "latest", url: url, sha256: nil, size: nil, approximateSize: nil, contentType: nil, isRollback: false),
+            ])
+        }
+    }
+
+    private static func detect(_ json: JSONValue, fail: (String) -> ModelCastError) throws -> ManifestProfile {
+        if json["format"]?.stringValue == Release.formatName { return .modelcast }
+        if json["current_version"] != nil { return .tiers }
+        if json["models"] != nil { return .catalog }
+        if json["sha256"] != nil && json["version"] != nil { return .nomlens }
+        if json["url"] != nil { return .latest }
+        throw fail("cannot tell its profile from its fields; pass --profile")
+    }
+}

@@ -1,0 +1,604 @@
+import Foundation
+
+/// How `verify` behaves.
+public struct VerifyOptions: Sendable {
+    /// Read the manifest as this profile instead of detecting it.
+    public var profile: ManifestProfile?
+    /// Accept http:// URLs (local testing only: iOS refuses them).
+    public var allowHTTP = false
+    /// URL prefixes objects must live under; empty means the manifest's own directory.
+    public var expectedPrefixes: [String] = []
+    /// Accept object URLs outside the expected prefixes.
+    public var allowExternalURLs = false
+    /// Deadline for the whole run, in seconds.
+    public var timeout: TimeInterval = 600
+    /// Deadline for the manifest and each small request, in seconds.
+    public var requestTimeout: TimeInterval = 30
+    /// Slowest acceptable download speed (bytes/s): an artifact's deadline is
+    /// `requestTimeout + size / minimumSpeed`, so a dripping server fails.
+    public var minimumSpeed: Double = 256 * 1024
+    /// Retries for 5xx answers, timeouts and dropped connections.
+    public var retries = 3
+    /// Downloads in flight at once.
+    public var jobs = 4
+    /// A file recording the highest sequence seen per manifest (replay defence).
+    public var statePath: String?
+    /// Treat warnings as failures.
+    public var strict = false
+    /// Largest manifest read before parsing.
+    public var maxManifestBytes = 4 << 20
+    /// Warn when the manifest expires sooner than this (seconds).
+    public var expiryWarning: TimeInterval = 7 * 24 * 3600
+    /// The current time (tests pin it).
+    public var now = Date()
+    public var showProgress = false
+
+    public init() {}
+}
+
+/// One check's outcome.
+public struct VerifyCheck: Codable, Sendable, Equatable {
+    public enum Status: String, Codable, Sendable { case pass, warn, fail }
+    public let status: Status
+    /// What was checked (`manifest.cache-control`, `artifact.sha256`, …).
+    public let check: String
+    /// The URL (or file) it was checked on.
+    public let subject: String
+    /// Expected and actual values, or what was seen.
+    public let detail: String
+}
+
+/// Everything `verify` found.
+public struct VerifyReport: Codable, Sendable {
+    public let source: String
+    public let profile: String?
+    public let sequence: Int64?
+    public let checks: [VerifyCheck]
+    public let strict: Bool
+
+    public var failures: Int { checks.filter { $0.status == .fail }.count }
+    public var warnings: Int { checks.filter { $0.status == .warn }.count }
+    /// True when nothing failed (and, with `strict`, nothing warned).
+    public var passed: Bool { failures == 0 && (!strict || warnings == 0) }
+
+    enum CodingKeys: String, CodingKey { case source, profile, sequence, checks, strict, passed, failures, warnings }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(source, forKey: .source)
+        try c.encodeIfPresent(profile, forKey: .profile)
+        try c.encodeIfPresent(sequence, forKey: .sequence)
+        try c.encode(passed, forKey: .passed)
+        try c.encode(failures, forKey: .failures)
+        try c.encode(warnings, forKey: .warnings)
+        try c.encode(strict, forKey: .strict)
+        try c.encode(checks, forKey: .checks)
+    }
+
+    public init(source: String, profile: String?, sequence: Int64?, checks: [VerifyCheck], strict: Bool) {
+        self.source = source
+        self.profile = profile
+        self.sequence = sequence
+        self.checks = checks
+        self.strict = strict
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        source = try c.decode(String.self, forKey: .source)
+        profile = try c.decodeIfPresent(String.self, forKey: .profile)
+        sequence = try c.decodeIfPresent(Int64.self, forKey: .sequence)
+        checks = try c.decode([VerifyCheck].self, forKey: .checks)
+        strict = try c.decode(Bool.self, forKey: .strict)
+    }
+
+    /// A table: status, check, subject, detail; then a summary line.
+    public var text: String {
+        var lines = ["verify \(source)" + (profile.map { " (profile \($0)\(sequence.map { ", sequence \($0)" } ?? ""))" } ?? "")]
+        let checkWidth = max(5, checks.map(\.check.count).max() ?? 0)
+        for check in checks {
+            let status = check.status.rawValue.uppercased().padding(toLength: 4, withPad: " ", startingAt: 0)
+            lines.append("\(status)  \(check.check.padding(toLength: checkWidth, withPad: " ", startingAt: 0))  \(check.subject)  \(check.detail)")
+        }
+        let passes = checks.count - failures - warnings
+        lines.append("\(passed ? "OK" : "FAILED"): \(passes) checks passed, \(warnings) warnings, \(failures) failures\(strict && warnings > 0 ? " (--strict: warnings fail)" : "")")
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// Re-downloads what a manifest names, exactly as a device would, and checks
+/// every byte and header.
+public struct Verifier: Sendable {
+    public let fetcher: any ObjectFetcher
+    public let options: VerifyOptions
+
+    public init(fetcher: any ObjectFetcher, options: VerifyOptions) {
+        self.fetcher = fetcher
+        self.options = options
+    }
+
+    /// Verifies the manifest at `manifestURL` (fetched), or `localManifest` when
+    /// given (its own headers are then not checked; the objects are still fetched).
+    public func verify(manifestURL: String, localManifest: Data? = nil) async -> VerifyReport {
+        let log = CheckLog()
+        let deadline = options.now.addingTimeInterval(options.timeout)
+        var facts: ManifestFacts?
+        do {
+            facts = try await checkManifest(manifestURL, local: localManifest, deadline: deadline, log: log)
+        } catch {
+            log.add(.fail, "manifest.fetch", manifestURL, String(describing: error))
+        }
+        if let facts {
+            await checkObjects(facts, manifestURL: manifestURL, deadline: deadline, log: log)
+            if let statePath = options.statePath, let sequence = facts.sequence, log.failures == 0 {
+                do { try SequenceState.record(sequence, for: manifestURL, in: statePath, at: options.now) } catch {
+                    log.add(.fail, "manifest.sequence", manifestURL, "cannot update state file \(statePath): \(error)")
+                }
+            }
+        }
+        return VerifyReport(source: manifestURL, profile: facts?.profile.rawValue, sequence: facts?.sequence, checks: log.checks, strict: options.strict)
+    }
+
+    // MARK: - The manifest
+
+    private func checkManifest(_ url: String, local: Data?, deadline: Date, log: CheckLog) async throws -> ManifestFacts? {
+        let data: Data
+        if let local {
+            data = local
+            log.add(.warn, "manifest.headers", url, "read from a local file: its HTTP headers are not checked")
+        } else {
+            let body = ByteCollector()
+            let response = try await fetchWithRetries(url, range: nil, limit: Int64(options.maxManifestBytes), deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), reset: { body.reset() }, consume: body.append)
+            checkRedirects(response, url: url, check: "manifest.redirect", log: log)
+            guard response.status == 200 else {
+                log.add(.fail, "manifest.status", url, "HTTP \(response.status), expected 200")
+                return nil
+            }
+            log.add(.pass, "manifest.status", url, "HTTP 200")
+            guard !response.exceededLimit else {
+                log.add(.fail, "manifest.size", url, "larger than \(options.maxManifestBytes) bytes; refusing to parse it")
+                return nil
+            }
+            log.add(.pass, "manifest.size", url, "\(response.bytesRead) bytes")
+            let contentType = response.headers["content-type"] ?? ""
+            if mediaType(contentType) == "application/json" || mediaType(contentType).hasSuffix("+json") {
+                log.add(.pass, "manifest.content-type", url, contentType)
+            } else {
+                log.add(.fail, "manifest.content-type", url, "'\(contentType)', expected application/json")
+            }
+            if let cacheControl = response.headers["cache-control"] {
+                do {
+                    try CachePolicy.validateManifest(cacheControl)
+                    log.add(.pass, "manifest.cache-control", url, cacheControl)
+                } catch {
+                    log.add(.fail, "manifest.cache-control", url, String(describing: error))
+                }
+            } else {
+                log.add(.fail, "manifest.cache-control", url, "missing: CDNs and devices may cache the manifest heuristically and miss releases and rollbacks")
+            }
+            if let encoding = response.headers["content-encoding"], encoding.lowercased() != "identity" {
+                log.add(.fail, "manifest.content-encoding", url, "\(encoding): the bytes devices receive differ from the published manifest (and its signature)")
+            }
+            data = body.data
+        }
+
+        let facts: ManifestFacts
+        do {
+            facts = try ManifestFacts.read(data, profile: options.profile, source: url)
+        } catch {
+            log.add(.fail, "manifest.parse", url, String(describing: error))
+            return nil
+        }
+        log.add(.pass, "manifest.parse", url, "profile \(facts.profile.rawValue), \(facts.objects.count) objects")
+
+        // URLs: absolute, https, under the expected prefix.
+        let prefixes = options.expectedPrefixes.isEmpty ? [directory(of: url)] : options.expectedPrefixes.map { $0.hasSuffix("/") ? $0 : $0 + "/" }
+        var urlProblems = 0
+        for object in facts.objects {
+            let lower = object.url.lowercased()
+            if !(lower.hasPrefix("https://") || lower.hasPrefix("http://")) || URLParts.path(of: object.url).isEmpty && !lower.contains("://") {
+                log.add(.fail, "manifest.urls", object.url, "\(object.label): not an absolute http(s) URL")
+                urlProblems += 1
+            } else if lower.hasPrefix("http://") && !options.allowHTTP {
+                log.add(.fail, "manifest.urls", object.url, "\(object.label): plain http (iOS App Transport Security refuses it; --allow-http for local tests)")
+                urlProblems += 1
+            } else if !prefixes.contains(where: { object.url.hasPrefix($0) }) {
+                if options.allowExternalURLs {
+                    log.add(.warn, "manifest.urls", object.url, "\(object.label): outside \(prefixes.joined(separator: ", "))")
+                } else {
+                    log.add(.fail, "manifest.urls", object.url, "\(object.label): outside the expected prefix \(prefixes.joined(separator: ", ")) (--allow-external-urls to accept)")
+                    urlProblems += 1
+                }
+            }
+        }
+        if urlProblems == 0 { log.add(.pass, "manifest.urls", url, "\(facts.objects.count) URLs under \(prefixes.joined(separator: ", "))") }
+
+        if let expiresAt = facts.expiresAt {
+            if let expiry = parseTimestamp(expiresAt) {
+                if expiry <= options.now {
+                    log.add(.fail, "manifest.expiry", url, "expired at \(expiresAt)")
+                } else if expiry.timeIntervalSince(options.now) < options.expiryWarning {
+                    log.add(.warn, "manifest.expiry", url, "expires soon, at \(expiresAt): re-sign it")
+                } else {
+                    log.add(.pass, "manifest.expiry", url, "valid until \(expiresAt)")
+                }
+            } else {
+                log.add(.fail, "manifest.expiry", url, "expires_at '\(expiresAt)' is not an RFC 3339 time")
+            }
+        }
+        if let statePath = options.statePath {
+            if let sequence = facts.sequence {
+                do {
+                    if let seen = try SequenceState.highest(for: url, in: statePath), sequence < seen {
+                        log.add(.fail, "manifest.sequence", url, "sequence \(sequence) is lower than \(seen), seen before: an old manifest is being served (rollback attack or stale cache)")
+                    } else {
+                        log.add(.pass, "manifest.sequence", url, "sequence \(sequence)")
+                    }
+                } catch {
+                    log.add(.fail, "manifest.sequence", url, "cannot read state file \(statePath): \(error)")
+                }
+            } else {
+                log.add(.warn, "manifest.sequence", url, "profile \(facts.profile.rawValue) has no sequence to check")
+            }
+        }
+        return facts
+    }
+
+    // MARK: - The objects
+
+    private func checkObjects(_ facts: ManifestFacts, manifestURL: String, deadline: Date, log: CheckLog) async {
+        // The same URL can be named twice (an unchanged model is also its own rollback target).
+        var seen = Set<String>()
+        let objects = facts.objects.filter { seen.insert($0.url).inserted }
+        let total = objects.reduce(Int64(0)) { $0 + ($1.size ?? $1.approximateSize?.bytes ?? 0) }
+        let progress: ProgressReporter? = options.showProgress ? TerminalProgressBar(label: "verifying \(objects.count) objects", total: total) : nil
+        defer { progress?.finish() }
+        // Objects are checked concurrently; their results are reported in manifest order.
+        var results = [[VerifyCheck]](repeating: [], count: objects.count)
+        await withTaskGroup(of: (Int, [VerifyCheck]).self) { group in
+            var next = 0
+            func start() {
+                guard next < objects.count else { return }
+                let index = next
+                let object = objects[index]
+                next += 1
+                group.addTask {
+                    let objectLog = CheckLog()
+                    await self.checkObject(object, profile: facts.profile, deadline: deadline, progress: progress, log: objectLog)
+                    return (index, objectLog.checks)
+                }
+            }
+            for _ in 0..<max(1, options.jobs) { start() }
+            while let (index, checks) = await group.next() {
+                results[index] = checks
+                start()
+            }
+        }
+        for checks in results { log.append(checks) }
+    }
+
+    private func checkObject(_ object: ExpectedObject, profile: ManifestProfile, deadline: Date, progress: ProgressReporter?, log: CheckLog) async {
+        let url = object.url
+        let label = object.label
+        let promised = object.size ?? object.approximateSize.map { $0.bytes + $0.tolerance }
+        // Never read more than one byte past what the manifest promised.
+        let limit = promised.map { $0 + 1 } ?? (64 << 30)
+        let objectDeadline = min(deadline, Date().addingTimeInterval(options.requestTimeout + Double(promised ?? 0) / options.minimumSpeed))
+        let sink = HashingSink(progress: progress)
+        let response: FetchResponse
+        do {
+            response = try await fetchWithRetries(url, range: nil, limit: limit, deadline: objectDeadline, reset: { sink.reset() }, consume: sink.append)
+        } catch {
+            log.add(.fail, "artifact.fetch", url, "\(label): \(error)")
+            return
+        }
+        checkRedirects(response, url: url, check: "artifact.redirect", log: log)
+        guard response.status == 200 else {
+            log.add(.fail, "artifact.status", url, "\(label): HTTP \(response.status), expected 200")
+            return
+        }
+        log.add(.pass, "artifact.status", url, "\(label): HTTP 200")
+        let digest = sink.finish()
+
+        if let encoding = response.headers["content-encoding"], encoding.lowercased() != "identity" {
+            log.add(.fail, "artifact.content-encoding", url, "\(label): \(encoding): devices would hash encoded bytes or lose Range resumption; serve it as stored")
+        }
+        let contentLength = response.headers["content-length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
+        if let size = object.size {
+            if response.exceededLimit {
+                log.add(.fail, "artifact.size", url, "\(label): more than the \(size) bytes the manifest promises (stopped reading at \(size + 1))")
+            } else if response.bytesRead != size {
+                log.add(.fail, "artifact.size", url, "\(label): \(response.bytesRead) bytes, manifest says \(size)")
+            } else {
+                log.add(.pass, "artifact.size", url, "\(label): \(size) bytes")
+            }
+            if let contentLength, contentLength != size {
+                log.add(.fail, "artifact.content-length", url, "\(label): Content-Length \(contentLength), manifest says \(size)")
+            } else if contentLength == nil {
+                log.add(.warn, "artifact.content-length", url, "\(label): no Content-Length: devices cannot show progress")
+            } else {
+                log.add(.pass, "artifact.content-length", url, "\(label): \(size)")
+            }
+        } else if let approximate = object.approximateSize {
+            if response.exceededLimit || abs(response.bytesRead - approximate.bytes) > approximate.tolerance {
+                log.add(.fail, "artifact.size", url, "\(label): \(response.exceededLimit ? "more than \(approximate.bytes + approximate.tolerance)" : String(response.bytesRead)) bytes, the manifest's size_mb says about \(approximate.bytes)")
+            } else {
+                log.add(.pass, "artifact.size", url, "\(label): \(response.bytesRead) bytes, matches size_mb")
+            }
+            if contentLength == nil { log.add(.warn, "artifact.content-length", url, "\(label): no Content-Length: devices cannot show progress") }
+            else if contentLength != response.bytesRead { log.add(.fail, "artifact.content-length", url, "\(label): Content-Length \(contentLength!), body \(response.bytesRead) bytes") }
+        } else if contentLength == nil {
+            log.add(.warn, "artifact.content-length", url, "\(label): no Content-Length: devices cannot show progress")
+        }
+
+        if let expected = object.sha256 {
+            if response.exceededLimit {
+                log.add(.fail, "artifact.sha256", url, "\(label): not checked, the body is longer than promised")
+            } else if digest.hex == expected {
+                log.add(.pass, "artifact.sha256", url, "\(label): \(expected)")
+            } else {
+                log.add(.fail, "artifact.sha256", url, "\(label): got \(digest.hex), manifest says \(expected)")
+            }
+        } else if profile == .latest, let name = url.split(separator: "/").last,
+                  String(name.prefix(36)) == Self.uuidForm(digest) {
+            log.add(.pass, "artifact.sha256", url, "\(label): file name matches its content (\(digest.hex))")
+        } else {
+            log.add(.warn, "artifact.sha256", url, "\(label): the manifest carries no hash for it; its integrity cannot be checked (sha256 \(digest.hex))")
+        }
+
+        // Caching: artifacts never change under their URL.
+        let cacheControl = response.headers["cache-control"] ?? ""
+        let directives = Set(cacheControl.lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        let maxAge = directives.compactMap { d -> Int? in d.hasPrefix("max-age=") ? Int(d.dropFirst(8)) : nil }.first ?? 0
+        if directives.contains("no-store") || directives.contains("no-cache") || maxAge < 86_400 {
+            log.add(.fail, "artifact.cache-control", url, "\(label): '\(cacheControl)', expected long-lived (\(CachePolicy.immutable))")
+        } else if !directives.contains("immutable") {
+            log.add(.warn, "artifact.cache-control", url, "\(label): '\(cacheControl)' lacks immutable: caches will revalidate an object that never changes")
+        } else {
+            log.add(.pass, "artifact.cache-control", url, "\(label): \(cacheControl)")
+        }
+        let contentType = response.headers["content-type"] ?? ""
+        let expectedType = object.contentType ?? ContentType.forArtifact(named: String(url.split(separator: "/").last ?? ""))
+        if mediaType(contentType) == mediaType(expectedType) {
+            log.add(.pass, "artifact.content-type", url, "\(label): \(contentType)")
+        } else if object.contentType == nil && mediaType(contentType) != "text/html" && !contentType.isEmpty {
+            log.add(.warn, "artifact.content-type", url, "\(label): '\(contentType)', expected \(expectedType)")
+        } else {
+            log.add(.fail, "artifact.content-type", url, "\(label): '\(contentType)', expected \(expectedType)")
+        }
+
+        // Devices resume interrupted downloads with Range requests.
+        let size = response.bytesRead
+        if size > 0 {
+            let end = min(size, 100) - 1
+            let rangeBody = ByteCollector()
+            do {
+                let ranged = try await fetchWithRetries(url, range: 0...end, limit: end + 2, deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), reset: { rangeBody.reset() }, consume: rangeBody.append)
+                if ranged.status == 206 && ranged.bytesRead == end + 1 && Array(rangeBody.data) == sink.prefix(Int(end + 1)) {
+                    log.add(.pass, "artifact.range", url, "\(label): 206 for bytes 0-\(end)")
+                } else if ranged.status == 206 {
+                    log.add(.fail, "artifact.range", url, "\(label): 206 but \(ranged.bytesRead) bytes that differ from the object's first \(end + 1)")
+                } else {
+                    log.add(.fail, "artifact.range", url, "\(label): HTTP \(ranged.status) for bytes 0-\(end), expected 206: interrupted downloads restart from zero")
+                }
+            } catch {
+                log.add(.fail, "artifact.range", url, "\(label): \(error)")
+            }
+        }
+
+        // A zip is unpacked on the device: it must be safe to unpack.
+        if mediaType(expectedType) == "application/zip" || url.lowercased().hasSuffix(".zip"), !response.exceededLimit {
+            let bytes = RangedHTTPBytes(fetcher: fetcher, url: url, size: size, deadline: deadline)
+            do {
+                let inspection = try await ZipInspector.inspect(bytes)
+                if inspection.problems.isEmpty {
+                    log.add(.pass, "artifact.zip", url, "\(label): \(inspection.entries.count) entries, \(inspection.totalUncompressedSize) bytes unpacked, no unsafe entries")
+                } else {
+                    for problem in inspection.problems { log.add(.fail, "artifact.zip", url, "\(label): \(problem)") }
+                }
+            } catch {
+                log.add(.fail, "artifact.zip", url, "\(label): \(error)")
+            }
+        }
+    }
+
+    private func checkRedirects(_ response: FetchResponse, url: String, check: String, log: CheckLog) {
+        guard !response.redirects.isEmpty else { return }
+        let downgrade = response.redirects.contains { hop in
+            let parts = hop.components(separatedBy: " -> ")
+            return parts.count == 2 && parts[0].lowercased().contains("https://") && parts[1].lowercased().hasPrefix("http://")
+        }
+        if downgrade {
+            log.add(.fail, check, url, "redirected from https to http: \(response.redirects.joined(separator: "; "))")
+        } else {
+            log.add(.warn, check, url, "redirected (\(response.redirects.count)): \(response.redirects.joined(separator: "; "))")
+        }
+    }
+
+    /// Retries 5xx answers and transport errors with exponential backoff and jitter.
+    func fetchWithRetries(
+        _ url: String, range: ClosedRange<Int64>?, limit: Int64, deadline: Date,
+        reset: @escaping @Sendable () -> Void,
+        consume: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Void
+    ) async throws -> FetchResponse {
+        var attempt = 0
+        while true {
+            reset()
+            do {
+                let response = try await fetcher.fetch(url, range: range, limit: limit, deadline: deadline, consume: consume)
+                if response.status >= 500 && attempt < options.retries && Date() < deadline {
+                    attempt += 1
+                    try await backoff(attempt, deadline: deadline)
+                    continue
+                }
+                return response
+            } catch let error as FetchError where error.isTransient && attempt < options.retries && Date() < deadline {
+                if case .timedOut = error { throw error }  // the deadline is spent; retrying cannot help
+                attempt += 1
+                try await backoff(attempt, deadline: deadline)
+            }
+        }
+    }
+
+    private func backoff(_ attempt: Int, deadline: Date) async throws {
+        let delay = min(0.25 * pow(2, Double(attempt - 1)) + Double.random(in: 0...0.1), max(0, deadline.timeIntervalSinceNow))
+        try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
+    }
+
+    /// `c0ffee…` → the UUID-shaped name the latest profile gives content-addressed files.
+    static func uuidForm(_ digest: SHA256Digest) -> String {
+        let hex = Array(digest.hex.prefix(32))
+        return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(hex[$0]) }.joined(separator: "-")
+    }
+}
+
+/// `application/json; charset=utf-8` → `application/json`.
+func mediaType(_ contentType: String) -> String {
+    contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+}
+
+/// `https://h/a/manifest.json` → `https://h/a/`.
+func directory(of url: String) -> String {
+    guard let slash = url.lastIndex(of: "/") else { return url }
+    return String(url[...slash])
+}
+
+/// Parses RFC 3339 times as modelcast writes them (with or without fractional seconds).
+func parseTimestamp(_ text: String) -> Date? {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime]
+    if let date = formatter.date(from: text) { return date }
+    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    return formatter.date(from: text)
+}
+
+/// Thread-safe list of checks, in the order they were made.
+final class CheckLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private(set) var checks: [VerifyCheck] = []
+
+    func add(_ status: VerifyCheck.Status, _ check: String, _ subject: String, _ detail: String) {
+        lock.lock()
+        checks.append(VerifyCheck(status: status, check: check, subject: subject, detail: detail))
+        lock.unlock()
+    }
+
+    func append(_ more: [VerifyCheck]) {
+        lock.lock()
+        checks += more
+        lock.unlock()
+    }
+
+    var failures: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return checks.filter { $0.status == .fail }.count
+    }
+}
+
+/// Collects a small body.
+final class ByteCollector: @unchecked Sendable {
+    private let lock = NSLock()
+    private var bytes = Data()
+
+    @Sendable func append(_ chunk: UnsafeRawBufferPointer) throws {
+        lock.lock()
+        bytes.append(contentsOf: chunk)
+        lock.unlock()
+    }
+
+    @Sendable func reset() {
+        lock.lock()
+        bytes.removeAll()
+        lock.unlock()
+    }
+
+    var data: Data {
+        lock.lock()
+        defer { lock.unlock() }
+        return bytes
+    }
+}
+
+/// Hashes a streamed body (restartable for retries) and keeps its first bytes.
+final class HashingSink: @unchecked Sendable {
+    private let lock = NSLock()
+    private var hasher = try! SHA256Hasher()
+    private var head: [UInt8] = []
+    private let progress: ProgressReporter?
+
+    init(progress: ProgressReporter?) { self.progress = progress }
+
+    @Sendable func append(_ chunk: UnsafeRawBufferPointer) throws {
+        lock.lock()
+        hasher.update(chunk)
+        if head.count < 1024 { head.append(contentsOf: chunk.prefix(1024 - head.count)) }
+        lock.unlock()
+        progress?.advance(by: chunk.count)
+    }
+
+    @Sendable func reset() {
+        lock.lock()
+        hasher = try! SHA256Hasher()
+        head = []
+        lock.unlock()
+    }
+
+    func finish() -> SHA256Digest {
+        lock.lock()
+        defer { lock.unlock() }
+        return hasher.finalize()
+    }
+
+    func prefix(_ count: Int) -> [UInt8] {
+        lock.lock()
+        defer { lock.unlock() }
+        return Array(head.prefix(count))
+    }
+}
+
+/// An object read piecewise with Range requests (for the zip central directory).
+struct RangedHTTPBytes: RandomAccessBytes {
+    let fetcher: any ObjectFetcher
+    let url: String
+    let size: Int64
+    let deadline: Date
+    var name: String { url }
+
+    func read(offset: Int64, count: Int) async throws -> [UInt8] {
+        guard count > 0, offset < size else { return [] }
+        let end = min(size, offset + Int64(count)) - 1
+        let body = ByteCollector()
+        let response = try await fetcher.fetch(url, range: offset...end, limit: end - offset + 1, deadline: deadline, consume: body.append)
+        guard response.status == 206 || (response.status == 200 && offset == 0) else {
+            throw FetchError.transport(url: url, message: "HTTP \(response.status) for bytes \(offset)-\(end)")
+        }
+        return Array(body.data)
+    }
+}
+
+/// The highest manifest sequence seen per URL, kept in a small JSON file.
+enum SequenceState {
+    struct Entry: Codable {
+        var sequence: Int64
+        var seen_at: String
+    }
+
+    static func load(_ path: String) throws -> [String: Entry] {
+        guard let data = FileManager.default.contents(atPath: path) else { return [:] }
+        return try JSONDecoder().decode([String: Entry].self, from: data)
+    }
+
+    static func highest(for url: String, in path: String) throws -> Int64? {
+        try load(path)[url]?.sequence
+    }
+
+    static func record(_ sequence: Int64, for url: String, in path: String, at date: Date) throws {
+        var state = try load(path)
+        if let existing = state[url], existing.sequence >= sequence { return }
+        state[url] = Entry(sequence: sequence, seen_at: Publisher.timestamp(date))
+        let file = try AtomicFile(destination: path)
+        try Data(try JSONOutput.encode(state).utf8).withUnsafeBytes { try file.descriptor.writeAll($0) }
+        try file.commit(durable: true)
+    }
+}

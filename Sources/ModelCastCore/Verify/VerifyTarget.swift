@@ -1,0 +1,43 @@
+import Foundation
+
+/// What `verify SOURCE` points at: a URL, a published directory, or a local manifest file.
+public struct VerifyTarget: Sendable {
+    /// The manifest's URL (for a directory, where it will be served).
+    public let manifestURL: String
+    /// Set for a published directory: objects are read from disk.
+    public let directory: DirectoryFetcher?
+    /// Set for a local manifest file: its bytes.
+    public let localManifest: Data?
+
+    /// True when objects are fetched over HTTP.
+    public var isHTTP: Bool { directory == nil }
+
+    /// Works out the kind of SOURCE and checks what it needs.
+    public static func resolve(_ source: String, baseURLs: [String], manifestKey: String) throws -> VerifyTarget {
+        let lower = source.lowercased()
+        if lower.hasPrefix("https://") || lower.hasPrefix("http://") {
+            return VerifyTarget(manifestURL: source, directory: nil, localManifest: nil)
+        }
+        if lower.hasPrefix("s3://") {
+            throw ModelCastError.usage("verifying \(source) through the S3 API is not supported yet; verify its public manifest URL")
+        }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) else {
+            throw ModelCastError.notFound(path: source)
+        }
+        if isDirectory.boolValue {
+            try validateKey(manifestKey)
+            let fetcher = try DirectoryFetcher(root: source, baseURL: baseURLs.first)
+            return VerifyTarget(manifestURL: fetcher.baseURL + "/" + URLParts.percentEncodedPath(manifestKey), directory: fetcher, localManifest: nil)
+        }
+        guard let base = baseURLs.first else {
+            throw ModelCastError.usage("verifying a local manifest file needs --base-url: the URL it will be served under")
+        }
+        try PublishRequest.validateBaseURL(base)
+        guard let data = FileManager.default.contents(atPath: source) else {
+            throw ModelCastError.unreadable(path: source, reason: errnoDescription())
+        }
+        let name = (source as NSString).lastPathComponent
+        return VerifyTarget(manifestURL: (base.hasSuffix("/") ? base : base + "/") + URLParts.percentEncodedPath(name), directory: nil, localManifest: data)
+    }
+}

@@ -1,0 +1,49 @@
+import ArgumentParser
+import Foundation
+import ModelCastCore
+
+extension ModelCast {
+    struct Serve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Serve a published directory locally with the headers its hosting files declare.",
+            discussion: """
+                A preview of the CDN for local testing and examples: only the published objects are \
+                served (manifest, artifacts, history), each with the Cache-Control and Content-Type from \
+                DIR/_modelcast/objects.json, with HEAD, Range and ETag support. Requests are logged to \
+                standard error; standard output gets the base URL once the server listens. It binds to \
+                127.0.0.1 by default and is not meant to face the internet. Stop it with Ctrl-C.
+                """
+        )
+
+        @Argument(help: "The published directory.")
+        var directory: String
+
+        @Option(help: "Port to listen on (0 picks a free one).")
+        var port = 8080
+
+        @Option(help: "Address to bind (default 127.0.0.1, loopback only).")
+        var host = "127.0.0.1"
+
+        @Option(help: "URL path to serve under (default: the path of the base URL it was published with).")
+        var basePath: String?
+
+        func validate() throws {
+            guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535, got \(port)") }
+            if let basePath, !basePath.isEmpty, !basePath.hasPrefix("/") {
+                throw ValidationError("--base-path must start with /, got '\(basePath)'")
+            }
+        }
+
+        func run() async throws {
+            if !["127.0.0.1", "::1", "localhost"].contains(host) {
+                printError("warning: serving on \(host), not loopback: this preview server is not hardened for the internet")
+            }
+            let base = basePath.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
+            let server = try PreviewServer(root: directory, host: host, port: port, basePath: base, log: { printError($0) })
+            try await server.run { url in
+                FileHandle.standardOutput.write(Data((url + "\n").utf8))
+                printError("serving \(directory) at \(url) (Ctrl-C to stop)")
+            }
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import ArgumentParser
+import Foundation
+import ModelCastCore
+
+extension ModelCast {
+    struct Verify: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Re-download what a manifest names, as a device would, and check every byte and header.",
+            discussion: """
+                SOURCE is one of:
+                  https://host/prefix/manifest.json   the live manifest (http:// only with --allow-http)
+                  DIR                                 a published directory, before it is synced: objects are \
+                read from disk, headers from DIR/_modelcast/objects.json
+                  FILE.json --base-url URL            a manifest not yet live: its objects are fetched from the host
+
+                Manifest: HTTP 200, size cap, JSON Content-Type, Cache-Control not long-lived, every URL \
+                absolute, https and under the expected prefix, expires_at not past, sequence not lower \
+                than seen before (--state).
+                Each artifact and rollback target: HTTP 200 with no https→http redirect, Content-Length \
+                and streamed SHA-256 as promised (reading stops one byte past the promised size), no \
+                Content-Encoding, long-lived immutable Cache-Control, the right Content-Type, a 206 for \
+                a Range request, and for zips a central directory safe to unpack.
+                Exit status 0 only when every check passes (warnings pass unless --strict).
+                """
+        )
+
+        @Argument(help: ArgumentHelp("Manifest URL, published directory, or local manifest file.", valueName: "SOURCE"))
+        var source: String
+
+        @Option(help: ArgumentHelp("URL the objects must live under (repeatable); for a local manifest file, where it will be served.", valueName: "URL"))
+        var baseURL: [String] = []
+
+        @Option(help: "Read the manifest as this profile instead of detecting it.")
+        var profile: ManifestProfile?
+
+        @Option(help: "Manifest key inside a published directory (default: manifest.json).")
+        var manifestKey = "manifest.json"
+
+        @Flag(help: "Accept http:// URLs (local testing; iOS refuses plain http).")
+        var allowHTTP = false
+
+        @Flag(help: "Accept object URLs outside the expected prefix.")
+        var allowExternalURLs = false
+
+        @Option(help: "Deadline for the whole run, in seconds.")
+        var timeout: Double = 600
+
+        @Option(help: "Deadline for the manifest and each small request, in seconds.")
+        var requestTimeout: Double = 30
+
+        @Option(help: "Retries for 5xx answers, timeouts and dropped connections.")
+        var retries = 3
+
+        @Option(help: "Downloads in flight at once.")
+        var jobs = 4
+
+        @Option(help: ArgumentHelp("JSON file keeping the highest sequence seen per manifest; a lower one fails.", valueName: "FILE"))
+        var state: String?
+
+        @Flag(help: "Fail on warnings too.")
+        var strict = false
+
+        @Flag(help: "Print a JSON report instead of a table.")
+        var json = false
+
+        func validate() throws {
+            guard timeout > 0, requestTimeout > 0 else { throw ValidationError("--timeout and --request-timeout must be positive") }
+            guard retries >= 0, retries <= 10 else { throw ValidationError("--retries must be between 0 and 10, got \(retries)") }
+            guard jobs >= 1, jobs <= 64 else { throw ValidationError("--jobs must be between 1 and 64, got \(jobs)") }
+        }
+
+        func run() async throws {
+            var options = VerifyOptions()
+            options.profile = profile
+            options.allowHTTP = allowHTTP
+            options.allowExternalURLs = allowExternalURLs
+            options.expectedPrefixes = baseURL
+            options.timeout = timeout
+            options.requestTimeout = requestTimeout
+            options.retries = retries
+            options.jobs = jobs
+            options.statePath = state
+            options.strict = strict
+            options.showProgress = !json
+
+            let target = try VerifyTarget.resolve(source, baseURLs: baseURL, manifestKey: manifestKey)
+            if target.isHTTP, !allowHTTP, target.manifestURL.lowercased().hasPrefix("http://") {
+                throw ValidationError("\(target.manifestURL) is plain http: pass --allow-http to verify a local test server")
+            }
+            let http = HTTPFetcher(idleTimeout: min(requestTimeout, 15))
+            let fetcher: any ObjectFetcher = target.directory.map { $0 as any ObjectFetcher } ?? http
+            if let directory = target.directory, options.expectedPrefixes.isEmpty {
+                options.expectedPrefixes = [directory.baseURL]
+            }
+            let report = await Verifier(fetcher: fetcher, options: options).verify(manifestURL: target.manifestURL, localManifest: target.localManifest)
+            await http.shutdown()
+            print(json ? try JSONOutput.encode(report) : report.text, terminator: "")
+            if !report.passed { throw ExitCode.failure }
+        }
+    }
+}
