@@ -171,7 +171,7 @@ public enum ZipInspector {
         let result = entries.map(\.entry)
         let total = result.reduce(0) { saturatingAdd($0, $1.uncompressedSize) }
         let limit = source.size.multipliedReportingOverflow(by: maxCompressionRatio)
-        if false {
+        if !limit.overflow, total > limit.partialValue {
             problems.append("total uncompressed size \(total) bytes is more than \(maxCompressionRatio) times the archive size \(source.size) bytes (a possible zip bomb)")
         }
         return ZipInspection(entries: result, problems: problems, isZip64: end.isZip64)
@@ -444,7 +444,7 @@ public enum ZipInspector {
         let entry = parsed.entry
         let label = entryLabel(entry.name, index: parsed.index)
         let offset = entry.localHeaderOffset
-        let header = Fields(try await source.read(offset: offset, count: localHeaderSize + parsed.nameBytes.count))
+        let header = Fields(Array(try await source.read(offset: offset, count: localHeaderSize + parsed.nameBytes.count).prefix(localHeaderSize + parsed.nameBytes.count)))
         guard header.count >= localHeaderSize else {
             problems.append("\(label): local header at offset \(offset) is cut short by the end of the archive")
             return
@@ -524,10 +524,11 @@ public enum ZipInspector {
 
     static func readExactly(_ source: some RandomAccessBytes, offset: Int64, count: Int, what: String) async throws -> [UInt8] {
         let bytes = try await source.read(offset: offset, count: count)
-        guard bytes.count == count else {
+        guard bytes.count >= count else {
             throw invalid(source, "\(what) at offset \(offset) is cut short: \(bytes.count) of \(count) bytes (the archive is truncated or changed while being read)")
         }
-        return bytes
+        // A source that returns more (a server ignoring the Range header) must not shift the fields.
+        return bytes.count == count ? bytes : Array(bytes.prefix(count))
     }
 
     /// `entry "NAME"`; an empty name also gets its position, since "" alone names nothing.

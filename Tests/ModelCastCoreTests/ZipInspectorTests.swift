@@ -1,0 +1,495 @@
+import Foundation
+import XCTest
+@testable import ModelCastCore
+import ModelCastTestSupport
+
+final class ZipInspectorTests: XCTestCase {
+    // MARK: - Helpers
+
+    private func inspect(_ path: String, maxCentralDirectory: Int = 64 << 20) async throws -> ZipInspection {
+        try await ZipInspector.inspect(FileBytes(path: path), maxCentralDirectory: maxCentralDirectory)
+    }
+
+    /// Runs a Python script file with `arguments` (a file avoids quoting the script for the shell).
+    @discardableResult
+    private func python(_ script: String, _ arguments: String..., in scratch: Scratch) throws -> String {
+        let file = try scratch.write("script-\(UUID().uuidString).py", text: script)
+        return try shell("python3 '\(file)' " + arguments.map { "'\($0)'" }.joined(separator: " "))
+    }
+
+    /// Writes `name` with Python's zipfile; `body` is Python run with the archive open as `zf`.
+    private func craft(_ body: String, in scratch: Scratch, name: String = "crafted.zip", options: String = "") throws -> String {
+        let path = scratch.at(name)
+        let indented = body.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }.joined(separator: "\n")
+        try python("import sys, zipfile\nwith zipfile.ZipFile(sys.argv[1], \"w\"\(options)) as zf:\n\(indented)\n", path, in: scratch)
+        return path
+    }
+
+    private func contents(_ path: String) throws -> [UInt8] { Array(try Data(contentsOf: URL(fileURLWithPath: path))) }
+    private func save(_ bytes: [UInt8], to path: String) throws { try Data(bytes).write(to: URL(fileURLWithPath: path)) }
+    private func u32(_ bytes: [UInt8], _ at: Int) -> Int { (0..<4).reduce(0) { $0 | Int(bytes[at + $1]) << (8 * $1) } }
+    private func put(_ value: Int, width: Int, into bytes: inout [UInt8], at: Int) {
+        for index in 0..<width { bytes[at + index] = UInt8(truncatingIfNeeded: value >> (8 * index)) }
+    }
+
+    /// Each central directory header's name and position, walked from the end record (no zip64, no comment).
+    private func centralHeaders(_ bytes: [UInt8]) -> [(name: String, at: Int)] {
+        var headers: [(name: String, at: Int)] = []
+        var at = u32(bytes, bytes.count - 22 + 16)
+        while u32(bytes, at) == 0x0201_4b50 {
+            let lengths = [28, 30, 32].map { Int(bytes[at + $0]) | Int(bytes[at + $0 + 1]) << 8 }
+            headers.append((String(decoding: bytes[(at + 46)..<(at + 46 + lengths[0])], as: UTF8.self), at))
+            at += 46 + lengths.reduce(0, +)
+        }
+        return headers
+    }
+
+    /// Asserts that inspecting `path` throws `.invalidModel` for format "zip", naming `path`, with `reason` in the reason.
+    private func assertInvalid(_ path: String, reason expected: String, maxCentralDirectory: Int = 64 << 20, file: StaticString = #filePath, line: UInt = #line) async {
+        do {
+            let inspection = try await inspect(path, maxCentralDirectory: maxCentralDirectory)
+            XCTFail("expected an error, got \(inspection.entries.count) entries and problems \(inspection.problems)", file: file, line: line)
+        } catch let error as ModelCastError {
+            guard case .invalidModel(let named, let format, let reason) = error else { return XCTFail("\(error)", file: file, line: line) }
+            XCTAssertEqual(named, path, file: file, line: line)
+            XCTAssertEqual(format, "zip", file: file, line: line)
+            XCTAssertTrue(reason.contains(expected), reason, file: file, line: line)
+            XCTAssertTrue(error.message.contains(path), error.message, file: file, line: line)
+        } catch {
+            XCTFail("unexpected error \(error)", file: file, line: line)
+        }
+    }
+
+    // MARK: - Archives modelcast makes
+
+    func testPackedTreeHasNoProblemsInEitherCompression() async throws {
+        let src = try Scratch(), out = try Scratch()
+        let files: [(String, [UInt8])] = [
+            ("Model.mlpackage/Manifest.json", Array(#"{"rootModelIdentifier":"R","itemInfoEntries":{"R":{"path":"com.apple.CoreML/model.mlmodel"}}}"#.utf8)),
+            ("Model.mlpackage/Data/com.apple.CoreML/model.mlmodel", [0x08, 0x07] + patternBytes(300)),
+            ("Model.mlpackage/Data/com.apple.CoreML/weights/weight.bin", patternBytes(70_000, seed: 9)),
+            ("Model.mlpackage/Data/Caf\u{00E9} \u{65E5}\u{672C}.bin", patternBytes(17, seed: 4)),
+        ]
+        for (path, bytes) in files { try src.write(path, bytes) }
+        let expectedDirectories = [
+            "Model.mlpackage/", "Model.mlpackage/Data/", "Model.mlpackage/Data/com.apple.CoreML/",
+            "Model.mlpackage/Data/com.apple.CoreML/weights/",
+        ]
+        for compression in ZipCompression.allCases {
+            let result = try Packer().pack(src.at("Model.mlpackage"), options: PackOptions(output: out.at("\(compression).zip"), compression: compression))
+            let inspection = try await inspect(result.path)
+            XCTAssertEqual(inspection.problems, [], "\(compression)")
+            XCTAssertFalse(inspection.isZip64)
+            let byName = Dictionary(uniqueKeysWithValues: inspection.entries.map { ($0.name, $0) })
+            XCTAssertEqual(Set(byName.keys), Set(files.map(\.0) + expectedDirectories))
+            for (path, bytes) in files {
+                let entry = try XCTUnwrap(byName[path], path)
+                XCTAssertEqual(entry.uncompressedSize, Int64(bytes.count), path)
+                XCTAssertFalse(entry.isDirectory || entry.isSymlink || entry.isEncrypted, path)
+                XCTAssertEqual(entry.unixMode, 0o100644, path)
+                XCTAssertEqual(entry.method, compression == .store ? 0 : 8, path)
+                if compression == .store { XCTAssertEqual(entry.compressedSize, entry.uncompressedSize, path) }
+            }
+            for path in expectedDirectories {
+                let entry = try XCTUnwrap(byName[path], path)
+                XCTAssertTrue(entry.isDirectory, path)
+                XCTAssertEqual(entry.uncompressedSize, 0, path)
+            }
+            XCTAssertEqual(inspection.totalUncompressedSize, Int64(files.reduce(0) { $0 + $1.1.count }))
+            XCTAssertEqual(inspection.entries.map(\.localHeaderOffset).min(), 0)
+        }
+    }
+
+    func testPackedExampleMLPackageHasNoProblems() async throws {
+        let out = try Scratch()
+        let model = repositoryRoot + "/examples/models/TinyClassifier.mlpackage"
+        let result = try Packer().pack(model, options: PackOptions(output: out.path + "/"))
+        let inspection = try await inspect(result.path)
+        XCTAssertEqual(inspection.problems, [])
+        XCTAssertEqual(inspection.entries.filter { !$0.isDirectory }.count, result.files)
+        XCTAssertTrue(inspection.entries.allSatisfy { $0.name.hasPrefix("TinyClassifier.mlpackage/") })
+        var total: Int64 = 0
+        for case let relative as String in FileManager.default.enumerator(atPath: model)! {
+            let attributes = try FileManager.default.attributesOfItem(atPath: model + "/" + relative)
+            if attributes[.type] as? FileAttributeType == .typeRegular { total += (attributes[.size] as! NSNumber).int64Value }
+        }
+        XCTAssertEqual(inspection.totalUncompressedSize, total)
+    }
+
+    // MARK: - Unsafe names and types
+
+    func testNamesThatEscapeOrMeanSomethingElseOnWindows() async throws {
+        let scratch = try Scratch()
+        let cases: [(python: String, problems: [String])] = [
+            (#""../evil.txt""#, [#"entry "../evil.txt": path escapes the archive ("..")"#]),
+            (#""Model/../../evil.txt""#, [#"entry "Model/../../evil.txt": path escapes the archive ("..")"#]),
+            (#""/etc/passwd""#, [#"entry "/etc/passwd": absolute path (leading "/")"#]),
+            (#""a\\b.txt""#, [#"entry "a\b.txt": backslash in name (a path separator on Windows)"#]),
+            (#""C:evil""#, [#"entry "C:evil": Windows drive prefix ("C:")"#]),
+            (#""ok\\..\\..\\evil""#, [
+                #"entry "ok\..\..\evil": backslash in name (a path separator on Windows)"#,
+                #"entry "ok\..\..\evil": path escapes the archive ("..")"#,
+            ]),
+            (#""bell\x1b[31m.txt""#, [#"entry "bell\u{1B}[31m.txt": control character U+001B in name"#]),
+        ]
+        for (index, testCase) in cases.enumerated() {
+            let zip = try craft("zf.writestr(\(testCase.python), b\"payload\")", in: scratch, name: "case\(index).zip")
+            let inspection = try await inspect(zip)
+            XCTAssertEqual(inspection.entries.count, 1, testCase.python)
+            XCTAssertEqual(inspection.problems, testCase.problems, testCase.python)
+        }
+    }
+
+    func testSymlinksAndSpecialFiles() async throws {
+        let scratch = try Scratch()
+        let zip = try craft(#"""
+            link = zipfile.ZipInfo("Model/weights.bin")
+            link.create_system = 3
+            link.external_attr = 0o120777 << 16
+            zf.writestr(link, "/etc/passwd")
+            fifo = zipfile.ZipInfo("Model/pipe")
+            fifo.create_system = 3
+            fifo.external_attr = 0o010644 << 16
+            zf.writestr(fifo, "")
+            zf.writestr("Model/real.bin", b"data")
+            """#, in: scratch)
+        let inspection = try await inspect(zip)
+        XCTAssertEqual(inspection.problems, [
+            #"entry "Model/weights.bin": symbolic link (mode 0o120777)"#,
+            #"entry "Model/pipe": not a regular file or directory (FIFO, mode 0o10644)"#,
+        ])
+        XCTAssertEqual(inspection.entries.map(\.isSymlink), [true, false, false])
+    }
+
+    func testDuplicateNamesExactAndAfterNormalisationAndCaseFolding() async throws {
+        let scratch = try Scratch()
+        let exact = try craft(#"""
+            zf.writestr("a.txt", b"first")
+            zf.writestr("a.txt", b"second")
+            """#, in: scratch, name: "exact.zip")
+        let exactProblems = try await inspect(exact).problems
+        XCTAssertEqual(exactProblems, [#"entry "a.txt": duplicate name (same as entry #1)"#])
+
+        let folded = try craft(#"""
+            zf.writestr("Foo.bin", b"1")
+            zf.writestr("foo.bin", b"2")
+            zf.writestr("Caf\u00e9.bin", b"3")
+            zf.writestr("Cafe\u0301.bin", b"4")
+            zf.writestr("dir/", b"")
+            zf.writestr("DIR", b"5")
+            """#, in: scratch, name: "folded.zip")
+        let inspection = try await inspect(folded)
+        let tail = " after Unicode NFC normalisation and lowercasing (they would overwrite each other on a case-insensitive file system)"
+        XCTAssertEqual(inspection.problems, [
+            #"entry "foo.bin": collides with "Foo.bin""# + tail,
+            "entry \"Cafe\u{0301}.bin\": collides with \"Caf\u{00E9}.bin\"" + tail,
+            #"entry "DIR": collides with "dir/""# + tail,
+        ])
+        // The two spellings of "Café" stay distinct in the entries (bytes differ).
+        XCTAssertEqual(inspection.entries.map { Array($0.name.utf8) }.filter { $0.first == UInt8(ascii: "C") }.count, 2)
+    }
+
+    func testEncryptedEntry() async throws {
+        let scratch = try Scratch()
+        let zip = try craft(#"""
+            zf.writestr("plain.bin", b"visible")
+            zf.writestr("secret.bin", b"hidden")
+            zf.infolist()[-1].flag_bits |= 1  # zipfile resets flags while writing; set it for the central directory
+            """#, in: scratch)
+        let inspection = try await inspect(zip)
+        XCTAssertEqual(inspection.problems, [#"entry "secret.bin": encrypted (general purpose flag bit 0)"#])
+        XCTAssertEqual(inspection.entries.map(\.isEncrypted), [false, true])
+    }
+
+    // MARK: - Archives that do not parse, or whose sizes do not add up
+
+    func testTruncatedAndNonZipFilesAreRefusedNamingTheSource() async throws {
+        let scratch = try Scratch()
+        let zip = try craft(#"zf.writestr("a.bin", b"x" * 100)"#, in: scratch)
+        let whole = try contents(zip)
+        for dropped in [1, 10, 22, 60] {
+            let path = scratch.at("cut\(dropped).zip")
+            try save(Array(whole.dropLast(dropped)), to: path)
+            await assertInvalid(path, reason: "no end of central directory record in the last \(whole.count - dropped) bytes")
+        }
+        let tiny = try scratch.write("tiny.zip", [0x50, 0x4b, 0x05, 0x06])
+        await assertInvalid(tiny, reason: "4 bytes is too short for a zip archive")
+        await assertInvalid(repositoryRoot + "/examples/models/tiny-llm.gguf", reason: "no end of central directory record")
+        let directorySize = u32(whole, whole.count - 22 + 12)
+        XCTAssertEqual(directorySize, 46 + "a.bin".utf8.count)
+        await assertInvalid(zip, reason: "central directory is \(directorySize) bytes, more than the limit of \(directorySize - 1) bytes", maxCentralDirectory: directorySize - 1)
+
+        do {
+            _ = try FileBytes(path: scratch.at("missing.zip"))
+            XCTFail("opened a missing file")
+        } catch let error as ModelCastError {
+            XCTAssertEqual(error, .notFound(path: scratch.at("missing.zip")))
+        }
+        do {
+            _ = try FileBytes(path: scratch.path)
+            XCTFail("opened a directory")
+        } catch let error as ModelCastError {
+            XCTAssertEqual(error, .invalidModel(path: scratch.path, format: "zip", reason: "a directory, not a zip archive"))
+        }
+    }
+
+    func testEntryCountThatDisagreesWithTheCentralDirectory() async throws {
+        let scratch = try Scratch()
+        let zip = try craft(#"""
+            for i in range(3):
+                zf.writestr(f"entries/with-a-fairly-long-name-number-{i}.bin", b"x" * 10)
+            """#, in: scratch)
+        var bytes = try contents(zip)
+        let end = bytes.count - 22
+        let directorySize = u32(bytes, end + 12)
+        let capacity = directorySize / 46
+        XCTAssertGreaterThanOrEqual(capacity, 5)
+        put(5, width: 2, into: &bytes, at: end + 8)
+        put(5, width: 2, into: &bytes, at: end + 10)
+        try save(bytes, to: zip)
+        let inspection = try await inspect(zip)
+        XCTAssertEqual(inspection.problems, ["end of central directory says 5 entries, but the central directory holds 3"])
+        XCTAssertEqual(inspection.entries.count, 3)
+
+        put(capacity + 1, width: 2, into: &bytes, at: end + 8)
+        put(capacity + 1, width: 2, into: &bytes, at: end + 10)
+        try save(bytes, to: zip)
+        await assertInvalid(zip, reason: "claims \(capacity + 1) entries, more than a \(directorySize)-byte central directory can hold (at most \(capacity))")
+    }
+
+    func testOffsetsAndSizesThatDoNotAddUp() async throws {
+        let scratch = try Scratch()
+        let zip = try craft(#"""
+            zf.writestr("a.bin", b"a" * 100)
+            zf.writestr("b.bin", b"b" * 100)
+            """#, in: scratch)
+        let original = try contents(zip)
+        let end = original.count - 22
+        let directory = u32(original, end + 16)
+        let second = directory + 46 + "a.bin".utf8.count  // Python writes no extra fields here
+        XCTAssertEqual(u32(original, second), 0x0201_4b50)
+        let secondOffset = u32(original, second + 42)
+        let clean = try await inspect(zip)
+        XCTAssertEqual(clean.problems, [])
+        XCTAssertEqual(clean.entries.map(\.localHeaderOffset), [0, Int64(secondOffset)])
+
+        func problems(_ patch: (inout [UInt8]) -> Void) async throws -> [String] {
+            var bytes = original
+            patch(&bytes)
+            let path = scratch.at("patched.zip")
+            try save(bytes, to: path)
+            return try await inspect(path).problems
+        }
+
+        let beyond = try await problems { put(directory + 7, width: 4, into: &$0, at: second + 42) }
+        XCTAssertEqual(beyond, [#"entry "b.bin": local header offset \#(directory + 7) is beyond the central directory start \#(directory)"#])
+
+        // Both central directory entries point at the first local header.
+        let shared = try await problems { put(0, width: 4, into: &$0, at: second + 42) }
+        XCTAssertTrue(shared.contains(#"entry "b.bin": local header at offset 0 names "a.bin" instead"#), "\(shared)")
+        XCTAssertTrue(shared.contains(#"entry "a.bin": data ends at 135, overlapping the local header of "b.bin" at 0"#), "\(shared)")
+
+        let longer = try await problems {
+            put(5000, width: 4, into: &$0, at: second + 20)
+            put(5000, width: 4, into: &$0, at: second + 24)
+        }
+        XCTAssertEqual(longer, [#"entry "b.bin": data ends at \#(secondOffset + 35 + 5000), past the central directory start \#(directory)"#])
+
+        let overlapping = try await problems {
+            put(secondOffset + 1, width: 4, into: &$0, at: directory + 20)
+            put(secondOffset + 1, width: 4, into: &$0, at: directory + 24)
+        }
+        XCTAssertEqual(overlapping, [#"entry "a.bin": data ends at \#(35 + secondOffset + 1), overlapping the local header of "b.bin" at \#(secondOffset)"#])
+
+        let unequal = try await problems { put(99, width: 4, into: &$0, at: directory + 24) }
+        XCTAssertEqual(unequal, [#"entry "a.bin": stored (method 0) but compressed size 100 differs from uncompressed size 99"#])
+
+        let badSignature = try await problems { $0[secondOffset] = 0x51 }
+        XCTAssertEqual(badSignature, [#"entry "b.bin": no local file header at offset \#(secondOffset) (signature 0x04034b51)"#])
+
+        let renamed = try await problems { $0[secondOffset + 30] = UInt8(ascii: "c") }
+        XCTAssertEqual(renamed, [#"entry "b.bin": local header at offset \#(secondOffset) names "c.bin" instead"#])
+
+        let multiDisk = try await problems {
+            put(1, width: 2, into: &$0, at: end + 4)
+            put(2, width: 2, into: &$0, at: second + 34)
+        }
+        XCTAssertEqual(multiDisk, [
+            "end of central directory: disk number 1 (multi-disk archives are not supported)",
+            #"entry "b.bin": starts on disk 2 (multi-disk archive)"#,
+        ])
+
+        // A central directory that does not end where the end record starts.
+        let shifted = try await problems { put(directory - 1, width: 4, into: &$0, at: end + 16) }
+        XCTAssertTrue(shifted.first?.hasPrefix("central directory (offset \(directory - 1), size \(end - directory)) ends at \(end - 1), but the end of central directory records start at \(end)") == true, "\(shifted)")
+    }
+
+    func testImplausibleCompressionRatio() async throws {
+        let scratch = try Scratch()
+        let zip = try craft(#"zf.writestr("zeros.bin", b"\0" * 1000, compress_type=zipfile.ZIP_DEFLATED)"#, in: scratch)
+        var bytes = try contents(zip)
+        let before = try await inspect(zip)
+        XCTAssertEqual(before.problems, [])
+        let directory = u32(bytes, bytes.count - 22 + 16)
+        put(4_000_000_000, width: 4, into: &bytes, at: directory + 24)
+        try save(bytes, to: zip)
+        let inspection = try await inspect(zip)
+        XCTAssertEqual(inspection.totalUncompressedSize, 4_000_000_000)
+        XCTAssertEqual(inspection.problems, ["total uncompressed size 4000000000 bytes is more than 1000 times the archive size \(bytes.count) bytes (a possible zip bomb)"])
+    }
+
+    // MARK: - Zip64 and comments
+
+    func testZip64ForcedByPython() async throws {
+        let scratch = try Scratch()
+        // force_zip64 puts zip64 fields in the local headers only (the values fit in 32 bits).
+        let zip = try craft(#"""
+            with zf.open("big.bin", "w", force_zip64=True) as f:
+                f.write(b"x" * 1000)
+            with zf.open("small.txt", "w", force_zip64=True) as f:
+                f.write(b"hello")
+            """#, in: scratch, options: ", allowZip64=True")
+        let inspection = try await inspect(zip)
+        XCTAssertEqual(inspection.problems, [])
+        XCTAssertEqual(inspection.entries.map(\.name), ["big.bin", "small.txt"])
+        XCTAssertEqual(inspection.entries.map(\.uncompressedSize), [1000, 5])
+        XCTAssertEqual(try shell("python3 -c 'import sys, zipfile; print(zipfile.ZipFile(sys.argv[1]).read(\"small.txt\").decode())' '\(zip)'"), "hello\n")
+
+        // The data starts after the local header's 20-byte zip64 field, which the central
+        // directory does not have: one byte more and big.bin reaches small.txt's header.
+        var bytes = try contents(zip)
+        let big = try XCTUnwrap(centralHeaders(bytes).first)
+        XCTAssertEqual(big.name, "big.bin")
+        put(1001, width: 4, into: &bytes, at: big.at + 20)
+        put(1001, width: 4, into: &bytes, at: big.at + 24)
+        try save(bytes, to: zip)
+        let next = inspection.entries[1].localHeaderOffset
+        XCTAssertEqual(next, 30 + 7 + 20 + 1000)
+        let overlapping = try await inspect(zip)
+        XCTAssertEqual(overlapping.problems, [#"entry "big.bin": data ends at \#(next + 1), overlapping the local header of "small.txt" at \#(next)"#])
+    }
+
+    func testZip64RecordsAndExtraFieldsEverywhere() async throws {
+        let scratch = try Scratch()
+        // Lowering zipfile's limit makes it write zip64 end records and central directory
+        // extras for every value over 16: all three fields for big.bin, only the offset for later.txt.
+        try python(#"""
+            import sys, zipfile
+            zipfile.ZIP64_LIMIT = 16
+            with zipfile.ZipFile(sys.argv[1], "w", allowZip64=True) as zf:
+                zf.writestr("tiny.txt", b"hello")
+                zf.writestr("big.bin", b"x" * 1000)
+                zf.writestr("later.txt", b"bye")
+            """#, scratch.at("z64.zip"), in: scratch)
+        let expected = try python(#"""
+            import sys, zipfile
+            for i in zipfile.ZipFile(sys.argv[1]).infolist():
+                print(i.filename, i.file_size, i.compress_size, i.header_offset)
+            """#, scratch.at("z64.zip"), in: scratch)
+        let inspection = try await inspect(scratch.at("z64.zip"))
+        XCTAssertEqual(inspection.problems, [])
+        XCTAssertTrue(inspection.isZip64)
+        let actual = inspection.entries.map { "\($0.name) \($0.uncompressedSize) \($0.compressedSize) \($0.localHeaderOffset)\n" }.joined()
+        XCTAssertEqual(actual, expected)
+        XCTAssertEqual(inspection.entries.map(\.usesZip64), [false, true, true])
+
+        // Dropping the zip64 field from later.txt leaves its 0xFFFFFFFF offset unexplained.
+        var bytes = try contents(scratch.at("z64.zip"))
+        let extraID = bytes.count - 22 - 20 - 56 - 12  // later.txt's 12-byte zip64 field is the last thing in the central directory
+        XCTAssertEqual(Array(bytes[extraID..<(extraID + 4)]), [0x01, 0x00, 0x08, 0x00])
+        bytes[extraID] = 0x99
+        try save(bytes, to: scratch.at("z64.zip"))
+        let broken = try await inspect(scratch.at("z64.zip")).problems
+        XCTAssertTrue(broken.contains(#"entry "later.txt": local header offset marked 0xFFFFFFFF but missing from the zip64 extra field"#), "\(broken)")
+    }
+
+    func testZip64FromLibarchiveWithDataDescriptors() async throws {
+        let scratch = try Scratch()
+        try scratch.write("Model/weights.bin", [UInt8](repeating: 7, count: 50_000))
+        try scratch.write("Model/config.json", text: "{}\n")
+        try shell("cd '\(scratch.path)' && bsdtar --format zip --options zip:zip64,zip:compression=deflate -cf z.zip Model")
+        let inspection = try await inspect(scratch.at("z.zip"))
+        XCTAssertEqual(inspection.problems, [])
+        XCTAssertTrue(inspection.isZip64)
+        let weights = try XCTUnwrap(inspection.entries.first { $0.name == "Model/weights.bin" })
+        XCTAssertEqual(weights.uncompressedSize, 50_000)
+        XCTAssertEqual(weights.method, 8)
+        XCTAssertNotEqual(weights.flags & 0x0008, 0, "expected libarchive to use a data descriptor")
+
+        // Whatever follows the data (the next local header, or the central directory)
+        // must leave room for the descriptor, which is at least 12 bytes.
+        var bytes = try contents(scratch.at("z.zip"))
+        let nameLength = Int(bytes[Int(weights.localHeaderOffset) + 26]), extraLength = Int(bytes[Int(weights.localHeaderOffset) + 28])
+        let dataEnd = weights.localHeaderOffset + 30 + Int64(nameLength + extraLength) + weights.compressedSize
+        let following = inspection.entries.map(\.localHeaderOffset).filter { $0 > weights.localHeaderOffset }.min()
+            ?? Int64(u32(bytes, bytes.count - 22 + 16))
+        let descriptor = following - dataEnd
+        XCTAssertEqual(descriptor, 24, "signature, CRC-32 and two 8-byte sizes")
+        let header = try XCTUnwrap(centralHeaders(bytes).first { $0.name == weights.name })
+        put(Int(weights.compressedSize + descriptor - 11), width: 4, into: &bytes, at: header.at + 20)
+        try save(bytes, to: scratch.at("z.zip"))
+        let tooLong = try await inspect(scratch.at("z.zip"))
+        XCTAssertEqual(tooLong.problems.count, 1, "\(tooLong.problems)")
+        XCTAssertTrue(tooLong.problems.first?.hasPrefix(#"entry "Model/weights.bin": data ends at \#(following + 1), "#) == true, "\(tooLong.problems)")
+    }
+
+    func testTrailingCommentsAndDataAfterTheEndRecord() async throws {
+        let scratch = try Scratch()
+        // The comment holds the end record's signature; the parser must not stop there.
+        let short = try craft(#"""
+            zf.writestr("a.bin", b"payload")
+            zf.comment = b"release notes: PK\x05\x06 is not a record"
+            """#, in: scratch, name: "short.zip")
+        let inspection = try await inspect(short)
+        XCTAssertEqual(inspection.problems, [])
+        XCTAssertEqual(inspection.entries.map(\.name), ["a.bin"])
+
+        // The longest comment puts the end record exactly 65,557 bytes from the end.
+        let longest = try craft(#"""
+            zf.writestr("a.bin", b"payload")
+            zf.comment = b"c" * 65535
+            """#, in: scratch, name: "longest.zip")
+        let longestInspection = try await inspect(longest)
+        XCTAssertEqual(longestInspection.problems, [])
+        XCTAssertEqual(longestInspection.entries.map(\.name), ["a.bin"])
+
+        var bytes = try contents(short)
+        let endRecord = bytes.count - 22 - "release notes: PK\u{05}\u{06} is not a record".utf8.count
+        bytes += Array("junk".utf8)
+        try save(bytes, to: short)
+        let junk = try await inspect(short)
+        XCTAssertEqual(junk.problems, ["4 bytes follow the end of central directory record and its comment at offset \(endRecord)"])
+    }
+
+    // MARK: - Reads
+
+    /// Bytes in memory, counting what is read (a stand-in for an HTTP source).
+    final class CountingBytes: RandomAccessBytes, @unchecked Sendable {
+        let bytes: [UInt8]
+        let name = "memory"
+        private let lock = NSLock()
+        private var total = 0
+        init(_ bytes: [UInt8]) { self.bytes = bytes }
+        var size: Int64 { Int64(bytes.count) }
+        var bytesRead: Int { lock.lock(); defer { lock.unlock() }; return total }
+        func read(offset: Int64, count: Int) async throws -> [UInt8] {
+            let start = min(Int(offset), bytes.count), end = min(start + count, bytes.count)
+            lock.withLock { total += end - start }
+            return Array(bytes[start..<end])
+        }
+    }
+
+    func testReadsFollowTheCentralDirectoryNotTheData() async throws {
+        let scratch = try Scratch()
+        let zip = try craft(#"""
+            for i in range(20):
+                zf.writestr(f"part-{i:02}.bin", bytes([i]) * 100_000)
+            """#, in: scratch)
+        let source = CountingBytes(try contents(zip))
+        let inspection = try await ZipInspector.inspect(source)
+        XCTAssertEqual(inspection.problems, [])
+        XCTAssertEqual(inspection.entries.count, 20)
+        // The 65,557-byte tail, the locator probe, the central directory, 20 × (30 + 11) local header bytes.
+        XCTAssertEqual(source.bytesRead, 65_557 + 20 + 20 * (46 + 11) + 20 * (30 + 11))
+    }
+}
