@@ -39,7 +39,7 @@ extension ModelCast {
         @Flag(help: "Accept http:// URLs (local testing; iOS refuses plain http).")
         var allowHTTP = false
 
-        @Flag(help: "Accept object URLs outside the expected prefix.")
+        @Flag(name: .customLong("allow-external-urls"), help: "Accept object URLs outside the expected prefix.")
         var allowExternalURLs = false
 
         @Option(help: "Deadline for the whole run, in seconds.")
@@ -84,7 +84,7 @@ extension ModelCast {
             options.showProgress = !json
 
             let target = try VerifyTarget.resolve(source, baseURLs: baseURL, manifestKey: manifestKey)
-            if target.isHTTP, !allowHTTP, target.manifestURL.lowercased().hasPrefix("http://") {
+            if target.isHTTP, target.localManifest == nil, !allowHTTP, target.manifestURL.lowercased().hasPrefix("http://") {
                 throw ValidationError("\(target.manifestURL) is plain http: pass --allow-http to verify a local test server")
             }
             let http = HTTPFetcher(idleTimeout: min(requestTimeout, 15))

@@ -238,3 +238,56 @@ public func freeLoopbackPort() throws -> Int {
     guard bound == 0 else { throw NSError(domain: "freeLoopbackPort", code: Int(errno)) }
     return Int(UInt16(bigEndian: address.sin_port))
 }
+
+/// A server started for a test: its first line of standard output is read (a URL
+/// or "ready") before the test goes on; it is stopped when the value goes away.
+public final class BackgroundProcess {
+    public let process = Process()
+    public let firstLine: String
+    private let errorFile: String
+
+    /// Starts `executable`; fails if it prints no line within `timeout` seconds.
+    public init(_ executable: String, _ arguments: [String], cwd: String? = nil, timeout: TimeInterval = 20) throws {
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        if let cwd { process.currentDirectoryURL = URL(fileURLWithPath: cwd) }
+        let out = Pipe()
+        process.standardOutput = out
+        errorFile = NSTemporaryDirectory() + "/modelcast-bg-\(UUID().uuidString).log"
+        _ = FileManager.default.createFile(atPath: errorFile, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: errorFile)
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let box = DataBox()
+        let reader = Thread {
+            var line = Data()
+            while true {
+                let byte = out.fileHandleForReading.readData(ofLength: 1)
+                if byte.isEmpty || byte == Data([0x0a]) { break }
+                line.append(byte)
+            }
+            box.data = line
+        }
+        reader.start()
+        let deadline = Date().addingTimeInterval(timeout)
+        while !box.isSet && Date() < deadline { usleep(10_000) }
+        guard let line = box.data else {
+            process.terminate()
+            throw NSError(domain: "BackgroundProcess", code: 1, userInfo: [NSLocalizedDescriptionKey: "\(executable) printed nothing within \(timeout) s"])
+        }
+        firstLine = String(decoding: line, as: UTF8.self)
+    }
+
+    /// What the process wrote to standard error so far.
+    public var standardError: String {
+        (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? ""
+    }
+
+    deinit {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: errorFile)
+    }
+}

@@ -177,9 +177,17 @@ public struct Verifier: Sendable {
                 log.add(.fail, "manifest.cache-control", url, "missing: CDNs and devices may cache the manifest heuristically and miss releases and rollbacks")
             }
             if let encoding = response.headers["content-encoding"], encoding.lowercased() != "identity" {
-                log.add(.fail, "manifest.content-encoding", url, "\(encoding): the bytes devices receive differ from the published manifest (and its signature)")
+                // Devices' HTTP stacks decode gzip transparently, so the manifest still arrives intact.
+                do {
+                    data = try ContentDecoding.decode(body.data, encoding: encoding, limit: options.maxManifestBytes)
+                    log.add(.warn, "manifest.content-encoding", url, "\(encoding): devices decode it, but a CDN that re-encodes may also rewrite it; serve the manifest as stored")
+                } catch {
+                    log.add(.fail, "manifest.content-encoding", url, "\(encoding): \(error)")
+                    return nil
+                }
+            } else {
+                data = body.data
             }
-            data = body.data
         }
 
         let facts: ManifestFacts
@@ -191,27 +199,31 @@ public struct Verifier: Sendable {
         }
         log.add(.pass, "manifest.parse", url, "profile \(facts.profile.rawValue), \(facts.objects.count) objects")
 
-        // URLs: absolute, https, under the expected prefix.
+        // URLs: absolute, https, under the expected prefix. Objects whose URL fails
+        // are not fetched: verify never downloads from where it was not told to.
         let prefixes = options.expectedPrefixes.isEmpty ? [directory(of: url)] : options.expectedPrefixes.map { $0.hasSuffix("/") ? $0 : $0 + "/" }
-        var urlProblems = 0
+        var accepted: [ExpectedObject] = []
         for object in facts.objects {
             let lower = object.url.lowercased()
-            if !(lower.hasPrefix("https://") || lower.hasPrefix("http://")) || URLParts.path(of: object.url).isEmpty && !lower.contains("://") {
-                log.add(.fail, "manifest.urls", object.url, "\(object.label): not an absolute http(s) URL")
-                urlProblems += 1
+            let hasHost = lower.range(of: "://").map { !lower[$0.upperBound...].hasPrefix("/") && lower[$0.upperBound...].count > 0 } ?? false
+            if !(lower.hasPrefix("https://") || lower.hasPrefix("http://")) || !hasHost {
+                log.add(.fail, "manifest.urls", object.url, "\(object.label): not an absolute http(s) URL; not fetched")
             } else if lower.hasPrefix("http://") && !options.allowHTTP {
-                log.add(.fail, "manifest.urls", object.url, "\(object.label): plain http (iOS App Transport Security refuses it; --allow-http for local tests)")
-                urlProblems += 1
+                log.add(.fail, "manifest.urls", object.url, "\(object.label): plain http (iOS App Transport Security refuses it; --allow-http for local tests); not fetched")
             } else if !prefixes.contains(where: { object.url.hasPrefix($0) }) {
                 if options.allowExternalURLs {
                     log.add(.warn, "manifest.urls", object.url, "\(object.label): outside \(prefixes.joined(separator: ", "))")
+                    accepted.append(object)
                 } else {
-                    log.add(.fail, "manifest.urls", object.url, "\(object.label): outside the expected prefix \(prefixes.joined(separator: ", ")) (--allow-external-urls to accept)")
-                    urlProblems += 1
+                    log.add(.fail, "manifest.urls", object.url, "\(object.label): outside the expected prefix \(prefixes.joined(separator: ", ")) (--allow-external-urls to accept); not fetched")
                 }
+            } else {
+                accepted.append(object)
             }
         }
-        if urlProblems == 0 { log.add(.pass, "manifest.urls", url, "\(facts.objects.count) URLs under \(prefixes.joined(separator: ", "))") }
+        if accepted.count == facts.objects.count {
+            log.add(.pass, "manifest.urls", url, "\(facts.objects.count) URLs under \(prefixes.joined(separator: ", "))")
+        }
 
         if let expiresAt = facts.expiresAt {
             if let expiry = parseTimestamp(expiresAt) {
@@ -241,7 +253,7 @@ public struct Verifier: Sendable {
                 log.add(.warn, "manifest.sequence", url, "profile \(facts.profile.rawValue) has no sequence to check")
             }
         }
-        return facts
+        return ManifestFacts(profile: facts.profile, sequence: facts.sequence, expiresAt: facts.expiresAt, objects: accepted)
     }
 
     // MARK: - The objects
@@ -305,8 +317,8 @@ public struct Verifier: Sendable {
         }
         let contentLength = response.headers["content-length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
         if let size = object.size {
-            if response.exceededLimit {
-                log.add(.fail, "artifact.size", url, "\(label): more than the \(size) bytes the manifest promises (stopped reading at \(size + 1))")
+            if response.exceededLimit || response.bytesRead > size {
+                log.add(.fail, "artifact.size", url, "\(label): more than the \(size) bytes the manifest promises (stopped reading at \(response.bytesRead))")
             } else if response.bytesRead != size {
                 log.add(.fail, "artifact.size", url, "\(label): \(response.bytesRead) bytes, manifest says \(size)")
             } else {
@@ -331,8 +343,9 @@ public struct Verifier: Sendable {
             log.add(.warn, "artifact.content-length", url, "\(label): no Content-Length: devices cannot show progress")
         }
 
+        let overlong = response.exceededLimit || object.size.map { response.bytesRead > $0 } ?? false
         if let expected = object.sha256 {
-            if response.exceededLimit {
+            if overlong {
                 log.add(.fail, "artifact.sha256", url, "\(label): not checked, the body is longer than promised")
             } else if digest.hex == expected {
                 log.add(.pass, "artifact.sha256", url, "\(label): \(expected)")

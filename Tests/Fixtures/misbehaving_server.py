@@ -1,0 +1,128 @@
+#!/usr/bin/env python3
+"""A deliberately misbehaving static server for modelcast's verify tests.
+
+    misbehaving_server.py ROOT PORT
+
+Serves ROOT on 127.0.0.1:PORT. The first path segment (less trailing digits)
+picks a behaviour and the file lives at ROOT/<segment>/<rest>, so a site published with base URL
+http://127.0.0.1:PORT/<mode> is served with that mode's fault:
+
+  ok            correct headers (manifest no-cache; objects immutable), Range support
+  gzip          gzip-encodes every response (Content-Encoding: gzip)
+  norange       ignores Range and answers 200 with the whole body
+  drip          sends artifact bodies one byte per second
+  flaky         answers 503 to the first two requests of each path
+  shortcache    objects get Cache-Control: max-age=60
+  longmanifest  the manifest gets Cache-Control: public, max-age=3600
+  wrongtype     objects get Content-Type: text/html
+  corrupt       flips one byte in the middle of every object body
+  extra         appends one byte to every object body (Content-Length matches the longer body)
+  redirect      answers every object with a 302 to the same path under /ok/
+  nolength      sends objects without Content-Length (connection close)
+"""
+import gzip
+import os
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ROOT = sys.argv[1]
+PORT = int(sys.argv[2])
+COUNTS = {}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def do_HEAD(self):
+        self.handle_request(head=True)
+
+    def do_GET(self):
+        self.handle_request(head=False)
+
+    def handle_request(self, head):
+        parts = self.path.split("?")[0].lstrip("/").split("/", 1)
+        site = parts[0]
+        mode = site.rstrip("0123456789")  # "flaky2" behaves as "flaky"
+        rest = parts[1] if len(parts) > 1 else ""
+        path = os.path.join(ROOT, site, rest)
+        if ".." in rest.split("/") or not os.path.isfile(path):
+            return self.reply(404, b"not found", {"Content-Type": "text/plain"}, head)
+        is_manifest = rest.endswith(".json") and "/" not in rest
+        if mode == "flaky":
+            COUNTS[self.path] = COUNTS.get(self.path, 0) + 1
+            if COUNTS[self.path] <= 2:
+                return self.reply(503, b"try again", {"Content-Type": "text/plain"}, head)
+        if mode == "redirect" and not is_manifest:
+            return self.reply(302, b"", {"Location": "/ok/" + rest}, head)
+        with open(path, "rb") as f:
+            body = f.read()
+        headers = {
+            "Cache-Control": "no-cache, no-store" if is_manifest else "public, max-age=31536000, immutable",
+            "Content-Type": "application/json" if rest.endswith(".json") else
+                            "application/zip" if rest.endswith(".zip") else "application/octet-stream",
+        }
+        if not is_manifest:
+            if mode == "shortcache":
+                headers["Cache-Control"] = "public, max-age=60"
+            if mode == "wrongtype":
+                headers["Content-Type"] = "text/html"
+            if mode == "corrupt" and body:
+                middle = len(body) // 2
+                body = body[:middle] + bytes([body[middle] ^ 0xFF]) + body[middle + 1:]
+            if mode == "extra":
+                body = body + b"!"
+        elif mode == "longmanifest":
+            headers["Cache-Control"] = "public, max-age=3600"
+        status = 200
+        range_header = self.headers.get("Range")
+        if range_header and range_header.startswith("bytes=") and mode != "norange" and not is_manifest:
+            start, _, end = range_header[6:].partition("-")
+            start = int(start)
+            end = min(int(end) if end else len(body) - 1, len(body) - 1)
+            headers["Content-Range"] = "bytes %d-%d/%d" % (start, end, len(body))
+            body = body[start:end + 1]
+            status = 206
+        if mode == "gzip":
+            body = gzip.compress(body, mtime=0)
+            headers["Content-Encoding"] = "gzip"
+        if mode == "drip" and not is_manifest:
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            for i in range(len(body)):
+                self.wfile.write(body[i:i + 1])
+                self.wfile.flush()
+                time.sleep(1)
+            return
+        if mode == "nolength" and not is_manifest:
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Connection", "close")
+            self.end_headers()
+            if not head:
+                self.wfile.write(body)
+            self.close_connection = True
+            return
+        self.reply(status, body, headers, head)
+
+    def reply(self, status, body, headers, head):
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if not head:
+            self.wfile.write(body)
+
+
+ThreadingHTTPServer.daemon_threads = True
+server = ThreadingHTTPServer(("127.0.0.1", PORT), Handler)
+print("ready", flush=True)
+server.serve_forever()
