@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import ModelCastTestSupport
+import Yams
 
 /// Runs the built `modelcast` binary as a user would.
 final class InspectPackCLITests: XCTestCase {
@@ -163,5 +164,37 @@ final class ExamplesTests: XCTestCase {
         let rebuilt = try snapshot(out.path)
         XCTAssertFalse(rebuilt.isEmpty)
         XCTAssertEqual(rebuilt, try snapshot(repositoryRoot + "/examples/models"))
+    }
+}
+
+final class PipelineExampleTests: XCTestCase {
+    /// The example pipeline publishes, serves and verifies on loopback, end to end.
+    func testPipelineScriptPublishesServesAndVerifies() throws {
+        let site = try Scratch()
+        let port = try freeLoopbackPort()
+        var environment = ProcessInfo.processInfo.environment
+        environment["MODELCAST"] = modelcastBinary
+        environment["PORT"] = String(port)
+        let result = try runProcess("/bin/bash", [repositoryRoot + "/examples/pipeline.sh", "2.0.0", site.at("site")], environment: environment)
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("published sequence 1"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("OK: "), result.stdout)
+        XCTAssertTrue(result.stdout.contains("PASS  artifact.sha256"), result.stdout)
+    }
+
+    /// The example CI workflow is valid YAML with the steps it promises.
+    func testCIWorkflowExampleParses() throws {
+        let text = try String(contentsOfFile: repositoryRoot + "/examples/ci/publish-model.yml", encoding: .utf8)
+        let document = try XCTUnwrap(try Yams.load(yaml: text) as? [String: Any])
+        let jobs = try XCTUnwrap(document["jobs"] as? [String: Any])
+        let publish = try XCTUnwrap(jobs["publish"] as? [String: Any])
+        let steps = try XCTUnwrap(publish["steps"] as? [[String: Any]])
+        XCTAssertEqual(steps.compactMap { $0["name"] as? String }, [
+            "Build modelcast", "Publish to a directory", "Check the directory before anything goes live",
+            "Upload (artifacts first, manifest last)", "Verify what devices will download",
+        ])
+        let commands = steps.compactMap { $0["run"] as? String }.joined(separator: "\n")
+        XCTAssertTrue(commands.contains("modelcast verify site"))
+        XCTAssertTrue(commands.contains("upload-aws.sh"))
     }
 }
