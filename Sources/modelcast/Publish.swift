@@ -42,7 +42,7 @@ extension ModelCast {
         @Option(help: ArgumentHelp("Base URL the target is served from, e.g. https://cdn.example.com/models (or $MODELCAST_BASE_URL).", valueName: "URL"))
         var baseURL: String?
 
-        @Option(help: ArgumentHelp("Target directory (or $MODELCAST_TARGET).", valueName: "DIR"))
+        @Option(help: ArgumentHelp("Target: a directory, or s3://bucket/prefix (or $MODELCAST_TARGET).", valueName: "DIR|S3URL"))
         var to: String?
 
         @Option(help: "Name of the model given as plain paths (default: the first file's name without extension).")
@@ -74,6 +74,12 @@ extension ModelCast {
 
         @Option(help: "Zip entry compression for directory models: store (default) or deflate.")
         var compression: ZipCompression = .store
+
+        @OptionGroup(title: "S3 targets")
+        var targetOptions: TargetOptions
+
+        @Option(help: ArgumentHelp("Before the manifest goes live, verify the staged release through this public base URL.", valueName: "URL"))
+        var verifyURL: String?
 
         @Flag(help: "Show what would be written; write nothing.")
         var dryRun = false
@@ -107,8 +113,24 @@ extension ModelCast {
                 options.publishedAt = Date(timeIntervalSince1970: seconds)
             }
             let (target, request) = try options.makeRequest()
-            let publisher = Publisher(storage: DirectoryStorage(root: target), log: { printError($0) })
-            let report = try await publisher.publish(request)
+            let storage = try targetOptions.settings(for: target).open(environment: environment)
+            let verifyURL = self.verifyURL
+            let manifestKey = request.manifestKey
+            var check: (@Sendable (Data) async throws -> Void)?
+            if let verifyURL {
+                check = { @Sendable manifest in
+                    try await Self.verifyStaged(manifest, manifestKey: manifestKey, baseURL: verifyURL)
+                }
+            }
+            let publisher = Publisher(storage: storage, log: { printError($0) }, beforeManifest: check)
+            let report: PublishReport
+            do {
+                report = try await publisher.publish(request)
+            } catch {
+                await closeStorage(storage)
+                throw error
+            }
+            await closeStorage(storage)
             if json {
                 print(try JSONOutput.encode(report), terminator: "")
                 return
@@ -124,6 +146,22 @@ extension ModelCast {
             }
             print("manifest: \(report.manifestURL)")
             if report.dryRun { print(report.manifest, terminator: "") }
+        }
+
+        /// `--verify-url`: the staged manifest, checked through the public URL.
+        static func verifyStaged(_ manifest: Data, manifestKey: String, baseURL: String) async throws {
+            var options = VerifyOptions()
+            options.expectedPrefixes = [baseURL]
+            options.allowHTTP = baseURL.lowercased().hasPrefix("http://")
+            let http = HTTPFetcher()
+            let url = (baseURL.hasSuffix("/") ? baseURL : baseURL + "/") + manifestKey
+            let report = await Verifier(fetcher: http, options: options).verify(manifestURL: url, localManifest: manifest)
+            await http.shutdown()
+            let failures = report.checks.filter { $0.status == .fail }
+            guard failures.isEmpty else {
+                throw ModelCastError.usage("--verify-url \(baseURL): the staged release fails \(failures.count) checks; the manifest was not published:\n" + failures.map { "  \($0.check) \($0.subject): \($0.detail)" }.joined(separator: "\n"))
+            }
+            printError("verified the staged release through \(baseURL): \(report.checks.count) checks passed")
         }
     }
 }

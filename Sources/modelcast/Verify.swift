@@ -63,6 +63,9 @@ extension ModelCast {
         @Flag(help: "Print a JSON report instead of a table.")
         var json = false
 
+        @OptionGroup(title: "S3 sources (verify s3://bucket/prefix through the S3 API)")
+        var targetOptions: TargetOptions
+
         func validate() throws {
             guard timeout > 0, requestTimeout > 0 else { throw ValidationError("--timeout and --request-timeout must be positive") }
             guard retries >= 0, retries <= 10 else { throw ValidationError("--retries must be between 0 and 10, got \(retries)") }
@@ -70,6 +73,14 @@ extension ModelCast {
         }
 
         func run() async throws {
+            if source.lowercased().hasPrefix("s3://") {
+                let storage = try targetOptions.settings(for: source).open(environment: ProcessInfo.processInfo.environment)
+                let report = await BucketVerifier(storage: storage, manifestKey: manifestKey, strict: strict).verify()
+                await closeStorage(storage)
+                print(json ? try JSONOutput.encode(report) : report.text, terminator: "")
+                if !report.passed { throw ExitCode.failure }
+                return
+            }
             var options = VerifyOptions()
             options.profile = profile
             options.allowHTTP = allowHTTP

@@ -291,3 +291,119 @@ public final class BackgroundProcess {
         try? FileManager.default.removeItem(atPath: errorFile)
     }
 }
+
+/// moto's standalone S3 server on a free loopback port, with signature checking on:
+/// the first four requests (creating an IAM user with an s3:* policy, its access key,
+/// and the bucket) pass unsigned, and from then on every request must be signed with
+/// that user's key, so a real server judges every signature modelcast computes.
+public final class MotoS3 {
+    public let port: Int
+    public let endpoint: String
+    public let bucket: String
+    public let accessKeyID: String
+    public let secretAccessKey: String
+    private let server: BackgroundProcess
+
+    /// `checkSignatures: false` starts moto in its default mode, which skips signature
+    /// checks but (unlike the checking mode) serves anonymous GETs a bucket policy allows.
+    public init(bucket: String = "models", checkSignatures: Bool = true) throws {
+        let serverPort = try freeLoopbackPort()
+        port = serverPort
+        endpoint = "http://127.0.0.1:\(serverPort)"
+        self.bucket = bucket
+        // moto prints its banner on stderr; a tiny wrapper prints "ready" once it answers.
+        let script = """
+            import os, subprocess, sys, time, urllib.request
+            env = dict(os.environ)
+            if sys.argv[2] == "check":
+                env["INITIAL_NO_AUTH_ACTION_COUNT"] = "4"
+            p = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", sys.argv[1]], env=env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            for _ in range(300):
+                try:
+                    urllib.request.urlopen("http://127.0.0.1:%s/moto-api/" % sys.argv[1], timeout=1)
+                    break
+                except Exception:
+                    time.sleep(0.1)
+            print("ready", flush=True)
+            try:
+                p.wait()
+            finally:
+                p.terminate()
+            """
+        let server = try BackgroundProcess("/usr/bin/env", ["python3", "-c", script, String(serverPort), checkSignatures ? "check" : "open"], timeout: 60)
+        var environment = ProcessInfo.processInfo.environment
+        environment["AWS_ACCESS_KEY_ID"] = "bootstrap"
+        environment["AWS_SECRET_ACCESS_KEY"] = "bootstrap"
+        environment["AWS_DEFAULT_REGION"] = "us-east-1"
+        // Never let the aws cli look for instance credentials off this machine.
+        environment["AWS_EC2_METADATA_DISABLED"] = "true"
+        func aws(_ arguments: [String]) throws -> String {
+            let result = try runProcess("/usr/bin/env", ["aws", "--endpoint-url", "http://127.0.0.1:\(serverPort)"] + arguments, environment: environment)
+            guard result.status == 0 else { throw NSError(domain: "MotoS3", code: Int(result.status), userInfo: [NSLocalizedDescriptionKey: result.stderr]) }
+            return result.stdout
+        }
+        if checkSignatures {
+            _ = try aws(["iam", "create-user", "--user-name", "modelcast"])
+            _ = try aws(["iam", "put-user-policy", "--user-name", "modelcast", "--policy-name", "s3",
+                         "--policy-document", #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"*"}]}"#])
+            let key = try JSONSerialization.jsonObject(with: Data(try aws(["iam", "create-access-key", "--user-name", "modelcast"]).utf8)) as? [String: Any]
+            let accessKey = key?["AccessKey"] as? [String: Any]
+            accessKeyID = accessKey?["AccessKeyId"] as? String ?? ""
+            secretAccessKey = accessKey?["SecretAccessKey"] as? String ?? ""
+        } else {
+            accessKeyID = "AKIAMODELCASTTEST"
+            secretAccessKey = "modelcast-test-secret"
+        }
+        self.server = server
+        _ = try awsCLI(["s3api", "create-bucket", "--bucket", bucket])
+    }
+
+    /// The environment a modelcast or aws process needs to reach this server.
+    public var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["AWS_ACCESS_KEY_ID"] = accessKeyID
+        environment["AWS_SECRET_ACCESS_KEY"] = secretAccessKey
+        environment["AWS_REGION"] = "us-east-1"
+        environment["AWS_DEFAULT_REGION"] = "us-east-1"
+        environment["AWS_ENDPOINT_URL"] = endpoint
+        environment["AWS_EC2_METADATA_DISABLED"] = "true"
+        environment.removeValue(forKey: "AWS_PROFILE")
+        return environment
+    }
+
+    /// Runs the aws cli (signed with the test user's key) against this server.
+    @discardableResult
+    public func awsCLI(_ arguments: [String]) throws -> String {
+        let result = try runProcess("/usr/bin/env", ["aws", "--endpoint-url", endpoint] + arguments, environment: environment)
+        guard result.status == 0 else {
+            throw NSError(domain: "MotoS3", code: Int(result.status), userInfo: [NSLocalizedDescriptionKey: "aws \(arguments): \(result.stderr)"])
+        }
+        return result.stdout
+    }
+
+    /// Every object in the bucket: key → ETag and size.
+    public func listing() throws -> [String: String] {
+        let text = try awsCLI(["s3api", "list-objects-v2", "--bucket", bucket, "--output", "json"])
+        let json = try JSONSerialization.jsonObject(with: Data(text.isEmpty ? "{}".utf8 : text.utf8)) as? [String: Any]
+        var result: [String: String] = [:]
+        for item in json?["Contents"] as? [[String: Any]] ?? [] {
+            result[item["Key"] as? String ?? ""] = "\(item["ETag"] ?? "")/\(item["Size"] ?? "")"
+        }
+        return result
+    }
+
+    /// Downloads an object with the aws cli and returns its bytes.
+    public func download(_ key: String) throws -> Data {
+        let file = NSTemporaryDirectory() + "/modelcast-dl-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        try awsCLI(["s3", "cp", "--only-show-errors", "s3://\(bucket)/\(key)", file])
+        return try Data(contentsOf: URL(fileURLWithPath: file))
+    }
+
+    /// Lets anyone GET objects (so `verify` can go through the public URL).
+    public func allowPublicReads() throws {
+        let policy = #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::\#(bucket)/*"}]}"#
+        try awsCLI(["s3api", "put-bucket-policy", "--bucket", bucket, "--policy", policy])
+    }
+}

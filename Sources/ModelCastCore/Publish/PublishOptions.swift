@@ -33,7 +33,7 @@ public struct PublishOptions: Sendable {
             throw ModelCastError.usage("--base-url is required (the https:// address the target directory is served from)")
         }
         guard let target = target ?? config?.target else {
-            throw ModelCastError.usage("--to is required (the directory to publish into)")
+            throw ModelCastError.usage("--to is required (a directory, or s3://bucket/prefix)")
         }
 
         var models: [PublishRequest.Model] = config?.models ?? []

@@ -24,11 +24,18 @@ public struct PublishReport: Codable, Sendable {
     public let warnings: [String]
     /// The manifest as published (or as it would be).
     public let manifest: String
+    /// Requests sent to a network store, by HTTP method.
+    public var requests: [String: Int]?
 
     enum CodingKeys: String, CodingKey {
-        case target, profile, unchanged, sequence, objects, warnings, manifest
+        case target, profile, unchanged, sequence, objects, warnings, manifest, requests
         case dryRun = "dry_run", previousSequence = "previous_sequence", manifestKey = "manifest_key", manifestURL = "manifest_url"
     }
+}
+
+/// A failure after the manifest write was attempted.
+enum PublishFailure: Error {
+    case manifestNotWritten(underlying: Error)
 }
 
 /// Publishes releases to a `Storage`: packs every model, stores the artifacts under
@@ -42,9 +49,34 @@ public struct Publisher: Sendable {
     /// Largest manifest or history record modelcast reads back.
     static let recordLimit = 16 << 20
 
-    public init(storage: any Storage, log: @escaping @Sendable (String) -> Void = { _ in }) {
+    /// Runs after every artifact is stored and checked, before the history record
+    /// and the manifest are written; throwing stops the publish with nothing live changed.
+    public let beforeManifest: (@Sendable (Data) async throws -> Void)?
+
+    public init(storage: any Storage, log: @escaping @Sendable (String) -> Void = { _ in }, beforeManifest: (@Sendable (Data) async throws -> Void)? = nil) {
         self.storage = storage
         self.log = log
+        self.beforeManifest = beforeManifest
+    }
+
+    /// HEADs a stored object and compares what the store reports with what was published.
+    static func checkStored(_ key: String, expected: ObjectMetadata, storage: any Storage) async throws {
+        let place = "\(storage.location)/\(key)"
+        guard let info = try await storage.head(key) else {
+            throw ModelCastError.io(operation: "check stored object", path: place, reason: "missing after upload")
+        }
+        guard info.size == expected.size else {
+            throw ModelCastError.io(operation: "check stored object", path: place, reason: "\(info.size) bytes, expected \(expected.size)")
+        }
+        if let sha = info.sha256, sha != expected.sha256 {
+            throw ModelCastError.io(operation: "check stored object", path: place, reason: "sha256 \(sha.hex), expected \(expected.sha256.hex)")
+        }
+        if let cacheControl = info.cacheControl, cacheControl != expected.cacheControl {
+            throw ModelCastError.io(operation: "check stored object", path: place, reason: "Cache-Control '\(cacheControl)', expected '\(expected.cacheControl)'")
+        }
+        if let contentType = info.contentType, mediaType(contentType) != mediaType(expected.contentType) {
+            throw ModelCastError.io(operation: "check stored object", path: place, reason: "Content-Type '\(contentType)', expected '\(expected.contentType)'")
+        }
     }
 
     /// The history key for a manifest key and sequence: `manifests/00000042.json`
@@ -93,8 +125,13 @@ public struct Publisher: Sendable {
         defer { withExtendedLifetime(lock) {} }
         if lock != nil { (storage as? DirectoryStorage)?.removeStaleStaging() }
         let history = try await history(manifestKey: request.manifestKey)
-        let live = history.last
         let liveManifest = try await storage.head(request.manifestKey)
+        let liveData = liveManifest == nil ? nil : try await storage.get(request.manifestKey, limit: Self.recordLimit)
+        // The live release is the record whose rendering is the live manifest: a
+        // publish that failed after writing its record never went live. A manifest
+        // matching no record (edited by hand) counts as the newest record.
+        let liveRecord = liveData.flatMap { data in history.last { Self.rendering(of: $0) == data } }
+        let live = liveRecord ?? (liveData == nil ? nil : history.last)
 
         // Versions: never lower, never the same version with other bytes.
         for model in request.models {
@@ -151,19 +188,19 @@ public struct Publisher: Sendable {
 
         let rollback = live.map { ReleaseRollback(sequence: $0.sequence, models: $0.models) }
         let release = Release(
-            sequence: (live?.sequence ?? 0) + 1, publishedAt: Self.timestamp(request.publishedAt),
+            sequence: (history.last?.sequence ?? 0) + 1, publishedAt: Self.timestamp(request.publishedAt),
             channel: request.channel, profile: request.profile.rawValue, minAppVersion: request.minAppVersion,
             meta: request.meta, models: models, prototypes: prototypes, rollback: rollback)
         let rendered = try request.profile.render(release).serialized()
 
-        if let live, liveManifest != nil, live.sameContent(as: release) {
-            // Same bytes, same metadata: nothing to do, and nothing is written.
-            let liveText = try await storage.get(request.manifestKey, limit: Self.recordLimit).map { String(decoding: $0, as: UTF8.self) } ?? ""
+        if let live = liveRecord, live.sameContent(as: release) {
+            // Same bytes, same metadata, and that release is live: nothing to do, nothing is written.
+            let liveText = liveData.map { String(decoding: $0, as: UTF8.self) } ?? ""
             return PublishReport(
                 target: storage.location, profile: request.profile.rawValue, unchanged: true, dryRun: request.dryRun,
                 sequence: live.sequence, previousSequence: live.sequence, manifestKey: request.manifestKey,
                 manifestURL: Self.url(base: request.baseURL, key: request.manifestKey), objects: [], warnings: warnings,
-                manifest: liveText)
+                manifest: liveText, requests: storage.requestCounts)
         }
         if request.profile == .nomlens, models.values.first?.files.first?.contentType == "application/zip" {
             warn("the nomlens client saves the download as-is; a zipped .mlpackage needs an unzip step in the app")
@@ -189,14 +226,16 @@ public struct Publisher: Sendable {
                     staged[key] = nil
                     if put == .created { created.append(key) }
                     outcome = put == .created ? "created" : "unchanged"
-                    // Prove the object is there, whole, before anything names it.
-                    guard let info = try await storage.head(key), info.size == result.size else {
-                        throw ModelCastError.io(operation: "check stored object", path: "\(storage.location)/\(key)", reason: "missing or wrong size after upload")
-                    }
+                    // Prove the object is there, whole and with its headers, before anything names it.
+                    try await Self.checkStored(key, expected: metadata, storage: storage)
                 } else if let existing = try await storage.head(key) {
                     outcome = existing.size == result.size ? "exists" : "conflict (different size)"
                 }
                 objects.append(.init(key: key, role: "artifact", outcome: outcome, size: result.size, sha256: result.sha256.hex))
+            }
+            if !request.dryRun, let beforeManifest {
+                // E.g. a full verify through the public URL: the manifest goes live only if it passes.
+                try await beforeManifest(manifestData)
             }
             if !request.dryRun {
                 let put = try await storage.putIfAbsent(historyKey, data: historyData, metadata: historyMetadata)
@@ -211,11 +250,28 @@ public struct Publisher: Sendable {
                 try await writeHostingFiles(
                     release: release, history: history, request: request, root: root,
                     manifestMetadata: manifestMetadata)
-                try await storage.replace(request.manifestKey, data: manifestData, metadata: manifestMetadata, ifMatch: liveManifest?.etag ?? "")
+            }
+            if !request.dryRun {
+                do {
+                    try await storage.replace(request.manifestKey, data: manifestData, metadata: manifestMetadata, ifMatch: liveManifest?.etag ?? "")
+                } catch {
+                    // The store's answer may have been lost after the manifest was written.
+                    if let current = try? await storage.get(request.manifestKey, limit: Self.recordLimit), current == manifestData {
+                        warn("the store did not confirm the manifest write (\(error)), but the new manifest is live")
+                    } else {
+                        // It may still land; everything it names is in place, so nothing is removed.
+                        throw PublishFailure.manifestNotWritten(underlying: error)
+                    }
+                }
             }
             objects.append(.init(key: request.manifestKey, role: "manifest", outcome: request.dryRun ? "would replace" : "replaced", size: manifestMetadata.size, sha256: manifestMetadata.sha256.hex))
+        } catch let failure as PublishFailure {
+            if case .manifestNotWritten(let underlying) = failure {
+                throw ModelCastError.usage("the manifest was not replaced (\(underlying)); the previous manifest is still live, and this release's objects stay in place for the next attempt")
+            }
+            throw failure
         } catch {
-            // Leave the target as it was: remove only what this run created.
+            // Before the manifest write: leave the target as it was, removing only what this run created.
             for key in created.reversed() { try? await storage.delete(key) }
             throw error
         }
@@ -224,7 +280,13 @@ public struct Publisher: Sendable {
             target: storage.location, profile: request.profile.rawValue, unchanged: false, dryRun: request.dryRun,
             sequence: release.sequence, previousSequence: live?.sequence, manifestKey: request.manifestKey,
             manifestURL: Self.url(base: request.baseURL, key: request.manifestKey), objects: objects,
-            warnings: warnings, manifest: rendered)
+            warnings: warnings, manifest: rendered, requests: storage.requestCounts)
+    }
+
+    /// The live manifest bytes a record renders to (its own profile).
+    static func rendering(of record: Release) -> Data? {
+        guard let profile = ManifestProfile(rawValue: record.profile), let value = try? profile.render(record) else { return nil }
+        return Data(value.serialized().utf8)
     }
 
     /// Renders the hosting files for every object the target now holds.

@@ -90,6 +90,13 @@ public protocol Storage: Sendable {
 
     /// Deletes `key` (no error if it is already gone).
     func delete(_ key: String) async throws
+
+    /// Requests sent so far by HTTP method, for stores reached over the network.
+    var requestCounts: [String: Int]? { get }
+}
+
+extension Storage {
+    public var requestCounts: [String: Int]? { nil }
 }
 
 /// Errors of the storage layer.

@@ -18,9 +18,6 @@ public struct VerifyTarget: Sendable {
         if lower.hasPrefix("https://") || lower.hasPrefix("http://") {
             return VerifyTarget(manifestURL: source, directory: nil, localManifest: nil)
         }
-        if lower.hasPrefix("s3://") {
-            throw ModelCastError.usage("verifying \(source) through the S3 API is not supported yet; verify its public manifest URL")
-        }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) else {
             throw ModelCastError.notFound(path: source)

@@ -1,0 +1,301 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// An error answer from S3 (or an S3-compatible store), with its code and message.
+/// Never carries request headers, so no credential or signature can leak into it.
+public struct S3Error: Error, Sendable, Equatable, LocalizedError, CustomStringConvertible {
+    public let operation: String
+    public let key: String
+    public let status: Int
+    public let code: String
+    public let message: String
+
+    public var description: String {
+        "\(operation) \(key): HTTP \(status)\(code.isEmpty ? "" : " \(code)")\(message.isEmpty ? "" : ": \(message)")"
+    }
+
+    public var errorDescription: String? { description }
+}
+
+/// A response from S3.
+struct S3Response: Sendable {
+    let status: Int
+    /// Lower-cased header names.
+    let headers: [String: String]
+    let body: Data
+}
+
+/// The body of an S3 request: nothing, bytes in memory, or a byte range of a file
+/// (streamed, so memory stays flat whatever the object's size).
+enum S3Body: Sendable {
+    case empty
+    case data(Data)
+    case file(path: String, offset: Int64, length: Int64)
+
+    var length: Int64 {
+        switch self {
+        case .empty: return 0
+        case .data(let data): return Int64(data.count)
+        case .file(_, _, let length): return length
+        }
+    }
+}
+
+/// S3's REST API over async-http-client, signed with SigV4, with bounded retries
+/// (exponential backoff and jitter) for 5xx, throttling, 409 ConditionalRequestConflict
+/// and connection errors. Other 4xx answers are returned to the caller.
+final class S3Client: @unchecked Sendable {
+    let endpoint: S3Endpoint
+    let bucket: String
+    private let signer: SigV4Signer
+    private let http: HTTPClient
+    let retries: Int
+    /// Requests sent (each attempt counts), for tests and reports.
+    private let counter = RequestCounter()
+
+    init(endpoint: S3Endpoint, bucket: String, credentials: AWSCredentials, retries: Int = 4) {
+        self.endpoint = endpoint
+        self.bucket = bucket
+        self.signer = SigV4Signer(credentials: credentials, region: endpoint.region, service: "s3")
+        self.retries = retries
+        let configuration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: .init(connect: .seconds(10), read: .seconds(60)),
+            decompression: .disabled)
+        http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    func shutdown() async {
+        try? await http.shutdown()
+    }
+
+    /// Requests sent so far, by method.
+    var requestCounts: [String: Int] { counter.snapshot }
+
+    /// Sends one request, retrying what is worth retrying. `payloadSHA256` is the
+    /// body's SHA-256 (hex) for the signature.
+    func send(
+        _ method: String, key: String?, query: [(String, String)] = [], headers: [(String, String)] = [],
+        body: S3Body = .empty, payloadSHA256: String? = nil, operation: String, responseLimit: Int = 16 << 20
+    ) async throws -> S3Response {
+        var attempt = 0
+        while true {
+            do {
+                let response = try await sendOnce(method, key: key, query: query, headers: headers, body: body, payloadSHA256: payloadSHA256, responseLimit: responseLimit)
+                if Self.isRetryable(response), attempt < retries {
+                    attempt += 1
+                    try await backoff(attempt)
+                    continue
+                }
+                return response
+            } catch let error as S3TransportError where attempt < retries {
+                _ = error
+                attempt += 1
+                try await backoff(attempt)
+            } catch let error as S3TransportError {
+                throw S3Error(operation: operation, key: key ?? bucket, status: 0, code: "ConnectionError", message: error.message)
+            }
+        }
+    }
+
+    private func backoff(_ attempt: Int) async throws {
+        let base = min(5.0, 0.2 * pow(2, Double(attempt - 1)))
+        try await Task.sleep(nanoseconds: UInt64((base + Double.random(in: 0...(base / 2))) * 1_000_000_000))
+    }
+
+    static func isRetryable(_ response: S3Response) -> Bool {
+        if response.status >= 500 || response.status == 429 { return true }
+        let code = errorCode(response.body)
+        return (response.status == 409 && code == "ConditionalRequestConflict") || code == "SlowDown" || code == "RequestTimeout"
+    }
+
+    private func sendOnce(
+        _ method: String, key: String?, query: [(String, String)], headers: [(String, String)],
+        body: S3Body, payloadSHA256: String?, responseLimit: Int
+    ) async throws -> S3Response {
+        let (host, path) = endpoint.address(bucket: bucket, key: key)
+        var allHeaders = headers
+        if body.length > 0 || method == "PUT" || method == "POST" { allHeaders.append(("Content-Length", String(body.length))) }
+        let payload: String
+        switch body {
+        case .empty: payload = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        case .data(let data): payload = try payloadSHA256 ?? SHA256Hasher.digest(data).hex
+        case .file: payload = payloadSHA256 ?? "UNSIGNED-PAYLOAD"
+        }
+        let signingRequest = SigV4Request(method: method, host: host, path: path, query: query, headers: allHeaders, payloadSHA256: payload)
+        let signature = try signer.sign(signingRequest, date: Date())
+        var url = endpoint.scheme + "://" + host + path
+        if !query.isEmpty {
+            url += "?" + query.map { s3QueryEncode($0.0) + "=" + s3QueryEncode($0.1) }.joined(separator: "&")
+        }
+        var request = HTTPClientRequest(url: url)
+        request.method = HTTPMethod(rawValue: method)
+        for (name, value) in allHeaders + signature where name.lowercased() != "content-length" {
+            request.headers.add(name: name, value: value)
+        }
+        switch body {
+        case .empty: break
+        case .data(let data): request.body = .bytes(ByteBuffer(bytes: data))
+        case .file(let path, let offset, let length):
+            request.body = .stream(FileRangeSequence(path: path, offset: offset, length: length), length: .known(length))
+        }
+        counter.add(method)
+        let response: HTTPClientResponse
+        do {
+            response = try await http.execute(request, timeout: .seconds(300))
+        } catch {
+            throw S3TransportError(message: String(describing: error))
+        }
+        var headersOut: [String: String] = [:]
+        for (name, value) in response.headers { headersOut[name.lowercased()] = value }
+        var data = Data()
+        do {
+            for try await buffer in response.body {
+                if data.count + buffer.readableBytes > responseLimit {
+                    throw S3TransportError(message: "response larger than \(responseLimit) bytes")
+                }
+                data.append(contentsOf: buffer.readableBytesView)
+            }
+        } catch let error as S3TransportError {
+            throw error
+        } catch {
+            throw S3TransportError(message: "reading the response failed: \(error)")
+        }
+        return S3Response(status: Int(response.status.code), headers: headersOut, body: data)
+    }
+
+    /// Turns an error answer into an `S3Error` (code and message from its XML body).
+    func error(_ response: S3Response, operation: String, key: String) -> S3Error {
+        S3Error(operation: operation, key: key, status: response.status,
+                code: Self.errorCode(response.body) ?? "", message: XMLFields.first("Message", in: response.body) ?? "")
+    }
+
+    static func errorCode(_ body: Data) -> String? { XMLFields.first("Code", in: body) }
+}
+
+/// A connection-level failure (reset, refused, timed out) worth retrying.
+struct S3TransportError: Error {
+    let message: String
+}
+
+final class RequestCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var counts: [String: Int] = [:]
+
+    func add(_ method: String) {
+        lock.lock()
+        counts[method, default: 0] += 1
+        lock.unlock()
+    }
+
+    var snapshot: [String: Int] {
+        lock.lock()
+        defer { lock.unlock() }
+        return counts
+    }
+}
+
+/// Query-string encoding as SigV4 canonicalises it (unreserved characters kept).
+func s3QueryEncode(_ text: String) -> String {
+    let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+    return text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
+}
+
+/// A byte range of a file as an async sequence of 1 MiB buffers (a streamed request body).
+struct FileRangeSequence: AsyncSequence, Sendable {
+    typealias Element = ByteBuffer
+    let path: String
+    let offset: Int64
+    let length: Int64
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let file: FileDescriptor?
+        var position: Int64
+        let end: Int64
+
+        mutating func next() async throws -> ByteBuffer? {
+            guard position < end, let file else { return nil }
+            let count = Int(Swift.min(1 << 20, end - position))
+            let bytes = try file.read(at: position, count: count)
+            guard !bytes.isEmpty else { throw S3TransportError(message: "file shrank while uploading") }
+            position += Int64(bytes.count)
+            return ByteBuffer(bytes: bytes)
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(file: try? FileDescriptor.openForReading(path), position: offset, end: offset + length)
+    }
+}
+
+/// Pulls element text out of S3's small XML documents (errors, listings, upload ids).
+enum XMLFields {
+    /// The text of every `<tag>…</tag>`, entities decoded.
+    static func all(_ tag: String, in data: Data) -> [String] {
+        let text = String(decoding: data, as: UTF8.self)
+        var results: [String] = []
+        var searchStart = text.startIndex
+        let open = "<\(tag)>", close = "</\(tag)>"
+        while let start = text.range(of: open, range: searchStart..<text.endIndex),
+              let end = text.range(of: close, range: start.upperBound..<text.endIndex) {
+            results.append(decodeEntities(String(text[start.upperBound..<end.lowerBound])))
+            searchStart = end.upperBound
+        }
+        return results
+    }
+
+    static func first(_ tag: String, in data: Data) -> String? { all(tag, in: data).first }
+
+    /// The text inside each `<tag>…</tag>` block, raw (for nested parsing).
+    static func blocks(_ tag: String, in data: Data) -> [Data] {
+        let text = String(decoding: data, as: UTF8.self)
+        var results: [Data] = []
+        var searchStart = text.startIndex
+        while let start = text.range(of: "<\(tag)>", range: searchStart..<text.endIndex),
+              let end = text.range(of: "</\(tag)>", range: start.upperBound..<text.endIndex) {
+            results.append(Data(text[start.upperBound..<end.lowerBound].utf8))
+            searchStart = end.upperBound
+        }
+        return results
+    }
+
+    static func decodeEntities(_ text: String) -> String {
+        guard text.contains("&") else { return text }
+        var out = ""
+        var index = text.startIndex
+        while index < text.endIndex {
+            if text[index] == "&", let semicolon = text[index...].firstIndex(of: ";") {
+                let entity = String(text[text.index(after: index)..<semicolon])
+                var replacement: String?
+                switch entity {
+                case "amp": replacement = "&"
+                case "lt": replacement = "<"
+                case "gt": replacement = ">"
+                case "quot": replacement = "\""
+                case "apos": replacement = "'"
+                default:
+                    if entity.hasPrefix("#x"), let code = UInt32(entity.dropFirst(2), radix: 16), let scalar = Unicode.Scalar(code) {
+                        replacement = String(Character(scalar))
+                    } else if entity.hasPrefix("#"), let code = UInt32(entity.dropFirst()), let scalar = Unicode.Scalar(code) {
+                        replacement = String(Character(scalar))
+                    }
+                }
+                if let replacement {
+                    out += replacement
+                    index = text.index(after: semicolon)
+                    continue
+                }
+            }
+            out.append(text[index])
+            index = text.index(after: index)
+        }
+        return out
+    }
+
+    /// Escapes text for an XML element body.
+    static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+    }
+}

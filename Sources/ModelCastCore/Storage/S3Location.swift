@@ -1,0 +1,140 @@
+import Foundation
+
+/// Where an S3 target is, and how to reach it.
+public struct S3Location: Sendable, Equatable, CustomStringConvertible {
+    public let bucket: String
+    /// Key prefix inside the bucket, without leading or trailing `/` ("" for the bucket root).
+    public let prefix: String
+
+    /// Parses `s3://bucket/prefix`.
+    public init(_ url: String) throws {
+        guard url.lowercased().hasPrefix("s3://") else {
+            throw ModelCastError.usage("'\(url)' is not an s3://bucket/prefix URL")
+        }
+        let rest = url.dropFirst(5)
+        let bucket = String(rest.prefix { $0 != "/" })
+        // Bucket names: 3–63 of lowercase letters, digits, '.', '-' (S3 and R2 rules).
+        let allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyz0123456789.-")
+        guard (3...63).contains(bucket.count), bucket.unicodeScalars.allSatisfy({ allowed.contains($0) }),
+              bucket.first != "-", bucket.first != ".", bucket.last != "-", bucket.last != "." else {
+            throw ModelCastError.usage("'\(bucket)' in \(url) is not a valid bucket name (3-63 lowercase letters, digits, '.', '-')")
+        }
+        var prefix = String(rest.dropFirst(bucket.count))
+        while prefix.hasPrefix("/") { prefix.removeFirst() }
+        while prefix.hasSuffix("/") { prefix.removeLast() }
+        if !prefix.isEmpty { try validateKey(prefix) }
+        self.bucket = bucket
+        self.prefix = prefix
+    }
+
+    /// The full object key for a target-relative key.
+    public func objectKey(_ key: String) -> String { prefix.isEmpty ? key : prefix + "/" + key }
+
+    public var description: String { "s3://\(bucket)\(prefix.isEmpty ? "" : "/" + prefix)" }
+}
+
+/// How to reach an S3-compatible service.
+public struct S3Endpoint: Sendable, Equatable {
+    /// `https://s3.us-east-1.amazonaws.com`, `https://ACCOUNT.r2.cloudflarestorage.com`, `http://127.0.0.1:9000`.
+    public let url: String
+    public let region: String
+    /// Bucket in the path (`/bucket/key`) rather than the host name (`bucket.host`).
+    public let pathStyle: Bool
+
+    /// `endpoint` nil means AWS itself (virtual-host style); a custom endpoint defaults to path style.
+    public init(endpoint: String?, region: String, pathStyle: Bool?) throws {
+        if let endpoint {
+            let lower = endpoint.lowercased()
+            guard lower.hasPrefix("https://") || lower.hasPrefix("http://"), URLParts.path(of: endpoint).isEmpty,
+                  !endpoint.contains("?"), endpoint.count > 8 else {
+                throw ModelCastError.usage("endpoint '\(endpoint)' must be an http(s) URL with no path, e.g. https://ACCOUNT.r2.cloudflarestorage.com")
+            }
+            url = endpoint.hasSuffix("/") ? String(endpoint.dropLast()) : endpoint
+            self.pathStyle = pathStyle ?? true
+        } else {
+            url = "https://s3.\(region).amazonaws.com"
+            self.pathStyle = pathStyle ?? false
+        }
+        guard !region.isEmpty, region.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" }) else {
+            throw ModelCastError.usage("region '\(region)' is not a region name (e.g. us-east-1, or auto for R2)")
+        }
+        self.region = region
+    }
+
+    /// Scheme and host[:port] of the endpoint.
+    var scheme: String { String(url.prefix { $0 != ":" }) }
+    var host: String { String(url.drop { $0 != ":" }.dropFirst(3)) }
+
+    /// Host header and encoded path for an object (or the bucket when `key` is nil).
+    func address(bucket: String, key: String?) -> (host: String, path: String) {
+        let encodedKey = key.map { s3EncodedPath($0) } ?? ""
+        if pathStyle {
+            return (host, "/" + bucket + (key == nil ? "" : "/" + encodedKey))
+        }
+        return (bucket + "." + host, "/" + encodedKey)
+    }
+}
+
+/// Credentials and region from the standard AWS environment: `AWS_ACCESS_KEY_ID`,
+/// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, or the shared credentials file
+/// (`AWS_SHARED_CREDENTIALS_FILE`, default `~/.aws/credentials`) with `AWS_PROFILE`;
+/// `AWS_REGION` / `AWS_DEFAULT_REGION` or the config file; `AWS_ENDPOINT_URL_S3` /
+/// `AWS_ENDPOINT_URL`. Errors name the variables and files consulted, never a value.
+public enum AWSEnvironment {
+    public static func credentials(_ environment: [String: String]) throws -> AWSCredentials {
+        if let id = environment["AWS_ACCESS_KEY_ID"], !id.isEmpty {
+            guard let secret = environment["AWS_SECRET_ACCESS_KEY"], !secret.isEmpty else {
+                throw ModelCastError.usage("AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not")
+            }
+            let token = environment["AWS_SESSION_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
+            return AWSCredentials(accessKeyID: id, secretAccessKey: secret, sessionToken: token)
+        }
+        let profile = environment["AWS_PROFILE"] ?? "default"
+        let path = environment["AWS_SHARED_CREDENTIALS_FILE"] ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.aws/credentials")
+        if let text = try? String(contentsOfFile: path, encoding: .utf8) {
+            let section = ini(text)[profile] ?? [:]
+            if let id = section["aws_access_key_id"], let secret = section["aws_secret_access_key"] {
+                return AWSCredentials(accessKeyID: id, secretAccessKey: secret, sessionToken: section["aws_session_token"])
+            }
+            throw ModelCastError.usage("no credentials for profile '\(profile)' in \(path) (need aws_access_key_id and aws_secret_access_key)")
+        }
+        throw ModelCastError.usage("no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE with \(path)")
+    }
+
+    /// The region: flag, then environment, then the config file, then us-east-1.
+    public static func region(_ flag: String?, _ environment: [String: String]) -> String {
+        if let flag { return flag }
+        if let region = environment["AWS_REGION"] ?? environment["AWS_DEFAULT_REGION"], !region.isEmpty { return region }
+        let profile = environment["AWS_PROFILE"] ?? "default"
+        let path = environment["AWS_CONFIG_FILE"] ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.aws/config")
+        if let text = try? String(contentsOfFile: path, encoding: .utf8) {
+            let sections = ini(text)
+            if let region = (sections[profile == "default" ? "default" : "profile \(profile)"] ?? sections[profile])?["region"] { return region }
+        }
+        return "us-east-1"
+    }
+
+    /// The endpoint: flag, then `AWS_ENDPOINT_URL_S3`, then `AWS_ENDPOINT_URL`.
+    public static func endpoint(_ flag: String?, _ environment: [String: String]) -> String? {
+        flag ?? environment["AWS_ENDPOINT_URL_S3"] ?? environment["AWS_ENDPOINT_URL"]
+    }
+
+    /// A minimal INI reader: `[section]` and `key = value` lines, `#`/`;` comments.
+    static func ini(_ text: String) -> [String: [String: String]] {
+        var sections: [String: [String: String]] = [:]
+        var current = ""
+        for raw in text.split(whereSeparator: \.isNewline) {
+            let line = raw.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") || line.hasPrefix(";") { continue }
+            if line.hasPrefix("[") && line.hasSuffix("]") {
+                current = line.dropFirst().dropLast().trimmingCharacters(in: .whitespaces)
+                continue
+            }
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            let key = line[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
+            let value = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+            sections[current, default: [:]][key] = value
+        }
+        return sections
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+/// How to reach a publish target, as the user gave it.
+public struct TargetSettings: Sendable {
+    /// A directory path or `s3://bucket/prefix`.
+    public var target: String
+    public var endpoint: String?
+    public var region: String?
+    /// nil: path style for custom endpoints, virtual-host style for AWS.
+    public var pathStyle: Bool?
+    public var policy = S3UploadPolicy()
+    public var retries = 4
+
+    public init(target: String) { self.target = target }
+
+    /// True for `s3://` targets.
+    public var isS3: Bool { target.lowercased().hasPrefix("s3://") }
+
+    /// Opens the target: a `DirectoryStorage` or an `S3Storage` with credentials from
+    /// the environment. Options that only apply to S3 are refused for a directory.
+    public func open(environment: [String: String]) throws -> any Storage {
+        if isS3 {
+            let location = try S3Location(target)
+            let region = AWSEnvironment.region(self.region, environment)
+            let endpoint = try S3Endpoint(endpoint: AWSEnvironment.endpoint(self.endpoint, environment), region: region, pathStyle: pathStyle)
+            let credentials = try AWSEnvironment.credentials(environment)
+            return try S3Storage(target: location, endpoint: endpoint, credentials: credentials, policy: policy, retries: retries)
+        }
+        if endpoint != nil || region != nil || pathStyle != nil {
+            throw ModelCastError.usage("--endpoint, --region and --path-style apply to s3:// targets, not the directory \(target)")
+        }
+        return DirectoryStorage(root: target)
+    }
+}
+
+/// Closes what a storage holds open (S3's HTTP client).
+public func closeStorage(_ storage: any Storage) async {
+    if let s3 = storage as? S3Storage { await s3.shutdown() }
+}

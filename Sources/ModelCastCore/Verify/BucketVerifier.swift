@@ -1,0 +1,101 @@
+import Foundation
+
+/// Checks a target through its storage API (S3's HEAD, or the file system) before
+/// release: the manifest's headers, that it is the rendering of the latest history
+/// record, and that every object that record names — current and rollback — exists
+/// with the right size, SHA-256, Cache-Control and Content-Type. Nothing is downloaded
+/// but the manifest and the record.
+public struct BucketVerifier: Sendable {
+    public let storage: any Storage
+    public let manifestKey: String
+    public let strict: Bool
+
+    public init(storage: any Storage, manifestKey: String = "manifest.json", strict: Bool = false) {
+        self.storage = storage
+        self.manifestKey = manifestKey
+        self.strict = strict
+    }
+
+    public func verify() async -> VerifyReport {
+        let log = CheckLog()
+        let source = "\(storage.location)/\(manifestKey)"
+        var profile: String?
+        var sequence: Int64?
+        do {
+            guard let info = try await storage.head(manifestKey),
+                  let data = try await storage.get(manifestKey, limit: Publisher.recordLimit) else {
+                log.add(.fail, "manifest.exists", source, "no manifest at \(manifestKey)")
+                return VerifyReport(source: source, profile: nil, sequence: nil, checks: log.checks, strict: strict)
+            }
+            log.add(.pass, "manifest.exists", source, "\(info.size) bytes")
+            if let cacheControl = info.cacheControl {
+                do {
+                    try CachePolicy.validateManifest(cacheControl)
+                    log.add(.pass, "manifest.cache-control", source, cacheControl)
+                } catch {
+                    log.add(.fail, "manifest.cache-control", source, String(describing: error))
+                }
+            }
+            if let contentType = info.contentType {
+                log.add(mediaType(contentType) == "application/json" ? .pass : .fail, "manifest.content-type", source, contentType)
+            }
+            let facts = try ManifestFacts.read(data, source: source)
+            profile = facts.profile.rawValue
+            log.add(.pass, "manifest.parse", source, "profile \(facts.profile.rawValue)")
+
+            let history = try await Publisher(storage: storage).history(manifestKey: manifestKey)
+            guard let record = history.last else {
+                log.add(.warn, "manifest.history", source, "no history record under \(Publisher.historyPrefix(manifestKey: manifestKey)): objects cannot be listed")
+                return VerifyReport(source: source, profile: profile, sequence: nil, checks: log.checks, strict: strict)
+            }
+            sequence = record.sequence
+            let rendered = try ManifestProfile(rawValue: record.profile).map { try $0.render(record).serialized() }
+            if rendered.map({ Data($0.utf8) == data }) == true {
+                log.add(.pass, "manifest.history", source, "the live manifest is history record \(record.sequence)")
+            } else {
+                log.add(.warn, "manifest.history", source, "the live manifest is not the rendering of the latest history record \(record.sequence) (staged, or edited by hand)")
+            }
+            var files: [(String, ReleaseFile)] = []
+            for (name, model) in record.models.sorted(by: { $0.key < $1.key }) { files += model.files.map { ("\(name) \(model.version)", $0) } }
+            if let prototypes = record.prototypes { files += prototypes.files.map { ("prototypes \(prototypes.version)", $0) } }
+            for (name, model) in (record.rollback?.models ?? [:]).sorted(by: { $0.key < $1.key }) {
+                files += model.files.map { ("rollback \(name) \(model.version)", $0) }
+            }
+            var seen = Set<String>()
+            for (label, file) in files where seen.insert(file.key).inserted {
+                let subject = "\(storage.location)/\(file.key)"
+                guard let object = try await storage.head(file.key) else {
+                    log.add(.fail, "object.exists", subject, "\(label): missing")
+                    continue
+                }
+                log.add(object.size == file.size ? .pass : .fail, "object.size", subject, "\(label): \(object.size) bytes\(object.size == file.size ? "" : ", expected \(file.size)")")
+                if let sha = object.sha256 {
+                    log.add(sha.hex == file.sha256 ? .pass : .fail, "object.sha256", subject, "\(label): \(sha.hex)\(sha.hex == file.sha256 ? "" : ", expected \(file.sha256)")")
+                } else {
+                    let digest = try? await digestByDownloading(file.key)
+                    if let digest {
+                        log.add(digest.hex == file.sha256 ? .pass : .fail, "object.sha256", subject, "\(label): \(digest.hex) (hashed from the file)\(digest.hex == file.sha256 ? "" : ", expected \(file.sha256)")")
+                    } else {
+                        log.add(.warn, "object.sha256", subject, "\(label): the store keeps no checksum for it")
+                    }
+                }
+                if let cacheControl = object.cacheControl {
+                    log.add(cacheControl == CachePolicy.immutable ? .pass : .fail, "object.cache-control", subject, "\(label): '\(cacheControl)'\(cacheControl == CachePolicy.immutable ? "" : ", expected '\(CachePolicy.immutable)'")")
+                }
+                if let contentType = object.contentType {
+                    let ok = mediaType(contentType) == mediaType(file.contentType)
+                    log.add(ok ? .pass : .fail, "object.content-type", subject, "\(label): '\(contentType)'\(ok ? "" : ", expected '\(file.contentType)'")")
+                }
+            }
+        } catch {
+            log.add(.fail, "storage", source, String(describing: error))
+        }
+        return VerifyReport(source: source, profile: profile, sequence: sequence, checks: log.checks, strict: strict)
+    }
+
+    /// For a local directory (which keeps no checksums): hash the file itself.
+    private func digestByDownloading(_ key: String) async throws -> SHA256Digest? {
+        guard let directory = storage as? DirectoryStorage else { return nil }
+        return try StreamDigester.digest(ofFileAt: directory.root + "/" + key).sha256
+    }
+}

@@ -1,0 +1,35 @@
+import ArgumentParser
+import ModelCastCore
+
+/// Options for reaching an S3-compatible target (`--to s3://bucket/prefix`).
+struct TargetOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("S3-compatible endpoint, e.g. https://ACCOUNT.r2.cloudflarestorage.com (or $AWS_ENDPOINT_URL).", valueName: "URL"))
+    var endpoint: String?
+
+    @Option(help: "Region (R2: auto; default $AWS_REGION, the AWS config file, or us-east-1).")
+    var region: String?
+
+    @Flag(inversion: .prefixedNo, help: "Put the bucket in the path (default for custom endpoints) rather than the host name (default for AWS).")
+    var pathStyle: Bool?
+
+    @Option(help: ArgumentHelp("Objects larger than this many MiB use multipart upload (default 64).", valueName: "MiB"))
+    var multipartThreshold: Int = 64
+
+    @Option(help: ArgumentHelp("Multipart part size in MiB; every part but the last has this size (default 64).", valueName: "MiB"))
+    var partSize: Int = 64
+
+    @Option(help: "Parts uploaded at once (default 4).")
+    var concurrentParts: Int = 4
+
+    /// The target settings for `target`.
+    func settings(for target: String) -> TargetSettings {
+        var settings = TargetSettings(target: target)
+        settings.endpoint = endpoint
+        settings.region = region
+        settings.pathStyle = pathStyle
+        settings.policy.multipartThreshold = Int64(multipartThreshold) << 20
+        settings.policy.partSize = Int64(partSize) << 20
+        settings.policy.concurrentParts = concurrentParts
+        return settings
+    }
+}

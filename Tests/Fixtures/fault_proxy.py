@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""A fault-injecting HTTP proxy for modelcast's S3 tests (loopback only).
+
+    fault_proxy.py LISTEN_PORT UPSTREAM_PORT RULES_FILE
+
+Forwards every request to 127.0.0.1:UPSTREAM_PORT (the moto S3 server) unless a
+rule in RULES_FILE (JSON, re-read on every request) matches it first:
+
+    [{"method": "PUT", "contains": "manifest.json", "action": "503", "times": 2}, ...]
+
+"contains" is matched against the request path and query. Actions:
+  503            answer 503 SlowDown without forwarding
+  reset          close the connection without forwarding or answering
+  lose-response  forward the request, then close the connection without answering
+"times" (default 1) is how many matching requests the rule applies to. Every
+request is appended to RULES_FILE + ".log" as "METHOD PATH -> outcome".
+"""
+import http.client
+import json
+import socket
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+LISTEN, UPSTREAM, RULES = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+LOCK = threading.Lock()
+USED = {}
+
+
+def matching_rule(method, path):
+    try:
+        with open(RULES) as f:
+            rules = json.load(f)
+    except (OSError, ValueError):
+        return None
+    with LOCK:
+        for index, rule in enumerate(rules):
+            key = json.dumps(rule, sort_keys=True) + str(index)
+            if rule.get("method", method) == method and rule.get("contains", "") in path:
+                if USED.get(key, 0) < rule.get("times", 1):
+                    USED[key] = USED.get(key, 0) + 1
+                    return rule["action"]
+    return None
+
+
+def log(line):
+    with LOCK, open(RULES + ".log", "a") as f:
+        f.write(line + "\n")
+
+
+class Proxy(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def handle_any(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        action = matching_rule(self.command, self.path)
+        log("%s %s -> %s" % (self.command, self.path, action or "forwarded"))
+        if action == "503":
+            payload = b"<?xml version='1.0' encoding='UTF-8'?><Error><Code>SlowDown</Code><Message>injected</Message></Error>"
+            self.send_response(503)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+            return
+        if action == "reset":
+            self.abort()
+            return
+        upstream = http.client.HTTPConnection("127.0.0.1", UPSTREAM, timeout=60)
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("connection",)}
+        upstream.request(self.command, self.path, body=body, headers=headers)
+        response = upstream.getresponse()
+        data = response.read()
+        upstream.close()
+        if action == "lose-response":
+            self.abort()
+            return
+        self.send_response(response.status)
+        for name, value in response.getheaders():
+            if name.lower() not in ("connection", "transfer-encoding", "content-length", "date", "server"):
+                self.send_header(name, value)
+        # A HEAD answer carries the object's length, not the (empty) body's.
+        length = response.getheader("Content-Length") if self.command == "HEAD" else None
+        self.send_header("Content-Length", length if length is not None else str(len(data)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(data)
+
+    def abort(self):
+        try:
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.close_connection = True
+
+    do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = handle_any
+
+
+ThreadingHTTPServer.daemon_threads = True
+server = ThreadingHTTPServer(("127.0.0.1", LISTEN), Proxy)
+print("ready", flush=True)
+server.serve_forever()

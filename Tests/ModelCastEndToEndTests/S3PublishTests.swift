@@ -1,0 +1,237 @@
+import Foundation
+import XCTest
+import ModelCastCore
+import ModelCastTestSupport
+
+/// Publishing to a real S3 API server: moto on loopback, checking every signature.
+final class S3PublishTests: XCTestCase {
+    func publish(_ moto: MotoS3, _ arguments: [String], endpoint: String? = nil, epoch: Int = 1_790_000_000) throws -> ProcessOutput {
+        var environment = moto.environment
+        environment["SOURCE_DATE_EPOCH"] = String(epoch)
+        if let endpoint { environment["AWS_ENDPOINT_URL"] = endpoint }
+        return try modelcast(["publish"] + arguments, environment: environment)
+    }
+
+    func report(_ output: ProcessOutput) throws -> [String: Any] {
+        try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any], output.stdout + output.stderr)
+    }
+
+    func verifyBucket(_ moto: MotoS3, _ target: String, file: StaticString = #filePath, line: UInt = #line) throws -> VerifyReport? {
+        let result = try modelcast(["verify", target, "--json"], environment: moto.environment)
+        let report = try? JSONDecoder().decode(VerifyReport.self, from: Data(result.stdout.utf8))
+        XCTAssertNotNil(report, result.stdout + result.stderr, file: file, line: line)
+        return report
+    }
+
+    func testPublishVerifyAndInteroperateWithTheAWSCLI() throws {
+        let moto = try MotoS3()
+        let base = "https://cdn.example.com/ml"
+        let first = try publish(moto, ["examples/models/TinyClassifier.mlpackage", "--name", "m", "--version", "1.0.0", "--base-url", base, "--to", "s3://\(moto.bucket)/ml", "--json"])
+        XCTAssertEqual(first.status, 0, first.stderr)
+        let second = try publish(moto, ["examples/models/tiny-llm.gguf", "examples/models/tiny-llm-mmproj.gguf", "--name", "m", "--version", "1.1.0",
+                                        "--base-url", base, "--to", "s3://\(moto.bucket)/ml", "--json"], epoch: 1_790_003_600)
+        XCTAssertEqual(second.status, 0, second.stderr)
+
+        // The bucket holds artifacts, history and the manifest under the prefix.
+        let keys = Set(try moto.listing().keys)
+        XCTAssertEqual(keys, [
+            "ml/manifest.json", "ml/manifests/00000001.json", "ml/manifests/00000002.json",
+            "ml/models/m/1.0.0/TinyClassifier.mlpackage.zip", "ml/models/m/1.1.0/tiny-llm.gguf", "ml/models/m/1.1.0/tiny-llm-mmproj.gguf",
+        ])
+        // Another client sees the headers and the bytes the manifest promises.
+        let head = try moto.awsCLI(["s3api", "head-object", "--bucket", moto.bucket, "--key", "ml/models/m/1.1.0/tiny-llm.gguf"])
+        XCTAssertTrue(head.contains("\"CacheControl\": \"public, max-age=31536000, immutable\""), head)
+        XCTAssertTrue(head.contains("\"ContentType\": \"application/octet-stream\""), head)
+        let manifestHead = try moto.awsCLI(["s3api", "head-object", "--bucket", moto.bucket, "--key", "ml/manifest.json"])
+        XCTAssertTrue(manifestHead.contains("\"CacheControl\": \"no-cache, no-store\""), manifestHead)
+        XCTAssertTrue(manifestHead.contains("\"ContentType\": \"application/json\""), manifestHead)
+        let live = try Release.decode(try moto.download("ml/manifest.json"), source: "live")
+        XCTAssertEqual(live.sequence, 2)
+        for file in live.models["m"]!.files + live.rollback!.models["m"]!.files {
+            XCTAssertEqual(try SHA256Hasher.digest(try moto.download("ml/" + file.key)).hex, file.sha256, file.key)
+        }
+
+        // verify through the S3 API.
+        let bucketReport = try verifyBucket(moto, "s3://\(moto.bucket)/ml")
+        XCTAssertEqual(bucketReport?.failures, 0, "\(bucketReport?.checks.filter { $0.status != .pass } ?? [])")
+        XCTAssertEqual(bucketReport?.checks.filter { $0.check == "object.sha256" && $0.status == .pass }.count, 3)
+    }
+
+    /// `--verify-url`: the staged release is verified through the public URL before
+    /// the manifest goes live; a failing check keeps the old manifest live.
+    func testVerifyURLGatesTheManifest() throws {
+        let moto = try MotoS3(checkSignatures: false)  // the checking mode cannot serve anonymous GETs
+        try moto.allowPublicReads()
+        let base = "\(moto.endpoint)/\(moto.bucket)/ml"
+        let first = try publish(moto, ["examples/models/TinyClassifier.mlpackage", "--name", "m", "--version", "1.0.0", "--base-url", base,
+                                       "--to", "s3://\(moto.bucket)/ml", "--verify-url", base])
+        XCTAssertEqual(first.status, 0, first.stderr)
+        XCTAssertTrue(first.stderr.contains("verified the staged release through \(base)"), first.stderr)
+        let publicResult = try modelcast(["verify", base + "/manifest.json", "--allow-http"])
+        XCTAssertEqual(publicResult.status, 0, publicResult.stdout)
+
+        // A base URL where nothing is served: the check fails, the manifest stays at 1.0.0,
+        // and the objects this run created are removed.
+        let before = try moto.listing()
+        let wrong = "\(moto.endpoint)/\(moto.bucket)/elsewhere"
+        let second = try publish(moto, ["examples/models/tiny-llm.gguf", "--name", "m", "--version", "1.1.0", "--base-url", base,
+                                        "--to", "s3://\(moto.bucket)/ml", "--verify-url", wrong])
+        XCTAssertEqual(second.status, 1)
+        XCTAssertTrue(second.stderr.contains("--verify-url \(wrong): the staged release fails"), second.stderr)
+        XCTAssertEqual(try moto.listing(), before)
+    }
+
+    func testRepublishingUnchangedContentUploadsNothing() throws {
+        let moto = try MotoS3()
+        let arguments = ["--config", "examples/catalog/modelcast.yml", "--to", "s3://\(moto.bucket)/catalog", "--json"]
+        let first = try publish(moto, arguments)
+        XCTAssertEqual(first.status, 0, first.stderr)
+        let before = try moto.listing()
+        let again = try publish(moto, arguments, epoch: 1_800_000_000)
+        XCTAssertEqual(again.status, 0, again.stderr)
+        let summary = try report(again)
+        XCTAssertEqual(summary["unchanged"] as? Bool, true)
+        let requests = try XCTUnwrap(summary["requests"] as? [String: Int])
+        XCTAssertNil(requests["PUT"], "an unchanged re-publish must upload nothing: \(requests)")
+        XCTAssertNil(requests["POST"], "\(requests)")
+        XCTAssertEqual(try moto.listing(), before)
+    }
+
+    func testSameVersionWithOtherBytesLeavesTheBucketUnchanged() throws {
+        let moto = try MotoS3()
+        let src = try Scratch()
+        let target = "s3://\(moto.bucket)/p"
+        XCTAssertEqual(try publish(moto, ["examples/models/tiny-llm.gguf", "--version", "1.0.0", "--base-url", "https://cdn.example.com/p", "--to", target]).status, 0)
+        let before = try moto.listing()
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: repositoryRoot + "/examples/models/tiny-llm.gguf"))
+        bytes[1000] ^= 0xff
+        try bytes.write(to: URL(fileURLWithPath: src.at("tiny-llm.gguf")))
+        let result = try publish(moto, [src.at("tiny-llm.gguf"), "--version", "1.0.0", "--base-url", "https://cdn.example.com/p", "--to", target])
+        XCTAssertEqual(result.status, 1)
+        XCTAssertTrue(result.stderr.contains("version 1.0.0 of model tiny-llm is already published with different files"), result.stderr)
+        XCTAssertEqual(try moto.listing(), before)
+    }
+
+    func testMultipartUploads() throws {
+        let moto = try MotoS3()
+        let src = try Scratch()
+        let mib = 1 << 20
+        let sizes = ["just-over.bin": 5 * mib + 1, "two-parts.bin": 10 * mib, "at-threshold.bin": 5 * mib]
+        for (name, size) in sizes { try src.write(name, patternBytes(size, seed: UInt32(size % 1000))) }
+        let result = try publish(moto, sizes.keys.sorted().map { "\(($0 as NSString).deletingPathExtension)=\(src.at($0))" }
+                                 + ["--version", "1.0.0", "--base-url", "https://cdn.example.com/big", "--to", "s3://\(moto.bucket)/big",
+                                    "--multipart-threshold", "5", "--part-size", "5", "--json"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let requests = try XCTUnwrap(try report(result)["requests"] as? [String: Int])
+        // Two multipart uploads (create + complete each), one plain PUT of the file at the threshold.
+        XCTAssertEqual(requests["POST"], 4, "\(requests)")
+        for (name, size) in sizes {
+            let key = "big/models/\((name as NSString).deletingPathExtension)/1.0.0/\(name)"
+            let data = try moto.download(key)
+            XCTAssertEqual(data.count, size, key)
+            XCTAssertEqual(data, Data(patternBytes(size, seed: UInt32(size % 1000))), key)
+            let head = try moto.awsCLI(["s3api", "head-object", "--bucket", moto.bucket, "--key", key])
+            XCTAssertTrue(head.contains("public, max-age=31536000, immutable"), head)
+        }
+        let bucket = try verifyBucket(moto, "s3://\(moto.bucket)/big")
+        XCTAssertEqual(bucket?.failures, 0, "\(bucket?.checks.filter { $0.status != .pass } ?? [])")
+    }
+
+    func testWrongSecretIsRejectedAndNeverPrinted() throws {
+        let moto = try MotoS3()
+        let secret = "not-the-secret-\(UUID().uuidString)"
+        let token = "token-\(UUID().uuidString)"
+        for withToken in [false, true] {
+            var environment = moto.environment
+            environment["AWS_SECRET_ACCESS_KEY"] = secret
+            if withToken { environment["AWS_SESSION_TOKEN"] = token }
+            let result = try modelcast(["publish", "examples/models/tiny-llm.gguf", "--version", "1.0.0", "--base-url", "https://cdn.example.com",
+                                        "--to", "s3://\(moto.bucket)/x"], environment: environment)
+            XCTAssertEqual(result.status, 1)
+            XCTAssertTrue(result.stderr.contains(withToken ? "InvalidToken" : "SignatureDoesNotMatch"), result.stderr)
+            for text in [result.stdout, result.stderr] {
+                XCTAssertFalse(text.contains(secret), "the secret leaked")
+                XCTAssertFalse(text.contains(token), "the token leaked")
+                XCTAssertFalse(text.contains(moto.secretAccessKey))
+            }
+        }
+        XCTAssertEqual(try moto.listing(), [:])
+        // Missing credentials name the variables, not values.
+        var none = moto.environment
+        none.removeValue(forKey: "AWS_ACCESS_KEY_ID")
+        none["AWS_SHARED_CREDENTIALS_FILE"] = "/nonexistent/credentials"
+        let missing = try modelcast(["publish", "examples/models/tiny-llm.gguf", "--version", "1.0.0", "--base-url", "https://cdn.example.com",
+                                     "--to", "s3://\(moto.bucket)/x"], environment: none)
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertTrue(missing.stderr.contains("no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"), missing.stderr)
+    }
+
+    /// Faults between modelcast and the store: afterwards the live manifest is the
+    /// old one or the new one, and every object it names is complete.
+    func testFaultsLeaveTheBucketConsistent() throws {
+        let moto = try MotoS3()
+        let work = try Scratch()
+        let proxyPort = try freeLoopbackPort()
+        let rules = work.at("rules.json")
+        try "[]".write(toFile: rules, atomically: true, encoding: .utf8)
+        let proxy = try BackgroundProcess("/usr/bin/env", ["python3", repositoryRoot + "/Tests/Fixtures/fault_proxy.py", String(proxyPort), String(moto.port), rules])
+        XCTAssertEqual(proxy.firstLine, "ready")
+        let endpoint = "http://127.0.0.1:\(proxyPort)"
+        let target = "s3://\(moto.bucket)/f"
+        XCTAssertEqual(try publish(moto, ["examples/models/tiny-llm.gguf", "--name", "m", "--version", "1.0.0", "--base-url", "https://cdn.example.com/f", "--to", target], endpoint: endpoint).status, 0)
+
+        let cases: [(String, String)] = [
+            (#"[{"method": "PUT", "contains": "models/m/", "action": "503", "times": 2}]"#, "transient 503s on artifacts"),
+            (#"[{"method": "PUT", "contains": "models/m/", "action": "reset", "times": 1}]"#, "a reset connection on an artifact"),
+            (#"[{"method": "PUT", "contains": "manifest.json", "action": "reset", "times": 99}]"#, "the manifest PUT dropped every time"),
+            (#"[{"method": "PUT", "contains": "/f/manifest.json", "action": "lose-response", "times": 99}]"#, "the manifest PUT's answer lost"),
+            (#"[{"method": "PUT", "contains": "manifests/", "action": "503", "times": 99}]"#, "the history PUT failing"),
+        ]
+        var version = 1
+        for (rule, label) in cases {
+            version += 1
+            try rule.write(toFile: rules, atomically: true, encoding: .utf8)
+            let result = try publish(moto, ["examples/models/tiny-llm-mmproj.gguf", "--name", "m", "--version", "1.\(version).0",
+                                            "--base-url", "https://cdn.example.com/f", "--to", target], endpoint: endpoint)
+            try "[]".write(toFile: rules, atomically: true, encoding: .utf8)
+            let live = try Release.decode(try moto.download("f/manifest.json"), source: label)
+            XCTAssertTrue(["1.\(version - 1).0", "1.\(version).0"].contains(live.models["m"]!.version) || result.status != 0, "\(label): \(live.models["m"]!.version)")
+            for file in live.models["m"]!.files {
+                XCTAssertEqual(try SHA256Hasher.digest(try moto.download("f/" + file.key)).hex, file.sha256, "\(label): \(file.key)")
+            }
+            let report = try verifyBucket(moto, target)
+            XCTAssertEqual(report?.failures, 0, "\(label): \(report?.checks.filter { $0.status == .fail } ?? [])")
+            if result.status != 0 {
+                XCTAssertTrue(result.stderr.contains("Error:"), "\(label): \(result.stderr)")
+                version -= 1  // the next case publishes the same next version again
+            }
+        }
+    }
+
+    /// kill -9 at several points of a multipart publish: the live manifest still verifies.
+    func testKilledPublishLeavesTheBucketConsistent() throws {
+        let moto = try MotoS3()
+        let src = try Scratch()
+        let target = "s3://\(moto.bucket)/k"
+        XCTAssertEqual(try publish(moto, ["examples/models/tiny-llm.gguf", "--name", "m", "--version", "1.0.0", "--base-url", "https://cdn.example.com/k", "--to", target]).status, 0)
+        try src.write("big.bin", patternBytes(24 << 20, seed: 5))
+        var environment = moto.environment
+        environment["SOURCE_DATE_EPOCH"] = "1790000000"
+        for (index, delay) in [0.05, 0.3, 0.8, 1.5, 3.0].enumerated() {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: modelcastBinary)
+            process.arguments = ["publish", "m=\(src.at("big.bin"))", "--version", "2.\(index).0", "--base-url", "https://cdn.example.com/k",
+                                 "--to", target, "--multipart-threshold", "5", "--part-size", "5"]
+            process.environment = environment
+            process.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            usleep(UInt32(delay * 1_000_000))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            let report = try verifyBucket(moto, target)
+            XCTAssertEqual(report?.failures, 0, "killed after \(delay) s: \(report?.checks.filter { $0.status == .fail } ?? [])")
+        }
+    }
+}
