@@ -235,3 +235,35 @@ final class S3PublishTests: XCTestCase {
         }
     }
 }
+
+extension S3PublishTests {
+    /// S3 signs the path as sent, without normalisation: keys with spaces, "+", "~"
+    /// and non-ASCII characters must sign correctly and land under the right key.
+    /// moto's checking mode verifies signatures over the *decoded* path, so it
+    /// rejects "+" and non-ASCII keys from every client (the aws cli too); those
+    /// keys are judged by the SigV4 vectors in SigV4Tests and placed here against
+    /// moto's default mode, while the checking mode judges spaces and "~".
+    func testKeysThatNeedEncodingSignCorrectly() throws {
+        for (checking, names) in [(true, ["my model.bin", "a~b.bin"]), (false, ["a+b~c.bin", "modèle-日本 v2.bin"])] {
+            let moto = try MotoS3(checkSignatures: checking)
+            let src = try Scratch()
+            for (index, name) in names.enumerated() { try src.write(name, patternBytes(1000 + index, seed: UInt32(index))) }
+            let result = try publish(moto, names.map { "m=" + src.at($0) } + ["--version", "1.0.0", "--base-url", "https://cdn.example.com/enc", "--to", "s3://\(moto.bucket)/enc"])
+            XCTAssertEqual(result.status, 0, result.stderr)
+            let keys = Set(try moto.listing().keys)
+            for (index, name) in names.enumerated() {
+                let key = "enc/models/m/1.0.0/" + name.precomposedStringWithCanonicalMapping
+                XCTAssertTrue(keys.contains(key), "\(key) not in \(keys)")
+                if checking {
+                    XCTAssertEqual(try moto.download(key), Data(patternBytes(1000 + index, seed: UInt32(index))), key)
+                }
+            }
+            let live = try Release.decode(try moto.download("enc/manifest.json"), source: "live")
+            if checking {
+                XCTAssertTrue(live.models["m"]!.files.map(\.url).contains("https://cdn.example.com/enc/models/m/1.0.0/my%20model.bin"))
+            }
+            let report = try verifyBucket(moto, "s3://\(moto.bucket)/enc")
+            XCTAssertEqual(report?.failures, 0, "\(report?.checks.filter { $0.status != .pass } ?? [])")
+        }
+    }
+}
