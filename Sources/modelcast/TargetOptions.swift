@@ -15,11 +15,11 @@ struct TargetOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Objects larger than this many MiB use multipart upload (default 64).", valueName: "MiB"))
     var multipartThreshold: Int = 64
 
-    @Option(help: ArgumentHelp("Multipart part size in MiB; every part but the last has this size (default 64).", valueName: "MiB"))
-    var partSize: Int = 64
+    @Option(help: ArgumentHelp("Multipart part size in MiB; every part but the last has this size (default 16).", valueName: "MiB"))
+    var partSize: Int = 16
 
-    @Option(help: "Parts uploaded at once (default 4).")
-    var concurrentParts: Int = 4
+    @Option(help: "Parts uploaded at once (default 8).")
+    var concurrentParts: Int = 8
 
     /// The target settings for `target`.
     func settings(for target: String) -> TargetSettings {

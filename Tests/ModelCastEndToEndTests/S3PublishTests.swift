@@ -267,3 +267,41 @@ extension S3PublishTests {
         }
     }
 }
+
+extension S3PublishTests {
+    /// The manifest is replaced with If-Match on the ETag read at the start: a
+    /// publisher whose view is stale gets a clear error and overwrites nothing.
+    func testStaleManifestETagIsRefused() async throws {
+        let moto = try MotoS3()
+        let storage = try S3Storage(
+            target: S3Location("s3://\(moto.bucket)/race"),
+            endpoint: S3Endpoint(endpoint: moto.endpoint, region: "us-east-1", pathStyle: true),
+            credentials: AWSCredentials(accessKeyID: moto.accessKeyID, secretAccessKey: moto.secretAccessKey))
+        func metadata(_ data: Data) throws -> ObjectMetadata {
+            ObjectMetadata(cacheControl: CachePolicy.manifestDefault, contentType: "application/json", size: Int64(data.count), sha256: try SHA256Hasher.digest(data))
+        }
+        let first = Data("{\"a\": 1}\n".utf8), second = Data("{\"a\": 2}\n".utf8), third = Data("{\"a\": 3}\n".utf8)
+        try await storage.replace("manifest.json", data: first, metadata: try metadata(first), ifMatch: "")
+        let seen = try await storage.head("manifest.json")?.etag
+        XCTAssertNotNil(seen)
+        // Another publisher replaces it meanwhile.
+        try await storage.replace("manifest.json", data: second, metadata: try metadata(second), ifMatch: seen)
+        // The first publisher, still holding the old ETag, is refused.
+        do {
+            try await storage.replace("manifest.json", data: third, metadata: try metadata(third), ifMatch: seen)
+            XCTFail("a stale If-Match must be refused")
+        } catch let error as StorageError {
+            guard case .preconditionFailed(let key, _, _) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(key, "manifest.json")
+            XCTAssertTrue(error.description.contains("another publish ran at the same time"), error.description)
+        }
+        // Creating when one exists is refused too.
+        do {
+            try await storage.replace("manifest.json", data: third, metadata: try metadata(third), ifMatch: "")
+            XCTFail("If-None-Match: * must be refused when the manifest exists")
+        } catch is StorageError {}
+        let live = try await storage.get("manifest.json", limit: 1024)
+        XCTAssertEqual(live, second)
+        await storage.shutdown()
+    }
+}

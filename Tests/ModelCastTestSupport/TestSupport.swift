@@ -284,9 +284,13 @@ public final class BackgroundProcess {
     }
 
     deinit {
+        // Poll rather than waitUntilExit: that spins forever when called off the
+        // main thread (an async test's deinit runs on a cooperative thread).
+        // SIGKILL: children of the test runner may inherit a blocked SIGTERM, and a
+        // test server needs no graceful exit.
         if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
+            kill(process.processIdentifier, SIGKILL)
+            for _ in 0..<500 where process.isRunning { usleep(10_000) }
         }
         try? FileManager.default.removeItem(atPath: errorFile)
     }
@@ -314,22 +318,29 @@ public final class MotoS3 {
         // moto prints its banner on stderr; a tiny wrapper prints "ready" once it answers.
         let script = """
             import os, subprocess, sys, time, urllib.request
+            import ctypes, signal
             env = dict(os.environ)
             if sys.argv[2] == "check":
                 env["INITIAL_NO_AUTH_ACTION_COUNT"] = "4"
+            def die_with_parent():
+                # moto dies with this wrapper, however the wrapper ends (PR_SET_PDEATHSIG = 1).
+                signal.pthread_sigmask(signal.SIG_SETMASK, set())
+                ctypes.CDLL(None).prctl(1, signal.SIGKILL)
             p = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", sys.argv[1]], env=env,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
             for _ in range(300):
                 try:
                     urllib.request.urlopen("http://127.0.0.1:%s/moto-api/" % sys.argv[1], timeout=1)
                     break
                 except Exception:
                     time.sleep(0.1)
-            print("ready", flush=True)
-            try:
+            def stop(*_):
+                p.kill()  # a test server: no need to wait for a graceful exit
                 p.wait()
-            finally:
-                p.terminate()
+                sys.exit(0)
+            signal.signal(signal.SIGTERM, stop)
+            print("ready", flush=True)
+            p.wait()
             """
         let server = try BackgroundProcess("/usr/bin/env", ["python3", "-c", script, String(serverPort), checkSignatures ? "check" : "open"], timeout: 60)
         var environment = ProcessInfo.processInfo.environment

@@ -149,8 +149,10 @@ public struct Publisher: Sendable {
         // Pack (or, for a dry run, only hash) every file.
         let staging = request.dryRun ? nil : try storage.stagingDirectory()
         var staged: [String: PackResult] = [:]  // key -> packed artifact
+        // A plain file going to a network store is uploaded from where it is: no copy.
+        var inPlace = Set<String>()
         defer {
-            for result in staged.values where staging != nil {
+            for (key, result) in staged where staging != nil && !inPlace.contains(key) {
                 unlink(result.path)
                 TemporaryFiles.shared.unregister(result.path)
             }
@@ -161,14 +163,18 @@ public struct Publisher: Sendable {
             var names = Set<String>()
             for description in descriptions[model.name]! {
                 let packer = Packer()
+                let uploadInPlace = !(storage is DirectoryStorage) && !description.isDirectory
                 let result = try staging.map {
-                    try packer.stage(description, in: $0, compression: request.compression, showProgress: request.showProgress)
+                    uploadInPlace
+                        ? try packer.digest(description, compression: request.compression, showProgress: request.showProgress)
+                        : try packer.stage(description, in: $0, compression: request.compression, showProgress: request.showProgress)
                 } ?? packer.digest(description, compression: request.compression, showProgress: request.showProgress)
                 guard names.insert(result.name).inserted else {
                     throw ModelCastError.usage("model \(model.name) has two files named \(result.name)")
                 }
                 let key = request.profile.artifactKey(model: model.name, version: model.version, fileName: result.name, sha256: result.sha256)
                 staged[key] = result
+                if uploadInPlace { inPlace.insert(key) }
                 files.append(ReleaseFile(
                     name: result.name, key: key, url: Self.url(base: request.baseURL, key: key),
                     sha256: result.sha256.hex, size: result.size, contentType: result.contentType))
@@ -222,7 +228,7 @@ public struct Publisher: Sendable {
                 let metadata = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: result.contentType, size: result.size, sha256: result.sha256)
                 var outcome = "would store"
                 if !request.dryRun {
-                    let put = try await storage.putIfAbsent(key, staged: StagedObject(path: result.path, metadata: metadata))
+                    let put = try await storage.putIfAbsent(key, staged: StagedObject(path: result.path, metadata: metadata, isTemporary: !inPlace.contains(key)))
                     staged[key] = nil
                     if put == .created { created.append(key) }
                     outcome = put == .created ? "created" : "unchanged"

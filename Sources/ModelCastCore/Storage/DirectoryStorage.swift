@@ -64,6 +64,9 @@ public struct DirectoryStorage: Storage {
 
     public func putIfAbsent(_ key: String, staged: StagedObject) async throws -> PutOutcome {
         let destination = try path(key)
+        // The directory target always stores its own copy: a link to the user's
+        // file would change whenever that file does.
+        precondition(staged.isTemporary, "DirectoryStorage stores temporary copies only")
         defer {
             unlink(staged.path)
             TemporaryFiles.shared.unregister(staged.path)

@@ -5,9 +5,9 @@ public struct S3UploadPolicy: Sendable {
     /// Objects larger than this go through multipart upload (S3 needs it above 5 GiB).
     public var multipartThreshold: Int64 = 64 << 20
     /// Part size: every part but the last has exactly this size (R2 requires equal parts).
-    public var partSize: Int64 = 64 << 20
+    public var partSize: Int64 = 16 << 20
     /// Parts uploaded at once.
-    public var concurrentParts = 4
+    public var concurrentParts = 8
 
     public static let singlePutLimit: Int64 = 5 << 30
     public static let minimumPartSize: Int64 = 5 << 20
@@ -132,10 +132,23 @@ public final class S3Storage: Storage, @unchecked Sendable {
 
     public func putIfAbsent(_ key: String, staged: StagedObject) async throws -> PutOutcome {
         defer {
-            unlink(staged.path)
-            TemporaryFiles.shared.unregister(staged.path)
+            if staged.isTemporary {
+                unlink(staged.path)
+                TemporaryFiles.shared.unregister(staged.path)
+            }
         }
         try validateKey(key)
+        // Uploading the user's own file in place: it must not change meanwhile.
+        let before = staged.isTemporary ? nil : statFollowing(staged.path)
+        let outcome = try await upload(key, staged: staged)
+        if let before, let after = statFollowing(staged.path),
+           after.st_size != before.st_size || after.st_mtim.tv_sec != before.st_mtim.tv_sec || after.st_mtim.tv_nsec != before.st_mtim.tv_nsec {
+            throw ModelCastError.changedWhilePacking(path: staged.path, expected: Int64(before.st_size), actual: Int64(after.st_size))
+        }
+        return outcome
+    }
+
+    private func upload(_ key: String, staged: StagedObject) async throws -> PutOutcome {
         // HEAD first: re-publishing unchanged content uploads nothing.
         if let existing = try await head(key) {
             return try compare(existing, key: key, metadata: staged.metadata)

@@ -43,6 +43,15 @@ public struct StagedObject: Sendable {
     /// Where the bytes are.
     public let path: String
     public let metadata: ObjectMetadata
+    /// True for a temporary copy the store may move or delete; false for the
+    /// user's own file, uploaded in place and never touched.
+    public var isTemporary = true
+
+    public init(path: String, metadata: ObjectMetadata, isTemporary: Bool = true) {
+        self.path = path
+        self.metadata = metadata
+        self.isTemporary = isTemporary
+    }
 }
 
 /// The outcome of `putIfAbsent`.

@@ -1,0 +1,69 @@
+import Foundation
+import XCTest
+@testable import ModelCastCore
+import ModelCastTestSupport
+
+final class AWSEnvironmentTests: XCTestCase {
+    func testCredentialsFromEnvironmentAndSharedFile() throws {
+        let scratch = try Scratch()
+        let file = try scratch.write("credentials", text: """
+            [default]
+            aws_access_key_id = AKIADEFAULT
+            aws_secret_access_key = default-secret
+
+            [ci]
+            aws_access_key_id=AKIACI
+            aws_secret_access_key=ci-secret
+            aws_session_token = ci-token
+            """)
+        let fromEnvironment = try AWSEnvironment.credentials(["AWS_ACCESS_KEY_ID": "AKIAENV", "AWS_SECRET_ACCESS_KEY": "env-secret", "AWS_SESSION_TOKEN": "tok"])
+        XCTAssertEqual(fromEnvironment, AWSCredentials(accessKeyID: "AKIAENV", secretAccessKey: "env-secret", sessionToken: "tok"))
+        XCTAssertEqual(try AWSEnvironment.credentials(["AWS_SHARED_CREDENTIALS_FILE": file]).accessKeyID, "AKIADEFAULT")
+        let ci = try AWSEnvironment.credentials(["AWS_SHARED_CREDENTIALS_FILE": file, "AWS_PROFILE": "ci"])
+        XCTAssertEqual(ci, AWSCredentials(accessKeyID: "AKIACI", secretAccessKey: "ci-secret", sessionToken: "ci-token"))
+        XCTAssertThrowsError(try AWSEnvironment.credentials(["AWS_SHARED_CREDENTIALS_FILE": file, "AWS_PROFILE": "nope"])) { error in
+            XCTAssertTrue("\(error)".contains("no credentials for profile 'nope' in \(file)"))
+            XCTAssertFalse("\(error)".contains("default-secret") || "\(error)".contains("ci-secret"))
+        }
+        XCTAssertThrowsError(try AWSEnvironment.credentials(["AWS_ACCESS_KEY_ID": "AKIAX"])) { error in
+            XCTAssertEqual("\(error)", "AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not")
+        }
+    }
+
+    func testRegionAndEndpoint() throws {
+        let scratch = try Scratch()
+        let config = try scratch.write("config", text: "[default]\nregion = eu-west-1\n[profile ci]\nregion = auto\n")
+        XCTAssertEqual(AWSEnvironment.region("ap-south-1", ["AWS_REGION": "us-west-2"]), "ap-south-1")
+        XCTAssertEqual(AWSEnvironment.region(nil, ["AWS_REGION": "us-west-2", "AWS_CONFIG_FILE": config]), "us-west-2")
+        XCTAssertEqual(AWSEnvironment.region(nil, ["AWS_CONFIG_FILE": config]), "eu-west-1")
+        XCTAssertEqual(AWSEnvironment.region(nil, ["AWS_CONFIG_FILE": config, "AWS_PROFILE": "ci"]), "auto")
+        XCTAssertEqual(AWSEnvironment.region(nil, ["AWS_CONFIG_FILE": "/nonexistent"]), "us-east-1")
+        XCTAssertEqual(AWSEnvironment.endpoint(nil, ["AWS_ENDPOINT_URL": "http://a", "AWS_ENDPOINT_URL_S3": "http://b"]), "http://b")
+    }
+
+    func testLocationsAndAddressing() throws {
+        let location = try S3Location("s3://my-bucket/prod/models/")
+        XCTAssertEqual(location.bucket, "my-bucket")
+        XCTAssertEqual(location.prefix, "prod/models")
+        XCTAssertEqual(location.objectKey("manifest.json"), "prod/models/manifest.json")
+        XCTAssertEqual(try S3Location("s3://bucket").objectKey("a"), "a")
+        let refusals = [
+            "s3://": "not a valid bucket name", "s3://UPPER": "'UPPER' in s3://UPPER is not a valid bucket name",
+            "s3://ab": "'ab' in s3://ab", "https://bucket/x": "'https://bucket/x' is not an s3://bucket/prefix URL",
+            "s3://bucket/a/../b": "invalid object key 'a/../b'",
+        ]
+        for (bad, message) in refusals {
+            XCTAssertThrowsError(try S3Location(bad), bad) { XCTAssertTrue("\($0)".contains(message), "\($0)") }
+        }
+        let aws = try S3Endpoint(endpoint: nil, region: "us-west-2", pathStyle: nil)
+        XCTAssertEqual(aws.url, "https://s3.us-west-2.amazonaws.com")
+        XCTAssertEqual(aws.address(bucket: "b", key: "k 1").host, "b.s3.us-west-2.amazonaws.com")
+        XCTAssertEqual(aws.address(bucket: "b", key: "k 1").path, "/k%201")
+        let r2 = try S3Endpoint(endpoint: "https://acct.r2.cloudflarestorage.com/", region: "auto", pathStyle: nil)
+        XCTAssertEqual(r2.address(bucket: "b", key: "a/b+c").host, "acct.r2.cloudflarestorage.com")
+        XCTAssertEqual(r2.address(bucket: "b", key: "a/b+c").path, "/b/a/b%2Bc")
+        XCTAssertThrowsError(try S3Endpoint(endpoint: "ftp://x", region: "us-east-1", pathStyle: nil))
+        XCTAssertThrowsError(try S3Endpoint(endpoint: "https://x/path", region: "us-east-1", pathStyle: nil))
+        XCTAssertThrowsError(try S3Endpoint(endpoint: nil, region: "us east", pathStyle: nil))
+    }
+}
