@@ -107,14 +107,18 @@ final class AtomicFile {
         let name = (destination as NSString).lastPathComponent
         let random = UInt32.random(in: 0...UInt32.max)
         let temp = (directory.isEmpty ? "." : directory) + "/.\(name).modelcast-\(getpid())-\(String(random, radix: 16)).tmp"
+        // Registered before it exists: a signal arriving at any point after the
+        // file appears finds it in the table.
+        TemporaryFiles.shared.register(temp)
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            throw ModelCastError.io(operation: "create", path: destination, reason: errnoDescription())
+            let reason = errnoDescription()
+            TemporaryFiles.shared.unregister(temp)
+            throw ModelCastError.io(operation: "create", path: destination, reason: reason)
         }
         _ = fchmod(fd, 0o644)
         temporaryPath = temp
         descriptor = FileDescriptor(fd: fd, path: destination)
-        TemporaryFiles.shared.register(temp)
     }
 
     deinit { if !committed { discard() } }
@@ -184,7 +188,14 @@ final class TemporaryFiles: @unchecked Sendable {
         defer { lock.unlock() }
         if !installed {
             installed = true
-            for sig in [SIGINT, SIGTERM, SIGHUP] { signal(sig, removeTemporaryFilesAndDie) }
+            var unblock = sigset_t()
+            sigemptyset(&unblock)
+            for sig in [SIGINT, SIGTERM, SIGHUP] {
+                signal(sig, removeTemporaryFilesAndDie)
+                sigaddset(&unblock, sig)
+            }
+            // A parent may have started us with these blocked; they must reach the handler.
+            pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
         }
         for index in 0..<Self.capacity where table[index] == nil {
             table[index] = strdup(path)
