@@ -5,7 +5,7 @@ import Mustache
 public struct HostedObject: Sendable, Equatable {
     /// What the object is, which decides its upload order and caching.
     public enum Role: String, Sendable {
-        case artifact, history, manifest
+        case artifact, history, signature, manifest
     }
 
     public let key: String
@@ -92,8 +92,9 @@ public struct HostingFiles: Sendable {
         }
         let all = objects.enumerated().map { entry($0.element, last: $0.offset == objects.count - 1) }
         let manifest = objects.last { $0.role == .manifest }.map { entry($0, last: true) } ?? [:]
+        let signature = objects.last { $0.role == .signature }.map { entry($0, last: false) }
         let generator = "modelcast \(ModelCastVersion.current)"
-        return [
+        var context: [String: Any] = [
             "generator": generator,
             "generator_json": jsonQuoted(generator),
             "base_url": baseURL,
@@ -106,6 +107,8 @@ public struct HostingFiles: Sendable {
             "artifacts": all.filter { ($0["role"] as? String) == HostedObject.Role.artifact.rawValue },
             "history": all.filter { ($0["role"] as? String) == HostedObject.Role.history.rawValue },
         ]
+        if let signature { context["signature"] = signature }
+        return context
     }
 }
 

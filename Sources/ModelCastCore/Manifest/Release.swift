@@ -80,17 +80,23 @@ public struct Release: Codable, Equatable, Sendable {
     public var models: [String: ReleaseModel]
     /// Extra objects a profile publishes beside the models (the catalog's prototypes).
     public var prototypes: ReleaseModel?
+    /// The release devices fall back to: the one live before this publish, or for a
+    /// rollback the release it returns to.
     public var rollback: ReleaseRollback?
+    /// Sequence of the release that was live when this one was published (nil for the
+    /// first). The chain of `replaces` is what actually went live, which rollback and
+    /// prune trust over the bare list of records.
+    public var replaces: Int64?
 
     enum CodingKeys: String, CodingKey {
         case format, formatVersion = "format_version", sequence, publishedAt = "published_at"
-        case expiresAt = "expires_at", channel, profile, minAppVersion = "min_app_version", meta, models, prototypes, rollback
+        case expiresAt = "expires_at", channel, profile, minAppVersion = "min_app_version", meta, models, prototypes, rollback, replaces
     }
 
     public init(
         sequence: Int64, publishedAt: String, expiresAt: String? = nil, channel: String, profile: String,
         minAppVersion: String? = nil, meta: [String: JSONValue] = [:], models: [String: ReleaseModel],
-        prototypes: ReleaseModel? = nil, rollback: ReleaseRollback? = nil
+        prototypes: ReleaseModel? = nil, rollback: ReleaseRollback? = nil, replaces: Int64? = nil
     ) {
         self.sequence = sequence
         self.publishedAt = publishedAt
@@ -102,6 +108,7 @@ public struct Release: Codable, Equatable, Sendable {
         self.models = models
         self.prototypes = prototypes
         self.rollback = rollback
+        self.replaces = replaces
     }
 
     public init(from decoder: Decoder) throws {
@@ -124,6 +131,7 @@ public struct Release: Codable, Equatable, Sendable {
         models = try c.decode([String: ReleaseModel].self, forKey: .models)
         prototypes = try c.decodeIfPresent(ReleaseModel.self, forKey: .prototypes)
         rollback = try c.decodeIfPresent(ReleaseRollback.self, forKey: .rollback)
+        replaces = try c.decodeIfPresent(Int64.self, forKey: .replaces)
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -140,6 +148,7 @@ public struct Release: Codable, Equatable, Sendable {
         try c.encode(models, forKey: .models)
         try c.encodeIfPresent(prototypes, forKey: .prototypes)
         try c.encodeIfPresent(rollback, forKey: .rollback)
+        try c.encodeIfPresent(replaces, forKey: .replaces)
     }
 
     /// Every storage key the release names, its rollback target's included.
@@ -159,6 +168,7 @@ public struct Release: Codable, Equatable, Sendable {
         a.publishedAt = ""; b.publishedAt = ""
         a.rollback = nil; b.rollback = nil
         a.expiresAt = nil; b.expiresAt = nil
+        a.replaces = nil; b.replaces = nil
         return a == b
     }
 
@@ -183,6 +193,7 @@ public struct Release: Codable, Equatable, Sendable {
                 .init("models", .object(rollback.models.keys.sorted().map { .init($0, rollback.models[$0]!.jsonValue()) })),
             ])))
         }
+        if let replaces { members.append(.init("replaces", .int(replaces))) }
         return .object(members)
     }
 

@@ -39,13 +39,17 @@ public struct PublishRequest: Sendable {
     /// The publish time written as `published_at`.
     public var publishedAt: Date
     public var showProgress: Bool
+    /// Signing key, expiry and inline signature; nil publishes unsigned with no expiry.
+    public var signing: SigningSettings?
+    /// Replace a signed live manifest with an unsigned one (refused otherwise).
+    public var allowUnsigned = false
 
     public init(
         models: [Model], prototypes: Model? = nil, profile: ManifestProfile = .modelcast, baseURL: String,
         manifestKey: String = "manifest.json", manifestCacheControl: String = CachePolicy.manifestDefault,
         channel: String = "stable", minAppVersion: String? = nil, meta: [String: JSONValue] = [:],
         compression: ZipCompression = .store, templatesDirectory: String? = nil, dryRun: Bool = false,
-        publishedAt: Date = Date(), showProgress: Bool = false
+        publishedAt: Date = Date(), showProgress: Bool = false, signing: SigningSettings? = nil
     ) {
         self.models = models
         self.prototypes = prototypes
@@ -61,6 +65,7 @@ public struct PublishRequest: Sendable {
         self.dryRun = dryRun
         self.publishedAt = publishedAt
         self.showProgress = showProgress
+        self.signing = signing
     }
 
     /// Checks every value that does not need the target, naming the bad one.

@@ -91,15 +91,7 @@ public struct Publisher: Sendable {
 
     /// Every release in the target's history, oldest first.
     public func history(manifestKey: String) async throws -> [Release] {
-        let prefix = Self.historyPrefix(manifestKey: manifestKey)
-        var releases: [Release] = []
-        for key in try await storage.list(prefix: prefix) {
-            let name = key.dropFirst(prefix.count)
-            guard name.hasSuffix(".json"), !name.contains("/"), Int64(name.dropLast(5)) != nil else { continue }
-            guard let data = try await storage.get(key, limit: Self.recordLimit) else { continue }
-            releases.append(try Release.decode(data, source: "\(storage.location)/\(key)"))
-        }
-        return releases.sorted { $0.sequence < $1.sequence }
+        try await TargetState.load(from: storage, manifestKey: manifestKey).history
     }
 
     /// Publishes `request`. Bad input fails before the target is touched; a failure
@@ -114,6 +106,7 @@ public struct Publisher: Sendable {
         if request.baseURL.lowercased().hasPrefix("http://") {
             warn("base URL \(request.baseURL) is plain http: iOS App Transport Security refuses it outside local testing")
         }
+        try request.signing?.validate(profile: request.profile)
 
         // Inspect every input before anything is written: a bad model fails here.
         var descriptions: [String: [ModelDescription]] = [:]
@@ -121,40 +114,19 @@ public struct Publisher: Sendable {
             descriptions[model.name] = try model.files.map { try ModelInspector.describe($0) }
         }
 
-        let lock = request.dryRun ? nil : try (storage as? DirectoryStorage)?.lock()
+        let lock = try lockTarget(dryRun: request.dryRun)
         defer { withExtendedLifetime(lock) {} }
-        if lock != nil { (storage as? DirectoryStorage)?.removeStaleStaging() }
-        let history = try await history(manifestKey: request.manifestKey)
-        let liveManifest = try await storage.head(request.manifestKey)
-        let liveData = liveManifest == nil ? nil : try await storage.get(request.manifestKey, limit: Self.recordLimit)
-        // The live release is the record whose rendering is the live manifest: a
-        // publish that failed after writing its record never went live. A manifest
-        // matching no record (edited by hand) counts as the newest record.
-        let liveRecord = liveData.flatMap { data in history.last { Self.rendering(of: $0) == data } }
-        let live = liveRecord ?? (liveData == nil ? nil : history.last)
-
-        // Versions: never lower, never the same version with other bytes.
-        for model in request.models {
-            guard let previous = live?.models[model.name] else { continue }
-            let new = SemanticVersion(model.version)!
-            guard let old = SemanticVersion(previous.version) else { continue }
-            if new < old {
-                throw ModelCastError.usage("version \(model.version) of model \(model.name) is lower than the live version \(previous.version); to go back, use rollback")
-            }
-            if new > old, Array(model.version.utf8).lexicographicallyPrecedes(Array(previous.version.utf8)) {
-                warn("version \(model.version) of model \(model.name) sorts below the live \(previous.version) as a plain string: clients that compare version strings with > (the tiers profile's) will not update")
-            }
-        }
+        let state = try await TargetState.load(from: storage, manifestKey: request.manifestKey)
+        let live = state.live
+        try checkVersions(request, live: live, warn: warn)
 
         // Pack (or, for a dry run, only hash) every file.
         let staging = request.dryRun ? nil : try storage.stagingDirectory()
-        var staged: [String: PackResult] = [:]  // key -> packed artifact
-        // A plain file going to a network store is uploaded from where it is: no copy.
-        var inPlace = Set<String>()
+        var staged: [String: StagedArtifact] = [:]
         defer {
-            for (key, result) in staged where staging != nil && !inPlace.contains(key) {
-                unlink(result.path)
-                TemporaryFiles.shared.unregister(result.path)
+            for artifact in staged.values where staging != nil && !artifact.inPlace {
+                unlink(artifact.result.path)
+                TemporaryFiles.shared.unregister(artifact.result.path)
             }
             (storage as? DirectoryStorage)?.cleanUpStaging()
         }
@@ -163,6 +135,7 @@ public struct Publisher: Sendable {
             var names = Set<String>()
             for description in descriptions[model.name]! {
                 let packer = Packer()
+                // A plain file going to a network store is uploaded from where it is: no copy.
                 let uploadInPlace = !(storage is DirectoryStorage) && !description.isDirectory
                 let result = try staging.map {
                     uploadInPlace
@@ -173,8 +146,7 @@ public struct Publisher: Sendable {
                     throw ModelCastError.usage("model \(model.name) has two files named \(result.name)")
                 }
                 let key = request.profile.artifactKey(model: model.name, version: model.version, fileName: result.name, sha256: result.sha256)
-                staged[key] = result
-                if uploadInPlace { inPlace.insert(key) }
+                staged[key] = StagedArtifact(result: result, inPlace: uploadInPlace)
                 files.append(ReleaseFile(
                     name: result.name, key: key, url: Self.url(base: request.baseURL, key: key),
                     sha256: result.sha256.hex, size: result.size, contentType: result.contentType))
@@ -192,101 +164,59 @@ public struct Publisher: Sendable {
             }
         }
 
-        let rollback = live.map { ReleaseRollback(sequence: $0.sequence, models: $0.models) }
         let release = Release(
-            sequence: (history.last?.sequence ?? 0) + 1, publishedAt: Self.timestamp(request.publishedAt),
+            sequence: state.nextSequence, publishedAt: Self.timestamp(request.publishedAt),
+            expiresAt: request.signing?.expiresAt(from: request.publishedAt).map(Self.timestamp),
             channel: request.channel, profile: request.profile.rawValue, minAppVersion: request.minAppVersion,
-            meta: request.meta, models: models, prototypes: prototypes, rollback: rollback)
-        let rendered = try request.profile.render(release).serialized()
+            meta: request.meta, models: models, prototypes: prototypes,
+            rollback: live.map { ReleaseRollback(sequence: $0.sequence, models: $0.models) }, replaces: live?.sequence)
+        let settings = CommitSettings(request)
 
-        if let live = liveRecord, live.sameContent(as: release) {
+        var signatureMissing = false
+        if request.signing?.signer != nil { signatureMissing = try await storage.head(settings.signatureKey) == nil }
+        if let live = state.liveRecord, live.sameContent(as: release), !signatureMissing {
             // Same bytes, same metadata, and that release is live: nothing to do, nothing is written.
-            let liveText = liveData.map { String(decoding: $0, as: UTF8.self) } ?? ""
-            return PublishReport(
-                target: storage.location, profile: request.profile.rawValue, unchanged: true, dryRun: request.dryRun,
-                sequence: live.sequence, previousSequence: live.sequence, manifestKey: request.manifestKey,
-                manifestURL: Self.url(base: request.baseURL, key: request.manifestKey), objects: [], warnings: warnings,
-                manifest: liveText, requests: storage.requestCounts)
+            return unchangedReport(state: state, settings: settings, warnings: warnings)
         }
         if request.profile == .nomlens, models.values.first?.files.first?.contentType == "application/zip" {
             warn("the nomlens client saves the download as-is; a zipped .mlpackage needs an unzip step in the app")
         }
-
-        let historyKey = Self.historyKey(manifestKey: request.manifestKey, sequence: release.sequence)
-        let historyData = Data(release.jsonValue().serialized().utf8)
-        let manifestData = Data(rendered.utf8)
-        let historyMetadata = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: "application/json", size: Int64(historyData.count), sha256: try SHA256Hasher.digest(historyData))
-        let manifestMetadata = ObjectMetadata(cacheControl: request.manifestCacheControl, contentType: "application/json", size: Int64(manifestData.count), sha256: try SHA256Hasher.digest(manifestData))
-
-        // Upload order: artifacts, history record, manifest — manifest last.
-        let artifactKeys = staged.keys.sorted()
-        var objects: [PublishReport.Object] = []
-        var created: [String] = []
-        do {
-            for key in artifactKeys {
-                let result = staged[key]!
-                let metadata = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: result.contentType, size: result.size, sha256: result.sha256)
-                var outcome = "would store"
-                if !request.dryRun {
-                    let put = try await storage.putIfAbsent(key, staged: StagedObject(path: result.path, metadata: metadata, isTemporary: !inPlace.contains(key)))
-                    staged[key] = nil
-                    if put == .created { created.append(key) }
-                    outcome = put == .created ? "created" : "unchanged"
-                    // Prove the object is there, whole and with its headers, before anything names it.
-                    try await Self.checkStored(key, expected: metadata, storage: storage)
-                } else if let existing = try await storage.head(key) {
-                    outcome = existing.size == result.size ? "exists" : "conflict (different size)"
-                }
-                objects.append(.init(key: key, role: "artifact", outcome: outcome, size: result.size, sha256: result.sha256.hex))
-            }
-            if !request.dryRun, let beforeManifest {
-                // E.g. a full verify through the public URL: the manifest goes live only if it passes.
-                try await beforeManifest(manifestData)
-            }
-            if !request.dryRun {
-                let put = try await storage.putIfAbsent(historyKey, data: historyData, metadata: historyMetadata)
-                guard put == .created else {
-                    throw StorageError.preconditionFailed(key: historyKey, expected: "none", actual: "a record from another publish")
-                }
-                created.append(historyKey)
-            }
-            objects.append(.init(key: historyKey, role: "history", outcome: request.dryRun ? "would store" : "created", size: historyMetadata.size, sha256: historyMetadata.sha256.hex))
-
-            if !request.dryRun, let root = (storage as? DirectoryStorage)?.root {
-                try await writeHostingFiles(
-                    release: release, history: history, request: request, root: root,
-                    manifestMetadata: manifestMetadata)
-            }
-            if !request.dryRun {
-                do {
-                    try await storage.replace(request.manifestKey, data: manifestData, metadata: manifestMetadata, ifMatch: liveManifest?.etag ?? "")
-                } catch {
-                    // The store's answer may have been lost after the manifest was written.
-                    if let current = try? await storage.get(request.manifestKey, limit: Self.recordLimit), current == manifestData {
-                        warn("the store did not confirm the manifest write (\(error)), but the new manifest is live")
-                    } else {
-                        // It may still land; everything it names is in place, so nothing is removed.
-                        throw PublishFailure.manifestNotWritten(underlying: error)
-                    }
-                }
-            }
-            objects.append(.init(key: request.manifestKey, role: "manifest", outcome: request.dryRun ? "would replace" : "replaced", size: manifestMetadata.size, sha256: manifestMetadata.sha256.hex))
-        } catch let failure as PublishFailure {
-            if case .manifestNotWritten(let underlying) = failure {
-                throw ModelCastError.usage("the manifest was not replaced (\(underlying)); the previous manifest is still live, and this release's objects stay in place for the next attempt")
-            }
-            throw failure
-        } catch {
-            // Before the manifest write: leave the target as it was, removing only what this run created.
-            for key in created.reversed() { try? await storage.delete(key) }
-            throw error
+        return try await commit(release, state: state, settings: settings, artifacts: staged, warnings: warnings) { key in
+            staged[key] = nil
         }
+    }
 
+    /// Takes the directory target's lock (publishes, rollbacks and prunes run one at a time).
+    func lockTarget(dryRun: Bool) throws -> DirectoryLock? {
+        guard !dryRun, let directory = storage as? DirectoryStorage else { return nil }
+        let lock = try directory.lock()
+        directory.removeStaleStaging()
+        return lock
+    }
+
+    /// Versions: never lower than the live one, never the same version with other bytes.
+    private func checkVersions(_ request: PublishRequest, live: Release?, warn: (String) -> Void) throws {
+        for model in request.models {
+            guard let previous = live?.models[model.name] else { continue }
+            let new = SemanticVersion(model.version)!
+            guard let old = SemanticVersion(previous.version) else { continue }
+            if new < old {
+                throw ModelCastError.usage("version \(model.version) of model \(model.name) is lower than the live version \(previous.version); to go back, use rollback")
+            }
+            if new > old, Array(model.version.utf8).lexicographicallyPrecedes(Array(previous.version.utf8)) {
+                warn("version \(model.version) of model \(model.name) sorts below the live \(previous.version) as a plain string: clients that compare version strings with > (the tiers profile's) will not update")
+            }
+        }
+    }
+
+    /// The report of a publish that found its release already live.
+    func unchangedReport(state: TargetState, settings: CommitSettings, warnings: [String]) -> PublishReport {
+        let sequence = state.liveRecord?.sequence ?? 0
         return PublishReport(
-            target: storage.location, profile: request.profile.rawValue, unchanged: false, dryRun: request.dryRun,
-            sequence: release.sequence, previousSequence: live?.sequence, manifestKey: request.manifestKey,
-            manifestURL: Self.url(base: request.baseURL, key: request.manifestKey), objects: objects,
-            warnings: warnings, manifest: rendered, requests: storage.requestCounts)
+            target: storage.location, profile: settings.profile.rawValue, unchanged: true, dryRun: settings.dryRun,
+            sequence: sequence, previousSequence: sequence, manifestKey: settings.manifestKey,
+            manifestURL: Self.url(base: settings.baseURL, key: settings.manifestKey), objects: [], warnings: warnings,
+            manifest: state.manifestData.map { String(decoding: $0, as: UTF8.self) } ?? "", requests: storage.requestCounts)
     }
 
     /// The live manifest bytes a record renders to (its own profile).
@@ -295,10 +225,11 @@ public struct Publisher: Sendable {
         return Data(value.serialized().utf8)
     }
 
-    /// Renders the hosting files for every object the target now holds.
-    private func writeHostingFiles(release: Release, history: [Release], request: PublishRequest, root: String, manifestMetadata: ObjectMetadata) async throws {
+    /// Renders the hosting files for every object the target holds: the artifacts and
+    /// history of `records` still present, then `live` (signature and manifest, manifest last).
+    func writeHostingFiles(records: [Release], settings: CommitSettings, root: String, live: [HostedObject], excluding: Set<String> = []) async throws {
         var artifacts: [String: ObjectMetadata] = [:]
-        for record in history + [release] {
+        for record in records {
             for model in Array(record.models.values) + (record.prototypes.map { [$0] } ?? []) {
                 for file in model.files {
                     guard let digest = SHA256Digest(hex: file.sha256) else { continue }
@@ -307,23 +238,23 @@ public struct Publisher: Sendable {
             }
         }
         var objects: [HostedObject] = []
-        for key in artifacts.keys.sorted() {
+        for key in artifacts.keys.sorted() where !excluding.contains(key) {
             // Pruned objects are gone; the hosting files list only what is there.
             if try await storage.head(key) != nil {
                 objects.append(HostedObject(key: key, role: .artifact, metadata: artifacts[key]!))
             }
         }
-        for record in history + [release] {
-            let key = Self.historyKey(manifestKey: request.manifestKey, sequence: record.sequence)
+        for record in records {
+            let key = Self.historyKey(manifestKey: settings.manifestKey, sequence: record.sequence)
             guard let data = try await storage.get(key, limit: Self.recordLimit) else { continue }
             objects.append(HostedObject(key: key, role: .history, metadata: ObjectMetadata(
                 cacheControl: CachePolicy.immutable, contentType: "application/json", size: Int64(data.count), sha256: try SHA256Hasher.digest(data))))
         }
-        objects.append(HostedObject(key: request.manifestKey, role: .manifest, metadata: manifestMetadata))
+        objects += live
         let absoluteRoot = realPath(root) ?? root
         let files = try HostingFiles(
-            objects: objects, baseURL: request.baseURL, root: absoluteRoot,
-            templates: HostingFiles.templates(overrideDirectory: request.templatesDirectory))
+            objects: objects, baseURL: settings.baseURL, root: absoluteRoot,
+            templates: HostingFiles.templates(overrideDirectory: settings.templatesDirectory))
         for file in files.files {
             let path = root + "/" + file.path
             try makeDirectories((path as NSString).deletingLastPathComponent)

@@ -261,6 +261,48 @@ public final class S3Storage: Storage, @unchecked Sendable {
         }
     }
 
+    /// A multipart upload begun and never completed or aborted (a publish killed mid-upload).
+    public struct PendingUpload: Sendable, Equatable {
+        /// The key relative to the target root.
+        public let key: String
+        public let uploadID: String
+        public let initiated: Date
+    }
+
+    /// Multipart uploads in progress under the target prefix (ListMultipartUploads).
+    public func pendingUploads() async throws -> [PendingUpload] {
+        let fullPrefix = target.prefix.isEmpty ? "" : target.prefix + "/"
+        var uploads: [PendingUpload] = []
+        var markers: (key: String, upload: String)?
+        repeat {
+            var query = [("uploads", "")]
+            if let markers { query += [("key-marker", markers.key), ("upload-id-marker", markers.upload)] }
+            let response = try await client.send("GET", key: nil, query: query, operation: "ListMultipartUploads")
+            guard response.status == 200 else { throw client.error(response, operation: "ListMultipartUploads", key: fullPrefix) }
+            for block in XMLFields.blocks("Upload", in: response.body) {
+                guard let key = XMLFields.first("Key", in: block), key.hasPrefix(fullPrefix),
+                      let uploadID = XMLFields.first("UploadId", in: block),
+                      let initiated = XMLFields.first("Initiated", in: block).flatMap(parseTimestamp) else { continue }
+                uploads.append(PendingUpload(key: String(key.dropFirst(fullPrefix.count)), uploadID: uploadID, initiated: initiated))
+            }
+            markers = nil
+            if XMLFields.first("IsTruncated", in: response.body) == "true",
+               let key = XMLFields.first("NextKeyMarker", in: response.body), let upload = XMLFields.first("NextUploadIdMarker", in: response.body) {
+                markers = (key, upload)
+            }
+        } while markers != nil
+        return uploads.sorted { ($0.key, $0.uploadID) < ($1.key, $1.uploadID) }
+    }
+
+    /// Aborts a multipart upload, freeing the parts the store keeps (and bills) for it.
+    public func abortUpload(key: String, uploadID: String) async throws {
+        let objectKey = target.objectKey(key)
+        let response = try await client.send("DELETE", key: objectKey, query: [("uploadId", uploadID)], operation: "AbortMultipartUpload")
+        guard response.status == 204 || response.status == 200 || response.status == 404 else {
+            throw client.error(response, operation: "AbortMultipartUpload", key: objectKey)
+        }
+    }
+
     /// SHA-256 of a byte range of a file (each part's checksum).
     static func digest(path: String, offset: Int64, length: Int64) async throws -> SHA256Digest {
         let file = try FileDescriptor.openForReading(path)

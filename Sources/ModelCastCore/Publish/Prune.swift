@@ -1,0 +1,132 @@
+import Foundation
+
+/// What `prune` removes.
+public struct PruneRequest: Sendable {
+    /// How many of the newest releases that went live keep their objects and records
+    /// (the live one included).
+    public var keep: Int
+    public var manifestKey: String
+    public var dryRun: Bool
+    public var templatesDirectory: String?
+    /// On S3, also abort multipart uploads started this long ago or more (nil: leave them).
+    public var abortUploadsOlderThan: TimeInterval?
+
+    public init(keep: Int, manifestKey: String = "manifest.json", dryRun: Bool = false, templatesDirectory: String? = nil, abortUploadsOlderThan: TimeInterval? = nil) {
+        self.keep = keep
+        self.manifestKey = manifestKey
+        self.dryRun = dryRun
+        self.templatesDirectory = templatesDirectory
+        self.abortUploadsOlderThan = abortUploadsOlderThan
+    }
+}
+
+/// What a prune did (or, with dry run, would do).
+public struct PruneReport: Codable, Sendable {
+    public let target: String
+    public let dryRun: Bool
+    /// Sequences whose records and objects stay.
+    public let keptSequences: [Int64]
+    /// Objects deleted (or to delete), artifacts first, then history records.
+    public let deleted: [String]
+    /// Bytes those artifacts held.
+    public let deletedBytes: Int64
+    /// Multipart uploads aborted (S3), as `key (upload id)`.
+    public let abortedUploads: [String]
+    public var requests: [String: Int]?
+
+    enum CodingKeys: String, CodingKey {
+        case target, deleted, requests
+        case dryRun = "dry_run", keptSequences = "kept_sequences", deletedBytes = "deleted_bytes", abortedUploads = "aborted_uploads"
+    }
+}
+
+extension Publisher {
+    /// Deletes the objects and history records of releases outside the kept window. It
+    /// never deletes an object the live manifest, its rollback target, or any kept
+    /// release names, nor a record newer than the live one (a publish may be under way).
+    /// The hosting files are rewritten first; deleting is the last step.
+    public func prune(_ request: PruneRequest) async throws -> PruneReport {
+        guard request.keep >= 1 else {
+            throw ModelCastError.usage("--keep \(request.keep) would delete the live release: keep at least 1")
+        }
+        let lock = try lockTarget(dryRun: request.dryRun)
+        defer { withExtendedLifetime(lock) {} }
+        let state = try await TargetState.load(from: storage, manifestKey: request.manifestKey)
+        guard state.manifestData != nil else {
+            throw ModelCastError.usage("no manifest at \(storage.location)/\(request.manifestKey): prune needs the live manifest to know what must stay")
+        }
+        guard let live = state.liveRecord else {
+            throw ModelCastError.usage("the live manifest at \(storage.location)/\(request.manifestKey) matches no history record (edited by hand?): prune cannot tell what it needs, so it deletes nothing")
+        }
+
+        var kept = Set(state.wentLive.suffix(request.keep).map(\.sequence))
+        kept.insert(live.sequence)
+        if let target = live.rollback?.sequence { kept.insert(target) }
+        for record in state.history where record.sequence > live.sequence { kept.insert(record.sequence) }
+        let keptRecords = state.history.filter { kept.contains($0.sequence) }
+        let dropped = state.history.filter { !kept.contains($0.sequence) }
+
+        var protected = live.referencedKeys
+        for record in keptRecords { protected.formUnion(record.referencedKeys) }
+        var candidates = Set<String>()
+        for record in dropped { candidates.formUnion(record.referencedKeys) }
+        var artifacts: [String] = []
+        var bytes: Int64 = 0
+        for key in candidates.subtracting(protected).sorted() {
+            guard let info = try await storage.head(key) else { continue }
+            artifacts.append(key)
+            bytes += info.size
+        }
+        let records = dropped.map { Self.historyKey(manifestKey: request.manifestKey, sequence: $0.sequence) }
+        let uploads = try await staleUploads(olderThan: request.abortUploadsOlderThan)
+
+        if !request.dryRun {
+            if let root = (storage as? DirectoryStorage)?.root {
+                // The new state first: hosting files that no longer list what is about to go.
+                let settings = CommitSettings(
+                    profile: ManifestProfile(rawValue: live.profile) ?? .modelcast, manifestKey: request.manifestKey,
+                    baseURL: state.baseURL ?? "https://invalid.example", templatesDirectory: request.templatesDirectory)
+                try await writeHostingFiles(
+                    records: keptRecords, settings: settings, root: root,
+                    live: try await liveHostedObjects(state: state, manifestKey: request.manifestKey), excluding: Set(artifacts))
+            }
+            for key in artifacts { try await storage.delete(key) }
+            // Records last: an interrupted prune still knows what it was removing.
+            for key in records { try await storage.delete(key) }
+            if let s3 = storage as? S3Storage {
+                for upload in uploads { try await s3.abortUpload(key: upload.key, uploadID: upload.uploadID) }
+            }
+            // Everything the live manifest names must still be there.
+            for key in live.referencedKeys.sorted() where try await storage.head(key) == nil {
+                throw ModelCastError.io(operation: "prune", path: "\(storage.location)/\(key)", reason: "an object the live manifest names is missing after pruning")
+            }
+        }
+        return PruneReport(
+            target: storage.location, dryRun: request.dryRun, keptSequences: keptRecords.map(\.sequence),
+            deleted: artifacts + records, deletedBytes: bytes,
+            abortedUploads: uploads.map { "\($0.key) (\($0.uploadID))" }, requests: storage.requestCounts)
+    }
+
+    /// Multipart uploads on an S3 target started at least `age` ago.
+    private func staleUploads(olderThan age: TimeInterval?) async throws -> [S3Storage.PendingUpload] {
+        guard let age, let s3 = storage as? S3Storage else { return [] }
+        let cutoff = Date().addingTimeInterval(-age)
+        return try await s3.pendingUploads().filter { $0.initiated <= cutoff }
+    }
+
+    /// The live signature and manifest as hosting-file entries (manifest last).
+    func liveHostedObjects(state: TargetState, manifestKey: String) async throws -> [HostedObject] {
+        let cacheControl = liveManifestCacheControl(state: state, manifestKey: manifestKey)
+        var objects: [HostedObject] = []
+        let signatureKey = manifestKey + ".minisig"
+        if let signature = try await storage.get(signatureKey, limit: 1 << 16) {
+            objects.append(HostedObject(key: signatureKey, role: .signature, metadata: ObjectMetadata(
+                cacheControl: cacheControl, contentType: "text/plain; charset=utf-8", size: Int64(signature.count), sha256: try SHA256Hasher.digest(signature))))
+        }
+        if let manifest = state.manifestData {
+            objects.append(HostedObject(key: manifestKey, role: .manifest, metadata: ObjectMetadata(
+                cacheControl: cacheControl, contentType: "application/json", size: Int64(manifest.count), sha256: try SHA256Hasher.digest(manifest))))
+        }
+        return objects
+    }
+}

@@ -1,0 +1,219 @@
+import Foundation
+
+/// A rollback: publish a manifest that returns devices to a version that went live before.
+public struct RollbackRequest: Sendable {
+    /// The version to return to.
+    public var version: String
+    /// Roll back only this model; the others stay as they are live. nil: the whole release.
+    public var model: String?
+    /// Republish the old bytes under a new, higher version, so clients that never go
+    /// "down" (string `>`, semver `>`) install them too.
+    public var bump: Bool
+    /// The version `bump` publishes under; nil picks the next one that is higher than any
+    /// version published so far, both as a semantic version and as a plain string.
+    public var bumpVersion: String?
+    public var manifestKey: String
+    /// Cache-Control of the manifest; nil keeps the live manifest's.
+    public var manifestCacheControl: String?
+    /// Base URL for the hosting files; nil takes the one the records were published with.
+    public var baseURL: String?
+    public var templatesDirectory: String?
+    public var dryRun: Bool
+    public var publishedAt: Date
+    public var signing: SigningSettings?
+    /// Replace a signed live manifest with an unsigned one (otherwise refused).
+    public var allowUnsigned: Bool
+
+    public init(
+        version: String, model: String? = nil, bump: Bool = false, bumpVersion: String? = nil,
+        manifestKey: String = "manifest.json", manifestCacheControl: String? = nil, baseURL: String? = nil,
+        templatesDirectory: String? = nil, dryRun: Bool = false, publishedAt: Date = Date(),
+        signing: SigningSettings? = nil, allowUnsigned: Bool = false
+    ) {
+        self.version = version
+        self.model = model
+        self.bump = bump || bumpVersion != nil
+        self.bumpVersion = bumpVersion
+        self.manifestKey = manifestKey
+        self.manifestCacheControl = manifestCacheControl
+        self.baseURL = baseURL
+        self.templatesDirectory = templatesDirectory
+        self.dryRun = dryRun
+        self.publishedAt = publishedAt
+        self.signing = signing
+        self.allowUnsigned = allowUnsigned
+    }
+}
+
+extension Publisher {
+    /// Publishes a manifest that sends devices back to `request.version`, built from the
+    /// record of a release that went live, through the same path as a publish (objects
+    /// checked, history record, manifest last). Refuses a version that never went live
+    /// or whose objects are gone, naming it.
+    public func rollback(_ request: RollbackRequest) async throws -> PublishReport {
+        guard SemanticVersion(request.version) != nil else {
+            throw ModelCastError.usage("--to '\(request.version)' is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.0.0)")
+        }
+        if let bumpVersion = request.bumpVersion, SemanticVersion(bumpVersion) == nil {
+            throw ModelCastError.usage("--bump-to '\(bumpVersion)' is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.2.1)")
+        }
+        if let manifestCacheControl = request.manifestCacheControl { try CachePolicy.validateManifest(manifestCacheControl) }
+        if let baseURL = request.baseURL { try PublishRequest.validateBaseURL(baseURL) }
+
+        let lock = try lockTarget(dryRun: request.dryRun)
+        defer { withExtendedLifetime(lock) {} }
+        let state = try await TargetState.load(from: storage, manifestKey: request.manifestKey)
+        guard let live = state.live else {
+            throw ModelCastError.usage("nothing is published at \(storage.location)/\(request.manifestKey): there is nothing to roll back")
+        }
+        guard let profile = ManifestProfile(rawValue: live.profile) else {
+            throw ModelCastError.usage("the live release at \(storage.location) has unknown profile '\(live.profile)'")
+        }
+        try request.signing?.validate(profile: profile)
+        var warnings: [String] = []
+        func warn(_ text: String) {
+            warnings.append(text)
+            log("warning: " + text)
+        }
+
+        let target = try rollbackTarget(request, state: state, live: live)
+        // The models devices go back to, at the version they had then.
+        var restored = request.model == nil ? target.models : live.models
+        if let model = request.model { restored[model] = target.models[model] }
+        let prototypes = request.model == nil ? target.prototypes : live.prototypes
+        let rolledBack = request.model.map { [$0] } ?? target.models.keys.sorted()
+        try await checkObjectsPresent(restored, prototypes: prototypes, version: request.version)
+
+        var models = restored
+        if request.bump {
+            let version = try bumpVersion(request, models: rolledBack, state: state, live: live)
+            for name in rolledBack { models[name]!.version = version }
+            log("republishing the bytes of \(request.version) as version \(version)")
+        } else {
+            for name in rolledBack where models[name]!.version != live.models[name]?.version {
+                if profile == .tiers {
+                    warn("tiers clients compare current_version with string >: devices already on \(live.models[name]?.version ?? "?") keep it unless they act on rollback_version; --bump republishes \(request.version)'s bytes under a higher version every client installs")
+                    break
+                }
+            }
+        }
+
+        var expiresAt: Date?
+        if let expiresIn = request.signing?.expiresIn {
+            expiresAt = request.publishedAt.addingTimeInterval(expiresIn)
+        } else if let previous = live.expiresAt.flatMap(parseTimestamp), let published = parseTimestamp(live.publishedAt) {
+            // Keep the live manifest's validity period: a rollback must not silently drop its expiry.
+            expiresAt = request.publishedAt.addingTimeInterval(previous.timeIntervalSince(published))
+        }
+        let release = Release(
+            sequence: state.nextSequence, publishedAt: Self.timestamp(request.publishedAt), expiresAt: expiresAt.map(Self.timestamp),
+            channel: live.channel, profile: live.profile, minAppVersion: request.model == nil ? target.minAppVersion : live.minAppVersion,
+            meta: request.model == nil ? target.meta : live.meta, models: models, prototypes: prototypes,
+            rollback: ReleaseRollback(sequence: target.sequence, models: rolledBack.reduce(into: [:]) { $0[$1] = restored[$1] }),
+            replaces: live.sequence)
+
+        guard let baseURL = request.baseURL ?? state.baseURL else {
+            throw ModelCastError.usage("cannot tell the base URL the target is served from: pass --base-url")
+        }
+        var settings = CommitSettings(
+            profile: profile, manifestKey: request.manifestKey,
+            manifestCacheControl: request.manifestCacheControl ?? liveManifestCacheControl(state: state, manifestKey: request.manifestKey),
+            baseURL: baseURL, templatesDirectory: request.templatesDirectory, dryRun: request.dryRun, signing: request.signing)
+        settings.allowUnsigned = request.allowUnsigned
+        if let current = state.liveRecord, current.sameContent(as: release) {
+            log("\(request.version) is already live (sequence \(current.sequence)); nothing was written")
+            return unchangedReport(state: state, settings: settings, warnings: warnings)
+        }
+        return try await commit(release, state: state, settings: settings, artifacts: [:], warnings: warnings)
+    }
+
+    /// The newest release that went live with `request.version` (of `request.model`, or
+    /// of every model), or an error saying why there is none.
+    private func rollbackTarget(_ request: RollbackRequest, state: TargetState, live: Release) throws -> Release {
+        let version = request.version
+        func matches(_ record: Release) -> Bool {
+            if let model = request.model { return record.models[model]?.version == version }
+            return !record.models.isEmpty && record.models.values.allSatisfy { $0.version == version }
+        }
+        if let model = request.model, live.models[model] == nil {
+            throw ModelCastError.usage("model \(model) is not in the live release at \(storage.location) (it has \(live.models.keys.sorted().joined(separator: ", ")))")
+        }
+        if let target = state.wentLive.last(where: matches) { return target }
+        let subject = request.model.map { "version \(version) of model \($0)" } ?? "version \(version)"
+        if let record = state.history.last(where: matches) {
+            throw ModelCastError.usage("\(subject) was recorded as sequence \(record.sequence) but never went live at \(storage.location) (that publish stopped before its manifest was written); refusing to roll back to it")
+        }
+        if request.model == nil, let record = state.wentLive.last(where: { $0.models.values.contains { $0.version == version } }) {
+            let names = record.models.keys.sorted().filter { record.models[$0]!.version == version }
+            throw ModelCastError.usage("version \(version) went live only for model \(names.joined(separator: ", ")) (the release had other versions too); roll back one model with --model \(names[0])")
+        }
+        var published: [String] = []
+        for record in state.wentLive {
+            for (name, model) in record.models.sorted(by: { $0.key < $1.key }) where request.model == nil || request.model == name {
+                let entry = (live.models.count > 1 ? "\(name) " : "") + model.version
+                if !published.contains(entry) { published.append(entry) }
+            }
+        }
+        throw ModelCastError.usage("\(subject) was never published to \(storage.location); versions that went live: \(published.isEmpty ? "none" : published.joined(separator: ", "))")
+    }
+
+    /// Every object of the rollback release must still be stored whole.
+    private func checkObjectsPresent(_ models: [String: ReleaseModel], prototypes: ReleaseModel?, version: String) async throws {
+        let all = models.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } + (prototypes.map { [("prototypes", $0)] } ?? [])
+        for (name, model) in all {
+            for file in model.files {
+                let place = "\(storage.location)/\(file.key)"
+                guard let info = try await storage.head(file.key) else {
+                    throw ModelCastError.usage("cannot roll back to \(version): \(place) (model \(name) \(model.version)) is gone from the target (pruned or deleted)")
+                }
+                let sha = info.sha256?.hex
+                guard info.size == file.size, sha == nil || sha == file.sha256 else {
+                    throw ModelCastError.usage("cannot roll back to \(version): \(place) (model \(name) \(model.version)) is \(info.size) bytes\(sha.map { ", sha256 \($0)" } ?? ""), but the record says \(file.size) bytes, sha256 \(file.sha256)")
+                }
+            }
+        }
+    }
+
+    /// The version a `--bump` rollback publishes under.
+    private func bumpVersion(_ request: RollbackRequest, models: [String], state: TargetState, live: Release) throws -> String {
+        // Every version of these models ever recorded: the new one must be above all of them.
+        let used = state.history.flatMap { record in models.compactMap { record.models[$0]?.version } }
+        if let explicit = request.bumpVersion {
+            for name in models {
+                guard let current = live.models[name]?.version else { continue }
+                guard SemanticVersion(explicit)! > SemanticVersion(current) ?? SemanticVersion("0.0.0")!,
+                      Array(current.utf8).lexicographicallyPrecedes(Array(explicit.utf8)) else {
+                    throw ModelCastError.usage("--bump-to \(explicit) must be higher than the live version \(current) of model \(name), both as a semantic version and as a string (clients compare either way)")
+                }
+            }
+            if used.contains(explicit) {
+                throw ModelCastError.usage("--bump-to \(explicit): that version was already published; pick one never used")
+            }
+            return explicit
+        }
+        let highest = used.compactMap(SemanticVersion.init).max() ?? SemanticVersion("0.0.0")!
+        let candidates = [
+            "\(highest.major).\(highest.minor).\(highest.patch + 1)",
+            "\(highest.major).\(highest.minor + 1).0",
+            "\(highest.major + 1).0.0",
+        ]
+        for candidate in candidates where used.allSatisfy({ Array($0.utf8).lexicographicallyPrecedes(Array(candidate.utf8)) }) {
+            return candidate
+        }
+        throw ModelCastError.usage("no version above \(highest) also sorts above it as a string (e.g. 9.9.9 -> 10.0.0 does not): pass --bump-to VERSION")
+    }
+
+    /// The live manifest's Cache-Control: what the store reports, or for a directory the
+    /// value its hosting files declare.
+    func liveManifestCacheControl(state: TargetState, manifestKey: String) -> String {
+        if let value = state.manifestInfo?.cacheControl { return value }
+        if let root = (storage as? DirectoryStorage)?.root,
+           let data = FileManager.default.contents(atPath: root + "/_modelcast/objects.json"),
+           let objects = (try? JSONValue(parsing: data))?["objects"], case .array(let items) = objects {
+            for item in items where item["key"]?.stringValue == manifestKey {
+                if let value = item["cache_control"]?.stringValue, (try? CachePolicy.validateManifest(value)) != nil { return value }
+            }
+        }
+        return CachePolicy.manifestDefault
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+
+/// What a target holds for one manifest key: the history records, the live manifest,
+/// and which record is live. Publish, rollback, resign and prune all start from it.
+public struct TargetState: Sendable {
+    /// Every history record, oldest first.
+    public let history: [Release]
+    /// The live manifest as the store reports it (its etag guards the replace), or nil.
+    public let manifestInfo: ObjectInfo?
+    /// The live manifest's bytes, or nil when there is none.
+    public let manifestData: Data?
+    /// The record whose rendering is the live manifest. A publish that failed after
+    /// writing its record never went live and is never this record.
+    public let liveRecord: Release?
+
+    /// The release devices see now. A manifest matching no record (edited by hand)
+    /// counts as the newest record.
+    public var live: Release? { liveRecord ?? (manifestData == nil ? nil : history.last) }
+
+    /// The sequence the next record gets.
+    public var nextSequence: Int64 { (history.last?.sequence ?? 0) + 1 }
+
+    /// Reads the history and the live manifest of `manifestKey`.
+    public static func load(from storage: any Storage, manifestKey: String) async throws -> TargetState {
+        let prefix = Publisher.historyPrefix(manifestKey: manifestKey)
+        var history: [Release] = []
+        for key in try await storage.list(prefix: prefix) {
+            let name = key.dropFirst(prefix.count)
+            guard name.hasSuffix(".json"), !name.contains("/"), Int64(name.dropLast(5)) != nil else { continue }
+            guard let data = try await storage.get(key, limit: Publisher.recordLimit) else { continue }
+            history.append(try Release.decode(data, source: "\(storage.location)/\(key)"))
+        }
+        history.sort { $0.sequence < $1.sequence }
+        let info = try await storage.head(manifestKey)
+        let data = info == nil ? nil : try await storage.get(manifestKey, limit: Publisher.recordLimit)
+        let unsigned = data.map(InlineSignature.strip)
+        let liveRecord = unsigned.flatMap { bytes in history.last { Publisher.rendering(of: $0) == bytes } }
+        return TargetState(history: history, manifestInfo: info, manifestData: data, liveRecord: liveRecord)
+    }
+
+    /// The records that went live, oldest first: the live one and every one a later
+    /// record replaced. Records of publishes that failed before their manifest was
+    /// written are not among them.
+    public var wentLive: [Release] {
+        var sequences = Set(history.compactMap(\.replaces))
+        // Records written before `replaces` existed name their predecessor only as the rollback.
+        for record in history where record.replaces == nil {
+            if let previous = record.rollback?.sequence { sequences.insert(previous) }
+        }
+        if let live { sequences.insert(live.sequence) }
+        return history.filter { sequences.contains($0.sequence) }
+    }
+
+    /// The base URL the records' download URLs were built from.
+    public var baseURL: String? {
+        for record in ([live].compactMap { $0 } + history.reversed()) {
+            for model in record.models.values {
+                for file in model.files {
+                    let suffix = "/" + URLParts.percentEncodedPath(file.key)
+                    if file.url.hasSuffix(suffix) { return String(file.url.dropLast(suffix.count)) }
+                }
+            }
+        }
+        return nil
+    }
+}
