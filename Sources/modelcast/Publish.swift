@@ -106,12 +106,7 @@ extension ModelCast {
             options.compression = compression
             options.dryRun = dryRun
             options.showProgress = true
-            if let epoch = environment["SOURCE_DATE_EPOCH"] {
-                guard let seconds = TimeInterval(epoch) else {
-                    throw ValidationError("SOURCE_DATE_EPOCH must be a number of seconds, got '\(epoch)'")
-                }
-                options.publishedAt = Date(timeIntervalSince1970: seconds)
-            }
+            if let epoch = try sourceDateEpoch(environment) { options.publishedAt = epoch }
             let (target, request) = try options.makeRequest()
             let storage = try targetOptions.settings(for: target).open(environment: environment)
             let verifyURL = self.verifyURL
@@ -131,21 +126,7 @@ extension ModelCast {
                 throw error
             }
             await closeStorage(storage)
-            if json {
-                print(try JSONOutput.encode(report), terminator: "")
-                return
-            }
-            if report.unchanged {
-                print("unchanged: \(report.target) already serves this release (sequence \(report.sequence)); nothing was written")
-                return
-            }
-            print("\(report.dryRun ? "dry run: would publish" : "published") sequence \(report.sequence) to \(report.target) (profile \(report.profile))")
-            let width = report.objects.map(\.outcome.count).max() ?? 0
-            for object in report.objects {
-                print("  \(object.outcome.padding(toLength: width, withPad: " ", startingAt: 0))  \(object.key)  \(object.size) bytes  sha256 \(object.sha256)")
-            }
-            print("manifest: \(report.manifestURL)")
-            if report.dryRun { print(report.manifest, terminator: "") }
+            try printPublishReport(report, json: json, done: "published", wouldDo: "would publish")
         }
 
         /// `--verify-url`: the staged manifest, checked through the public URL.

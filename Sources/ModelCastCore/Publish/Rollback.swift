@@ -154,7 +154,7 @@ extension Publisher {
                 if !published.contains(entry) { published.append(entry) }
             }
         }
-        throw ModelCastError.usage("\(subject) was never published to \(storage.location); versions that went live: \(published.isEmpty ? "none" : published.joined(separator: ", "))")
+        throw ModelCastError.usage("\(subject) is not in the publish history of \(storage.location) (never published there, or pruned); versions that went live: \(published.isEmpty ? "none" : published.joined(separator: ", "))")
     }
 
     /// Every object of the rollback release must still be stored whole.

@@ -1,0 +1,78 @@
+import ArgumentParser
+import Foundation
+import ModelCastCore
+
+extension ModelCast {
+    struct Prune: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Delete superseded releases' objects and history records, never what the live manifest needs.",
+            discussion: """
+                Keeps the N newest releases that went live (the live one included), the live \
+                manifest's rollback target, and any record newer than the live one (a publish under \
+                way). Everything they name stays; objects only older releases named are deleted, \
+                then those releases' history records. The hosting files are rewritten first, so \
+                they never list a deleted object; deleting is the last step. --dry-run lists what \
+                would go.
+
+                On S3, --abort-uploads-older-than also aborts multipart uploads a killed publish \
+                left behind (the store keeps, and bills, their parts until then).
+                """
+        )
+
+        @Argument(help: ArgumentHelp("Target: a published directory or s3://bucket/prefix (or $MODELCAST_TARGET).", valueName: "TARGET"))
+        var target: String?
+
+        @Option(help: ArgumentHelp("Releases that went live to keep, newest first (the live one counts).", valueName: "N"))
+        var keep: Int
+
+        @Option(help: "Key of the manifest in the target (default: manifest.json).")
+        var manifestKey = "manifest.json"
+
+        @Option(help: ArgumentHelp("S3: abort multipart uploads started at least this long ago (e.g. 1d, 12h).", valueName: "DURATION"))
+        var abortUploadsOlderThan: String?
+
+        @Option(help: ArgumentHelp("Directory of *.mustache files overriding the built-in templates.", valueName: "DIR"))
+        var templates: String?
+
+        @OptionGroup(title: "S3 targets")
+        var targetOptions: TargetOptions
+
+        @Flag(help: "List what would be deleted; delete nothing.")
+        var dryRun = false
+
+        @Flag(help: "Print a JSON summary instead of text.")
+        var json = false
+
+        func run() async throws {
+            let environment = ProcessInfo.processInfo.environment
+            guard let target = target ?? environment["MODELCAST_TARGET"] else {
+                throw ValidationError("give the TARGET (a directory or s3://bucket/prefix) or set MODELCAST_TARGET")
+            }
+            let settings = targetOptions.settings(for: target)
+            if abortUploadsOlderThan != nil, !settings.isS3 {
+                throw ValidationError("--abort-uploads-older-than applies to s3:// targets, not the directory \(target)")
+            }
+            let request = PruneRequest(
+                keep: keep, manifestKey: manifestKey, dryRun: dryRun, templatesDirectory: templates,
+                abortUploadsOlderThan: try abortUploadsOlderThan.map(parseDuration))
+            let storage = try settings.open(environment: environment)
+            let report: PruneReport
+            do {
+                report = try await Publisher(storage: storage, log: { printError($0) }).prune(request)
+            } catch {
+                await closeStorage(storage)
+                throw error
+            }
+            await closeStorage(storage)
+            if json {
+                print(try JSONOutput.encode(report), terminator: "")
+                return
+            }
+            let verb = report.dryRun ? "would delete" : "deleted"
+            print("\(report.dryRun ? "dry run: " : "")kept sequences \(report.keptSequences.map(String.init).joined(separator: ", ")) at \(report.target)")
+            for key in report.deleted { print("  \(verb)  \(key)") }
+            for upload in report.abortedUploads { print("  \(report.dryRun ? "would abort" : "aborted")  \(upload)") }
+            print("\(verb) \(report.deleted.count) objects, \(report.deletedBytes) bytes of artifacts")
+        }
+    }
+}

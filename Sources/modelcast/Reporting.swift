@@ -1,0 +1,31 @@
+import ArgumentParser
+import Foundation
+import ModelCastCore
+
+/// `SOURCE_DATE_EPOCH` as a date (reproducible manifests), or nil when unset.
+func sourceDateEpoch(_ environment: [String: String]) throws -> Date? {
+    guard let epoch = environment["SOURCE_DATE_EPOCH"] else { return nil }
+    guard let seconds = TimeInterval(epoch) else {
+        throw ValidationError("SOURCE_DATE_EPOCH must be a number of seconds, got '\(epoch)'")
+    }
+    return Date(timeIntervalSince1970: seconds)
+}
+
+/// Prints what a publish, rollback or resign did: a table, or JSON.
+func printPublishReport(_ report: PublishReport, json: Bool, done: String, wouldDo: String) throws {
+    if json {
+        print(try JSONOutput.encode(report), terminator: "")
+        return
+    }
+    if report.unchanged {
+        print("unchanged: \(report.target) already serves this release (sequence \(report.sequence)); nothing was written")
+        return
+    }
+    print("\(report.dryRun ? "dry run: \(wouldDo)" : done) sequence \(report.sequence) to \(report.target) (profile \(report.profile))")
+    let width = report.objects.map(\.outcome.count).max() ?? 0
+    for object in report.objects {
+        print("  \(object.outcome.padding(toLength: width, withPad: " ", startingAt: 0))  \(object.key)  \(object.size) bytes  sha256 \(object.sha256)")
+    }
+    print("manifest: \(report.manifestURL)")
+    if report.dryRun { print(report.manifest, terminator: "") }
+}

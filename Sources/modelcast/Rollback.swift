@@ -1,0 +1,88 @@
+import ArgumentParser
+import Foundation
+import ModelCastCore
+
+extension ModelCast {
+    struct Rollback: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Publish a manifest that sends every device back to a version that went live before.",
+            discussion: """
+                The rollback is built from the target's publish history (manifests/*.json): only a \
+                version that actually went live, and whose objects are all still stored, is accepted. \
+                It is published like any release: the objects are checked, a history record is \
+                written, and the manifest is replaced last.
+
+                How each profile's clients move back:
+                  modelcast  the manifest gets a higher sequence and names the old version; clients \
+                accept it because the sequence went up
+                  nomlens    the manifest names the old version; clients download when it differs \
+                from theirs (equality)
+                  latest     the url names the old content-derived file, which clients do not have
+                  catalog    each model's version is compared with the cached one
+                  tiers      current_version and rollback_version/rollback_url_<tier> name the old \
+                version, but the stock client compares current_version with string > and never \
+                goes down: use --bump, which republishes the old bytes (same objects, same SHA-256) \
+                under a new higher version that every client installs
+
+                --model rolls back one model of a multi-model release; the others stay as they are.
+                """
+        )
+
+        @Argument(help: ArgumentHelp("Target: a published directory or s3://bucket/prefix (or $MODELCAST_TARGET).", valueName: "TARGET"))
+        var target: String?
+
+        @Option(name: .customLong("to"), help: ArgumentHelp("The version to return to (one that went live before).", valueName: "VERSION"))
+        var version: String
+
+        @Option(help: "Roll back only this model (multi-model releases).")
+        var model: String?
+
+        @Flag(help: "Republish the old bytes under a new version higher than any published, so clients that only move up (tiers' string >) install them.")
+        var bump = false
+
+        @Option(help: ArgumentHelp("The version --bump publishes under (default: the next patch, minor or major that sorts higher both ways).", valueName: "VERSION"))
+        var bumpTo: String?
+
+        @Option(help: "Key of the manifest in the target (default: manifest.json).")
+        var manifestKey = "manifest.json"
+
+        @Option(help: "Cache-Control of the manifest (default: the live manifest's).")
+        var manifestCacheControl: String?
+
+        @Option(help: ArgumentHelp("Base URL for the hosting files (default: the one the release was published with).", valueName: "URL"))
+        var baseURL: String?
+
+        @Option(help: ArgumentHelp("Directory of *.mustache files overriding the built-in templates.", valueName: "DIR"))
+        var templates: String?
+
+        @OptionGroup(title: "S3 targets")
+        var targetOptions: TargetOptions
+
+        @Flag(help: "Show the manifest that would be published; write nothing.")
+        var dryRun = false
+
+        @Flag(help: "Print a JSON summary instead of text.")
+        var json = false
+
+        func run() async throws {
+            let environment = ProcessInfo.processInfo.environment
+            guard let target = target ?? environment["MODELCAST_TARGET"] else {
+                throw ValidationError("give the TARGET (a directory or s3://bucket/prefix) or set MODELCAST_TARGET")
+            }
+            var request = RollbackRequest(
+                version: version, model: model, bump: bump, bumpVersion: bumpTo, manifestKey: manifestKey,
+                manifestCacheControl: manifestCacheControl, baseURL: baseURL, templatesDirectory: templates, dryRun: dryRun)
+            if let epoch = try sourceDateEpoch(environment) { request.publishedAt = epoch }
+            let storage = try targetOptions.settings(for: target).open(environment: environment)
+            let report: PublishReport
+            do {
+                report = try await Publisher(storage: storage, log: { printError($0) }).rollback(request)
+            } catch {
+                await closeStorage(storage)
+                throw error
+            }
+            await closeStorage(storage)
+            try printPublishReport(report, json: json, done: "rolled back to \(version): published", wouldDo: "would roll back to \(version) with")
+        }
+    }
+}
