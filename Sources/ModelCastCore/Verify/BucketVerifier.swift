@@ -9,6 +9,12 @@ public struct BucketVerifier: Sendable {
     public let storage: any Storage
     public let manifestKey: String
     public let strict: Bool
+    /// Trusted signing keys (the manifest must be signed by one of them).
+    public var publicKeys: [MinisignPublicKey] = []
+    /// Fail an unsigned manifest even without keys to check it against.
+    public var requireSignature = false
+    public var now = Date()
+    public var expiryWarning: TimeInterval = 7 * 24 * 3600
 
     public init(storage: any Storage, manifestKey: String = "manifest.json", strict: Bool = false) {
         self.storage = storage
@@ -39,21 +45,29 @@ public struct BucketVerifier: Sendable {
             if let contentType = info.contentType {
                 log.add(mediaType(contentType) == "application/json" ? .pass : .fail, "manifest.content-type", source, contentType)
             }
+            let signatures = SignatureCheck(publicKeys: publicKeys, requireSignature: requireSignature, expiryWarning: expiryWarning, now: now)
+            var comment: TrustedComment?
+            if signatures.isEnabled {
+                let detached = try await storage.get(manifestKey + ".minisig", limit: 1 << 16)
+                comment = signatures.run(manifest: data, detached: detached, manifestName: (manifestKey as NSString).lastPathComponent, source: source, log: log)
+            }
             let facts = try ManifestFacts.read(data, source: source)
             profile = facts.profile.rawValue
             log.add(.pass, "manifest.parse", source, "profile \(facts.profile.rawValue)")
+            if let comment { signatures.crossCheck(comment, facts: facts, source: source, log: log) }
+            if let expiresAt = facts.expiresAt { checkExpiry(expiresAt, source: source, log: log, now: now, warning: expiryWarning) }
 
-            let history = try await Publisher(storage: storage).history(manifestKey: manifestKey)
-            guard let record = history.last else {
+            let state = try await TargetState.load(from: storage, manifestKey: manifestKey)
+            guard let latest = state.history.last else {
                 log.add(.warn, "manifest.history", source, "no history record under \(Publisher.historyPrefix(manifestKey: manifestKey)): objects cannot be listed")
                 return VerifyReport(source: source, profile: profile, sequence: nil, checks: log.checks, strict: strict)
             }
+            let record = state.liveRecord ?? latest
             sequence = record.sequence
-            let rendered = try ManifestProfile(rawValue: record.profile).map { try $0.render(record).serialized() }
-            if rendered.map({ Data($0.utf8) == data }) == true {
-                log.add(.pass, "manifest.history", source, "the live manifest is history record \(record.sequence)")
+            if let live = state.liveRecord {
+                log.add(.pass, "manifest.history", source, "the live manifest is history record \(live.sequence)\(live.sequence == latest.sequence ? "" : " (record \(latest.sequence) never went live)")")
             } else {
-                log.add(.warn, "manifest.history", source, "the live manifest is not the rendering of the latest history record \(record.sequence) (staged, or edited by hand)")
+                log.add(.warn, "manifest.history", source, "the live manifest is not the rendering of any history record (edited by hand?); checking the objects of the latest, \(latest.sequence)")
             }
             var files: [(String, ReleaseFile)] = []
             for (name, model) in record.models.sorted(by: { $0.key < $1.key }) { files += model.files.map { ("\(name) \(model.version)", $0) } }

@@ -29,6 +29,10 @@ public struct VerifyOptions: Sendable {
     public var maxManifestBytes = 4 << 20
     /// Warn when the manifest expires sooner than this (seconds).
     public var expiryWarning: TimeInterval = 7 * 24 * 3600
+    /// Trusted signing keys: the manifest must carry a good signature by one of them.
+    public var publicKeys: [MinisignPublicKey] = []
+    /// Fail an unsigned manifest even without keys to check it against.
+    public var requireSignature = false
     /// The current time (tests pin it).
     public var now = Date()
     public var showProgress = false
@@ -119,12 +123,13 @@ public struct Verifier: Sendable {
 
     /// Verifies the manifest at `manifestURL` (fetched), or `localManifest` when
     /// given (its own headers are then not checked; the objects are still fetched).
-    public func verify(manifestURL: String, localManifest: Data? = nil) async -> VerifyReport {
+    /// `localSignature` is the detached signature of a local manifest (its `.minisig` file).
+    public func verify(manifestURL: String, localManifest: Data? = nil, localSignature: Data? = nil) async -> VerifyReport {
         let log = CheckLog()
         let deadline = options.now.addingTimeInterval(options.timeout)
         var facts: ManifestFacts?
         do {
-            facts = try await checkManifest(manifestURL, local: localManifest, deadline: deadline, log: log)
+            facts = try await checkManifest(manifestURL, local: localManifest, localSignature: localSignature, deadline: deadline, log: log)
         } catch {
             log.add(.fail, "manifest.fetch", manifestURL, String(describing: error))
         }
@@ -141,7 +146,7 @@ public struct Verifier: Sendable {
 
     // MARK: - The manifest
 
-    private func checkManifest(_ url: String, local: Data?, deadline: Date, log: CheckLog) async throws -> ManifestFacts? {
+    private func checkManifest(_ url: String, local: Data?, localSignature: Data?, deadline: Date, log: CheckLog) async throws -> ManifestFacts? {
         let data: Data
         if let local {
             data = local
@@ -190,6 +195,14 @@ public struct Verifier: Sendable {
             }
         }
 
+        // The signature first: nothing else a tampered manifest says is worth checking.
+        let signatures = SignatureCheck(publicKeys: options.publicKeys, requireSignature: options.requireSignature, expiryWarning: options.expiryWarning, now: options.now)
+        var comment: TrustedComment?
+        if signatures.isEnabled {
+            let detached = local != nil ? localSignature : try await fetchSignature(url + ".minisig", deadline: deadline, log: log)
+            comment = signatures.run(manifest: data, detached: detached, manifestName: (URLParts.path(of: url) as NSString).lastPathComponent, source: url, log: log)
+        }
+
         let facts: ManifestFacts
         do {
             facts = try ManifestFacts.read(data, profile: options.profile, source: url)
@@ -198,6 +211,9 @@ public struct Verifier: Sendable {
             return nil
         }
         log.add(.pass, "manifest.parse", url, "profile \(facts.profile.rawValue), \(facts.objects.count) objects")
+        if let comment { signatures.crossCheck(comment, facts: facts, source: url, log: log) }
+        // A signed manifest of any profile has a sequence: the one in its trusted comment.
+        let sequence = facts.sequence ?? comment?.sequence
 
         // URLs: absolute, https, under the expected prefix. Objects whose URL fails
         // are not fetched: verify never downloads from where it was not told to.
@@ -226,20 +242,10 @@ public struct Verifier: Sendable {
         }
 
         if let expiresAt = facts.expiresAt {
-            if let expiry = parseTimestamp(expiresAt) {
-                if expiry <= options.now {
-                    log.add(.fail, "manifest.expiry", url, "expired at \(expiresAt)")
-                } else if expiry.timeIntervalSince(options.now) < options.expiryWarning {
-                    log.add(.warn, "manifest.expiry", url, "expires soon, at \(expiresAt): re-sign it")
-                } else {
-                    log.add(.pass, "manifest.expiry", url, "valid until \(expiresAt)")
-                }
-            } else {
-                log.add(.fail, "manifest.expiry", url, "expires_at '\(expiresAt)' is not an RFC 3339 time")
-            }
+            checkExpiry(expiresAt, source: url, log: log, now: options.now, warning: options.expiryWarning)
         }
         if let statePath = options.statePath {
-            if let sequence = facts.sequence {
+            if let sequence {
                 do {
                     if let seen = try SequenceState.highest(for: url, in: statePath), sequence < seen {
                         log.add(.fail, "manifest.sequence", url, "sequence \(sequence) is lower than \(seen), seen before: an old manifest is being served (rollback attack or stale cache)")
@@ -250,10 +256,28 @@ public struct Verifier: Sendable {
                     log.add(.fail, "manifest.sequence", url, "cannot read state file \(statePath): \(error)")
                 }
             } else {
-                log.add(.warn, "manifest.sequence", url, "profile \(facts.profile.rawValue) has no sequence to check")
+                log.add(.warn, "manifest.sequence", url, "profile \(facts.profile.rawValue) has no sequence to check (sign it, and the signature carries one)")
             }
         }
-        return ManifestFacts(profile: facts.profile, sequence: facts.sequence, expiresAt: facts.expiresAt, objects: accepted)
+        return ManifestFacts(profile: facts.profile, sequence: sequence, expiresAt: facts.expiresAt, objects: accepted)
+    }
+
+    /// The detached signature beside the manifest, or nil when there is none (404/403).
+    private func fetchSignature(_ url: String, deadline: Date, log: CheckLog) async throws -> Data? {
+        let body = ByteCollector()
+        let response = try await fetchWithRetries(url, range: nil, limit: 1 << 16, deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), reset: { body.reset() }, consume: body.append)
+        switch response.status {
+        case 200:
+            guard !response.exceededLimit else {
+                log.add(.fail, "manifest.signature", url, "larger than 64 KiB: not a minisign signature")
+                return nil
+            }
+            return body.data
+        case 403, 404: return nil
+        default:
+            log.add(.fail, "manifest.signature", url, "HTTP \(response.status) fetching the signature")
+            return nil
+        }
     }
 
     // MARK: - The objects

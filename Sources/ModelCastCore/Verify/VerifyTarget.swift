@@ -8,6 +8,8 @@ public struct VerifyTarget: Sendable {
     public let directory: DirectoryFetcher?
     /// Set for a local manifest file: its bytes.
     public let localManifest: Data?
+    /// For a local manifest file: its detached signature (`FILE.minisig`), when there is one.
+    public var localSignature: Data?
 
     /// True when objects are fetched over HTTP.
     public var isHTTP: Bool { directory == nil }
@@ -35,6 +37,8 @@ public struct VerifyTarget: Sendable {
             throw ModelCastError.unreadable(path: source, reason: errnoDescription())
         }
         let name = (source as NSString).lastPathComponent
-        return VerifyTarget(manifestURL: (base.hasSuffix("/") ? base : base + "/") + URLParts.percentEncodedPath(name), directory: nil, localManifest: data)
+        return VerifyTarget(
+            manifestURL: (base.hasSuffix("/") ? base : base + "/") + URLParts.percentEncodedPath(name), directory: nil, localManifest: data,
+            localSignature: FileManager.default.contents(atPath: source + ".minisig"))
     }
 }

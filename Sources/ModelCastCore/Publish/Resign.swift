@@ -1,0 +1,65 @@
+import Foundation
+
+/// Re-sign (and extend) the live manifest without changing what it names.
+public struct ResignRequest: Sendable {
+    public var manifestKey: String
+    /// The key and the new validity period. Without an expiry, the live manifest's
+    /// period (expires_at − published_at) is kept.
+    public var signing: SigningSettings
+    public var templatesDirectory: String?
+    public var dryRun: Bool
+    public var publishedAt: Date
+    /// Replace a signed live manifest with an unsigned one (refused otherwise).
+    public var allowUnsigned: Bool
+
+    public init(manifestKey: String = "manifest.json", signing: SigningSettings, templatesDirectory: String? = nil, dryRun: Bool = false, publishedAt: Date = Date(), allowUnsigned: Bool = false) {
+        self.manifestKey = manifestKey
+        self.signing = signing
+        self.templatesDirectory = templatesDirectory
+        self.dryRun = dryRun
+        self.publishedAt = publishedAt
+        self.allowUnsigned = allowUnsigned
+    }
+}
+
+extension Publisher {
+    /// Publishes the live release again with the next sequence, a fresh signature and a
+    /// new expiry: what a scheduled job runs so a signed, expiring manifest never lapses
+    /// (the freeze-attack defence) and devices see the sequence move on. No artifact changes.
+    public func resign(_ request: ResignRequest) async throws -> PublishReport {
+        let lock = try lockTarget(dryRun: request.dryRun)
+        defer { withExtendedLifetime(lock) {} }
+        let state = try await TargetState.load(from: storage, manifestKey: request.manifestKey)
+        guard state.manifestData != nil else {
+            throw ModelCastError.usage("nothing is published at \(storage.location)/\(request.manifestKey): there is nothing to re-sign")
+        }
+        guard let live = state.liveRecord else {
+            throw ModelCastError.usage("the live manifest at \(storage.location)/\(request.manifestKey) matches no history record (edited by hand?): publish it again instead of re-signing it")
+        }
+        guard let profile = ManifestProfile(rawValue: live.profile) else {
+            throw ModelCastError.usage("the live release at \(storage.location) has unknown profile '\(live.profile)'")
+        }
+        try request.signing.validate(profile: profile)
+        var expiresIn = request.signing.expiresIn
+        if expiresIn == nil, let expires = live.expiresAt.flatMap(parseTimestamp), let published = parseTimestamp(live.publishedAt) {
+            expiresIn = expires.timeIntervalSince(published)
+        }
+        guard request.signing.signer != nil || expiresIn != nil else {
+            throw ModelCastError.usage("resign needs a signing key (--sign KEYFILE or $MODELCAST_SIGNING_KEY) or, for the modelcast profile, --expires-in")
+        }
+        var release = live
+        release.sequence = state.nextSequence
+        release.publishedAt = Self.timestamp(request.publishedAt)
+        release.expiresAt = expiresIn.map { Self.timestamp(request.publishedAt.addingTimeInterval($0)) }
+        release.replaces = live.sequence
+        guard let baseURL = state.baseURL else {
+            throw ModelCastError.usage("cannot tell the base URL the target is served from (no record names a file)")
+        }
+        var settings = CommitSettings(
+            profile: profile, manifestKey: request.manifestKey,
+            manifestCacheControl: liveManifestCacheControl(state: state, manifestKey: request.manifestKey),
+            baseURL: baseURL, templatesDirectory: request.templatesDirectory, dryRun: request.dryRun, signing: request.signing)
+        settings.allowUnsigned = request.allowUnsigned
+        return try await commit(release, state: state, settings: settings, artifacts: [:], warnings: [])
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+/// The manifest signature checks `verify` runs first: the detached
+/// `manifest.json.minisig` and, for the modelcast profile, an inline signature.
+struct SignatureCheck {
+    let publicKeys: [MinisignPublicKey]
+    let requireSignature: Bool
+    let expiryWarning: TimeInterval
+    let now: Date
+
+    /// True when there is anything to check (keys given, or a signature required).
+    var isEnabled: Bool { !publicKeys.isEmpty || requireSignature }
+
+    /// Checks every signature `manifest` has. `detached` is the `.minisig` text (nil when
+    /// there is none). Returns the trusted comment modelcast wrote, once verified.
+    func run(manifest: Data, detached: Data?, manifestName: String, source: String, log: CheckLog) -> TrustedComment? {
+        var signatures: [(label: String, file: String, message: Data)] = []
+        if let detached {
+            signatures.append(("manifest.signature", String(decoding: detached, as: UTF8.self), manifest))
+        }
+        if let inline = InlineSignature.split(manifest) {
+            do {
+                signatures.append(("manifest.inline-signature", try InlineSignature.signatureFile(fromMember: inline.member), inline.signed))
+            } catch {
+                log.add(.fail, "manifest.inline-signature", source, String(describing: error))
+            }
+        }
+        guard !signatures.isEmpty else {
+            log.add(.fail, "manifest.signature", source, "not signed: no \(manifestName).minisig beside it and no inline signature")
+            return nil
+        }
+        var comment: TrustedComment?
+        for signature in signatures {
+            do {
+                let parsed = try MinisignSignature(fileContents: signature.file, source: signature.label)
+                guard !publicKeys.isEmpty else {
+                    log.add(.warn, signature.label, source, "signed by key \(parsed.keyID.hex), not checked: pass --public-key to check it")
+                    continue
+                }
+                let verified = try parsed.verify(message: [UInt8](signature.message), publicKeys: publicKeys, source: signature.label)
+                log.add(.pass, signature.label, source, "good signature by key \(verified.keyID.hex); trusted comment: \(verified.trustedComment)")
+                if let parsedComment = TrustedComment(parsing: verified.trustedComment) {
+                    if parsedComment.file != manifestName {
+                        log.add(.fail, signature.label, source, "the signature is for file \(parsedComment.file), not \(manifestName) (a signature moved from another manifest)")
+                    }
+                    comment = comment ?? parsedComment
+                }
+            } catch {
+                log.add(.fail, signature.label, source, String(describing: error))
+            }
+        }
+        return comment
+    }
+
+    /// The signed facts against the manifest's own: the same sequence and expiry.
+    func crossCheck(_ comment: TrustedComment, facts: ManifestFacts, source: String, log: CheckLog) {
+        if let sequence = facts.sequence, sequence != comment.sequence {
+            log.add(.fail, "manifest.signature", source, "the manifest says sequence \(sequence), its signature says \(comment.sequence)")
+        }
+        if let expiresAt = facts.expiresAt, expiresAt != comment.expiresAt {
+            log.add(.fail, "manifest.signature", source, "the manifest says expires_at \(expiresAt), its signature says \(comment.expiresAt ?? "never")")
+        }
+        if facts.expiresAt == nil, let expiresAt = comment.expiresAt {
+            checkExpiry(expiresAt, source: source, log: log, now: now, warning: expiryWarning)
+        }
+    }
+}
+
+/// Fails an expired manifest, warns when expiry is near (the freeze-attack defence).
+func checkExpiry(_ expiresAt: String, source: String, log: CheckLog, now: Date, warning: TimeInterval) {
+    guard let expiry = parseTimestamp(expiresAt) else {
+        log.add(.fail, "manifest.expiry", source, "expires_at '\(expiresAt)' is not an RFC 3339 time")
+        return
+    }
+    if expiry <= now {
+        log.add(.fail, "manifest.expiry", source, "expired at \(expiresAt): devices must not trust it; re-sign it (modelcast resign)")
+    } else if expiry.timeIntervalSince(now) < warning {
+        log.add(.warn, "manifest.expiry", source, "expires soon, at \(expiresAt): re-sign it (modelcast resign)")
+    } else {
+        log.add(.pass, "manifest.expiry", source, "valid until \(expiresAt)")
+    }
+}
