@@ -481,7 +481,7 @@ final class SigningTests: XCTestCase {
 
         let publicKey = try MinisignPublicKey.load(path: scratch.at("minisign.pub"))
         let signature = try String(contentsOfFile: messagePath + ".minisig", encoding: .utf8)
-        let verified = try MinisignSignature.verify(message: message, signatureFile: signature, publicKeys: [publicKey], source: "model.bin.minisig")
+        let verified = try MinisignSignature.load(path: messagePath + ".minisig").verify(message: message, publicKeys: [publicKey])
         XCTAssertEqual(verified.trustedComment, "release 7 of tiny-model")
         XCTAssertEqual(verified.keyID, publicKey.keyID)
         XCTAssertEqual(verified.algorithm, .prehashed)

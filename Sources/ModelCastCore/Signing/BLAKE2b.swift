@@ -165,10 +165,9 @@ public final class BLAKE2b512Hasher {
 
     /// Feeds the bytes of a collection into the digest.
     public func update<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
-        if let done = bytes.withContiguousStorageIfAvailable({ update(UnsafeRawBufferPointer($0)) }) {
-            return done
+        if bytes.withContiguousStorageIfAvailable({ update(UnsafeRawBufferPointer($0)) }) == nil {
+            Array(bytes).withUnsafeBytes { update($0) }
         }
-        Array(bytes).withUnsafeBytes { update($0) }
     }
 
     /// Finishes the digest (64 bytes); the hasher cannot be used afterwards.

@@ -4,7 +4,8 @@ import Foundation
 /// one, and is refused before it is read into memory.
 let maximumKeyFileSize = 64 * 1024
 
-/// Reads a small text file (a key or signature file) as UTF-8.
+/// Reads a small text file (a key or signature file) as UTF-8. The byte buffers
+/// are wiped afterwards (the returned String cannot be: best effort).
 func readKeyFile(_ path: String) throws -> String {
     let file = try FileDescriptor.openForReading(path)
     var bytes = [UInt8]()
@@ -15,11 +16,11 @@ func readKeyFile(_ path: String) throws -> String {
         if n == 0 { break }
         bytes += chunk[0..<n]
         if bytes.count > maximumKeyFileSize {
-            throw ModelCastError.signingKey(source: path, reason: "larger than \(maximumKeyFileSize) bytes: not a minisign key or signature file")
+            throw ModelCastError.unreadable(path: path, reason: "larger than \(maximumKeyFileSize) bytes, so not a minisign key or signature file")
         }
     }
     guard let text = String(validating: bytes, as: UTF8.self) else {
-        throw ModelCastError.signingKey(source: path, reason: "not UTF-8 text: not a minisign key or signature file")
+        throw ModelCastError.unreadable(path: path, reason: "not UTF-8 text, so not a minisign key or signature file")
     }
     return text
 }

@@ -88,7 +88,9 @@ func textAfterPrefix(_ prefix: String, in line: Substring) -> String? {
 /// spaces and tabs are ignored, as a pasted key often carries them.
 func decodeBase64(_ text: Substring) -> [UInt8]? {
     let trimmed = text.trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
-    guard !trimmed.isEmpty, let data = Data(base64Encoded: trimmed) else { return nil }
+    guard !trimmed.isEmpty, var data = Data(base64Encoded: trimmed) else { return nil }
+    // The decoded bytes may be a secret key: clear the intermediate copy.
+    defer { data.resetBytes(in: 0..<data.count) }
     return [UInt8](data)
 }
 

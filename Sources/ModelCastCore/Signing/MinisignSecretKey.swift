@@ -217,10 +217,12 @@ struct SecretKeyEnvelope {
                 source: source,
                 reason: "a secret key file has 2 lines (an untrusted comment and the base64 key), this one has \(lines.count)")
         }
-        guard let decoded = decodeBase64(line) else {
+        // Assigned directly, without a second binding, so the wipe below reaches
+        // the only copy.
+        bytes = decodeBase64(line) ?? []
+        guard !bytes.isEmpty else {
             throw ModelCastError.signingKey(source: source, reason: "\(location)not valid base64")
         }
-        bytes = decoded
         guard bytes.count == MinisignSecretKey.structureLength else {
             let count = bytes.count
             wipe()

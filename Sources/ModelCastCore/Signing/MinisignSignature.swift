@@ -95,6 +95,11 @@ public struct MinisignSignature: Sendable, Equatable {
         globalSignature = global
     }
 
+    /// Reads and parses a `.minisig` file; errors name `path`.
+    public static func load(path: String) throws -> MinisignSignature {
+        try MinisignSignature(fileContents: try readKeyFile(path), source: path)
+    }
+
     /// The signature file's text, exactly as minisign writes it.
     public var fileContents: String {
         let structure = Array(algorithm.rawValue.utf8) + keyID.bytes + signature
