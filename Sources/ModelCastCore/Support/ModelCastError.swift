@@ -29,6 +29,28 @@ public enum ModelCastError: Error, Equatable, Sendable {
     case crypto(operation: String, message: String)
     /// An option or argument combination that cannot work, with the value that caused it.
     case usage(String)
+    /// A minisign public or secret key that cannot be read, parsed or used. `source`
+    /// names where it came from (a path, an environment variable); `reason` never
+    /// contains key material.
+    case signingKey(source: String, reason: String)
+    /// An encrypted minisign secret key was given without a passphrase.
+    case passphraseRequired(source: String)
+    /// A decrypted minisign secret key failed its checksum: the passphrase is wrong
+    /// or the key file is damaged (the two cannot be told apart).
+    case wrongPassphrase(source: String)
+    /// A comment that cannot go into a signature file (a line break, too long).
+    /// `kind` is "trusted comment" or "untrusted comment".
+    case invalidComment(kind: String, reason: String)
+    /// A signature file that is not in minisign's format; `reason` names the line.
+    case malformedSignature(source: String, reason: String)
+    /// A signature made with an algorithm this verifier does not accept.
+    case unsupportedSignatureAlgorithm(source: String, algorithm: String)
+    /// The signature's key id matches none of the trusted public keys.
+    case untrustedSigningKey(source: String, keyID: String, trustedKeyIDs: [String])
+    /// The signature does not verify over the signed data.
+    case signatureMismatch(source: String, keyID: String)
+    /// The signature over the data verifies but the one over the trusted comment does not.
+    case trustedCommentMismatch(source: String, keyID: String)
 
     /// The one-line message shown to the user.
     public var message: String {
@@ -59,6 +81,25 @@ public enum ModelCastError: Error, Equatable, Sendable {
             return "\(operation) failed: \(message)"
         case .usage(let message):
             return message
+        case .signingKey(let source, let reason):
+            return "minisign key \(source): \(reason)"
+        case .passphraseRequired(let source):
+            return "secret key \(source) is encrypted: a passphrase is required"
+        case .wrongPassphrase(let source):
+            return "cannot decrypt secret key \(source): wrong passphrase or corrupt key (checksum mismatch)"
+        case .invalidComment(let kind, let reason):
+            return "invalid \(kind): \(reason)"
+        case .malformedSignature(let source, let reason):
+            return "malformed signature file \(source): \(reason)"
+        case .unsupportedSignatureAlgorithm(let source, let algorithm):
+            return "signature \(source) uses an unsupported algorithm: \(algorithm)"
+        case .untrustedSigningKey(let source, let keyID, let trustedKeyIDs):
+            let trusted = trustedKeyIDs.isEmpty ? "no public key was given" : "trusted key ids: " + trustedKeyIDs.joined(separator: ", ")
+            return "signature \(source) was made with key id \(keyID), which is not a trusted key (\(trusted))"
+        case .signatureMismatch(let source, let keyID):
+            return "signature \(source) (key id \(keyID)) does not verify: the signed data was altered or the signature is for other data"
+        case .trustedCommentMismatch(let source, let keyID):
+            return "signature \(source) (key id \(keyID)): the trusted comment's signature does not verify (the trusted comment was altered)"
         }
     }
 }
