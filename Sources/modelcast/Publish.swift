@@ -75,6 +75,9 @@ extension ModelCast {
         @Option(help: "Zip entry compression for directory models: store (default) or deflate.")
         var compression: ZipCompression = .store
 
+        @OptionGroup(title: "Signing")
+        var signingOptions: SigningOptions
+
         @OptionGroup(title: "S3 targets")
         var targetOptions: TargetOptions
 
@@ -107,7 +110,9 @@ extension ModelCast {
             options.dryRun = dryRun
             options.showProgress = true
             if let epoch = try sourceDateEpoch(environment) { options.publishedAt = epoch }
-            let (target, request) = try options.makeRequest()
+            var (target, request) = try options.makeRequest()
+            request.signing = try signingOptions.settings(environment: environment)
+            request.allowUnsigned = signingOptions.unsigned
             let storage = try targetOptions.settings(for: target).open(environment: environment)
             let verifyURL = self.verifyURL
             let manifestKey = request.manifestKey

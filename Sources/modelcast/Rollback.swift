@@ -55,6 +55,9 @@ extension ModelCast {
         @Option(help: ArgumentHelp("Directory of *.mustache files overriding the built-in templates.", valueName: "DIR"))
         var templates: String?
 
+        @OptionGroup(title: "Signing")
+        var signingOptions: SigningOptions
+
         @OptionGroup(title: "S3 targets")
         var targetOptions: TargetOptions
 
@@ -73,6 +76,8 @@ extension ModelCast {
                 version: version, model: model, bump: bump, bumpVersion: bumpTo, manifestKey: manifestKey,
                 manifestCacheControl: manifestCacheControl, baseURL: baseURL, templatesDirectory: templates, dryRun: dryRun)
             if let epoch = try sourceDateEpoch(environment) { request.publishedAt = epoch }
+            request.signing = try signingOptions.settings(environment: environment)
+            request.allowUnsigned = signingOptions.unsigned
             let storage = try targetOptions.settings(for: target).open(environment: environment)
             let report: PublishReport
             do {

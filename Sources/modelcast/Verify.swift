@@ -57,6 +57,12 @@ extension ModelCast {
         @Option(help: ArgumentHelp("JSON file keeping the highest sequence seen per manifest; a lower one fails.", valueName: "FILE"))
         var state: String?
 
+        @Option(help: ArgumentHelp("Trusted minisign public key: a .pub file or the base64 key (repeatable, for key rotation). The manifest's signature is checked first and must be good.", valueName: "KEY"))
+        var publicKey: [String] = []
+
+        @Flag(help: "Fail an unsigned manifest (MANIFEST.minisig or an inline signature).")
+        var requireSignature = false
+
         @Flag(help: "Fail on warnings too.")
         var strict = false
 
@@ -73,9 +79,15 @@ extension ModelCast {
         }
 
         func run() async throws {
+            let keys = try publicKey.map { value in
+                FileManager.default.fileExists(atPath: value) ? try MinisignPublicKey.load(path: value) : try MinisignPublicKey(text: value, source: "--public-key '\(value)'")
+            }
             if source.lowercased().hasPrefix("s3://") {
                 let storage = try targetOptions.settings(for: source).open(environment: ProcessInfo.processInfo.environment)
-                let report = await BucketVerifier(storage: storage, manifestKey: manifestKey, strict: strict).verify()
+                var verifier = BucketVerifier(storage: storage, manifestKey: manifestKey, strict: strict)
+                verifier.publicKeys = keys
+                verifier.requireSignature = requireSignature
+                let report = await verifier.verify()
                 await closeStorage(storage)
                 print(json ? try JSONOutput.encode(report) : report.text, terminator: "")
                 if !report.passed { throw ExitCode.failure }
@@ -93,6 +105,8 @@ extension ModelCast {
             options.statePath = state
             options.strict = strict
             options.showProgress = !json
+            options.publicKeys = keys
+            options.requireSignature = requireSignature
 
             let target = try VerifyTarget.resolve(source, baseURLs: baseURL, manifestKey: manifestKey)
             if target.isHTTP, target.localManifest == nil, !allowHTTP, target.manifestURL.lowercased().hasPrefix("http://") {
@@ -103,7 +117,7 @@ extension ModelCast {
             if let directory = target.directory, options.expectedPrefixes.isEmpty {
                 options.expectedPrefixes = [directory.baseURL]
             }
-            let report = await Verifier(fetcher: fetcher, options: options).verify(manifestURL: target.manifestURL, localManifest: target.localManifest)
+            let report = await Verifier(fetcher: fetcher, options: options).verify(manifestURL: target.manifestURL, localManifest: target.localManifest, localSignature: target.localSignature)
             await http.shutdown()
             print(json ? try JSONOutput.encode(report) : report.text, terminator: "")
             if !report.passed { throw ExitCode.failure }

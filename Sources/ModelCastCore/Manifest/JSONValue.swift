@@ -43,6 +43,13 @@ public indirect enum JSONValue: Equatable, Sendable {
         return out
     }
 
+    /// The value as it is written nested `level` objects deep (no trailing newline).
+    func serialized(nestedAt level: Int) -> String {
+        var out = ""
+        write(into: &out, indent: level)
+        return out
+    }
+
     private func write(into out: inout String, indent: Int) {
         switch self {
         case .null: out.append("null")

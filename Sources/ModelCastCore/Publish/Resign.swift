@@ -39,12 +39,17 @@ extension Publisher {
         guard let profile = ManifestProfile(rawValue: live.profile) else {
             throw ModelCastError.usage("the live release at \(storage.location) has unknown profile '\(live.profile)'")
         }
-        try request.signing.validate(profile: profile)
-        var expiresIn = request.signing.expiresIn
+        var signing = request.signing
+        if profile == .modelcast, signing.signer != nil, let live = state.manifestData, InlineSignature.split(live) != nil {
+            // The live manifest carries its signature inline: so does the re-signed one.
+            signing.inline = true
+        }
+        try signing.validate(profile: profile)
+        var expiresIn = signing.expiresIn
         if expiresIn == nil, let expires = live.expiresAt.flatMap(parseTimestamp), let published = parseTimestamp(live.publishedAt) {
             expiresIn = expires.timeIntervalSince(published)
         }
-        guard request.signing.signer != nil || expiresIn != nil else {
+        guard signing.signer != nil || expiresIn != nil else {
             throw ModelCastError.usage("resign needs a signing key (--sign KEYFILE or $MODELCAST_SIGNING_KEY) or, for the modelcast profile, --expires-in")
         }
         var release = live
@@ -58,7 +63,7 @@ extension Publisher {
         var settings = CommitSettings(
             profile: profile, manifestKey: request.manifestKey,
             manifestCacheControl: liveManifestCacheControl(state: state, manifestKey: request.manifestKey),
-            baseURL: baseURL, templatesDirectory: request.templatesDirectory, dryRun: request.dryRun, signing: request.signing)
+            baseURL: baseURL, templatesDirectory: request.templatesDirectory, dryRun: request.dryRun, signing: signing)
         settings.allowUnsigned = request.allowUnsigned
         return try await commit(release, state: state, settings: settings, artifacts: [:], warnings: [])
     }

@@ -35,14 +35,14 @@ public enum InlineSignature {
         return nil
     }
 
-    /// `manifest` (as modelcast serialises it) with `member` appended as its last member.
+    /// `manifest` (as modelcast serialises it, without a signature) with `member`
+    /// appended as its last member.
     public static func attach(_ member: JSONValue, to manifest: Data) throws -> Data {
-        guard case .object(var members) = try JSONValue(parsing: manifest) else {
-            throw ModelCastError.usage("cannot attach an inline signature: the manifest is not a JSON object")
+        let bytes = [UInt8](manifest)
+        guard bytes.count > closing.count, bytes.suffix(closing.count).elementsEqual(closing), split(manifest) == nil else {
+            throw ModelCastError.usage("cannot attach an inline signature: the manifest is not in modelcast's canonical form")
         }
-        members.removeAll { $0.key == "signature" }
-        members.append(.init("signature", member))
-        let signed = Data(JSONValue.object(members).serialized().utf8)
+        let signed = Data(bytes.dropLast(closing.count) + marker + Array(member.serialized(nestedAt: 1).utf8) + closing)
         // The rule clients follow must give back exactly the bytes that were signed.
         guard split(signed)?.signed == manifest else {
             throw ModelCastError.usage("cannot attach an inline signature: the manifest is not in modelcast's canonical form")

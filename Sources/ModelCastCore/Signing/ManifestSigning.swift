@@ -121,3 +121,11 @@ public func parseDuration(_ text: String) throws -> TimeInterval {
     }
     return TimeInterval(count) * scale
 }
+
+extension MinisignSecretKey: ManifestSigner {
+    public var keyIDHex: String { keyID.hex }
+
+    public func minisignSignature(of message: [UInt8], trustedComment: String, untrustedComment: String) throws -> String {
+        try sign(message: message, trustedComment: trustedComment, untrustedComment: untrustedComment)
+    }
+}

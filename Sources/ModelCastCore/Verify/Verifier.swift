@@ -200,7 +200,12 @@ public struct Verifier: Sendable {
         var comment: TrustedComment?
         if signatures.isEnabled {
             let detached = local != nil ? localSignature : try await fetchSignature(url + ".minisig", deadline: deadline, log: log)
+            let failuresBefore = log.failures
             comment = signatures.run(manifest: data, detached: detached, manifestName: (URLParts.path(of: url) as NSString).lastPathComponent, source: url, log: log)
+            guard log.failures == failuresBefore else {
+                log.add(.fail, "manifest.trust", url, "the signature check failed: nothing this manifest names is fetched")
+                return nil
+            }
         }
 
         let facts: ManifestFacts
