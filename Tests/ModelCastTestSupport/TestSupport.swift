@@ -85,8 +85,13 @@ public func runProcess(
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err
-    if stdin == nil { process.standardInput = FileHandle.nullDevice }
+    let input = stdin.map { _ in Pipe() }
+    process.standardInput = input ?? FileHandle.nullDevice
     try process.run()
+    if let input, let stdin {
+        input.fileHandleForWriting.write(Data(stdin.utf8))
+        try input.fileHandleForWriting.close()
+    }
     // Read both pipes concurrently so neither fills up and blocks the child.
     let errorBox = DataBox()
     let reader = Thread { errorBox.data = err.fileHandleForReading.readDataToEndOfFile() }
