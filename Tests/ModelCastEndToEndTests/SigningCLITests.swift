@@ -227,6 +227,18 @@ final class SigningCLITests: XCTestCase {
         XCTAssertTrue(local.stdout.contains("PASS  manifest.inline-signature"), local.stdout)
         XCTAssertTrue(local.stdout.contains("PASS  manifest.signature"), local.stdout)
 
+        // The signed manifest still validates against the published JSON Schema.
+        let schema = try runProcess("/usr/bin/env", ["python3", "-c", """
+            import json, sys, jsonschema
+            validator = jsonschema.Draft202012Validator(json.load(open(sys.argv[1])), format_checker=jsonschema.FormatChecker())
+            doc = json.load(open(sys.argv[2]))
+            validator.validate(doc)
+            doc["signature"]["extra"] = 1
+            assert not validator.is_valid(doc)
+            print("valid")
+            """, repositoryRoot + "/schema/modelcast-manifest.schema.json", site + "/manifest.json"])
+        XCTAssertEqual(schema.stdout, "valid\n", schema.stderr)
+
         let other = try publish(site, version: "1.2.0", profile: "nomlens", scratch: scratch, extra: ["--sign", keys.secret, "--inline-signature"])
         XCTAssertEqual(other.status, 1)
         XCTAssertTrue(other.stderr.contains("--inline-signature needs the modelcast profile"), other.stderr)
