@@ -114,15 +114,7 @@ extension ModelCast {
             request.signing = try signingOptions.settings(environment: environment)
             request.allowUnsigned = signingOptions.unsigned
             let storage = try targetOptions.settings(for: target).open(environment: environment)
-            let verifyURL = self.verifyURL
-            let manifestKey = request.manifestKey
-            var check: (@Sendable (Data) async throws -> Void)?
-            if let verifyURL {
-                check = { @Sendable manifest in
-                    try await Self.verifyStaged(manifest, manifestKey: manifestKey, baseURL: verifyURL)
-                }
-            }
-            let publisher = Publisher(storage: storage, log: { printError($0) }, beforeManifest: check)
+            let publisher = Publisher(storage: storage, log: { printError($0) }, beforeManifest: verifyGate(verifyURL, manifestKey: request.manifestKey))
             let report: PublishReport
             do {
                 report = try await publisher.publish(request)
@@ -132,22 +124,6 @@ extension ModelCast {
             }
             await closeStorage(storage)
             try printPublishReport(report, json: json, done: "published", wouldDo: "would publish")
-        }
-
-        /// `--verify-url`: the staged manifest, checked through the public URL.
-        static func verifyStaged(_ manifest: Data, manifestKey: String, baseURL: String) async throws {
-            var options = VerifyOptions()
-            options.expectedPrefixes = [baseURL]
-            options.allowHTTP = baseURL.lowercased().hasPrefix("http://")
-            let http = HTTPFetcher()
-            let url = (baseURL.hasSuffix("/") ? baseURL : baseURL + "/") + manifestKey
-            let report = await Verifier(fetcher: http, options: options).verify(manifestURL: url, localManifest: manifest)
-            await http.shutdown()
-            let failures = report.checks.filter { $0.status == .fail }
-            guard failures.isEmpty else {
-                throw ModelCastError.usage("--verify-url \(baseURL): the staged release fails \(failures.count) checks; the manifest was not published:\n" + failures.map { "  \($0.check) \($0.subject): \($0.detail)" }.joined(separator: "\n"))
-            }
-            printError("verified the staged release through \(baseURL): \(report.checks.count) checks passed")
         }
     }
 }

@@ -29,3 +29,28 @@ func printPublishReport(_ report: PublishReport, json: Bool, done: String, would
     print("manifest: \(report.manifestURL)")
     if report.dryRun { print(report.manifest, terminator: "") }
 }
+
+/// The `--verify-url` gate: the staged manifest is checked through the public URL
+/// before it goes live; nil when no URL was given.
+func verifyGate(_ verifyURL: String?, manifestKey: String) -> (@Sendable (Data) async throws -> Void)? {
+    guard let verifyURL else { return nil }
+    return { @Sendable manifest in
+        try await verifyStaged(manifest, manifestKey: manifestKey, baseURL: verifyURL)
+    }
+}
+
+/// `--verify-url`: the staged manifest, checked through the public URL.
+func verifyStaged(_ manifest: Data, manifestKey: String, baseURL: String) async throws {
+    var options = VerifyOptions()
+    options.expectedPrefixes = [baseURL]
+    options.allowHTTP = baseURL.lowercased().hasPrefix("http://")
+    let http = HTTPFetcher()
+    let url = (baseURL.hasSuffix("/") ? baseURL : baseURL + "/") + manifestKey
+    let report = await Verifier(fetcher: http, options: options).verify(manifestURL: url, localManifest: manifest)
+    await http.shutdown()
+    let failures = report.checks.filter { $0.status == .fail }
+    guard failures.isEmpty else {
+        throw ModelCastError.usage("--verify-url \(baseURL): the staged release fails \(failures.count) checks; the manifest was not published:\n" + failures.map { "  \($0.check) \($0.subject): \($0.detail)" }.joined(separator: "\n"))
+    }
+    printError("verified the staged release through \(baseURL): \(report.checks.count) checks passed")
+}

@@ -61,6 +61,9 @@ extension ModelCast {
         @OptionGroup(title: "S3 targets")
         var targetOptions: TargetOptions
 
+        @Option(help: ArgumentHelp("Before the manifest goes live, verify the new release through this public base URL.", valueName: "URL"))
+        var verifyURL: String?
+
         @Flag(help: "Show the manifest that would be published; write nothing.")
         var dryRun = false
 
@@ -81,7 +84,7 @@ extension ModelCast {
             let storage = try targetOptions.settings(for: target).open(environment: environment)
             let report: PublishReport
             do {
-                report = try await Publisher(storage: storage, log: { printError($0) }).rollback(request)
+                report = try await Publisher(storage: storage, log: { printError($0) }, beforeManifest: verifyGate(verifyURL, manifestKey: manifestKey)).rollback(request)
             } catch {
                 await closeStorage(storage)
                 throw error

@@ -13,6 +13,10 @@ extension ModelCast {
                 read from disk, headers from DIR/_modelcast/objects.json
                   FILE.json --base-url URL            a manifest not yet live: its objects are fetched from the host
 
+                Signature (with --public-key, or --require-signature): checked first, on MANIFEST.minisig \
+                and any inline signature; a missing, malformed, wrong-key or tampered one fails and \
+                nothing the manifest names is fetched. The signed sequence and expiry must match the \
+                manifest's.
                 Manifest: HTTP 200, size cap, JSON Content-Type, Cache-Control not long-lived, every URL \
                 absolute, https and under the expected prefix, expires_at not past, sequence not lower \
                 than seen before (--state).

@@ -320,8 +320,10 @@ final class RollbackPruneTests: XCTestCase {
                 for index in devices.indices { try devices[index].check(manifestURL: base + "/manifest.json", fetch: fetch) }
             }
             for device in devices { XCTAssertEqual(device.installed, inputs["1.2.0"]!.sha256, "\(profile) \(device.rule)") }
-            let rollback = try run(["rollback", "s3://\(moto.bucket)/\(prefix)", "--to", "1.0.0"] + (profile == "tiers" ? ["--bump"] : []), 3)
+            // Gated like a publish: the staged rollback is verified through the public URL first.
+            let rollback = try run(["rollback", "s3://\(moto.bucket)/\(prefix)", "--to", "1.0.0", "--verify-url", base] + (profile == "tiers" ? ["--bump"] : []), 3)
             XCTAssertEqual(rollback.status, 0, "\(profile): \(rollback.stderr)")
+            XCTAssertTrue(rollback.stderr.contains("verified the staged release through \(base)"), rollback.stderr)
             for index in devices.indices {
                 try devices[index].check(manifestURL: base + "/manifest.json", fetch: fetch)
                 XCTAssertEqual(devices[index].installed, inputs["1.0.0"]!.sha256, "\(profile) \(devices[index].rule) after rollback")

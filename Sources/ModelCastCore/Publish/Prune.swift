@@ -55,7 +55,7 @@ extension Publisher {
         guard state.manifestData != nil else {
             throw ModelCastError.usage("no manifest at \(storage.location)/\(request.manifestKey): prune needs the live manifest to know what must stay")
         }
-        guard let live = state.liveRecord else {
+        guard let live = state.liveRecord, let baseURL = state.baseURL else {
             throw ModelCastError.usage("the live manifest at \(storage.location)/\(request.manifestKey) matches no history record (edited by hand?): prune cannot tell what it needs, so it deletes nothing")
         }
 
@@ -85,7 +85,7 @@ extension Publisher {
                 // The new state first: hosting files that no longer list what is about to go.
                 let settings = CommitSettings(
                     profile: ManifestProfile(rawValue: live.profile) ?? .modelcast, manifestKey: request.manifestKey,
-                    baseURL: state.baseURL ?? "https://invalid.example", templatesDirectory: request.templatesDirectory)
+                    baseURL: baseURL, templatesDirectory: request.templatesDirectory)
                 try await writeHostingFiles(
                     records: keptRecords, settings: settings, root: root,
                     live: try await liveHostedObjects(state: state, manifestKey: request.manifestKey), excluding: Set(artifacts))

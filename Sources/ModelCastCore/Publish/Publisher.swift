@@ -89,11 +89,6 @@ public struct Publisher: Sendable {
         historyPrefix(manifestKey: manifestKey) + String(format: "%08lld", sequence) + ".json"
     }
 
-    /// Every release in the target's history, oldest first.
-    public func history(manifestKey: String) async throws -> [Release] {
-        try await TargetState.load(from: storage, manifestKey: manifestKey).history
-    }
-
     /// Publishes `request`. Bad input fails before the target is touched; a failure
     /// while storing removes what this run created and leaves the live manifest as it was.
     public func publish(_ request: PublishRequest) async throws -> PublishReport {
