@@ -235,6 +235,53 @@ final class RollbackPruneTests: XCTestCase {
         XCTAssertEqual(try snapshot(site), before)
     }
 
+    /// A multi-model release: --model rolls back one model and leaves the other live;
+    /// without it, a version only one model had is refused with a pointer to --model.
+    func testRollbackOneModelOfSeveral() throws {
+        let scratch = try Scratch()
+        let site = scratch.at("site")
+        let base = "https://cdn.example.com/m"
+        var digests: [String: String] = [:]
+        for (index, (versionA, versionB)) in [("1.0.0", "2.0.0"), ("1.1.0", "2.1.0")].enumerated() {
+            let a = patternBytes(3000, seed: UInt32(10 + index)), b = patternBytes(3000, seed: UInt32(20 + index))
+            digests["a" + versionA] = try SHA256Hasher.digest(a).hex
+            digests["b" + versionB] = try SHA256Hasher.digest(b).hex
+            let config = """
+                base_url: \(base)
+                models:
+                  a:
+                    version: \(versionA)
+                    files: [\(try scratch.write("in/\(index)/a.bin", a))]
+                  b:
+                    version: \(versionB)
+                    files: [\(try scratch.write("in/\(index)/b.bin", b))]
+                """
+            let result = try modelcast(["publish", "--config", try scratch.write("c\(index).yml", text: config), "--to", site], environment: epoch(index))
+            XCTAssertEqual(result.status, 0, result.stderr)
+        }
+        let before = try snapshot(site)
+        let ambiguous = try modelcast(["rollback", site, "--to", "1.0.0"])
+        XCTAssertEqual(ambiguous.status, 1)
+        XCTAssertTrue(ambiguous.stderr.contains("version 1.0.0 went live only for model a (the release had other versions too); roll back one model with --model a"), ambiguous.stderr)
+        XCTAssertEqual(try snapshot(site), before)
+
+        let one = try modelcast(["rollback", site, "--to", "1.0.0", "--model", "a"], environment: epoch(2))
+        XCTAssertEqual(one.status, 0, one.stderr)
+        let live = try Release.decode(try Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json")), source: "live")
+        XCTAssertEqual(live.models["a"]?.version, "1.0.0")
+        XCTAssertEqual(live.models["a"]?.files.first?.sha256, digests["a1.0.0"])
+        XCTAssertEqual(live.models["b"]?.version, "2.1.0", "the other model stays as it was live")
+        XCTAssertEqual(live.models["b"]?.files.first?.sha256, digests["b2.1.0"])
+        XCTAssertEqual(live.rollback?.models.keys.sorted(), ["a"])
+        var device = Device(.sequence(model: "a"))
+        device.sequence = 2
+        device.version = "1.1.0"
+        try device.check(manifestURL: base + "/manifest.json") { url in
+            try Data(contentsOf: URL(fileURLWithPath: site + "/" + url.dropFirst(base.count + 1)))
+        }
+        XCTAssertEqual(device.installed, digests["a1.0.0"])
+    }
+
     /// prune keeps the live release, its rollback target and the kept window; a
     /// rollback target older than the window survives, and both manifests still verify.
     func testPruneKeepsTheLiveReleaseAndItsRollbackTarget() throws {
