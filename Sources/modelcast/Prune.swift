@@ -19,52 +19,31 @@ extension ModelCast {
                 """
         )
 
-        @Argument(help: ArgumentHelp("Target: a published directory or s3://bucket/prefix (or $MODELCAST_TARGET).", valueName: "TARGET"))
-        var target: String?
+        @OptionGroup
+        var targetOptions: PublishedTargetOptions
 
         @Option(help: ArgumentHelp("Releases that went live to keep, newest first (the live one counts).", valueName: "N"))
         var keep: Int
 
-        @Option(help: "Key of the manifest in the target (default: manifest.json).")
-        var manifestKey = "manifest.json"
-
         @Option(help: ArgumentHelp("S3: abort multipart uploads started at least this long ago (e.g. 1d, 12h).", valueName: "DURATION"))
         var abortUploadsOlderThan: String?
-
-        @Option(help: ArgumentHelp("Directory of *.mustache files overriding the built-in templates.", valueName: "DIR"))
-        var templates: String?
-
-        @OptionGroup(title: "S3 targets")
-        var targetOptions: TargetOptions
 
         @Flag(help: "List what would be deleted; delete nothing.")
         var dryRun = false
 
-        @Flag(help: "Print a JSON summary instead of text.")
-        var json = false
-
         func run() async throws {
             let environment = ProcessInfo.processInfo.environment
-            guard let target = target ?? environment["MODELCAST_TARGET"] else {
-                throw ValidationError("give the TARGET (a directory or s3://bucket/prefix) or set MODELCAST_TARGET")
-            }
-            let settings = targetOptions.settings(for: target)
+            let settings = try targetOptions.settings(environment: environment)
             if abortUploadsOlderThan != nil, !settings.isS3 {
-                throw ValidationError("--abort-uploads-older-than applies to s3:// targets, not the directory \(target)")
+                throw ValidationError("--abort-uploads-older-than applies to s3:// targets, not the directory \(settings.target)")
             }
             let request = PruneRequest(
-                keep: keep, manifestKey: manifestKey, dryRun: dryRun, templatesDirectory: templates,
+                keep: keep, manifestKey: targetOptions.manifestKey, dryRun: dryRun, templatesDirectory: targetOptions.templates,
                 abortUploadsOlderThan: try abortUploadsOlderThan.map(parseDuration))
-            let storage = try settings.open(environment: environment)
-            let report: PruneReport
-            do {
-                report = try await Publisher(storage: storage, log: { printError($0) }).prune(request)
-            } catch {
-                await closeStorage(storage)
-                throw error
+            let report = try await withStorage(settings, environment: environment) { storage in
+                try await Publisher(storage: storage, log: { printError($0) }).prune(request)
             }
-            await closeStorage(storage)
-            if json {
+            if targetOptions.json {
                 print(try JSONOutput.encode(report), terminator: "")
                 return
             }

@@ -113,16 +113,10 @@ extension ModelCast {
             var (target, request) = try options.makeRequest()
             request.signing = try signingOptions.settings(environment: environment)
             request.allowUnsigned = signingOptions.unsigned
-            let storage = try targetOptions.settings(for: target).open(environment: environment)
-            let publisher = Publisher(storage: storage, log: { printError($0) }, beforeManifest: verifyGate(verifyURL, manifestKey: request.manifestKey))
-            let report: PublishReport
-            do {
-                report = try await publisher.publish(request)
-            } catch {
-                await closeStorage(storage)
-                throw error
+            let gate = verifyGate(verifyURL, manifestKey: request.manifestKey)
+            let report = try await withStorage(targetOptions.settings(for: target), environment: environment) { [request] storage in
+                try await Publisher(storage: storage, log: { printError($0) }, beforeManifest: gate).publish(request)
             }
-            await closeStorage(storage)
             try printPublishReport(report, json: json, done: "published", wouldDo: "would publish")
         }
     }

@@ -17,20 +17,11 @@ extension ModelCast {
             aliases: ["refresh"]
         )
 
-        @Argument(help: ArgumentHelp("Target: a published directory or s3://bucket/prefix (or $MODELCAST_TARGET).", valueName: "TARGET"))
-        var target: String?
-
-        @Option(help: "Key of the manifest in the target (default: manifest.json).")
-        var manifestKey = "manifest.json"
-
-        @Option(help: ArgumentHelp("Directory of *.mustache files overriding the built-in templates.", valueName: "DIR"))
-        var templates: String?
+        @OptionGroup
+        var targetOptions: PublishedTargetOptions
 
         @OptionGroup(title: "Signing")
         var signingOptions: SigningOptions
-
-        @OptionGroup(title: "S3 targets")
-        var targetOptions: TargetOptions
 
         @Option(help: ArgumentHelp("Before the manifest goes live, verify the new release through this public base URL.", valueName: "URL"))
         var verifyURL: String?
@@ -38,28 +29,16 @@ extension ModelCast {
         @Flag(help: "Show the manifest that would be published; write nothing.")
         var dryRun = false
 
-        @Flag(help: "Print a JSON summary instead of text.")
-        var json = false
-
         func run() async throws {
             let environment = ProcessInfo.processInfo.environment
-            guard let target = target ?? environment["MODELCAST_TARGET"] else {
-                throw ValidationError("give the TARGET (a directory or s3://bucket/prefix) or set MODELCAST_TARGET")
-            }
             var request = ResignRequest(
-                manifestKey: manifestKey, signing: try signingOptions.settings(environment: environment) ?? SigningSettings(),
-                templatesDirectory: templates, dryRun: dryRun, allowUnsigned: signingOptions.unsigned)
+                manifestKey: targetOptions.manifestKey, signing: try signingOptions.settings(environment: environment) ?? SigningSettings(),
+                templatesDirectory: targetOptions.templates, dryRun: dryRun, allowUnsigned: signingOptions.unsigned)
             if let epoch = try sourceDateEpoch(environment) { request.publishedAt = epoch }
-            let storage = try targetOptions.settings(for: target).open(environment: environment)
-            let report: PublishReport
-            do {
-                report = try await Publisher(storage: storage, log: { printError($0) }, beforeManifest: verifyGate(verifyURL, manifestKey: manifestKey)).resign(request)
-            } catch {
-                await closeStorage(storage)
-                throw error
+            let report = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { storage in
+                try await Publisher(storage: storage, log: { printError($0) }, beforeManifest: verifyGate(verifyURL, manifestKey: targetOptions.manifestKey)).resign(request)
             }
-            await closeStorage(storage)
-            try printPublishReport(report, json: json, done: "re-signed: published", wouldDo: "would re-sign with")
+            try printPublishReport(report, json: targetOptions.json, done: "re-signed: published", wouldDo: "would re-sign with")
         }
     }
 }

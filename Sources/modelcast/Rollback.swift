@@ -28,8 +28,8 @@ extension ModelCast {
                 """
         )
 
-        @Argument(help: ArgumentHelp("Target: a published directory or s3://bucket/prefix (or $MODELCAST_TARGET).", valueName: "TARGET"))
-        var target: String?
+        @OptionGroup
+        var targetOptions: PublishedTargetOptions
 
         @Option(name: .customLong("to"), help: ArgumentHelp("The version to return to (one that went live before).", valueName: "VERSION"))
         var version: String
@@ -43,23 +43,14 @@ extension ModelCast {
         @Option(help: ArgumentHelp("The version --bump publishes under (default: the next patch, minor or major that sorts higher both ways).", valueName: "VERSION"))
         var bumpTo: String?
 
-        @Option(help: "Key of the manifest in the target (default: manifest.json).")
-        var manifestKey = "manifest.json"
-
         @Option(help: "Cache-Control of the manifest (default: the live manifest's).")
         var manifestCacheControl: String?
 
         @Option(help: ArgumentHelp("Base URL for the hosting files (default: the one the release was published with).", valueName: "URL"))
         var baseURL: String?
 
-        @Option(help: ArgumentHelp("Directory of *.mustache files overriding the built-in templates.", valueName: "DIR"))
-        var templates: String?
-
         @OptionGroup(title: "Signing")
         var signingOptions: SigningOptions
-
-        @OptionGroup(title: "S3 targets")
-        var targetOptions: TargetOptions
 
         @Option(help: ArgumentHelp("Before the manifest goes live, verify the new release through this public base URL.", valueName: "URL"))
         var verifyURL: String?
@@ -67,30 +58,18 @@ extension ModelCast {
         @Flag(help: "Show the manifest that would be published; write nothing.")
         var dryRun = false
 
-        @Flag(help: "Print a JSON summary instead of text.")
-        var json = false
-
         func run() async throws {
             let environment = ProcessInfo.processInfo.environment
-            guard let target = target ?? environment["MODELCAST_TARGET"] else {
-                throw ValidationError("give the TARGET (a directory or s3://bucket/prefix) or set MODELCAST_TARGET")
-            }
             var request = RollbackRequest(
-                version: version, model: model, bump: bump, bumpVersion: bumpTo, manifestKey: manifestKey,
-                manifestCacheControl: manifestCacheControl, baseURL: baseURL, templatesDirectory: templates, dryRun: dryRun)
+                version: version, model: model, bump: bump, bumpVersion: bumpTo, manifestKey: targetOptions.manifestKey,
+                manifestCacheControl: manifestCacheControl, baseURL: baseURL, templatesDirectory: targetOptions.templates, dryRun: dryRun)
             if let epoch = try sourceDateEpoch(environment) { request.publishedAt = epoch }
             request.signing = try signingOptions.settings(environment: environment)
             request.allowUnsigned = signingOptions.unsigned
-            let storage = try targetOptions.settings(for: target).open(environment: environment)
-            let report: PublishReport
-            do {
-                report = try await Publisher(storage: storage, log: { printError($0) }, beforeManifest: verifyGate(verifyURL, manifestKey: manifestKey)).rollback(request)
-            } catch {
-                await closeStorage(storage)
-                throw error
+            let report = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { storage in
+                try await Publisher(storage: storage, log: { printError($0) }, beforeManifest: verifyGate(verifyURL, manifestKey: targetOptions.manifestKey)).rollback(request)
             }
-            await closeStorage(storage)
-            try printPublishReport(report, json: json, done: "rolled back to \(version): published", wouldDo: "would roll back to \(version) with")
+            try printPublishReport(report, json: targetOptions.json, done: "rolled back to \(version): published", wouldDo: "would roll back to \(version) with")
         }
     }
 }

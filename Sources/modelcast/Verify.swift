@@ -87,12 +87,12 @@ extension ModelCast {
                 FileManager.default.fileExists(atPath: value) ? try MinisignPublicKey.load(path: value) : try MinisignPublicKey(text: value, source: "--public-key '\(value)'")
             }
             if source.lowercased().hasPrefix("s3://") {
-                let storage = try targetOptions.settings(for: source).open(environment: ProcessInfo.processInfo.environment)
-                var verifier = BucketVerifier(storage: storage, manifestKey: manifestKey, strict: strict)
-                verifier.publicKeys = keys
-                verifier.requireSignature = requireSignature
-                let report = await verifier.verify()
-                await closeStorage(storage)
+                let report = try await withStorage(targetOptions.settings(for: source), environment: ProcessInfo.processInfo.environment) { storage in
+                    var verifier = BucketVerifier(storage: storage, manifestKey: manifestKey, strict: strict)
+                    verifier.publicKeys = keys
+                    verifier.requireSignature = requireSignature
+                    return await verifier.verify()
+                }
                 print(json ? try JSONOutput.encode(report) : report.text, terminator: "")
                 if !report.passed { throw ExitCode.failure }
                 return

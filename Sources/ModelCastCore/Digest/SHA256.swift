@@ -72,46 +72,21 @@ private func hexValue(_ c: UInt8) -> UInt8? {
 /// Streaming SHA-256 over libcrypto's EVP interface (which uses the CPU's SHA
 /// extensions where present). One instance owns one `EVP_MD_CTX`.
 public final class SHA256Hasher {
-    private let context: OpaquePointer
-    private var finished = false
+    private let digest: EVPDigest
 
     /// Starts a new digest.
     public init() throws {
-        guard let context = EVP_MD_CTX_new() else {
-            throw ModelCastError.crypto(operation: "EVP_MD_CTX_new", message: lastOpenSSLError())
-        }
-        self.context = context
-        guard EVP_DigestInit_ex(context, EVP_sha256(), nil) == 1 else {
-            EVP_MD_CTX_free(context)
-            throw ModelCastError.crypto(operation: "EVP_DigestInit_ex(SHA-256)", message: lastOpenSSLError())
-        }
+        digest = try EVPDigest(EVP_sha256(), name: "SHA-256", size: 32)
     }
-
-    deinit { EVP_MD_CTX_free(context) }
 
     /// Feeds bytes into the digest.
-    public func update(_ bytes: UnsafeRawBufferPointer) {
-        guard bytes.count > 0, let base = bytes.baseAddress else { return }
-        precondition(!finished, "SHA256Hasher used after finalize()")
-        // EVP_DigestUpdate only fails for a context that was never initialised.
-        _ = EVP_DigestUpdate(context, base, bytes.count)
-    }
+    public func update(_ bytes: UnsafeRawBufferPointer) { digest.update(bytes) }
 
     /// Feeds the bytes of a collection into the digest.
-    public func update<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
-        let array = Array(bytes)
-        array.withUnsafeBytes { update($0) }
-    }
+    public func update<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 { digest.update(bytes) }
 
     /// Finishes the digest; the hasher cannot be used afterwards.
-    public func finalize() -> SHA256Digest {
-        precondition(!finished, "SHA256Hasher finalized twice")
-        finished = true
-        var out = [UInt8](repeating: 0, count: 32)
-        var length: UInt32 = 0
-        _ = out.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(context, $0.baseAddress, &length) }
-        return SHA256Digest(bytes: out)!
-    }
+    public func finalize() -> SHA256Digest { SHA256Digest(bytes: digest.finalize())! }
 
     /// The digest of a byte string in one call.
     public static func digest<Bytes: Collection>(_ bytes: Bytes) throws -> SHA256Digest where Bytes.Element == UInt8 {

@@ -138,47 +138,21 @@ private func rotateRight(_ value: UInt64, _ count: UInt64) -> UInt64 {
 /// Streaming BLAKE2b-512 over libcrypto's EVP interface: the prehash of
 /// minisign's default ("ED") signatures. One instance owns one `EVP_MD_CTX`.
 public final class BLAKE2b512Hasher {
-    private let context: OpaquePointer
-    private var finished = false
+    private let digest: EVPDigest
 
     /// Starts a new digest.
     public init() throws {
-        guard let context = EVP_MD_CTX_new() else {
-            throw ModelCastError.crypto(operation: "EVP_MD_CTX_new", message: lastOpenSSLError())
-        }
-        self.context = context
-        guard EVP_DigestInit_ex(context, EVP_blake2b512(), nil) == 1 else {
-            EVP_MD_CTX_free(context)
-            throw ModelCastError.crypto(operation: "EVP_DigestInit_ex(BLAKE2b-512)", message: lastOpenSSLError())
-        }
+        digest = try EVPDigest(EVP_blake2b512(), name: "BLAKE2b-512", size: 64)
     }
-
-    deinit { EVP_MD_CTX_free(context) }
 
     /// Feeds bytes into the digest.
-    public func update(_ bytes: UnsafeRawBufferPointer) {
-        guard bytes.count > 0, let base = bytes.baseAddress else { return }
-        precondition(!finished, "BLAKE2b512Hasher used after finalize()")
-        // EVP_DigestUpdate only fails for a context that was never initialised.
-        _ = EVP_DigestUpdate(context, base, bytes.count)
-    }
+    public func update(_ bytes: UnsafeRawBufferPointer) { digest.update(bytes) }
 
     /// Feeds the bytes of a collection into the digest.
-    public func update<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
-        if bytes.withContiguousStorageIfAvailable({ update(UnsafeRawBufferPointer($0)) }) == nil {
-            Array(bytes).withUnsafeBytes { update($0) }
-        }
-    }
+    public func update<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 { digest.update(bytes) }
 
     /// Finishes the digest (64 bytes); the hasher cannot be used afterwards.
-    public func finalize() -> [UInt8] {
-        precondition(!finished, "BLAKE2b512Hasher finalized twice")
-        finished = true
-        var out = [UInt8](repeating: 0, count: 64)
-        var length: UInt32 = 0
-        _ = out.withUnsafeMutableBufferPointer { EVP_DigestFinal_ex(context, $0.baseAddress, &length) }
-        return out
-    }
+    public func finalize() -> [UInt8] { digest.finalize() }
 
     /// The BLAKE2b-512 digest of a byte string in one call.
     public static func digest<Bytes: Collection>(_ bytes: Bytes) throws -> [UInt8] where Bytes.Element == UInt8 {

@@ -2,6 +2,45 @@ import ArgumentParser
 import Foundation
 import ModelCastCore
 
+/// The published target rollback, prune and resign work on, and what they share.
+struct PublishedTargetOptions: ParsableArguments {
+    @Argument(help: ArgumentHelp("Target: a published directory or s3://bucket/prefix (or $MODELCAST_TARGET).", valueName: "TARGET"))
+    var target: String?
+
+    @Option(help: "Key of the manifest in the target (default: manifest.json).")
+    var manifestKey = "manifest.json"
+
+    @Option(help: ArgumentHelp("Directory of *.mustache files overriding the built-in templates.", valueName: "DIR"))
+    var templates: String?
+
+    @Flag(help: "Print a JSON summary instead of text.")
+    var json = false
+
+    @OptionGroup(title: "S3 targets")
+    var s3: TargetOptions
+
+    /// How to reach the target: the TARGET argument, or `$MODELCAST_TARGET`.
+    func settings(environment: [String: String]) throws -> TargetSettings {
+        guard let target = target ?? environment["MODELCAST_TARGET"] else {
+            throw ValidationError("give the TARGET (a directory or s3://bucket/prefix) or set MODELCAST_TARGET")
+        }
+        return s3.settings(for: target)
+    }
+}
+
+/// Opens the target, runs `body` with it, and closes it whether `body` succeeds or fails.
+func withStorage<T>(_ settings: TargetSettings, environment: [String: String], _ body: (any Storage) async throws -> T) async throws -> T {
+    let storage = try settings.open(environment: environment)
+    do {
+        let result = try await body(storage)
+        await closeStorage(storage)
+        return result
+    } catch {
+        await closeStorage(storage)
+        throw error
+    }
+}
+
 /// `SOURCE_DATE_EPOCH` as a date (reproducible manifests), or nil when unset.
 func sourceDateEpoch(_ environment: [String: String]) throws -> Date? {
     guard let epoch = environment["SOURCE_DATE_EPOCH"] else { return nil }
