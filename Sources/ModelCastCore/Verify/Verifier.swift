@@ -344,6 +344,19 @@ public struct Verifier: Sendable {
         if let encoding = response.headers["content-encoding"], encoding.lowercased() != "identity" {
             log.add(.fail, "artifact.content-encoding", url, "\(label): \(encoding): devices would hash encoded bytes or lose Range resumption; serve it as stored")
         }
+        checkSize(object, response: response, log: log)
+        checkDigest(object, digest: digest, response: response, profile: profile, log: log)
+        let expectedType = checkHeaders(object, response: response, log: log)
+        await checkRange(object, size: response.bytesRead, sink: sink, deadline: deadline, log: log)
+        // A zip is unpacked on the device: it must be safe to unpack.
+        if mediaType(expectedType) == "application/zip" || url.lowercased().hasSuffix(".zip"), !response.exceededLimit {
+            await checkZip(object, size: response.bytesRead, deadline: deadline, log: log)
+        }
+    }
+
+    /// Body size and Content-Length against the manifest's size (exact, or size_mb's approximate).
+    private func checkSize(_ object: ExpectedObject, response: FetchResponse, log: CheckLog) {
+        let (url, label) = (object.url, object.label)
         let contentLength = response.headers["content-length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
         if let size = object.size {
             if response.exceededLimit || response.bytesRead > size {
@@ -371,7 +384,11 @@ public struct Verifier: Sendable {
         } else if contentLength == nil {
             log.add(.warn, "artifact.content-length", url, "\(label): no Content-Length: devices cannot show progress")
         }
+    }
 
+    /// The streamed SHA-256 against the manifest's (or, for `latest`, the content-derived file name).
+    private func checkDigest(_ object: ExpectedObject, digest: SHA256Digest, response: FetchResponse, profile: ManifestProfile, log: CheckLog) {
+        let (url, label) = (object.url, object.label)
         let overlong = response.exceededLimit || object.size.map { response.bytesRead > $0 } ?? false
         if let expected = object.sha256 {
             if overlong {
@@ -387,8 +404,12 @@ public struct Verifier: Sendable {
         } else {
             log.add(.warn, "artifact.sha256", url, "\(label): the manifest carries no hash for it; its integrity cannot be checked (sha256 \(digest.hex))")
         }
+    }
 
-        // Caching: artifacts never change under their URL.
+    /// Cache-Control (artifacts never change under their URL) and Content-Type;
+    /// returns the Content-Type expected.
+    private func checkHeaders(_ object: ExpectedObject, response: FetchResponse, log: CheckLog) -> String {
+        let (url, label) = (object.url, object.label)
         let cacheControl = response.headers["cache-control"] ?? ""
         let directives = Set(cacheControl.lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
         let maxAge = directives.compactMap { d -> Int? in d.hasPrefix("max-age=") ? Int(d.dropFirst(8)) : nil }.first ?? 0
@@ -408,39 +429,42 @@ public struct Verifier: Sendable {
         } else {
             log.add(.fail, "artifact.content-type", url, "\(label): '\(contentType)', expected \(expectedType)")
         }
+        return expectedType
+    }
 
-        // Devices resume interrupted downloads with Range requests.
-        let size = response.bytesRead
-        if size > 0 {
-            let end = min(size, 100) - 1
-            let rangeBody = ByteCollector()
-            do {
-                let ranged = try await fetchWithRetries(url, range: 0...end, limit: end + 2, deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), reset: { rangeBody.reset() }, consume: rangeBody.append)
-                if ranged.status == 206 && ranged.bytesRead == end + 1 && Array(rangeBody.data) == sink.prefix(Int(end + 1)) {
-                    log.add(.pass, "artifact.range", url, "\(label): 206 for bytes 0-\(end)")
-                } else if ranged.status == 206 {
-                    log.add(.fail, "artifact.range", url, "\(label): 206 but \(ranged.bytesRead) bytes that differ from the object's first \(end + 1)")
-                } else {
-                    log.add(.fail, "artifact.range", url, "\(label): HTTP \(ranged.status) for bytes 0-\(end), expected 206: interrupted downloads restart from zero")
-                }
-            } catch {
-                log.add(.fail, "artifact.range", url, "\(label): \(error)")
+    /// Devices resume interrupted downloads with Range requests: the first bytes must come back as a 206.
+    private func checkRange(_ object: ExpectedObject, size: Int64, sink: HashingSink, deadline: Date, log: CheckLog) async {
+        let (url, label) = (object.url, object.label)
+        guard size > 0 else { return }
+        let end = min(size, 100) - 1
+        let rangeBody = ByteCollector()
+        do {
+            let ranged = try await fetchWithRetries(url, range: 0...end, limit: end + 2, deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), reset: { rangeBody.reset() }, consume: rangeBody.append)
+            if ranged.status == 206 && ranged.bytesRead == end + 1 && Array(rangeBody.data) == sink.prefix(Int(end + 1)) {
+                log.add(.pass, "artifact.range", url, "\(label): 206 for bytes 0-\(end)")
+            } else if ranged.status == 206 {
+                log.add(.fail, "artifact.range", url, "\(label): 206 but \(ranged.bytesRead) bytes that differ from the object's first \(end + 1)")
+            } else {
+                log.add(.fail, "artifact.range", url, "\(label): HTTP \(ranged.status) for bytes 0-\(end), expected 206: interrupted downloads restart from zero")
             }
+        } catch {
+            log.add(.fail, "artifact.range", url, "\(label): \(error)")
         }
+    }
 
-        // A zip is unpacked on the device: it must be safe to unpack.
-        if mediaType(expectedType) == "application/zip" || url.lowercased().hasSuffix(".zip"), !response.exceededLimit {
-            let bytes = RangedHTTPBytes(fetcher: fetcher, url: url, size: size, deadline: deadline)
-            do {
-                let inspection = try await ZipInspector.inspect(bytes)
-                if inspection.problems.isEmpty {
-                    log.add(.pass, "artifact.zip", url, "\(label): \(inspection.entries.count) entries, \(inspection.totalUncompressedSize) bytes unpacked, no unsafe entries")
-                } else {
-                    for problem in inspection.problems { log.add(.fail, "artifact.zip", url, "\(label): \(problem)") }
-                }
-            } catch {
-                log.add(.fail, "artifact.zip", url, "\(label): \(error)")
+    /// A zip's central directory, read with Range requests: safe to unpack on a device.
+    private func checkZip(_ object: ExpectedObject, size: Int64, deadline: Date, log: CheckLog) async {
+        let (url, label) = (object.url, object.label)
+        let bytes = RangedHTTPBytes(fetcher: fetcher, url: url, size: size, deadline: deadline)
+        do {
+            let inspection = try await ZipInspector.inspect(bytes)
+            if inspection.problems.isEmpty {
+                log.add(.pass, "artifact.zip", url, "\(label): \(inspection.entries.count) entries, \(inspection.totalUncompressedSize) bytes unpacked, no unsafe entries")
+            } else {
+                for problem in inspection.problems { log.add(.fail, "artifact.zip", url, "\(label): \(problem)") }
             }
+        } catch {
+            log.add(.fail, "artifact.zip", url, "\(label): \(error)")
         }
     }
 
