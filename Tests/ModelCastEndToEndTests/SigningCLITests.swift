@@ -145,6 +145,13 @@ final class SigningCLITests: XCTestCase {
         XCTAssertEqual(malformed.status, 1)
         XCTAssertTrue(malformed.stderr.contains("RWQnotakey"), malformed.stderr)
 
+        // A malformed signature file fails and says which line is wrong.
+        try "untrusted comment: x\nnot base64!\n".write(toFile: manifestPath + ".minisig", atomically: false, encoding: .utf8)
+        let garbled = try modelcast(["verify", site, "--public-key", keys.public])
+        XCTAssertEqual(garbled.status, 1)
+        XCTAssertTrue(garbled.stdout.contains("FAIL  manifest.signature"), garbled.stdout)
+        XCTAssertTrue(garbled.stdout.contains("line 2"), garbled.stdout)
+
         // Missing signature: fails with --public-key, and with --require-signature alone.
         try FileManager.default.removeItem(atPath: manifestPath + ".minisig")
         for flags in [["--public-key", keys.public], ["--require-signature"]] {
