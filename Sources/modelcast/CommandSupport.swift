@@ -17,7 +17,7 @@ struct PublishedTargetOptions: ParsableArguments {
     var json = false
 
     @OptionGroup(title: "S3 targets")
-    var s3: TargetOptions
+    var s3: S3ConnectionOptions
 
     /// How to reach the target: the TARGET argument, or `$MODELCAST_TARGET`.
     func settings(environment: [String: String]) throws -> TargetSettings {

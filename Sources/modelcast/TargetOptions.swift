@@ -1,8 +1,8 @@
 import ArgumentParser
 import ModelCastCore
 
-/// Options for reaching an S3-compatible target (`--to s3://bucket/prefix`).
-struct TargetOptions: ParsableArguments {
+/// How to reach an S3-compatible store (`s3://bucket/prefix`).
+struct S3ConnectionOptions: ParsableArguments {
     @Option(help: ArgumentHelp("S3-compatible endpoint, e.g. https://ACCOUNT.r2.cloudflarestorage.com (or $AWS_ENDPOINT_URL).", valueName: "URL"))
     var endpoint: String?
 
@@ -11,6 +11,21 @@ struct TargetOptions: ParsableArguments {
 
     @Flag(inversion: .prefixedNo, help: "Put the bucket in the path (default for custom endpoints) rather than the host name (default for AWS).")
     var pathStyle: Bool?
+
+    /// The target settings for `target`.
+    func settings(for target: String) -> TargetSettings {
+        var settings = TargetSettings(target: target)
+        settings.endpoint = endpoint
+        settings.region = region
+        settings.pathStyle = pathStyle
+        return settings
+    }
+}
+
+/// Options for reaching an S3-compatible target and uploading to it (`--to s3://bucket/prefix`).
+struct TargetOptions: ParsableArguments {
+    @OptionGroup
+    var connection: S3ConnectionOptions
 
     @Option(help: ArgumentHelp("Objects larger than this many MiB use multipart upload (default 64).", valueName: "MiB"))
     var multipartThreshold: Int = 64
@@ -23,10 +38,7 @@ struct TargetOptions: ParsableArguments {
 
     /// The target settings for `target`.
     func settings(for target: String) -> TargetSettings {
-        var settings = TargetSettings(target: target)
-        settings.endpoint = endpoint
-        settings.region = region
-        settings.pathStyle = pathStyle
+        var settings = connection.settings(for: target)
         settings.policy.multipartThreshold = Int64(multipartThreshold) << 20
         settings.policy.partSize = Int64(partSize) << 20
         settings.policy.concurrentParts = concurrentParts

@@ -74,7 +74,7 @@ extension ModelCast {
         var json = false
 
         @OptionGroup(title: "S3 sources (verify s3://bucket/prefix through the S3 API)")
-        var targetOptions: TargetOptions
+        var targetOptions: S3ConnectionOptions
 
         func validate() throws {
             guard timeout > 0, requestTimeout > 0 else { throw ValidationError("--timeout and --request-timeout must be positive") }
