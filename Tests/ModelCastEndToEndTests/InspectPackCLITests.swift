@@ -197,4 +197,23 @@ final class PipelineExampleTests: XCTestCase {
         XCTAssertTrue(commands.contains("modelcast verify site"))
         XCTAssertTrue(commands.contains("upload-aws.sh"))
     }
+
+    /// The scheduled re-sign example parses, re-signs with the key from a secret, and
+    /// verifies with the public key; every flag it uses exists.
+    func testRefreshWorkflowExampleParses() throws {
+        let text = try String(contentsOfFile: repositoryRoot + "/examples/ci/refresh-manifest.yml", encoding: .utf8)
+        let document = try XCTUnwrap(try Yams.load(yaml: text) as? [String: Any])
+        let on = try XCTUnwrap(document["on"] as? [String: Any])
+        XCTAssertNotNil(on["schedule"])
+        let steps = try XCTUnwrap(((document["jobs"] as? [String: Any])?["refresh"] as? [String: Any])?["steps"] as? [[String: Any]])
+        let resign = try XCTUnwrap(steps.first { $0["name"] as? String == "Re-sign the live manifest" })
+        XCTAssertNotNil((resign["env"] as? [String: Any])?["MODELCAST_SIGNING_KEY"])
+        let commands = steps.compactMap { $0["run"] as? String }.joined(separator: "\n")
+        XCTAssertTrue(commands.contains("modelcast resign"), commands)
+        XCTAssertTrue(commands.contains("--public-key"), commands)
+        for (command, flags) in [("resign", ["--expires-in", "--json"]), ("verify", ["--public-key", "--strict", "--json"])] {
+            let help = try modelcast([command, "--help"]).stdout
+            for flag in flags { XCTAssertTrue(help.contains(flag), "\(command) has no \(flag)") }
+        }
+    }
 }
