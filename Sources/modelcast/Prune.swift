@@ -7,7 +7,8 @@ extension ModelCast {
         static let configuration = CommandConfiguration(
             abstract: "Delete superseded releases' objects and history records, never what the live manifest needs.",
             discussion: """
-                Keeps the N newest releases that went live (the live one included), the live \
+                Keeps the N newest distinct releases that went live (the live one included; \
+                re-signs of one release count once, and its newest record stays), the live \
                 manifest's rollback target, and any record newer than the live one (a publish under \
                 way). Everything they name stays; objects only older releases named are deleted, \
                 then those releases' history records. The hosting files are rewritten first, so \
@@ -22,7 +23,7 @@ extension ModelCast {
         @OptionGroup
         var targetOptions: PublishedTargetOptions
 
-        @Option(help: ArgumentHelp("Releases that went live to keep, newest first (the live one counts).", valueName: "N"))
+        @Option(help: ArgumentHelp("Distinct releases that went live to keep, newest first (the live one counts).", valueName: "N"))
         var keep: Int
 
         @Option(help: ArgumentHelp("S3: abort multipart uploads started at least this long ago (e.g. 1d, 12h).", valueName: "DURATION"))

@@ -287,6 +287,18 @@ final class SigningCLITests: XCTestCase {
         XCTAssertEqual(try modelcast(["verify", site, "--public-key", keys.public, "--state", state]).status, 0)
         XCTAssertTrue(try String(contentsOfFile: state, encoding: .utf8).contains("\"sequence\" : 3"))
 
+        // A second version, re-signed twice: prune --keep 2 keeps two versions, not two records.
+        XCTAssertEqual(try publish(site, version: "1.1.0", scratch: scratch, extra: ["--sign", keys.secret, "--expires-in", "7d"]).status, 0)
+        XCTAssertEqual(try modelcast(["resign", site, "--sign", keys.secret]).status, 0)
+        XCTAssertEqual(try modelcast(["resign", site, "--sign", keys.secret]).status, 0)
+        let prune = try modelcast(["prune", site, "--keep", "2", "--json"])
+        XCTAssertEqual(prune.status, 0, prune.stderr)
+        let plan = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(prune.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(plan["kept_sequences"] as? [Int], [3, 6], "the newest record of 1.0.0 and of 1.1.0")
+        XCTAssertEqual(plan["deleted"] as? [String], ["manifests/00000001.json", "manifests/00000002.json", "manifests/00000004.json", "manifests/00000005.json"])
+        XCTAssertEqual(try modelcast(["verify", site, "--public-key", keys.public]).status, 0)
+        XCTAssertEqual(try modelcast(["rollback", site, "--to", "1.0.0", "--sign", keys.secret, "--dry-run"]).status, 0, "1.0.0 can still be rolled back to")
+
         // Bad input: an expiry that is not a duration, an expiry the nomlens manifest cannot hold unsigned.
         let before = try snapshot(site)
         for (arguments, message) in [

@@ -2,8 +2,8 @@ import Foundation
 
 /// What `prune` removes.
 public struct PruneRequest: Sendable {
-    /// How many of the newest releases that went live keep their objects and records
-    /// (the live one included).
+    /// How many of the newest distinct releases that went live keep their objects and
+    /// records (the live one included; re-signed copies of one release count once).
     public var keep: Int
     public var manifestKey: String
     public var dryRun: Bool
@@ -59,7 +59,14 @@ extension Publisher {
             throw ModelCastError.usage("the live manifest at \(storage.location)/\(request.manifestKey) matches no history record (edited by hand?): prune cannot tell what it needs, so it deletes nothing")
         }
 
-        var kept = Set(state.wentLive.suffix(request.keep).map(\.sequence))
+        // The window counts releases, not records: re-signs (and rollbacks) of the same
+        // content are one release, of which the newest record stays.
+        var window: [Release] = []
+        for record in state.wentLive.reversed() where !window.contains(where: { $0.sameContent(as: record) }) {
+            window.append(record)
+            if window.count == request.keep { break }
+        }
+        var kept = Set(window.map(\.sequence))
         kept.insert(live.sequence)
         if let target = live.rollback?.sequence { kept.insert(target) }
         for record in state.history where record.sequence > live.sequence { kept.insert(record.sequence) }

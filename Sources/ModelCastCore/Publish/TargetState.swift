@@ -38,17 +38,21 @@ public struct TargetState: Sendable {
         return TargetState(history: history, manifestInfo: info, manifestData: data, liveRecord: liveRecord)
     }
 
-    /// The records that went live, oldest first: the live one and every one a later
-    /// record replaced. Records of publishes that failed before their manifest was
-    /// written are not among them.
+    /// The records that went live, oldest first. A record never went live when its
+    /// publish stopped before the manifest write: the next record then replaced an
+    /// older one, skipping it (or a record newer than the live one, not yet replaced).
+    /// This needs no record but the later one, so it survives pruning.
     public var wentLive: [Release] {
-        var sequences = Set(history.compactMap(\.replaces))
-        // Records written before `replaces` existed name their predecessor only as the rollback.
-        for record in history where record.replaces == nil {
-            if let previous = record.rollback?.sequence { sequences.insert(previous) }
+        guard let live else { return [] }
+        let sequences = history.map(\.sequence)
+        var skipped = Set<Int64>()
+        for record in history {
+            // Records written before `replaces` existed name their predecessor as the rollback;
+            // a record with neither was published when nothing was live.
+            let previous = record.replaces ?? record.rollback?.sequence ?? 0
+            for sequence in sequences where sequence > previous && sequence < record.sequence { skipped.insert(sequence) }
         }
-        if let live { sequences.insert(live.sequence) }
-        return history.filter { sequences.contains($0.sequence) }
+        return history.filter { $0.sequence <= live.sequence && !skipped.contains($0.sequence) }
     }
 
     /// The base URL the records' download URLs were built from.
