@@ -12,7 +12,7 @@ struct ModelCast: AsyncParsableCommand {
             Results go to standard output; progress and logs go to standard error.
             """,
         version: ModelCastVersion.current,
-        subcommands: [Inspect.self, Pack.self, Publish.self, Verify.self, Rollback.self, Prune.self, Resign.self, Keygen.self, Serve.self]
+        subcommands: [Inspect.self, Pack.self, Publish.self, Verify.self, Rollback.self, Prune.self, History.self, Resign.self, Keygen.self, Serve.self]
     )
 }
 

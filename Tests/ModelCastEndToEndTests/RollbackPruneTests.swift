@@ -209,6 +209,16 @@ final class RollbackPruneTests: XCTestCase {
         try FileManager.default.removeItem(atPath: site + "/models/m/1.1.0/m.bin")
         let before = try snapshot(site)
 
+        // history shows what rollback can return to.
+        let history = try modelcast(["history", site, "--json"])
+        XCTAssertEqual(history.status, 0, history.stderr)
+        let entries = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(history.stdout.utf8)) as? [[String: Any]])
+        XCTAssertEqual(entries.map { $0["sequence"] as? Int }, [4, 3, 2, 1])
+        XCTAssertEqual(entries.map { $0["state"] as? String }, ["pending", "live", "went live", "went live"])
+        XCTAssertEqual(entries.map { ($0["versions"] as? [String: String])?["m"] }, ["1.3.0", "1.2.0", "1.1.0", "1.0.0"])
+        let table = try modelcast(["history", site])
+        XCTAssertTrue(table.stdout.contains("       3  2026-09-21T16:13:20Z  live        m 1.2.0"), table.stdout)
+
         let cases: [([String], String)] = [
             (["--to", "2.0.0"], "version 2.0.0 is not in the publish history of \(site) (never published there, or pruned); versions that went live: 1.0.0, 1.1.0, 1.2.0"),
             (["--to", "1.0"], "--to '1.0' is not a semantic version"),

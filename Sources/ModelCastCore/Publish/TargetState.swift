@@ -68,3 +68,49 @@ public struct TargetState: Sendable {
         return nil
     }
 }
+
+/// One release in a target's history, for `modelcast history`.
+public struct HistoryEntry: Codable, Sendable, Equatable {
+    public enum State: String, Codable, Sendable {
+        /// The live manifest is this record.
+        case live
+        /// It was live once.
+        case wentLive = "went live"
+        /// Its publish stopped before the manifest was written.
+        case neverLive = "never live"
+        /// Newer than the live manifest: a publish under way, or one that failed last.
+        case pending
+    }
+
+    public let sequence: Int64
+    public let publishedAt: String
+    public let expiresAt: String?
+    public let state: State
+    /// Model name → version.
+    public let versions: [String: String]
+    /// Sequence of the release devices fall back to from this one.
+    public let rollbackSequence: Int64?
+
+    enum CodingKeys: String, CodingKey {
+        case sequence, state, versions
+        case publishedAt = "published_at", expiresAt = "expires_at", rollbackSequence = "rollback_sequence"
+    }
+}
+
+extension TargetState {
+    /// Every record with what became of it, newest first.
+    public var entries: [HistoryEntry] {
+        let went = Set(wentLive.map(\.sequence))
+        let liveSequence = liveRecord?.sequence
+        return history.reversed().map { record in
+            let state: HistoryEntry.State
+            if record.sequence == liveSequence { state = .live }
+            else if went.contains(record.sequence) { state = .wentLive }
+            else if let live, record.sequence > live.sequence { state = .pending }
+            else { state = .neverLive }
+            return HistoryEntry(
+                sequence: record.sequence, publishedAt: record.publishedAt, expiresAt: record.expiresAt, state: state,
+                versions: record.models.mapValues(\.version), rollbackSequence: record.rollback?.sequence)
+        }
+    }
+}
