@@ -337,6 +337,16 @@ final class SigningCLITests: XCTestCase {
         XCTAssertTrue(wrong.stderr.contains("MODELCAST_SIGNING_KEY"), wrong.stderr)
         XCTAssertTrue(wrong.stderr.lowercased().contains("passphrase"), wrong.stderr)
         XCTAssertEqual(try snapshot(site), before)
+        // No passphrase and no terminal to ask at (setsid): refused, saying how to give one.
+        var noPassphrase = environment
+        noPassphrase.removeValue(forKey: "MODELCAST_SIGNING_PASSPHRASE")
+        let file = try scratch.write("in/1.1.0.bin", patternBytes(2000, seed: 99))
+        let blind = try runProcess("/usr/bin/setsid", ["--wait", modelcastBinary, "publish", file, "--name", "m", "--version", "1.1.0", "--profile", "nomlens",
+                                                       "--meta", "num_classes=3", "--meta", "class_list_version=v1", "--meta", "training_date=2026-01-01",
+                                                       "--base-url", base, "--to", site], environment: noPassphrase)
+        XCTAssertEqual(blind.status, 1)
+        XCTAssertTrue(blind.stderr.contains("is encrypted: a passphrase is required (type it at a terminal, or set MODELCAST_SIGNING_PASSPHRASE)"), blind.stderr)
+        XCTAssertEqual(try snapshot(site), before)
         let secretLine = String(secretText.split(separator: "\n")[1])
         for output in [signed, wrong] {
             for secret in ["hunter2", "not-the-right-one", secretLine] {

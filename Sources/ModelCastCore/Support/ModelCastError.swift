@@ -84,7 +84,7 @@ public enum ModelCastError: Error, Equatable, Sendable {
         case .signingKey(let source, let reason):
             return "minisign key \(source): \(reason)"
         case .passphraseRequired(let source):
-            return "secret key \(source) is encrypted: a passphrase is required"
+            return "secret key \(source) is encrypted: a passphrase is required (type it at a terminal, or set MODELCAST_SIGNING_PASSPHRASE)"
         case .wrongPassphrase(let source):
             return "cannot decrypt secret key \(source): wrong passphrase or corrupt key (checksum mismatch)"
         case .invalidComment(let kind, let reason):
