@@ -326,7 +326,7 @@ final class RollbackPruneTests: XCTestCase {
         XCTAssertEqual(pruned.status, 0, pruned.stderr)
         XCTAssertTrue(pruned.stdout.contains("deleted 4 objects, \(4097 + 4098) bytes of artifacts"), pruned.stdout)
         XCTAssertTrue(FileManager.default.fileExists(atPath: site + "/models/m/1.0.0/m.bin"))
-        XCTAssertFalse(FileManager.default.fileExists(atPath: site + "/models/m/1.2.0/m.bin"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: site + "/models/m/1.2.0"), "emptied directories go too")
         let objects = try String(contentsOfFile: site + "/_modelcast/objects.json", encoding: .utf8)
         XCTAssertFalse(objects.contains("1.2.0"), "the hosting files no longer list pruned objects")
         let verify = try modelcast(["verify", site])

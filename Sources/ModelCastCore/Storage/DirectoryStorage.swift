@@ -139,6 +139,12 @@ public struct DirectoryStorage: Storage {
         if unlink(file) != 0 && errno != ENOENT {
             throw ModelCastError.io(operation: "delete", path: file, reason: errnoDescription())
         }
+        // Directories the key emptied go too (models/NAME/VERSION/), as on an object store;
+        // rmdir refuses any that still hold something.
+        var parts = key.split(separator: "/").dropLast()
+        while !parts.isEmpty, rmdir(root + "/" + parts.joined(separator: "/")) == 0 {
+            parts = parts.dropLast()
+        }
     }
 
     /// Takes the target's publish lock (a `flock` on the directory itself, so no
