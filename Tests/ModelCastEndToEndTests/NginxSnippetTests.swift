@@ -47,8 +47,10 @@ final class NginxSnippetTests: XCTestCase {
         let site = work.at("site")
         var environment = ProcessInfo.processInfo.environment
         environment["SOURCE_DATE_EPOCH"] = "1790000000"
+        let keys = try modelcast(["keygen", "--unencrypted", "--public-key", work.at("k.pub"), "--secret-key", work.at("k.key")])
+        XCTAssertEqual(keys.status, 0, keys.stderr)
         for (model, version) in [("examples/models/tiny-llm.gguf", "1.0.0"), ("examples/models/TinyClassifier.mlpackage", "1.1.0")] {
-            let result = try modelcast(["publish", model, "--name", "m", "--version", version, "--base-url", base, "--to", site], environment: environment)
+            let result = try modelcast(["publish", model, "--name", "m", "--version", version, "--base-url", base, "--to", site, "--sign", work.at("k.key")], environment: environment)
             XCTAssertEqual(result.status, 0, result.stderr)
         }
         let config = """
@@ -113,6 +115,17 @@ final class NginxSnippetTests: XCTestCase {
             XCTAssertEqual(range.size, 10)
         }
         XCTAssertEqual(live.models["m"]!.files[0].contentType, "application/zip")
+
+        // The signature: revalidated like the manifest, and what minisign and verify accept.
+        let signature = try fetch(base + "/manifest.json.minisig", headers: ["Accept-Encoding: gzip"])
+        XCTAssertEqual(signature.status, 200)
+        XCTAssertEqual(signature.headers["cache-control"], "no-cache, no-store")
+        XCTAssertEqual(signature.headers["content-type"], "text/plain")
+        XCTAssertNil(signature.headers["content-encoding"])
+        XCTAssertEqual(signature.sha256, try SHA256Hasher.digest(Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json.minisig"))).hex)
+        let verify = try modelcast(["verify", base + "/manifest.json", "--allow-http", "--public-key", work.at("k.pub")])
+        XCTAssertEqual(verify.status, 0, verify.stdout)
+        XCTAssertTrue(verify.stdout.contains("PASS  manifest.signature"), verify.stdout)
 
         let history = try fetch(base + "/manifests/00000001.json")
         XCTAssertEqual(history.status, 200)
