@@ -20,7 +20,11 @@ extension ModelCast {
             let environment = ProcessInfo.processInfo.environment
             let manifestKey = targetOptions.manifestKey
             let entries = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { storage in
-                try await TargetState.load(from: storage, manifestKey: manifestKey).entries
+                let state = try await TargetState.load(from: storage, manifestKey: manifestKey)
+                guard !state.history.isEmpty else {
+                    throw ModelCastError.usage("no release history at \(storage.location)/\(Publisher.historyPrefix(manifestKey: manifestKey)): \(state.manifestData == nil ? "nothing is published there" : "its manifest was not published by modelcast")")
+                }
+                return state.entries
             }
             if targetOptions.json {
                 print(try JSONOutput.encode(entries), terminator: "")

@@ -84,7 +84,13 @@ extension ModelCast {
 
         func run() async throws {
             let keys = try publicKey.map { value in
-                FileManager.default.fileExists(atPath: value) ? try MinisignPublicKey.load(path: value) : try MinisignPublicKey(text: value, source: "--public-key '\(value)'")
+                if FileManager.default.fileExists(atPath: value) { return try MinisignPublicKey.load(path: value) }
+                do {
+                    return try MinisignPublicKey(text: value, source: "--public-key '\(value)'")
+                } catch {
+                    // A path that does not exist reads as bad base64; say both possibilities.
+                    throw ValidationError("--public-key '\(value)' is neither a public key file nor a base64 public key (\(error))")
+                }
             }
             if source.lowercased().hasPrefix("s3://") {
                 let report = try await withStorage(targetOptions.settings(for: source), environment: ProcessInfo.processInfo.environment) { storage in

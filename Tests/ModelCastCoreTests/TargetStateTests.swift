@@ -13,7 +13,7 @@ final class TargetStateTests: XCTestCase {
 
     func state(_ history: [Release], live: Int64?) -> TargetState {
         TargetState(
-            history: history, manifestInfo: nil, manifestData: live.map { _ in Data("{}".utf8) },
+            history: history, manifestInfo: nil, manifestData: live.map { _ in Data("{}".utf8) }, signatureData: nil,
             liveRecord: live.flatMap { sequence in history.first { $0.sequence == sequence } })
     }
 

@@ -193,9 +193,18 @@ final class RollbackPruneTests: XCTestCase {
         let inputs = try models(in: scratch)
         let site = scratch.at("site")
         let base = "https://cdn.example.com/m"
-        let empty = try modelcast(["rollback", site, "--to", "1.0.0"])
-        XCTAssertEqual(empty.status, 1)
-        XCTAssertTrue(empty.stderr.contains("nothing is published at \(site)/manifest.json"), empty.stderr)
+        // Nothing there: every command says so by name, and none creates the directory.
+        for (arguments, message) in [
+            (["rollback", site, "--to", "1.0.0"], "nothing is published at \(site)/manifest.json: there is nothing to roll back"),
+            (["prune", site, "--keep", "1"], "no manifest at \(site)/manifest.json"),
+            (["resign", site, "--expires-in", "1d"], "nothing is published at \(site)/manifest.json: there is nothing to re-sign"),
+            (["history", site], "no release history at \(site)/manifests/: nothing is published there"),
+        ] {
+            let result = try modelcast(arguments)
+            XCTAssertEqual(result.status, 1, "\(arguments)")
+            XCTAssertTrue(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: site), "\(arguments) created the target")
+        }
         for (index, version) in Self.versions.enumerated() {
             let result = try modelcast(["publish", inputs[version]!.path, "--name", "m", "--version", version, "--base-url", base, "--to", site], environment: epoch(index))
             XCTAssertEqual(result.status, 0, result.stderr)
@@ -228,6 +237,9 @@ final class RollbackPruneTests: XCTestCase {
             (["--to", "1.0.0", "--bump-to", "1.2.0"], "--bump-to 1.2.0 must be higher than the live version 1.2.0 of model m"),
             (["--to", "1.0.0", "--bump-to", "1.10.0"], "--bump-to 1.10.0 must be higher than the live version 1.2.0 of model m, both as a semantic version and as a string"),
             (["--to", "1.0.0", "--manifest-cache-control", "max-age=86400"], "manifest Cache-Control 'max-age=86400' is refused"),
+            (["--to", "1.0.0", "--bump-to", "1.3.0"], "--bump-to 1.3.0: that version was already published; pick one never used"),
+            (["--to", "1.0.0", "--bump-to", "2.0"], "--bump-to '2.0' is not a semantic version"),
+            (["--to", "1.0.0", "--base-url", "ftp://x"], "base URL 'ftp://x' must start with https://"),
         ]
         for (arguments, message) in cases {
             let result = try modelcast(["rollback", site] + arguments)
@@ -315,10 +327,14 @@ final class RollbackPruneTests: XCTestCase {
         ])
         XCTAssertEqual(try snapshot(site), before, "a dry run deletes nothing")
 
-        for bad in [["--keep", "0"], ["--keep=-1"]] {
+        for (bad, message) in [
+            (["--keep", "0"], "--keep 0 would delete the live release: keep at least 1"),
+            (["--keep=-1"], "--keep -1 would delete the live release: keep at least 1"),
+            (["--keep", "1", "--abort-uploads-older-than", "1d"], "--abort-uploads-older-than applies to s3:// targets, not the directory \(site)"),
+        ] {
             let result = try modelcast(["prune", site] + bad)
-            XCTAssertEqual(result.status, 1)
-            XCTAssertTrue(result.stderr.contains("would delete the live release: keep at least 1"), result.stderr)
+            XCTAssertNotEqual(result.status, 0, "\(bad)")
+            XCTAssertTrue(result.stderr.contains(message), "\(bad): \(result.stderr)")
             XCTAssertEqual(try snapshot(site), before)
         }
 

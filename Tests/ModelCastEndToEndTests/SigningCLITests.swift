@@ -142,8 +142,11 @@ final class SigningCLITests: XCTestCase {
         let rotation = try modelcast(["verify", site, "--public-key", other.base64, "--public-key", keys.base64])
         XCTAssertEqual(rotation.status, 0, rotation.stdout)
         let malformed = try modelcast(["verify", site, "--public-key", "RWQnotakey"])
-        XCTAssertEqual(malformed.status, 1)
+        XCTAssertNotEqual(malformed.status, 0)
         XCTAssertTrue(malformed.stderr.contains("RWQnotakey"), malformed.stderr)
+        let missingFile = try modelcast(["verify", site, "--public-key", scratch.at("nowhere.pub")])
+        XCTAssertNotEqual(missingFile.status, 0)
+        XCTAssertTrue(missingFile.stderr.contains("--public-key '\(scratch.at("nowhere.pub"))' is neither a public key file nor a base64 public key"), missingFile.stderr)
 
         // A malformed signature file fails and says which line is wrong.
         try "untrusted comment: x\nnot base64!\n".write(toFile: manifestPath + ".minisig", atomically: false, encoding: .utf8)
@@ -363,6 +366,12 @@ final class SigningCLITests: XCTestCase {
         XCTAssertEqual(downgraded.status, 0, downgraded.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: site + "/manifest.json.minisig"))
         XCTAssertEqual(try modelcast(["verify", site]).status, 0)
+        // Nothing to re-sign with: refused, the target untouched.
+        let unsignedState = try snapshot(site)
+        let nothing = try modelcast(["resign", site], environment: environment)
+        XCTAssertEqual(nothing.status, 1)
+        XCTAssertTrue(nothing.stderr.contains("resign needs a signing key (--sign KEYFILE or $MODELCAST_SIGNING_KEY)"), nothing.stderr)
+        XCTAssertEqual(try snapshot(site), unsignedState)
     }
 
     /// Signed publish, rollback and verify on S3 (moto, every request's signature checked).

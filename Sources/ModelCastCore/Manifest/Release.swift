@@ -151,6 +151,13 @@ public struct Release: Codable, Equatable, Sendable {
         try c.encodeIfPresent(replaces, forKey: .replaces)
     }
 
+    /// How long the manifest was valid from its publish time (expires_at − published_at),
+    /// or nil when it never expires. Rollback and resign keep it.
+    public var validityPeriod: TimeInterval? {
+        guard let expires = expiresAt.flatMap(parseTimestamp), let published = parseTimestamp(publishedAt) else { return nil }
+        return expires.timeIntervalSince(published)
+    }
+
     /// Every storage key the release names, its rollback target's included.
     public var referencedKeys: Set<String> {
         var keys = Set<String>()

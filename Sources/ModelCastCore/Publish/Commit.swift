@@ -40,7 +40,7 @@ public struct CommitSettings: Sendable {
     }
 
     /// The detached signature's key: `manifest.json.minisig`, where minisign looks for it.
-    public var signatureKey: String { manifestKey + ".minisig" }
+    public var signatureKey: String { SignedManifest.signatureKey(for: manifestKey) }
 }
 
 extension Publisher {
@@ -62,7 +62,7 @@ extension Publisher {
         let unsigned = Data(try settings.profile.render(release).serialized().utf8)
         let signed = try settings.signing.flatMap { try $0.sign(unsigned, release: release, manifestKey: settings.manifestKey) }
         let manifestData = signed?.manifest ?? unsigned
-        let liveSignature = try await storage.get(settings.signatureKey, limit: 1 << 16)
+        let liveSignature = state.signatureData
         if signed == nil, liveSignature != nil {
             guard settings.allowUnsigned else {
                 throw ModelCastError.usage("the live manifest at \(storage.location)/\(settings.manifestKey) is signed (\(settings.signatureKey)): sign this one too with --sign KEYFILE (or $MODELCAST_SIGNING_KEY), or pass --unsigned to drop the signature")
@@ -72,11 +72,11 @@ extension Publisher {
 
         let historyKey = Self.historyKey(manifestKey: settings.manifestKey, sequence: release.sequence)
         let historyData = Data(release.jsonValue().serialized().utf8)
-        let historyMetadata = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: "application/json", size: Int64(historyData.count), sha256: try SHA256Hasher.digest(historyData))
-        let manifestMetadata = ObjectMetadata(cacheControl: settings.manifestCacheControl, contentType: "application/json", size: Int64(manifestData.count), sha256: try SHA256Hasher.digest(manifestData))
+        let historyMetadata = try ObjectMetadata(of: historyData, cacheControl: CachePolicy.immutable, contentType: "application/json")
+        let manifestMetadata = try ObjectMetadata(of: manifestData, cacheControl: settings.manifestCacheControl, contentType: "application/json")
         let signatureData = signed.map { Data($0.signatureFile.utf8) }
         let signatureMetadata = try signatureData.map {
-            ObjectMetadata(cacheControl: settings.manifestCacheControl, contentType: "text/plain; charset=utf-8", size: Int64($0.count), sha256: try SHA256Hasher.digest($0))
+            try ObjectMetadata(of: $0, cacheControl: settings.manifestCacheControl, contentType: SignedManifest.signatureContentType)
         }
 
         // Upload order: artifacts, history record, signature, manifest — manifest last.
@@ -87,8 +87,9 @@ extension Publisher {
         func restoreSignature() async {
             guard signatureReplaced else { return }
             if let liveSignature {
-                let metadata = try? ObjectMetadata(cacheControl: settings.manifestCacheControl, contentType: "text/plain; charset=utf-8", size: Int64(liveSignature.count), sha256: SHA256Hasher.digest(liveSignature))
-                if let metadata { try? await storage.replace(settings.signatureKey, data: liveSignature, metadata: metadata, ifMatch: nil) }
+                if let metadata = try? ObjectMetadata(of: liveSignature, cacheControl: settings.manifestCacheControl, contentType: SignedManifest.signatureContentType) {
+                    try? await storage.replace(settings.signatureKey, data: liveSignature, metadata: metadata, ifMatch: nil)
+                }
             } else {
                 try? await storage.delete(settings.signatureKey)
             }

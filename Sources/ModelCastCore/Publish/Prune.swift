@@ -95,7 +95,7 @@ extension Publisher {
                     baseURL: baseURL, templatesDirectory: request.templatesDirectory)
                 try await writeHostingFiles(
                     records: keptRecords, settings: settings, root: root,
-                    live: try await liveHostedObjects(state: state, manifestKey: request.manifestKey), excluding: Set(artifacts))
+                    live: try liveHostedObjects(state: state, manifestKey: request.manifestKey), excluding: Set(artifacts))
             }
             for key in artifacts { try await storage.delete(key) }
             // Records last: an interrupted prune still knows what it was removing.
@@ -122,17 +122,16 @@ extension Publisher {
     }
 
     /// The live signature and manifest as hosting-file entries (manifest last).
-    func liveHostedObjects(state: TargetState, manifestKey: String) async throws -> [HostedObject] {
+    func liveHostedObjects(state: TargetState, manifestKey: String) throws -> [HostedObject] {
         let cacheControl = liveManifestCacheControl(state: state, manifestKey: manifestKey)
         var objects: [HostedObject] = []
-        let signatureKey = manifestKey + ".minisig"
-        if let signature = try await storage.get(signatureKey, limit: 1 << 16) {
-            objects.append(HostedObject(key: signatureKey, role: .signature, metadata: ObjectMetadata(
-                cacheControl: cacheControl, contentType: "text/plain; charset=utf-8", size: Int64(signature.count), sha256: try SHA256Hasher.digest(signature))))
+        if let signature = state.signatureData {
+            objects.append(HostedObject(key: SignedManifest.signatureKey(for: manifestKey), role: .signature, metadata: try ObjectMetadata(
+                of: signature, cacheControl: cacheControl, contentType: SignedManifest.signatureContentType)))
         }
         if let manifest = state.manifestData {
-            objects.append(HostedObject(key: manifestKey, role: .manifest, metadata: ObjectMetadata(
-                cacheControl: cacheControl, contentType: "application/json", size: Int64(manifest.count), sha256: try SHA256Hasher.digest(manifest))))
+            objects.append(HostedObject(key: manifestKey, role: .manifest, metadata: try ObjectMetadata(
+                of: manifest, cacheControl: cacheControl, contentType: "application/json")))
         }
         return objects
     }

@@ -109,7 +109,7 @@ public struct Publisher: Sendable {
             descriptions[model.name] = try model.files.map { try ModelInspector.describe($0) }
         }
 
-        let lock = try lockTarget(dryRun: request.dryRun)
+        let lock = try lockTarget(dryRun: request.dryRun, create: true)
         defer { withExtendedLifetime(lock) {} }
         let state = try await TargetState.load(from: storage, manifestKey: request.manifestKey)
         let live = state.live
@@ -167,8 +167,7 @@ public struct Publisher: Sendable {
             rollback: live.map { ReleaseRollback(sequence: $0.sequence, models: $0.models) }, replaces: live?.sequence)
         let settings = CommitSettings(request)
 
-        var signatureMissing = false
-        if request.signing?.signer != nil { signatureMissing = try await storage.head(settings.signatureKey) == nil }
+        let signatureMissing = request.signing?.signer != nil && state.signatureData == nil
         if let live = state.liveRecord, live.sameContent(as: release), !signatureMissing {
             // Same bytes, same metadata, and that release is live: nothing to do, nothing is written.
             return unchangedReport(state: state, settings: settings, warnings: warnings)
@@ -182,8 +181,11 @@ public struct Publisher: Sendable {
     }
 
     /// Takes the directory target's lock (publishes, rollbacks and prunes run one at a time).
-    func lockTarget(dryRun: Bool) throws -> DirectoryLock? {
+    /// Only a publish creates the directory; the commands that work on what is already
+    /// published leave a missing one missing (and find nothing there).
+    func lockTarget(dryRun: Bool, create: Bool = false) throws -> DirectoryLock? {
         guard !dryRun, let directory = storage as? DirectoryStorage else { return nil }
+        if !create, (try linkStatus(directory.root)) == nil { return nil }
         let lock = try directory.lock()
         directory.removeStaleStaging()
         return lock
@@ -242,8 +244,7 @@ public struct Publisher: Sendable {
         for record in records {
             let key = Self.historyKey(manifestKey: settings.manifestKey, sequence: record.sequence)
             guard let data = try await storage.get(key, limit: Self.recordLimit) else { continue }
-            objects.append(HostedObject(key: key, role: .history, metadata: ObjectMetadata(
-                cacheControl: CachePolicy.immutable, contentType: "application/json", size: Int64(data.count), sha256: try SHA256Hasher.digest(data))))
+            objects.append(HostedObject(key: key, role: .history, metadata: try ObjectMetadata(of: data, cacheControl: CachePolicy.immutable, contentType: "application/json")))
         }
         objects += live
         let absoluteRoot = realPath(root) ?? root

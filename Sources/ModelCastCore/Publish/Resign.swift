@@ -45,10 +45,7 @@ extension Publisher {
             signing.inline = true
         }
         try signing.validate(profile: profile)
-        var expiresIn = signing.expiresIn
-        if expiresIn == nil, let expires = live.expiresAt.flatMap(parseTimestamp), let published = parseTimestamp(live.publishedAt) {
-            expiresIn = expires.timeIntervalSince(published)
-        }
+        let expiresIn = signing.expiresIn ?? live.validityPeriod
         guard signing.signer != nil || expiresIn != nil else {
             throw ModelCastError.usage("resign needs a signing key (--sign KEYFILE or $MODELCAST_SIGNING_KEY) or, for the modelcast profile, --expires-in")
         }

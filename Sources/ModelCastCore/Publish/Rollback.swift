@@ -89,22 +89,12 @@ extension Publisher {
             let version = try bumpVersion(request, models: rolledBack, state: state, live: live)
             for name in rolledBack { models[name]!.version = version }
             log("republishing the bytes of \(request.version) as version \(version)")
-        } else {
-            for name in rolledBack where models[name]!.version != live.models[name]?.version {
-                if profile == .tiers {
-                    warn("tiers clients compare current_version with string >: devices already on \(live.models[name]?.version ?? "?") keep it unless they act on rollback_version; --bump republishes \(request.version)'s bytes under a higher version every client installs")
-                    break
-                }
-            }
+        } else if profile == .tiers, let current = live.models[rolledBack[0]]?.version, current != request.version {
+            warn("tiers clients compare current_version with string >: devices already on \(current) keep it unless they act on rollback_version; --bump republishes \(request.version)'s bytes under a higher version every client installs")
         }
 
-        var expiresAt: Date?
-        if let expiresIn = request.signing?.expiresIn {
-            expiresAt = request.publishedAt.addingTimeInterval(expiresIn)
-        } else if let previous = live.expiresAt.flatMap(parseTimestamp), let published = parseTimestamp(live.publishedAt) {
-            // Keep the live manifest's validity period: a rollback must not silently drop its expiry.
-            expiresAt = request.publishedAt.addingTimeInterval(previous.timeIntervalSince(published))
-        }
+        // Without --expires-in, keep the live manifest's validity period: a rollback must not silently drop its expiry.
+        let expiresAt = (request.signing?.expiresIn ?? live.validityPeriod).map { request.publishedAt.addingTimeInterval($0) }
         let release = Release(
             sequence: state.nextSequence, publishedAt: Self.timestamp(request.publishedAt), expiresAt: expiresAt.map(Self.timestamp),
             channel: live.channel, profile: live.profile, minAppVersion: request.model == nil ? target.minAppVersion : live.minAppVersion,

@@ -9,6 +9,8 @@ public struct TargetState: Sendable {
     public let manifestInfo: ObjectInfo?
     /// The live manifest's bytes, or nil when there is none.
     public let manifestData: Data?
+    /// The live detached signature (`manifest.json.minisig`), or nil when unsigned.
+    public let signatureData: Data?
     /// The record whose rendering is the live manifest. A publish that failed after
     /// writing its record never went live and is never this record.
     public let liveRecord: Release?
@@ -33,9 +35,10 @@ public struct TargetState: Sendable {
         history.sort { $0.sequence < $1.sequence }
         let info = try await storage.head(manifestKey)
         let data = info == nil ? nil : try await storage.get(manifestKey, limit: Publisher.recordLimit)
+        let signature = data == nil ? nil : try await storage.get(SignedManifest.signatureKey(for: manifestKey), limit: SignedManifest.maximumSignatureSize)
         let unsigned = data.map(InlineSignature.strip)
         let liveRecord = unsigned.flatMap { bytes in history.last { Publisher.rendering(of: $0) == bytes } }
-        return TargetState(history: history, manifestInfo: info, manifestData: data, liveRecord: liveRecord)
+        return TargetState(history: history, manifestInfo: info, manifestData: data, signatureData: signature, liveRecord: liveRecord)
     }
 
     /// The records that went live, oldest first. A record never went live when its

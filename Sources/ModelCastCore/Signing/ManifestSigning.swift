@@ -10,6 +10,13 @@ public protocol ManifestSigner: Sendable {
 
 /// A manifest with its signatures.
 public struct SignedManifest: Sendable {
+    /// Where minisign looks for a file's signature: `manifest.json.minisig` beside `manifest.json`.
+    public static func signatureKey(for manifestKey: String) -> String { manifestKey + ".minisig" }
+    /// The largest signature file read (a minisign signature is a few hundred bytes).
+    static let maximumSignatureSize = 1 << 16
+    /// How signature files are served.
+    static let signatureContentType = "text/plain; charset=utf-8"
+
     /// The manifest bytes to publish (with the inline signature member, if asked for).
     public let manifest: Data
     /// `manifest.json.minisig`: minisign's signature over `manifest`.

@@ -17,6 +17,11 @@ public struct ObjectMetadata: Codable, Equatable, Sendable {
         self.size = size
         self.sha256 = sha256
     }
+
+    /// The metadata of small bytes held in memory (a manifest, record or signature).
+    init(of data: Data, cacheControl: String, contentType: String) throws {
+        self.init(cacheControl: cacheControl, contentType: contentType, size: Int64(data.count), sha256: try SHA256Hasher.digest(data))
+    }
 }
 
 /// What a store knows about an object without reading it.

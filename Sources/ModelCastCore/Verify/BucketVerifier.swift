@@ -28,8 +28,9 @@ public struct BucketVerifier: Sendable {
         var profile: String?
         var sequence: Int64?
         do {
-            guard let info = try await storage.head(manifestKey),
-                  let data = try await storage.get(manifestKey, limit: Publisher.recordLimit) else {
+            // One read of the target: history, manifest and signature.
+            let state = try await TargetState.load(from: storage, manifestKey: manifestKey)
+            guard let info = state.manifestInfo, let data = state.manifestData else {
                 log.add(.fail, "manifest.exists", source, "no manifest at \(manifestKey)")
                 return VerifyReport(source: source, profile: nil, sequence: nil, checks: log.checks, strict: strict)
             }
@@ -48,8 +49,7 @@ public struct BucketVerifier: Sendable {
             let signatures = SignatureCheck(publicKeys: publicKeys, requireSignature: requireSignature, expiryWarning: expiryWarning, now: now)
             var comment: TrustedComment?
             if signatures.isEnabled {
-                let detached = try await storage.get(manifestKey + ".minisig", limit: 1 << 16)
-                comment = signatures.run(manifest: data, detached: detached, manifestName: (manifestKey as NSString).lastPathComponent, source: source, log: log)
+                comment = signatures.run(manifest: data, detached: state.signatureData, manifestName: (manifestKey as NSString).lastPathComponent, source: source, log: log)
             }
             let facts = try ManifestFacts.read(data, source: source)
             profile = facts.profile.rawValue
@@ -57,7 +57,6 @@ public struct BucketVerifier: Sendable {
             if let comment { signatures.crossCheck(comment, facts: facts, source: source, log: log) }
             if let expiresAt = facts.expiresAt { checkExpiry(expiresAt, source: source, log: log, now: now, warning: expiryWarning) }
 
-            let state = try await TargetState.load(from: storage, manifestKey: manifestKey)
             guard let latest = state.history.last else {
                 log.add(.warn, "manifest.history", source, "no history record under \(Publisher.historyPrefix(manifestKey: manifestKey)): objects cannot be listed")
                 return VerifyReport(source: source, profile: profile, sequence: nil, checks: log.checks, strict: strict)

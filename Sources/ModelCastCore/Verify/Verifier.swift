@@ -199,7 +199,7 @@ public struct Verifier: Sendable {
         let signatures = SignatureCheck(publicKeys: options.publicKeys, requireSignature: options.requireSignature, expiryWarning: options.expiryWarning, now: options.now)
         var comment: TrustedComment?
         if signatures.isEnabled {
-            let detached = local != nil ? localSignature : try await fetchSignature(url + ".minisig", deadline: deadline, log: log)
+            let detached = local != nil ? localSignature : try await fetchSignature(SignedManifest.signatureKey(for: url), deadline: deadline, log: log)
             let failuresBefore = log.failures
             comment = signatures.run(manifest: data, detached: detached, manifestName: (URLParts.path(of: url) as NSString).lastPathComponent, source: url, log: log)
             guard log.failures == failuresBefore else {
@@ -270,7 +270,7 @@ public struct Verifier: Sendable {
     /// The detached signature beside the manifest, or nil when there is none (404/403).
     private func fetchSignature(_ url: String, deadline: Date, log: CheckLog) async throws -> Data? {
         let body = ByteCollector()
-        let response = try await fetchWithRetries(url, range: nil, limit: 1 << 16, deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), reset: { body.reset() }, consume: body.append)
+        let response = try await fetchWithRetries(url, range: nil, limit: Int64(SignedManifest.maximumSignatureSize), deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), reset: { body.reset() }, consume: body.append)
         switch response.status {
         case 200:
             guard !response.exceededLimit else {

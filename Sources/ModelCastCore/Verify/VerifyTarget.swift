@@ -39,6 +39,6 @@ public struct VerifyTarget: Sendable {
         let name = (source as NSString).lastPathComponent
         return VerifyTarget(
             manifestURL: (base.hasSuffix("/") ? base : base + "/") + URLParts.percentEncodedPath(name), directory: nil, localManifest: data,
-            localSignature: FileManager.default.contents(atPath: source + ".minisig"))
+            localSignature: FileManager.default.contents(atPath: SignedManifest.signatureKey(for: source)))
     }
 }
