@@ -24,6 +24,7 @@ struct PublishedTargetOptions: ParsableArguments {
         guard let target = target ?? environment["MODELCAST_TARGET"] else {
             throw ValidationError("give the TARGET (a directory or s3://bucket/prefix) or set MODELCAST_TARGET")
         }
+        try PublishRequest.validateManifestKey(manifestKey)
         return s3.settings(for: target)
     }
 }
@@ -70,9 +71,11 @@ func printPublishReport(_ report: PublishReport, json: Bool, done: String, would
 }
 
 /// The `--verify-url` gate: the staged manifest is checked through the public URL
-/// before it goes live; nil when no URL was given.
-func verifyGate(_ verifyURL: String?, manifestKey: String) -> (@Sendable (Data) async throws -> Void)? {
+/// before it goes live; nil when no URL was given. The URL is checked now, before
+/// anything is uploaded.
+func verifyGate(_ verifyURL: String?, manifestKey: String) throws -> (@Sendable (Data) async throws -> Void)? {
     guard let verifyURL else { return nil }
+    try PublishRequest.validateBaseURL(verifyURL)
     return { @Sendable manifest in
         try await verifyStaged(manifest, manifestKey: manifestKey, baseURL: verifyURL)
     }
@@ -84,7 +87,7 @@ func verifyStaged(_ manifest: Data, manifestKey: String, baseURL: String) async 
     options.expectedPrefixes = [baseURL]
     options.allowHTTP = baseURL.lowercased().hasPrefix("http://")
     let http = HTTPFetcher()
-    let url = (baseURL.hasSuffix("/") ? baseURL : baseURL + "/") + manifestKey
+    let url = Publisher.url(base: baseURL, key: manifestKey)
     let report = await Verifier(fetcher: http, options: options).verify(manifestURL: url, localManifest: manifest)
     await http.shutdown()
     let failures = report.checks.filter { $0.status == .fail }

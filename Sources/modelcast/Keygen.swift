@@ -28,6 +28,14 @@ extension ModelCast {
         @Flag(help: "Replace existing key files.")
         var force = false
 
+        func validate() throws {
+            let same = URL(fileURLWithPath: publicKey).standardizedFileURL.resolvingSymlinksInPath()
+                == URL(fileURLWithPath: secretKey).standardizedFileURL.resolvingSymlinksInPath()
+            guard !same else {
+                throw ValidationError("--public-key and --secret-key are the same file (\(secretKey)): one would overwrite the other")
+            }
+        }
+
         func run() async throws {
             let environment = ProcessInfo.processInfo.environment
             var passphrase: String?

@@ -113,7 +113,7 @@ extension ModelCast {
             var (target, request) = try options.makeRequest()
             request.signing = try signingOptions.settings(environment: environment)
             request.allowUnsigned = signingOptions.unsigned
-            let gate = verifyGate(verifyURL, manifestKey: request.manifestKey)
+            let gate = try verifyGate(verifyURL, manifestKey: request.manifestKey)
             let report = try await withStorage(targetOptions.settings(for: target), environment: environment) { [request] storage in
                 try await Publisher(storage: storage, log: { printError($0) }, beforeManifest: gate).publish(request)
             }

@@ -36,7 +36,7 @@ extension ModelCast {
                 templatesDirectory: targetOptions.templates, dryRun: dryRun, allowUnsigned: signingOptions.unsigned)
             if let epoch = try sourceDateEpoch(environment) { request.publishedAt = epoch }
             let report = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { storage in
-                try await Publisher(storage: storage, log: { printError($0) }, beforeManifest: verifyGate(verifyURL, manifestKey: targetOptions.manifestKey)).resign(request)
+                try await Publisher(storage: storage, log: { printError($0) }, beforeManifest: try verifyGate(verifyURL, manifestKey: targetOptions.manifestKey)).resign(request)
             }
             try printPublishReport(report, json: targetOptions.json, done: "re-signed: published", wouldDo: "would re-sign with")
         }

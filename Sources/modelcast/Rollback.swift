@@ -67,7 +67,7 @@ extension ModelCast {
             request.signing = try signingOptions.settings(environment: environment)
             request.allowUnsigned = signingOptions.unsigned
             let report = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { storage in
-                try await Publisher(storage: storage, log: { printError($0) }, beforeManifest: verifyGate(verifyURL, manifestKey: targetOptions.manifestKey)).rollback(request)
+                try await Publisher(storage: storage, log: { printError($0) }, beforeManifest: try verifyGate(verifyURL, manifestKey: targetOptions.manifestKey)).rollback(request)
             }
             try printPublishReport(report, json: targetOptions.json, done: "rolled back to \(version): published", wouldDo: "would roll back to \(version) with")
         }

@@ -257,6 +257,41 @@ final class RollbackPruneTests: XCTestCase {
         XCTAssertEqual(try snapshot(site), before)
     }
 
+    /// After a rollback, a version that went live before still means its files: publishing
+    /// it again with other bytes is refused (equality clients that have it would never update).
+    /// Bad command-line values are refused before anything is written.
+    func testVersionsKeepTheirFilesAcrossRollbacksAndBadOptionsAreRefusedEarly() throws {
+        let scratch = try Scratch()
+        let inputs = try models(in: scratch)
+        let site = scratch.at("site")
+        let base = "https://cdn.example.com/m"
+        for (index, version) in ["1.0.0", "1.1.0"].enumerated() {
+            XCTAssertEqual(try modelcast(["publish", inputs[version]!.path, "--name", "m", "--version", version, "--base-url", base, "--to", site], environment: epoch(index)).status, 0)
+        }
+        XCTAssertEqual(try modelcast(["rollback", site, "--to", "1.0.0"], environment: epoch(2)).status, 0)
+        let before = try snapshot(site)
+        let other = inputs["1.2.0"]!.path
+        for (arguments, message) in [
+            (["publish", other, "--name", "m", "--version", "1.1.0", "--base-url", base, "--to", site],
+             "version 1.1.0 of model m is already published with different files; publish a new version instead"),
+            (["publish", other, "--name", "m", "--version", "1.2.0", "--base-url", base, "--to", site, "--verify-url", "cdn.example.com"],
+             "base URL 'cdn.example.com' must start with https://"),
+            (["publish", other, "--name", "m", "--version", "1.2.0", "--base-url", base, "--to", site, "--templates", scratch.at("no-templates")],
+             scratch.at("no-templates")),
+            (["rollback", site, "--to", "1.1.0", "--manifest-key", "catalog"], "manifest key 'catalog' must end in .json"),
+            (["prune", site, "--keep", "1", "--manifest-key", "models/x.json"], "manifest key 'models/x.json' must end in .json and not live under models/"),
+            (["history", site, "--manifest-key", "../x.json"], "invalid object key '../x.json'"),
+        ] {
+            let result = try modelcast(arguments, environment: epoch(3))
+            XCTAssertNotEqual(result.status, 0, "\(arguments)")
+            XCTAssertTrue(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+            XCTAssertEqual(try snapshot(site), before, "\(arguments) changed the target")
+        }
+        // The same bytes under that version are a re-publish the history accepts.
+        let same = try modelcast(["publish", inputs["1.1.0"]!.path, "--name", "m", "--version", "1.1.0", "--base-url", base, "--to", site], environment: epoch(3))
+        XCTAssertEqual(same.status, 0, same.stderr)
+    }
+
     /// A multi-model release: --model rolls back one model and leaves the other live;
     /// without it, a version only one model had is refused with a pointer to --model.
     func testRollbackOneModelOfSeveral() throws {

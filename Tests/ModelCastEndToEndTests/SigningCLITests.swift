@@ -46,6 +46,12 @@ final class SigningCLITests: XCTestCase {
         XCTAssertEqual(try minisign(["-Vm", message, "-p", keys.public]).status, 0)
 
         let before = try snapshot(scratch.path)
+        for force in [[], ["--force"]] {
+            let same = try modelcast(["keygen", "--unencrypted", "--public-key", scratch.at("one.key"), "--secret-key", scratch.at("./one.key")] + force)
+            XCTAssertEqual(same.status, 64, same.stderr)
+            XCTAssertTrue(same.stderr.contains("--public-key and --secret-key are the same file"), same.stderr)
+            XCTAssertEqual(try snapshot(scratch.path), before)
+        }
         let again = try modelcast(["keygen", "--unencrypted", "--public-key", keys.public, "--secret-key", keys.secret])
         XCTAssertEqual(again.status, 1)
         XCTAssertTrue(again.stderr.contains(keys.secret) || again.stderr.contains(keys.public), again.stderr)

@@ -60,6 +60,7 @@ extension Publisher {
             log("warning: " + text)
         }
         let unsigned = Data(try settings.profile.render(release).serialized().utf8)
+        let hosting = try HostingTarget(storage: storage, manifestKey: settings.manifestKey, baseURL: settings.baseURL, templatesDirectory: settings.templatesDirectory)
         let signed = try settings.signing.flatMap { try $0.sign(unsigned, release: release, manifestKey: settings.manifestKey) }
         let manifestData = signed?.manifest ?? unsigned
         let liveSignature = state.signatureData
@@ -83,6 +84,7 @@ extension Publisher {
         var objects: [PublishReport.Object] = []
         var created: [String] = []
         var signatureReplaced = false
+        var hostingRewritten = false
         /// Puts the live signature back after a failed manifest write, so it matches the live manifest again.
         func restoreSignature() async {
             guard signatureReplaced else { return }
@@ -93,6 +95,12 @@ extension Publisher {
             } else {
                 try? await storage.delete(settings.signatureKey)
             }
+        }
+        /// Puts the hosting files back as they were for the live release.
+        func restoreHostingFiles() async {
+            guard hostingRewritten, let hosting else { return }
+            let live = (try? liveHostedObjects(state: state, manifestKey: settings.manifestKey)) ?? []
+            try? await writeHostingFiles(hosting, records: state.history, recordObjects: state.recordObjects, live: live)
         }
         do {
             for key in artifacts.keys.sorted() {
@@ -116,18 +124,21 @@ extension Publisher {
                 try await beforeManifest(manifestData)
             }
             if !settings.dryRun {
-                let put = try await storage.putIfAbsent(historyKey, data: historyData, metadata: historyMetadata)
-                guard put == .created else {
-                    throw StorageError.preconditionFailed(key: historyKey, expected: "none", actual: "a record from another publish")
-                }
+                // `.unchanged` means these very bytes are there: a retried PUT whose first answer
+                // was lost (a record holds its sequence and time, so no other publish writes them).
+                // A different record under the key is a conflict the store reports as an error.
+                _ = try await storage.putIfAbsent(historyKey, data: historyData, metadata: historyMetadata)
                 created.append(historyKey)
             }
             objects.append(.init(key: historyKey, role: "history", outcome: settings.dryRun ? "would store" : "created", size: historyMetadata.size, sha256: historyMetadata.sha256.hex))
 
-            if !settings.dryRun, let root = (storage as? DirectoryStorage)?.root {
+            if !settings.dryRun, let hosting {
                 var hosted = [HostedObject(key: settings.manifestKey, role: .manifest, metadata: manifestMetadata)]
                 if let signatureMetadata { hosted.insert(HostedObject(key: settings.signatureKey, role: .signature, metadata: signatureMetadata), at: 0) }
-                try await writeHostingFiles(records: state.history + [release], settings: settings, root: root, live: hosted)
+                var recordObjects = state.recordObjects
+                recordObjects[release.sequence] = historyMetadata
+                hostingRewritten = true
+                try await writeHostingFiles(hosting, records: state.history + [release], recordObjects: recordObjects, live: hosted)
             }
             if let signatureData, let signatureMetadata {
                 // The signature goes up just before the manifest; until the manifest
@@ -150,11 +161,11 @@ extension Publisher {
                         throw PublishFailure.manifestNotWritten(underlying: error)
                     }
                 }
-                if signed == nil, liveSignature != nil { try await storage.delete(settings.signatureKey) }
             }
             objects.append(.init(key: settings.manifestKey, role: "manifest", outcome: settings.dryRun ? "would replace" : "replaced", size: manifestMetadata.size, sha256: manifestMetadata.sha256.hex))
         } catch let failure as PublishFailure {
             await restoreSignature()
+            await restoreHostingFiles()
             if case .manifestNotWritten(let underlying) = failure {
                 throw ModelCastError.usage("the manifest was not replaced (\(underlying)); the previous manifest is still live, and this release's objects stay in place for the next attempt")
             }
@@ -163,7 +174,14 @@ extension Publisher {
             // Before the manifest write: leave the target as it was, removing only what this run created.
             await restoreSignature()
             for key in created.reversed() { try? await storage.delete(key) }
+            await restoreHostingFiles()
             throw error
+        }
+        // The new manifest is live: from here on nothing it names is removed, whatever fails.
+        if !settings.dryRun, signed == nil, liveSignature != nil {
+            do { try await storage.delete(settings.signatureKey) } catch {
+                warn("could not remove the old signature \(settings.signatureKey) (\(error)); it no longer matches the manifest: delete it")
+            }
         }
 
         return PublishReport(

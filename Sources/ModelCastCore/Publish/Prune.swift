@@ -85,16 +85,14 @@ extension Publisher {
             bytes += info.size
         }
         let records = dropped.map { Self.historyKey(manifestKey: request.manifestKey, sequence: $0.sequence) }
+        let hosting = try HostingTarget(storage: storage, manifestKey: request.manifestKey, baseURL: baseURL, templatesDirectory: request.templatesDirectory)
         let uploads = try await staleUploads(olderThan: request.abortUploadsOlderThan)
 
         if !request.dryRun {
-            if let root = (storage as? DirectoryStorage)?.root {
+            if let hosting {
                 // The new state first: hosting files that no longer list what is about to go.
-                let settings = CommitSettings(
-                    profile: ManifestProfile(rawValue: live.profile) ?? .modelcast, manifestKey: request.manifestKey,
-                    baseURL: baseURL, templatesDirectory: request.templatesDirectory)
                 try await writeHostingFiles(
-                    records: keptRecords, settings: settings, root: root,
+                    hosting, records: keptRecords, recordObjects: state.recordObjects,
                     live: try liveHostedObjects(state: state, manifestKey: request.manifestKey), excluding: Set(artifacts))
             }
             for key in artifacts { try await storage.delete(key) }

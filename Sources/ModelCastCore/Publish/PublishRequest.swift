@@ -72,10 +72,7 @@ public struct PublishRequest: Sendable {
     public func validate() throws {
         try Self.validateBaseURL(baseURL)
         try CachePolicy.validateManifest(manifestCacheControl)
-        try validateKey(manifestKey)
-        guard manifestKey.hasSuffix(".json"), !manifestKey.hasPrefix("models/"), !manifestKey.hasPrefix("manifests/"), !manifestKey.hasPrefix("_") else {
-            throw ModelCastError.usage("manifest key '\(manifestKey)' must end in .json and not live under models/, manifests/ or _modelcast/")
-        }
+        try Self.validateManifestKey(manifestKey)
         guard !channel.isEmpty else { throw ModelCastError.usage("channel must not be empty") }
         guard !models.isEmpty else { throw ModelCastError.usage("nothing to publish: give at least one MODEL or a config file with models") }
         var names = Set<String>()
@@ -93,6 +90,14 @@ public struct PublishRequest: Sendable {
     }
 
     /// Model names become key and URL segments: letters, digits, `.`, `_`, `-`.
+    /// A manifest key: a `.json` key outside the folders modelcast manages.
+    public static func validateManifestKey(_ manifestKey: String) throws {
+        try validateKey(manifestKey)
+        guard manifestKey.hasSuffix(".json"), !manifestKey.hasPrefix("models/"), !manifestKey.hasPrefix("manifests/"), !manifestKey.hasPrefix("_") else {
+            throw ModelCastError.usage("manifest key '\(manifestKey)' must end in .json and not live under models/, manifests/ or _modelcast/")
+        }
+    }
+
     static func validateName(_ name: String) throws {
         let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
         guard !name.isEmpty, name.count <= 128, name != ".", name != "..",

@@ -123,7 +123,7 @@ public struct Publisher: Sendable {
                 unlink(artifact.result.path)
                 TemporaryFiles.shared.unregister(artifact.result.path)
             }
-            (storage as? DirectoryStorage)?.cleanUpStaging()
+            if staging != nil { (storage as? DirectoryStorage)?.cleanUpStaging() }
         }
         func releaseModel(_ model: PublishRequest.Model) throws -> ReleaseModel {
             var files: [ReleaseFile] = []
@@ -152,10 +152,13 @@ public struct Publisher: Sendable {
         for model in request.models { models[model.name] = try releaseModel(model) }
         let prototypes = try request.prototypes.map(releaseModel)
 
+        // A version means the same files for good: not only the live release, any that went
+        // live (after a rollback the live one is older), or equality clients that have it never update.
         for (name, model) in models {
-            if let previous = live?.models[name], previous.version == model.version,
-               previous.files.map(\.sha256) != model.files.map(\.sha256) || previous.files.map(\.name) != model.files.map(\.name) {
-                throw ModelCastError.usage("version \(model.version) of model \(name) is already published with different files; publish a new version instead")
+            for previous in (state.wentLive.reversed().compactMap { $0.models[name] }) where previous.version == model.version {
+                if previous.files.map(\.sha256) != model.files.map(\.sha256) || previous.files.map(\.name) != model.files.map(\.name) {
+                    throw ModelCastError.usage("version \(model.version) of model \(name) is already published with different files; publish a new version instead")
+                }
             }
         }
 
@@ -222,9 +225,12 @@ public struct Publisher: Sendable {
         return Data(value.serialized().utf8)
     }
 
-    /// Renders the hosting files for every object the target holds: the artifacts and
-    /// history of `records` still present, then `live` (signature and manifest, manifest last).
-    func writeHostingFiles(records: [Release], settings: CommitSettings, root: String, live: [HostedObject], excluding: Set<String> = []) async throws {
+    /// Renders the hosting files for every object the target holds: the artifacts of
+    /// `records` still present, their history records (`recordObjects`), then `live`
+    /// (signature and manifest, manifest last).
+    func writeHostingFiles(
+        _ hosting: HostingTarget, records: [Release], recordObjects: [Int64: ObjectMetadata], live: [HostedObject], excluding: Set<String> = []
+    ) async throws {
         var artifacts: [String: ObjectMetadata] = [:]
         for record in records {
             for model in Array(record.models.values) + (record.prototypes.map { [$0] } ?? []) {
@@ -242,22 +248,37 @@ public struct Publisher: Sendable {
             }
         }
         for record in records {
-            let key = Self.historyKey(manifestKey: settings.manifestKey, sequence: record.sequence)
-            guard let data = try await storage.get(key, limit: Self.recordLimit) else { continue }
-            objects.append(HostedObject(key: key, role: .history, metadata: try ObjectMetadata(of: data, cacheControl: CachePolicy.immutable, contentType: "application/json")))
+            guard let metadata = recordObjects[record.sequence] else { continue }
+            objects.append(HostedObject(key: Self.historyKey(manifestKey: hosting.manifestKey, sequence: record.sequence), role: .history, metadata: metadata))
         }
         objects += live
-        let absoluteRoot = realPath(root) ?? root
-        let files = try HostingFiles(
-            objects: objects, baseURL: settings.baseURL, root: absoluteRoot,
-            templates: HostingFiles.templates(overrideDirectory: settings.templatesDirectory))
+        let files = try HostingFiles(objects: objects, baseURL: hosting.baseURL, root: realPath(hosting.root) ?? hosting.root, templates: hosting.templates)
         for file in files.files {
-            let path = root + "/" + file.path
+            let path = hosting.root + "/" + file.path
             try makeDirectories((path as NSString).deletingLastPathComponent)
             let atomic = try AtomicFile(destination: path)
             try Data(file.content.utf8).withUnsafeBytes { try atomic.descriptor.writeAll($0) }
             if file.path.hasSuffix(".sh") { _ = fchmod(atomic.descriptor.fd, 0o755) }
             try atomic.commit(durable: true)
+        }
+    }
+
+    /// Where and how a directory target's hosting files are written. Loading it reads
+    /// and parses the templates, so a bad `--templates` fails before anything is stored.
+    struct HostingTarget {
+        let root: String
+        let manifestKey: String
+        let baseURL: String
+        let templates: [String: String]
+
+        /// nil for targets that are not a directory (they get no hosting files).
+        init?(storage: any Storage, manifestKey: String, baseURL: String, templatesDirectory: String?) throws {
+            guard let root = (storage as? DirectoryStorage)?.root else { return nil }
+            self.root = root
+            self.manifestKey = manifestKey
+            self.baseURL = baseURL
+            templates = try HostingFiles.templates(overrideDirectory: templatesDirectory)
+            _ = try HostingFiles(objects: [], baseURL: baseURL, root: root, templates: templates)
         }
     }
 

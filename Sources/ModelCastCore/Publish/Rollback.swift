@@ -197,12 +197,11 @@ extension Publisher {
     /// value its hosting files declare.
     func liveManifestCacheControl(state: TargetState, manifestKey: String) -> String {
         if let value = state.manifestInfo?.cacheControl { return value }
+        // A directory has no object metadata but what its hosting files declare.
         if let root = (storage as? DirectoryStorage)?.root,
-           let data = FileManager.default.contents(atPath: root + "/_modelcast/objects.json"),
-           let objects = (try? JSONValue(parsing: data))?["objects"], case .array(let items) = objects {
-            for item in items where item["key"]?.stringValue == manifestKey {
-                if let value = item["cache_control"]?.stringValue, (try? CachePolicy.validateManifest(value)) != nil { return value }
-            }
+           let value = (try? DirectoryFetcher(root: root))?.declared[manifestKey]?.cacheControl,
+           (try? CachePolicy.validateManifest(value)) != nil {
+            return value
         }
         return CachePolicy.manifestDefault
     }

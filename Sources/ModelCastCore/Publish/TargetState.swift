@@ -5,6 +5,8 @@ import Foundation
 public struct TargetState: Sendable {
     /// Every history record, oldest first.
     public let history: [Release]
+    /// Each record's object as stored (by sequence), for the hosting files.
+    var recordObjects: [Int64: ObjectMetadata] = [:]
     /// The live manifest as the store reports it (its etag guards the replace), or nil.
     public let manifestInfo: ObjectInfo?
     /// The live manifest's bytes, or nil when there is none.
@@ -26,11 +28,14 @@ public struct TargetState: Sendable {
     public static func load(from storage: any Storage, manifestKey: String) async throws -> TargetState {
         let prefix = Publisher.historyPrefix(manifestKey: manifestKey)
         var history: [Release] = []
+        var recordObjects: [Int64: ObjectMetadata] = [:]
         for key in try await storage.list(prefix: prefix) {
             let name = key.dropFirst(prefix.count)
             guard name.hasSuffix(".json"), !name.contains("/"), Int64(name.dropLast(5)) != nil else { continue }
             guard let data = try await storage.get(key, limit: Publisher.recordLimit) else { continue }
-            history.append(try Release.decode(data, source: "\(storage.location)/\(key)"))
+            let record = try Release.decode(data, source: "\(storage.location)/\(key)")
+            history.append(record)
+            recordObjects[record.sequence] = try ObjectMetadata(of: data, cacheControl: CachePolicy.immutable, contentType: "application/json")
         }
         history.sort { $0.sequence < $1.sequence }
         let info = try await storage.head(manifestKey)
@@ -38,7 +43,9 @@ public struct TargetState: Sendable {
         let signature = data == nil ? nil : try await storage.get(SignedManifest.signatureKey(for: manifestKey), limit: SignedManifest.maximumSignatureSize)
         let unsigned = data.map(InlineSignature.strip)
         let liveRecord = unsigned.flatMap { bytes in history.last { Publisher.rendering(of: $0) == bytes } }
-        return TargetState(history: history, manifestInfo: info, manifestData: data, signatureData: signature, liveRecord: liveRecord)
+        var state = TargetState(history: history, manifestInfo: info, manifestData: data, signatureData: signature, liveRecord: liveRecord)
+        state.recordObjects = recordObjects
+        return state
     }
 
     /// The records that went live, oldest first. A record never went live when its
