@@ -64,7 +64,7 @@ public struct ReleaseRollback: Codable, Equatable, Sendable {
 /// A release: everything a manifest says, in modelcast's own format. It is the
 /// `modelcast` profile's manifest and the history record kept for every publish
 /// (`manifests/<sequence>.json`); the other profiles are renderings of it.
-public struct Release: Codable, Equatable, Sendable {
+public struct Release: Decodable, Equatable, Sendable {
     public static let formatName = "modelcast-manifest"
     public static let formatVersion = 1
 
@@ -134,23 +134,6 @@ public struct Release: Codable, Equatable, Sendable {
         replaces = try c.decodeIfPresent(Int64.self, forKey: .replaces)
     }
 
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(Self.formatName, forKey: .format)
-        try c.encode(Self.formatVersion, forKey: .formatVersion)
-        try c.encode(sequence, forKey: .sequence)
-        try c.encode(publishedAt, forKey: .publishedAt)
-        try c.encodeIfPresent(expiresAt, forKey: .expiresAt)
-        try c.encode(channel, forKey: .channel)
-        try c.encode(profile, forKey: .profile)
-        try c.encodeIfPresent(minAppVersion, forKey: .minAppVersion)
-        if !meta.isEmpty { try c.encode(meta, forKey: .meta) }
-        try c.encode(models, forKey: .models)
-        try c.encodeIfPresent(prototypes, forKey: .prototypes)
-        try c.encodeIfPresent(rollback, forKey: .rollback)
-        try c.encodeIfPresent(replaces, forKey: .replaces)
-    }
-
     /// How long the manifest was valid from its publish time (expires_at − published_at),
     /// or nil when it never expires. Rollback and resign keep it.
     public var validityPeriod: TimeInterval? {
@@ -179,7 +162,8 @@ public struct Release: Codable, Equatable, Sendable {
         return a == b
     }
 
-    /// Canonical JSON for the `modelcast` profile and history records.
+    /// Canonical JSON for the `modelcast` profile and history records: the one way a
+    /// release is written (it is only ever decoded through Codable).
     public func jsonValue() -> JSONValue {
         var members: [JSONValue.Member] = [
             .init("format", .string(Self.formatName)),
