@@ -188,6 +188,19 @@ final class VerifyServeCLITests: XCTestCase {
         XCTAssertTrue(outsideReport?.checks.contains { $0.check == "manifest.urls" && $0.status == .fail && $0.subject == evil && $0.detail.contains("outside the expected prefix") } ?? false, outsideResult.stdout)
         XCTAssertFalse(outsideReport?.checks.contains { $0.check.hasPrefix("artifact.") && $0.subject == evil } ?? true, "an outside URL must not be fetched")
 
+        // A URL that starts with the prefix but climbs out of it ('..', also percent-encoded) is refused and not fetched.
+        let climbing = base + "/models/m/1.1.0/../../../../elsewhere/tiny-llm.gguf"
+        let encoded = base + "/models/%2E%2E/%2e%2e/%2e%2E/elsewhere/TinyClassifier.mlpackage.zip"
+        let dotted = try manifest("dotted", live
+            .replacingOccurrences(of: base + "/models/m/1.1.0/tiny-llm.gguf", with: climbing)
+            .replacingOccurrences(of: base + "/models/m/1.0.0/TinyClassifier.mlpackage.zip", with: encoded))
+        let (dottedResult, dottedReport) = try verify([dotted, "--base-url", base, "--allow-http"])
+        XCTAssertEqual(dottedResult.status, 1)
+        for url in [climbing, encoded] {
+            XCTAssertTrue(dottedReport?.checks.contains { $0.check == "manifest.urls" && $0.status == .fail && $0.subject == url && $0.detail.contains("'.' or '..' segment") && $0.detail.contains("not fetched") } ?? false, "\(url):\n\(dottedResult.stdout)")
+        }
+        XCTAssertFalse(dottedReport?.checks.contains { $0.check.hasPrefix("artifact.") } ?? true, "a URL climbing out of the prefix must not be fetched: \(dottedResult.stdout)")
+
         // Plain http without --allow-http: every URL fails, nothing is fetched.
         let (plainResult, plainReport) = try verify([work.at("site/manifest.json"), "--base-url", base])
         XCTAssertEqual(plainResult.status, 1)

@@ -231,15 +231,22 @@ public struct Verifier: Sendable {
                 log.add(.fail, "manifest.urls", object.url, "\(object.label): not an absolute http(s) URL; not fetched")
             } else if lower.hasPrefix("http://") && !options.allowHTTP {
                 log.add(.fail, "manifest.urls", object.url, "\(object.label): plain http (iOS App Transport Security refuses it; --allow-http for local tests); not fetched")
-            } else if !prefixes.contains(where: { object.url.hasPrefix($0) }) {
-                if options.allowExternalURLs {
+            } else if let prefix = prefixes.first(where: { object.url.hasPrefix($0) }) {
+                // `https://cdn/ml/../other/x` starts with the prefix but resolves outside it.
+                if let problem = Self.pathProblem(below: prefix, in: object.url) {
+                    log.add(.fail, "manifest.urls", object.url, "\(object.label): \(problem): it may resolve outside \(prefix); not fetched")
+                } else {
+                    accepted.append(object)
+                }
+            } else if options.allowExternalURLs {
+                if let problem = Self.pathProblem(below: nil, in: object.url) {
+                    log.add(.fail, "manifest.urls", object.url, "\(object.label): \(problem); not fetched")
+                } else {
                     log.add(.warn, "manifest.urls", object.url, "\(object.label): outside \(prefixes.joined(separator: ", "))")
                     accepted.append(object)
-                } else {
-                    log.add(.fail, "manifest.urls", object.url, "\(object.label): outside the expected prefix \(prefixes.joined(separator: ", ")) (--allow-external-urls to accept); not fetched")
                 }
             } else {
-                accepted.append(object)
+                log.add(.fail, "manifest.urls", object.url, "\(object.label): outside the expected prefix \(prefixes.joined(separator: ", ")) (--allow-external-urls to accept); not fetched")
             }
         }
         if accepted.count == facts.objects.count {
@@ -509,6 +516,33 @@ public struct Verifier: Sendable {
     private func backoff(_ attempt: Int, deadline: Date) async throws {
         let delay = min(0.25 * pow(2, Double(attempt - 1)) + Double.random(in: 0...0.1), max(0, deadline.timeIntervalSinceNow))
         try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
+    }
+
+    /// Why an object URL's path is not a plain key, or nil when it is. The path (below
+    /// `prefix`, or all of it when `prefix` is nil; query and fragment dropped) is
+    /// percent-decoded and must have no empty, `.` or `..` segment (`\` counts as `/`,
+    /// as some servers treat it): such a path can resolve outside the prefix it starts with.
+    static func pathProblem(below prefix: String?, in url: String) -> String? {
+        var path: Substring
+        if let prefix {
+            path = url.dropFirst(prefix.count)
+        } else {
+            path = Substring(URLParts.path(of: url).drop(while: { $0 == "/" }))
+        }
+        if let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<end] }
+        guard let decoded = String(path).removingPercentEncoding else {
+            return "its path '\(path)' has an invalid percent-encoding"
+        }
+        let key = decoded.replacingOccurrences(of: "\\", with: "/")
+        if prefix == nil {
+            // Outside any prefix only dot segments matter (there is no key to keep clean).
+            let segments = key.split(separator: "/")
+            return segments.contains { $0 == "." || $0 == ".." } ? "its path '\(decoded)' has a '.' or '..' segment" : nil
+        }
+        do { try validateKey(key) } catch {
+            return "its path below the prefix, '\(decoded)', is empty or has an empty, '.' or '..' segment"
+        }
+        return nil
     }
 
     /// `c0ffee…` → the UUID-shaped name the latest profile gives content-addressed files.
