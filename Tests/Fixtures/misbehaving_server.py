@@ -19,6 +19,7 @@ http://127.0.0.1:PORT/<mode> is served with that mode's fault:
   extra         appends one byte to every object body (Content-Length matches the longer body)
   redirect      answers every object with a 302 to the same path under /ok/
   nolength      sends objects without Content-Length (connection close)
+  sigerror      answers 500 to every *.minisig request (a signature that exists but cannot be fetched)
 """
 import gzip
 import os
@@ -56,6 +57,8 @@ class Handler(BaseHTTPRequestHandler):
             COUNTS[self.path] = COUNTS.get(self.path, 0) + 1
             if COUNTS[self.path] <= 2:
                 return self.reply(503, b"try again", {"Content-Type": "text/plain"}, head)
+        if mode == "sigerror" and rest.endswith(".minisig"):
+            return self.reply(500, b"broken", {"Content-Type": "text/plain"}, head)
         if mode == "redirect" and not is_manifest:
             return self.reply(302, b"", {"Location": "/ok/" + rest}, head)
         with open(path, "rb") as f:

@@ -231,6 +231,35 @@ final class VerifyServeCLITests: XCTestCase {
 
     // MARK: - A misbehaving server
 
+    /// A detached signature that exists but cannot be fetched (HTTP 500) is a failure, not
+    /// "not signed", and a good inline signature does not let verify go on.
+    func testAnUnfetchableSignatureFailsEvenWithAGoodInlineOne() throws {
+        let work = try Scratch()
+        let port = try freeLoopbackPort()
+        let keys = try modelcast(["keygen", "--unencrypted", "--public-key", work.at("k.pub"), "--secret-key", work.at("k.key")])
+        XCTAssertEqual(keys.status, 0, keys.stderr)
+        for site in ["ok", "sigerror"] {
+            let result = try modelcast(["publish", "examples/models/tiny-llm.gguf", "--name", "m", "--version", "1.0.0", "--base-url", "http://127.0.0.1:\(port)/\(site)",
+                                        "--to", work.at("sites/\(site)"), "--sign", work.at("k.key"), "--inline-signature"], environment: environment)
+            XCTAssertEqual(result.status, 0, result.stderr)
+        }
+        let server = try BackgroundProcess("/usr/bin/env", ["python3", repositoryRoot + "/Tests/Fixtures/misbehaving_server.py", work.at("sites"), String(port)])
+        XCTAssertEqual(server.firstLine, "ready")
+
+        let (good, goodReport) = try verify(["http://127.0.0.1:\(port)/ok/manifest.json", "--allow-http", "--public-key", work.at("k.pub")])
+        XCTAssertEqual(good.status, 0, good.stdout)
+        XCTAssertEqual(statuses(goodReport, "manifest.signature"), [.pass])
+        XCTAssertEqual(statuses(goodReport, "manifest.inline-signature"), [.pass])
+
+        let (broken, report) = try verify(["http://127.0.0.1:\(port)/sigerror/manifest.json", "--allow-http", "--public-key", work.at("k.pub"), "--retries", "0"])
+        XCTAssertEqual(broken.status, 1, broken.stdout)
+        XCTAssertTrue(report?.checks.contains { $0.check == "manifest.signature" && $0.status == .fail && $0.subject.hasSuffix("/sigerror/manifest.json.minisig") && $0.detail == "HTTP 500 fetching the signature" } ?? false, broken.stdout)
+        XCTAssertEqual(statuses(report, "manifest.inline-signature"), [.pass])
+        XCTAssertEqual(statuses(report, "manifest.trust"), [.fail])
+        XCTAssertFalse(report?.checks.contains { $0.detail.contains("not signed") } ?? true, "a signature that could not be fetched is not a missing one: \(broken.stdout)")
+        XCTAssertFalse(report?.checks.contains { $0.check.hasPrefix("artifact.") } ?? true, "nothing is fetched after a signature failure")
+    }
+
     func testMisbehavingServers() throws {
         let work = try Scratch()
         let port = try freeLoopbackPort()

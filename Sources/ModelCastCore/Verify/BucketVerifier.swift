@@ -49,7 +49,7 @@ public struct BucketVerifier: Sendable {
             let signatures = SignatureCheck(publicKeys: publicKeys, requireSignature: requireSignature, expiryWarning: expiryWarning, now: now)
             var comment: TrustedComment?
             if signatures.isEnabled {
-                comment = signatures.run(manifest: data, detached: state.signatureData, manifestName: (manifestKey as NSString).lastPathComponent, source: source, log: log)
+                comment = signatures.run(manifest: data, detached: state.signatureData.map { .found($0) } ?? .absent, manifestName: (manifestKey as NSString).lastPathComponent, source: source, log: log)
             }
             let facts = try ManifestFacts.read(data, source: source)
             profile = facts.profile.rawValue

@@ -199,8 +199,15 @@ public struct Verifier: Sendable {
         let signatures = SignatureCheck(publicKeys: options.publicKeys, requireSignature: options.requireSignature, expiryWarning: options.expiryWarning, now: options.now)
         var comment: TrustedComment?
         if signatures.isEnabled {
-            let detached = local != nil ? localSignature : try await fetchSignature(SignedManifest.signatureKey(for: url), deadline: deadline, log: log)
+            // Counted before the detached signature is fetched: a failed fetch (5xx, oversize)
+            // is a signature failure even when an inline signature verifies.
             let failuresBefore = log.failures
+            let detached: DetachedSignature
+            if local != nil {
+                detached = localSignature.map { .found($0) } ?? .absent
+            } else {
+                detached = await fetchSignature(SignedManifest.signatureKey(for: url), deadline: deadline, log: log)
+            }
             comment = signatures.run(manifest: data, detached: detached, manifestName: (URLParts.path(of: url) as NSString).lastPathComponent, source: url, log: log)
             guard log.failures == failuresBefore else {
                 log.add(.fail, "manifest.trust", url, "the signature check failed: nothing this manifest names is fetched")
@@ -274,21 +281,28 @@ public struct Verifier: Sendable {
         return ManifestFacts(profile: facts.profile, sequence: sequence, expiresAt: facts.expiresAt, objects: accepted)
     }
 
-    /// The detached signature beside the manifest, or nil when there is none (404/403).
-    private func fetchSignature(_ url: String, deadline: Date, log: CheckLog) async throws -> Data? {
+    /// The detached signature beside the manifest: found, absent (404/403), or
+    /// unavailable (any other answer or a failed fetch, logged here as a failure).
+    private func fetchSignature(_ url: String, deadline: Date, log: CheckLog) async -> DetachedSignature {
         let body = ByteCollector()
-        let response = try await fetchWithRetries(url, range: nil, limit: Int64(SignedManifest.maximumSignatureSize), deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), reset: { body.reset() }, consume: body.append)
+        let response: FetchResponse
+        do {
+            response = try await fetchWithRetries(url, range: nil, limit: Int64(SignedManifest.maximumSignatureSize), deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), reset: { body.reset() }, consume: body.append)
+        } catch {
+            log.add(.fail, "manifest.signature", url, "cannot fetch the signature: \(error)")
+            return .unavailable
+        }
         switch response.status {
         case 200:
             guard !response.exceededLimit else {
-                log.add(.fail, "manifest.signature", url, "larger than 64 KiB: not a minisign signature")
-                return nil
+                log.add(.fail, "manifest.signature", url, "larger than \(SignedManifest.maximumSignatureSize) bytes: not a minisign signature")
+                return .unavailable
             }
-            return body.data
-        case 403, 404: return nil
+            return .found(body.data)
+        case 403, 404: return .absent
         default:
             log.add(.fail, "manifest.signature", url, "HTTP \(response.status) fetching the signature")
-            return nil
+            return .unavailable
         }
     }
 
