@@ -19,9 +19,15 @@ http://127.0.0.1:PORT/<mode> is served with that mode's fault:
   extra         appends one byte to every object body (Content-Length matches the longer body)
   redirect      answers every object with a 302 to the same path under /ok/
   nolength      sends objects without Content-Length (connection close)
+  deflate       zlib-encodes every response (Content-Encoding: deflate, the zlib format)
+  br            labels the manifest Content-Encoding: br (the bytes are not brotli: Python has
+                no encoder; verify must refuse the encoding by name before reading them)
+  negotiate     labels the manifest Content-Encoding: br only when the request's Accept-Encoding
+                offers br; otherwise serves it as stored
   sigerror      answers 500 to every *.minisig request (a signature that exists but cannot be fetched)
 """
 import gzip
+import zlib
 import os
 import sys
 import time
@@ -92,6 +98,12 @@ class Handler(BaseHTTPRequestHandler):
         if mode == "gzip":
             body = gzip.compress(body, mtime=0)
             headers["Content-Encoding"] = "gzip"
+        if mode == "deflate":
+            body = zlib.compress(body)
+            headers["Content-Encoding"] = "deflate"
+        offers_br = "br" in [e.split(";")[0].strip() for e in self.headers.get("Accept-Encoding", "").split(",")]
+        if is_manifest and (mode == "br" or (mode == "negotiate" and offers_br)):
+            headers["Content-Encoding"] = "br"
         if mode == "drip" and not is_manifest:
             self.send_response(status)
             for name, value in headers.items():

@@ -263,7 +263,7 @@ final class VerifyServeCLITests: XCTestCase {
     func testMisbehavingServers() throws {
         let work = try Scratch()
         let port = try freeLoopbackPort()
-        let modes = ["ok", "gzip", "norange", "flaky", "shortcache", "longmanifest", "wrongtype", "corrupt", "extra", "redirect", "nolength", "drip"]
+        let modes = ["ok", "gzip", "norange", "flaky", "shortcache", "longmanifest", "wrongtype", "corrupt", "extra", "redirect", "nolength", "drip", "deflate", "br", "negotiate"]
         for mode in modes {
             try publishTwoReleases(to: work.at("sites/\(mode)"), base: "http://127.0.0.1:\(port)/\(mode)")
         }
@@ -286,6 +286,20 @@ final class VerifyServeCLITests: XCTestCase {
         try assertFails("gzip", "artifact.content-encoding", "gzip")
         let (_, gzipReport) = try run("gzip")
         XCTAssertTrue(gzipReport?.checks.contains { $0.check == "manifest.content-encoding" && $0.status == .warn } ?? false, "a gzipped manifest still parses, with a warning")
+        // deflate (the zlib format) is decoded too; objects must still be served as stored.
+        try assertFails("deflate", "artifact.content-encoding", "deflate")
+        let (_, deflateReport) = try run("deflate")
+        XCTAssertEqual(statuses(deflateReport, "manifest.content-encoding"), [.warn], "a deflate-encoded manifest still parses, with a warning")
+        XCTAssertEqual(statuses(deflateReport, "manifest.parse"), [.pass])
+        // An encoding verify cannot decode fails by its name and the URL, not as bad JSON.
+        let brURL = "http://127.0.0.1:\(port)/br/manifest.json"
+        try assertFails("br", "manifest.content-encoding", "\(brURL): cannot decode its Content-Encoding 'br'")
+        let (_, brReport) = try run("br")
+        XCTAssertEqual(statuses(brReport, "manifest.parse"), [], "an undecodable body is not parsed")
+        // verify never offers br, so a server that would brotli-encode answers with the stored bytes.
+        let (negotiated, negotiatedReport) = try run("negotiate")
+        XCTAssertEqual(negotiated.status, 0, negotiated.stdout)
+        XCTAssertEqual(statuses(negotiatedReport, "manifest.content-encoding"), [])
         try assertFails("norange", "artifact.range", "HTTP 200 for bytes 0-99, expected 206")
         try assertFails("shortcache", "artifact.cache-control", "'public, max-age=60'")
         try assertFails("longmanifest", "manifest.cache-control", "max-age=3600")

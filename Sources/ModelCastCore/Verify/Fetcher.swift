@@ -94,8 +94,9 @@ public final class HTTPFetcher: ObjectFetcher, @unchecked Sendable {
         for _ in 0...Self.maxRedirects {
             var request = HTTPClientRequest(url: current)
             request.method = .GET
-            // What URLSession sends: a server that compresses would do it for devices too.
-            request.headers.add(name: "Accept-Encoding", value: "gzip, deflate, br")
+            // A server that compresses for devices does it for verify too; only what verify
+            // can decode is asked for (URLSession also offers br).
+            request.headers.add(name: "Accept-Encoding", value: ContentDecoding.acceptEncoding)
             request.headers.add(name: "User-Agent", value: "modelcast-verify/\(ModelCastVersion.current)")
             if let range { request.headers.add(name: "Range", value: "bytes=\(range.lowerBound)-\(range.upperBound)") }
             let response: HTTPClientResponse

@@ -184,10 +184,11 @@ public struct Verifier: Sendable {
             if let encoding = response.headers["content-encoding"], encoding.lowercased() != "identity" {
                 // Devices' HTTP stacks decode gzip transparently, so the manifest still arrives intact.
                 do {
-                    data = try ContentDecoding.decode(body.data, encoding: encoding, limit: options.maxManifestBytes)
+                    data = try ContentDecoding.decode(body.data, encoding: encoding, url: url, limit: options.maxManifestBytes)
                     log.add(.warn, "manifest.content-encoding", url, "\(encoding): devices decode it, but a CDN that re-encodes may also rewrite it; serve the manifest as stored")
                 } catch {
-                    log.add(.fail, "manifest.content-encoding", url, "\(encoding): \(error)")
+                    // Not parsed: an undecoded body would only fail as bad JSON.
+                    log.add(.fail, "manifest.content-encoding", url, String(describing: error))
                     return nil
                 }
             } else {
