@@ -13,6 +13,8 @@ http://127.0.0.1:PORT/<mode> is served with that mode's fault:
   drip          sends artifact bodies one byte per second
   flaky         answers 503 to the first two requests of each path
   shortcache    objects get Cache-Control: max-age=60
+  shortcdn      objects get Cache-Control: public, max-age=31536000, s-maxage=60, immutable
+  quoted        objects get Cache-Control: public, max-age="31536000", immutable (a quoted value)
   longmanifest  the manifest gets Cache-Control: public, max-age=3600
   wrongtype     objects get Content-Type: text/html
   corrupt       flips one byte in the middle of every object body
@@ -77,6 +79,10 @@ class Handler(BaseHTTPRequestHandler):
         if not is_manifest:
             if mode == "shortcache":
                 headers["Cache-Control"] = "public, max-age=60"
+            if mode == "shortcdn":
+                headers["Cache-Control"] = "public, max-age=31536000, s-maxage=60, immutable"
+            if mode == "quoted":
+                headers["Cache-Control"] = 'public, max-age="31536000", immutable'
             if mode == "wrongtype":
                 headers["Content-Type"] = "text/html"
             if mode == "corrupt" and body:

@@ -263,7 +263,7 @@ final class VerifyServeCLITests: XCTestCase {
     func testMisbehavingServers() throws {
         let work = try Scratch()
         let port = try freeLoopbackPort()
-        let modes = ["ok", "gzip", "norange", "flaky", "shortcache", "longmanifest", "wrongtype", "corrupt", "extra", "redirect", "nolength", "drip", "deflate", "br", "negotiate"]
+        let modes = ["ok", "gzip", "norange", "flaky", "shortcache", "longmanifest", "wrongtype", "corrupt", "extra", "redirect", "nolength", "drip", "deflate", "br", "negotiate", "shortcdn", "quoted"]
         for mode in modes {
             try publishTwoReleases(to: work.at("sites/\(mode)"), base: "http://127.0.0.1:\(port)/\(mode)")
         }
@@ -302,6 +302,11 @@ final class VerifyServeCLITests: XCTestCase {
         XCTAssertEqual(statuses(negotiatedReport, "manifest.content-encoding"), [])
         try assertFails("norange", "artifact.range", "HTTP 200 for bytes 0-99, expected 206")
         try assertFails("shortcache", "artifact.cache-control", "'public, max-age=60'")
+        // Cache-Control is read as the manifest's is: s-maxage (what CDNs obey) counts, quotes do not.
+        try assertFails("shortcdn", "artifact.cache-control", "s-maxage=60 is shorter than a day")
+        let (quoted, quotedReport) = try run("quoted")
+        XCTAssertEqual(quoted.status, 0, quoted.stdout)
+        XCTAssertEqual(statuses(quotedReport, "artifact.cache-control"), [.pass, .pass])
         try assertFails("longmanifest", "manifest.cache-control", "max-age=3600")
         try assertFails("wrongtype", "artifact.content-type", "'text/html'")
         try assertFails("corrupt", "artifact.sha256", "manifest says")

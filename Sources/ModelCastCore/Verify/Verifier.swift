@@ -166,7 +166,7 @@ public struct Verifier: Sendable {
             }
             log.add(.pass, "manifest.size", url, "\(response.bytesRead) bytes")
             let contentType = response.headers["content-type"] ?? ""
-            if mediaType(contentType) == "application/json" || mediaType(contentType).hasSuffix("+json") {
+            if isJSONMediaType(contentType) {
                 log.add(.pass, "manifest.content-type", url, contentType)
             } else {
                 log.add(.fail, "manifest.content-type", url, "'\(contentType)', expected application/json")
@@ -432,16 +432,8 @@ public struct Verifier: Sendable {
     /// returns the Content-Type expected.
     private func checkHeaders(_ object: ExpectedObject, response: FetchResponse, log: CheckLog) -> String {
         let (url, label) = (object.url, object.label)
-        let cacheControl = response.headers["cache-control"] ?? ""
-        let directives = Set(cacheControl.lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
-        let maxAge = directives.compactMap { d -> Int? in d.hasPrefix("max-age=") ? Int(d.dropFirst(8)) : nil }.first ?? 0
-        if directives.contains("no-store") || directives.contains("no-cache") || maxAge < 86_400 {
-            log.add(.fail, "artifact.cache-control", url, "\(label): '\(cacheControl)', expected long-lived (\(CachePolicy.immutable))")
-        } else if !directives.contains("immutable") {
-            log.add(.warn, "artifact.cache-control", url, "\(label): '\(cacheControl)' lacks immutable: caches will revalidate an object that never changes")
-        } else {
-            log.add(.pass, "artifact.cache-control", url, "\(label): \(cacheControl)")
-        }
+        let (status, detail) = Self.judgeArtifactCacheControl(response.headers["cache-control"])
+        log.add(status, "artifact.cache-control", url, "\(label): \(detail)")
         let contentType = response.headers["content-type"] ?? ""
         let expectedType = object.contentType ?? ContentType.forArtifact(named: String(url.split(separator: "/").last ?? ""))
         if mediaType(contentType) == mediaType(expectedType) {
@@ -452,6 +444,22 @@ public struct Verifier: Sendable {
             log.add(.fail, "artifact.content-type", url, "\(label): '\(contentType)', expected \(expectedType)")
         }
         return expectedType
+    }
+
+    /// An artifact's Cache-Control judged by `CachePolicy.validateArtifact`, as a status
+    /// and a detail naming the value; bucket verify reports the same.
+    static func judgeArtifactCacheControl(_ cacheControl: String?) -> (VerifyCheck.Status, String) {
+        guard let cacheControl else {
+            return (.fail, "no Cache-Control, expected '\(CachePolicy.immutable)': caches keep it only heuristically")
+        }
+        switch CachePolicy.validateArtifact(cacheControl) {
+        case .ok:
+            return (.pass, cacheControl)
+        case .lacksImmutable:
+            return (.warn, "'\(cacheControl)' lacks immutable: caches will revalidate an object that never changes")
+        case .refused(let why):
+            return (.fail, "'\(cacheControl)' is refused: \(why); expected long-lived ('\(CachePolicy.immutable)')")
+        }
     }
 
     /// Devices resume interrupted downloads with Range requests: the first bytes must come back as a 206.
@@ -565,6 +573,13 @@ public struct Verifier: Sendable {
         let hex = Array(digest.hex.prefix(32))
         return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(hex[$0]) }.joined(separator: "-")
     }
+}
+
+/// True for a manifest's Content-Type: `application/json` or a `+json` type, with any parameters
+/// (URL and bucket verify judge it alike).
+func isJSONMediaType(_ contentType: String) -> Bool {
+    let type = mediaType(contentType)
+    return type == "application/json" || type.hasSuffix("+json")
 }
 
 /// `application/json; charset=utf-8` → `application/json`.
