@@ -80,6 +80,14 @@ extension ModelCast {
             guard timeout > 0, requestTimeout > 0 else { throw ValidationError("--timeout and --request-timeout must be positive") }
             guard retries >= 0, retries <= 10 else { throw ValidationError("--retries must be between 0 and 10, got \(retries)") }
             guard jobs >= 1, jobs <= 64 else { throw ValidationError("--jobs must be between 1 and 64, got \(jobs)") }
+            if source.lowercased().hasPrefix("s3://") {
+                // s3:// reads the target through the S3 API: these would be silently ignored.
+                let ignored = [(state != nil, "--state"), (profile != nil, "--profile"), (!baseURL.isEmpty, "--base-url"),
+                               (allowHTTP, "--allow-http"), (allowExternalURLs, "--allow-external-urls")].filter(\.0).map(\.1)
+                if !ignored.isEmpty {
+                    throw ValidationError("\(ignored.joined(separator: ", ")) \(ignored.count == 1 ? "applies" : "apply") to a manifest URL, directory or file, not to \(source): an s3:// target is read through the S3 API (verify its https:// URL to check what devices get)")
+                }
+            }
         }
 
         func run() async throws {

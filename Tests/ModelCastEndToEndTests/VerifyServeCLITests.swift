@@ -219,6 +219,40 @@ final class VerifyServeCLITests: XCTestCase {
         XCTAssertTrue(junk?.checks.contains { $0.check == "manifest.parse" && $0.status == .fail && $0.detail.contains("cannot tell its profile") } ?? false)
     }
 
+    /// s3:// verify reads the target through the S3 API: a URL-mode option is refused by
+    /// name during validation, before any connection (a loopback listener sees none).
+    func testS3ModeRefusesURLOptionsBeforeConnecting() throws {
+        let port = try freeLoopbackPort()
+        let listener = try BackgroundProcess("/usr/bin/env", ["python3", "-c", """
+            import sys
+            from http.server import BaseHTTPRequestHandler, HTTPServer
+            class H(BaseHTTPRequestHandler):
+                def answer(self):
+                    sys.stderr.write("request %s %s\\n" % (self.command, self.path)); sys.stderr.flush()
+                    self.send_response(404); self.send_header("Content-Length", "0"); self.send_header("Connection", "close"); self.end_headers()
+                do_GET = do_HEAD = do_PUT = do_POST = answer
+                def log_message(self, *args): pass
+            server = HTTPServer(("127.0.0.1", int(sys.argv[1])), H)
+            print("ready", flush=True)
+            server.serve_forever()
+            """, String(port)])
+        XCTAssertEqual(listener.firstLine, "ready")
+        var environment = ProcessInfo.processInfo.environment
+        environment["AWS_ACCESS_KEY_ID"] = "test"
+        environment["AWS_SECRET_ACCESS_KEY"] = "test"
+        environment["AWS_REGION"] = "us-east-1"
+        environment["AWS_EC2_METADATA_DISABLED"] = "true"
+        let endpoint = ["--endpoint", "http://127.0.0.1:\(port)"]
+        let refused = try modelcast(["verify", "s3://bucket/p", "--state", "x"] + endpoint, environment: environment)
+        XCTAssertEqual(refused.status, 64, refused.stdout + refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("--state applies to a manifest URL, directory or file, not to s3://bucket/p"), refused.stderr)
+        XCTAssertEqual(listener.standardError, "", "validation must fail before any request")
+        // The listener does see requests: the same command without --state reaches it.
+        let reached = try modelcast(["verify", "s3://bucket/p"] + endpoint, environment: environment)
+        XCTAssertNotEqual(reached.status, 0)
+        XCTAssertTrue(listener.standardError.contains("request "), "the listener saw nothing: \(reached.stdout + reached.stderr)")
+    }
+
     func testUnsafeZipIsRefused() throws {
         let work = try Scratch()
         try shell("python3 -c 'import zipfile; z = zipfile.ZipFile(\"\(work.at("evil.zip"))\", \"w\"); z.writestr(\"Model.mlpackage/../../evil.sh\", \"echo pwned\"); z.writestr(\"Model.mlpackage/Manifest.json\", \"{}\"); z.close()'")
