@@ -27,6 +27,8 @@ http://127.0.0.1:PORT/<mode> is served with that mode's fault:
   negotiate     labels the manifest Content-Encoding: br only when the request's Accept-Encoding
                 offers br; otherwise serves it as stored
   sigerror      answers 500 to every *.minisig request (a signature that exists but cannot be fetched)
+  rangeflaky    answers 503 to the first request for each distinct byte range of each path
+  wrongtotal    206 answers claim, in Content-Range, an object one byte larger than the one served
 """
 import gzip
 import zlib
@@ -65,6 +67,11 @@ class Handler(BaseHTTPRequestHandler):
             COUNTS[self.path] = COUNTS.get(self.path, 0) + 1
             if COUNTS[self.path] <= 2:
                 return self.reply(503, b"try again", {"Content-Type": "text/plain"}, head)
+        if mode == "rangeflaky" and self.headers.get("Range"):
+            key = (self.path, self.headers.get("Range"))
+            COUNTS[key] = COUNTS.get(key, 0) + 1
+            if COUNTS[key] == 1:
+                return self.reply(503, b"try again", {"Content-Type": "text/plain"}, head)
         if mode == "sigerror" and rest.endswith(".minisig"):
             return self.reply(500, b"broken", {"Content-Type": "text/plain"}, head)
         if mode == "redirect" and not is_manifest:
@@ -98,7 +105,7 @@ class Handler(BaseHTTPRequestHandler):
             start, _, end = range_header[6:].partition("-")
             start = int(start)
             end = min(int(end) if end else len(body) - 1, len(body) - 1)
-            headers["Content-Range"] = "bytes %d-%d/%d" % (start, end, len(body))
+            headers["Content-Range"] = "bytes %d-%d/%d" % (start, end, len(body) + (1 if mode == "wrongtotal" else 0))
             body = body[start:end + 1]
             status = 206
         if mode == "gzip":

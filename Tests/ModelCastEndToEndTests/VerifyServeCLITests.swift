@@ -297,7 +297,7 @@ final class VerifyServeCLITests: XCTestCase {
     func testMisbehavingServers() throws {
         let work = try Scratch()
         let port = try freeLoopbackPort()
-        let modes = ["ok", "gzip", "norange", "flaky", "shortcache", "longmanifest", "wrongtype", "corrupt", "extra", "redirect", "nolength", "drip", "deflate", "br", "negotiate", "shortcdn", "quoted"]
+        let modes = ["ok", "gzip", "norange", "flaky", "shortcache", "longmanifest", "wrongtype", "corrupt", "extra", "redirect", "nolength", "drip", "deflate", "br", "negotiate", "rangeflaky", "rangeflaky2", "wrongtotal", "shortcdn", "quoted"]
         for mode in modes {
             try publishTwoReleases(to: work.at("sites/\(mode)"), base: "http://127.0.0.1:\(port)/\(mode)")
         }
@@ -353,6 +353,14 @@ final class VerifyServeCLITests: XCTestCase {
         try publishTwoReleases(to: work.at("sites/flaky2"), base: "http://127.0.0.1:\(port)/flaky2")
         let (flakyNoRetry, _) = try verify(["http://127.0.0.1:\(port)/flaky2/manifest.json", "--allow-http", "--retries", "0"])
         XCTAssertEqual(flakyNoRetry.status, 1)
+
+        // The zip's central directory is read with retried Range requests too.
+        let (rangeFlaky, rangeFlakyReport) = try run("rangeflaky")
+        XCTAssertEqual(rangeFlaky.status, 0, rangeFlaky.stdout)
+        XCTAssertEqual(statuses(rangeFlakyReport, "artifact.zip"), [.pass])
+        try assertFails("rangeflaky2", "artifact.zip", "HTTP 503 for bytes", ["--retries", "0"])
+        // A 206 must be a slice of the object that was hashed.
+        try assertFails("wrongtotal", "artifact.zip", "says the object has 19020 bytes, but the body downloaded and hashed has 19019")
 
         // Redirects are followed (same scheme: a warning).
         let (redirected, redirectReport) = try run("redirect")
