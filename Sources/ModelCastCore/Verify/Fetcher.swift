@@ -164,12 +164,13 @@ public struct DirectoryFetcher: ObjectFetcher {
         var base = baseURL
         if let data = FileManager.default.contents(atPath: path) {
             struct File: Decodable {
+                // Optional here so that a missing field is reported with its object's key.
                 struct Object: Decodable {
-                    let key: String
-                    let cache_control: String
-                    let content_type: String
-                    let size: Int64
-                    let sha256: String
+                    let key: String?
+                    let cache_control: String?
+                    let content_type: String?
+                    let size: Int64?
+                    let sha256: String?
                 }
                 let base_url: String
                 let objects: [Object]
@@ -179,9 +180,16 @@ public struct DirectoryFetcher: ObjectFetcher {
                 throw ModelCastError.usage("cannot read \(path): \(describe(decodingError: error))")
             }
             base = base ?? file.base_url
-            for object in file.objects {
-                guard let digest = SHA256Digest(hex: object.sha256) else { continue }
-                declared[object.key] = ObjectMetadata(cacheControl: object.cache_control, contentType: object.content_type, size: object.size, sha256: digest)
+            for (index, object) in file.objects.enumerated() {
+                // An entry that cannot be used would otherwise serve its object with no headers.
+                guard let key = object.key else { throw ModelCastError.usage("cannot read \(path): objects[\(index)] has no key") }
+                func refuse(_ reason: String) -> ModelCastError { .usage("cannot read \(path): the entry for key '\(key)' \(reason)") }
+                guard let cacheControl = object.cache_control else { throw refuse("has no cache_control") }
+                guard let contentType = object.content_type else { throw refuse("has no content_type") }
+                guard let size = object.size, size >= 0 else { throw refuse("has no non-negative size") }
+                guard let sha256 = object.sha256 else { throw refuse("has no sha256") }
+                guard let digest = SHA256Digest(hex: sha256) else { throw refuse("has sha256 '\(sha256)', not a hex SHA-256") }
+                declared[key] = ObjectMetadata(cacheControl: cacheControl, contentType: contentType, size: size, sha256: digest)
             }
         }
         guard let base else {
