@@ -92,12 +92,7 @@ public struct BucketVerifier: Sendable {
                 if let sha = object.sha256 {
                     log.add(sha.hex == file.sha256 ? .pass : .fail, "object.sha256", subject, "\(label): \(sha.hex)\(sha.hex == file.sha256 ? "" : ", expected \(file.sha256)")")
                 } else {
-                    let digest = try? await digestByDownloading(file.key)
-                    if let digest {
-                        log.add(digest.hex == file.sha256 ? .pass : .fail, "object.sha256", subject, "\(label): \(digest.hex) (hashed from the file)\(digest.hex == file.sha256 ? "" : ", expected \(file.sha256)")")
-                    } else {
-                        log.add(.warn, "object.sha256", subject, "\(label): the store keeps no checksum for it")
-                    }
+                    log.add(.warn, "object.sha256", subject, "\(label): the store keeps no checksum for it")
                 }
                 // Judged exactly as URL verify judges the Cache-Control it is served with.
                 let (cacheStatus, cacheDetail) = Verifier.judgeArtifactCacheControl(object.cacheControl)
@@ -110,11 +105,5 @@ public struct BucketVerifier: Sendable {
             log.add(.fail, "storage", source, String(describing: error))
         }
         return VerifyReport(source: source, profile: profile, sequence: sequence, checks: log.checks, strict: strict)
-    }
-
-    /// For a local directory (which keeps no checksums): hash the file itself.
-    private func digestByDownloading(_ key: String) async throws -> SHA256Digest? {
-        guard let directory = storage as? DirectoryStorage else { return nil }
-        return try StreamDigester.digest(ofFileAt: directory.root + "/" + key).sha256
     }
 }

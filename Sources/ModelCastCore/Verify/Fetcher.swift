@@ -9,8 +9,6 @@ public struct FetchResponse: Sendable {
     public var status: Int
     /// Header fields by lower-cased name; repeated fields joined with ", ".
     public var headers: [String: String]
-    /// The URL that finally answered.
-    public var finalURL: String
     /// Every redirect followed, as "STATUS FROM -> TO".
     public var redirects: [String]
     /// Body bytes handed to the consumer.
@@ -141,7 +139,7 @@ public final class HTTPFetcher: ObjectFetcher, @unchecked Sendable {
             } catch {
                 throw FetchError.transport(url: current, message: "reading the body failed after \(read) bytes: \(error)")
             }
-            return FetchResponse(status: status, headers: headers, finalURL: current, redirects: redirects, bytesRead: read, exceededLimit: exceeded)
+            return FetchResponse(status: status, headers: headers, redirects: redirects, bytesRead: read, exceededLimit: exceeded)
         }
         throw FetchError.tooManyRedirects(url: url)
     }
@@ -211,7 +209,7 @@ public struct DirectoryFetcher: ObjectFetcher {
     ) async throws -> FetchResponse {
         guard let key = key(for: url), (try? validateKey(key)) != nil,
               let info = try linkStatus(root + "/" + key), case .regular = FileType(mode: info.st_mode) else {
-            return FetchResponse(status: 404, headers: [:], finalURL: url, redirects: [], bytesRead: 0, exceededLimit: false)
+            return FetchResponse(status: 404, headers: [:], redirects: [], bytesRead: 0, exceededLimit: false)
         }
         let size = Int64(info.st_size)
         var headers: [String: String] = ["accept-ranges": "bytes"]
@@ -225,7 +223,7 @@ public struct DirectoryFetcher: ObjectFetcher {
         var status = 200
         if let range {
             guard range.lowerBound < size else {
-                return FetchResponse(status: 416, headers: headers, finalURL: url, redirects: [], bytesRead: 0, exceededLimit: false)
+                return FetchResponse(status: 416, headers: headers, redirects: [], bytesRead: 0, exceededLimit: false)
             }
             start = range.lowerBound
             end = min(range.upperBound, size - 1)
@@ -249,7 +247,7 @@ public struct DirectoryFetcher: ObjectFetcher {
                 break
             }
         }
-        return FetchResponse(status: status, headers: headers, finalURL: url, redirects: [], bytesRead: read, exceededLimit: exceeded)
+        return FetchResponse(status: status, headers: headers, redirects: [], bytesRead: read, exceededLimit: exceeded)
     }
 }
 
