@@ -126,7 +126,7 @@ extension ModelCast {
             options.publicKeys = keys
             options.requireSignature = requireSignature
 
-            let target = try VerifyTarget.resolve(source, baseURLs: baseURL, manifestKey: manifestKey)
+            let target = try VerifyTarget.resolve(source, baseURLs: baseURL, manifestKey: manifestKey, maxManifestBytes: options.maxManifestBytes)
             if target.isHTTP, target.localManifest == nil, !allowHTTP, target.manifestURL.lowercased().hasPrefix("http://") {
                 throw ValidationError("\(target.manifestURL) is plain http: pass --allow-http to verify a local test server")
             }

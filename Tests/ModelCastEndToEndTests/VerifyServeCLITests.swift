@@ -207,8 +207,16 @@ final class VerifyServeCLITests: XCTestCase {
         XCTAssertEqual(plainReport?.checks.filter { $0.check == "manifest.urls" && $0.detail.contains("plain http") }.count, 2, plainResult.stdout)
         XCTAssertFalse(plainReport?.checks.contains { $0.check.hasPrefix("artifact.") } ?? true)
 
+        // A local file's HTTP headers are not checked: said in a passing check, so --strict can pass.
+        let (strictLocal, strictLocalReport) = try verify([work.at("site/manifest.json"), "--base-url", base, "--allow-http", "--strict"])
+        XCTAssertEqual(strictLocal.status, 0, strictLocal.stdout)
+        XCTAssertTrue(strictLocalReport?.checks.contains { $0.check == "manifest.headers" && $0.status == .pass && $0.detail.hasPrefix("not checked: read from a local file") } ?? false, strictLocal.stdout)
+
         // A manifest over the size cap is refused before parsing.
         try String(repeating: " ", count: 5 << 20).appending(live).write(toFile: work.at("site/manifest.json"), atomically: true, encoding: .utf8)
+        let bigLocal = try modelcast(["verify", work.at("site/manifest.json"), "--base-url", base, "--allow-http"])
+        XCTAssertNotEqual(bigLocal.status, 0)
+        XCTAssertTrue(bigLocal.stderr.contains("\(work.at("site/manifest.json")) is larger than 4194304 bytes"), bigLocal.stderr)
         let (bigResult, bigReport) = try verify([base + "/manifest.json", "--allow-http"])
         XCTAssertEqual(bigResult.status, 1)
         XCTAssertTrue(bigReport?.checks.contains { $0.check == "manifest.size" && $0.status == .fail } ?? false, bigResult.stdout)

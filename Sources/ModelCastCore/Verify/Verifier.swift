@@ -150,7 +150,8 @@ public struct Verifier: Sendable {
         let data: Data
         if let local {
             data = local
-            log.add(.warn, "manifest.headers", url, "read from a local file: its HTTP headers are not checked")
+            // Information, not a warning: --strict must be able to pass a local file.
+            log.add(.pass, "manifest.headers", url, "not checked: read from a local file (verify its URL once it is served)")
         } else {
             let body = ByteCollector()
             let response = try await fetchWithRetries(url, range: nil, limit: Int64(options.maxManifestBytes), deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), reset: { body.reset() }, consume: body.append)
