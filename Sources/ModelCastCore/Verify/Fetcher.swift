@@ -44,10 +44,12 @@ public enum FetchError: Error, Sendable, LocalizedError, CustomStringConvertible
 
     public var errorDescription: String? { description }
 
-    /// Worth retrying: a timeout or a dropped connection may be transient.
+    /// Worth retrying: a failed connection (refused, reset, dropped mid-body, silent past
+    /// the idle timeout) may be transient. A request past its deadline is not: its time
+    /// is spent. Nor is a redirect loop.
     var isTransient: Bool {
-        if case .tooManyRedirects = self { return false }
-        return true
+        if case .transport = self { return true }
+        return false
     }
 }
 

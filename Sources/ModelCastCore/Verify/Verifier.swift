@@ -17,7 +17,8 @@ public struct VerifyOptions: Sendable {
     /// Slowest acceptable download speed (bytes/s): an artifact's deadline is
     /// `requestTimeout + size / minimumSpeed`, so a dripping server fails.
     public var minimumSpeed: Double = 256 * 1024
-    /// Retries for 5xx answers, timeouts and dropped connections.
+    /// Retries for HTTP 5xx answers and failed connections (refused, reset, dropped
+    /// mid-body, silent past the idle timeout). A request that reaches its deadline is not retried.
     public var retries = 3
     /// Downloads in flight at once.
     public var jobs = 4
@@ -512,7 +513,8 @@ public struct Verifier: Sendable {
         }
     }
 
-    /// Retries 5xx answers and transport errors with exponential backoff and jitter.
+    /// Retries 5xx answers and failed connections (`FetchError.isTransient`) with
+    /// exponential backoff and jitter, within `deadline`; a request past it is not retried.
     func fetchWithRetries(
         _ url: String, range: ClosedRange<Int64>?, limit: Int64, deadline: Date,
         reset: @escaping @Sendable () -> Void,
@@ -530,7 +532,6 @@ public struct Verifier: Sendable {
                 }
                 return response
             } catch let error as FetchError where error.isTransient && attempt < options.retries && Date() < deadline {
-                if case .timedOut = error { throw error }  // the deadline is spent; retrying cannot help
                 attempt += 1
                 try await backoff(attempt, deadline: deadline)
             }
