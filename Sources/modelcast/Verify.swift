@@ -11,15 +11,20 @@ extension ModelCast {
                   https://host/prefix/manifest.json   the live manifest (http:// only with --allow-http)
                   DIR                                 a published directory, before it is synced: objects are \
                 read from disk, headers from DIR/_modelcast/objects.json
-                  FILE.json --base-url URL            a manifest not yet live: its objects are fetched from the host
+                  FILE.json --base-url URL            a manifest not yet live: its objects are fetched from the host \
+                (its own HTTP headers are not checked: verify its URL once it is served)
+                  s3://bucket/prefix                  the target through the S3 API: the manifest's stored headers, \
+                its history record, and every object's size, SHA-256 and headers (HEAD only); --state, \
+                --profile, --base-url, --allow-http and --allow-external-urls do not apply
 
                 Signature (with --public-key, or --require-signature): checked first, on MANIFEST.minisig \
                 and any inline signature; a missing, malformed, wrong-key or tampered one fails and \
                 nothing the manifest names is fetched. The signed sequence and expiry must match the \
                 manifest's.
-                Manifest: HTTP 200, size cap, JSON Content-Type, Cache-Control not long-lived, every URL \
-                absolute, https and under the expected prefix, expires_at not past, sequence not lower \
-                than seen before (--state).
+                Manifest: HTTP 200, size cap, JSON Content-Type, Cache-Control not long-lived, a gzip or \
+                deflate Content-Encoding decoded with a warning (verify asks for nothing else; any other \
+                fails), every URL absolute, https and under the expected prefix with no '.', '..' or empty \
+                path segment below it, expires_at not past, sequence not lower than seen before (--state).
                 Each artifact and rollback target: HTTP 200 with no https→http redirect, Content-Length \
                 and streamed SHA-256 as promised (reading stops one byte past the promised size), no \
                 Content-Encoding, long-lived immutable Cache-Control, the right Content-Type, a 206 for \
@@ -52,7 +57,7 @@ extension ModelCast {
         @Option(help: "Deadline for the manifest and each small request, in seconds.")
         var requestTimeout: Double = 30
 
-        @Option(help: "Retries for 5xx answers, timeouts and dropped connections.")
+        @Option(help: "Retries, with backoff, for HTTP 5xx answers and failed connections (refused, reset, dropped mid-body, or silent for the idle timeout: --request-timeout, 15 s at most). A request that reaches its deadline is not retried.")
         var retries = 3
 
         @Option(help: "Downloads in flight at once.")
@@ -80,6 +85,14 @@ extension ModelCast {
             guard timeout > 0, requestTimeout > 0 else { throw ValidationError("--timeout and --request-timeout must be positive") }
             guard retries >= 0, retries <= 10 else { throw ValidationError("--retries must be between 0 and 10, got \(retries)") }
             guard jobs >= 1, jobs <= 64 else { throw ValidationError("--jobs must be between 1 and 64, got \(jobs)") }
+            if source.lowercased().hasPrefix("s3://") {
+                // s3:// reads the target through the S3 API: these would be silently ignored.
+                let ignored = [(state != nil, "--state"), (profile != nil, "--profile"), (!baseURL.isEmpty, "--base-url"),
+                               (allowHTTP, "--allow-http"), (allowExternalURLs, "--allow-external-urls")].filter(\.0).map(\.1)
+                if !ignored.isEmpty {
+                    throw ValidationError("\(ignored.joined(separator: ", ")) \(ignored.count == 1 ? "applies" : "apply") to a manifest URL, directory or file, not to \(source): an s3:// target is read through the S3 API (verify its https:// URL to check what devices get)")
+                }
+            }
         }
 
         func run() async throws {
@@ -118,7 +131,7 @@ extension ModelCast {
             options.publicKeys = keys
             options.requireSignature = requireSignature
 
-            let target = try VerifyTarget.resolve(source, baseURLs: baseURL, manifestKey: manifestKey)
+            let target = try VerifyTarget.resolve(source, baseURLs: baseURL, manifestKey: manifestKey, maxManifestBytes: options.maxManifestBytes)
             if target.isHTTP, target.localManifest == nil, !allowHTTP, target.manifestURL.lowercased().hasPrefix("http://") {
                 throw ValidationError("\(target.manifestURL) is plain http: pass --allow-http to verify a local test server")
             }

@@ -13,14 +13,25 @@ http://127.0.0.1:PORT/<mode> is served with that mode's fault:
   drip          sends artifact bodies one byte per second
   flaky         answers 503 to the first two requests of each path
   shortcache    objects get Cache-Control: max-age=60
+  shortcdn      objects get Cache-Control: public, max-age=31536000, s-maxage=60, immutable
+  quoted        objects get Cache-Control: public, max-age="31536000", immutable (a quoted value)
   longmanifest  the manifest gets Cache-Control: public, max-age=3600
   wrongtype     objects get Content-Type: text/html
   corrupt       flips one byte in the middle of every object body
   extra         appends one byte to every object body (Content-Length matches the longer body)
   redirect      answers every object with a 302 to the same path under /ok/
   nolength      sends objects without Content-Length (connection close)
+  deflate       zlib-encodes every response (Content-Encoding: deflate, the zlib format)
+  br            labels the manifest Content-Encoding: br (the bytes are not brotli: Python has
+                no encoder; verify must refuse the encoding by name before reading them)
+  negotiate     labels the manifest Content-Encoding: br only when the request's Accept-Encoding
+                offers br; otherwise serves it as stored
+  sigerror      answers 500 to every *.minisig request (a signature that exists but cannot be fetched)
+  rangeflaky    answers 503 to the first request for each distinct byte range of each path
+  wrongtotal    206 answers claim, in Content-Range, an object one byte larger than the one served
 """
 import gzip
+import zlib
 import os
 import sys
 import time
@@ -56,6 +67,13 @@ class Handler(BaseHTTPRequestHandler):
             COUNTS[self.path] = COUNTS.get(self.path, 0) + 1
             if COUNTS[self.path] <= 2:
                 return self.reply(503, b"try again", {"Content-Type": "text/plain"}, head)
+        if mode == "rangeflaky" and self.headers.get("Range"):
+            key = (self.path, self.headers.get("Range"))
+            COUNTS[key] = COUNTS.get(key, 0) + 1
+            if COUNTS[key] == 1:
+                return self.reply(503, b"try again", {"Content-Type": "text/plain"}, head)
+        if mode == "sigerror" and rest.endswith(".minisig"):
+            return self.reply(500, b"broken", {"Content-Type": "text/plain"}, head)
         if mode == "redirect" and not is_manifest:
             return self.reply(302, b"", {"Location": "/ok/" + rest}, head)
         with open(path, "rb") as f:
@@ -68,6 +86,10 @@ class Handler(BaseHTTPRequestHandler):
         if not is_manifest:
             if mode == "shortcache":
                 headers["Cache-Control"] = "public, max-age=60"
+            if mode == "shortcdn":
+                headers["Cache-Control"] = "public, max-age=31536000, s-maxage=60, immutable"
+            if mode == "quoted":
+                headers["Cache-Control"] = 'public, max-age="31536000", immutable'
             if mode == "wrongtype":
                 headers["Content-Type"] = "text/html"
             if mode == "corrupt" and body:
@@ -83,12 +105,18 @@ class Handler(BaseHTTPRequestHandler):
             start, _, end = range_header[6:].partition("-")
             start = int(start)
             end = min(int(end) if end else len(body) - 1, len(body) - 1)
-            headers["Content-Range"] = "bytes %d-%d/%d" % (start, end, len(body))
+            headers["Content-Range"] = "bytes %d-%d/%d" % (start, end, len(body) + (1 if mode == "wrongtotal" else 0))
             body = body[start:end + 1]
             status = 206
         if mode == "gzip":
             body = gzip.compress(body, mtime=0)
             headers["Content-Encoding"] = "gzip"
+        if mode == "deflate":
+            body = zlib.compress(body)
+            headers["Content-Encoding"] = "deflate"
+        offers_br = "br" in [e.split(";")[0].strip() for e in self.headers.get("Accept-Encoding", "").split(",")]
+        if is_manifest and (mode == "br" or (mode == "negotiate" and offers_br)):
+            headers["Content-Encoding"] = "br"
         if mode == "drip" and not is_manifest:
             self.send_response(status)
             for name, value in headers.items():

@@ -188,14 +188,35 @@ final class VerifyServeCLITests: XCTestCase {
         XCTAssertTrue(outsideReport?.checks.contains { $0.check == "manifest.urls" && $0.status == .fail && $0.subject == evil && $0.detail.contains("outside the expected prefix") } ?? false, outsideResult.stdout)
         XCTAssertFalse(outsideReport?.checks.contains { $0.check.hasPrefix("artifact.") && $0.subject == evil } ?? true, "an outside URL must not be fetched")
 
+        // A URL that starts with the prefix but climbs out of it ('..', also percent-encoded) is refused and not fetched.
+        let climbing = base + "/models/m/1.1.0/../../../../elsewhere/tiny-llm.gguf"
+        let encoded = base + "/models/%2E%2E/%2e%2e/%2e%2E/elsewhere/TinyClassifier.mlpackage.zip"
+        let dotted = try manifest("dotted", live
+            .replacingOccurrences(of: base + "/models/m/1.1.0/tiny-llm.gguf", with: climbing)
+            .replacingOccurrences(of: base + "/models/m/1.0.0/TinyClassifier.mlpackage.zip", with: encoded))
+        let (dottedResult, dottedReport) = try verify([dotted, "--base-url", base, "--allow-http"])
+        XCTAssertEqual(dottedResult.status, 1)
+        for url in [climbing, encoded] {
+            XCTAssertTrue(dottedReport?.checks.contains { $0.check == "manifest.urls" && $0.status == .fail && $0.subject == url && $0.detail.contains("'.' or '..' segment") && $0.detail.contains("not fetched") } ?? false, "\(url):\n\(dottedResult.stdout)")
+        }
+        XCTAssertFalse(dottedReport?.checks.contains { $0.check.hasPrefix("artifact.") } ?? true, "a URL climbing out of the prefix must not be fetched: \(dottedResult.stdout)")
+
         // Plain http without --allow-http: every URL fails, nothing is fetched.
         let (plainResult, plainReport) = try verify([work.at("site/manifest.json"), "--base-url", base])
         XCTAssertEqual(plainResult.status, 1)
         XCTAssertEqual(plainReport?.checks.filter { $0.check == "manifest.urls" && $0.detail.contains("plain http") }.count, 2, plainResult.stdout)
         XCTAssertFalse(plainReport?.checks.contains { $0.check.hasPrefix("artifact.") } ?? true)
 
+        // A local file's HTTP headers are not checked: said in a passing check, so --strict can pass.
+        let (strictLocal, strictLocalReport) = try verify([work.at("site/manifest.json"), "--base-url", base, "--allow-http", "--strict"])
+        XCTAssertEqual(strictLocal.status, 0, strictLocal.stdout)
+        XCTAssertTrue(strictLocalReport?.checks.contains { $0.check == "manifest.headers" && $0.status == .pass && $0.detail.hasPrefix("not checked: read from a local file") } ?? false, strictLocal.stdout)
+
         // A manifest over the size cap is refused before parsing.
         try String(repeating: " ", count: 5 << 20).appending(live).write(toFile: work.at("site/manifest.json"), atomically: true, encoding: .utf8)
+        let bigLocal = try modelcast(["verify", work.at("site/manifest.json"), "--base-url", base, "--allow-http"])
+        XCTAssertNotEqual(bigLocal.status, 0)
+        XCTAssertTrue(bigLocal.stderr.contains("\(work.at("site/manifest.json")) is larger than 4194304 bytes"), bigLocal.stderr)
         let (bigResult, bigReport) = try verify([base + "/manifest.json", "--allow-http"])
         XCTAssertEqual(bigResult.status, 1)
         XCTAssertTrue(bigReport?.checks.contains { $0.check == "manifest.size" && $0.status == .fail } ?? false, bigResult.stdout)
@@ -204,6 +225,40 @@ final class VerifyServeCLITests: XCTestCase {
         try "{\"hello\": 1}".write(toFile: work.at("site/manifest.json"), atomically: true, encoding: .utf8)
         let (_, junk) = try verify([work.at("site")])
         XCTAssertTrue(junk?.checks.contains { $0.check == "manifest.parse" && $0.status == .fail && $0.detail.contains("cannot tell its profile") } ?? false)
+    }
+
+    /// s3:// verify reads the target through the S3 API: a URL-mode option is refused by
+    /// name during validation, before any connection (a loopback listener sees none).
+    func testS3ModeRefusesURLOptionsBeforeConnecting() throws {
+        let port = try freeLoopbackPort()
+        let listener = try BackgroundProcess("/usr/bin/env", ["python3", "-c", """
+            import sys
+            from http.server import BaseHTTPRequestHandler, HTTPServer
+            class H(BaseHTTPRequestHandler):
+                def answer(self):
+                    sys.stderr.write("request %s %s\\n" % (self.command, self.path)); sys.stderr.flush()
+                    self.send_response(404); self.send_header("Content-Length", "0"); self.send_header("Connection", "close"); self.end_headers()
+                do_GET = do_HEAD = do_PUT = do_POST = answer
+                def log_message(self, *args): pass
+            server = HTTPServer(("127.0.0.1", int(sys.argv[1])), H)
+            print("ready", flush=True)
+            server.serve_forever()
+            """, String(port)])
+        XCTAssertEqual(listener.firstLine, "ready")
+        var environment = ProcessInfo.processInfo.environment
+        environment["AWS_ACCESS_KEY_ID"] = "test"
+        environment["AWS_SECRET_ACCESS_KEY"] = "test"
+        environment["AWS_REGION"] = "us-east-1"
+        environment["AWS_EC2_METADATA_DISABLED"] = "true"
+        let endpoint = ["--endpoint", "http://127.0.0.1:\(port)"]
+        let refused = try modelcast(["verify", "s3://bucket/p", "--state", "x"] + endpoint, environment: environment)
+        XCTAssertEqual(refused.status, 64, refused.stdout + refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("--state applies to a manifest URL, directory or file, not to s3://bucket/p"), refused.stderr)
+        XCTAssertEqual(listener.standardError, "", "validation must fail before any request")
+        // The listener does see requests: the same command without --state reaches it.
+        let reached = try modelcast(["verify", "s3://bucket/p"] + endpoint, environment: environment)
+        XCTAssertNotEqual(reached.status, 0)
+        XCTAssertTrue(listener.standardError.contains("request "), "the listener saw nothing: \(reached.stdout + reached.stderr)")
     }
 
     func testUnsafeZipIsRefused() throws {
@@ -218,10 +273,39 @@ final class VerifyServeCLITests: XCTestCase {
 
     // MARK: - A misbehaving server
 
+    /// A detached signature that exists but cannot be fetched (HTTP 500) is a failure, not
+    /// "not signed", and a good inline signature does not let verify go on.
+    func testAnUnfetchableSignatureFailsEvenWithAGoodInlineOne() throws {
+        let work = try Scratch()
+        let port = try freeLoopbackPort()
+        let keys = try modelcast(["keygen", "--unencrypted", "--public-key", work.at("k.pub"), "--secret-key", work.at("k.key")])
+        XCTAssertEqual(keys.status, 0, keys.stderr)
+        for site in ["ok", "sigerror"] {
+            let result = try modelcast(["publish", "examples/models/tiny-llm.gguf", "--name", "m", "--version", "1.0.0", "--base-url", "http://127.0.0.1:\(port)/\(site)",
+                                        "--to", work.at("sites/\(site)"), "--sign", work.at("k.key"), "--inline-signature"], environment: environment)
+            XCTAssertEqual(result.status, 0, result.stderr)
+        }
+        let server = try BackgroundProcess("/usr/bin/env", ["python3", repositoryRoot + "/Tests/Fixtures/misbehaving_server.py", work.at("sites"), String(port)])
+        XCTAssertEqual(server.firstLine, "ready")
+
+        let (good, goodReport) = try verify(["http://127.0.0.1:\(port)/ok/manifest.json", "--allow-http", "--public-key", work.at("k.pub")])
+        XCTAssertEqual(good.status, 0, good.stdout)
+        XCTAssertEqual(statuses(goodReport, "manifest.signature"), [.pass])
+        XCTAssertEqual(statuses(goodReport, "manifest.inline-signature"), [.pass])
+
+        let (broken, report) = try verify(["http://127.0.0.1:\(port)/sigerror/manifest.json", "--allow-http", "--public-key", work.at("k.pub"), "--retries", "0"])
+        XCTAssertEqual(broken.status, 1, broken.stdout)
+        XCTAssertTrue(report?.checks.contains { $0.check == "manifest.signature" && $0.status == .fail && $0.subject.hasSuffix("/sigerror/manifest.json.minisig") && $0.detail == "HTTP 500 fetching the signature" } ?? false, broken.stdout)
+        XCTAssertEqual(statuses(report, "manifest.inline-signature"), [.pass])
+        XCTAssertEqual(statuses(report, "manifest.trust"), [.fail])
+        XCTAssertFalse(report?.checks.contains { $0.detail.contains("not signed") } ?? true, "a signature that could not be fetched is not a missing one: \(broken.stdout)")
+        XCTAssertFalse(report?.checks.contains { $0.check.hasPrefix("artifact.") } ?? true, "nothing is fetched after a signature failure")
+    }
+
     func testMisbehavingServers() throws {
         let work = try Scratch()
         let port = try freeLoopbackPort()
-        let modes = ["ok", "gzip", "norange", "flaky", "shortcache", "longmanifest", "wrongtype", "corrupt", "extra", "redirect", "nolength", "drip"]
+        let modes = ["ok", "gzip", "norange", "flaky", "shortcache", "longmanifest", "wrongtype", "corrupt", "extra", "redirect", "nolength", "drip", "deflate", "br", "negotiate", "rangeflaky", "rangeflaky2", "wrongtotal", "shortcdn", "quoted"]
         for mode in modes {
             try publishTwoReleases(to: work.at("sites/\(mode)"), base: "http://127.0.0.1:\(port)/\(mode)")
         }
@@ -244,8 +328,27 @@ final class VerifyServeCLITests: XCTestCase {
         try assertFails("gzip", "artifact.content-encoding", "gzip")
         let (_, gzipReport) = try run("gzip")
         XCTAssertTrue(gzipReport?.checks.contains { $0.check == "manifest.content-encoding" && $0.status == .warn } ?? false, "a gzipped manifest still parses, with a warning")
+        // deflate (the zlib format) is decoded too; objects must still be served as stored.
+        try assertFails("deflate", "artifact.content-encoding", "deflate")
+        let (_, deflateReport) = try run("deflate")
+        XCTAssertEqual(statuses(deflateReport, "manifest.content-encoding"), [.warn], "a deflate-encoded manifest still parses, with a warning")
+        XCTAssertEqual(statuses(deflateReport, "manifest.parse"), [.pass])
+        // An encoding verify cannot decode fails by its name and the URL, not as bad JSON.
+        let brURL = "http://127.0.0.1:\(port)/br/manifest.json"
+        try assertFails("br", "manifest.content-encoding", "\(brURL): cannot decode its Content-Encoding 'br'")
+        let (_, brReport) = try run("br")
+        XCTAssertEqual(statuses(brReport, "manifest.parse"), [], "an undecodable body is not parsed")
+        // verify never offers br, so a server that would brotli-encode answers with the stored bytes.
+        let (negotiated, negotiatedReport) = try run("negotiate")
+        XCTAssertEqual(negotiated.status, 0, negotiated.stdout)
+        XCTAssertEqual(statuses(negotiatedReport, "manifest.content-encoding"), [])
         try assertFails("norange", "artifact.range", "HTTP 200 for bytes 0-99, expected 206")
         try assertFails("shortcache", "artifact.cache-control", "'public, max-age=60'")
+        // Cache-Control is read as the manifest's is: s-maxage (what CDNs obey) counts, quotes do not.
+        try assertFails("shortcdn", "artifact.cache-control", "s-maxage=60 is shorter than a day")
+        let (quoted, quotedReport) = try run("quoted")
+        XCTAssertEqual(quoted.status, 0, quoted.stdout)
+        XCTAssertEqual(statuses(quotedReport, "artifact.cache-control"), [.pass, .pass])
         try assertFails("longmanifest", "manifest.cache-control", "max-age=3600")
         try assertFails("wrongtype", "artifact.content-type", "'text/html'")
         try assertFails("corrupt", "artifact.sha256", "manifest says")
@@ -258,6 +361,14 @@ final class VerifyServeCLITests: XCTestCase {
         try publishTwoReleases(to: work.at("sites/flaky2"), base: "http://127.0.0.1:\(port)/flaky2")
         let (flakyNoRetry, _) = try verify(["http://127.0.0.1:\(port)/flaky2/manifest.json", "--allow-http", "--retries", "0"])
         XCTAssertEqual(flakyNoRetry.status, 1)
+
+        // The zip's central directory is read with retried Range requests too.
+        let (rangeFlaky, rangeFlakyReport) = try run("rangeflaky")
+        XCTAssertEqual(rangeFlaky.status, 0, rangeFlaky.stdout)
+        XCTAssertEqual(statuses(rangeFlakyReport, "artifact.zip"), [.pass])
+        try assertFails("rangeflaky2", "artifact.zip", "HTTP 503 for bytes", ["--retries", "0"])
+        // A 206 must be a slice of the object that was hashed.
+        try assertFails("wrongtotal", "artifact.zip", "says the object has 19020 bytes, but the body downloaded and hashed has 19019")
 
         // Redirects are followed (same scheme: a warning).
         let (redirected, redirectReport) = try run("redirect")

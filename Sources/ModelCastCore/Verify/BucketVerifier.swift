@@ -1,10 +1,11 @@
 import Foundation
 
-/// Checks a target through its storage API (S3's HEAD, or the file system) before
-/// release: the manifest's headers, that it is the rendering of the latest history
-/// record, and that every object that record names — current and rollback — exists
-/// with the right size, SHA-256, Cache-Control and Content-Type. Nothing is downloaded
-/// but the manifest and the record.
+/// Checks an object-store target through its API (S3's HEAD) before release: the
+/// manifest's headers, that it is the rendering of the latest history record, and that
+/// every object that record names — current and rollback — exists with the right size,
+/// SHA-256, Cache-Control and Content-Type. Nothing is downloaded but the manifest and
+/// the record. Headers are judged as URL verify judges them; a missing one fails. (A
+/// plain directory keeps no headers: `verify DIR` reads them from `_modelcast/objects.json`.)
 public struct BucketVerifier: Sendable {
     public let storage: any Storage
     public let manifestKey: String
@@ -35,6 +36,8 @@ public struct BucketVerifier: Sendable {
                 return VerifyReport(source: source, profile: nil, sequence: nil, checks: log.checks, strict: strict)
             }
             log.add(.pass, "manifest.exists", source, "\(info.size) bytes")
+            // S3's HEAD returns the Cache-Control and Content-Type an object was stored with:
+            // none means none will be served, as URL verify would find.
             if let cacheControl = info.cacheControl {
                 do {
                     try CachePolicy.validateManifest(cacheControl)
@@ -42,14 +45,18 @@ public struct BucketVerifier: Sendable {
                 } catch {
                     log.add(.fail, "manifest.cache-control", source, String(describing: error))
                 }
+            } else {
+                log.add(.fail, "manifest.cache-control", source, "missing: stored without Cache-Control, so CDNs and devices may cache the manifest heuristically and miss releases and rollbacks")
             }
-            if let contentType = info.contentType {
-                log.add(mediaType(contentType) == "application/json" ? .pass : .fail, "manifest.content-type", source, contentType)
+            if let contentType = info.contentType, isJSONMediaType(contentType) {
+                log.add(.pass, "manifest.content-type", source, contentType)
+            } else {
+                log.add(.fail, "manifest.content-type", source, "'\(info.contentType ?? "")', expected application/json")
             }
             let signatures = SignatureCheck(publicKeys: publicKeys, requireSignature: requireSignature, expiryWarning: expiryWarning, now: now)
             var comment: TrustedComment?
             if signatures.isEnabled {
-                comment = signatures.run(manifest: data, detached: state.signatureData, manifestName: (manifestKey as NSString).lastPathComponent, source: source, log: log)
+                comment = signatures.run(manifest: data, detached: state.signatureData.map { .found($0) } ?? .absent, manifestName: (manifestKey as NSString).lastPathComponent, source: source, log: log)
             }
             let facts = try ManifestFacts.read(data, source: source)
             profile = facts.profile.rawValue
@@ -85,30 +92,18 @@ public struct BucketVerifier: Sendable {
                 if let sha = object.sha256 {
                     log.add(sha.hex == file.sha256 ? .pass : .fail, "object.sha256", subject, "\(label): \(sha.hex)\(sha.hex == file.sha256 ? "" : ", expected \(file.sha256)")")
                 } else {
-                    let digest = try? await digestByDownloading(file.key)
-                    if let digest {
-                        log.add(digest.hex == file.sha256 ? .pass : .fail, "object.sha256", subject, "\(label): \(digest.hex) (hashed from the file)\(digest.hex == file.sha256 ? "" : ", expected \(file.sha256)")")
-                    } else {
-                        log.add(.warn, "object.sha256", subject, "\(label): the store keeps no checksum for it")
-                    }
+                    log.add(.warn, "object.sha256", subject, "\(label): the store keeps no checksum for it")
                 }
-                if let cacheControl = object.cacheControl {
-                    log.add(cacheControl == CachePolicy.immutable ? .pass : .fail, "object.cache-control", subject, "\(label): '\(cacheControl)'\(cacheControl == CachePolicy.immutable ? "" : ", expected '\(CachePolicy.immutable)'")")
-                }
-                if let contentType = object.contentType {
-                    let ok = mediaType(contentType) == mediaType(file.contentType)
-                    log.add(ok ? .pass : .fail, "object.content-type", subject, "\(label): '\(contentType)'\(ok ? "" : ", expected '\(file.contentType)'")")
-                }
+                // Judged exactly as URL verify judges the Cache-Control it is served with.
+                let (cacheStatus, cacheDetail) = Verifier.judgeArtifactCacheControl(object.cacheControl)
+                log.add(cacheStatus, "object.cache-control", subject, "\(label): \(cacheDetail)")
+                let contentType = object.contentType ?? ""
+                let typeOK = mediaType(contentType) == mediaType(file.contentType)
+                log.add(typeOK ? .pass : .fail, "object.content-type", subject, "\(label): '\(contentType)'\(typeOK ? "" : ", expected '\(file.contentType)'")")
             }
         } catch {
             log.add(.fail, "storage", source, String(describing: error))
         }
         return VerifyReport(source: source, profile: profile, sequence: sequence, checks: log.checks, strict: strict)
-    }
-
-    /// For a local directory (which keeps no checksums): hash the file itself.
-    private func digestByDownloading(_ key: String) async throws -> SHA256Digest? {
-        guard let directory = storage as? DirectoryStorage else { return nil }
-        return try StreamDigester.digest(ofFileAt: directory.root + "/" + key).sha256
     }
 }

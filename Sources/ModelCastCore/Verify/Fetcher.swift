@@ -9,8 +9,6 @@ public struct FetchResponse: Sendable {
     public var status: Int
     /// Header fields by lower-cased name; repeated fields joined with ", ".
     public var headers: [String: String]
-    /// The URL that finally answered.
-    public var finalURL: String
     /// Every redirect followed, as "STATUS FROM -> TO".
     public var redirects: [String]
     /// Body bytes handed to the consumer.
@@ -46,10 +44,12 @@ public enum FetchError: Error, Sendable, LocalizedError, CustomStringConvertible
 
     public var errorDescription: String? { description }
 
-    /// Worth retrying: a timeout or a dropped connection may be transient.
+    /// Worth retrying: a failed connection (refused, reset, dropped mid-body, silent past
+    /// the idle timeout) may be transient. A request past its deadline is not: its time
+    /// is spent. Nor is a redirect loop.
     var isTransient: Bool {
-        if case .tooManyRedirects = self { return false }
-        return true
+        if case .transport = self { return true }
+        return false
     }
 }
 
@@ -94,8 +94,9 @@ public final class HTTPFetcher: ObjectFetcher, @unchecked Sendable {
         for _ in 0...Self.maxRedirects {
             var request = HTTPClientRequest(url: current)
             request.method = .GET
-            // What URLSession sends: a server that compresses would do it for devices too.
-            request.headers.add(name: "Accept-Encoding", value: "gzip, deflate, br")
+            // A server that compresses for devices does it for verify too; only what verify
+            // can decode is asked for (URLSession also offers br).
+            request.headers.add(name: "Accept-Encoding", value: ContentDecoding.acceptEncoding)
             request.headers.add(name: "User-Agent", value: "modelcast-verify/\(ModelCastVersion.current)")
             if let range { request.headers.add(name: "Range", value: "bytes=\(range.lowerBound)-\(range.upperBound)") }
             let response: HTTPClientResponse
@@ -140,7 +141,7 @@ public final class HTTPFetcher: ObjectFetcher, @unchecked Sendable {
             } catch {
                 throw FetchError.transport(url: current, message: "reading the body failed after \(read) bytes: \(error)")
             }
-            return FetchResponse(status: status, headers: headers, finalURL: current, redirects: redirects, bytesRead: read, exceededLimit: exceeded)
+            return FetchResponse(status: status, headers: headers, redirects: redirects, bytesRead: read, exceededLimit: exceeded)
         }
         throw FetchError.tooManyRedirects(url: url)
     }
@@ -163,12 +164,13 @@ public struct DirectoryFetcher: ObjectFetcher {
         var base = baseURL
         if let data = FileManager.default.contents(atPath: path) {
             struct File: Decodable {
+                // Optional here so that a missing field is reported with its object's key.
                 struct Object: Decodable {
-                    let key: String
-                    let cache_control: String
-                    let content_type: String
-                    let size: Int64
-                    let sha256: String
+                    let key: String?
+                    let cache_control: String?
+                    let content_type: String?
+                    let size: Int64?
+                    let sha256: String?
                 }
                 let base_url: String
                 let objects: [Object]
@@ -178,9 +180,16 @@ public struct DirectoryFetcher: ObjectFetcher {
                 throw ModelCastError.usage("cannot read \(path): \(describe(decodingError: error))")
             }
             base = base ?? file.base_url
-            for object in file.objects {
-                guard let digest = SHA256Digest(hex: object.sha256) else { continue }
-                declared[object.key] = ObjectMetadata(cacheControl: object.cache_control, contentType: object.content_type, size: object.size, sha256: digest)
+            for (index, object) in file.objects.enumerated() {
+                // An entry that cannot be used would otherwise serve its object with no headers.
+                guard let key = object.key else { throw ModelCastError.usage("cannot read \(path): objects[\(index)] has no key") }
+                func refuse(_ reason: String) -> ModelCastError { .usage("cannot read \(path): the entry for key '\(key)' \(reason)") }
+                guard let cacheControl = object.cache_control else { throw refuse("has no cache_control") }
+                guard let contentType = object.content_type else { throw refuse("has no content_type") }
+                guard let size = object.size, size >= 0 else { throw refuse("has no non-negative size") }
+                guard let sha256 = object.sha256 else { throw refuse("has no sha256") }
+                guard let digest = SHA256Digest(hex: sha256) else { throw refuse("has sha256 '\(sha256)', not a hex SHA-256") }
+                declared[key] = ObjectMetadata(cacheControl: cacheControl, contentType: contentType, size: size, sha256: digest)
             }
         }
         guard let base else {
@@ -202,7 +211,7 @@ public struct DirectoryFetcher: ObjectFetcher {
     ) async throws -> FetchResponse {
         guard let key = key(for: url), (try? validateKey(key)) != nil,
               let info = try linkStatus(root + "/" + key), case .regular = FileType(mode: info.st_mode) else {
-            return FetchResponse(status: 404, headers: [:], finalURL: url, redirects: [], bytesRead: 0, exceededLimit: false)
+            return FetchResponse(status: 404, headers: [:], redirects: [], bytesRead: 0, exceededLimit: false)
         }
         let size = Int64(info.st_size)
         var headers: [String: String] = ["accept-ranges": "bytes"]
@@ -216,7 +225,7 @@ public struct DirectoryFetcher: ObjectFetcher {
         var status = 200
         if let range {
             guard range.lowerBound < size else {
-                return FetchResponse(status: 416, headers: headers, finalURL: url, redirects: [], bytesRead: 0, exceededLimit: false)
+                return FetchResponse(status: 416, headers: headers, redirects: [], bytesRead: 0, exceededLimit: false)
             }
             start = range.lowerBound
             end = min(range.upperBound, size - 1)
@@ -240,7 +249,7 @@ public struct DirectoryFetcher: ObjectFetcher {
                 break
             }
         }
-        return FetchResponse(status: status, headers: headers, finalURL: url, redirects: [], bytesRead: read, exceededLimit: exceeded)
+        return FetchResponse(status: status, headers: headers, redirects: [], bytesRead: read, exceededLimit: exceeded)
     }
 }
 

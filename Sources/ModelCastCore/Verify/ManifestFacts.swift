@@ -1,7 +1,7 @@
 import Foundation
 
 /// An object a manifest tells devices to download, with what the manifest promises about it.
-public struct ExpectedObject: Sendable, Equatable {
+public struct ExpectedObject: Sendable {
     /// Which model and file this is, for reports (`tiny-llm/tiny-llm.gguf`, `tier 1b`).
     public let label: String
     public let url: String
@@ -13,13 +13,6 @@ public struct ExpectedObject: Sendable, Equatable {
     public let approximateSize: (bytes: Int64, tolerance: Int64)?
     /// Promised Content-Type, when the profile carries one.
     public let contentType: String?
-    /// True for a rollback target (the release devices fall back to).
-    public let isRollback: Bool
-
-    public static func == (a: ExpectedObject, b: ExpectedObject) -> Bool {
-        a.label == b.label && a.url == b.url && a.sha256 == b.sha256 && a.size == b.size
-            && a.approximateSize?.bytes == b.approximateSize?.bytes && a.contentType == b.contentType && a.isRollback == b.isRollback
-    }
 }
 
 /// What a manifest says, whatever its profile.
@@ -63,7 +56,7 @@ public struct ManifestFacts: Sendable {
                     objects.append(ExpectedObject(
                         label: "\(rollback ? "rollback " : "")\(name) \(model.version)/\(file.name)", url: file.url,
                         sha256: try hex(file.sha256, "\(name).files.sha256"), size: file.size, approximateSize: nil,
-                        contentType: file.contentType, isRollback: rollback))
+                        contentType: file.contentType))
                 }
             }
             for name in release.models.keys.sorted() { try add(release.models[name]!, name: name, rollback: false) }
@@ -86,7 +79,7 @@ public struct ManifestFacts: Sendable {
             return ManifestFacts(profile: .nomlens, sequence: nil, expiresAt: nil, objects: [
                 ExpectedObject(label: "model \(version)", url: try string(json["url"], "url"),
                                sha256: try hex(try string(json["sha256"], "sha256"), "sha256"), size: nil,
-                               approximateSize: (bytes, tolerance), contentType: nil, isRollback: false),
+                               approximateSize: (bytes, tolerance), contentType: nil),
             ])
 
         case .tiers:
@@ -98,7 +91,7 @@ public struct ManifestFacts: Sendable {
                     label: "tier \(tier.key) \(version)", url: try string(tier.value["url"], "models.\(tier.key).url"),
                     sha256: try hex(try string(tier.value["sha256"], "models.\(tier.key).sha256"), "models.\(tier.key).sha256"),
                     size: try integer(tier.value["size_bytes"], "models.\(tier.key).size_bytes"), approximateSize: nil,
-                    contentType: nil, isRollback: false))
+                    contentType: nil))
             }
             if case .object(let members) = json {
                 let rollbackVersion = json["rollback_version"]?.stringValue ?? "?"
@@ -106,7 +99,7 @@ public struct ManifestFacts: Sendable {
                     objects.append(ExpectedObject(
                         label: "rollback tier \(member.key.dropFirst("rollback_url_".count)) \(rollbackVersion)",
                         url: try string(member.value, member.key), sha256: nil, size: nil, approximateSize: nil,
-                        contentType: nil, isRollback: true))
+                        contentType: nil))
                 }
             }
             return ManifestFacts(profile: .tiers, sequence: nil, expiresAt: nil, objects: objects)
@@ -125,21 +118,21 @@ public struct ManifestFacts: Sendable {
                     url: try string(model.value["url"], "models.\(model.key).url"),
                     sha256: try checksum(model.value["checksum"], "models.\(model.key).checksum"),
                     size: try integer(model.value["size"], "models.\(model.key).size"), approximateSize: nil,
-                    contentType: nil, isRollback: false))
+                    contentType: nil))
             }
             if let prototypes = json["prototypes"] {
                 objects.append(ExpectedObject(
                     label: "prototypes \(try string(prototypes["version"], "prototypes.version"))",
                     url: try string(prototypes["url"], "prototypes.url"),
                     sha256: try checksum(prototypes["checksum"], "prototypes.checksum"), size: nil, approximateSize: nil,
-                    contentType: nil, isRollback: false))
+                    contentType: nil))
             }
             return ManifestFacts(profile: .catalog, sequence: nil, expiresAt: nil, objects: objects)
 
         case .latest:
             let url = try string(json["url"], "url")
             return ManifestFacts(profile: .latest, sequence: nil, expiresAt: nil, objects: [
-                ExpectedObject(label: "latest", url: url, sha256: nil, size: nil, approximateSize: nil, contentType: nil, isRollback: false),
+                ExpectedObject(label: "latest", url: url, sha256: nil, size: nil, approximateSize: nil, contentType: nil),
             ])
         }
     }

@@ -1,5 +1,16 @@
 import Foundation
 
+/// What was found where a manifest's detached signature (`.minisig`) should be.
+enum DetachedSignature {
+    /// Its bytes.
+    case found(Data)
+    /// There is none (HTTP 404/403, or no file).
+    case absent
+    /// It could not be read (another HTTP status, too large, a failed fetch); the
+    /// reason has already been reported as a failure.
+    case unavailable
+}
+
 /// The manifest signature checks `verify` runs first: the detached
 /// `manifest.json.minisig` and, for the modelcast profile, an inline signature.
 struct SignatureCheck {
@@ -11,11 +22,11 @@ struct SignatureCheck {
     /// True when there is anything to check (keys given, or a signature required).
     var isEnabled: Bool { !publicKeys.isEmpty || requireSignature }
 
-    /// Checks every signature `manifest` has. `detached` is the `.minisig` text (nil when
-    /// there is none). Returns the trusted comment modelcast wrote, once verified.
-    func run(manifest: Data, detached: Data?, manifestName: String, source: String, log: CheckLog) -> TrustedComment? {
+    /// Checks every signature `manifest` has. `detached` is the `.minisig` beside it.
+    /// Returns the trusted comment modelcast wrote, once verified.
+    func run(manifest: Data, detached: DetachedSignature, manifestName: String, source: String, log: CheckLog) -> TrustedComment? {
         var signatures: [(label: String, file: String, message: Data)] = []
-        if let detached {
+        if case .found(let detached) = detached {
             signatures.append(("manifest.signature", String(decoding: detached, as: UTF8.self), manifest))
         }
         if let inline = InlineSignature.split(manifest) {
@@ -26,6 +37,9 @@ struct SignatureCheck {
             }
         }
         guard !signatures.isEmpty else {
+            // An unavailable detached signature was reported (and failed) where it was fetched:
+            // the manifest may well be signed, so do not call it unsigned.
+            if case .unavailable = detached { return nil }
             log.add(.fail, "manifest.signature", source, "not signed: no \(manifestName).minisig beside it and no inline signature")
             return nil
         }

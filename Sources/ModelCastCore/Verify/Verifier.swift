@@ -17,7 +17,8 @@ public struct VerifyOptions: Sendable {
     /// Slowest acceptable download speed (bytes/s): an artifact's deadline is
     /// `requestTimeout + size / minimumSpeed`, so a dripping server fails.
     public var minimumSpeed: Double = 256 * 1024
-    /// Retries for 5xx answers, timeouts and dropped connections.
+    /// Retries for HTTP 5xx answers and failed connections (refused, reset, dropped
+    /// mid-body, silent past the idle timeout). A request that reaches its deadline is not retried.
     public var retries = 3
     /// Downloads in flight at once.
     public var jobs = 4
@@ -150,7 +151,8 @@ public struct Verifier: Sendable {
         let data: Data
         if let local {
             data = local
-            log.add(.warn, "manifest.headers", url, "read from a local file: its HTTP headers are not checked")
+            // Information, not a warning: --strict must be able to pass a local file.
+            log.add(.pass, "manifest.headers", url, "not checked: read from a local file (verify its URL once it is served)")
         } else {
             let body = ByteCollector()
             let response = try await fetchWithRetries(url, range: nil, limit: Int64(options.maxManifestBytes), deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), reset: { body.reset() }, consume: body.append)
@@ -166,7 +168,7 @@ public struct Verifier: Sendable {
             }
             log.add(.pass, "manifest.size", url, "\(response.bytesRead) bytes")
             let contentType = response.headers["content-type"] ?? ""
-            if mediaType(contentType) == "application/json" || mediaType(contentType).hasSuffix("+json") {
+            if isJSONMediaType(contentType) {
                 log.add(.pass, "manifest.content-type", url, contentType)
             } else {
                 log.add(.fail, "manifest.content-type", url, "'\(contentType)', expected application/json")
@@ -184,10 +186,11 @@ public struct Verifier: Sendable {
             if let encoding = response.headers["content-encoding"], encoding.lowercased() != "identity" {
                 // Devices' HTTP stacks decode gzip transparently, so the manifest still arrives intact.
                 do {
-                    data = try ContentDecoding.decode(body.data, encoding: encoding, limit: options.maxManifestBytes)
+                    data = try ContentDecoding.decode(body.data, encoding: encoding, url: url, limit: options.maxManifestBytes)
                     log.add(.warn, "manifest.content-encoding", url, "\(encoding): devices decode it, but a CDN that re-encodes may also rewrite it; serve the manifest as stored")
                 } catch {
-                    log.add(.fail, "manifest.content-encoding", url, "\(encoding): \(error)")
+                    // Not parsed: an undecoded body would only fail as bad JSON.
+                    log.add(.fail, "manifest.content-encoding", url, String(describing: error))
                     return nil
                 }
             } else {
@@ -199,8 +202,15 @@ public struct Verifier: Sendable {
         let signatures = SignatureCheck(publicKeys: options.publicKeys, requireSignature: options.requireSignature, expiryWarning: options.expiryWarning, now: options.now)
         var comment: TrustedComment?
         if signatures.isEnabled {
-            let detached = local != nil ? localSignature : try await fetchSignature(SignedManifest.signatureKey(for: url), deadline: deadline, log: log)
+            // Counted before the detached signature is fetched: a failed fetch (5xx, oversize)
+            // is a signature failure even when an inline signature verifies.
             let failuresBefore = log.failures
+            let detached: DetachedSignature
+            if local != nil {
+                detached = localSignature.map { .found($0) } ?? .absent
+            } else {
+                detached = await fetchSignature(SignedManifest.signatureKey(for: url), deadline: deadline, log: log)
+            }
             comment = signatures.run(manifest: data, detached: detached, manifestName: (URLParts.path(of: url) as NSString).lastPathComponent, source: url, log: log)
             guard log.failures == failuresBefore else {
                 log.add(.fail, "manifest.trust", url, "the signature check failed: nothing this manifest names is fetched")
@@ -231,15 +241,22 @@ public struct Verifier: Sendable {
                 log.add(.fail, "manifest.urls", object.url, "\(object.label): not an absolute http(s) URL; not fetched")
             } else if lower.hasPrefix("http://") && !options.allowHTTP {
                 log.add(.fail, "manifest.urls", object.url, "\(object.label): plain http (iOS App Transport Security refuses it; --allow-http for local tests); not fetched")
-            } else if !prefixes.contains(where: { object.url.hasPrefix($0) }) {
-                if options.allowExternalURLs {
+            } else if let prefix = prefixes.first(where: { object.url.hasPrefix($0) }) {
+                // `https://cdn/ml/../other/x` starts with the prefix but resolves outside it.
+                if let problem = Self.pathProblem(below: prefix, in: object.url) {
+                    log.add(.fail, "manifest.urls", object.url, "\(object.label): \(problem): it may resolve outside \(prefix); not fetched")
+                } else {
+                    accepted.append(object)
+                }
+            } else if options.allowExternalURLs {
+                if let problem = Self.pathProblem(below: nil, in: object.url) {
+                    log.add(.fail, "manifest.urls", object.url, "\(object.label): \(problem); not fetched")
+                } else {
                     log.add(.warn, "manifest.urls", object.url, "\(object.label): outside \(prefixes.joined(separator: ", "))")
                     accepted.append(object)
-                } else {
-                    log.add(.fail, "manifest.urls", object.url, "\(object.label): outside the expected prefix \(prefixes.joined(separator: ", ")) (--allow-external-urls to accept); not fetched")
                 }
             } else {
-                accepted.append(object)
+                log.add(.fail, "manifest.urls", object.url, "\(object.label): outside the expected prefix \(prefixes.joined(separator: ", ")) (--allow-external-urls to accept); not fetched")
             }
         }
         if accepted.count == facts.objects.count {
@@ -267,21 +284,28 @@ public struct Verifier: Sendable {
         return ManifestFacts(profile: facts.profile, sequence: sequence, expiresAt: facts.expiresAt, objects: accepted)
     }
 
-    /// The detached signature beside the manifest, or nil when there is none (404/403).
-    private func fetchSignature(_ url: String, deadline: Date, log: CheckLog) async throws -> Data? {
+    /// The detached signature beside the manifest: found, absent (404/403), or
+    /// unavailable (any other answer or a failed fetch, logged here as a failure).
+    private func fetchSignature(_ url: String, deadline: Date, log: CheckLog) async -> DetachedSignature {
         let body = ByteCollector()
-        let response = try await fetchWithRetries(url, range: nil, limit: Int64(SignedManifest.maximumSignatureSize), deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), reset: { body.reset() }, consume: body.append)
+        let response: FetchResponse
+        do {
+            response = try await fetchWithRetries(url, range: nil, limit: Int64(SignedManifest.maximumSignatureSize), deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), reset: { body.reset() }, consume: body.append)
+        } catch {
+            log.add(.fail, "manifest.signature", url, "cannot fetch the signature: \(error)")
+            return .unavailable
+        }
         switch response.status {
         case 200:
             guard !response.exceededLimit else {
-                log.add(.fail, "manifest.signature", url, "larger than 64 KiB: not a minisign signature")
-                return nil
+                log.add(.fail, "manifest.signature", url, "larger than \(SignedManifest.maximumSignatureSize) bytes: not a minisign signature")
+                return .unavailable
             }
-            return body.data
-        case 403, 404: return nil
+            return .found(body.data)
+        case 403, 404: return .absent
         default:
             log.add(.fail, "manifest.signature", url, "HTTP \(response.status) fetching the signature")
-            return nil
+            return .unavailable
         }
     }
 
@@ -410,16 +434,8 @@ public struct Verifier: Sendable {
     /// returns the Content-Type expected.
     private func checkHeaders(_ object: ExpectedObject, response: FetchResponse, log: CheckLog) -> String {
         let (url, label) = (object.url, object.label)
-        let cacheControl = response.headers["cache-control"] ?? ""
-        let directives = Set(cacheControl.lowercased().split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
-        let maxAge = directives.compactMap { d -> Int? in d.hasPrefix("max-age=") ? Int(d.dropFirst(8)) : nil }.first ?? 0
-        if directives.contains("no-store") || directives.contains("no-cache") || maxAge < 86_400 {
-            log.add(.fail, "artifact.cache-control", url, "\(label): '\(cacheControl)', expected long-lived (\(CachePolicy.immutable))")
-        } else if !directives.contains("immutable") {
-            log.add(.warn, "artifact.cache-control", url, "\(label): '\(cacheControl)' lacks immutable: caches will revalidate an object that never changes")
-        } else {
-            log.add(.pass, "artifact.cache-control", url, "\(label): \(cacheControl)")
-        }
+        let (status, detail) = Self.judgeArtifactCacheControl(response.headers["cache-control"])
+        log.add(status, "artifact.cache-control", url, "\(label): \(detail)")
         let contentType = response.headers["content-type"] ?? ""
         let expectedType = object.contentType ?? ContentType.forArtifact(named: String(url.split(separator: "/").last ?? ""))
         if mediaType(contentType) == mediaType(expectedType) {
@@ -430,6 +446,22 @@ public struct Verifier: Sendable {
             log.add(.fail, "artifact.content-type", url, "\(label): '\(contentType)', expected \(expectedType)")
         }
         return expectedType
+    }
+
+    /// An artifact's Cache-Control judged by `CachePolicy.validateArtifact`, as a status
+    /// and a detail naming the value; bucket verify reports the same.
+    static func judgeArtifactCacheControl(_ cacheControl: String?) -> (VerifyCheck.Status, String) {
+        guard let cacheControl else {
+            return (.fail, "no Cache-Control, expected '\(CachePolicy.immutable)': caches keep it only heuristically")
+        }
+        switch CachePolicy.validateArtifact(cacheControl) {
+        case .ok:
+            return (.pass, cacheControl)
+        case .lacksImmutable:
+            return (.warn, "'\(cacheControl)' lacks immutable: caches will revalidate an object that never changes")
+        case .refused(let why):
+            return (.fail, "'\(cacheControl)' is refused: \(why); expected long-lived ('\(CachePolicy.immutable)')")
+        }
     }
 
     /// Devices resume interrupted downloads with Range requests: the first bytes must come back as a 206.
@@ -455,7 +487,7 @@ public struct Verifier: Sendable {
     /// A zip's central directory, read with Range requests: safe to unpack on a device.
     private func checkZip(_ object: ExpectedObject, size: Int64, deadline: Date, log: CheckLog) async {
         let (url, label) = (object.url, object.label)
-        let bytes = RangedHTTPBytes(fetcher: fetcher, url: url, size: size, deadline: deadline)
+        let bytes = RangedHTTPBytes(verifier: self, url: url, size: size, deadline: deadline)
         do {
             let inspection = try await ZipInspector.inspect(bytes)
             if inspection.problems.isEmpty {
@@ -481,7 +513,8 @@ public struct Verifier: Sendable {
         }
     }
 
-    /// Retries 5xx answers and transport errors with exponential backoff and jitter.
+    /// Retries 5xx answers and failed connections (`FetchError.isTransient`) with
+    /// exponential backoff and jitter, within `deadline`; a request past it is not retried.
     func fetchWithRetries(
         _ url: String, range: ClosedRange<Int64>?, limit: Int64, deadline: Date,
         reset: @escaping @Sendable () -> Void,
@@ -499,7 +532,6 @@ public struct Verifier: Sendable {
                 }
                 return response
             } catch let error as FetchError where error.isTransient && attempt < options.retries && Date() < deadline {
-                if case .timedOut = error { throw error }  // the deadline is spent; retrying cannot help
                 attempt += 1
                 try await backoff(attempt, deadline: deadline)
             }
@@ -511,11 +543,45 @@ public struct Verifier: Sendable {
         try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
     }
 
+    /// Why an object URL's path is not a plain key, or nil when it is. The path (below
+    /// `prefix`, or all of it when `prefix` is nil; query and fragment dropped) is
+    /// percent-decoded and must have no empty, `.` or `..` segment (`\` counts as `/`,
+    /// as some servers treat it): such a path can resolve outside the prefix it starts with.
+    static func pathProblem(below prefix: String?, in url: String) -> String? {
+        var path: Substring
+        if let prefix {
+            path = url.dropFirst(prefix.count)
+        } else {
+            path = Substring(URLParts.path(of: url).drop(while: { $0 == "/" }))
+        }
+        if let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<end] }
+        guard let decoded = String(path).removingPercentEncoding else {
+            return "its path '\(path)' has an invalid percent-encoding"
+        }
+        let key = decoded.replacingOccurrences(of: "\\", with: "/")
+        if prefix == nil {
+            // Outside any prefix only dot segments matter (there is no key to keep clean).
+            let segments = key.split(separator: "/")
+            return segments.contains { $0 == "." || $0 == ".." } ? "its path '\(decoded)' has a '.' or '..' segment" : nil
+        }
+        do { try validateKey(key) } catch {
+            return "its path below the prefix, '\(decoded)', is empty or has an empty, '.' or '..' segment"
+        }
+        return nil
+    }
+
     /// `c0ffee…` → the UUID-shaped name the latest profile gives content-addressed files.
     static func uuidForm(_ digest: SHA256Digest) -> String {
         let hex = Array(digest.hex.prefix(32))
         return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(hex[$0]) }.joined(separator: "-")
     }
+}
+
+/// True for a manifest's Content-Type: `application/json` or a `+json` type, with any parameters
+/// (URL and bucket verify judge it alike).
+func isJSONMediaType(_ contentType: String) -> Bool {
+    let type = mediaType(contentType)
+    return type == "application/json" || type.hasSuffix("+json")
 }
 
 /// `application/json; charset=utf-8` → `application/json`.
@@ -623,10 +689,13 @@ final class HashingSink: @unchecked Sendable {
     }
 }
 
-/// An object read piecewise with Range requests (for the zip central directory).
+/// An object read piecewise with Range requests (for the zip central directory),
+/// retried like every other request. Each 206 must say, in its Content-Range, that it
+/// is a slice of an object of exactly the size that was downloaded and hashed.
 struct RangedHTTPBytes: RandomAccessBytes {
-    let fetcher: any ObjectFetcher
+    let verifier: Verifier
     let url: String
+    /// The size of the body that was hashed.
     let size: Int64
     let deadline: Date
     var name: String { url }
@@ -635,11 +704,44 @@ struct RangedHTTPBytes: RandomAccessBytes {
         guard count > 0, offset < size else { return [] }
         let end = min(size, offset + Int64(count)) - 1
         let body = ByteCollector()
-        let response = try await fetcher.fetch(url, range: offset...end, limit: end - offset + 1, deadline: deadline, consume: body.append)
-        guard response.status == 206 || (response.status == 200 && offset == 0) else {
-            throw FetchError.transport(url: url, message: "HTTP \(response.status) for bytes \(offset)-\(end)")
+        let response = try await verifier.fetchWithRetries(url, range: offset...end, limit: end - offset + 1, deadline: deadline, reset: { body.reset() }, consume: body.append)
+        func failure(_ message: String) -> FetchError { .transport(url: url, message: message) }
+        switch response.status {
+        case 206:
+            guard let contentRange = response.headers["content-range"] else {
+                throw failure("HTTP 206 for bytes \(offset)-\(end) without a Content-Range")
+            }
+            guard let range = Self.parseContentRange(contentRange) else {
+                throw failure("HTTP 206 for bytes \(offset)-\(end) with an unreadable Content-Range '\(contentRange)'")
+            }
+            guard range.total == size else {
+                throw failure("Content-Range '\(contentRange)' says the object has \(range.total.map(String.init) ?? "an unknown number of") bytes, but the body downloaded and hashed has \(size): the ranges read are not of the object checked")
+            }
+            guard range.first == offset, range.last == end, response.bytesRead == end - offset + 1, !response.exceededLimit else {
+                throw failure("asked for bytes \(offset)-\(end), got Content-Range '\(contentRange)' and \(response.bytesRead)\(response.exceededLimit ? "+" : "") bytes")
+            }
+        case 200 where offset == 0:
+            // The whole object (Range ignored): its first bytes, if it is the object hashed.
+            if let length = response.headers["content-length"].flatMap({ Int64($0.trimmingCharacters(in: .whitespaces)) }), length != size {
+                throw failure("HTTP 200 with Content-Length \(length) for bytes \(offset)-\(end), but the body downloaded and hashed has \(size) bytes")
+            }
+        default:
+            throw failure("HTTP \(response.status) for bytes \(offset)-\(end)")
         }
         return Array(body.data)
+    }
+
+    /// `bytes 0-99/2000` → (0, 99, 2000); `bytes 0-99/*` → (0, 99, nil).
+    static func parseContentRange(_ value: String) -> (first: Int64, last: Int64, total: Int64?)? {
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        guard trimmed.lowercased().hasPrefix("bytes ") else { return nil }
+        let spec = trimmed.dropFirst(6).split(separator: "/", maxSplits: 1)
+        guard spec.count == 2 else { return nil }
+        let bounds = spec[0].split(separator: "-", maxSplits: 1)
+        guard bounds.count == 2, let first = Int64(bounds[0]), let last = Int64(bounds[1]), first <= last else { return nil }
+        if spec[1] == "*" { return (first, last, nil) }
+        guard let total = Int64(spec[1]) else { return nil }
+        return (first, last, total)
     }
 }
 

@@ -14,8 +14,9 @@ public struct VerifyTarget: Sendable {
     /// True when objects are fetched over HTTP.
     public var isHTTP: Bool { directory == nil }
 
-    /// Works out the kind of SOURCE and checks what it needs.
-    public static func resolve(_ source: String, baseURLs: [String], manifestKey: String) throws -> VerifyTarget {
+    /// Works out the kind of SOURCE and checks what it needs. A local manifest file
+    /// larger than `maxManifestBytes` is refused, as a fetched one is.
+    public static func resolve(_ source: String, baseURLs: [String], manifestKey: String, maxManifestBytes: Int = VerifyOptions().maxManifestBytes) throws -> VerifyTarget {
         let lower = source.lowercased()
         if lower.hasPrefix("https://") || lower.hasPrefix("http://") {
             return VerifyTarget(manifestURL: source, directory: nil, localManifest: nil)
@@ -33,12 +34,29 @@ public struct VerifyTarget: Sendable {
             throw ModelCastError.usage("verifying a local manifest file needs --base-url: the URL it will be served under")
         }
         try PublishRequest.validateBaseURL(base)
-        guard let data = FileManager.default.contents(atPath: source) else {
-            throw ModelCastError.unreadable(path: source, reason: errnoDescription())
-        }
+        let data = try readCapped(source, limit: maxManifestBytes, what: "a manifest")
+        let signaturePath = SignedManifest.signatureKey(for: source)
+        let signature = FileManager.default.fileExists(atPath: signaturePath)
+            ? try readCapped(signaturePath, limit: SignedManifest.maximumSignatureSize, what: "a minisign signature") : nil
         let name = (source as NSString).lastPathComponent
         return VerifyTarget(
             manifestURL: (base.hasSuffix("/") ? base : base + "/") + URLParts.percentEncodedPath(name), directory: nil, localManifest: data,
-            localSignature: FileManager.default.contents(atPath: SignedManifest.signatureKey(for: source)))
+            localSignature: signature)
+    }
+
+    /// The bytes of the file at `path`, refusing one larger than `limit` before reading it all.
+    private static func readCapped(_ path: String, limit: Int, what: String) throws -> Data {
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw ModelCastError.unreadable(path: path, reason: errnoDescription())
+        }
+        defer { try? handle.close() }
+        let data: Data
+        do { data = try handle.read(upToCount: limit + 1) ?? Data() } catch {
+            throw ModelCastError.unreadable(path: path, reason: String(describing: error))
+        }
+        guard data.count <= limit else {
+            throw ModelCastError.usage("\(path) is larger than \(limit) bytes, the most verify reads of \(what); refusing to parse it")
+        }
+        return data
     }
 }
