@@ -262,3 +262,64 @@ func linkTarget(_ path: String) -> String {
     guard n >= 0 else { return "?" }
     return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
+
+/// A file as it was at one moment: which file (device and inode), its size, and
+/// its modification and status-change times. A write, truncation, `touch`, `chmod`
+/// or replacement by rename all give a different snapshot (within the file
+/// system's timestamp resolution), so comparing two snapshots tells whether bytes
+/// read earlier may differ from the bytes there now.
+public struct FileSnapshot: Sendable, Equatable {
+    public let device: UInt64
+    public let inode: UInt64
+    public let size: Int64
+    public let modifiedSeconds: Int
+    public let modifiedNanoseconds: Int
+    public let changedSeconds: Int
+    public let changedNanoseconds: Int
+
+    init(_ info: stat) {
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        modifiedSeconds = Int(info.st_mtim.tv_sec)
+        modifiedNanoseconds = Int(info.st_mtim.tv_nsec)
+        changedSeconds = Int(info.st_ctim.tv_sec)
+        changedNanoseconds = Int(info.st_ctim.tv_nsec)
+    }
+
+    /// The file at `path` now (following symbolic links, as opening it does).
+    public static func current(_ path: String) throws -> FileSnapshot {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            let code = errno
+            if code == ENOENT { throw ModelCastError.notFound(path: path) }
+            throw ModelCastError.io(operation: "stat", path: path, reason: errnoDescription(code))
+        }
+        return FileSnapshot(info)
+    }
+
+    /// What differs between `earlier` and this snapshot, for messages ("size 100 →
+    /// 120 bytes, modified 2026-09-21T12:00:00.000000000Z → 2026-09-21T12:00:05.250000000Z").
+    public func changes(since earlier: FileSnapshot) -> String {
+        func time(_ seconds: Int, _ nanoseconds: Int) -> String {
+            var clock = time_t(seconds)
+            var parts = tm()
+            gmtime_r(&clock, &parts)
+            var buffer = [CChar](repeating: 0, count: 32)
+            let length = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S", &parts)
+            let fraction = String(nanoseconds)
+            return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                + "." + String(repeating: "0", count: max(0, 9 - fraction.count)) + fraction + "Z"
+        }
+        var changes: [String] = []
+        if device != earlier.device || inode != earlier.inode { changes.append("replaced by another file") }
+        if size != earlier.size { changes.append("size \(earlier.size) → \(size) bytes") }
+        if modifiedSeconds != earlier.modifiedSeconds || modifiedNanoseconds != earlier.modifiedNanoseconds {
+            changes.append("modified \(time(earlier.modifiedSeconds, earlier.modifiedNanoseconds)) → \(time(modifiedSeconds, modifiedNanoseconds))")
+        }
+        if changes.isEmpty, changedSeconds != earlier.changedSeconds || changedNanoseconds != earlier.changedNanoseconds {
+            changes.append("status changed \(time(earlier.changedSeconds, earlier.changedNanoseconds)) → \(time(changedSeconds, changedNanoseconds))")
+        }
+        return changes.isEmpty ? "unchanged" : changes.joined(separator: ", ")
+    }
+}
