@@ -384,4 +384,61 @@ extension S3PublishTests {
         XCTAssertFalse(try moto.listing().keys.contains("inplace/big.bin"))
         await storage.shutdown()
     }
+
+    /// A local file that cannot be read is an error naming it, not a connection
+    /// problem, and is not retried; neither is a file shorter than its declared size.
+    func testUnreadableUploadFileIsNotRetried() async throws {
+        let moto = try MotoS3()
+        let work = try Scratch()
+        let storage = try S3Storage(
+            target: S3Location("s3://\(moto.bucket)/local"),
+            endpoint: S3Endpoint(endpoint: moto.endpoint, region: "us-east-1", pathStyle: true),
+            credentials: AWSCredentials(accessKeyID: moto.accessKeyID, secretAccessKey: moto.secretAccessKey))
+        let digest = try SHA256Hasher.digest(Data(patternBytes(1000)))
+        let metadata = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: "application/octet-stream", size: 1000, sha256: digest)
+
+        let missing = work.at("gone.bin")
+        do {
+            _ = try await storage.putIfAbsent("gone.bin", staged: StagedObject(path: missing, metadata: metadata))
+            XCTFail("a missing file must not upload")
+        } catch let error as ModelCastError {
+            XCTAssertEqual(error, .notFound(path: missing))
+        }
+        XCTAssertEqual(storage.requestCounts?["PUT"], 1, "\(storage.requestCounts ?? [:])")
+
+        try work.write("short.bin", patternBytes(400))
+        do {
+            _ = try await storage.putIfAbsent("short.bin", staged: StagedObject(path: work.at("short.bin"), metadata: metadata))
+            XCTFail("a file shorter than its size must not upload")
+        } catch let error as ModelCastError {
+            guard case .changedWhilePacking(let path, _, let actual) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(path, work.at("short.bin"))
+            XCTAssertEqual(actual, 400)
+        }
+        XCTAssertEqual(storage.requestCounts?["PUT"], 2, "\(storage.requestCounts ?? [:])")
+        XCTAssertFalse(try moto.listing().keys.contains { $0.hasPrefix("local/") })
+        await storage.shutdown()
+    }
+
+    /// An object larger than a read allows is `tooLarge`, like a directory target's, at once.
+    func testGetOfAnObjectOverTheLimitIsTooLarge() async throws {
+        let moto = try MotoS3()
+        let storage = try S3Storage(
+            target: S3Location("s3://\(moto.bucket)/big"),
+            endpoint: S3Endpoint(endpoint: moto.endpoint, region: "us-east-1", pathStyle: true),
+            credentials: AWSCredentials(accessKeyID: moto.accessKeyID, secretAccessKey: moto.secretAccessKey))
+        let data = Data(patternBytes(2000))
+        let metadata = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: "application/json", size: 2000, sha256: try SHA256Hasher.digest(data))
+        try await storage.replace("record.json", data: data, metadata: metadata, ifMatch: nil)
+        do {
+            _ = try await storage.get("record.json", limit: 1000)
+            XCTFail("a 2000-byte object must not be read under a 1000-byte limit")
+        } catch let error as StorageError {
+            XCTAssertEqual(error, .tooLarge(key: "record.json", size: 2000, limit: 1000))
+        }
+        XCTAssertEqual(storage.requestCounts?["GET"], 1, "\(storage.requestCounts ?? [:])")
+        let whole = try await storage.get("record.json", limit: 2000)
+        XCTAssertEqual(whole, data)
+        await storage.shutdown()
+    }
 }

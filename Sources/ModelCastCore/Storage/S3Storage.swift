@@ -89,7 +89,12 @@ public final class S3Storage: Storage, @unchecked Sendable {
     public func get(_ key: String, limit: Int) async throws -> Data? {
         try validateKey(key)
         let objectKey = target.objectKey(key)
-        let response = try await client.send("GET", key: objectKey, operation: "GET", responseLimit: limit)
+        let response: S3Response
+        do {
+            response = try await client.send("GET", key: objectKey, operation: "GET", responseLimit: limit)
+        } catch let error as S3ResponseTooLarge {
+            throw StorageError.tooLarge(key: key, size: error.size, limit: limit)
+        }
         if response.status == 404 { return nil }
         guard response.status == 200 else { throw client.error(response, operation: "GET", key: objectKey) }
         return response.body
@@ -264,7 +269,7 @@ public final class S3Storage: Storage, @unchecked Sendable {
             try checkUnchanged(staged.path, since: hashed)
             let complete = try await client.send(
                 "POST", key: objectKey, query: [("uploadId", uploadID)], headers: [("Content-Type", "application/xml")],
-                body: .data(Data(xml.utf8)), operation: "CompleteMultipartUpload")
+                body: .data(Data(xml.utf8)), operation: "CompleteMultipartUpload", errorIn200: true)
             // S3 can answer 200 with an error document for CompleteMultipartUpload.
             guard complete.status == 200, XMLFields.first("Code", in: complete.body) == nil else {
                 throw client.error(complete, operation: "CompleteMultipartUpload", key: objectKey)
