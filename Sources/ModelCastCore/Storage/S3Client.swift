@@ -151,7 +151,7 @@ final class S3Client: @unchecked Sendable {
         let signature = try signer.sign(signingRequest, date: Date())
         var url = endpoint.scheme + "://" + host + path
         if !query.isEmpty {
-            url += "?" + query.map { s3QueryEncode($0.0) + "=" + s3QueryEncode($0.1) }.joined(separator: "&")
+            url += "?" + query.map { uriEncode($0.0[...], keepSlash: false) + "=" + uriEncode($0.1[...], keepSlash: false) }.joined(separator: "&")
         }
         var request = HTTPClientRequest(url: url)
         request.method = HTTPMethod(rawValue: method)
@@ -265,13 +265,9 @@ final class RequestCounter: @unchecked Sendable {
     }
 }
 
-/// Query-string encoding as SigV4 canonicalises it (unreserved characters kept).
-func s3QueryEncode(_ text: String) -> String {
-    let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-    return text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
-}
-
 /// A byte range of a file as an async sequence of 1 MiB buffers (a streamed request body).
+/// A file that cannot be opened or read, or that ends before the range does, fails
+/// the body with an error naming the path (also recorded in `failure`).
 struct FileRangeSequence: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
     let path: String
