@@ -6,12 +6,17 @@ final class FileDescriptor {
     let path: String
     private var isClosed = false
 
-    /// Opens `path` for reading.
-    static func openForReading(_ path: String) throws -> FileDescriptor {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+    /// Opens `path` for reading. With `followLinks: false` a symbolic link as the
+    /// last component is refused (`O_NOFOLLOW`), and the open does not block on a
+    /// FIFO (`O_NONBLOCK`), for callers that then `fstat` and accept only regular files.
+    static func openForReading(_ path: String, followLinks: Bool = true) throws -> FileDescriptor {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | (followLinks ? 0 : O_NOFOLLOW | O_NONBLOCK))
         guard fd >= 0 else {
             let code = errno
             if code == ENOENT { throw ModelCastError.notFound(path: path) }
+            if code == ELOOP, !followLinks {
+                throw ModelCastError.specialFile(path: path, kind: "symbolic link to \(linkTarget(path))")
+            }
             throw ModelCastError.unreadable(path: path, reason: errnoDescription(code))
         }
         return FileDescriptor(fd: fd, path: path)
