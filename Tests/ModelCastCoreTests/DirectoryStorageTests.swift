@@ -58,4 +58,20 @@ final class DirectoryStorageTests: XCTestCase {
         }
         XCTAssertEqual(try FileDescriptor.openForReading(scratch.at("link")).read(at: 0, count: 10), patternBytes(10))
     }
+
+    /// Discarding an atomic file twice (and then dropping it) removes it once and is harmless.
+    func testAtomicFileDiscardIsIdempotent() throws {
+        let scratch = try Scratch()
+        var file: AtomicFile? = try AtomicFile(destination: scratch.at("out.bin"))
+        let temporary = file!.temporaryPath
+        XCTAssertTrue(FileManager.default.fileExists(atPath: temporary))
+        file!.discard()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: temporary))
+        // Something else now at that name is not the discarded file's to remove.
+        try scratch.write((temporary as NSString).lastPathComponent, patternBytes(3))
+        file!.discard()
+        file = nil
+        XCTAssertTrue(FileManager.default.fileExists(atPath: temporary))
+        XCTAssertEqual(scratch.listing(), [(temporary as NSString).lastPathComponent])
+    }
 }

@@ -103,7 +103,8 @@ final class AtomicFile {
     let destination: String
     let temporaryPath: String
     let descriptor: FileDescriptor
-    private var committed = false
+    /// Renamed into place, handed over, or discarded: nothing left for deinit to do.
+    private var done = false
 
     /// Creates the temporary file (mode 0644) in the destination's directory.
     init(destination: String) throws {
@@ -126,7 +127,7 @@ final class AtomicFile {
         descriptor = FileDescriptor(fd: fd, path: destination)
     }
 
-    deinit { if !committed { discard() } }
+    deinit { discard() }
 
     /// Renames the finished file over the destination. With `durable`, first fsyncs
     /// the data and afterwards the directory, so the new file survives a crash
@@ -139,7 +140,7 @@ final class AtomicFile {
             discard()
             throw ModelCastError.io(operation: "rename", path: destination, reason: reason)
         }
-        committed = true
+        done = true
         TemporaryFiles.shared.unregister(temporaryPath)
         if durable { syncDirectory(of: destination) }
     }
@@ -148,12 +149,14 @@ final class AtomicFile {
     /// who must store or remove it (it stays registered for removal on a signal).
     func keepTemporary() throws -> String {
         try descriptor.close()
-        committed = true
+        done = true
         return temporaryPath
     }
 
-    /// Removes the temporary file.
+    /// Removes the temporary file. Only the first call (or deinit after none) does anything.
     func discard() {
+        guard !done else { return }
+        done = true
         try? descriptor.close()  // the file is being thrown away; a close error changes nothing
         unlink(temporaryPath)
         TemporaryFiles.shared.unregister(temporaryPath)
