@@ -291,7 +291,7 @@ public final class S3Storage: Storage, @unchecked Sendable {
 
     /// Multipart uploads in progress under the target prefix (ListMultipartUploads).
     public func pendingUploads() async throws -> [PendingUpload] {
-        let fullPrefix = target.prefix.isEmpty ? "" : target.prefix + "/"
+        let fullPrefix = target.objectKey("")
         var uploads: [PendingUpload] = []
         var markers: (key: String, upload: String)?
         repeat {
