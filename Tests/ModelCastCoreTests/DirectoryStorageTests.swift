@@ -59,6 +59,32 @@ final class DirectoryStorageTests: XCTestCase {
         XCTAssertEqual(try FileDescriptor.openForReading(scratch.at("link")).read(at: 0, count: 10), patternBytes(10))
     }
 
+    /// A replace refused by its version check writes nothing, not even a temporary file.
+    func testStaleReplaceWritesNothing() async throws {
+        let scratch = try Scratch()
+        let storage = DirectoryStorage(root: scratch.path)
+        let first = Data("{\"a\": 1}\n".utf8), second = Data("{\"a\": 2}\n".utf8)
+        func metadata(_ data: Data) throws -> ObjectMetadata {
+            try ObjectMetadata(of: data, cacheControl: CachePolicy.manifestDefault, contentType: "application/json")
+        }
+        try await storage.replace("manifest.json", data: first, metadata: try metadata(first), ifMatch: "")
+        do {
+            try await storage.replace("manifest.json", data: second, metadata: try metadata(second), ifMatch: "stale")
+            XCTFail("a stale version must be refused")
+        } catch let error as StorageError {
+            guard case .preconditionFailed(let key, let expected, _) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(key, "manifest.json")
+            XCTAssertEqual(expected, "stale")
+        }
+        do {
+            try await storage.replace("sub/new.json", data: second, metadata: try metadata(second), ifMatch: "stale")
+            XCTFail("a version given for a missing key must be refused")
+        } catch is StorageError {}
+        XCTAssertEqual(scratch.listing(), ["manifest.json"])
+        let live = try await storage.get("manifest.json", limit: 1000)
+        XCTAssertEqual(live, first)
+    }
+
     /// Discarding an atomic file twice (and then dropping it) removes it once and is harmless.
     func testAtomicFileDiscardIsIdempotent() throws {
         let scratch = try Scratch()

@@ -145,16 +145,16 @@ public struct DirectoryStorage: Storage {
 
     public func replace(_ key: String, data: Data, metadata: ObjectMetadata, ifMatch: String?) async throws {
         let destination = try path(key)
-        try makeDirectories((destination as NSString).deletingLastPathComponent)
-        let file = try AtomicFile(destination: destination)
-        try data.withUnsafeBytes { try file.descriptor.writeAll($0) }
+        // The version check comes first: a stale publisher writes nothing at all.
         if let ifMatch {
             let current = try await head(key)?.etag ?? ""
             guard current == ifMatch else {
-                file.discard()
                 throw StorageError.preconditionFailed(key: key, expected: ifMatch.isEmpty ? "none" : ifMatch, actual: current.isEmpty ? "none" : current)
             }
         }
+        try makeDirectories((destination as NSString).deletingLastPathComponent)
+        let file = try AtomicFile(destination: destination)
+        try data.withUnsafeBytes { try file.descriptor.writeAll($0) }
         try file.commit(durable: true)
     }
 
