@@ -12,6 +12,7 @@ rule in RULES_FILE (JSON, re-read on every request) matches it first:
   503            answer 503 SlowDown without forwarding
   reset          close the connection without forwarding or answering
   lose-response  forward the request, then close the connection without answering
+  delay:SECONDS  read the request, wait that long, then forward it as usual
 "times" (default 1) is how many matching requests the rule applies to. Every
 request is appended to RULES_FILE + ".log" as "METHOD PATH -> outcome".
 """
@@ -20,6 +21,7 @@ import json
 import socket
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 LISTEN, UPSTREAM, RULES = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
@@ -70,6 +72,8 @@ class Proxy(BaseHTTPRequestHandler):
         if action == "reset":
             self.abort()
             return
+        if action and action.startswith("delay:"):
+            time.sleep(float(action.split(":", 1)[1]))
         upstream = http.client.HTTPConnection("127.0.0.1", UPSTREAM, timeout=60)
         headers = {k: v for k, v in self.headers.items() if k.lower() not in ("connection",)}
         upstream.request(self.command, self.path, body=body, headers=headers)

@@ -66,4 +66,31 @@ final class AWSEnvironmentTests: XCTestCase {
         XCTAssertThrowsError(try S3Endpoint(endpoint: "https://x/path", region: "us-east-1", pathStyle: nil))
         XCTAssertThrowsError(try S3Endpoint(endpoint: nil, region: "us east", pathStyle: nil))
     }
+
+    /// A dotted bucket name cannot be a virtual host under AWS's wildcard certificate:
+    /// it is addressed path-style unless the user chose otherwise.
+    func testDottedBucketsDefaultToPathStyleOnAWS() throws {
+        let environment = ["AWS_REGION": "eu-west-1"]
+        func endpoint(_ target: String, pathStyle: Bool? = nil, endpoint url: String? = nil) throws -> S3Endpoint {
+            var settings = TargetSettings(target: target)
+            settings.pathStyle = pathStyle
+            settings.endpoint = url
+            return try settings.s3Endpoint(for: S3Location(target), environment: environment)
+        }
+        let dotted = try endpoint("s3://models.example.com/prod")
+        XCTAssertTrue(dotted.pathStyle)
+        XCTAssertEqual(dotted.url, "https://s3.eu-west-1.amazonaws.com")
+        XCTAssertEqual(dotted.address(bucket: "models.example.com", key: "prod/manifest.json").host, "s3.eu-west-1.amazonaws.com")
+        XCTAssertEqual(dotted.address(bucket: "models.example.com", key: "prod/manifest.json").path, "/models.example.com/prod/manifest.json")
+        // Without a dot, AWS keeps virtual-host addressing.
+        let plain = try endpoint("s3://models-example/prod")
+        XCTAssertFalse(plain.pathStyle)
+        XCTAssertEqual(plain.address(bucket: "models-example", key: "a").host, "models-example.s3.eu-west-1.amazonaws.com")
+        // The user's choice stands, either way.
+        XCTAssertFalse(try endpoint("s3://models.example.com/prod", pathStyle: false).pathStyle)
+        XCTAssertTrue(try endpoint("s3://models-example", pathStyle: true).pathStyle)
+        // Custom endpoints stay path-style by default.
+        XCTAssertTrue(try endpoint("s3://models.example.com", endpoint: "http://127.0.0.1:9000").pathStyle)
+        XCTAssertFalse(try endpoint("s3://models.example.com", pathStyle: false, endpoint: "http://127.0.0.1:9000").pathStyle)
+    }
 }

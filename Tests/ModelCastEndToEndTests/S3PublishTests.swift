@@ -305,3 +305,140 @@ extension S3PublishTests {
         await storage.shutdown()
     }
 }
+
+extension S3PublishTests {
+    /// A plain file is uploaded from where it is, so it must still be the file that
+    /// was hashed: changed after hashing, it is refused before anything is sent; changed
+    /// while its parts upload, the multipart upload is aborted before it completes
+    /// (part checksums come from the bytes on disk then, so S3 could not tell).
+    func testChangedInPlaceFileIsRefused() async throws {
+        let moto = try MotoS3()
+        let work = try Scratch()
+        let proxyPort = try freeLoopbackPort()
+        let rules = work.at("rules.json")
+        // Part uploads wait in the proxy, so the file can change while they are in flight.
+        try #"[{"method": "PUT", "contains": "partNumber=", "action": "delay:3", "times": 99}]"#.write(toFile: rules, atomically: true, encoding: .utf8)
+        let proxy = try BackgroundProcess("/usr/bin/env", ["python3", repositoryRoot + "/Tests/Fixtures/fault_proxy.py", String(proxyPort), String(moto.port), rules])
+        XCTAssertEqual(proxy.firstLine, "ready")
+        var policy = S3UploadPolicy()
+        policy.multipartThreshold = 5 << 20
+        policy.partSize = 5 << 20
+        let storage = try S3Storage(
+            target: S3Location("s3://\(moto.bucket)/inplace"),
+            endpoint: S3Endpoint(endpoint: "http://127.0.0.1:\(proxyPort)", region: "us-east-1", pathStyle: true),
+            credentials: AWSCredentials(accessKeyID: moto.accessKeyID, secretAccessKey: moto.secretAccessKey), policy: policy)
+        /// The file as a publish stages it for an in-place upload: hashed, with the snapshot taken then.
+        func hashed(_ path: String) throws -> StagedObject {
+            let result = try Packer().digest(ModelInspector.describe(path))
+            XCTAssertEqual(result.source?.size, result.size)
+            let metadata = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: result.contentType, size: result.size, sha256: result.sha256)
+            return StagedObject(path: path, metadata: metadata, isTemporary: false, source: result.source)
+        }
+        /// Rewrites the file in place with other bytes of the same size, and a modification
+        /// time that certainly differs (a rewrite within one timestamp tick could keep it).
+        func rewrite(_ name: String, _ count: Int) throws {
+            let handle = try XCTUnwrap(FileHandle(forWritingAtPath: work.at(name)))
+            try handle.write(contentsOf: Data(patternBytes(count, seed: 99)))
+            try handle.close()
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_700_000_000)], ofItemAtPath: work.at(name))
+        }
+
+        // Unchanged: stored as hashed.
+        try work.write("same.bin", patternBytes(1000, seed: 1))
+        let stored = try await storage.putIfAbsent("same.bin", staged: try hashed(work.at("same.bin")))
+        XCTAssertEqual(stored, .created)
+        XCTAssertEqual(try moto.download("inplace/same.bin"), Data(patternBytes(1000, seed: 1)))
+
+        // Changed between hashing and the upload: refused before the single PUT.
+        try work.write("small.bin", patternBytes(1000, seed: 2))
+        let small = try hashed(work.at("small.bin"))
+        try rewrite("small.bin", 1000)
+        do {
+            _ = try await storage.putIfAbsent("small.bin", staged: small)
+            XCTFail("a file changed after hashing must not be uploaded")
+        } catch let error as ModelCastError {
+            XCTAssertTrue(error.message.contains(work.at("small.bin")) && error.message.contains("changed after it was hashed"), error.message)
+            XCTAssertTrue(error.message.contains("modified"), error.message)
+        }
+        let smallHead = try await storage.head("small.bin")
+        XCTAssertNil(smallHead)
+
+        // Changed while the parts upload: CompleteMultipartUpload is never sent, the upload is aborted.
+        try work.write("big.bin", patternBytes(6 << 20, seed: 3))
+        let big = try hashed(work.at("big.bin"))
+        let upload = Task { try await storage.putIfAbsent("big.bin", staged: big) }
+        try await Task.sleep(nanoseconds: 1_000_000_000)
+        try rewrite("big.bin", 6 << 20)
+        do {
+            _ = try await upload.value
+            XCTFail("a file changed during a multipart upload must not be completed")
+        } catch let error as ModelCastError {
+            XCTAssertTrue(error.message.contains(work.at("big.bin")) && error.message.contains("changed after it was hashed"), error.message)
+        }
+        let log = try String(contentsOfFile: rules + ".log", encoding: .utf8)
+        XCTAssertTrue(log.contains("partNumber=1"), "the parts were to be uploaded before the change was noticed: \(log)")
+        let bigHead = try await storage.head("big.bin")
+        XCTAssertNil(bigHead)
+        let pending = try await storage.pendingUploads()
+        XCTAssertEqual(pending, [])
+        XCTAssertFalse(try moto.listing().keys.contains("inplace/big.bin"))
+        await storage.shutdown()
+    }
+
+    /// A local file that cannot be read is an error naming it, not a connection
+    /// problem, and is not retried; neither is a file shorter than its declared size.
+    func testUnreadableUploadFileIsNotRetried() async throws {
+        let moto = try MotoS3()
+        let work = try Scratch()
+        let storage = try S3Storage(
+            target: S3Location("s3://\(moto.bucket)/local"),
+            endpoint: S3Endpoint(endpoint: moto.endpoint, region: "us-east-1", pathStyle: true),
+            credentials: AWSCredentials(accessKeyID: moto.accessKeyID, secretAccessKey: moto.secretAccessKey))
+        let digest = try SHA256Hasher.digest(Data(patternBytes(1000)))
+        let metadata = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: "application/octet-stream", size: 1000, sha256: digest)
+
+        let missing = work.at("gone.bin")
+        do {
+            _ = try await storage.putIfAbsent("gone.bin", staged: StagedObject(path: missing, metadata: metadata))
+            XCTFail("a missing file must not upload")
+        } catch let error as ModelCastError {
+            XCTAssertEqual(error, .notFound(path: missing))
+        }
+        XCTAssertEqual(storage.requestCounts?["PUT"], 1, "\(storage.requestCounts ?? [:])")
+
+        try work.write("short.bin", patternBytes(400))
+        do {
+            _ = try await storage.putIfAbsent("short.bin", staged: StagedObject(path: work.at("short.bin"), metadata: metadata))
+            XCTFail("a file shorter than its size must not upload")
+        } catch let error as ModelCastError {
+            guard case .changedWhilePacking(let path, _, let actual) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(path, work.at("short.bin"))
+            XCTAssertEqual(actual, 400)
+        }
+        XCTAssertEqual(storage.requestCounts?["PUT"], 2, "\(storage.requestCounts ?? [:])")
+        XCTAssertFalse(try moto.listing().keys.contains { $0.hasPrefix("local/") })
+        await storage.shutdown()
+    }
+
+    /// An object larger than a read allows is `tooLarge`, like a directory target's, at once.
+    func testGetOfAnObjectOverTheLimitIsTooLarge() async throws {
+        let moto = try MotoS3()
+        let storage = try S3Storage(
+            target: S3Location("s3://\(moto.bucket)/big"),
+            endpoint: S3Endpoint(endpoint: moto.endpoint, region: "us-east-1", pathStyle: true),
+            credentials: AWSCredentials(accessKeyID: moto.accessKeyID, secretAccessKey: moto.secretAccessKey))
+        let data = Data(patternBytes(2000))
+        let metadata = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: "application/json", size: 2000, sha256: try SHA256Hasher.digest(data))
+        try await storage.replace("record.json", data: data, metadata: metadata, ifMatch: nil)
+        do {
+            _ = try await storage.get("record.json", limit: 1000)
+            XCTFail("a 2000-byte object must not be read under a 1000-byte limit")
+        } catch let error as StorageError {
+            XCTAssertEqual(error, .tooLarge(key: "record.json", size: 2000, limit: 1000))
+        }
+        XCTAssertEqual(storage.requestCounts?["GET"], 1, "\(storage.requestCounts ?? [:])")
+        let whole = try await storage.get("record.json", limit: 2000)
+        XCTAssertEqual(whole, data)
+        await storage.shutdown()
+    }
+}

@@ -6,6 +6,8 @@ public struct DigestResult: Sendable, Equatable {
     public let size: Int64
     /// SHA-256 of those bytes.
     public let sha256: SHA256Digest
+    /// For a file: the file as it was when reading began (nil for a stream).
+    public var source: FileSnapshot? = nil
 }
 
 /// The consumer ends of a `ChunkPipeline`: one hashes every chunk, the other (when
@@ -72,7 +74,9 @@ public enum StreamDigester {
         guard total == expected else {
             throw ModelCastError.changedWhilePacking(path: path, expected: expected, actual: total)
         }
-        return writer.result()
+        var result = writer.result()
+        result.source = FileSnapshot(info)
+        return result
     }
 
     /// The size and SHA-256 of the file at `path` (one streaming read, flat memory).

@@ -44,6 +44,10 @@ public struct PackResult: Codable, Sendable, Equatable {
     public let compression: ZipCompression?
     /// The Content-Type the artifact is served with.
     public let contentType: String
+    /// For `digest` of a plain file (the artifact is the model file itself): that
+    /// file as it was when it was hashed, so an upload from it in place can tell
+    /// whether it changed since. Not part of the JSON form.
+    public var source: FileSnapshot? = nil
 
     enum CodingKeys: String, CodingKey {
         case path, name, size, sha256, kind, files, format, compression
@@ -118,14 +122,16 @@ public struct Packer: Sendable {
             ? TerminalProgressBar(label: "hashing \(name)", total: description.totalSize) : nil
         defer { progress?.finish() }
         let digest = try produce(description, zip: asZip, compression: compression, into: nil, progress: progress)
-        return result(description, path: description.path, name: name, digest: digest, zip: asZip, compression: compression)
+        return result(description, path: description.path, name: name, digest: digest, zip: asZip, compression: compression,
+                      source: asZip ? nil : digest.source)
     }
 
-    private func result(_ d: ModelDescription, path: String, name: String, digest: DigestResult, zip: Bool, compression: ZipCompression) -> PackResult {
+    private func result(_ d: ModelDescription, path: String, name: String, digest: DigestResult, zip: Bool, compression: ZipCompression,
+                        source: FileSnapshot? = nil) -> PackResult {
         PackResult(
             path: path, name: name, size: digest.size, sha256: digest.sha256, kind: d.kind,
             files: d.fileCount, format: zip ? .zip : .file, compression: zip ? compression : nil,
-            contentType: ContentType.forArtifact(named: name))
+            contentType: ContentType.forArtifact(named: name), source: source)
     }
 
     private func decideZip(_ d: ModelDescription, _ requested: Bool?) throws -> Bool {

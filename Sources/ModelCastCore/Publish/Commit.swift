@@ -108,7 +108,7 @@ extension Publisher {
                 let metadata = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: result.contentType, size: result.size, sha256: result.sha256)
                 var outcome = "would store"
                 if !settings.dryRun {
-                    let put = try await storage.putIfAbsent(key, staged: StagedObject(path: result.path, metadata: metadata, isTemporary: !artifacts[key]!.inPlace))
+                    let put = try await storage.putIfAbsent(key, staged: StagedObject(path: result.path, metadata: metadata, isTemporary: !artifacts[key]!.inPlace, source: result.source))
                     consumed(key)
                     if put == .created { created.append(key) }
                     outcome = put == .created ? "created" : "unchanged"

@@ -40,10 +40,34 @@ public struct DirectoryStorage: Storage {
 
     public func get(_ key: String, limit: Int) async throws -> Data? {
         let file = try path(key)
-        guard let info = try linkStatus(file) else { return nil }
+        // Only a regular file is an object, as for head(); a symbolic link is refused
+        // (it could point anywhere, at anything of any size).
+        guard let linkInfo = try linkStatus(file) else { return nil }
+        guard case .regular = FileType(mode: linkInfo.st_mode) else {
+            throw ModelCastError.specialFile(path: file, kind: "not a regular file where an object belongs")
+        }
+        // Opened without following a link, and the size taken from the open file, so a
+        // file swapped in after the lstat is judged by what is actually read.
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try FileDescriptor.openForReading(file, followLinks: false)
+        } catch ModelCastError.notFound {
+            return nil
+        }
+        let info = try descriptor.status()
+        guard case .regular = FileType(mode: info.st_mode) else {
+            throw ModelCastError.specialFile(path: file, kind: "not a regular file where an object belongs")
+        }
         guard info.st_size <= limit else { throw StorageError.tooLarge(key: key, size: Int64(info.st_size), limit: limit) }
-        guard let data = FileManager.default.contents(atPath: file) else {
-            throw ModelCastError.unreadable(path: file, reason: errnoDescription())
+        var data = Data()
+        data.reserveCapacity(Int(info.st_size))
+        while true {
+            // Up to the size seen, plus one byte to notice a file that grew since.
+            let want = min(1 << 20, max(Int(info.st_size) - data.count, 0) + 1, limit - data.count + 1)
+            let bytes = try descriptor.read(at: Int64(data.count), count: want)
+            if bytes.isEmpty { break }
+            data.append(contentsOf: bytes)
+            guard data.count <= limit else { throw StorageError.tooLarge(key: key, size: Int64(data.count), limit: limit) }
         }
         return data
     }
@@ -121,16 +145,16 @@ public struct DirectoryStorage: Storage {
 
     public func replace(_ key: String, data: Data, metadata: ObjectMetadata, ifMatch: String?) async throws {
         let destination = try path(key)
-        try makeDirectories((destination as NSString).deletingLastPathComponent)
-        let file = try AtomicFile(destination: destination)
-        try data.withUnsafeBytes { try file.descriptor.writeAll($0) }
+        // The version check comes first: a stale publisher writes nothing at all.
         if let ifMatch {
             let current = try await head(key)?.etag ?? ""
             guard current == ifMatch else {
-                file.discard()
                 throw StorageError.preconditionFailed(key: key, expected: ifMatch.isEmpty ? "none" : ifMatch, actual: current.isEmpty ? "none" : current)
             }
         }
+        try makeDirectories((destination as NSString).deletingLastPathComponent)
+        let file = try AtomicFile(destination: destination)
+        try data.withUnsafeBytes { try file.descriptor.writeAll($0) }
         try file.commit(durable: true)
     }
 

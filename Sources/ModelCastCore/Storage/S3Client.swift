@@ -75,16 +75,25 @@ final class S3Client: @unchecked Sendable {
     var requestCounts: [String: Int] { counter.snapshot }
 
     /// Sends one request, retrying what is worth retrying. `payloadSHA256` is the
-    /// body's SHA-256 (hex) for the signature.
+    /// body's SHA-256 (hex) for the signature. `errorIn200`: the operation can answer
+    /// 200 with an error document (CompleteMultipartUpload), so a 200 body is checked
+    /// for a retryable error code too; other 200 bodies are the caller's data, never
+    /// read as errors.
+    ///
+    /// Not retried: a local file that cannot be read or changes size (its error is
+    /// thrown as it is), and a response larger than `responseLimit` (`S3ResponseTooLarge`).
     func send(
         _ method: String, key: String?, query: [(String, String)] = [], headers: [(String, String)] = [],
-        body: S3Body = .empty, payloadSHA256: String? = nil, operation: String, responseLimit: Int = 16 << 20
+        body: S3Body = .empty, payloadSHA256: String? = nil, operation: String, responseLimit: Int = 16 << 20,
+        errorIn200: Bool = false
     ) async throws -> S3Response {
         var attempt = 0
         while true {
             do {
-                let response = try await sendOnce(method, key: key, query: query, headers: headers, body: body, payloadSHA256: payloadSHA256, responseLimit: responseLimit)
-                if Self.isRetryable(response), attempt < retries {
+                let response = try await sendOnce(
+                    method, key: key, query: query, headers: headers, body: body, payloadSHA256: payloadSHA256,
+                    operation: operation, responseLimit: responseLimit)
+                if Self.isRetryable(response, errorIn200: errorIn200), attempt < retries {
                     attempt += 1
                     try await backoff(attempt)
                     continue
@@ -105,15 +114,29 @@ final class S3Client: @unchecked Sendable {
         try await Task.sleep(nanoseconds: UInt64((base + Double.random(in: 0...(base / 2))) * 1_000_000_000))
     }
 
-    static func isRetryable(_ response: S3Response) -> Bool {
+    /// 5xx, 429, 409 ConditionalRequestConflict, and SlowDown / RequestTimeout error
+    /// documents. A 200 body is read for an error code only with `errorIn200`, where
+    /// S3's own transient errors (InternalError and the like) are retried as their 5xx would be.
+    static func isRetryable(_ response: S3Response, errorIn200: Bool = false) -> Bool {
         if response.status >= 500 || response.status == 429 { return true }
+        if response.status == 200 {
+            guard errorIn200, let code = errorCode(response.body) else { return false }
+            return ["InternalError", "ServiceUnavailable", "SlowDown", "RequestTimeout"].contains(code)
+        }
+        guard response.status >= 400 else { return false }
         let code = errorCode(response.body)
         return (response.status == 409 && code == "ConditionalRequestConflict") || code == "SlowDown" || code == "RequestTimeout"
     }
 
+    /// Time allowed for one request: 300 s, plus one second per 256 KiB of body, so a
+    /// large upload over a slow link is not cut off (64 MiB: 556 s).
+    static func timeout(forBodyLength length: Int64) -> TimeAmount {
+        .seconds(300 + max(0, length) / (256 << 10))
+    }
+
     private func sendOnce(
         _ method: String, key: String?, query: [(String, String)], headers: [(String, String)],
-        body: S3Body, payloadSHA256: String?, responseLimit: Int
+        body: S3Body, payloadSHA256: String?, operation: String, responseLimit: Int
     ) async throws -> S3Response {
         let (host, path) = endpoint.address(bucket: bucket, key: key)
         var allHeaders = headers
@@ -128,41 +151,52 @@ final class S3Client: @unchecked Sendable {
         let signature = try signer.sign(signingRequest, date: Date())
         var url = endpoint.scheme + "://" + host + path
         if !query.isEmpty {
-            url += "?" + query.map { s3QueryEncode($0.0) + "=" + s3QueryEncode($0.1) }.joined(separator: "&")
+            url += "?" + query.map { uriEncode($0.0[...], keepSlash: false) + "=" + uriEncode($0.1[...], keepSlash: false) }.joined(separator: "&")
         }
         var request = HTTPClientRequest(url: url)
         request.method = HTTPMethod(rawValue: method)
         for (name, value) in allHeaders + signature where name.lowercased() != "content-length" {
             request.headers.add(name: name, value: value)
         }
+        // A local file that cannot be read ends the request with its own error, which
+        // async-http-client may report as some other failure: kept here, it is what gets thrown.
+        let fileFailure = FileBodyFailure()
         switch body {
         case .empty: break
         case .data(let data): request.body = .bytes(ByteBuffer(bytes: data))
         case .file(let path, let offset, let length):
-            request.body = .stream(FileRangeSequence(path: path, offset: offset, length: length), length: .known(length))
+            request.body = .stream(FileRangeSequence(path: path, offset: offset, length: length, failure: fileFailure), length: .known(length))
         }
         counter.add(method)
         let response: HTTPClientResponse
         do {
-            response = try await http.execute(request, timeout: .seconds(300))
+            response = try await http.execute(request, timeout: Self.timeout(forBodyLength: body.length))
         } catch {
+            if let local = fileFailure.error { throw local }
             throw S3TransportError(message: String(describing: error))
         }
         var headersOut: [String: String] = [:]
         for (name, value) in response.headers { headersOut[name.lowercased()] = value }
+        let objectKey = key ?? bucket
+        // (A HEAD's Content-Length is the object's size, with no body to read.)
+        if method != "HEAD", let length = headersOut["content-length"].flatMap(Int64.init), length > responseLimit {
+            throw S3ResponseTooLarge(operation: operation, key: objectKey, size: length, limit: responseLimit)
+        }
         var data = Data()
         do {
             for try await buffer in response.body {
                 if data.count + buffer.readableBytes > responseLimit {
-                    throw S3TransportError(message: "response larger than \(responseLimit) bytes")
+                    throw S3ResponseTooLarge(operation: operation, key: objectKey, size: Int64(data.count + buffer.readableBytes), limit: responseLimit)
                 }
                 data.append(contentsOf: buffer.readableBytesView)
             }
-        } catch let error as S3TransportError {
+        } catch let error as S3ResponseTooLarge {
             throw error
         } catch {
+            if let local = fileFailure.error { throw local }
             throw S3TransportError(message: "reading the response failed: \(error)")
         }
+        if let local = fileFailure.error { throw local }
         return S3Response(status: Int(response.status.code), headers: headersOut, body: data)
     }
 
@@ -178,6 +212,40 @@ final class S3Client: @unchecked Sendable {
 /// A connection-level failure (reset, refused, timed out) worth retrying.
 struct S3TransportError: Error {
     let message: String
+}
+
+/// A response body larger than the request allowed; never retried (the object
+/// will not shrink). `size` is the Content-Length, or the bytes seen before stopping.
+struct S3ResponseTooLarge: Error, LocalizedError, CustomStringConvertible {
+    let operation: String
+    let key: String
+    let size: Int64
+    let limit: Int
+
+    var description: String {
+        "\(operation) \(key): the response is \(size) bytes, more than the \(limit) allowed for it"
+    }
+
+    var errorDescription: String? { description }
+}
+
+/// The error a file request body met reading its file, shared between the body
+/// stream and the request that sends it.
+final class FileBodyFailure: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Error?
+
+    var error: Error? {
+        lock.lock()
+        defer { lock.unlock() }
+        return stored
+    }
+
+    func record(_ error: Error) {
+        lock.lock()
+        if stored == nil { stored = error }
+        lock.unlock()
+    }
 }
 
 final class RequestCounter: @unchecked Sendable {
@@ -197,36 +265,41 @@ final class RequestCounter: @unchecked Sendable {
     }
 }
 
-/// Query-string encoding as SigV4 canonicalises it (unreserved characters kept).
-func s3QueryEncode(_ text: String) -> String {
-    let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
-    return text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
-}
-
 /// A byte range of a file as an async sequence of 1 MiB buffers (a streamed request body).
+/// A file that cannot be opened or read, or that ends before the range does, fails
+/// the body with an error naming the path (also recorded in `failure`).
 struct FileRangeSequence: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
     let path: String
     let offset: Int64
     let length: Int64
+    let failure: FileBodyFailure
 
     struct AsyncIterator: AsyncIteratorProtocol {
-        let file: FileDescriptor?
+        let file: Result<FileDescriptor, Error>
+        let path: String
         var position: Int64
         let end: Int64
+        let failure: FileBodyFailure
 
         mutating func next() async throws -> ByteBuffer? {
-            guard position < end, let file else { return nil }
-            let count = Int(Swift.min(1 << 20, end - position))
-            let bytes = try file.read(at: position, count: count)
-            guard !bytes.isEmpty else { throw S3TransportError(message: "file shrank while uploading") }
-            position += Int64(bytes.count)
-            return ByteBuffer(bytes: bytes)
+            guard position < end else { return nil }
+            do {
+                let file = try self.file.get()
+                let count = Int(Swift.min(1 << 20, end - position))
+                let bytes = try file.read(at: position, count: count)
+                guard !bytes.isEmpty else { throw ModelCastError.changedWhilePacking(path: path, expected: end, actual: position) }
+                position += Int64(bytes.count)
+                return ByteBuffer(bytes: bytes)
+            } catch {
+                failure.record(error)
+                throw error
+            }
         }
     }
 
     func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(file: try? FileDescriptor.openForReading(path), position: offset, end: offset + length)
+        AsyncIterator(file: Result { try FileDescriptor.openForReading(path) }, path: path, position: offset, end: offset + length, failure: failure)
     }
 }
 

@@ -89,7 +89,12 @@ public final class S3Storage: Storage, @unchecked Sendable {
     public func get(_ key: String, limit: Int) async throws -> Data? {
         try validateKey(key)
         let objectKey = target.objectKey(key)
-        let response = try await client.send("GET", key: objectKey, operation: "GET", responseLimit: limit)
+        let response: S3Response
+        do {
+            response = try await client.send("GET", key: objectKey, operation: "GET", responseLimit: limit)
+        } catch let error as S3ResponseTooLarge {
+            throw StorageError.tooLarge(key: key, size: error.size, limit: limit)
+        }
         if response.status == 404 { return nil }
         guard response.status == 200 else { throw client.error(response, operation: "GET", key: objectKey) }
         return response.body
@@ -138,24 +143,36 @@ public final class S3Storage: Storage, @unchecked Sendable {
             }
         }
         try validateKey(key)
-        // Uploading the user's own file in place: it must not change meanwhile.
-        let before = staged.isTemporary ? nil : statFollowing(staged.path)
-        let outcome = try await upload(key, staged: staged)
-        if let before, let after = statFollowing(staged.path),
-           after.st_size != before.st_size || after.st_mtim.tv_sec != before.st_mtim.tv_sec || after.st_mtim.tv_nsec != before.st_mtim.tv_nsec {
-            throw ModelCastError.changedWhilePacking(path: staged.path, expected: Int64(before.st_size), actual: Int64(after.st_size))
-        }
+        // Uploading the user's own file in place: its bytes must still be the ones
+        // hashed for `metadata`. Multipart part checksums are computed from what is
+        // on disk at upload time, so S3 itself would accept changed bytes there.
+        let hashed = try staged.isTemporary ? nil : (staged.source ?? FileSnapshot.current(staged.path))
+        let outcome = try await upload(key, staged: staged, hashed: hashed)
+        try checkUnchanged(staged.path, since: hashed)
         return outcome
     }
 
-    private func upload(_ key: String, staged: StagedObject) async throws -> PutOutcome {
+    /// Fails, naming the file and what changed, if the file at `path` is no longer
+    /// the one in `hashed` (nil: a temporary copy, nothing to check).
+    private func checkUnchanged(_ path: String, since hashed: FileSnapshot?) throws {
+        guard let hashed else { return }
+        let now = try FileSnapshot.current(path)
+        guard now == hashed else {
+            throw ModelCastError.io(
+                operation: "upload", path: path,
+                reason: "the file changed after it was hashed (\(now.changes(since: hashed))), so it may no longer hold the bytes whose SHA-256 is being published; run again once nothing writes to it")
+        }
+    }
+
+    private func upload(_ key: String, staged: StagedObject, hashed: FileSnapshot?) async throws -> PutOutcome {
         // HEAD first: re-publishing unchanged content uploads nothing.
         if let existing = try await head(key) {
             return try compare(existing, key: key, metadata: staged.metadata)
         }
+        try checkUnchanged(staged.path, since: hashed)
         let size = staged.metadata.size
         if size > policy.multipartThreshold || size > S3UploadPolicy.singlePutLimit {
-            return try await multipartUpload(key, staged: staged)
+            return try await multipartUpload(key, staged: staged, hashed: hashed)
         }
         return try await put(key, body: .file(path: staged.path, offset: 0, length: size), metadata: staged.metadata, condition: ("If-None-Match", "*"))
     }
@@ -200,7 +217,7 @@ public final class S3Storage: Storage, @unchecked Sendable {
 
     /// Equal-size parts, uploaded concurrently (bounded), each retried; the upload is
     /// aborted on failure so no half-made object or stray parts stay behind.
-    private func multipartUpload(_ key: String, staged: StagedObject) async throws -> PutOutcome {
+    private func multipartUpload(_ key: String, staged: StagedObject, hashed: FileSnapshot?) async throws -> PutOutcome {
         let objectKey = target.objectKey(key)
         let size = staged.metadata.size
         var partSize = policy.partSize
@@ -247,9 +264,12 @@ public final class S3Storage: Storage, @unchecked Sendable {
                 xml += "<Part><PartNumber>\(index + 1)</PartNumber><ETag>\(XMLFields.escape(etag))</ETag><ChecksumSHA256>\(checksum)</ChecksumSHA256></Part>"
             }
             xml += "</CompleteMultipartUpload>"
+            // Each part's checksum was computed from the file as it was then: only an
+            // unchanged file proves the parts add up to the bytes that were hashed.
+            try checkUnchanged(staged.path, since: hashed)
             let complete = try await client.send(
                 "POST", key: objectKey, query: [("uploadId", uploadID)], headers: [("Content-Type", "application/xml")],
-                body: .data(Data(xml.utf8)), operation: "CompleteMultipartUpload")
+                body: .data(Data(xml.utf8)), operation: "CompleteMultipartUpload", errorIn200: true)
             // S3 can answer 200 with an error document for CompleteMultipartUpload.
             guard complete.status == 200, XMLFields.first("Code", in: complete.body) == nil else {
                 throw client.error(complete, operation: "CompleteMultipartUpload", key: objectKey)
@@ -271,7 +291,7 @@ public final class S3Storage: Storage, @unchecked Sendable {
 
     /// Multipart uploads in progress under the target prefix (ListMultipartUploads).
     public func pendingUploads() async throws -> [PendingUpload] {
-        let fullPrefix = target.prefix.isEmpty ? "" : target.prefix + "/"
+        let fullPrefix = target.objectKey("")
         var uploads: [PendingUpload] = []
         var markers: (key: String, upload: String)?
         repeat {

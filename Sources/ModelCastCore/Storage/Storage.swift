@@ -51,11 +51,17 @@ public struct StagedObject: Sendable {
     /// True for a temporary copy the store may move or delete; false for the
     /// user's own file, uploaded in place and never touched.
     public var isTemporary = true
+    /// For the user's own file (`isTemporary == false`): the file as it was when
+    /// `metadata` (its size and SHA-256) was computed. A store uploading it in place
+    /// refuses to finish the upload if the file no longer matches. nil: compare with
+    /// the file as it is when the upload starts.
+    public var source: FileSnapshot?
 
-    public init(path: String, metadata: ObjectMetadata, isTemporary: Bool = true) {
+    public init(path: String, metadata: ObjectMetadata, isTemporary: Bool = true, source: FileSnapshot? = nil) {
         self.path = path
         self.metadata = metadata
         self.isTemporary = isTemporary
+        self.source = source
     }
 }
 

@@ -6,7 +6,8 @@ public struct TargetSettings: Sendable {
     public var target: String
     public var endpoint: String?
     public var region: String?
-    /// nil: path style for custom endpoints, virtual-host style for AWS.
+    /// nil: path style for custom endpoints, virtual-host style for AWS (path style
+    /// for a bucket whose name contains '.', which AWS's wildcard certificate cannot cover).
     public var pathStyle: Bool?
     public var policy = S3UploadPolicy()
     public var retries = 4
@@ -21,8 +22,7 @@ public struct TargetSettings: Sendable {
     public func open(environment: [String: String]) throws -> any Storage {
         if isS3 {
             let location = try S3Location(target)
-            let region = AWSEnvironment.region(self.region, environment)
-            let endpoint = try S3Endpoint(endpoint: AWSEnvironment.endpoint(self.endpoint, environment), region: region, pathStyle: pathStyle)
+            let endpoint = try s3Endpoint(for: location, environment: environment)
             let credentials = try AWSEnvironment.credentials(environment)
             return try S3Storage(target: location, endpoint: endpoint, credentials: credentials, policy: policy, retries: retries)
         }
@@ -30,6 +30,19 @@ public struct TargetSettings: Sendable {
             throw ModelCastError.usage("--endpoint, --region and --path-style apply to s3:// targets, not the directory \(target)")
         }
         return DirectoryStorage(root: target)
+    }
+}
+
+extension TargetSettings {
+    /// The endpoint for `location`: the flags, then the environment. A bucket whose
+    /// name contains '.' is addressed path-style unless the user chose: in a virtual
+    /// host name (`my.bucket.s3.us-east-1.amazonaws.com`) it would not match the
+    /// certificate's single-level wildcard (`*.s3.us-east-1.amazonaws.com`), and TLS fails.
+    func s3Endpoint(for location: S3Location, environment: [String: String]) throws -> S3Endpoint {
+        let region = AWSEnvironment.region(self.region, environment)
+        return try S3Endpoint(
+            endpoint: AWSEnvironment.endpoint(self.endpoint, environment), region: region,
+            pathStyle: pathStyle ?? (location.bucket.contains(".") ? true : nil))
     }
 }
 

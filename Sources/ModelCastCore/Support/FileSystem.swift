@@ -6,12 +6,17 @@ final class FileDescriptor {
     let path: String
     private var isClosed = false
 
-    /// Opens `path` for reading.
-    static func openForReading(_ path: String) throws -> FileDescriptor {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+    /// Opens `path` for reading. With `followLinks: false` a symbolic link as the
+    /// last component is refused (`O_NOFOLLOW`), and the open does not block on a
+    /// FIFO (`O_NONBLOCK`), for callers that then `fstat` and accept only regular files.
+    static func openForReading(_ path: String, followLinks: Bool = true) throws -> FileDescriptor {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | (followLinks ? 0 : O_NOFOLLOW | O_NONBLOCK))
         guard fd >= 0 else {
             let code = errno
             if code == ENOENT { throw ModelCastError.notFound(path: path) }
+            if code == ELOOP, !followLinks {
+                throw ModelCastError.specialFile(path: path, kind: "symbolic link to \(linkTarget(path))")
+            }
             throw ModelCastError.unreadable(path: path, reason: errnoDescription(code))
         }
         return FileDescriptor(fd: fd, path: path)
@@ -98,7 +103,8 @@ final class AtomicFile {
     let destination: String
     let temporaryPath: String
     let descriptor: FileDescriptor
-    private var committed = false
+    /// Renamed into place, handed over, or discarded: nothing left for deinit to do.
+    private var done = false
 
     /// Creates the temporary file (mode 0644) in the destination's directory.
     init(destination: String) throws {
@@ -121,7 +127,7 @@ final class AtomicFile {
         descriptor = FileDescriptor(fd: fd, path: destination)
     }
 
-    deinit { if !committed { discard() } }
+    deinit { discard() }
 
     /// Renames the finished file over the destination. With `durable`, first fsyncs
     /// the data and afterwards the directory, so the new file survives a crash
@@ -134,7 +140,7 @@ final class AtomicFile {
             discard()
             throw ModelCastError.io(operation: "rename", path: destination, reason: reason)
         }
-        committed = true
+        done = true
         TemporaryFiles.shared.unregister(temporaryPath)
         if durable { syncDirectory(of: destination) }
     }
@@ -143,12 +149,14 @@ final class AtomicFile {
     /// who must store or remove it (it stays registered for removal on a signal).
     func keepTemporary() throws -> String {
         try descriptor.close()
-        committed = true
+        done = true
         return temporaryPath
     }
 
-    /// Removes the temporary file.
+    /// Removes the temporary file. Only the first call (or deinit after none) does anything.
     func discard() {
+        guard !done else { return }
+        done = true
         try? descriptor.close()  // the file is being thrown away; a close error changes nothing
         unlink(temporaryPath)
         TemporaryFiles.shared.unregister(temporaryPath)
@@ -261,4 +269,65 @@ func linkTarget(_ path: String) -> String {
     let n = readlink(path, &buffer, buffer.count - 1)
     guard n >= 0 else { return "?" }
     return String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+/// A file as it was at one moment: which file (device and inode), its size, and
+/// its modification and status-change times. A write, truncation, `touch`, `chmod`
+/// or replacement by rename all give a different snapshot (within the file
+/// system's timestamp resolution), so comparing two snapshots tells whether bytes
+/// read earlier may differ from the bytes there now.
+public struct FileSnapshot: Sendable, Equatable {
+    public let device: UInt64
+    public let inode: UInt64
+    public let size: Int64
+    public let modifiedSeconds: Int
+    public let modifiedNanoseconds: Int
+    public let changedSeconds: Int
+    public let changedNanoseconds: Int
+
+    init(_ info: stat) {
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        modifiedSeconds = Int(info.st_mtim.tv_sec)
+        modifiedNanoseconds = Int(info.st_mtim.tv_nsec)
+        changedSeconds = Int(info.st_ctim.tv_sec)
+        changedNanoseconds = Int(info.st_ctim.tv_nsec)
+    }
+
+    /// The file at `path` now (following symbolic links, as opening it does).
+    public static func current(_ path: String) throws -> FileSnapshot {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            let code = errno
+            if code == ENOENT { throw ModelCastError.notFound(path: path) }
+            throw ModelCastError.io(operation: "stat", path: path, reason: errnoDescription(code))
+        }
+        return FileSnapshot(info)
+    }
+
+    /// What differs between `earlier` and this snapshot, for messages ("size 100 →
+    /// 120 bytes, modified 2026-09-21T12:00:00.000000000Z → 2026-09-21T12:00:05.250000000Z").
+    public func changes(since earlier: FileSnapshot) -> String {
+        func time(_ seconds: Int, _ nanoseconds: Int) -> String {
+            var clock = time_t(seconds)
+            var parts = tm()
+            gmtime_r(&clock, &parts)
+            var buffer = [CChar](repeating: 0, count: 32)
+            let length = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%S", &parts)
+            let fraction = String(nanoseconds)
+            return String(decoding: buffer[0..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+                + "." + String(repeating: "0", count: max(0, 9 - fraction.count)) + fraction + "Z"
+        }
+        var changes: [String] = []
+        if device != earlier.device || inode != earlier.inode { changes.append("replaced by another file") }
+        if size != earlier.size { changes.append("size \(earlier.size) → \(size) bytes") }
+        if modifiedSeconds != earlier.modifiedSeconds || modifiedNanoseconds != earlier.modifiedNanoseconds {
+            changes.append("modified \(time(earlier.modifiedSeconds, earlier.modifiedNanoseconds)) → \(time(modifiedSeconds, modifiedNanoseconds))")
+        }
+        if changes.isEmpty, changedSeconds != earlier.changedSeconds || changedNanoseconds != earlier.changedNanoseconds {
+            changes.append("status changed \(time(earlier.changedSeconds, earlier.changedNanoseconds)) → \(time(changedSeconds, changedNanoseconds))")
+        }
+        return changes.isEmpty ? "unchanged" : changes.joined(separator: ", ")
+    }
 }

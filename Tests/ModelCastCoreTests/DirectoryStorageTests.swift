@@ -1,0 +1,103 @@
+import Foundation
+import XCTest
+@testable import ModelCastCore
+import ModelCastTestSupport
+
+final class DirectoryStorageTests: XCTestCase {
+    /// get() reads only a regular file, judges the size of what it opened, and
+    /// answers nil for a missing key.
+    func testGetReadsOnlyRegularFilesWithinTheLimit() async throws {
+        let scratch = try Scratch()
+        let storage = DirectoryStorage(root: scratch.path)
+        try scratch.write("manifests/1.json", patternBytes(100))
+        let record = try await storage.get("manifests/1.json", limit: 100)
+        XCTAssertEqual(record, Data(patternBytes(100)))
+        try scratch.write("empty.json", [])
+        let none = try await storage.get("empty.json", limit: 0)
+        XCTAssertEqual(none, Data())
+        let missing = try await storage.get("manifests/2.json", limit: 100)
+        XCTAssertNil(missing)
+        let underAFile = try await storage.get("manifests/1.json/x", limit: 100)
+        XCTAssertNil(underAFile)
+
+        do {
+            _ = try await storage.get("manifests/1.json", limit: 99)
+            XCTFail("a 100-byte file must not be read under a 99-byte limit")
+        } catch let error as StorageError {
+            XCTAssertEqual(error, .tooLarge(key: "manifests/1.json", size: 100, limit: 99))
+        }
+
+        // A link to a large file outside the target would bypass the limit if followed.
+        let outside = try Scratch()
+        try outside.write("huge.bin", patternBytes(10_000))
+        XCTAssertEqual(symlink(outside.at("huge.bin"), scratch.at("manifests/3.json")), 0)
+        do {
+            _ = try await storage.get("manifests/3.json", limit: 1000)
+            XCTFail("a symbolic link must not be read")
+        } catch let error as ModelCastError {
+            XCTAssertEqual(error, .specialFile(path: scratch.at("manifests/3.json"), kind: "not a regular file where an object belongs"))
+        }
+
+        // A FIFO is refused without blocking on it.
+        XCTAssertEqual(mkfifo(scratch.at("manifests/4.json"), 0o644), 0)
+        do {
+            _ = try await storage.get("manifests/4.json", limit: 1000)
+            XCTFail("a FIFO must not be read")
+        } catch let error as ModelCastError {
+            XCTAssertTrue(error.message.contains(scratch.at("manifests/4.json")), error.message)
+        }
+    }
+
+    /// O_NOFOLLOW: a link swapped in after any check is still refused at open.
+    func testOpeningWithoutFollowingLinksRefusesALink() throws {
+        let scratch = try Scratch()
+        try scratch.write("real", patternBytes(10))
+        XCTAssertEqual(symlink(scratch.at("real"), scratch.at("link")), 0)
+        XCTAssertThrowsError(try FileDescriptor.openForReading(scratch.at("link"), followLinks: false)) { error in
+            XCTAssertEqual(error as? ModelCastError, .specialFile(path: scratch.at("link"), kind: "symbolic link to \(scratch.at("real"))"))
+        }
+        XCTAssertEqual(try FileDescriptor.openForReading(scratch.at("link")).read(at: 0, count: 10), patternBytes(10))
+    }
+
+    /// A replace refused by its version check writes nothing, not even a temporary file.
+    func testStaleReplaceWritesNothing() async throws {
+        let scratch = try Scratch()
+        let storage = DirectoryStorage(root: scratch.path)
+        let first = Data("{\"a\": 1}\n".utf8), second = Data("{\"a\": 2}\n".utf8)
+        func metadata(_ data: Data) throws -> ObjectMetadata {
+            try ObjectMetadata(of: data, cacheControl: CachePolicy.manifestDefault, contentType: "application/json")
+        }
+        try await storage.replace("manifest.json", data: first, metadata: try metadata(first), ifMatch: "")
+        do {
+            try await storage.replace("manifest.json", data: second, metadata: try metadata(second), ifMatch: "stale")
+            XCTFail("a stale version must be refused")
+        } catch let error as StorageError {
+            guard case .preconditionFailed(let key, let expected, _) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(key, "manifest.json")
+            XCTAssertEqual(expected, "stale")
+        }
+        do {
+            try await storage.replace("sub/new.json", data: second, metadata: try metadata(second), ifMatch: "stale")
+            XCTFail("a version given for a missing key must be refused")
+        } catch is StorageError {}
+        XCTAssertEqual(scratch.listing(), ["manifest.json"])
+        let live = try await storage.get("manifest.json", limit: 1000)
+        XCTAssertEqual(live, first)
+    }
+
+    /// Discarding an atomic file twice (and then dropping it) removes it once and is harmless.
+    func testAtomicFileDiscardIsIdempotent() throws {
+        let scratch = try Scratch()
+        var file: AtomicFile? = try AtomicFile(destination: scratch.at("out.bin"))
+        let temporary = file!.temporaryPath
+        XCTAssertTrue(FileManager.default.fileExists(atPath: temporary))
+        file!.discard()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: temporary))
+        // Something else now at that name is not the discarded file's to remove.
+        try scratch.write((temporary as NSString).lastPathComponent, patternBytes(3))
+        file!.discard()
+        file = nil
+        XCTAssertTrue(FileManager.default.fileExists(atPath: temporary))
+        XCTAssertEqual(scratch.listing(), [(temporary as NSString).lastPathComponent])
+    }
+}
