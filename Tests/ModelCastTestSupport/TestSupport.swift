@@ -214,8 +214,8 @@ public func snapshot(_ root: String) throws -> [String: String] {
     guard let enumerator = FileManager.default.enumerator(atPath: root) else { return result }
     while let relative = enumerator.nextObject() as? String {
         var isDirectory: ObjCBool = false
-        FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isDirectory)
-        if isDirectory.boolValue {
+        let exists = FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isDirectory)
+        if exists && isDirectory.boolValue {
             result[relative + "/"] = "dir"
         } else {
             let data = try Data(contentsOf: URL(fileURLWithPath: root + "/" + relative))

@@ -2,7 +2,7 @@ import Foundation
 
 /// Something that makes minisign signatures (a loaded secret key).
 public protocol ManifestSigner: Sendable {
-    /// The key id as minisign prints it (16 uppercase hex digits).
+    /// The key id as minisign prints it (uppercase hex, no leading zeros).
     var keyIDHex: String { get }
     /// The text of a minisign signature file (`.minisig`) over `message`.
     func minisignSignature(of message: [UInt8], trustedComment: String, untrustedComment: String) throws -> String

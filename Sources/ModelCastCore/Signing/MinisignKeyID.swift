@@ -3,8 +3,10 @@ import Foundation
 /// The 8-byte key identifier minisign stores in every key and signature.
 ///
 /// minisign prints it as the 8 bytes read as a little-endian 64-bit integer in
-/// 16 uppercase hex digits (`%016llX`), so the printed form is the stored bytes in
-/// reverse order: bytes `05 bd 9d 25 3f 30 78 d2` print as `D278303F259DBD05`.
+/// uppercase hex without leading zeros (`%lX`, checked against minisign 0.11's
+/// binary), so the printed form is the stored bytes in reverse order: bytes
+/// `05 bd 9d 25 3f 30 78 d2` print as `D278303F259DBD05`, and one in sixteen ids
+/// prints shorter than 16 digits.
 public struct MinisignKeyID: Hashable, Sendable, CustomStringConvertible {
     /// The 8 bytes as stored in key and signature files.
     public let bytes: [UInt8]
@@ -15,10 +17,10 @@ public struct MinisignKeyID: Hashable, Sendable, CustomStringConvertible {
         self.bytes = bytes
     }
 
-    /// Parses the printed form: 16 hex digits (either case), as minisign shows it.
+    /// Parses the printed form: 1 to 16 hex digits (either case), as minisign shows it.
     public init?(hex: String) {
         let digits = Array(hex.utf8)
-        guard digits.count == 16 else { return nil }
+        guard (1...16).contains(digits.count) else { return nil }
         var value: UInt64 = 0
         for digit in digits {
             guard let nibble = hexNibble(digit) else { return nil }
@@ -37,11 +39,8 @@ public struct MinisignKeyID: Hashable, Sendable, CustomStringConvertible {
         bytes.reversed().reduce(0) { $0 << 8 | UInt64($1) }
     }
 
-    /// The form minisign prints: 16 uppercase hex digits.
-    public var hex: String {
-        let digits = String(value, radix: 16, uppercase: true)
-        return String(repeating: "0", count: 16 - digits.count) + digits
-    }
+    /// The form minisign prints: uppercase hex, no leading zeros.
+    public var hex: String { String(value, radix: 16, uppercase: true) }
 
     /// The printed form, `hex`.
     public var description: String { hex }
