@@ -43,12 +43,20 @@ func withStorage<T>(_ settings: TargetSettings, environment: [String: String], _
 }
 
 /// `SOURCE_DATE_EPOCH` as a date (reproducible manifests), or nil when unset.
-func sourceDateEpoch(_ environment: [String: String]) throws -> Date? {
+func sourceDateEpoch(_ environment: [String: String]) throws -> (date: Date, origin: String)? {
     guard let epoch = environment["SOURCE_DATE_EPOCH"] else { return nil }
     guard let seconds = TimeInterval(epoch) else {
         throw ValidationError("SOURCE_DATE_EPOCH must be a number of seconds, got '\(epoch)'")
     }
-    return Date(timeIntervalSince1970: seconds)
+    return (Date(timeIntervalSince1970: seconds), "SOURCE_DATE_EPOCH=\(epoch)")
+}
+
+/// Help shared by the commands that make a release live.
+enum SafetyHelp {
+    static let trustStored = ArgumentHelp(
+        "Where the store keeps no SHA-256 checksum of an existing object, accept its size instead of downloading and hashing it.")
+    static let adoptLive = ArgumentHelp(
+        "Continue from a live manifest that no history record explains (a deleted record, another tool): the new sequence goes above it.")
 }
 
 /// Prints what a publish, rollback or resign did: a table, or JSON.

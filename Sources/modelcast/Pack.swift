@@ -20,7 +20,7 @@ extension ModelCast {
         @Argument(help: "The model file or directory.")
         var model: String
 
-        @Option(name: .shortAndLong, help: ArgumentHelp("Output file, or an existing directory to write into (default: the current directory).", valueName: "FILE|DIR"))
+        @Option(name: .shortAndLong, help: ArgumentHelp("Output file, or a directory to write into (made if missing when the value ends in /; default: the current directory).", valueName: "FILE|DIR"))
         var out: String?
 
         @Flag(inversion: .prefixedNo, help: "Zip the model (default: zip directories, keep files as they are).")

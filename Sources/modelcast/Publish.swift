@@ -27,9 +27,18 @@ extension ModelCast {
                   catalog    models{name}/prototypes/minAppVersion; per-model versions
                   latest     {"url": …} with a content-derived file name
 
+                Each MODEL given as a plain path belongs to one model, named by --name or after the \
+                first path's file name (without extension). A model the live manifest names and this \
+                publish leaves out is refused unless --remove-model NAME says so.
+
                 A version lower than the live one is refused (use rollback), the same version with \
-                other bytes is refused, and the same bytes again change nothing.
-                published_at comes from SOURCE_DATE_EPOCH when it is set (reproducible manifests).
+                other bytes is refused, and the same bytes again change nothing; build metadata \
+                (+build.7) does not make another version. The sequence goes above every history \
+                record, the live manifest and its signature; a live manifest no record explains is \
+                refused unless --adopt-live. Stored objects are proven (hashed, or the store's own \
+                SHA-256 checksum) before the manifest names them again.
+                published_at comes from SOURCE_DATE_EPOCH when it is set (reproducible manifests); \
+                with --expires-in, a manifest that would already be expired is refused.
                 """
         )
 
@@ -47,6 +56,15 @@ extension ModelCast {
 
         @Option(help: "Name of the model given as plain paths (default: the first file's name without extension).")
         var name: String?
+
+        @Option(help: ArgumentHelp("A model the live manifest names that this release leaves out on purpose (repeatable); dropping any other live model is refused.", valueName: "NAME"))
+        var removeModel: [String] = []
+
+        @Flag(help: SafetyHelp.adoptLive)
+        var adoptLive = false
+
+        @Flag(help: SafetyHelp.trustStored)
+        var trustStored = false
 
         @Option(help: "Manifest shape: modelcast, nomlens, tiers, catalog or latest (default: modelcast, or the config file's).")
         var profile: ManifestProfile?
@@ -109,8 +127,13 @@ extension ModelCast {
             options.compression = compression
             options.dryRun = dryRun
             options.showProgress = true
-            if let epoch = try sourceDateEpoch(environment) { options.publishedAt = epoch }
+            let epoch = try sourceDateEpoch(environment)
+            if let epoch { options.publishedAt = epoch.date }
             var (target, request) = try options.makeRequest()
+            request.publishedAtOrigin = epoch?.origin
+            request.removeModels = removeModel
+            request.adoptLive = adoptLive
+            request.trustStored = trustStored
             request.signing = try signingOptions.settings(environment: environment)
             request.allowUnsigned = signingOptions.unsigned
             let gate = try verifyGate(verifyURL, manifestKey: request.manifestKey)

@@ -20,6 +20,9 @@ extension ModelCast {
         @OptionGroup
         var targetOptions: PublishedTargetOptions
 
+        @Flag(help: SafetyHelp.trustStored)
+        var trustStored = false
+
         @OptionGroup(title: "Signing")
         var signingOptions: SigningOptions
 
@@ -34,7 +37,8 @@ extension ModelCast {
             var request = ResignRequest(
                 manifestKey: targetOptions.manifestKey, signing: try signingOptions.settings(environment: environment) ?? SigningSettings(),
                 templatesDirectory: targetOptions.templates, dryRun: dryRun, allowUnsigned: signingOptions.unsigned)
-            if let epoch = try sourceDateEpoch(environment) { request.publishedAt = epoch }
+            if let epoch = try sourceDateEpoch(environment) { (request.publishedAt, request.publishedAtOrigin) = epoch }
+            request.trustStored = trustStored
             let report = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { storage in
                 try await Publisher(storage: storage, log: { printError($0) }, beforeManifest: try verifyGate(verifyURL, manifestKey: targetOptions.manifestKey)).resign(request)
             }

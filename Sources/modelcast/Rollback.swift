@@ -49,6 +49,12 @@ extension ModelCast {
         @Option(help: ArgumentHelp("Base URL for the hosting files (default: the one the release was published with).", valueName: "URL"))
         var baseURL: String?
 
+        @Flag(help: SafetyHelp.adoptLive)
+        var adoptLive = false
+
+        @Flag(help: SafetyHelp.trustStored)
+        var trustStored = false
+
         @OptionGroup(title: "Signing")
         var signingOptions: SigningOptions
 
@@ -63,7 +69,9 @@ extension ModelCast {
             var request = RollbackRequest(
                 version: version, model: model, bump: bump, bumpVersion: bumpTo, manifestKey: targetOptions.manifestKey,
                 manifestCacheControl: manifestCacheControl, baseURL: baseURL, templatesDirectory: targetOptions.templates, dryRun: dryRun)
-            if let epoch = try sourceDateEpoch(environment) { request.publishedAt = epoch }
+            if let epoch = try sourceDateEpoch(environment) { (request.publishedAt, request.publishedAtOrigin) = epoch }
+            request.adoptLive = adoptLive
+            request.trustStored = trustStored
             request.signing = try signingOptions.settings(environment: environment)
             request.allowUnsigned = signingOptions.unsigned
             let report = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { storage in

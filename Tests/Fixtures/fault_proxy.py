@@ -13,7 +13,8 @@ rule in RULES_FILE (JSON, re-read on every request) matches it first:
   reset          close the connection without forwarding or answering
   lose-response  forward the request, then close the connection without answering
   delay:SECONDS  read the request, wait that long, then forward it as usual
-"times" (default 1) is how many matching requests the rule applies to. Every
+"times" (default 1) is how many matching requests the rule applies to, after
+"skip" (default 0) matching requests were let through untouched. Every
 request is appended to RULES_FILE + ".log" as "METHOD PATH -> outcome".
 """
 import http.client
@@ -39,9 +40,12 @@ def matching_rule(method, path):
         for index, rule in enumerate(rules):
             key = json.dumps(rule, sort_keys=True) + str(index)
             if rule.get("method", method) == method and rule.get("contains", "") in path:
-                if USED.get(key, 0) < rule.get("times", 1):
-                    USED[key] = USED.get(key, 0) + 1
-                    return rule["action"]
+                seen = USED.get(key, 0)
+                if seen < rule.get("skip", 0) + rule.get("times", 1):
+                    USED[key] = seen + 1
+                    if seen >= rule.get("skip", 0):
+                        return rule["action"]
+                    return None
     return None
 
 

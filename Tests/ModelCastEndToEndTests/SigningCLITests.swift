@@ -266,9 +266,13 @@ final class SigningCLITests: XCTestCase {
         let scratch = try Scratch()
         let keys = try keygen(scratch)
         let site = scratch.at("site")
+        // A manifest already expired when written is refused, so this one expires 3 s after
+        // it is published (published_at 7 days ago, less 3 s), and verify runs once it has.
         var past = ProcessInfo.processInfo.environment
-        past["SOURCE_DATE_EPOCH"] = String(Int(Date().timeIntervalSince1970) - 10 * 86_400)
+        let expiry = Int(Date().timeIntervalSince1970) + 3
+        past["SOURCE_DATE_EPOCH"] = String(expiry - 7 * 86_400)
         XCTAssertEqual(try publish(site, version: "1.0.0", scratch: scratch, extra: ["--sign", keys.secret, "--expires-in", "7d"], environment: past).status, 0)
+        while Date().timeIntervalSince1970 <= TimeInterval(expiry) + 0.5 { usleep(100_000) }
         let expired = try modelcast(["verify", site, "--public-key", keys.public])
         XCTAssertEqual(expired.status, 1)
         XCTAssertTrue(expired.stdout.contains("FAIL  manifest.expiry"), expired.stdout)

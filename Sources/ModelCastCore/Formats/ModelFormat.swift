@@ -51,7 +51,10 @@ public enum ModelInspector {
                 throw ModelCastError.symlink(path: path, target: linkTarget(path))
             }
         }
-        let lowerName = ((path.hasSuffix("/") ? String(path.dropLast()) : path) as NSString).lastPathComponent.lowercased()
+        let ownName = ((path.hasSuffix("/") ? String(path.dropLast()) : path) as NSString).lastPathComponent
+        // The model's own name becomes the artifact's name (and a line of `pack`'s output).
+        guard !containsControlCharacter(ownName) else { throw ModelCastError.controlCharacterInName(path: path) }
+        let lowerName = ownName.lowercased()
         switch FileType(mode: info.st_mode) {
         case .directory:
             let tree = try ModelTree.scan(path)

@@ -41,6 +41,7 @@ public struct ModelTree: Sendable {
         guard let topName = String(validating: Array(baseName.utf8), as: UTF8.self) else {
             throw ModelCastError.nonUTF8Name(path: root)
         }
+        guard !containsControlCharacter(topName) else { throw ModelCastError.controlCharacterInName(path: root) }
         var entries: [TreeEntry] = []
         var seen = NameRegistry()
         let top = topName.precomposedStringWithCanonicalMapping
@@ -64,6 +65,7 @@ public struct ModelTree: Sendable {
             guard let name = rawName.utf8 else {
                 throw ModelCastError.nonUTF8Name(path: directory + "/" + rawName.display)
             }
+            guard !containsControlCharacter(name) else { throw ModelCastError.controlCharacterInName(path: diskPath) }
             guard let info = try linkStatus(diskPath) else { continue }  // vanished since readdir
             let archiveName = archivePrefix + name.precomposedStringWithCanonicalMapping
             switch FileType(mode: info.st_mode) {

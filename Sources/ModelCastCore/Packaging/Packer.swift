@@ -153,12 +153,16 @@ public struct Packer: Sendable {
 
     private func resolveOutput(_ output: String?, artifactName: String, model: ModelDescription) throws -> String {
         var destination: String
+        // `--out dist/` names a directory: made when missing (after the checks below).
+        var directoryToMake: String?
         if let output, !output.isEmpty {
             var isDirectory: ObjCBool = false
             if output.hasSuffix("/") || (FileManager.default.fileExists(atPath: output, isDirectory: &isDirectory) && isDirectory.boolValue) {
                 var isDir: ObjCBool = false
-                guard FileManager.default.fileExists(atPath: output, isDirectory: &isDir), isDir.boolValue else {
-                    throw ModelCastError.notFound(path: output)
+                if !FileManager.default.fileExists(atPath: output, isDirectory: &isDir) {
+                    directoryToMake = output
+                } else if !isDir.boolValue {
+                    throw ModelCastError.usage("--out \(output) ends in '/' but is a file, not a directory")
                 }
                 destination = (output.hasSuffix("/") ? output : output + "/") + artifactName
             } else {
@@ -181,6 +185,7 @@ public struct Packer: Sendable {
                 throw ModelCastError.usage("output \(destination) is inside the model directory \(model.path)")
             }
         }
+        if let directoryToMake { try makeDirectories(directoryToMake) }
         if destination.hasPrefix("./") { destination.removeFirst(2) }
         return destination
     }

@@ -18,6 +18,14 @@ public struct CommitSettings: Sendable {
     public var signing: SigningSettings?
     /// Replace a signed live manifest with an unsigned one; otherwise that is refused.
     public var allowUnsigned = false
+    /// Continue from a live manifest that no history record explains (otherwise refused).
+    public var adoptLive = false
+    /// Where the store cannot prove an existing object's SHA-256 itself, accept its size
+    /// instead of downloading and hashing it.
+    public var trustStored = false
+    /// Where `published_at` came from when it is not the current time, for messages
+    /// (`SOURCE_DATE_EPOCH=1700000000`).
+    public var publishedAtOrigin: String?
 
     public init(
         profile: ManifestProfile, manifestKey: String, manifestCacheControl: String = CachePolicy.manifestDefault,
@@ -37,6 +45,9 @@ public struct CommitSettings: Sendable {
             profile: request.profile, manifestKey: request.manifestKey, manifestCacheControl: request.manifestCacheControl,
             baseURL: request.baseURL, templatesDirectory: request.templatesDirectory, dryRun: request.dryRun, signing: request.signing)
         allowUnsigned = request.allowUnsigned
+        adoptLive = request.adoptLive
+        trustStored = request.trustStored
+        publishedAtOrigin = request.publishedAtOrigin
     }
 
     /// The detached signature's key: `manifest.json.minisig`, where minisign looks for it.
@@ -58,6 +69,14 @@ extension Publisher {
         func warn(_ text: String) {
             warnings.append(text)
             log("warning: " + text)
+        }
+        try checkNotExpired(release, settings: settings)
+        if state.liveIsUnexplained {
+            let shown = state.liveManifestSequence.map { " (sequence \($0))" } ?? ""
+            guard settings.adoptLive else {
+                throw ModelCastError.usage("the live manifest \(storage.location)/\(settings.manifestKey)\(shown) matches no history record under \(Self.historyPrefix(manifestKey: settings.manifestKey)) (a record was deleted, or another tool wrote it), so what devices have is unknown: restore the history, or pass --adopt-live to publish above it as sequence \(release.sequence)")
+            }
+            warn("adopting the live manifest \(storage.location)/\(settings.manifestKey)\(shown), which no history record explains; this release is sequence \(release.sequence)")
         }
         let unsigned = Data(try settings.profile.render(release).serialized().utf8)
         let hosting = try HostingTarget(storage: storage, manifestKey: settings.manifestKey, baseURL: settings.baseURL, templatesDirectory: settings.templatesDirectory)
@@ -125,10 +144,12 @@ extension Publisher {
             }
             if !settings.dryRun {
                 // `.unchanged` means these very bytes are there: a retried PUT whose first answer
-                // was lost (a record holds its sequence and time, so no other publish writes them).
+                // was lost, or an identical publish running at the same time. This run cannot
+                // tell which, so it never deletes such a record: only what it saw itself create.
                 // A different record under the key is a conflict the store reports as an error.
-                _ = try await storage.putIfAbsent(historyKey, data: historyData, metadata: historyMetadata)
-                created.append(historyKey)
+                if try await storage.putIfAbsent(historyKey, data: historyData, metadata: historyMetadata) == .created {
+                    created.append(historyKey)
+                }
             }
             objects.append(.init(key: historyKey, role: "history", outcome: settings.dryRun ? "would store" : "created", size: historyMetadata.size, sha256: historyMetadata.sha256.hex))
 
@@ -153,23 +174,38 @@ extension Publisher {
                 do {
                     try await storage.replace(settings.manifestKey, data: manifestData, metadata: manifestMetadata, ifMatch: state.manifestInfo?.etag ?? "")
                 } catch {
-                    // The store's answer may have been lost after the manifest was written.
-                    if let current = try? await storage.get(settings.manifestKey, limit: Self.recordLimit), current == manifestData {
+                    // The store's answer may have been lost after the manifest was written, or the
+                    // write may still land. What is restored depends on what is live now: only
+                    // a positively unchanged manifest gets its old signature back.
+                    let current: Data?
+                    do {
+                        current = try await storage.get(settings.manifestKey, limit: Self.recordLimit)
+                    } catch let readError {
+                        throw PublishFailure.manifestUnconfirmed(underlying: error, state: "it could not be read back (\(readError))")
+                    }
+                    if current == manifestData {
                         warn("the store did not confirm the manifest write (\(error)), but the new manifest is live")
-                    } else {
-                        // It may still land; everything it names is in place, so nothing is removed.
+                    } else if current == state.manifestData {
+                        // Everything the new manifest names stays in place for the next attempt.
                         throw PublishFailure.manifestNotWritten(underlying: error)
+                    } else {
+                        throw PublishFailure.manifestUnconfirmed(underlying: error, state: "another manifest is live now (a concurrent publish?)")
                     }
                 }
             }
             objects.append(.init(key: settings.manifestKey, role: "manifest", outcome: settings.dryRun ? "would replace" : "replaced", size: manifestMetadata.size, sha256: manifestMetadata.sha256.hex))
         } catch let failure as PublishFailure {
-            await restoreSignature()
-            await restoreHostingFiles()
-            if case .manifestNotWritten(let underlying) = failure {
+            switch failure {
+            case .manifestNotWritten(let underlying):
+                // The previous manifest is positively live: give it back its signature and hosting files.
+                await restoreSignature()
+                await restoreHostingFiles()
                 throw ModelCastError.usage("the manifest was not replaced (\(underlying)); the previous manifest is still live, and this release's objects stay in place for the next attempt")
+            case .manifestUnconfirmed(let underlying, let liveState):
+                // The new manifest may still land: putting the old signature back could leave
+                // a signature that contradicts it, so nothing is restored.
+                throw ModelCastError.usage("the store did not confirm the manifest write (\(underlying)) and \(liveState); nothing was restored, so the signature matches the new manifest if it lands. Check the target with `modelcast verify` and publish again")
             }
-            throw failure
         } catch {
             // Before the manifest write: leave the target as it was, removing only what this run created.
             await restoreSignature()
@@ -189,5 +225,16 @@ extension Publisher {
             sequence: release.sequence, previousSequence: state.live?.sequence, manifestKey: settings.manifestKey,
             manifestURL: Self.url(base: settings.baseURL, key: settings.manifestKey), objects: objects,
             warnings: warnings, manifest: String(decoding: manifestData, as: UTF8.self), requests: storage.requestCounts)
+    }
+
+    /// A manifest that is expired when written (a `published_at` fixed in the past, e.g.
+    /// by SOURCE_DATE_EPOCH, plus a short validity period) would be refused by every
+    /// device the moment it went live: refuse it here, naming both values.
+    func checkNotExpired(_ release: Release, settings: CommitSettings, now: Date = Date()) throws {
+        guard let text = release.expiresAt, let expiry = parseTimestamp(text), expiry <= now,
+              let published = parseTimestamp(release.publishedAt) else { return }
+        let origin = settings.publishedAtOrigin.map { " (\($0))" } ?? ""
+        throw ModelCastError.usage(
+            "the manifest would be expired before it is published: published_at \(release.publishedAt)\(origin) plus --expires-in \(formatDuration(expiry.timeIntervalSince(published))) is \(text), and it is now \(Self.timestamp(now)); unset SOURCE_DATE_EPOCH or give a longer --expires-in")
     }
 }

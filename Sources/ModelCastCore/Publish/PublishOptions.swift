@@ -43,8 +43,13 @@ public struct PublishOptions: Sendable {
             }
             var order: [String] = []
             var files: [String: [String]] = [:]
+            // Plain paths are the files of one model (a GGUF and its mmproj), named by
+            // --name or else after the first of them.
+            var plainName = name
             for argument in self.models {
-                let (modelName, path) = try Self.split(argument, defaultName: name)
+                let (explicitName, path) = try Self.split(argument)
+                if explicitName == nil, plainName == nil { plainName = try Self.modelName(namedAfter: path) }
+                let modelName = explicitName ?? plainName!
                 if files[modelName] == nil { order.append(modelName) }
                 files[modelName, default: []].append(path)
             }
@@ -128,23 +133,27 @@ public struct PublishOptions: Sendable {
         try request.profile.validate(release)
     }
 
-    /// `NAME=PATH` → (NAME, PATH); `PATH` → (--name or the file's stem, PATH).
-    static func split(_ argument: String, defaultName: String?) throws -> (String, String) {
+    /// `NAME=PATH` → (NAME, PATH); a plain `PATH` → (nil, PATH).
+    static func split(_ argument: String) throws -> (name: String?, path: String) {
         if let equals = argument.firstIndex(of: "="), !FileManager.default.fileExists(atPath: argument) {
             let name = String(argument[..<equals])
             let path = String(argument[argument.index(after: equals)...])
             try PublishRequest.validateName(name)
             return (name, path)
         }
-        if let defaultName { return (defaultName, argument) }
-        let trimmed = argument.count > 1 && argument.hasSuffix("/") ? String(argument.dropLast()) : argument
+        return (nil, argument)
+    }
+
+    /// The model name a plain path gives: its file name without the extension.
+    static func modelName(namedAfter path: String) throws -> String {
+        let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
         var stem = (trimmed as NSString).lastPathComponent
         if let dot = stem.lastIndex(of: "."), dot != stem.startIndex { stem = String(stem[..<dot]) }
         do {
             try PublishRequest.validateName(stem)
         } catch {
-            throw ModelCastError.usage("cannot name a model after \(argument): '\(stem)' may use only letters, digits, '.', '_' and '-'; pass --name NAME or NAME=PATH")
+            throw ModelCastError.usage("cannot name a model after \(escapingControlCharacters(path)): '\(escapingControlCharacters(stem))' may use only letters, digits, '.', '_' and '-'; pass --name NAME or NAME=PATH")
         }
-        return (stem, argument)
+        return stem
     }
 }

@@ -43,6 +43,15 @@ public struct PublishRequest: Sendable {
     public var signing: SigningSettings?
     /// Replace a signed live manifest with an unsigned one (refused otherwise).
     public var allowUnsigned = false
+    /// Models of the live manifest this release leaves out on purpose; dropping any
+    /// other live model is refused.
+    public var removeModels: [String] = []
+    /// Continue from a live manifest that no history record explains (refused otherwise).
+    public var adoptLive = false
+    /// Accept a stored object's size where the store cannot prove its SHA-256 itself.
+    public var trustStored = false
+    /// Where `publishedAt` came from when it is not the current time (`SOURCE_DATE_EPOCH=…`), for messages.
+    public var publishedAtOrigin: String?
 
     public init(
         models: [Model], prototypes: Model? = nil, profile: ManifestProfile = .modelcast, baseURL: String,

@@ -35,7 +35,10 @@ public struct PublishReport: Codable, Sendable {
 
 /// A failure after the manifest write was attempted.
 enum PublishFailure: Error {
+    /// The previous manifest was read back after the failed write: it is still live.
     case manifestNotWritten(underlying: Error)
+    /// Neither the new nor the previous manifest could be seen live: the write may still land.
+    case manifestUnconfirmed(underlying: Error, state: String)
 }
 
 /// Publishes releases to a `Storage`: packs every model, stores the artifacts under
@@ -92,6 +95,7 @@ public struct Publisher: Sendable {
     /// Publishes `request`. Bad input fails before the target is touched; a failure
     /// while storing removes what this run created and leaves the live manifest as it was.
     public func publish(_ request: PublishRequest) async throws -> PublishReport {
+        var request = request
         try request.validate()
         var warnings: [String] = []
         func warn(_ text: String) {
@@ -113,6 +117,18 @@ public struct Publisher: Sendable {
         defer { withExtendedLifetime(lock) {} }
         let state = try await TargetState.load(from: storage, manifestKey: request.manifestKey)
         let live = state.live
+        try checkDroppedModels(request, live: live)
+        // Build metadata does not order versions (semver): a version of equal precedence
+        // to one that went live is that version, under the text it was published with.
+        var givenVersions: [String: String] = [:]
+        for index in request.models.indices {
+            let model = request.models[index]
+            guard let version = SemanticVersion(model.version),
+                  let previous = state.wentLive.reversed().compactMap({ $0.models[model.name]?.version })
+                      .first(where: { $0 != model.version && SemanticVersion($0) == version }) else { continue }
+            givenVersions[model.name] = model.version
+            request.models[index].version = previous
+        }
         try checkVersions(request, live: live, warn: warn)
 
         // Pack (or, for a dry run, only hash) every file.
@@ -157,9 +173,15 @@ public struct Publisher: Sendable {
         for (name, model) in models {
             for previous in (state.wentLive.reversed().compactMap { $0.models[name] }) where previous.version == model.version {
                 if previous.files.map(\.sha256) != model.files.map(\.sha256) || previous.files.map(\.name) != model.files.map(\.name) {
+                    if let given = givenVersions[name] {
+                        throw ModelCastError.usage("version \(given) of model \(name) has the same precedence as \(model.version), already published with different files (build metadata does not order versions, so clients cannot tell them apart); publish a new version instead")
+                    }
                     throw ModelCastError.usage("version \(model.version) of model \(name) is already published with different files; publish a new version instead")
                 }
             }
+        }
+        for (name, given) in givenVersions.sorted(by: { $0.key < $1.key }) {
+            log("version \(given) of model \(name) has the same precedence as the published \(models[name]!.version) and the same files: it is that version")
         }
 
         let release = Release(
@@ -192,6 +214,26 @@ public struct Publisher: Sendable {
         let lock = try directory.lock()
         directory.removeStaleStaging()
         return lock
+    }
+
+    /// A model the live manifest names is dropped only when `--remove-model` says so:
+    /// devices asking for it would otherwise silently get nothing.
+    private func checkDroppedModels(_ request: PublishRequest, live: Release?) throws {
+        let given = Set(request.models.map(\.name))
+        let liveNames = live?.models.keys.sorted() ?? []
+        for name in request.removeModels {
+            guard live?.models[name] != nil else {
+                throw ModelCastError.usage("--remove-model \(name): the live manifest has no model named \(name) (it has \(liveNames.isEmpty ? "none" : liveNames.joined(separator: ", ")))")
+            }
+            guard !given.contains(name) else {
+                throw ModelCastError.usage("--remove-model \(name): that model is also being published; give it once or the other")
+            }
+        }
+        let dropped = liveNames.filter { !given.contains($0) && !request.removeModels.contains($0) }
+        guard dropped.isEmpty else {
+            let names = dropped.joined(separator: ", ")
+            throw ModelCastError.usage("this publish would drop model\(dropped.count == 1 ? "" : "s") \(names) from the live manifest at \(storage.location)/\(request.manifestKey) (devices asking for \(dropped.count == 1 ? "it" : "them") would get nothing): publish \(dropped.count == 1 ? "it" : "them") too, or pass \(dropped.map { "--remove-model \($0)" }.joined(separator: " ")) to drop \(dropped.count == 1 ? "it" : "them")")
+        }
     }
 
     /// Versions: never lower than the live one, never the same version with other bytes.

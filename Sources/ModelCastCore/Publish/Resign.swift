@@ -11,6 +11,10 @@ public struct ResignRequest: Sendable {
     public var publishedAt: Date
     /// Replace a signed live manifest with an unsigned one (refused otherwise).
     public var allowUnsigned: Bool
+    /// Where `publishedAt` came from when it is not the current time (`SOURCE_DATE_EPOCH=…`), for messages.
+    public var publishedAtOrigin: String?
+    /// Accept a stored object's size where the store cannot prove its SHA-256 itself.
+    public var trustStored = false
 
     public init(manifestKey: String = "manifest.json", signing: SigningSettings, templatesDirectory: String? = nil, dryRun: Bool = false, publishedAt: Date = Date(), allowUnsigned: Bool = false) {
         self.manifestKey = manifestKey
@@ -62,6 +66,8 @@ extension Publisher {
             manifestCacheControl: liveManifestCacheControl(state: state, manifestKey: request.manifestKey),
             baseURL: baseURL, templatesDirectory: request.templatesDirectory, dryRun: request.dryRun, signing: signing)
         settings.allowUnsigned = request.allowUnsigned
+        settings.trustStored = request.trustStored
+        settings.publishedAtOrigin = request.publishedAtOrigin
         return try await commit(release, state: state, settings: settings, artifacts: [:], warnings: [])
     }
 }

@@ -23,6 +23,12 @@ public struct RollbackRequest: Sendable {
     public var signing: SigningSettings?
     /// Replace a signed live manifest with an unsigned one (otherwise refused).
     public var allowUnsigned: Bool
+    /// Where `publishedAt` came from when it is not the current time (`SOURCE_DATE_EPOCH=…`), for messages.
+    public var publishedAtOrigin: String?
+    /// Continue from a live manifest that no history record explains (refused otherwise).
+    public var adoptLive = false
+    /// Accept a stored object's size where the store cannot prove its SHA-256 itself.
+    public var trustStored = false
 
     public init(
         version: String, model: String? = nil, bump: Bool = false, bumpVersion: String? = nil,
@@ -110,6 +116,9 @@ extension Publisher {
             manifestCacheControl: request.manifestCacheControl ?? liveManifestCacheControl(state: state, manifestKey: request.manifestKey),
             baseURL: baseURL, templatesDirectory: request.templatesDirectory, dryRun: request.dryRun, signing: request.signing)
         settings.allowUnsigned = request.allowUnsigned
+        settings.adoptLive = request.adoptLive
+        settings.trustStored = request.trustStored
+        settings.publishedAtOrigin = request.publishedAtOrigin
         if let current = state.liveRecord, current.sameContent(as: release) {
             log("\(request.version) is already live (sequence \(current.sequence)); nothing was written")
             return unchangedReport(state: state, settings: settings, warnings: warnings)

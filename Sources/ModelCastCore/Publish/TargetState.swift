@@ -17,12 +17,24 @@ public struct TargetState: Sendable {
     /// writing its record never went live and is never this record.
     public let liveRecord: Release?
 
-    /// The release devices see now. A manifest matching no record (edited by hand)
-    /// counts as the newest record.
-    public var live: Release? { liveRecord ?? (manifestData == nil ? nil : history.last) }
+    /// The sequence the live manifest carries: its own `sequence` (modelcast format) or
+    /// the one its detached signature's trusted comment binds, whichever is higher.
+    public internal(set) var liveManifestSequence: Int64? = nil
+    /// The live manifest read as a release, when it is in modelcast format.
+    var liveManifestRelease: Release? = nil
 
-    /// The sequence the next record gets.
-    public var nextSequence: Int64 { (history.last?.sequence ?? 0) + 1 }
+    /// The release devices see now. A manifest matching no record (a record lost, or
+    /// written by other means) is read as it is when it is in modelcast format, and
+    /// otherwise counts as the newest record.
+    public var live: Release? { liveRecord ?? liveManifestRelease ?? (manifestData == nil ? nil : history.last) }
+
+    /// True when a live manifest exists that no history record explains: what devices
+    /// have is not in the history, so a publish must be told to continue from it.
+    public var liveIsUnexplained: Bool { manifestData != nil && liveRecord == nil }
+
+    /// The sequence the next record gets: above every record and above whatever the
+    /// live manifest and its signature have shown devices, so it never goes back.
+    public var nextSequence: Int64 { max(history.last?.sequence ?? 0, liveManifestSequence ?? 0) + 1 }
 
     /// Reads the history and the live manifest of `manifestKey`.
     public static func load(from storage: any Storage, manifestKey: String) async throws -> TargetState {
@@ -43,7 +55,13 @@ public struct TargetState: Sendable {
         let signature = data == nil ? nil : try await storage.get(SignedManifest.signatureKey(for: manifestKey), limit: SignedManifest.maximumSignatureSize)
         let unsigned = data.map(InlineSignature.strip)
         let liveRecord = unsigned.flatMap { bytes in history.last { Publisher.rendering(of: $0) == bytes } }
-        var state = TargetState(history: history, manifestInfo: info, manifestData: data, signatureData: signature, liveRecord: liveRecord)
+        let liveManifestRelease = unsigned.flatMap { try? Release.decode($0, source: manifestKey) }
+        let signedSequence = signature.flatMap { try? MinisignSignature(fileContents: String(decoding: $0, as: UTF8.self)) }
+            .flatMap { TrustedComment(parsing: $0.trustedComment)?.sequence }
+        let sequences = [liveRecord?.sequence, liveManifestRelease?.sequence, signedSequence].compactMap { $0 }
+        var state = TargetState(
+            history: history, manifestInfo: info, manifestData: data, signatureData: signature, liveRecord: liveRecord,
+            liveManifestSequence: sequences.max(), liveManifestRelease: liveManifestRelease)
         state.recordObjects = recordObjects
         return state
     }

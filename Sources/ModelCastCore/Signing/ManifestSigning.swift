@@ -129,6 +129,15 @@ public func parseDuration(_ text: String) throws -> TimeInterval {
     return TimeInterval(count) * scale
 }
 
+/// Writes seconds as `parseDuration` reads them, in the largest of d, h, m, s that divides them.
+public func formatDuration(_ seconds: TimeInterval) -> String {
+    let whole = Int64(seconds.rounded())
+    for (unit, scale) in [("d", Int64(86_400)), ("h", 3600), ("m", 60)] where whole != 0 && whole % scale == 0 {
+        return "\(whole / scale)\(unit)"
+    }
+    return "\(whole)s"
+}
+
 extension MinisignSecretKey: ManifestSigner {
     public var keyIDHex: String { keyID.hex }
 

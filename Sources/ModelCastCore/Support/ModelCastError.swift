@@ -15,6 +15,9 @@ public enum ModelCastError: Error, Equatable, Sendable {
     case nameCollision(first: String, second: String, rule: String)
     /// A file name that is not valid UTF-8.
     case nonUTF8Name(path: String)
+    /// A file name with a control character (U+0000–U+001F, U+007F): it would break
+    /// line- and tab-separated output, manifests and the files a device writes.
+    case controlCharacterInName(path: String)
     /// A file that cannot be opened or read.
     case unreadable(path: String, reason: String)
     /// Any other system call failure on a path.
@@ -67,6 +70,8 @@ public enum ModelCastError: Error, Equatable, Sendable {
             return "names collide after \(rule): '\(first)' and '\(second)' (they would overwrite each other on a device)"
         case .nonUTF8Name(let path):
             return "file name is not valid UTF-8: \(path)"
+        case .controlCharacterInName(let path):
+            return "file name contains a control character: \(escapingControlCharacters(path)) (it would break manifests, tab-separated output and the files a device writes); rename it"
         case .unreadable(let path, let reason):
             return "cannot read \(path): \(reason)"
         case .io(let operation, let path, let reason):
@@ -112,4 +117,25 @@ extension ModelCastError: LocalizedError, CustomStringConvertible {
 /// The text of a C `errno` value, e.g. "Permission denied".
 func errnoDescription(_ code: Int32 = errno) -> String {
     String(cString: strerror(code))
+}
+
+/// True when `text` holds a C0 control character or DEL (U+0000–U+001F, U+007F).
+func containsControlCharacter(_ text: String) -> Bool {
+    text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
+}
+
+/// `text` with every control character written as an escape (`\n`, `\t`, `\r`,
+/// `\u{1B}`), so a message naming it stays on one line and shows what is there.
+public func escapingControlCharacters(_ text: String) -> String {
+    var result = ""
+    for scalar in text.unicodeScalars {
+        switch scalar.value {
+        case 0x0A: result += "\\n"
+        case 0x09: result += "\\t"
+        case 0x0D: result += "\\r"
+        case 0..<0x20, 0x7F: result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+        default: result.unicodeScalars.append(scalar)
+        }
+    }
+    return result
 }

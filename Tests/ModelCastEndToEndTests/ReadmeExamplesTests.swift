@@ -1,0 +1,114 @@
+import Foundation
+import XCTest
+import ModelCastCore
+import ModelCastTestSupport
+
+/// The README is executable: its example commands run as written and print what it shows.
+final class ReadmeExamplesTests: XCTestCase {
+    /// One `$ modelcast …` command of a ```console block and the lines the README shows after it.
+    struct Example {
+        let command: String
+        let output: [String]
+    }
+
+    func readme() throws -> String {
+        try String(contentsOfFile: repositoryRoot + "/README.md", encoding: .utf8)
+    }
+
+    /// Fenced blocks of one language, in order.
+    func blocks(_ language: String, in text: String) -> [[String]] {
+        var result: [[String]] = []
+        var current: [String]?
+        for line in text.components(separatedBy: "\n") {
+            if current == nil, line == "```" + language {
+                current = []
+            } else if current != nil, line == "```" {
+                result.append(current!)
+                current = nil
+            } else {
+                current?.append(line)
+            }
+        }
+        return result
+    }
+
+    /// The console examples: each `$ ` line (with `\` continuations) and its output.
+    func examples() throws -> [Example] {
+        var result: [Example] = []
+        for block in blocks("console", in: try readme()) {
+            var index = 0
+            while index < block.count {
+                guard block[index].hasPrefix("$ ") else { index += 1; continue }
+                var command = String(block[index].dropFirst(2))
+                while command.hasSuffix("\\") {
+                    index += 1
+                    command = String(command.dropLast()).trimmingCharacters(in: .whitespaces) + " " + block[index].trimmingCharacters(in: .whitespaces)
+                }
+                index += 1
+                var output: [String] = []
+                while index < block.count, !block[index].hasPrefix("$ ") { output.append(block[index]); index += 1 }
+                result.append(Example(command: command, output: output))
+            }
+        }
+        return result
+    }
+
+    /// Splits a command line into words (the README uses plain words, no quoting).
+    func words(_ command: String) -> [String] {
+        command.split(separator: " ").map(String.init)
+    }
+
+    /// A README line matches a printed line when the text around each `…` is there in
+    /// order and each `…` stands for one run of non-space characters (an elided hash).
+    func matches(_ shown: String, _ printed: String) -> Bool {
+        let pattern = "^" + shown.components(separatedBy: "…").map(NSRegularExpression.escapedPattern(for:)).joined(separator: "\\S*") + "$"
+        return printed.range(of: pattern, options: .regularExpression) != nil
+    }
+
+    /// Runs `command` (starting with `modelcast`) in a fresh directory where
+    /// `examples/` is the repository's, and compares its stdout with the README's lines.
+    func run(_ example: Example, file: StaticString = #filePath, line: UInt = #line) throws {
+        let arguments = words(example.command)
+        XCTAssertEqual(arguments.first, "modelcast", file: file, line: line)
+        let cwd = try Scratch("modelcast-readme")
+        try FileManager.default.createSymbolicLink(atPath: cwd.at("examples"), withDestinationPath: repositoryRoot + "/examples")
+        var environment = ProcessInfo.processInfo.environment
+        environment.removeValue(forKey: "SOURCE_DATE_EPOCH")
+        let result = try modelcast(Array(arguments.dropFirst()), cwd: cwd.path, environment: environment)
+        XCTAssertEqual(result.status, 0, "\(example.command): \(result.stderr)", file: file, line: line)
+        let printed = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast()
+        XCTAssertEqual(printed.count, example.output.count, "\(example.command) printed:\n\(result.stdout)", file: file, line: line)
+        for (shown, actual) in zip(example.output, printed) {
+            XCTAssertTrue(matches(shown, actual), "\(example.command): README shows\n  \(shown)\nbut it printed\n  \(actual)", file: file, line: line)
+        }
+    }
+
+    /// Every console example of a command that works on local files runs and prints
+    /// what the README shows; the others need a live CDN or bucket and are named here.
+    func testConsoleExamplesPrintWhatTheReadmeShows() throws {
+        let local: Set<String> = ["inspect", "pack", "publish"]
+        var ran: [String] = [], needsNetwork: [String] = []
+        for example in try examples() {
+            let subcommand = words(example.command).dropFirst().first ?? ""
+            if local.contains(subcommand) {
+                try run(example)
+                ran.append(subcommand)
+            } else {
+                needsNetwork.append(subcommand)
+            }
+        }
+        XCTAssertEqual(ran, ["inspect", "pack", "publish"])
+        XCTAssertEqual(needsNetwork, ["verify", "rollback"], "a new console example must run here or be listed as needing the network")
+    }
+
+    /// The set-up section's publish command, as a newcomer runs it, prints what the
+    /// README's publish example shows: one model, two files.
+    func testSetUpPublishCommandPrintsTheReadmesOutput() throws {
+        let setUp = try XCTUnwrap(blocks("sh", in: try readme()).first?.first { $0.contains("modelcast publish") })
+        let command = try XCTUnwrap(setUp.range(of: "modelcast publish").map { String(setUp[$0.lowerBound...]) })
+        XCTAssertTrue(setUp.hasPrefix("./scripts/setup && swift run -c release modelcast publish"), setUp)
+        let example = try XCTUnwrap(try examples().first { $0.command.hasPrefix("modelcast publish") })
+        XCTAssertEqual(words(command), words(example.command), "the set-up command is the publish example")
+        try run(Example(command: command, output: example.output))
+    }
+}
