@@ -38,6 +38,14 @@ public struct DirectoryStorage: Storage {
             etag: "\(info.st_ino)-\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)-\(info.st_size)")
     }
 
+    public func proveContent(_ key: String, size: Int64, sha256: SHA256Digest, localFile: String?, trustStored: Bool) async throws -> ContentProof {
+        guard let info = try await head(key) else { throw StorageError.missing(key) }  // STUB: size only
+        guard info.size == size else {
+            throw StorageError.contentMismatch(key: key, expectedSize: size, expectedSHA256: sha256.hex, actualSize: info.size, actualSHA256: nil, detail: "")
+        }
+        return .hashed
+    }
+
     public func get(_ key: String, limit: Int) async throws -> Data? {
         let file = try path(key)
         // Only a regular file is an object, as for head(); a symbolic link is refused

@@ -86,6 +86,14 @@ public final class S3Storage: Storage, @unchecked Sendable {
                           cacheControl: response.headers["cache-control"], etag: response.headers["etag"])
     }
 
+    public func proveContent(_ key: String, size: Int64, sha256: SHA256Digest, localFile: String?, trustStored: Bool) async throws -> ContentProof {
+        guard let info = try await head(key) else { throw StorageError.missing(key) }  // STUB: size and metadata only
+        guard info.size == size, info.sha256 == nil || info.sha256 == sha256 else {
+            throw StorageError.contentMismatch(key: key, expectedSize: size, expectedSHA256: sha256.hex, actualSize: info.size, actualSHA256: info.sha256?.hex, detail: "")
+        }
+        return .storeChecksum
+    }
+
     public func get(_ key: String, limit: Int) async throws -> Data? {
         try validateKey(key)
         let objectKey = target.objectKey(key)

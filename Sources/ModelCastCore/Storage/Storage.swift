@@ -73,6 +73,16 @@ public enum PutOutcome: Equatable, Sendable {
     case unchanged
 }
 
+/// How an object's bytes were proven by `proveContent`.
+public enum ContentProof: Equatable, Sendable {
+    /// Read back and hashed (a directory file, or an S3 object downloaded because the store gave no usable checksum).
+    case hashed
+    /// The store's own SHA-256 checksum (full-object, or composite over parts compared with `localFile`) matched.
+    case storeChecksum
+    /// Only the size was checked: `trustStored` was set and the store gave no usable checksum.
+    case trustedSize
+}
+
 /// Where a publish lands: a local directory or an object store. Publish, verify,
 /// rollback and prune are written once against this protocol.
 ///
@@ -91,6 +101,14 @@ public protocol Storage: Sendable {
     /// The bytes of a small object (manifests, history records), or nil when it does not exist.
     /// Refuses objects larger than `limit`.
     func get(_ key: String, limit: Int) async throws -> Data?
+
+    /// Proves `key` holds exactly `size` bytes with SHA-256 `sha256` before a manifest names it again.
+    /// `localFile`: a local file with those bytes (the file being published), if any, which lets a store
+    /// check a composite multipart checksum without downloading. `trustStored`: where the store has no
+    /// usable checksum, accept a matching size instead of downloading and hashing.
+    /// Throws `StorageError.missing(key)` when absent, `StorageError.contentMismatch(...)` naming the key,
+    /// expected and actual (size and/or sha256) when different.
+    func proveContent(_ key: String, size: Int64, sha256: SHA256Digest, localFile: String?, trustStored: Bool) async throws -> ContentProof
 
     /// Keys under `prefix`, sorted.
     func list(prefix: String) async throws -> [String]
@@ -129,6 +147,12 @@ public enum StorageError: Error, Equatable, Sendable, LocalizedError, CustomStri
     case tooLarge(key: String, size: Int64, limit: Int)
     /// A key that cannot be stored (empty, absolute, `..`).
     case invalidKey(String)
+    /// A key expected to hold an object holds none.
+    case missing(String)
+    /// A key holds other bytes than expected. `actualSHA256` is nil when the size
+    /// already differs and the bytes were not read; `detail` says how the difference
+    /// was found (hashed, the store's checksum).
+    case contentMismatch(key: String, expectedSize: Int64, expectedSHA256: String, actualSize: Int64, actualSHA256: String?, detail: String)
 
     public var description: String {
         switch self {
@@ -140,6 +164,11 @@ public enum StorageError: Error, Equatable, Sendable, LocalizedError, CustomStri
             return "\(key) is \(size) bytes, more than the \(limit) allowed for it"
         case .invalidKey(let key):
             return "invalid object key '\(key)'"
+        case .missing(let key):
+            return "\(key) is missing from the target"
+        case .contentMismatch(let key, let expectedSize, let expectedSHA, let actualSize, let actualSHA, let detail):
+            return "\(key) does not hold the expected bytes: expected \(expectedSize) bytes, sha256 \(expectedSHA); found \(actualSize) bytes"
+                + (actualSHA.map { ", sha256 \($0)" } ?? "") + (detail.isEmpty ? "" : " (\(detail))")
         }
     }
 
