@@ -101,27 +101,36 @@ final class S3ConcurrentPublishTests: XCTestCase {
             path: mine, metadata: ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: "application/octet-stream", size: digest.size, sha256: digest.sha256),
             isTemporary: false)
 
-        for (index, (other, same)) in [(theirs, false), (mine, true)].enumerated() {
-            let key = "k\(index).bin"
-            let upload = Task { try await storage.putIfAbsent(key, staged: staged) }
-            XCTAssertTrue(waitForLog(rules, ["POST", key, "uploadId="]), "the CompleteMultipartUpload never came")
-            // Another writer gets there first.
-            try moto.awsCLI(["s3api", "put-object", "--bucket", moto.bucket, "--key", "cond/" + key, "--body", other])
-            do {
-                let outcome = try await upload.value
-                XCTAssertTrue(same, "other bytes under \(key) must not be \(outcome)")
-                XCTAssertEqual(outcome, .unchanged, "this run did not create \(key)")
-            } catch let error as StorageError {
-                XCTAssertFalse(same, "\(error)")
-                guard case .conflict(let k, _, _, let existing, _) = error else { return XCTFail("\(error)") }
-                XCTAssertEqual(k, key)
-                XCTAssertEqual(existing, try SHA256Hasher.digest(patternBytes(size, seed: 2)).hex)
+        var failure: Error?
+        do {
+            for (index, (other, same)) in [(theirs, false), (mine, true)].enumerated() {
+                let key = "k\(index).bin"
+                let upload = Task { try await storage.putIfAbsent(key, staged: staged) }
+                XCTAssertTrue(waitForLog(rules, ["POST", key, "uploadId="]), "the CompleteMultipartUpload never came")
+                // Another writer gets there first.
+                try moto.awsCLI(["s3api", "put-object", "--bucket", moto.bucket, "--key", "cond/" + key, "--body", other])
+                do {
+                    let outcome = try await upload.value
+                    XCTAssertTrue(same, "other bytes under \(key) must not be \(outcome)")
+                    XCTAssertEqual(outcome, .unchanged, "this run did not create \(key)")
+                } catch let error as StorageError {
+                    XCTAssertFalse(same, "\(error)")
+                    if case .conflict(let k, _, _, let existing, _) = error {
+                        XCTAssertEqual(k, key)
+                        XCTAssertEqual(existing, try SHA256Hasher.digest(patternBytes(size, seed: 2)).hex)
+                    } else {
+                        XCTFail("\(error)")
+                    }
+                }
+                XCTAssertEqual(try moto.download("cond/" + key), try Data(contentsOf: URL(fileURLWithPath: other)), "the other writer's object stays")
             }
-            XCTAssertEqual(try moto.download("cond/" + key), try Data(contentsOf: URL(fileURLWithPath: other)), "the other writer's object stays")
+            let pending = try await storage.pendingUploads()
+            XCTAssertEqual(pending, [], "the refused uploads are aborted")
+        } catch {
+            failure = error
         }
-        let pending = try await storage.pendingUploads()
-        XCTAssertEqual(pending, [], "the refused uploads are aborted")
         await storage.shutdown()
+        if let failure { throw failure }
     }
 
     /// Deterministic: the big publish's CompleteMultipartUpload waits in the proxy while a
@@ -168,7 +177,11 @@ final class S3ConcurrentPublishTests: XCTestCase {
         let work = try Scratch()
         try work.mkdir("big")
         try work.mkdir("small")
-        try work.write("big/model.bin", patternBytes(40 << 20, seed: 5))
+        // 120 MiB: long enough in multipart upload (about 2 s against moto) that the small
+        // publish, started 0.5 s later, stores the key while the parts are still going up.
+        let big = try XCTUnwrap(FileHandle(forWritingAtPath: try work.write("big/model.bin", [])))
+        for index in 0..<120 { try big.write(contentsOf: Data(patternBytes(1 << 20, seed: UInt32(100 + index)))) }
+        try big.close()
         try work.write("small/model.bin", patternBytes(4096, seed: 6))
         var environment = moto.environment
         environment["SOURCE_DATE_EPOCH"] = "1790000000"
@@ -189,7 +202,7 @@ final class S3ConcurrentPublishTests: XCTestCase {
             XCTAssertEqual(statuses.sorted(), [0, 1], label)
             let live = try assertLiveManifestVerifies(moto, prefix: prefix, label)
             let winner = statuses[0] == 0 ? order[0] : order[1]
-            XCTAssertEqual(live.models["m"]?.files.first?.size, winner.hasPrefix("big") ? 40 << 20 : 4096, label)
+            XCTAssertEqual(live.models["m"]?.files.first?.size, winner.hasPrefix("big") ? 120 << 20 : 4096, label)
             let verify = try modelcast(["verify", target, "--json"], environment: moto.environment)
             XCTAssertEqual(verify.status, 0, label + "\n" + verify.stdout)
         }

@@ -14,6 +14,14 @@ final class S3ContentProofTests: XCTestCase {
             credentials: AWSCredentials(accessKeyID: moto.accessKeyID, secretAccessKey: moto.secretAccessKey), policy: policy)
     }
 
+    /// Runs `body`, then shuts the storage's HTTP client down whatever happened.
+    func using(_ storage: S3Storage, _ body: () async throws -> Void) async throws {
+        var failure: Error?
+        do { try await body() } catch { failure = error }
+        await storage.shutdown()
+        if let failure { throw failure }
+    }
+
     /// The user's own file, as a publish stages it for an in-place upload.
     func staged(_ path: String) throws -> StagedObject {
         let digest = try StreamDigester.digest(ofFileAt: path)
@@ -55,61 +63,62 @@ final class S3ContentProofTests: XCTestCase {
         let moto = try MotoS3()
         let work = try Scratch()
         let storage = try makeStorage(moto, prefix: "proof")
-        let original = try work.write("original.bin", patternBytes(200_000, seed: 1))
-        let other = try work.write("other.bin", patternBytes(200_000, seed: 2))
-        let originalSHA = try SHA256Hasher.digest(patternBytes(200_000, seed: 1))
-        let otherSHA = try SHA256Hasher.digest(patternBytes(200_000, seed: 2))
+        try await using(storage) {
+            let original = try work.write("original.bin", patternBytes(200_000, seed: 1))
+            let other = try work.write("other.bin", patternBytes(200_000, seed: 2))
+            let originalSHA = try SHA256Hasher.digest(patternBytes(200_000, seed: 1))
+            let otherSHA = try SHA256Hasher.digest(patternBytes(200_000, seed: 2))
 
-        let created = try await storage.putIfAbsent("a.bin", staged: try staged(original))
-        XCTAssertEqual(created, .created)
-        let getsBefore = storage.requestCounts?["GET"] ?? 0
-        let proof = try await storage.proveContent("a.bin", size: 200_000, sha256: originalSHA, localFile: nil, trustStored: false)
-        XCTAssertEqual(proof, .storeChecksum, "a single PUT must leave a SHA-256 checksum the store returns")
-        XCTAssertEqual(storage.requestCounts?["GET"] ?? 0, getsBefore, "a store checksum needs no download")
-        await assertMismatch({ try await storage.proveContent("a.bin", size: 200_000, sha256: otherSHA, localFile: nil, trustStored: true) },
-                             key: "a.bin", actualSHA256: originalSHA.hex)
+            let created = try await storage.putIfAbsent("a.bin", staged: try staged(original))
+            XCTAssertEqual(created, .created)
+            let getsBefore = storage.requestCounts?["GET"] ?? 0
+            let proof = try await storage.proveContent("a.bin", size: 200_000, sha256: originalSHA, localFile: nil, trustStored: false)
+            XCTAssertEqual(proof, .storeChecksum, "a single PUT must leave a SHA-256 checksum the store returns")
+            XCTAssertEqual(storage.requestCounts?["GET"] ?? 0, getsBefore, "a store checksum needs no download")
+            await assertMismatch({ try await storage.proveContent("a.bin", size: 200_000, sha256: otherSHA, localFile: nil, trustStored: true) },
+                                 key: "a.bin", actualSHA256: originalSHA.hex)
 
-        // Same size, other bytes, the original's SHA-256 forged into the metadata.
-        try overwrite(moto, key: "proof/a.bin", with: other, claimedSHA256: originalSHA.hex)
-        await assertMismatch({ try await storage.proveContent("a.bin", size: 200_000, sha256: originalSHA, localFile: original, trustStored: false) },
-                             key: "a.bin", actualSHA256: otherSHA.hex)
-        XCTAssertGreaterThan(storage.requestCounts?["GET"] ?? 0, getsBefore, "with no store checksum the object is downloaded and hashed")
-        do {
-            let outcome = try await storage.putIfAbsent("a.bin", staged: try staged(original))
-            XCTFail("other bytes under the key must not be \(outcome)")
-        } catch let error as StorageError {
-            guard case .conflict(let key, _, _, let existing, _) = error else { return XCTFail("\(error)") }
-            XCTAssertEqual(key, "a.bin")
-            XCTAssertEqual(existing, otherSHA.hex)
+            // Same size, other bytes, the original's SHA-256 forged into the metadata.
+            try overwrite(moto, key: "proof/a.bin", with: other, claimedSHA256: originalSHA.hex)
+            await assertMismatch({ try await storage.proveContent("a.bin", size: 200_000, sha256: originalSHA, localFile: original, trustStored: false) },
+                                 key: "a.bin", actualSHA256: otherSHA.hex)
+            XCTAssertGreaterThan(storage.requestCounts?["GET"] ?? 0, getsBefore, "with no store checksum the object is downloaded and hashed")
+            do {
+                let outcome = try await storage.putIfAbsent("a.bin", staged: try staged(original))
+                XCTFail("other bytes under the key must not be \(outcome)")
+            } catch let error as StorageError {
+                guard case .conflict(let key, _, _, let existing, _) = error else { return XCTFail("\(error)") }
+                XCTAssertEqual(key, "a.bin")
+                XCTAssertEqual(existing, otherSHA.hex)
+            }
+            XCTAssertEqual(try moto.download("proof/a.bin"), Data(patternBytes(200_000, seed: 2)), "nothing was overwritten")
+            // The bytes that are there are proven by hashing them.
+            let hashed = try await storage.proveContent("a.bin", size: 200_000, sha256: otherSHA, localFile: nil, trustStored: false)
+            XCTAssertEqual(hashed, .hashed)
+
+            // trustStored: no store checksum, so the size is all that is checked.
+            try moto.awsCLI(["s3api", "put-object", "--bucket", moto.bucket, "--key", "proof/b.bin", "--body", original])
+            let gets = storage.requestCounts?["GET"] ?? 0
+            let trusted = try await storage.proveContent("b.bin", size: 200_000, sha256: originalSHA, localFile: nil, trustStored: true)
+            XCTAssertEqual(trusted, .trustedSize)
+            XCTAssertEqual(storage.requestCounts?["GET"] ?? 0, gets, "trustStored downloads nothing")
+            do {
+                _ = try await storage.proveContent("b.bin", size: 199_999, sha256: originalSHA, localFile: nil, trustStored: true)
+                XCTFail("trustStored still checks the size")
+            } catch let error as StorageError {
+                guard case .contentMismatch("b.bin", 199_999, _, 200_000, nil, _) = error else { return XCTFail("\(error)") }
+            }
+            let proven = try await storage.proveContent("b.bin", size: 200_000, sha256: originalSHA, localFile: nil, trustStored: false)
+            XCTAssertEqual(proven, .hashed)
+
+            // Missing.
+            do {
+                _ = try await storage.proveContent("none.bin", size: 1, sha256: originalSHA, localFile: nil, trustStored: true)
+                XCTFail("a missing key must not be proven")
+            } catch let error as StorageError {
+                XCTAssertEqual(error, .missing("none.bin"))
+            }
         }
-        XCTAssertEqual(try moto.download("proof/a.bin"), Data(patternBytes(200_000, seed: 2)), "nothing was overwritten")
-        // The bytes that are there are proven by hashing them.
-        let hashed = try await storage.proveContent("a.bin", size: 200_000, sha256: otherSHA, localFile: nil, trustStored: false)
-        XCTAssertEqual(hashed, .hashed)
-
-        // trustStored: no store checksum, so the size is all that is checked.
-        try moto.awsCLI(["s3api", "put-object", "--bucket", moto.bucket, "--key", "proof/b.bin", "--body", original])
-        let gets = storage.requestCounts?["GET"] ?? 0
-        let trusted = try await storage.proveContent("b.bin", size: 200_000, sha256: originalSHA, localFile: nil, trustStored: true)
-        XCTAssertEqual(trusted, .trustedSize)
-        XCTAssertEqual(storage.requestCounts?["GET"] ?? 0, gets, "trustStored downloads nothing")
-        do {
-            _ = try await storage.proveContent("b.bin", size: 199_999, sha256: originalSHA, localFile: nil, trustStored: true)
-            XCTFail("trustStored still checks the size")
-        } catch let error as StorageError {
-            guard case .contentMismatch("b.bin", 199_999, _, 200_000, nil, _) = error else { return XCTFail("\(error)") }
-        }
-        let proven = try await storage.proveContent("b.bin", size: 200_000, sha256: originalSHA, localFile: nil, trustStored: false)
-        XCTAssertEqual(proven, .hashed)
-
-        // Missing.
-        do {
-            _ = try await storage.proveContent("none.bin", size: 1, sha256: originalSHA, localFile: nil, trustStored: true)
-            XCTFail("a missing key must not be proven")
-        } catch let error as StorageError {
-            XCTAssertEqual(error, .missing("none.bin"))
-        }
-        await storage.shutdown()
     }
 
     /// A multipart object carries a composite checksum (over its parts' SHA-256s):
@@ -122,50 +131,51 @@ final class S3ContentProofTests: XCTestCase {
         policy.multipartThreshold = 5 << 20
         policy.partSize = 5 << 20
         let storage = try makeStorage(moto, prefix: "mp", policy: policy)
-        let size = 12 << 20
-        let file = try work.write("big.bin", patternBytes(size, seed: 11))
-        var otherBytes = patternBytes(size, seed: 11)
-        otherBytes[(5 << 20) + 17] ^= 0x80  // one byte in the second part
-        let other = try work.write("other.bin", otherBytes)
-        let sha = try SHA256Hasher.digest(patternBytes(size, seed: 11))
-        let otherSHA = try SHA256Hasher.digest(otherBytes)
+        try await using(storage) {
+            let size = 12 << 20
+            let file = try work.write("big.bin", patternBytes(size, seed: 11))
+            var otherBytes = patternBytes(size, seed: 11)
+            otherBytes[(5 << 20) + 17] ^= 0x80  // one byte in the second part
+            let other = try work.write("other.bin", otherBytes)
+            let sha = try SHA256Hasher.digest(patternBytes(size, seed: 11))
+            let otherSHA = try SHA256Hasher.digest(otherBytes)
 
-        let created = try await storage.putIfAbsent("big.bin", staged: try staged(file))
-        XCTAssertEqual(created, .created)
-        XCTAssertEqual(storage.requestCounts?["POST"], 2, "a multipart upload: \(storage.requestCounts ?? [:])")
-        let head = try moto.awsCLI(["s3api", "head-object", "--bucket", moto.bucket, "--key", "mp/big.bin", "--checksum-mode", "ENABLED"])
-        XCTAssertTrue(head.contains("ChecksumSHA256"), "moto keeps a composite checksum: \(head)")
+            let created = try await storage.putIfAbsent("big.bin", staged: try staged(file))
+            XCTAssertEqual(created, .created)
+            XCTAssertEqual(storage.requestCounts?["POST"], 2, "a multipart upload: \(storage.requestCounts ?? [:])")
+            let head = try moto.awsCLI(["s3api", "head-object", "--bucket", moto.bucket, "--key", "mp/big.bin", "--checksum-mode", "ENABLED"])
+            XCTAssertTrue(head.contains("ChecksumSHA256"), "moto keeps a composite checksum: \(head)")
 
-        for trust in [false, true] {
+            for trust in [false, true] {
+                let gets = storage.requestCounts?["GET"] ?? 0
+                let proof = try await storage.proveContent("big.bin", size: Int64(size), sha256: sha, localFile: file, trustStored: trust)
+                XCTAssertEqual(proof, .storeChecksum)
+                XCTAssertEqual(storage.requestCounts?["GET"] ?? 0, gets, "the composite is checked without a download")
+            }
             let gets = storage.requestCounts?["GET"] ?? 0
-            let proof = try await storage.proveContent("big.bin", size: Int64(size), sha256: sha, localFile: file, trustStored: trust)
-            XCTAssertEqual(proof, .storeChecksum)
-            XCTAssertEqual(storage.requestCounts?["GET"] ?? 0, gets, "the composite is checked without a download")
-        }
-        let gets = storage.requestCounts?["GET"] ?? 0
-        let downloaded = try await storage.proveContent("big.bin", size: Int64(size), sha256: sha, localFile: nil, trustStored: false)
-        XCTAssertEqual(downloaded, .hashed)
-        XCTAssertEqual(storage.requestCounts?["GET"] ?? 0, gets + 1)
-        let trusted = try await storage.proveContent("big.bin", size: Int64(size), sha256: sha, localFile: nil, trustStored: true)
-        XCTAssertEqual(trusted, .trustedSize)
-        // A local file that is not the bytes claimed is not used for the proof.
-        let viaOther = try await storage.proveContent("big.bin", size: Int64(size), sha256: sha, localFile: other, trustStored: false)
-        XCTAssertEqual(viaOther, .hashed)
+            let downloaded = try await storage.proveContent("big.bin", size: Int64(size), sha256: sha, localFile: nil, trustStored: false)
+            XCTAssertEqual(downloaded, .hashed)
+            XCTAssertEqual(storage.requestCounts?["GET"] ?? 0, gets + 1)
+            let trusted = try await storage.proveContent("big.bin", size: Int64(size), sha256: sha, localFile: nil, trustStored: true)
+            XCTAssertEqual(trusted, .trustedSize)
+            // A local file that is not the bytes claimed is not used for the proof.
+            let viaOther = try await storage.proveContent("big.bin", size: Int64(size), sha256: sha, localFile: other, trustStored: false)
+            XCTAssertEqual(viaOther, .hashed)
 
-        // Expecting other bytes (with them in a local file): the composite differs, so it is a mismatch.
-        await assertMismatch({ try await storage.proveContent("big.bin", size: Int64(size), sha256: otherSHA, localFile: other, trustStored: true) },
-                             key: "big.bin", actualSHA256: sha.hex)
-        // putIfAbsent of those other bytes is a conflict; of the same bytes, unchanged.
-        do {
-            let outcome = try await storage.putIfAbsent("big.bin", staged: try staged(other))
-            XCTFail("other bytes under the key must not be \(outcome)")
-        } catch let error as StorageError {
-            guard case .conflict("big.bin", _, _, _, _) = error else { return XCTFail("\(error)") }
+            // Expecting other bytes (with them in a local file): the composite differs, so it is a mismatch.
+            await assertMismatch({ try await storage.proveContent("big.bin", size: Int64(size), sha256: otherSHA, localFile: other, trustStored: true) },
+                                 key: "big.bin", actualSHA256: sha.hex)
+            // putIfAbsent of those other bytes is a conflict; of the same bytes, unchanged.
+            do {
+                let outcome = try await storage.putIfAbsent("big.bin", staged: try staged(other))
+                XCTFail("other bytes under the key must not be \(outcome)")
+            } catch let error as StorageError {
+                guard case .conflict("big.bin", _, _, _, _) = error else { return XCTFail("\(error)") }
+            }
+            let again = try await storage.putIfAbsent("big.bin", staged: try staged(file))
+            XCTAssertEqual(again, .unchanged)
+            XCTAssertEqual(try moto.download("mp/big.bin"), Data(patternBytes(size, seed: 11)))
         }
-        let again = try await storage.putIfAbsent("big.bin", staged: try staged(file))
-        XCTAssertEqual(again, .unchanged)
-        XCTAssertEqual(try moto.download("mp/big.bin"), Data(patternBytes(size, seed: 11)))
-        await storage.shutdown()
     }
 
     /// Publish, then another tool overwrites the artifact with same-size bytes and the
