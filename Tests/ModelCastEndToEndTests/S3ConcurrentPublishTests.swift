@@ -56,8 +56,8 @@ final class S3ConcurrentPublishTests: XCTestCase {
         init(_ arguments: [String], environment: [String: String], logs: String) throws {
             out = logs + ".out"
             err = logs + ".err"
-            FileManager.default.createFile(atPath: out, contents: nil)
-            FileManager.default.createFile(atPath: err, contents: nil)
+            _ = FileManager.default.createFile(atPath: out, contents: nil)
+            _ = FileManager.default.createFile(atPath: err, contents: nil)
             process.executableURL = URL(fileURLWithPath: modelcastBinary)
             process.arguments = ["publish"] + arguments
             process.environment = environment
