@@ -100,4 +100,75 @@ final class DirectoryStorageTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: temporary))
         XCTAssertEqual(scratch.listing(), [(temporary as NSString).lastPathComponent])
     }
+
+    /// proveContent reads the stored file back and hashes it: one byte flipped in place
+    /// (same size, same name) is a mismatch naming the key and both digests, even with
+    /// `trustStored` (a directory always hashes); intact bytes are `.hashed`; a missing key
+    /// is `.missing`; a symbolic link in the key's place is refused, never followed.
+    func testProveContentHashesTheStoredFile() async throws {
+        let scratch = try Scratch()
+        let storage = DirectoryStorage(root: scratch.path)
+        let key = "models/m/1.0.0/m.bin"
+        let bytes = patternBytes(300_000, seed: 7)
+        try scratch.write(key, bytes)
+        let digest = try SHA256Hasher.digest(bytes)
+        for trust in [false, true] {
+            let proof = try await storage.proveContent(key, size: 300_000, sha256: digest, localFile: nil, trustStored: trust)
+            XCTAssertEqual(proof, .hashed)
+        }
+
+        // One byte flipped in place: same size, same inode.
+        var flipped = bytes
+        flipped[123_456] ^= 0x01
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: scratch.at(key)))
+        try handle.seek(toOffset: 123_456)
+        try handle.write(contentsOf: Data([flipped[123_456]]))
+        try handle.close()
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: scratch.at(key))), Data(flipped))
+        for trust in [false, true] {
+            do {
+                _ = try await storage.proveContent(key, size: 300_000, sha256: digest, localFile: scratch.at(key), trustStored: trust)
+                XCTFail("a flipped byte must not be proven (trustStored: \(trust))")
+            } catch let error as StorageError {
+                guard case .contentMismatch(let k, let expectedSize, let expectedSHA, let actualSize, let actualSHA, _) = error else { return XCTFail("\(error)") }
+                XCTAssertEqual(k, key)
+                XCTAssertEqual(expectedSize, 300_000)
+                XCTAssertEqual(expectedSHA, digest.hex)
+                XCTAssertEqual(actualSize, 300_000)
+                XCTAssertEqual(actualSHA, try SHA256Hasher.digest(flipped).hex)
+                for part in [key, digest.hex, try SHA256Hasher.digest(flipped).hex] {
+                    XCTAssertTrue(error.description.contains(part), error.description)
+                }
+            }
+        }
+
+        // Another size: a mismatch naming both sizes.
+        do {
+            _ = try await storage.proveContent(key, size: 300_001, sha256: digest, localFile: nil, trustStored: true)
+            XCTFail("a different size must not be proven")
+        } catch let error as StorageError {
+            guard case .contentMismatch(_, 300_001, _, 300_000, _, _) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(error.description.contains("300001") && error.description.contains("300000"), error.description)
+        }
+
+        // Missing.
+        do {
+            _ = try await storage.proveContent("models/m/1.0.0/none.bin", size: 1, sha256: digest, localFile: nil, trustStored: false)
+            XCTFail("a missing key must not be proven")
+        } catch let error as StorageError {
+            XCTAssertEqual(error, .missing("models/m/1.0.0/none.bin"))
+            XCTAssertTrue(error.description.contains("models/m/1.0.0/none.bin"), error.description)
+        }
+
+        // A link to a file with exactly the expected bytes is still refused.
+        let outside = try Scratch()
+        try outside.write("good.bin", bytes)
+        XCTAssertEqual(symlink(outside.at("good.bin"), scratch.at("models/m/1.0.0/link.bin")), 0)
+        do {
+            _ = try await storage.proveContent("models/m/1.0.0/link.bin", size: 300_000, sha256: digest, localFile: nil, trustStored: false)
+            XCTFail("a symbolic link must not be followed")
+        } catch let error as ModelCastError {
+            XCTAssertTrue(error.message.contains(scratch.at("models/m/1.0.0/link.bin")), error.message)
+        }
+    }
 }

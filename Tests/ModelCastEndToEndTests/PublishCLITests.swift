@@ -225,9 +225,11 @@ final class PublishCLITests: XCTestCase {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
+        // Artifacts are staged beside the target, outside what gets synced to the host.
+        let staging = (site.path as NSString).deletingLastPathComponent + "/.modelcast-staging-" + (site.path as NSString).lastPathComponent
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline && process.isRunning
-            && ((try? FileManager.default.contentsOfDirectory(atPath: site.at(".modelcast-staging"))) ?? []).isEmpty {
+            && ((try? FileManager.default.contentsOfDirectory(atPath: staging)) ?? []).isEmpty {
             usleep(2_000)
         }
         XCTAssertTrue(process.isRunning, "publish finished before it could be killed")
@@ -243,6 +245,7 @@ final class PublishCLITests: XCTestCase {
         // The next publish clears what the killed one left and succeeds.
         try publishOK(["examples/models/tiny-llm-mmproj.gguf", "--name", "big", "--version", "1.1.0", "--base-url", base, "--to", site.path])
         XCTAssertFalse(FileManager.default.fileExists(atPath: site.at(".modelcast-staging")))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: staging))
     }
 
     // MARK: - The JSON Schema of the modelcast format

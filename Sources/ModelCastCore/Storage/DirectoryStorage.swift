@@ -4,11 +4,18 @@ import Foundation
 /// static host. Objects are written under temporary names and linked or renamed
 /// into place, fsynced, so an interrupted publish never leaves a partial object
 /// or manifest under a real key.
+///
+/// Artifacts are staged outside the directory (a private sibling,
+/// `PARENT/.modelcast-staging-NAME`), so what a killed publish leaves behind is never
+/// uploaded by `aws s3 sync` or `rclone sync` of the target.
 public struct DirectoryStorage: Storage {
     /// The target directory (created if missing).
     public let root: String
-    /// Where staged artifacts wait; inside the target so storing them is a `link`.
+    /// The staging directory inside the target, used only where the sibling cannot be
+    /// (see `stagingDirectory()`); earlier versions always staged there.
     static let stagingName = ".modelcast-staging"
+    /// The sibling staging directory is this prefix plus the target's name.
+    static let siblingStagingPrefix = ".modelcast-staging-"
 
     public init(root: String) {
         self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
@@ -21,10 +28,48 @@ public struct DirectoryStorage: Storage {
         return root + "/" + key
     }
 
+    /// Where artifacts are staged: `PARENT/.modelcast-staging-NAME`, beside the target
+    /// on the same file system (storing a staged file is a `link`), created on demand,
+    /// mode 0700. Only a directory of our own that no one else can write is used: in a
+    /// shared parent (`/tmp`) a name planted by someone else could swap staged bytes.
+    ///
+    /// Staging falls back to `TARGET/.modelcast-staging` when the target is a mount point
+    /// (its parent is on another device, and a link cannot cross file systems), is the
+    /// file system root, or the sibling cannot be created or is not ours. `list`, the
+    /// hosting files and the upload scripts never name that directory (dot-prefixed, not
+    /// an object), but a blind `aws s3 sync` of the target would upload what a killed
+    /// publish left there until the next command under the target's lock removes it.
     public func stagingDirectory() throws -> String {
-        let directory = root + "/" + Self.stagingName
-        try makeDirectories(directory)
-        return directory
+        if let sibling = siblingStaging() {
+            if mkdir(sibling, 0o700) != 0 && errno != EEXIST {
+                // An unwritable parent: stage inside the target instead.
+            } else if Self.isPrivateDirectory(sibling) {
+                return sibling
+            }
+        }
+        try makeDirectories(inTreeStaging)
+        return inTreeStaging
+    }
+
+    private var inTreeStaging: String { root + "/" + Self.stagingName }
+
+    /// `PARENT/.modelcast-staging-NAME` for the target's real path, or nil where staging
+    /// must stay inside the target: the target is missing, is `/`, or is a mount point
+    /// (another device than its parent). Bind mounts of one file system share a device;
+    /// `putIfAbsent` copies a staged file that cannot be linked across one.
+    func siblingStaging() -> String? {
+        guard let real = realPath(root), real != "/" else { return nil }
+        let parent = (real as NSString).deletingLastPathComponent
+        let name = (real as NSString).lastPathComponent
+        var target = stat(), above = stat()
+        guard !name.isEmpty, stat(real, &target) == 0, stat(parent, &above) == 0, target.st_dev == above.st_dev else { return nil }
+        return (parent == "/" ? "" : parent) + "/" + Self.siblingStagingPrefix + name
+    }
+
+    /// A directory (not a link to one) owned by this user that no one else can write.
+    static func isPrivateDirectory(_ path: String) -> Bool {
+        guard let info = try? linkStatus(path), case .directory = FileType(mode: info.st_mode) else { return false }
+        return info.st_uid == geteuid() && info.st_mode & 0o022 == 0
     }
 
     public func head(_ key: String) async throws -> ObjectInfo? {
@@ -36,6 +81,32 @@ public struct DirectoryStorage: Storage {
         return ObjectInfo(
             size: Int64(info.st_size), contentType: ContentType.forArtifact(named: key),
             etag: "\(info.st_ino)-\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)-\(info.st_size)")
+    }
+
+    /// Reads the file back and hashes it (a directory keeps no checksum, so `trustStored`
+    /// changes nothing): a regular file only, never through a symbolic link.
+    public func proveContent(_ key: String, size: Int64, sha256: SHA256Digest, localFile: String?, trustStored: Bool) async throws -> ContentProof {
+        try prove(key, path: try path(key), size: size, sha256: sha256)
+    }
+
+    private func prove(_ key: String, path file: String, size: Int64, sha256: SHA256Digest) throws -> ContentProof {
+        guard let info = try linkStatus(file) else { throw StorageError.missing(key) }
+        guard case .regular = FileType(mode: info.st_mode) else {
+            throw ModelCastError.specialFile(path: file, kind: "not a regular file where an object belongs")
+        }
+        guard Int64(info.st_size) == size else {
+            throw StorageError.contentMismatch(key: key, expectedSize: size, expectedSHA256: sha256.hex, actualSize: Int64(info.st_size), actualSHA256: nil, detail: "file size")
+        }
+        let hashes: FileHashes
+        do {
+            hashes = try FileHashes.read(file, followLinks: false)
+        } catch ModelCastError.notFound {
+            throw StorageError.missing(key)
+        }
+        guard hashes.size == size, hashes.sha256 == sha256 else {
+            throw StorageError.contentMismatch(key: key, expectedSize: size, expectedSHA256: sha256.hex, actualSize: hashes.size, actualSHA256: hashes.sha256.hex, detail: "read back and hashed")
+        }
+        return .hashed
     }
 
     public func get(_ key: String, limit: Int) async throws -> Data? {
@@ -103,7 +174,26 @@ public struct DirectoryStorage: Storage {
             syncDirectory(of: destination)
             return .created
         }
-        let code = errno
+        var code = errno
+        if code == EXDEV {
+            // The staging directory is on another mount of the same file system (a bind
+            // mount has its file system's device, so stagingDirectory() could not tell):
+            // copy the staged file beside the key, checking the copy hashes as staged, and link that.
+            let copy = try AtomicFile(destination: destination)
+            let digest = try StreamDigester.digestFile(at: staged.path, copyingTo: copy.descriptor)
+            guard digest.size == staged.metadata.size, digest.sha256 == staged.metadata.sha256 else {
+                copy.discard()
+                throw ModelCastError.io(operation: "store", path: destination, reason: "the staged file \(staged.path) changed: \(digest.size) bytes, sha256 \(digest.sha256.hex), staged as \(staged.metadata.size) bytes, sha256 \(staged.metadata.sha256.hex)")
+            }
+            try copy.descriptor.sync()
+            let linked = link(copy.temporaryPath, destination) == 0
+            code = errno
+            copy.discard()
+            if linked {
+                syncDirectory(of: destination)
+                return .created
+            }
+        }
         guard code == EEXIST else {
             throw ModelCastError.io(operation: "store", path: destination, reason: errnoDescription(code))
         }
@@ -131,16 +221,14 @@ public struct DirectoryStorage: Storage {
 
     /// An existing object is "unchanged" only if its bytes hash the same.
     private func compareExisting(key: String, path: String, size: Int64, sha256: SHA256Digest) throws -> PutOutcome {
-        let info = try linkStatus(path)
-        let existingSize = Int64(info?.st_size ?? -1)
-        guard existingSize == size else {
-            throw StorageError.conflict(key: key, existingSize: existingSize, newSize: size, existingSHA256: nil, newSHA256: sha256.hex)
+        do {
+            _ = try prove(key, path: path, size: size, sha256: sha256)
+            return .unchanged
+        } catch StorageError.contentMismatch(_, _, _, let actualSize, let actualSHA256, _) {
+            throw StorageError.conflict(key: key, existingSize: actualSize, newSize: size, existingSHA256: actualSHA256, newSHA256: sha256.hex)
+        } catch StorageError.missing {
+            throw ModelCastError.io(operation: "store", path: path, reason: "it appeared and disappeared again while storing: something else is writing the target")
         }
-        let existing = try StreamDigester.digest(ofFileAt: path)
-        guard existing.sha256 == sha256 else {
-            throw StorageError.conflict(key: key, existingSize: existingSize, newSize: size, existingSHA256: existing.sha256.hex, newSHA256: sha256.hex)
-        }
-        return .unchanged
     }
 
     public func replace(_ key: String, data: Data, metadata: ObjectMetadata, ifMatch: String?) async throws {
@@ -179,18 +267,28 @@ public struct DirectoryStorage: Storage {
         return try DirectoryLock(path: root)
     }
 
-    /// Removes what a killed publish left in the staging directory. Call with the
-    /// lock held: then no other publish can be using it.
+    /// Removes what a killed publish left in the staging directories (the sibling, and
+    /// the one inside the target: the fallback, and where earlier versions staged). Call
+    /// with the lock held: then no other publish can be using them.
     public func removeStaleStaging() {
-        let directory = root + "/" + Self.stagingName
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
-            unlink(directory + "/" + name)
+        for directory in stagingDirectories() {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
+                unlink(directory + "/" + name)
+            }
         }
     }
 
-    /// Removes the staging directory if it is empty.
+    /// Removes the staging directories that are empty.
     public func cleanUpStaging() {
-        rmdir(root + "/" + Self.stagingName)
+        for directory in stagingDirectories() { rmdir(directory) }
+    }
+
+    /// The staging directories there are: the sibling only if it is ours (never through a link).
+    private func stagingDirectories() -> [String] {
+        var directories: [String] = []
+        if let sibling = siblingStaging(), Self.isPrivateDirectory(sibling) { directories.append(sibling) }
+        if let info = try? linkStatus(inTreeStaging), case .directory = FileType(mode: info.st_mode) { directories.append(inTreeStaging) }
+        return directories
     }
 }
 

@@ -134,10 +134,11 @@ final class S3Client: @unchecked Sendable {
         .seconds(300 + max(0, length) / (256 << 10))
     }
 
-    private func sendOnce(
+    /// The signed request for one attempt, and where a file body records a read failure.
+    private func makeRequest(
         _ method: String, key: String?, query: [(String, String)], headers: [(String, String)],
-        body: S3Body, payloadSHA256: String?, operation: String, responseLimit: Int
-    ) async throws -> S3Response {
+        body: S3Body, payloadSHA256: String?
+    ) throws -> (HTTPClientRequest, FileBodyFailure) {
         let (host, path) = endpoint.address(bucket: bucket, key: key)
         var allHeaders = headers
         if body.length > 0 || method == "PUT" || method == "POST" { allHeaders.append(("Content-Length", String(body.length))) }
@@ -167,6 +168,14 @@ final class S3Client: @unchecked Sendable {
         case .file(let path, let offset, let length):
             request.body = .stream(FileRangeSequence(path: path, offset: offset, length: length, failure: fileFailure), length: .known(length))
         }
+        return (request, fileFailure)
+    }
+
+    private func sendOnce(
+        _ method: String, key: String?, query: [(String, String)], headers: [(String, String)],
+        body: S3Body, payloadSHA256: String?, operation: String, responseLimit: Int
+    ) async throws -> S3Response {
+        let (request, fileFailure) = try makeRequest(method, key: key, query: query, headers: headers, body: body, payloadSHA256: payloadSHA256)
         counter.add(method)
         let response: HTTPClientResponse
         do {
@@ -198,6 +207,68 @@ final class S3Client: @unchecked Sendable {
         }
         if let local = fileFailure.error { throw local }
         return S3Response(status: Int(response.status.code), headers: headersOut, body: data)
+    }
+
+    /// GETs `key` and hands its body to `consume` block by block, so memory stays flat
+    /// whatever the object's size. Retried as `send` retries, each attempt from the first
+    /// byte (`restart` is called before an attempt's first block). A non-200 answer is
+    /// returned with its (small) body and nothing consumed; a 200 answer with an empty body.
+    /// An error thrown by `consume` ends the download and is thrown as it is.
+    func download(
+        key: String, headers: [(String, String)] = [], operation: String, expectedLength: Int64,
+        restart: () throws -> Void, consume: (ByteBuffer) throws -> Void
+    ) async throws -> S3Response {
+        var attempt = 0
+        while true {
+            do {
+                let (request, _) = try makeRequest("GET", key: key, query: [], headers: headers, body: .empty, payloadSHA256: nil)
+                counter.add("GET")
+                let response: HTTPClientResponse
+                do {
+                    response = try await http.execute(request, timeout: Self.timeout(forBodyLength: expectedLength))
+                } catch {
+                    throw S3TransportError(message: String(describing: error))
+                }
+                var headersOut: [String: String] = [:]
+                for (name, value) in response.headers { headersOut[name.lowercased()] = value }
+                if response.status.code != 200 {
+                    var data = Data()
+                    do {
+                        for try await buffer in response.body where data.count < 64 << 10 {
+                            data.append(contentsOf: buffer.readableBytesView)
+                        }
+                    } catch {
+                        throw S3TransportError(message: "reading the response failed: \(error)")
+                    }
+                    let answer = S3Response(status: Int(response.status.code), headers: headersOut, body: data)
+                    if Self.isRetryable(answer), attempt < retries {
+                        attempt += 1
+                        try await backoff(attempt)
+                        continue
+                    }
+                    return answer
+                }
+                try restart()
+                var iterator = response.body.makeAsyncIterator()
+                while true {
+                    let buffer: ByteBuffer?
+                    do {
+                        buffer = try await iterator.next()
+                    } catch {
+                        throw S3TransportError(message: "reading the response failed: \(error)")
+                    }
+                    guard let buffer else { break }
+                    try consume(buffer)
+                }
+                return S3Response(status: 200, headers: headersOut, body: Data())
+            } catch let error as S3TransportError where attempt < retries {
+                _ = error
+                attempt += 1
+                try await backoff(attempt)
+            } catch let error as S3TransportError {
+                throw S3Error(operation: operation, key: key, status: 0, code: "ConnectionError", message: error.message)
+            }
+        }
     }
 
     /// Turns an error answer into an `S3Error` (code and message from its XML body).

@@ -31,12 +31,14 @@ public struct S3UploadPolicy: Sendable {
 
 /// An S3 bucket (AWS, Cloudflare R2, MinIO, any S3-compatible store) as a publish target.
 ///
-/// Every object carries its SHA-256 as user metadata (`x-amz-meta-sha256`, hex) and
-/// as `x-amz-checksum-sha256` for single PUTs, so a HEAD tells whether a key holds
-/// exactly the bytes being published. Artifacts are written with `If-None-Match: *`
-/// and never overwritten; the manifest is replaced with `If-Match` on the ETag it
-/// had when the publish started, so concurrent publishers cannot silently overwrite
-/// each other.
+/// Every object carries its SHA-256 as user metadata (`x-amz-meta-sha256`, hex, for
+/// other tools and reports) and as an S3 checksum the store verifies and keeps
+/// (`x-amz-checksum-sha256` for single PUTs, per part for multipart uploads, giving a
+/// composite). Only the store's checksum, or the bytes downloaded and hashed, prove
+/// what a key holds (`proveContent`); the metadata never does. Artifacts are written
+/// with `If-None-Match: *` (single PUTs and CompleteMultipartUpload alike) and never
+/// overwritten; the manifest is replaced with `If-Match` on the ETag it had when the
+/// publish started, so concurrent publishers cannot silently overwrite each other.
 public final class S3Storage: Storage, @unchecked Sendable {
     public let location: String
     let target: S3Location
@@ -84,6 +86,122 @@ public final class S3Storage: Storage, @unchecked Sendable {
         }
         return ObjectInfo(size: size, sha256: digest, contentType: response.headers["content-type"],
                           cacheControl: response.headers["cache-control"], etag: response.headers["etag"])
+    }
+
+    /// Proves the bytes under `key` by the store's own SHA-256 checksum where it gives a
+    /// usable one, else by downloading and hashing them (or, with `trustStored`, by size).
+    /// `x-amz-meta-sha256` is never proof: anyone who can write the key can set it.
+    public func proveContent(_ key: String, size: Int64, sha256: SHA256Digest, localFile: String?, trustStored: Bool) async throws -> ContentProof {
+        try validateKey(key)
+        let objectKey = target.objectKey(key)
+        let response = try await client.send("HEAD", key: objectKey, headers: [("x-amz-checksum-mode", "ENABLED")], operation: "HEAD")
+        if response.status == 404 { throw StorageError.missing(key) }
+        guard response.status == 200 else { throw client.error(response, operation: "HEAD", key: objectKey) }
+        func mismatch(_ actualSize: Int64, _ actualSHA256: SHA256Digest?, _ detail: String) -> StorageError {
+            .contentMismatch(key: key, expectedSize: size, expectedSHA256: sha256.hex, actualSize: actualSize, actualSHA256: actualSHA256?.hex, detail: detail)
+        }
+        let storedSize = Int64(response.headers["content-length"] ?? "") ?? -1
+        guard storedSize == size else { throw mismatch(storedSize, nil, "size the store reports") }
+
+        var compositeDiffers = false
+        switch StoreChecksum(response.headers) {
+        case .fullObject(let digest):
+            guard digest == sha256 else { throw mismatch(size, digest, "the store's SHA-256 checksum of the object") }
+            return .storeChecksum
+        case .composite(let digest, let parts):
+            if let localFile, let matches = try await compositeMatches(objectKey, digest, parts: parts, localFile: localFile, size: size, sha256: sha256) {
+                if matches { return .storeChecksum }
+                // Other bytes, or the same bytes in parts of other sizes than part 1's:
+                // only the bytes themselves can tell.
+                compositeDiffers = true
+            }
+        case .none:
+            break
+        }
+        if trustStored && !compositeDiffers { return .trustedSize }
+        return try await downloadAndHash(key, objectKey: objectKey, size: size, sha256: sha256)
+    }
+
+    /// The SHA-256 checksum S3 keeps for an object, as a HEAD with checksum mode reports it.
+    enum StoreChecksum: Equatable {
+        /// Of the whole object.
+        case fullObject(SHA256Digest)
+        /// Of the concatenated SHA-256s of its parts (a multipart upload); `parts` when known.
+        case composite(SHA256Digest, parts: Int?)
+        /// None, or none in a form this can use.
+        case none
+
+        init(_ headers: [String: String]) {
+            guard var value = headers["x-amz-checksum-sha256"]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else {
+                self = .none
+                return
+            }
+            var parts: Int?
+            var composite = false
+            // `BASE64-N`: a composite over N parts.
+            if let dash = value.lastIndex(of: "-"), let count = Int(value[value.index(after: dash)...]) {
+                parts = count
+                composite = true
+                value = String(value[..<dash])
+            }
+            // A multipart object's ETag is `"HEX-N"`.
+            let etag = (headers["etag"] ?? "").replacingOccurrences(of: "\"", with: "")
+            var etagParts: Int?
+            if let dash = etag.lastIndex(of: "-"), let count = Int(etag[etag.index(after: dash)...]) { etagParts = count }
+            switch headers["x-amz-checksum-type"]?.uppercased() {
+            case "COMPOSITE": composite = true
+            case "FULL_OBJECT": composite = false
+            default: if etagParts != nil { composite = true }
+            }
+            guard let raw = Data(base64Encoded: value), let digest = SHA256Digest(bytes: Array(raw)) else {
+                self = .none
+                return
+            }
+            self = composite ? .composite(digest, parts: parts ?? etagParts) : .fullObject(digest)
+        }
+    }
+
+    /// Compares a composite checksum with the one `localFile` gives for the object's
+    /// part size (part 1's length, from `HEAD ?partNumber=1`). The local file counts
+    /// only if it holds exactly `size` bytes with SHA-256 `sha256` (checked in the same
+    /// read), so a match proves the stored bytes are those. nil: the comparison cannot
+    /// be made (no part information, another part count, a local file with other bytes).
+    private func compositeMatches(_ objectKey: String, _ composite: SHA256Digest, parts: Int?, localFile: String, size: Int64, sha256: SHA256Digest) async throws -> Bool? {
+        let response = try await client.send("HEAD", key: objectKey, query: [("partNumber", "1")], operation: "HEAD part 1")
+        guard response.status == 200 || response.status == 206,
+              let partSize = Int64(response.headers["content-length"] ?? ""), partSize > 0 else { return nil }
+        let count = (size + partSize - 1) / partSize
+        let storedCount = response.headers["x-amz-mp-parts-count"].flatMap(Int.init) ?? parts
+        if let storedCount, Int64(storedCount) != count { return nil }
+        guard let local = try? FileHashes.read(localFile, followLinks: true, partSize: partSize),
+              local.size == size, local.sha256 == sha256, Int64(local.parts.count) == count else { return nil }
+        let concatenated = local.parts.flatMap(\.bytes)
+        return try SHA256Hasher.digest(concatenated) == composite
+    }
+
+    /// Downloads the object and hashes it as it streams in (flat memory).
+    private func downloadAndHash(_ key: String, objectKey: String, size: Int64, sha256: SHA256Digest) async throws -> ContentProof {
+        final class Tally {
+            var hasher: SHA256Hasher
+            var count: Int64 = 0
+            init() throws { hasher = try SHA256Hasher() }
+        }
+        var tally = try Tally()
+        let response = try await client.download(
+            key: objectKey, operation: "GET", expectedLength: size,
+            restart: { tally = try Tally() },
+            consume: { buffer in
+                buffer.withUnsafeReadableBytes { tally.hasher.update($0) }
+                tally.count += Int64(buffer.readableBytes)
+            })
+        if response.status == 404 { throw StorageError.missing(key) }
+        guard response.status == 200 else { throw client.error(response, operation: "GET", key: objectKey) }
+        let digest = tally.hasher.finalize()
+        guard tally.count == size, digest == sha256 else {
+            throw StorageError.contentMismatch(key: key, expectedSize: size, expectedSHA256: sha256.hex, actualSize: tally.count, actualSHA256: digest.hex,
+                                               detail: "downloaded and hashed")
+        }
+        return .hashed
     }
 
     public func get(_ key: String, limit: Int) async throws -> Data? {
@@ -165,50 +283,65 @@ public final class S3Storage: Storage, @unchecked Sendable {
     }
 
     private func upload(_ key: String, staged: StagedObject, hashed: FileSnapshot?) async throws -> PutOutcome {
-        // HEAD first: re-publishing unchanged content uploads nothing.
-        if let existing = try await head(key) {
-            return try compare(existing, key: key, metadata: staged.metadata)
+        // Existing content first: re-publishing proven-identical content uploads nothing.
+        if let outcome = try await compare(key, metadata: staged.metadata, localFile: staged.path) {
+            return outcome
         }
         try checkUnchanged(staged.path, since: hashed)
         let size = staged.metadata.size
         if size > policy.multipartThreshold || size > S3UploadPolicy.singlePutLimit {
             return try await multipartUpload(key, staged: staged, hashed: hashed)
         }
-        return try await put(key, body: .file(path: staged.path, offset: 0, length: size), metadata: staged.metadata, condition: ("If-None-Match", "*"))
+        return try await put(key, body: .file(path: staged.path, offset: 0, length: size), metadata: staged.metadata, localFile: staged.path,
+                             condition: ("If-None-Match", "*"))
     }
 
     public func putIfAbsent(_ key: String, data: Data, metadata: ObjectMetadata) async throws -> PutOutcome {
         try validateKey(key)
-        if let existing = try await head(key) {
-            return try compare(existing, key: key, metadata: metadata)
+        if let outcome = try await compare(key, metadata: metadata, localFile: nil) {
+            return outcome
         }
-        return try await put(key, body: .data(data), metadata: metadata, condition: ("If-None-Match", "*"))
+        return try await put(key, body: .data(data), metadata: metadata, localFile: nil, condition: ("If-None-Match", "*"))
     }
 
-    /// A single conditional PUT. 412 means the key appeared meanwhile: compare it.
-    private func put(_ key: String, body: S3Body, metadata: ObjectMetadata, condition: (String, String)) async throws -> PutOutcome {
+    /// A single conditional PUT: `.created` only when it succeeds. 412 means the key
+    /// appeared meanwhile: compare it. `localFile`: the body's bytes on disk, if any.
+    private func put(_ key: String, body: S3Body, metadata: ObjectMetadata, localFile: String?, condition: (String, String)) async throws -> PutOutcome {
         let objectKey = target.objectKey(key)
         let response = try await client.send(
-            "PUT", key: objectKey, headers: objectHeaders(metadata) + [condition, ("x-amz-checksum-sha256", metadata.sha256.base64)],
+            "PUT", key: objectKey, headers: objectHeaders(metadata) + [condition] + checksumHeaders(metadata),
             body: body, payloadSHA256: metadata.sha256.hex, operation: "PUT")
         switch response.status {
         case 200: return .created
         case 412:
-            guard let existing = try await head(key) else {
+            guard let outcome = try await compare(key, metadata: metadata, localFile: localFile) else {
                 throw client.error(response, operation: "PUT", key: objectKey)
             }
-            return try compare(existing, key: key, metadata: metadata)
+            return outcome
         default:
             throw client.error(response, operation: "PUT", key: objectKey)
         }
     }
 
-    private func compare(_ existing: ObjectInfo, key: String, metadata: ObjectMetadata) throws -> PutOutcome {
-        guard existing.size == metadata.size, let sha = existing.sha256, sha == metadata.sha256 else {
-            throw StorageError.conflict(key: key, existingSize: existing.size, newSize: metadata.size,
-                                        existingSHA256: existing.sha256?.hex, newSHA256: metadata.sha256.hex)
+    /// The SHA-256 checksum of a single PUT's body. S3 checks it against the bytes and
+    /// keeps it (returned by a HEAD with checksum mode); `x-amz-sdk-checksum-algorithm`
+    /// names it, which some S3-compatible stores (moto) need to keep it.
+    private func checksumHeaders(_ metadata: ObjectMetadata) -> [(String, String)] {
+        [("x-amz-sdk-checksum-algorithm", "SHA256"), ("x-amz-checksum-sha256", metadata.sha256.base64)]
+    }
+
+    /// An existing object is `.unchanged` only when its bytes are proven to be these
+    /// (the store's checksum, or downloaded and hashed; never the metadata it carries);
+    /// other bytes are a conflict. nil: there is no object under `key`.
+    private func compare(_ key: String, metadata: ObjectMetadata, localFile: String?) async throws -> PutOutcome? {
+        do {
+            _ = try await proveContent(key, size: metadata.size, sha256: metadata.sha256, localFile: localFile, trustStored: false)
+            return .unchanged
+        } catch StorageError.missing {
+            return nil
+        } catch StorageError.contentMismatch(_, _, _, let actualSize, let actualSHA256, _) {
+            throw StorageError.conflict(key: key, existingSize: actualSize, newSize: metadata.size, existingSHA256: actualSHA256, newSHA256: metadata.sha256.hex)
         }
-        return .unchanged
     }
 
     private func objectHeaders(_ metadata: ObjectMetadata) -> [(String, String)] {
@@ -267,18 +400,33 @@ public final class S3Storage: Storage, @unchecked Sendable {
             // Each part's checksum was computed from the file as it was then: only an
             // unchanged file proves the parts add up to the bytes that were hashed.
             try checkUnchanged(staged.path, since: hashed)
+            // Completed only if the key is still absent, as a single PUT is stored: another
+            // publisher may have stored it while the parts went up.
             let complete = try await client.send(
-                "POST", key: objectKey, query: [("uploadId", uploadID)], headers: [("Content-Type", "application/xml")],
+                "POST", key: objectKey, query: [("uploadId", uploadID)], headers: [("Content-Type", "application/xml"), ("If-None-Match", "*")],
                 body: .data(Data(xml.utf8)), operation: "CompleteMultipartUpload", errorIn200: true)
+            if complete.status == 412 { throw CompletionRefused(response: complete) }
             // S3 can answer 200 with an error document for CompleteMultipartUpload.
             guard complete.status == 200, XMLFields.first("Code", in: complete.body) == nil else {
                 throw client.error(complete, operation: "CompleteMultipartUpload", key: objectKey)
             }
             return .created
+        } catch let refused as CompletionRefused {
+            // The key exists: this run did not create it. Free the parts, then compare.
+            _ = try? await client.send("DELETE", key: objectKey, query: [("uploadId", uploadID)], operation: "AbortMultipartUpload")
+            guard let outcome = try await compare(key, metadata: staged.metadata, localFile: staged.path) else {
+                throw client.error(refused.response, operation: "CompleteMultipartUpload", key: objectKey)
+            }
+            return outcome
         } catch {
             _ = try? await client.send("DELETE", key: objectKey, query: [("uploadId", uploadID)], operation: "AbortMultipartUpload")
             throw error
         }
+    }
+
+    /// CompleteMultipartUpload answered 412: the key exists.
+    private struct CompletionRefused: Error {
+        let response: S3Response
     }
 
     /// A multipart upload begun and never completed or aborted (a publish killed mid-upload).
@@ -341,7 +489,7 @@ public final class S3Storage: Storage, @unchecked Sendable {
     public func replace(_ key: String, data: Data, metadata: ObjectMetadata, ifMatch: String?) async throws {
         try validateKey(key)
         let objectKey = target.objectKey(key)
-        var headers = objectHeaders(metadata) + [("x-amz-checksum-sha256", metadata.sha256.base64)]
+        var headers = objectHeaders(metadata) + checksumHeaders(metadata)
         if let ifMatch { headers.append(ifMatch.isEmpty ? ("If-None-Match", "*") : ("If-Match", ifMatch)) }
         let response = try await client.send("PUT", key: objectKey, headers: headers, body: .data(data), payloadSHA256: metadata.sha256.hex, operation: "PUT")
         if response.status == 412 {

@@ -73,6 +73,16 @@ public enum PutOutcome: Equatable, Sendable {
     case unchanged
 }
 
+/// How an object's bytes were proven by `proveContent`.
+public enum ContentProof: Equatable, Sendable {
+    /// Read back and hashed (a directory file, or an S3 object downloaded because the store gave no usable checksum).
+    case hashed
+    /// The store's own SHA-256 checksum (full-object, or composite over parts compared with `localFile`) matched.
+    case storeChecksum
+    /// Only the size was checked: `trustStored` was set and the store gave no usable checksum.
+    case trustedSize
+}
+
 /// Where a publish lands: a local directory or an object store. Publish, verify,
 /// rollback and prune are written once against this protocol.
 ///
@@ -91,6 +101,14 @@ public protocol Storage: Sendable {
     /// The bytes of a small object (manifests, history records), or nil when it does not exist.
     /// Refuses objects larger than `limit`.
     func get(_ key: String, limit: Int) async throws -> Data?
+
+    /// Proves `key` holds exactly `size` bytes with SHA-256 `sha256` before a manifest names it again.
+    /// `localFile`: a local file with those bytes (the file being published), if any, which lets a store
+    /// check a composite multipart checksum without downloading. `trustStored`: where the store has no
+    /// usable checksum, accept a matching size instead of downloading and hashing.
+    /// Throws `StorageError.missing(key)` when absent, `StorageError.contentMismatch(...)` naming the key,
+    /// expected and actual (size and/or sha256) when different.
+    func proveContent(_ key: String, size: Int64, sha256: SHA256Digest, localFile: String?, trustStored: Bool) async throws -> ContentProof
 
     /// Keys under `prefix`, sorted.
     func list(prefix: String) async throws -> [String]
@@ -129,6 +147,12 @@ public enum StorageError: Error, Equatable, Sendable, LocalizedError, CustomStri
     case tooLarge(key: String, size: Int64, limit: Int)
     /// A key that cannot be stored (empty, absolute, `..`).
     case invalidKey(String)
+    /// A key expected to hold an object holds none.
+    case missing(String)
+    /// A key holds other bytes than expected. `actualSHA256` is nil when the size
+    /// already differs and the bytes were not read; `detail` says how the difference
+    /// was found (hashed, the store's checksum).
+    case contentMismatch(key: String, expectedSize: Int64, expectedSHA256: String, actualSize: Int64, actualSHA256: String?, detail: String)
 
     public var description: String {
         switch self {
@@ -140,6 +164,11 @@ public enum StorageError: Error, Equatable, Sendable, LocalizedError, CustomStri
             return "\(key) is \(size) bytes, more than the \(limit) allowed for it"
         case .invalidKey(let key):
             return "invalid object key '\(key)'"
+        case .missing(let key):
+            return "\(key) is missing from the target"
+        case .contentMismatch(let key, let expectedSize, let expectedSHA, let actualSize, let actualSHA, let detail):
+            return "\(key) does not hold the expected bytes: expected \(expectedSize) bytes, sha256 \(expectedSHA); found \(actualSize) bytes"
+                + (actualSHA.map { ", sha256 \($0)" } ?? "") + (detail.isEmpty ? "" : " (\(detail))")
         }
     }
 
@@ -151,5 +180,53 @@ func validateKey(_ key: String) throws {
     let parts = key.split(separator: "/", omittingEmptySubsequences: false)
     guard !key.isEmpty, !key.hasPrefix("/"), !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) else {
         throw StorageError.invalidKey(key)
+    }
+}
+
+/// What one read of a local file gave: its size and SHA-256, and with a part size,
+/// the SHA-256 of each part (for S3's composite checksums).
+struct FileHashes {
+    var size: Int64
+    var sha256: SHA256Digest
+    var parts: [SHA256Digest]
+
+    /// Reads the regular file at `path` once, in 1 MiB blocks (memory stays flat),
+    /// hashing it whole and, with `partSize`, part by part. With `followLinks: false`
+    /// a symbolic link is refused, not followed (the check is on the open file).
+    static func read(_ path: String, followLinks: Bool, partSize: Int64? = nil) throws -> FileHashes {
+        let file = try FileDescriptor.openForReading(path, followLinks: followLinks)
+        let info = try file.status()
+        guard case .regular = FileType(mode: info.st_mode) else {
+            throw ModelCastError.specialFile(path: path, kind: "not a regular file where an object belongs")
+        }
+        _ = posix_fadvise(file.fd, 0, 0, Int32(POSIX_FADV_SEQUENTIAL))
+        let whole = try SHA256Hasher()
+        var part: SHA256Hasher?
+        var parts: [SHA256Digest] = []
+        var inPart: Int64 = 0
+        var total: Int64 = 0
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { buffer.deallocate() }
+        while true {
+            // Never read across a part boundary, so each block belongs to one part.
+            let want = partSize.map { Int(min(Int64(buffer.count), $0 - inPart)) } ?? buffer.count
+            let n = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]))
+            if n == 0 { break }
+            let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+            whole.update(bytes)
+            total += Int64(n)
+            if let partSize {
+                if part == nil { part = try SHA256Hasher() }
+                part!.update(bytes)
+                inPart += Int64(n)
+                if inPart == partSize {
+                    parts.append(part!.finalize())
+                    part = nil
+                    inPart = 0
+                }
+            }
+        }
+        if let last = part, inPart > 0 { parts.append(last.finalize()) }
+        return FileHashes(size: total, sha256: whole.finalize(), parts: parts)
     }
 }
