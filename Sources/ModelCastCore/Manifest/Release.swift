@@ -244,3 +244,15 @@ func describe(decodingError error: Error) -> String {
     @unknown default: return String(describing: error)
     }
 }
+
+extension Release {
+    /// The objects devices download for this release: every model's files and the
+    /// prototypes', each key once, in key order (the rollback section is not included).
+    var files: [ReleaseFile] {
+        var byKey: [String: ReleaseFile] = [:]
+        for model in Array(models.values) + (prototypes.map { [$0] } ?? []) {
+            for file in model.files { byKey[file.key] = file }
+        }
+        return byKey.keys.sorted().map { byKey[$0]! }
+    }
+}

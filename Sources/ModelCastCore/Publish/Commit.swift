@@ -63,7 +63,7 @@ extension Publisher {
     /// `consumed` is told of each artifact the store took over (it no longer needs cleaning up).
     func commit(
         _ release: Release, state: TargetState, settings: CommitSettings, artifacts: [String: StagedArtifact],
-        warnings: [String], consumed: (String) -> Void = { _ in }
+        proven: Set<String> = [], warnings: [String], consumed: (String) -> Void = { _ in }
     ) async throws -> PublishReport {
         var warnings = warnings
         func warn(_ text: String) {
@@ -78,6 +78,10 @@ extension Publisher {
             }
             warn("adopting the live manifest \(storage.location)/\(settings.manifestKey)\(shown), which no history record explains; this release is sequence \(release.sequence)")
         }
+        // Objects the release names that this run does not store itself (a rollback's, a
+        // resign's) were stored earlier: prove their bytes before a manifest names them again.
+        let earlier = release.files.filter { artifacts[$0.key] == nil && !proven.contains($0.key) }
+        try await proveStored(earlier, localFiles: [:], trustStored: settings.trustStored)
         let unsigned = Data(try settings.profile.render(release).serialized().utf8)
         let hosting = try HostingTarget(storage: storage, manifestKey: settings.manifestKey, baseURL: settings.baseURL, templatesDirectory: settings.templatesDirectory)
         let signed = try settings.signing.flatMap { try $0.sign(unsigned, release: release, manifestKey: settings.manifestKey) }
@@ -236,5 +240,21 @@ extension Publisher {
         let origin = settings.publishedAtOrigin.map { " (\($0))" } ?? ""
         throw ModelCastError.usage(
             "the manifest would be expired before it is published: published_at \(release.publishedAt)\(origin) plus --expires-in \(formatDuration(expiry.timeIntervalSince(published))) is \(text), and it is now \(Self.timestamp(now)); unset SOURCE_DATE_EPOCH or give a longer --expires-in")
+    }
+
+    /// Proves each stored object in `files` holds the bytes its record says (the store's own
+    /// checksum, or hashing), so a damaged or replaced object never goes live again.
+    /// `localFiles`: a local copy of a key's bytes, where the run has one.
+    func proveStored(_ files: [ReleaseFile], localFiles: [String: String], trustStored: Bool) async throws {
+        for file in files {
+            guard let digest = SHA256Digest(hex: file.sha256) else {
+                throw ModelCastError.usage("the history names \(storage.location)/\(file.key) with an invalid sha256 '\(file.sha256)'")
+            }
+            switch try await storage.proveContent(file.key, size: file.size, sha256: digest, localFile: localFiles[file.key], trustStored: trustStored) {
+            case .hashed, .storeChecksum: break
+            case .trustedSize:
+                log("warning: \(storage.location)/\(file.key) has no SHA-256 checksum in the store; --trust-stored accepted its size without reading it")
+            }
+        }
     }
 }

@@ -194,7 +194,9 @@ public struct Publisher: Sendable {
 
         let signatureMissing = request.signing?.signer != nil && state.signatureData == nil
         if let live = state.liveRecord, live.sameContent(as: release), !signatureMissing {
-            // Same bytes, same metadata, and that release is live: nothing to do, nothing is written.
+            // Same bytes, same metadata, and that release is live: nothing to do, nothing is
+            // written — once the stored objects are proven to hold those bytes.
+            try await proveStored(release.files, localFiles: staged.mapValues(\.result.path), trustStored: request.trustStored)
             return unchangedReport(state: state, settings: settings, warnings: warnings)
         }
         if request.profile == .nomlens, models.values.first?.files.first?.contentType == "application/zip" {

@@ -88,7 +88,7 @@ extension Publisher {
         if let model = request.model { restored[model] = target.models[model] }
         let prototypes = request.model == nil ? target.prototypes : live.prototypes
         let rolledBack = request.model.map { [$0] } ?? target.models.keys.sorted()
-        try await checkObjectsPresent(restored, prototypes: prototypes, version: request.version)
+        let proven = try await checkObjectsPresent(restored, prototypes: prototypes, version: request.version, trustStored: request.trustStored)
 
         var models = restored
         if request.bump {
@@ -123,7 +123,7 @@ extension Publisher {
             log("\(request.version) is already live (sequence \(current.sequence)); nothing was written")
             return unchangedReport(state: state, settings: settings, warnings: warnings)
         }
-        return try await commit(release, state: state, settings: settings, artifacts: [:], warnings: warnings)
+        return try await commit(release, state: state, settings: settings, artifacts: [:], proven: proven, warnings: warnings)
     }
 
     /// The newest release that went live with `request.version` (of `request.model`, or
@@ -156,21 +156,25 @@ extension Publisher {
         throw ModelCastError.usage("\(subject) is not in the publish history of \(storage.location) (never published there, or pruned); versions that went live: \(published.isEmpty ? "none" : published.joined(separator: ", "))")
     }
 
-    /// Every object of the rollback release must still be stored whole.
-    private func checkObjectsPresent(_ models: [String: ReleaseModel], prototypes: ReleaseModel?, version: String) async throws {
+    /// Every object of the rollback release must still be stored whole, with the bytes
+    /// its record names (hashed, or the store's own checksum). Returns the keys proven.
+    private func checkObjectsPresent(_ models: [String: ReleaseModel], prototypes: ReleaseModel?, version: String, trustStored: Bool) async throws -> Set<String> {
         let all = models.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } + (prototypes.map { [("prototypes", $0)] } ?? [])
+        var proven = Set<String>()
         for (name, model) in all {
             for file in model.files {
                 let place = "\(storage.location)/\(file.key)"
-                guard let info = try await storage.head(file.key) else {
+                do {
+                    try await proveStored([file], localFiles: [:], trustStored: trustStored)
+                } catch StorageError.missing {
                     throw ModelCastError.usage("cannot roll back to \(version): \(place) (model \(name) \(model.version)) is gone from the target (pruned or deleted)")
+                } catch let error as StorageError {
+                    throw ModelCastError.usage("cannot roll back to \(version): model \(name) \(model.version): \(error)")
                 }
-                let sha = info.sha256?.hex
-                guard info.size == file.size, sha == nil || sha == file.sha256 else {
-                    throw ModelCastError.usage("cannot roll back to \(version): \(place) (model \(name) \(model.version)) is \(info.size) bytes\(sha.map { ", sha256 \($0)" } ?? ""), but the record says \(file.size) bytes, sha256 \(file.sha256)")
-                }
+                proven.insert(file.key)
             }
         }
+        return proven
     }
 
     /// The version a `--bump` rollback publishes under.
