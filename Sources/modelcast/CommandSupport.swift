@@ -7,7 +7,7 @@ struct PublishedTargetOptions: ParsableArguments {
     @Argument(help: ArgumentHelp("Target: a published directory or s3://bucket/prefix (or $MODELCAST_TARGET).", valueName: "TARGET"))
     var target: String?
 
-    @Option(help: "Key of the manifest in the target (default: manifest.json).")
+    @Option(help: "Key of the manifest in the target.")
     var manifestKey = "manifest.json"
 
     @Option(help: ArgumentHelp("Directory of *.mustache files overriding the built-in templates.", valueName: "DIR"))

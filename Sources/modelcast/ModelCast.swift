@@ -1,7 +1,6 @@
 import ArgumentParser
 import ModelCastCore
 
-@main
 struct ModelCast: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "modelcast",
@@ -9,11 +8,79 @@ struct ModelCast: AsyncParsableCommand {
         discussion: """
             modelcast packs a model (GGUF, Core ML, TFLite, ONNX or any file or directory), \
             hashes it, and publishes it with a manifest that apps fetch to update their models.
-            Results go to standard output; progress and logs go to standard error.
+            Results go to standard output; progress and logs go to standard error. With --json, \
+            an error is also printed on standard output as {"error": {"code", "kind", "message"}}.
+
+            `modelcast --version` prints modelcast's version.
+
+            Exit status:
+              0  success (verify: every check passed)
+              1  refused, or a check failed: a bad model, a version rule, a conflict
+                 with the target, a failed verify check
+              2  usage: the command line could not be parsed, or no command given
+              3  input/output or network failure (running again may help)
             """,
-        version: ModelCastVersion.current,
         subcommands: [Inspect.self, Pack.self, Publish.self, Verify.self, Rollback.self, Prune.self, History.self, Resign.self, Keygen.self, Serve.self]
     )
+}
+
+/// Runs the command line and exits with a documented status (`ExitStatus`).
+@main
+enum Main {
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        // `--json` anywhere before `--`: a pipeline parses stdout, so errors come as JSON there too.
+        let json = arguments.prefix { $0 != "--" }.contains("--json")
+        // Only the top level has --version (handled here, not as a flag the parser would
+        // also offer every subcommand): on publish and rollback, --version is the model's.
+        if arguments == ["--version"] {
+            print(ModelCastVersion.current)
+            exit(ExitStatus.success.rawValue)
+        }
+        guard !arguments.isEmpty else {
+            printError(ModelCast.helpMessage())
+            printError("Error: no command given")
+            exit(ExitStatus.usage.rawValue)
+        }
+        do {
+            var command = try ModelCast.parseAsRoot(arguments)
+            if var asyncCommand = command as? AsyncParsableCommand {
+                try await asyncCommand.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(report(error, json: json).rawValue)
+        }
+    }
+
+    /// Prints `error` (stderr; with `json`, also the error object on stdout) and returns the status.
+    static func report(_ error: Error, json: Bool) -> ExitStatus {
+        if let code = error as? ExitCode {
+            // A command that already printed its result (verify's report) and only sets the status.
+            return code == .success ? .success : .refused
+        }
+        let parserCode = ModelCast.exitCode(for: error)
+        if parserCode == .success {
+            // --help: the parser's text is the result.
+            print(ModelCast.fullMessage(for: error))
+            return .success
+        }
+        let status: ExitStatus
+        let message: String
+        if parserCode == .validationFailure {
+            // The parser's own errors and ValidationError: the usage line helps here.
+            status = .usage
+            message = ModelCast.message(for: error)
+            printError(ModelCast.fullMessage(for: error))
+        } else {
+            status = ExitStatus(for: error)
+            message = (error as? LocalizedError)?.errorDescription ?? ModelCast.message(for: error)
+            printError("Error: " + message)
+        }
+        if json { print(jsonErrorObject(status: status, message: message), terminator: "") }
+        return status
+    }
 }
 
 /// Writes one line to standard error (logs and warnings, never results).

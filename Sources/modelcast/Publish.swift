@@ -9,27 +9,30 @@ extension ModelCast {
         static let configuration = CommandConfiguration(
             abstract: "Pack models, store them under immutable keys, and write the manifest last.",
             discussion: """
-                Each MODEL is a file or directory (packed as `modelcast pack` does). Several MODELs \
-                are the files of one model (a GGUF and its mmproj); NAME=PATH puts a file in model \
-                NAME, so `1b=m-1b.gguf 3b=m-3b.gguf` publishes two models (tiers). Multi-model \
-                catalogs can also come from --config modelcast.yml.
+                Each MODEL is a file or directory (packed as `modelcast pack` does). MODELs given \
+                as plain paths are the files of one model (a GGUF and its mmproj), named by --name \
+                or else after the first path's file name without its extension. NAME=PATH puts a \
+                file in model NAME, so `1b=m-1b.gguf 3b=m-3b.gguf` publishes two models (tiers). \
+                Multi-model catalogs can also come from --config modelcast.yml. A model the live \
+                manifest names and this publish leaves out is refused unless --remove-model NAME \
+                says so.
 
                 Layout of the target directory (sync it to the host as it is):
-                  manifest.json                    the manifest, Cache-Control no-cache
-                  models/NAME/VERSION/FILE         artifacts, immutable
-                  manifests/SEQUENCE.json          every release that went live (for rollback and prune)
-                  _headers, _modelcast/            header rules, object metadata, upload scripts, nginx snippet
+                  manifest.json             the manifest, Cache-Control no-cache
+                  models/NAME/VERSION/FILE  artifacts, immutable
+                  manifests/SEQUENCE.json   every release that went live (for rollback
+                                            and prune)
+                  _headers, _modelcast/     header rules, object metadata, upload
+                                            scripts, nginx snippet
 
                 Profiles (--profile) and how their clients compare versions:
-                  modelcast  our versioned format (default); clients accept only a higher sequence
-                  nomlens    version/url/sha256/num_classes/class_list_version/training_date/size_mb; equality
-                  tiers      current_version/models{tier}/rollback_*; string >
-                  catalog    models{name}/prototypes/minAppVersion; per-model versions
+                  modelcast  our versioned format (default); clients accept only a
+                             higher sequence
+                  nomlens    version, url, sha256, num_classes, class_list_version,
+                             training_date, size_mb; version equality
+                  tiers      current_version, models{tier}, rollback_*; string >
+                  catalog    models{name}, prototypes, minAppVersion; per-model versions
                   latest     {"url": …} with a content-derived file name
-
-                Each MODEL given as a plain path belongs to one model, named by --name or after the \
-                first path's file name (without extension). A model the live manifest names and this \
-                publish leaves out is refused unless --remove-model NAME says so.
 
                 A version lower than the live one is refused (use rollback), the same version with \
                 other bytes is refused, and the same bytes again change nothing; build metadata \

@@ -13,16 +13,18 @@ extension ModelCast {
                 written, and the manifest is replaced last.
 
                 How each profile's clients move back:
-                  modelcast  the manifest gets a higher sequence and names the old version; clients \
-                accept it because the sequence went up
-                  nomlens    the manifest names the old version; clients download when it differs \
-                from theirs (equality)
-                  latest     the url names the old content-derived file, which clients do not have
+                  modelcast  the manifest gets a higher sequence and names the old
+                             version; clients accept it because the sequence went up
+                  nomlens    the manifest names the old version; clients download when
+                             it differs from theirs (equality)
+                  latest     the url names the old content-derived file, which clients
+                             do not have
                   catalog    each model's version is compared with the cached one
-                  tiers      current_version and rollback_version/rollback_url_<tier> name the old \
-                version, but the stock client compares current_version with string > and never \
-                goes down: use --bump, which republishes the old bytes (same objects, same SHA-256) \
-                under a new higher version that every client installs
+                  tiers      current_version and rollback_version/rollback_url_<tier>
+                             name the old version, but the stock client compares
+                             current_version with string > and never goes down: use
+                             --bump, which republishes the old bytes (same objects, same
+                             SHA-256) under a new higher version every client installs
 
                 --model rolls back one model of a multi-model release; the others stay as they are.
                 """
@@ -31,8 +33,20 @@ extension ModelCast {
         @OptionGroup
         var targetOptions: PublishedTargetOptions
 
-        @Option(name: .customLong("to"), help: ArgumentHelp("The version to return to (one that went live before).", valueName: "VERSION"))
-        var version: String
+        @Option(help: ArgumentHelp("The version to return to (one that went live before).", valueName: "VERSION"))
+        var version: String?
+
+        // The old spelling: publish's --to names a target, so rollback's version is --version now.
+        @Option(name: .customLong("to"), help: ArgumentHelp("Deprecated spelling of --version.", visibility: .hidden))
+        var deprecatedTo: String?
+
+        func validate() throws {
+            switch (version, deprecatedTo) {
+            case (nil, nil): throw ValidationError("Missing expected argument '--version <VERSION>' (the version to return to)")
+            case (.some(let a), .some(let b)) where a != b: throw ValidationError("--version \(a) and --to \(b) disagree: give --version only")
+            default: break
+            }
+        }
 
         @Option(help: "Roll back only this model (multi-model releases).")
         var model: String?
@@ -66,6 +80,10 @@ extension ModelCast {
 
         func run() async throws {
             let environment = ProcessInfo.processInfo.environment
+            if let deprecatedTo, version == nil {
+                printError("warning: rollback --to VERSION is deprecated (publish's --to names a target): use --version \(deprecatedTo)")
+            }
+            let version = self.version ?? deprecatedTo!
             var request = RollbackRequest(
                 version: version, model: model, bump: bump, bumpVersion: bumpTo, manifestKey: targetOptions.manifestKey,
                 manifestCacheControl: manifestCacheControl, baseURL: baseURL, templatesDirectory: targetOptions.templates, dryRun: dryRun)

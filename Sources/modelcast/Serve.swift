@@ -21,7 +21,7 @@ extension ModelCast {
         @Option(help: "Port to listen on (0 picks a free one).")
         var port = 8080
 
-        @Option(help: "Address to bind (default 127.0.0.1, loopback only).")
+        @Option(help: "Address to bind (loopback only unless you choose otherwise).")
         var host = "127.0.0.1"
 
         @Option(help: "URL path to serve under (default: the path of the base URL it was published with).")

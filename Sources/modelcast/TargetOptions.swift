@@ -9,7 +9,7 @@ struct S3ConnectionOptions: ParsableArguments {
     @Option(help: "Region (R2: auto; default $AWS_REGION, the AWS config file, or us-east-1).")
     var region: String?
 
-    @Flag(inversion: .prefixedNo, help: "Put the bucket in the path (default for custom endpoints) rather than the host name (default for AWS).")
+    @Flag(inversion: .prefixedNo, help: "Put the bucket in the path (what custom endpoints get unless told) rather than the host name (what AWS gets).")
     var pathStyle: Bool?
 
     /// The target settings for `target`.
@@ -27,13 +27,13 @@ struct TargetOptions: ParsableArguments {
     @OptionGroup
     var connection: S3ConnectionOptions
 
-    @Option(help: ArgumentHelp("Objects larger than this many MiB use multipart upload (default 64).", valueName: "MiB"))
+    @Option(help: ArgumentHelp("Objects larger than this many MiB use multipart upload.", valueName: "MiB"))
     var multipartThreshold: Int = 64
 
-    @Option(help: ArgumentHelp("Multipart part size in MiB; every part but the last has this size (default 16).", valueName: "MiB"))
+    @Option(help: ArgumentHelp("Multipart part size in MiB; every part but the last has this size.", valueName: "MiB"))
     var partSize: Int = 16
 
-    @Option(help: "Parts uploaded at once (default 8).")
+    @Option(help: "Parts uploaded at once.")
     var concurrentParts: Int = 8
 
     /// The target settings for `target`.

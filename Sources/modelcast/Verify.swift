@@ -8,14 +8,20 @@ extension ModelCast {
             abstract: "Re-download what a manifest names, as a device would, and check every byte and header.",
             discussion: """
                 SOURCE is one of:
-                  https://host/prefix/manifest.json   the live manifest (http:// only with --allow-http)
-                  DIR                                 a published directory, before it is synced: objects are \
-                read from disk, headers from DIR/_modelcast/objects.json
-                  FILE.json --base-url URL            a manifest not yet live: its objects are fetched from the host \
-                (its own HTTP headers are not checked: verify its URL once it is served)
-                  s3://bucket/prefix                  the target through the S3 API: the manifest's stored headers, \
-                its history record, and every object's size, SHA-256 and headers (HEAD only); --state, \
-                --profile, --base-url, --allow-http and --allow-external-urls do not apply
+                  https://host/prefix/manifest.json
+                      the live manifest (http:// only with --allow-http)
+                  DIR
+                      a published directory, before it is synced: objects are read
+                      from disk, headers from DIR/_modelcast/objects.json
+                  FILE.json --base-url URL
+                      a manifest not yet live: its objects are fetched from the host
+                      (its own HTTP headers are not checked: verify its URL once it
+                      is served)
+                  s3://bucket/prefix
+                      the target through the S3 API: the manifest's stored headers,
+                      its history record, and every object's size, SHA-256 and
+                      headers (HEAD only); --state, --profile, --base-url,
+                      --allow-http and --allow-external-urls do not apply
 
                 Signature (with --public-key, or --require-signature): checked first, on MANIFEST.minisig \
                 and any inline signature; a missing, malformed, wrong-key or tampered one fails and \
@@ -42,7 +48,7 @@ extension ModelCast {
         @Option(help: "Read the manifest as this profile instead of detecting it.")
         var profile: ManifestProfile?
 
-        @Option(help: "Manifest key inside a published directory (default: manifest.json).")
+        @Option(help: "Manifest key inside a published directory.")
         var manifestKey = "manifest.json"
 
         @Flag(help: "Accept http:// URLs (local testing; iOS refuses plain http).")

@@ -103,10 +103,10 @@ final class InspectPackCLITests: XCTestCase {
         XCTAssertEqual(noZip.status, 1)
         XCTAssertTrue(noZip.stderr.contains("--no-zip cannot be used with a directory model: \(src.at("D"))"), noZip.stderr)
         let usage = try modelcast(["pack", src.at("D"), "--no-zip", "--compression", "deflate"])
-        XCTAssertEqual(usage.status, 64, "usage errors exit 64")
+        XCTAssertEqual(usage.status, 2, "usage errors exit 2")
         XCTAssertTrue(usage.stderr.contains("--compression deflate needs a zip"), usage.stderr)
         let badChoice = try modelcast(["pack", src.at("D"), "--compression", "zstd"])
-        XCTAssertEqual(badChoice.status, 64)
+        XCTAssertEqual(badChoice.status, 2)
         XCTAssertTrue(badChoice.stderr.contains("zstd"), badChoice.stderr)
         XCTAssertEqual(out.listing(), [])
     }
@@ -126,7 +126,7 @@ final class InspectPackCLITests: XCTestCase {
         let result = getuid() == 0
             ? try runProcess(setpriv!, ["--reuid=65534", "--regid=65534", "--clear-groups", modelcastBinary] + arguments, cwd: "/")
             : try modelcast(arguments)
-        XCTAssertEqual(result.status, 1, result.stderr)
+        XCTAssertEqual(result.status, 3, "an unreadable file is an I/O failure: \(result.stderr)")
         XCTAssertTrue(result.stderr.contains("cannot read \(src.at("U/secret.bin")): Permission denied"), result.stderr)
         XCTAssertEqual(out.listing(), [])
     }

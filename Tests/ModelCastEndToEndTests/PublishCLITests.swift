@@ -169,7 +169,7 @@ final class PublishCLITests: XCTestCase {
             (["examples/models/tiny-llm.gguf", "--version", "1.3.0", "--profile", "nomlens", "--base-url", base, "--to", site.path,
               "--meta", "num_classes=many", "--meta", "class_list_version=v1", "--meta", "training_date=2026-01-01"], 1,
              "num_classes must be a integer, got 'many'"),
-            (["examples/models/tiny-llm.gguf", "--version", "1.3.0", "--profile", "android", "--base-url", base, "--to", site.path], 64,
+            (["examples/models/tiny-llm.gguf", "--version", "1.3.0", "--profile", "android", "--base-url", base, "--to", site.path], 2,
              "android"),
             (["examples/models/tiny-llm.gguf", "--version", "1.3.0", "--base-url", "ftp://cdn.example.com", "--to", site.path], 1,
              "base URL 'ftp://cdn.example.com' must start with https://"),

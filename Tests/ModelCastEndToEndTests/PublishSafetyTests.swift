@@ -144,7 +144,7 @@ final class PublishSafetyTests: XCTestCase {
         let old = "models/m/1.0.0/tiny-llm.gguf", current = "models/m/1.1.0/tiny-llm-mmproj.gguf"
         try flipByte(site.at(old))
         var before = try snapshot(site.path)
-        let rollback = try modelcast(["rollback", site.path, "--to", "1.0.0"])
+        let rollback = try modelcast(["rollback", site.path, "--version", "1.0.0"])
         XCTAssertEqual(rollback.status, 1, rollback.stderr)
         XCTAssertTrue(rollback.stderr.contains(old), rollback.stderr)
         XCTAssertTrue(rollback.stderr.contains("b67f7c0f2554d969e9bd3d1e3efbb2faa71537a42d6e3c4ec85de5f65b82bb71"), "names the expected sha256: \(rollback.stderr)")

@@ -144,7 +144,7 @@ final class RollbackPruneTests: XCTestCase {
             }
             for device in devices { XCTAssertEqual(device.installed, inputs["1.2.0"]!.sha256, "\(profile) \(device.rule) before rollback") }
 
-            let rollback = try modelcast(["rollback", site, "--to", "1.0.0"], environment: epoch(3))
+            let rollback = try modelcast(["rollback", site, "--version", "1.0.0"], environment: epoch(3))
             XCTAssertEqual(rollback.status, 0, "\(profile): \(rollback.stderr)")
             XCTAssertTrue(rollback.stdout.contains("rolled back to 1.0.0: published sequence 4"), rollback.stdout)
             for index in devices.indices { try devices[index].check(manifestURL: base + "/manifest.json", fetch: fetch) }
@@ -162,7 +162,7 @@ final class RollbackPruneTests: XCTestCase {
                 }
             }
             if profile == "tiers" {
-                let bump = try modelcast(["rollback", site, "--to", "1.0.0", "--bump"], environment: epoch(4))
+                let bump = try modelcast(["rollback", site, "--version", "1.0.0", "--bump"], environment: epoch(4))
                 XCTAssertEqual(bump.status, 0, bump.stderr)
                 XCTAssertTrue(bump.stderr.contains("republishing the bytes of 1.0.0 as version 1.2.1"), bump.stderr)
                 for index in devices.indices { try devices[index].check(manifestURL: base + "/manifest.json", fetch: fetch) }
@@ -195,7 +195,7 @@ final class RollbackPruneTests: XCTestCase {
         let base = "https://cdn.example.com/m"
         // Nothing there: every command says so by name, and none creates the directory.
         for (arguments, message) in [
-            (["rollback", site, "--to", "1.0.0"], "nothing is published at \(site)/manifest.json: there is nothing to roll back"),
+            (["rollback", site, "--version", "1.0.0"], "nothing is published at \(site)/manifest.json: there is nothing to roll back"),
             (["prune", site, "--keep", "1"], "no manifest at \(site)/manifest.json"),
             (["resign", site, "--expires-in", "1d"], "nothing is published at \(site)/manifest.json: there is nothing to re-sign"),
             (["history", site], "no release history at \(site)/manifests/: nothing is published there"),
@@ -229,17 +229,17 @@ final class RollbackPruneTests: XCTestCase {
         XCTAssertTrue(table.stdout.contains("       3  2026-09-21T16:13:20Z  live        m 1.2.0"), table.stdout)
 
         let cases: [([String], String)] = [
-            (["--to", "2.0.0"], "version 2.0.0 is not in the publish history of \(site) (never published there, or pruned); versions that went live: 1.0.0, 1.1.0, 1.2.0"),
-            (["--to", "1.0"], "--to '1.0' is not a semantic version"),
-            (["--to", "1.3.0"], "version 1.3.0 was recorded as sequence 4 but never went live"),
-            (["--to", "1.1.0"], "cannot roll back to 1.1.0: \(site)/models/m/1.1.0/m.bin (model m 1.1.0) is gone from the target"),
-            (["--to", "1.0.0", "--model", "x"], "model x is not in the live release at \(site) (it has m)"),
-            (["--to", "1.0.0", "--bump-to", "1.2.0"], "--bump-to 1.2.0 must be higher than the live version 1.2.0 of model m"),
-            (["--to", "1.0.0", "--bump-to", "1.10.0"], "--bump-to 1.10.0 must be higher than the live version 1.2.0 of model m, both as a semantic version and as a string"),
-            (["--to", "1.0.0", "--manifest-cache-control", "max-age=86400"], "manifest Cache-Control 'max-age=86400' is refused"),
-            (["--to", "1.0.0", "--bump-to", "1.3.0"], "--bump-to 1.3.0: that version was already published; pick one never used"),
-            (["--to", "1.0.0", "--bump-to", "2.0"], "--bump-to '2.0' is not a semantic version"),
-            (["--to", "1.0.0", "--base-url", "ftp://x"], "base URL 'ftp://x' must start with https://"),
+            (["--version", "2.0.0"], "version 2.0.0 is not in the publish history of \(site) (never published there, or pruned); versions that went live: 1.0.0, 1.1.0, 1.2.0"),
+            (["--version", "1.0"], "--version '1.0' is not a semantic version"),
+            (["--version", "1.3.0"], "version 1.3.0 was recorded as sequence 4 but never went live"),
+            (["--version", "1.1.0"], "cannot roll back to 1.1.0: \(site)/models/m/1.1.0/m.bin (model m 1.1.0) is gone from the target"),
+            (["--version", "1.0.0", "--model", "x"], "model x is not in the live release at \(site) (it has m)"),
+            (["--version", "1.0.0", "--bump-to", "1.2.0"], "--bump-to 1.2.0 must be higher than the live version 1.2.0 of model m"),
+            (["--version", "1.0.0", "--bump-to", "1.10.0"], "--bump-to 1.10.0 must be higher than the live version 1.2.0 of model m, both as a semantic version and as a string"),
+            (["--version", "1.0.0", "--manifest-cache-control", "max-age=86400"], "manifest Cache-Control 'max-age=86400' is refused"),
+            (["--version", "1.0.0", "--bump-to", "1.3.0"], "--bump-to 1.3.0: that version was already published; pick one never used"),
+            (["--version", "1.0.0", "--bump-to", "2.0"], "--bump-to '2.0' is not a semantic version"),
+            (["--version", "1.0.0", "--base-url", "ftp://x"], "base URL 'ftp://x' must start with https://"),
         ]
         for (arguments, message) in cases {
             let result = try modelcast(["rollback", site] + arguments)
@@ -248,10 +248,10 @@ final class RollbackPruneTests: XCTestCase {
             XCTAssertEqual(try snapshot(site), before, "\(arguments) changed the target")
         }
         // Rolling back to what is live writes nothing; a dry run writes nothing either.
-        let same = try modelcast(["rollback", site, "--to", "1.2.0"])
+        let same = try modelcast(["rollback", site, "--version", "1.2.0"])
         XCTAssertEqual(same.status, 0, same.stderr)
         XCTAssertTrue(same.stderr.contains("1.2.0 is already live (sequence 3); nothing was written"), same.stderr)
-        let dry = try modelcast(["rollback", site, "--to", "1.0.0", "--dry-run"])
+        let dry = try modelcast(["rollback", site, "--version", "1.0.0", "--dry-run"])
         XCTAssertEqual(dry.status, 0, dry.stderr)
         XCTAssertTrue(dry.stdout.contains("dry run: would roll back to 1.0.0 with sequence 5"), dry.stdout)
         XCTAssertEqual(try snapshot(site), before)
@@ -268,7 +268,7 @@ final class RollbackPruneTests: XCTestCase {
         for (index, version) in ["1.0.0", "1.1.0"].enumerated() {
             XCTAssertEqual(try modelcast(["publish", inputs[version]!.path, "--name", "m", "--version", version, "--base-url", base, "--to", site], environment: epoch(index)).status, 0)
         }
-        XCTAssertEqual(try modelcast(["rollback", site, "--to", "1.0.0"], environment: epoch(2)).status, 0)
+        XCTAssertEqual(try modelcast(["rollback", site, "--version", "1.0.0"], environment: epoch(2)).status, 0)
         let before = try snapshot(site)
         let other = inputs["1.2.0"]!.path
         for (arguments, message) in [
@@ -278,7 +278,7 @@ final class RollbackPruneTests: XCTestCase {
              "base URL 'cdn.example.com' must start with https://"),
             (["publish", other, "--name", "m", "--version", "1.2.0", "--base-url", base, "--to", site, "--templates", scratch.at("no-templates")],
              scratch.at("no-templates")),
-            (["rollback", site, "--to", "1.1.0", "--manifest-key", "catalog"], "manifest key 'catalog' must end in .json"),
+            (["rollback", site, "--version", "1.1.0", "--manifest-key", "catalog"], "manifest key 'catalog' must end in .json"),
             (["prune", site, "--keep", "1", "--manifest-key", "models/x.json"], "manifest key 'models/x.json' must end in .json and not live under models/"),
             (["history", site, "--manifest-key", "../x.json"], "invalid object key '../x.json'"),
         ] {
@@ -317,12 +317,12 @@ final class RollbackPruneTests: XCTestCase {
             XCTAssertEqual(result.status, 0, result.stderr)
         }
         let before = try snapshot(site)
-        let ambiguous = try modelcast(["rollback", site, "--to", "1.0.0"])
+        let ambiguous = try modelcast(["rollback", site, "--version", "1.0.0"])
         XCTAssertEqual(ambiguous.status, 1)
         XCTAssertTrue(ambiguous.stderr.contains("version 1.0.0 went live only for model a (the release had other versions too); roll back one model with --model a"), ambiguous.stderr)
         XCTAssertEqual(try snapshot(site), before)
 
-        let one = try modelcast(["rollback", site, "--to", "1.0.0", "--model", "a"], environment: epoch(2))
+        let one = try modelcast(["rollback", site, "--version", "1.0.0", "--model", "a"], environment: epoch(2))
         XCTAssertEqual(one.status, 0, one.stderr)
         let live = try Release.decode(try Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json")), source: "live")
         XCTAssertEqual(live.models["a"]?.version, "1.0.0")
@@ -350,7 +350,7 @@ final class RollbackPruneTests: XCTestCase {
             let result = try modelcast(["publish", inputs[version]!.path, "--name", "m", "--version", version, "--base-url", base, "--to", site], environment: epoch(index))
             XCTAssertEqual(result.status, 0, result.stderr)
         }
-        XCTAssertEqual(try modelcast(["rollback", site, "--to", "1.0.0"], environment: epoch(3)).status, 0)
+        XCTAssertEqual(try modelcast(["rollback", site, "--version", "1.0.0"], environment: epoch(3)).status, 0)
         let before = try snapshot(site)
 
         let dry = try modelcast(["prune", site, "--keep", "1", "--dry-run", "--json"])
@@ -383,7 +383,7 @@ final class RollbackPruneTests: XCTestCase {
         let verify = try modelcast(["verify", site])
         XCTAssertEqual(verify.status, 0, verify.stdout)
         // Rolling back again to the kept rollback target still works; to a pruned one it is refused by name.
-        XCTAssertEqual(try modelcast(["rollback", site, "--to", "1.2.0"]).stderr.contains("not in the publish history"), true)
+        XCTAssertEqual(try modelcast(["rollback", site, "--version", "1.2.0"]).stderr.contains("not in the publish history"), true)
 
         // Pruning again changes nothing.
         let again = try modelcast(["prune", site, "--keep", "1"])
@@ -429,7 +429,7 @@ final class RollbackPruneTests: XCTestCase {
             }
             for device in devices { XCTAssertEqual(device.installed, inputs["1.2.0"]!.sha256, "\(profile) \(device.rule)") }
             // Gated like a publish: the staged rollback is verified through the public URL first.
-            let rollback = try run(["rollback", "s3://\(moto.bucket)/\(prefix)", "--to", "1.0.0", "--verify-url", base] + (profile == "tiers" ? ["--bump"] : []), 3)
+            let rollback = try run(["rollback", "s3://\(moto.bucket)/\(prefix)", "--version", "1.0.0", "--verify-url", base] + (profile == "tiers" ? ["--bump"] : []), 3)
             XCTAssertEqual(rollback.status, 0, "\(profile): \(rollback.stderr)")
             XCTAssertTrue(rollback.stderr.contains("verified the staged release through \(base)"), rollback.stderr)
             for index in devices.indices {

@@ -147,7 +147,7 @@ final class S3PublishTests: XCTestCase {
             if withToken { environment["AWS_SESSION_TOKEN"] = token }
             let result = try modelcast(["publish", "examples/models/tiny-llm.gguf", "--version", "1.0.0", "--base-url", "https://cdn.example.com",
                                         "--to", "s3://\(moto.bucket)/x"], environment: environment)
-            XCTAssertEqual(result.status, 1)
+            XCTAssertEqual(result.status, 3, "the store refusing the credentials is an I/O failure")
             XCTAssertTrue(result.stderr.contains(withToken ? "InvalidToken" : "SignatureDoesNotMatch"), result.stderr)
             for text in [result.stdout, result.stderr] {
                 XCTAssertFalse(text.contains(secret), "the secret leaked")

@@ -48,7 +48,7 @@ final class SigningCLITests: XCTestCase {
         let before = try snapshot(scratch.path)
         for force in [[], ["--force"]] {
             let same = try modelcast(["keygen", "--unencrypted", "--public-key", scratch.at("one.key"), "--secret-key", scratch.at("./one.key")] + force)
-            XCTAssertEqual(same.status, 64, same.stderr)
+            XCTAssertEqual(same.status, 2, same.stderr)
             XCTAssertTrue(same.stderr.contains("--public-key and --secret-key are the same file"), same.stderr)
             XCTAssertEqual(try snapshot(scratch.path), before)
         }
@@ -59,7 +59,7 @@ final class SigningCLITests: XCTestCase {
 
         // Without a terminal or $MODELCAST_SIGNING_PASSPHRASE an encrypted key cannot be made.
         let noTTY = try runProcess("/usr/bin/setsid", ["--wait", modelcastBinary, "keygen", "--public-key", scratch.at("x.pub"), "--secret-key", scratch.at("x.key")])
-        XCTAssertEqual(noTTY.status, 64, noTTY.stderr)
+        XCTAssertEqual(noTTY.status, 2, noTTY.stderr)
         XCTAssertTrue(noTTY.stderr.contains("MODELCAST_SIGNING_PASSPHRASE"), noTTY.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: scratch.at("x.key")))
 
@@ -310,7 +310,7 @@ final class SigningCLITests: XCTestCase {
         XCTAssertEqual(plan["kept_sequences"] as? [Int], [3, 6], "the newest record of 1.0.0 and of 1.1.0")
         XCTAssertEqual(plan["deleted"] as? [String], ["manifests/00000001.json", "manifests/00000002.json", "manifests/00000004.json", "manifests/00000005.json"])
         XCTAssertEqual(try modelcast(["verify", site, "--public-key", keys.public]).status, 0)
-        XCTAssertEqual(try modelcast(["rollback", site, "--to", "1.0.0", "--sign", keys.secret, "--dry-run"]).status, 0, "1.0.0 can still be rolled back to")
+        XCTAssertEqual(try modelcast(["rollback", site, "--version", "1.0.0", "--sign", keys.secret, "--dry-run"]).status, 0, "1.0.0 can still be rolled back to")
 
         // Bad input: an expiry that is not a duration, an expiry the nomlens manifest cannot hold unsigned.
         let before = try snapshot(site)
@@ -394,7 +394,7 @@ final class SigningCLITests: XCTestCase {
             let result = try publish(target, version: version, profile: "modelcast", scratch: scratch, extra: ["--sign", keys.secret, "--expires-in", "30d"], environment: moto.environment)
             XCTAssertEqual(result.status, 0, result.stderr)
         }
-        let rollback = try modelcast(["rollback", target, "--to", "1.0.0", "--sign", keys.secret], environment: moto.environment)
+        let rollback = try modelcast(["rollback", target, "--version", "1.0.0", "--sign", keys.secret], environment: moto.environment)
         XCTAssertEqual(rollback.status, 0, rollback.stderr)
         try moto.download("ml/manifest.json").write(to: URL(fileURLWithPath: scratch.at("manifest.json")))
         try moto.download("ml/manifest.json.minisig").write(to: URL(fileURLWithPath: scratch.at("manifest.json.minisig")))

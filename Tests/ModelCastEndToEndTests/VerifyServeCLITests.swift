@@ -62,7 +62,7 @@ final class VerifyServeCLITests: XCTestCase {
 
         // Without --allow-http, a plain-http manifest URL is refused up front.
         let refused = try modelcast(["verify", base + "/manifest.json"])
-        XCTAssertEqual(refused.status, 64)
+        XCTAssertEqual(refused.status, 2)
         XCTAssertTrue(refused.stderr.contains("\(base)/manifest.json is plain http"), refused.stderr)
         XCTAssertTrue(server.standardError.contains("GET /ml/manifest.json 200"), "serve logs requests: \(server.standardError)")
     }
@@ -252,7 +252,7 @@ final class VerifyServeCLITests: XCTestCase {
         environment["AWS_EC2_METADATA_DISABLED"] = "true"
         let endpoint = ["--endpoint", "http://127.0.0.1:\(port)"]
         let refused = try modelcast(["verify", "s3://bucket/p", "--state", "x"] + endpoint, environment: environment)
-        XCTAssertEqual(refused.status, 64, refused.stdout + refused.stderr)
+        XCTAssertEqual(refused.status, 2, refused.stdout + refused.stderr)
         XCTAssertTrue(refused.stderr.contains("--state applies to a manifest URL, directory or file, not to s3://bucket/p"), refused.stderr)
         XCTAssertEqual(listener.standardError, "", "validation must fail before any request")
         // The listener does see requests: the same command without --state reaches it.

@@ -31,6 +31,47 @@ public struct InspectReport: Encodable, Sendable {
         case modelSize = "model_size"
     }
 
+    /// Details that are counts or version numbers: JSON numbers in `--json`, not strings.
+    static let integerDetails: Set<String> = ["gguf_version", "tensors", "metadata_keys", "parameters", "specification_version", "ir_version"]
+
+    /// A detail typed for JSON.
+    enum DetailValue: Encodable {
+        case integer(Int64)
+        case text(String)
+
+        func encode(to encoder: Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .integer(let value): try container.encode(value)
+            case .text(let value): try container.encode(value)
+            }
+        }
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(path, forKey: .path)
+        try container.encode(kind, forKey: .kind)
+        try container.encode(files, forKey: .files)
+        try container.encode(modelSize, forKey: .modelSize)
+        let typed = details.mapValues { value -> DetailValue in
+            value.allSatisfy(\.isASCIIDigit) ? Int64(value).map(DetailValue.integer) ?? .text(value) : .text(value)
+        }
+        var detailContainer = container.nestedContainer(keyedBy: AnyKey.self, forKey: .details)
+        for (key, value) in typed {
+            try detailContainer.encode(Self.integerDetails.contains(key) ? value : .text(details[key]!), forKey: AnyKey(key))
+        }
+        try container.encode(artifact, forKey: .artifact)
+    }
+
+    struct AnyKey: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(_ string: String) { stringValue = string }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
     public init(description: ModelDescription, artifactName: String, artifact: PackResult?) {
         path = description.path
         kind = description.kind

@@ -58,7 +58,7 @@ extension Publisher {
     /// or whose objects are gone, naming it.
     public func rollback(_ request: RollbackRequest) async throws -> PublishReport {
         guard SemanticVersion(request.version) != nil else {
-            throw ModelCastError.usage("--to '\(request.version)' is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.0.0)")
+            throw ModelCastError.usage("--version '\(request.version)' is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.0.0)")
         }
         if let bumpVersion = request.bumpVersion, SemanticVersion(bumpVersion) == nil {
             throw ModelCastError.usage("--bump-to '\(bumpVersion)' is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.2.1)")
