@@ -78,6 +78,15 @@ extension ModelCast {
         @Option(help: ArgumentHelp("A field the profile writes, for every model (key=value) or one (MODEL:key=value); repeatable.", valueName: "[MODEL:]KEY=VALUE"))
         var meta: [String] = []
 
+        @Option(help: ArgumentHelp("The catalog's prototypes file (JSON), stored as an immutable artifact beside the models; its version and class count come from the file's \"version\" and \"classes\" unless given below.", valueName: "FILE"))
+        var prototypes: String?
+
+        @Option(help: ArgumentHelp("Version of the prototypes (default: the file's \"version\").", valueName: "VERSION"))
+        var prototypesVersion: String?
+
+        @Option(help: ArgumentHelp("Number of prototype classes (default: the length of the file's \"classes\" array).", valueName: "N"))
+        var prototypesClasses: Int?
+
         @Option(help: "Minimum app version (tiers min_app_version, catalog minAppVersion, modelcast min_app_version).")
         var minAppVersion: String?
 
@@ -128,6 +137,9 @@ extension ModelCast {
             options.manifestCacheControl = manifestCacheControl
             options.templatesDirectory = templates
             options.compression = compression
+            options.prototypesPath = prototypes
+            options.prototypesVersion = prototypesVersion
+            options.prototypesClasses = prototypesClasses
             options.dryRun = dryRun
             options.showProgress = true
             let epoch = try sourceDateEpoch(environment)

@@ -119,23 +119,49 @@ public enum ManifestProfile: String, CaseIterable, Sendable, Codable {
                 }
             }
         }
+        // Every missing field at once, so one run tells the whole story: (what, how to give it).
+        var missing: [(field: String, remedy: String)] = []
         for name in release.models.keys.sorted() {
             let model = release.models[name]!
             for field in modelFields where field.required {
                 if model.meta.value(at: field.path) == nil && !(field.defaultsToMinAppVersion && release.minAppVersion != nil) {
-                    throw ModelCastError.usage("profile \(rawValue) needs field \(field.path) (\(field.type.rawValue)) for model \(name): pass --meta \(release.models.count > 1 ? "\(name):" : "")\(field.path)=VALUE or set it in the config file")
+                    missing.append(("\(field.path) (\(field.type.rawValue)) for model \(name)",
+                                    "--meta \(release.models.count > 1 ? "\(name):" : "")\(field.path)=VALUE"))
                 }
             }
         }
         if self == .catalog {
-            guard release.minAppVersion != nil else {
-                throw ModelCastError.usage("profile catalog needs the top-level minAppVersion: pass --min-app-version VERSION or set min_app_version in the config file")
+            if release.minAppVersion == nil {
+                missing.append(("the top-level minAppVersion", "--min-app-version VERSION (config: min_app_version)"))
             }
             if let prototypes = release.prototypes {
                 for field in prototypeFields where prototypes.meta.value(at: field.path) == nil {
-                    throw ModelCastError.usage("profile catalog needs field prototypes.\(field.path) (\(field.type.rawValue)): set it in the config file's prototypes section")
+                    missing.append(("prototypes.\(field.path) (\(field.type.rawValue))", "--prototypes-classes N (config: prototypes.classes)"))
                 }
+            } else {
+                // The PE Core client decodes `prototypes` as a required member: without it the
+                // whole manifest fails to decode and the app treats updates as unavailable.
+                missing.append(("prototypes, which its clients require", "--prototypes FILE (config: a prototypes section)"))
             }
+        }
+        if missing.count == 1 {
+            throw ModelCastError.usage("profile \(rawValue) needs field \(missing[0].field): pass \(missing[0].remedy) or set it in the config file")
+        } else if !missing.isEmpty {
+            throw ModelCastError.usage("profile \(rawValue) needs \(missing.count) fields: " + missing.map { "\($0.field) (pass \($0.remedy))" }.joined(separator: "; ") + "; or set them in the config file")
+        }
+    }
+
+    /// The `--meta` keys this profile writes for a model (every other key is refused).
+    public var metaKeys: [String] { modelFields.map(\.path) }
+
+    /// Fields this profile writes that modelcast computes from the artifact (never `--meta`).
+    public var computedFields: [String] {
+        switch self {
+        case .modelcast: return []
+        case .nomlens: return ["version", "url", "sha256", "size_mb"]
+        case .tiers: return ["current_version", "url", "size_bytes", "sha256", "rollback_version"]
+        case .catalog: return ["version", "url", "checksum", "size"]
+        case .latest: return ["url"]
         }
     }
 

@@ -19,6 +19,12 @@ public struct PublishOptions: Sendable {
     public var manifestCacheControl: String?
     public var templatesDirectory: String?
     public var compression: ZipCompression = .store
+    /// The catalog's prototypes file (JSON), published beside the models.
+    public var prototypesPath: String?
+    /// The prototypes' version; default: the file's own top-level "version".
+    public var prototypesVersion: String?
+    /// The prototypes' class count; default: the length of the file's "classes" array.
+    public var prototypesClasses: Int?
     public var dryRun = false
     public var publishedAt = Date()
     public var showProgress = false
@@ -68,9 +74,17 @@ public struct PublishOptions: Sendable {
             throw ModelCastError.usage("nothing to publish: give MODEL files or --config with a models section")
         }
 
-        var releaseMeta = config?.meta ?? [:]
+        let releaseMeta = config?.meta ?? [:]
         for text in meta {
             let assignment = try MetaInput.parseAssignment(text)
+            if profile != .modelcast, !profile.metaKeys.contains(assignment.path) {
+                // A fixed-shape profile writes only its own fields: anything else would be dropped silently.
+                let suggestion = closestMatch(to: assignment.path, among: profile.metaKeys + profile.computedFields).map {
+                    profile.computedFields.contains($0) ? " (\($0) is computed from the artifact and cannot be set)" : " (did you mean \($0)?)"
+                } ?? ""
+                let known = profile.metaKeys.isEmpty ? "it takes no --meta keys" : "its keys are \(profile.metaKeys.joined(separator: ", "))"
+                throw ModelCastError.usage("--meta \(text): profile \(profile.rawValue) has no field \(assignment.path)\(suggestion); \(known)")
+            }
             if let target = assignment.model {
                 guard let index = models.firstIndex(where: { $0.name == target }) else {
                     throw ModelCastError.usage("--meta \(text): no model named \(target) (models: \(models.map(\.name).joined(separator: ", ")))")
@@ -81,11 +95,9 @@ public struct PublishOptions: Sendable {
                 for index in models.indices {
                     models[index].meta.set(try MetaInput.value(fromText: assignment.value, for: field, context: "--meta \(text)"), at: assignment.path)
                 }
-            } else if profile == .modelcast {
-                // Free-form metadata: per model in the modelcast format.
-                for index in models.indices { models[index].meta.set(.string(assignment.value), at: assignment.path) }
             } else {
-                releaseMeta.set(.string(assignment.value), at: assignment.path)
+                // Free-form metadata (the modelcast profile; the others were checked above): per model.
+                for index in models.indices { models[index].meta.set(.string(assignment.value), at: assignment.path) }
             }
         }
         // Values from the config file are typed for the profile too.
@@ -96,7 +108,12 @@ public struct PublishOptions: Sendable {
                 }
             }
         }
-        var prototypes = config?.prototypes
+        var prototypes = try prototypesPath.map(prototypesModel) ?? config?.prototypes
+        if prototypesPath == nil, var p = prototypes {
+            if let prototypesVersion { p.version = prototypesVersion }
+            if let prototypesClasses { p.meta["classes"] = .int(Int64(prototypesClasses)) }
+            prototypes = p
+        }
         if var p = prototypes {
             for field in profile.prototypeFields {
                 if let value = p.meta.value(at: field.path) {
@@ -118,6 +135,35 @@ public struct PublishOptions: Sendable {
         try validateProfileFields(request)
         return (target, request)
     }
+
+    /// The prototypes named by `--prototypes FILE`: version and class count from the
+    /// flags, else from what the file itself declares.
+    private func prototypesModel(_ path: String) throws -> PublishRequest.Model {
+        guard let info = try linkStatus(path) else { throw ModelCastError.notFound(path: path) }
+        guard info.st_size <= Self.prototypesLimit else {
+            throw ModelCastError.usage("--prototypes \(path) is larger than \(Self.prototypesLimit >> 20) MiB")
+        }
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            throw ModelCastError.unreadable(path: path, reason: (error as NSError).localizedFailureReason ?? error.localizedDescription)
+        }
+        guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
+            throw ModelCastError.usage("--prototypes \(path) is not a JSON object")
+        }
+        guard let version = prototypesVersion ?? object["version"] as? String else {
+            throw ModelCastError.usage("--prototypes \(path) declares no top-level \"version\" string: pass --prototypes-version VERSION")
+        }
+        let declaredClasses = (object["classes"] as? [Any]).map(\.count) ?? (object["classes"] as? Int)
+        guard let classes = prototypesClasses ?? declaredClasses else {
+            throw ModelCastError.usage("--prototypes \(path) declares no \"classes\" (an array or a count): pass --prototypes-classes N")
+        }
+        return PublishRequest.Model(name: "prototypes", version: version, files: [path], meta: ["classes": .int(Int64(classes))])
+    }
+
+    /// Largest prototypes file read to find its version and classes.
+    static let prototypesLimit = 64 << 20
 
     /// Fails early (before packing) when a profile field is missing.
     private func validateProfileFields(_ request: PublishRequest) throws {
