@@ -99,9 +99,17 @@ final class CIWorkflowTests: XCTestCase {
             return checkout
         }
 
-        /// Runs `steps` for the tag `tag` on a fresh runner; returns the first failure's description, or nil.
-        func run(_ steps: [Step], tag: String, version: String) throws -> String? {
+        /// Everything the steps wrote to stdout and stderr, the reports they left in the checkout, and the first failure.
+        struct Outcome {
+            var failure: String?
+            var log = ""
+            var reports: [String: String] = [:]
+        }
+
+        /// Runs `steps` for the tag `tag` on a fresh runner, stopping at the first failing step.
+        func run(_ steps: [Step], tag: String, version: String) throws -> Outcome {
             let checkout = try checkOut(version: version)
+            var outcome = Outcome()
             let home = try Scratch("modelcast-runner-home")
             for step in steps {
                 let script = home.at("step.sh")
@@ -121,11 +129,16 @@ final class CIWorkflowTests: XCTestCase {
                 ]
                 for (name, value) in step.environment { environment[name] = value }
                 let result = try runProcess("/bin/bash", ["--noprofile", "--norc", "-eo", "pipefail", script], cwd: checkout.path, environment: environment)
+                outcome.log += result.stdout + result.stderr
                 if result.status != 0 {
-                    return "\(tag): step '\(step.name)' exited \(result.status)\n\(result.stdout)\n\(result.stderr)"
+                    outcome.failure = "\(tag): step '\(step.name)' exited \(result.status)\n\(result.stdout)\n\(result.stderr)"
+                    break
                 }
             }
-            return nil
+            for name in try FileManager.default.contentsOfDirectory(atPath: checkout.path) where name.hasSuffix(".json") {
+                outcome.reports[name] = try String(contentsOfFile: checkout.at(name), encoding: .utf8)
+            }
+            return outcome
         }
     }
 
@@ -187,13 +200,18 @@ final class CIWorkflowTests: XCTestCase {
         XCTAssertFalse(steps.isEmpty)
         let runner = try Runner()
 
-        if let failure = try runner.run(steps, tag: "model-v1.0.0", version: "1.0.0") { return XCTFail(failure) }
+        let first = try runner.run(steps, tag: "model-v1.0.0", version: "1.0.0")
+        if let failure = first.failure { return XCTFail(failure) }
+        // The staged release was verified through the public URL before the manifest went live,
+        // and the reports the workflow keeps were written.
+        XCTAssertTrue(first.log.contains("verified the staged release through \(moto.endpoint)/\(moto.bucket)/prod"), first.log)
+        XCTAssertEqual(Set(first.reports.keys), ["publish.json", "verify.json"])
         XCTAssertEqual(try liveManifest(moto).sequence, 1)
         let afterFirst = try etags(moto)
         let firstRecord = try moto.download("prod/manifests/00000001.json")
         XCTAssertTrue(afterFirst.keys.contains("prod/models/classifier/1.0.0/classifier.mlpackage.zip"), "\(afterFirst.keys.sorted())")
 
-        if let failure = try runner.run(steps, tag: "model-v1.1.0", version: "1.1.0") { return XCTFail(failure) }
+        if let failure = try runner.run(steps, tag: "model-v1.1.0", version: "1.1.0").failure { return XCTFail(failure) }
         let live = try liveManifest(moto)
         XCTAssertEqual(live.sequence, 2, "the second release must have the next sequence")
         XCTAssertEqual(live.models["classifier"]?.version, "1.1.0")
@@ -219,16 +237,16 @@ final class CIWorkflowTests: XCTestCase {
         let refresh = try steps("refresh-manifest.yml", job: "refresh", values: values)
         let runner = try Runner()
 
-        if let failure = try runner.run(publish, tag: "model-v1.0.0", version: "1.0.0") { return XCTFail(failure) }
+        if let failure = try runner.run(publish, tag: "model-v1.0.0", version: "1.0.0").failure { return XCTFail(failure) }
         let afterFirst = try etags(moto)
         let firstRecord = try moto.download("prod/manifests/00000001.json")
-        if let failure = try runner.run(refresh, tag: "main", version: "1.0.0") { return XCTFail(failure) }
+        if let failure = try runner.run(refresh, tag: "main", version: "1.0.0").failure { return XCTFail(failure) }
         let refreshed = try liveManifest(moto)
         XCTAssertEqual(refreshed.sequence, 2)
         XCTAssertEqual(refreshed.models["classifier"]?.version, "1.0.0")
         XCTAssertNotNil(refreshed.expiresAt)
 
-        if let failure = try runner.run(publish, tag: "model-v1.1.0", version: "1.1.0") { return XCTFail(failure) }
+        if let failure = try runner.run(publish, tag: "model-v1.1.0", version: "1.1.0").failure { return XCTFail(failure) }
         let live = try liveManifest(moto)
         XCTAssertEqual(live.sequence, 3)
         XCTAssertEqual(live.models["classifier"]?.version, "1.1.0")

@@ -209,6 +209,36 @@ final class UploadScriptTests: XCTestCase {
         }
     }
 
+    /// Issue #10's mistake through the script: each release published into a fresh
+    /// directory and uploaded. The second directory's history record 1 is not the
+    /// bucket's, so nothing is uploaded and the first release stays live.
+    func testAWSScriptRefusesAFreshDirectoryOverAnExistingHistory() throws {
+        let s3 = try LoggedMoto()
+        let dest = "s3://\(s3.moto.bucket)/p"
+        func freshSite(_ version: String, epoch: Int) throws -> Scratch {
+            let site = try Scratch("modelcast-fresh-site")
+            var environment = ProcessInfo.processInfo.environment
+            environment["SOURCE_DATE_EPOCH"] = String(epoch)
+            let result = try modelcast(["publish", "examples/models/tiny-llm.gguf", "--name", "tiny-llm", "--version", version,
+                                        "--base-url", base, "--to", site.path], environment: environment)
+            XCTAssertEqual(result.status, 0, result.stderr)
+            return site
+        }
+        let first = try freshSite("1.0.0", epoch: 1_790_000_000)
+        let upload = try runScript(first.at("_modelcast/upload-aws.sh"), [dest, "--endpoint-url", s3.endpoint], environment: s3.moto.environment)
+        XCTAssertEqual(upload.status, 0, upload.stderr)
+        let before = try s3.state()
+        _ = s3.takeRequests()
+
+        let second = try freshSite("1.1.0", epoch: 1_790_003_600)
+        let result = try runScript(second.at("_modelcast/upload-aws.sh"), [dest, "--endpoint-url", s3.endpoint], environment: s3.moto.environment)
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.contains("\(dest)/manifests/00000001.json already holds different content"), result.stderr)
+        XCTAssertEqual(puts(s3.takeRequests()), [])
+        XCTAssertEqual(try s3.state(), before)
+        XCTAssertEqual(try Release.decode(try s3.moto.download("p/manifest.json"), source: "live").models["tiny-llm"]?.version, "1.0.0")
+    }
+
     func testAWSScriptRefusesADestinationThatIsNotS3() throws {
         let site = try publishedSite()
         let result = try runScript(site.at("_modelcast/upload-aws.sh"), ["my-bucket/p"], environment: ProcessInfo.processInfo.environment)
