@@ -182,7 +182,9 @@ final class PipelineExampleTests: XCTestCase {
         XCTAssertTrue(result.stdout.contains("PASS  artifact.sha256"), result.stdout)
     }
 
-    /// The example CI workflow is valid YAML with the steps it promises.
+    /// The example CI workflow is valid YAML with the steps it promises: it publishes
+    /// straight to the bucket (where the history is), never to a fresh directory that
+    /// is then uploaded, and every flag it uses exists. (CIWorkflowTests runs it.)
     func testCIWorkflowExampleParses() throws {
         let text = try String(contentsOfFile: repositoryRoot + "/examples/ci/publish-model.yml", encoding: .utf8)
         let document = try XCTUnwrap(try Yams.load(yaml: text) as? [String: Any])
@@ -190,12 +192,18 @@ final class PipelineExampleTests: XCTestCase {
         let publish = try XCTUnwrap(jobs["publish"] as? [String: Any])
         let steps = try XCTUnwrap(publish["steps"] as? [[String: Any]])
         XCTAssertEqual(steps.compactMap { $0["name"] as? String }, [
-            "Build modelcast", "Publish to a directory", "Check the directory before anything goes live",
-            "Upload (artifacts first, manifest last)", "Verify what devices will download",
+            "Build modelcast", "Publish to the bucket (artifacts first, manifest last)", "Verify what devices will download",
         ])
         let commands = steps.compactMap { $0["run"] as? String }.joined(separator: "\n")
-        XCTAssertTrue(commands.contains("modelcast verify site"))
-        XCTAssertTrue(commands.contains("upload-aws.sh"))
+        XCTAssertTrue(commands.contains("--to \"$MODEL_BUCKET\""), commands)
+        XCTAssertTrue(commands.contains("--verify-url"), commands)
+        XCTAssertTrue(commands.contains("modelcast verify \"$MODEL_BASE_URL/manifest.json\""), commands)
+        XCTAssertFalse(commands.contains("upload-aws.sh"), "uploading a directory made on a fresh runner restarts the history")
+        XCTAssertFalse(commands.contains("--to site"), commands)
+        for (command, flags) in [("publish", ["--to", "--verify-url", "--endpoint", "--region", "--expires-in", "--json"]), ("verify", ["--public-key", "--json"])] {
+            let help = try modelcast([command, "--help"]).stdout
+            for flag in flags { XCTAssertTrue(help.contains(flag), "\(command) has no \(flag)") }
+        }
     }
 
     /// The scheduled re-sign example parses, re-signs with the key from a secret, and

@@ -78,6 +78,9 @@ public struct HostingFiles: Sendable {
                 "key_json": jsonQuoted(object.key),
                 "url_path": basePath + "/" + URLParts.percentEncodedPath(object.key),
                 "role": object.role.rawValue,
+                // Artifacts and history records never change under their key: upload
+                // scripts upload them only where the key is absent.
+                "immutable": object.role == .artifact || object.role == .history,
                 "cache_control": object.metadata.cacheControl,
                 "cache_control_sh": shellQuoted(object.metadata.cacheControl),
                 "cache_control_json": jsonQuoted(object.metadata.cacheControl),

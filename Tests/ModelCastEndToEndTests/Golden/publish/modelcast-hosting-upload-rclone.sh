@@ -5,6 +5,14 @@
 # last, so devices never see a manifest whose files are not there yet.
 #
 #   _modelcast/upload-rclone.sh REMOTE:BUCKET/PREFIX [rclone options]
+#
+# Artifacts and history records are immutable: they are copied with
+# `rclone copyto --immutable --checksum`, so a key already stored with the same size
+# and hash is skipped, and one stored with other content stops the script with
+# rclone's "immutable file modified" error before the manifest is touched. (rclone
+# checks, then copies: unlike upload-aws.sh and `modelcast publish --to s3://…` there
+# is no conditional write, so run one upload at a time.) The signature and the
+# manifest are always replaced, last.
 set -eu
 DEST="${1:?usage: $0 REMOTE:BUCKET/PREFIX [rclone options]}"
 shift
@@ -14,10 +22,10 @@ put() {
     shift 3
     rclone copyto "$DIR/$key" "${DEST%/}/$key" --header-upload "Cache-Control: $cache_control" --header-upload "Content-Type: $content_type" "$@"
 }
-put 'models/tiny-llm/1.0.0/tiny-llm-mmproj.gguf' 'public, max-age=31536000, immutable' 'application/octet-stream' "$@"
-put 'models/tiny-llm/1.0.0/tiny-llm.gguf' 'public, max-age=31536000, immutable' 'application/octet-stream' "$@"
-put 'models/tiny-llm/1.1.0/tiny-llm-mmproj.gguf' 'public, max-age=31536000, immutable' 'application/octet-stream' "$@"
-put 'models/tiny-llm/1.1.0/tiny-llm.gguf' 'public, max-age=31536000, immutable' 'application/octet-stream' "$@"
-put 'manifests/00000001.json' 'public, max-age=31536000, immutable' 'application/json' "$@"
-put 'manifests/00000002.json' 'public, max-age=31536000, immutable' 'application/json' "$@"
+put 'models/tiny-llm/1.0.0/tiny-llm-mmproj.gguf' 'public, max-age=31536000, immutable' 'application/octet-stream' --immutable --checksum "$@"
+put 'models/tiny-llm/1.0.0/tiny-llm.gguf' 'public, max-age=31536000, immutable' 'application/octet-stream' --immutable --checksum "$@"
+put 'models/tiny-llm/1.1.0/tiny-llm-mmproj.gguf' 'public, max-age=31536000, immutable' 'application/octet-stream' --immutable --checksum "$@"
+put 'models/tiny-llm/1.1.0/tiny-llm.gguf' 'public, max-age=31536000, immutable' 'application/octet-stream' --immutable --checksum "$@"
+put 'manifests/00000001.json' 'public, max-age=31536000, immutable' 'application/json' --immutable --checksum "$@"
+put 'manifests/00000002.json' 'public, max-age=31536000, immutable' 'application/json' --immutable --checksum "$@"
 put 'manifest.json' 'no-cache, no-store' 'application/json' "$@"

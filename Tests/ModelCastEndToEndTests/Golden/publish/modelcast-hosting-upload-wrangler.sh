@@ -5,19 +5,80 @@
 # manifest last, so devices never see a manifest whose files are not there yet.
 #
 #   _modelcast/upload-wrangler.sh BUCKET[/PREFIX] [wrangler options]
+#
+# Artifacts and history records are immutable: a key, once stored, never changes.
+# wrangler has no HEAD and no conditional put, so first every immutable key is
+# fetched (`wrangler r2 object get … --pipe`, straight into SHA-256):
+#   "The specified key does not exist."  it is uploaded;
+#   the same SHA-256                     it is left alone;
+#   other content                        nothing at all is uploaded: every such key
+#                                        is named and the script exits 1;
+#   any other error                      the script stops: it never guesses "absent".
+# The signature and the manifest are then replaced, last. This downloads every
+# stored immutable object on each run, and there is a moment between check and put:
+# for large models, or several publishers, use upload-aws.sh against R2's S3
+# endpoint or `modelcast publish --to s3://…`. Needs a wrangler whose `--pipe`
+# writes only the object's bytes (2025 or later).
 set -eu
 DEST="${1:?usage: $0 BUCKET[/PREFIX] [wrangler options]}"
 shift
 DIR="$(cd "$(dirname "$0")/.." && pwd)"
+TMP="$(mktemp -d)"
+trap 'rm -rf "$TMP"' EXIT
+NL='
+'
+PRESENT="$NL"
+CONFLICTS=0
+
+sha256_stream() {
+    if command -v sha256sum > /dev/null 2>&1; then sha256sum; else shasum -a 256; fi | cut -d ' ' -f 1
+}
+
+# check KEY SHA256 [options]: step 1, before anything is uploaded.
+check() {
+    key="$1" sha256="$2"
+    shift 2
+    stored_sha256="$( { status=0; wrangler r2 object get "${DEST%/}/$key" --pipe --remote "$@" 2> "$TMP/error" || status=$?; echo $status > "$TMP/status"; } | sha256_stream)"
+    if [ "$(cat "$TMP/status")" = 0 ]; then
+        if [ "$stored_sha256" = "$sha256" ]; then
+            PRESENT="$PRESENT$key$NL"
+        else
+            echo "upload-wrangler.sh: ${DEST%/}/$key already holds different content; an immutable key is never overwritten" >&2
+            CONFLICTS=$((CONFLICTS + 1))
+        fi
+    elif ! grep -q 'The specified key does not exist' "$TMP/error"; then
+        cat "$TMP/error" >&2
+        echo "upload-wrangler.sh: cannot tell whether ${DEST%/}/$key is stored; nothing was uploaded" >&2
+        exit 1
+    fi
+}
+
 put() {
     key="$1" cache_control="$2" content_type="$3"
     shift 3
     wrangler r2 object put "${DEST%/}/$key" --file "$DIR/$key" --cache-control "$cache_control" --content-type "$content_type" --remote "$@"
 }
-put 'models/tiny-llm/1.0.0/tiny-llm-mmproj.gguf' 'public, max-age=31536000, immutable' 'application/octet-stream' "$@"
-put 'models/tiny-llm/1.0.0/tiny-llm.gguf' 'public, max-age=31536000, immutable' 'application/octet-stream' "$@"
-put 'models/tiny-llm/1.1.0/tiny-llm-mmproj.gguf' 'public, max-age=31536000, immutable' 'application/octet-stream' "$@"
-put 'models/tiny-llm/1.1.0/tiny-llm.gguf' 'public, max-age=31536000, immutable' 'application/octet-stream' "$@"
-put 'manifests/00000001.json' 'public, max-age=31536000, immutable' 'application/json' "$@"
-put 'manifests/00000002.json' 'public, max-age=31536000, immutable' 'application/json' "$@"
+
+# put_new KEY CACHE_CONTROL CONTENT_TYPE [options]: an immutable object the check found absent.
+put_new() {
+    case "$PRESENT" in *"$NL$1$NL"*) return 0 ;; esac
+    put "$@"
+}
+
+check 'models/tiny-llm/1.0.0/tiny-llm-mmproj.gguf' 6753569a239cff08d6bfd0966da6c197fe956958dfce80ac06b2095c2caef2e0 "$@"
+check 'models/tiny-llm/1.0.0/tiny-llm.gguf' b67f7c0f2554d969e9bd3d1e3efbb2faa71537a42d6e3c4ec85de5f65b82bb71 "$@"
+check 'models/tiny-llm/1.1.0/tiny-llm-mmproj.gguf' 6753569a239cff08d6bfd0966da6c197fe956958dfce80ac06b2095c2caef2e0 "$@"
+check 'models/tiny-llm/1.1.0/tiny-llm.gguf' b67f7c0f2554d969e9bd3d1e3efbb2faa71537a42d6e3c4ec85de5f65b82bb71 "$@"
+check 'manifests/00000001.json' 5090b0ecf3c18f8146ff2308356a4a281863194f6f325701f66a523c2a369715 "$@"
+check 'manifests/00000002.json' bad00f8a92b09616457f4342d459a4d17f35c840ee701de92712f3fd2ebd1f7c "$@"
+if [ $CONFLICTS -gt 0 ]; then
+    echo "upload-wrangler.sh: $CONFLICTS immutable key(s) hold different content; nothing was uploaded" >&2
+    exit 1
+fi
+put_new 'models/tiny-llm/1.0.0/tiny-llm-mmproj.gguf' 'public, max-age=31536000, immutable' 'application/octet-stream' "$@"
+put_new 'models/tiny-llm/1.0.0/tiny-llm.gguf' 'public, max-age=31536000, immutable' 'application/octet-stream' "$@"
+put_new 'models/tiny-llm/1.1.0/tiny-llm-mmproj.gguf' 'public, max-age=31536000, immutable' 'application/octet-stream' "$@"
+put_new 'models/tiny-llm/1.1.0/tiny-llm.gguf' 'public, max-age=31536000, immutable' 'application/octet-stream' "$@"
+put_new 'manifests/00000001.json' 'public, max-age=31536000, immutable' 'application/json' "$@"
+put_new 'manifests/00000002.json' 'public, max-age=31536000, immutable' 'application/json' "$@"
 put 'manifest.json' 'no-cache, no-store' 'application/json' "$@"
