@@ -39,6 +39,9 @@ final class AWSEnvironmentTests: XCTestCase {
         XCTAssertEqual(AWSEnvironment.region(nil, ["AWS_CONFIG_FILE": config, "AWS_PROFILE": "ci"]), "auto")
         XCTAssertEqual(AWSEnvironment.region(nil, ["AWS_CONFIG_FILE": "/nonexistent"]), "us-east-1")
         XCTAssertEqual(AWSEnvironment.endpoint(nil, ["AWS_ENDPOINT_URL": "http://a", "AWS_ENDPOINT_URL_S3": "http://b"]), "http://b")
+        // CI systems set unset variables to "": empty means unset, so AWS gets its default endpoint.
+        XCTAssertNil(AWSEnvironment.endpoint(nil, ["AWS_ENDPOINT_URL": ""]))
+        XCTAssertEqual(AWSEnvironment.endpoint(nil, ["AWS_ENDPOINT_URL_S3": "", "AWS_ENDPOINT_URL": "http://a"]), "http://a")
     }
 
     func testLocationsAndAddressing() throws {

@@ -114,9 +114,10 @@ public enum AWSEnvironment {
         return "us-east-1"
     }
 
-    /// The endpoint: flag, then `AWS_ENDPOINT_URL_S3`, then `AWS_ENDPOINT_URL`.
+    /// The endpoint: flag, then `AWS_ENDPOINT_URL_S3`, then `AWS_ENDPOINT_URL`. An empty
+    /// variable counts as unset (CI systems set unset variables to "").
     public static func endpoint(_ flag: String?, _ environment: [String: String]) -> String? {
-        flag ?? environment["AWS_ENDPOINT_URL_S3"] ?? environment["AWS_ENDPOINT_URL"]
+        flag ?? [environment["AWS_ENDPOINT_URL_S3"], environment["AWS_ENDPOINT_URL"]].compactMap { $0 }.first { !$0.isEmpty }
     }
 
     /// A minimal INI reader: `[section]` and `key = value` lines, `#`/`;` comments.
