@@ -106,7 +106,8 @@ final class RollbackPruneTests: XCTestCase {
         case "nomlens": arguments += ["--meta", "num_classes=3", "--meta", "class_list_version=v1", "--meta", "training_date=2026-01-01"]
         case "tiers": arguments += ["--meta", "release_notes=notes \(version)", "--min-app-version", "2.0.0"]
         case "catalog": arguments += ["--meta", "features=vision", "--meta", "hardware.neuralEngine=true", "--meta", "hardware.gpu=true",
-                                      "--meta", "hardware.cpu=true", "--min-app-version", "2.0.0"]
+                                      "--meta", "hardware.cpu=true", "--min-app-version", "2.0.0",
+                                      "--prototypes", repositoryRoot + "/examples/catalog/prototypes-v2.1.0.json"]
         default: break
         }
         return arguments

@@ -34,7 +34,7 @@ func writeKeyFile(_ path: String, contents: String, mode: mode_t, force: Bool) t
     var bytes = Array(contents.utf8)
     defer { wipeSecret(&bytes) }
     if !force, linkStatusExists(path) {
-        throw existsError(path)
+        throw keyFileExistsError(path)
     }
     let directory = (path as NSString).deletingLastPathComponent
     let name = (path as NSString).lastPathComponent
@@ -52,7 +52,7 @@ func writeKeyFile(_ path: String, contents: String, mode: mode_t, force: Bool) t
         }
     } else if link(temporary, path) != 0 {
         let code = errno
-        if code == EEXIST { throw existsError(path) }
+        if code == EEXIST { throw keyFileExistsError(path) }
         guard [EPERM, ENOTSUP, EOPNOTSUPP, ENOSYS].contains(code) else {
             throw ModelCastError.io(operation: "link", path: path, reason: errnoDescription(code))
         }
@@ -69,7 +69,7 @@ private func writeNewFile(_ path: String, reportedAs reported: String, bytes: [U
     let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
     guard fd >= 0 else {
         let code = errno
-        if code == EEXIST && path == reported { throw existsError(reported) }
+        if code == EEXIST && path == reported { throw keyFileExistsError(reported) }
         throw ModelCastError.io(operation: "create", path: reported, reason: errnoDescription(code))
     }
     let file = FileDescriptor(fd: fd, path: reported)
@@ -92,6 +92,8 @@ private func linkStatusExists(_ path: String) -> Bool {
     return lstat(path, &info) == 0
 }
 
-private func existsError(_ path: String) -> ModelCastError {
-    .io(operation: "create", path: path, reason: "file exists; refusing to overwrite a key file (use force to replace it)")
+/// An existing key file, which is never replaced without --force.
+func keyFileExistsError(_ path: String) -> ModelCastError {
+    // A refusal, not an I/O failure: running again changes nothing.
+    .usage("\(path) already exists; refusing to overwrite a key file (pass --force to replace it)")
 }

@@ -26,7 +26,7 @@ public struct MinisignKeyPair: Sendable {
             for path in [secretKeyPath, publicKeyPath] {
                 var info = stat()
                 if lstat(path, &info) == 0 {
-                    throw ModelCastError.io(operation: "create", path: path, reason: "file exists; refusing to overwrite a key file (use force to replace it)")
+                    throw keyFileExistsError(path)
                 }
             }
         }
