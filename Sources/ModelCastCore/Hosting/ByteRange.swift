@@ -2,8 +2,8 @@ import Foundation
 
 /// How `serve` answers a GET's `Range` header for a representation of a known size
 /// (RFC 9110 §14). One range is served; a request for several is answered with the
-/// whole representation (a server may ignore Range, §14.2), as S3 does, where nginx
-/// would send multipart/byteranges.
+/// whole representation (a server may ignore Range, §14.2; S3 does not serve several
+/// ranges either), where nginx sends multipart/byteranges.
 enum ByteRangeAnswer: Equatable, Sendable {
     /// No Range, or one to ignore (another unit, an invalid or multi-range set): 200, the whole body.
     case whole
