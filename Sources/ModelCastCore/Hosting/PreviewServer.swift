@@ -4,10 +4,11 @@ import Logging
 import NIOCore
 
 /// A local preview of the CDN: serves a published directory with the headers its
-/// hosting files declare (from `_modelcast/objects.json`), with HEAD, Range and
-/// ETag support, and logs each request. Only the published objects are served:
-/// staging files, the hosting files themselves and anything else in the
-/// directory answer 404, as they would on the real host. It is for local testing
+/// hosting files declare (from `_modelcast/objects.json`), with HEAD, Range, ETag and
+/// conditional requests, and logs each request. Only the published objects are served:
+/// staging files, the hosting files themselves and anything else in the directory
+/// answer 404, as they would on the real host. The list of objects follows new
+/// publishes into the directory (see `PublishedObjectList`). It is for local testing
 /// and examples, not for the internet, so it binds to loopback by default.
 public struct PreviewServer: Sendable {
     public let root: String
@@ -15,11 +16,10 @@ public struct PreviewServer: Sendable {
     public let port: Int
     /// The URL path the directory is served under (from the objects file's base URL, or given).
     public let basePath: String
-    /// Headers per key; nil when the directory has no objects file (then defaults apply).
-    let declared: [String: ObjectMetadata]?
+    let objects: PublishedObjectList
     let log: @Sendable (String) -> Void
 
-    /// Reads `root/_modelcast/objects.json` when it is there.
+    /// Reads `root/_modelcast/objects.json` when it is there (and fails if it cannot be read).
     public init(root: String, host: String = "127.0.0.1", port: Int = 8080, basePath: String? = nil, log: @escaping @Sendable (String) -> Void) throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue else {
@@ -29,23 +29,19 @@ public struct PreviewServer: Sendable {
         self.host = host
         self.port = port
         self.log = log
-        let objectsFile = root + "/_modelcast/objects.json"
-        if FileManager.default.fileExists(atPath: objectsFile) {
-            let fetcher = try DirectoryFetcher(root: root)
-            declared = fetcher.declared
-            self.basePath = basePath ?? URLParts.path(of: fetcher.baseURL)
-        } else {
-            declared = nil
-            self.basePath = basePath ?? ""
-        }
+        let objects = PublishedObjectList(root: root, log: log)
+        let baseURL = try objects.loadFirst()
+        let served = basePath ?? baseURL.map { URLParts.path(of: $0) } ?? ""
+        objects.basePath = (served, basePath != nil)
+        self.objects = objects
+        self.basePath = served
     }
 
     /// Runs until SIGINT or SIGTERM. `onReady` receives the base URL once listening
     /// (with the actual port when `port` is 0).
     public func run(onReady: @escaping @Sendable (String) async -> Void) async throws {
         let router = Router()
-        router.add(middleware: PublishedObjectsMiddleware(basePath: basePath, declared: declared, log: log))
-        router.add(middleware: FileMiddleware(root, urlBasePath: basePath.isEmpty ? nil : basePath, threadPool: .singleton, logger: Logger(label: "modelcast.serve")))
+        router.add(middleware: PublishedObjectsMiddleware(root: root, basePath: basePath, objects: objects, log: log))
         var logger = Logger(label: "modelcast.serve")
         logger.logLevel = .warning
         let host = self.host
@@ -63,22 +59,110 @@ public struct PreviewServer: Sendable {
     }
 }
 
-/// Admits only published objects and gives them their declared headers.
+/// The published objects and their headers, from `_modelcast/objects.json`. A publish
+/// replaces that file by rename, so on every request its identity is checked with one
+/// `stat` (device, inode, size, modification and change times to the nanosecond); it
+/// is read and parsed again only when that changed. A replacement that cannot be read
+/// or parsed, or a file that went away, leaves the previous list in use (said on stderr,
+/// once per replacement); the next good one is picked up.
+final class PublishedObjectList: @unchecked Sendable {
+    // Everything mutable below is guarded by `lock`.
+    private let lock = NSLock()
+    let path: String
+    private let root: String
+    private let log: @Sendable (String) -> Void
+    /// Headers per key; nil while the directory has no objects file (then every file but
+    /// modelcast's own and dot files is served, with default headers).
+    private var declared: [String: ObjectMetadata]?
+    /// The file as it was when last examined (read, or found unreadable); nil when there
+    /// was none, or when it changed while it was being read (so it is examined again).
+    private var examined: FileSnapshot?
+    /// The path served under and whether it was given (not taken from the objects file).
+    var basePath: (path: String, given: Bool) {
+        get { lock.withLock { _basePath } }
+        set { lock.withLock { _basePath = newValue } }
+    }
+    private var _basePath = (path: "", given: false)
+
+    init(root: String, log: @escaping @Sendable (String) -> Void) {
+        self.root = root
+        self.path = root + "/_modelcast/objects.json"
+        self.log = log
+    }
+
+    /// Reads the objects file if there is one; returns its base URL. Throws when it is
+    /// there but cannot be used, as serve should not start on a list it cannot read.
+    func loadFirst() throws -> String? {
+        try lock.withLock {
+            guard let before = try? FileSnapshot.current(path) else { return nil }
+            let fetcher = try DirectoryFetcher(root: root)
+            declared = fetcher.declared
+            examined = (try? FileSnapshot.current(path)) == before ? before : nil
+            return fetcher.baseURL
+        }
+    }
+
+    /// The list to answer the current request with.
+    func current() -> [String: ObjectMetadata]? {
+        lock.withLock {
+            let now: FileSnapshot?
+            do {
+                now = try FileSnapshot.current(path)
+            } catch {
+                if examined != nil, let declared {
+                    if case ModelCastError.notFound = error {
+                        log("\(path) is gone; still serving the previous list of \(declared.count) objects")
+                    } else {
+                        log("cannot reload \(path): \(error); still serving the previous list of \(declared.count) objects")
+                    }
+                }
+                examined = nil
+                return declared
+            }
+            guard let now, now != examined else { return declared }
+            reload(seen: now)
+            return declared
+        }
+    }
+
+    /// Reads the file again (the lock is held).
+    private func reload(seen before: FileSnapshot) {
+        let result = Result { try DirectoryFetcher(root: root) }
+        let after = try? FileSnapshot.current(path)
+        // Read while it was being replaced: the bytes may belong to either file, so the
+        // next request looks again.
+        examined = after == before ? before : nil
+        switch result {
+        case .success(let fetcher):
+            declared = fetcher.declared
+            var note = ""
+            let newPath = URLParts.path(of: fetcher.baseURL)
+            if !_basePath.given, newPath != _basePath.path {
+                note = "; it names base URL \(fetcher.baseURL), but serve keeps serving under '\(_basePath.path)' until it is restarted"
+            }
+            log("reloaded _modelcast/objects.json: \(fetcher.declared.count) objects\(note)")
+        case .failure(let error):
+            let previous = declared.map { "the previous list of \($0.count) objects" } ?? "every file, as before"
+            log("cannot reload \(path): \(error); still serving \(previous)")
+        }
+    }
+}
+
+/// Admits only published objects, serves them from the directory and gives them
+/// their declared headers.
 struct PublishedObjectsMiddleware<Context: RequestContext>: RouterMiddleware {
+    let root: String
     let basePath: String
-    let declared: [String: ObjectMetadata]?
+    let objects: PublishedObjectList
     let log: @Sendable (String) -> Void
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = Date()
         let path = request.uri.path
+        let declared = objects.current()
         var response: Response
-        if let key = key(for: path), isServed(key) {
-            do {
-                response = try await next(request, context)
-            } catch let error as HTTPResponseError {
-                response = Response(status: error.status)
-            }
+        if let key = key(for: path), isServed(key, declared) {
+            response = StaticFile.response(path: root + "/" + key, request: request)
             if response.status == .ok || response.status == .partialContent || response.status == .notModified {
                 let metadata = declared?[key]
                 response.headers[.cacheControl] = metadata?.cacheControl ?? defaultCacheControl(key)
@@ -104,7 +188,7 @@ struct PublishedObjectsMiddleware<Context: RequestContext>: RouterMiddleware {
         return (try? validateKey(key)) != nil ? key : nil
     }
 
-    private func isServed(_ key: String) -> Bool {
+    private func isServed(_ key: String, _ declared: [String: ObjectMetadata]?) -> Bool {
         if let declared { return declared[key] != nil }
         // Without an objects file: everything but dot files and modelcast's own files.
         return !key.split(separator: "/").contains { $0.hasPrefix(".") } && !key.hasPrefix("_modelcast/") && key != "_headers"
@@ -112,5 +196,96 @@ struct PublishedObjectsMiddleware<Context: RequestContext>: RouterMiddleware {
 
     private func defaultCacheControl(_ key: String) -> String {
         key.hasPrefix("models/") || key.hasPrefix("manifests/") ? CachePolicy.immutable : CachePolicy.manifestDefault
+    }
+}
+
+/// One regular file answered as a static host does: GET and HEAD, validators, conditional
+/// requests and a single byte range, all from the one open file (so the headers and the
+/// body describe the same file even if the path is replaced meanwhile).
+enum StaticFile {
+    static let chunkSize = 256 * 1024
+
+    static func response(path: String, request: Request) -> Response {
+        guard request.method == .get || request.method == .head else {
+            return Response(status: .methodNotAllowed, headers: [.allow: "GET, HEAD"])
+        }
+        // O_NONBLOCK: opening a FIFO must not hang the request; it is refused below.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return Response(status: .notFound) }
+        let file = FileDescriptor(fd: fd, path: path)
+        guard let info = try? file.status(), case .regular = FileType(mode: info.st_mode) else {
+            return Response(status: .notFound)
+        }
+        let size = Int64(info.st_size)
+        let modified = Int(info.st_mtim.tv_sec)
+        let etag = HTTPValidators.entityTag(inode: UInt64(info.st_ino), modifiedSeconds: modified, modifiedNanoseconds: Int(info.st_mtim.tv_nsec), size: size)
+        var headers: HTTPFields = [
+            .eTag: etag,
+            .lastModified: HTTPValidators.imfFixdate(modified),
+            .acceptRanges: "bytes",
+        ]
+
+        // Preconditions (RFC 9110 §13.2.2): If-None-Match, else If-Modified-Since.
+        if let ifNoneMatch = request.headers[.ifNoneMatch] {
+            if HTTPValidators.noneMatchHits(ifNoneMatch, etag: etag) { return notModified(headers, size: size) }
+        } else if let ifModifiedSince = request.headers[.ifModifiedSince], let since = HTTPValidators.httpDate(ifModifiedSince), modified <= since {
+            return notModified(headers, size: size)
+        }
+
+        // Range is defined for GET only; on HEAD it MUST be ignored (§14.2). If-Range
+        // that does not match means the whole representation (§13.1.5).
+        var answer = ByteRangeAnswer.whole
+        if request.method == .get, let range = request.headers[.range] {
+            let ifRange = request.headers[.ifRange]
+            if ifRange.map({ HTTPValidators.ifRangeMatches($0, etag: etag, modifiedSeconds: modified) }) ?? true {
+                answer = ByteRangeAnswer.forRange(range, size: size)
+            }
+        }
+        let status: HTTPResponse.Status
+        let slice: ClosedRange<Int64>?
+        switch answer {
+        case .unsatisfiable:
+            headers[.contentRange] = "bytes */\(size)"
+            headers[.contentLength] = "0"
+            return Response(status: .rangeNotSatisfiable, headers: headers)
+        case .partial(let range):
+            status = .partialContent
+            slice = range
+            headers[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound)/\(size)"
+        case .whole:
+            status = .ok
+            slice = size > 0 ? 0...(size - 1) : nil
+        }
+        let length = slice.map { $0.upperBound - $0.lowerBound + 1 } ?? 0
+        headers[.contentLength] = String(length)
+        guard request.method == .get, let slice else { return Response(status: status, headers: headers) }
+        let shared = OpenFile(file)
+        let body = ResponseBody(contentLength: Int(length)) { writer in
+            var offset = slice.lowerBound
+            while offset <= slice.upperBound {
+                let count = Int(min(Int64(chunkSize), slice.upperBound - offset + 1))
+                let bytes = try shared.file.read(at: offset, count: count)
+                // The file shrank under us: end the response short rather than pad it.
+                guard !bytes.isEmpty else { throw ModelCastError.io(operation: "read", path: path, reason: "ends at byte \(offset), the file had \(size) bytes when the response began") }
+                try await writer.write(ByteBuffer(bytes: bytes))
+                offset += Int64(bytes.count)
+            }
+            try await writer.finish(nil)
+        }
+        return Response(status: status, headers: headers, body: body)
+    }
+
+    /// 304 with the validators; Content-Length is the 200's, as RFC 9110 §8.6 allows.
+    private static func notModified(_ headers: HTTPFields, size: Int64) -> Response {
+        var headers = headers
+        headers[.acceptRanges] = nil
+        headers[.contentLength] = String(size)
+        return Response(status: .notModified, headers: headers)
+    }
+
+    /// The open file, handed to the body writer (only it reads from the file then).
+    final class OpenFile: @unchecked Sendable {
+        let file: FileDescriptor
+        init(_ file: FileDescriptor) { self.file = file }
     }
 }
