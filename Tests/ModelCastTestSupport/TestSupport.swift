@@ -133,14 +133,18 @@ public func shell(_ command: String, cwd: String? = nil, file: StaticString = #f
 }
 
 /// Compares `actual` with the golden file `name` under `directory`; with
-/// MODELCAST_UPDATE_GOLDEN=1 in the environment it rewrites the golden file instead.
+/// MODELCAST_UPDATE_GOLDEN=1 in the environment it rewrites a differing golden file and
+/// still fails, so every update is a diff someone reviews (`git diff`) before it passes.
 public func assertGolden(_ actual: String, named name: String, in directory: String, file: StaticString = #filePath, line: UInt = #line) throws {
     let path = directory + "/" + name
+    let existing = try? String(contentsOfFile: path, encoding: .utf8)
     if ProcessInfo.processInfo.environment["MODELCAST_UPDATE_GOLDEN"] == "1" {
+        guard existing != actual else { return }
         try actual.write(toFile: path, atomically: true, encoding: .utf8)
+        XCTFail("rewrote golden file \(path): review the change with `git diff`, then run again without MODELCAST_UPDATE_GOLDEN", file: file, line: line)
         return
     }
-    guard let expected = try? String(contentsOfFile: path, encoding: .utf8) else {
+    guard let expected = existing else {
         XCTFail("missing golden file \(path) (run with MODELCAST_UPDATE_GOLDEN=1 to create it)", file: file, line: line)
         return
     }
