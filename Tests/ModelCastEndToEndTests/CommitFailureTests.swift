@@ -71,6 +71,9 @@ final class CommitFailureTests: XCTestCase {
         let failed = try setup.publish("1.1.0", repositoryRoot + "/examples/models/tiny-llm-mmproj.gguf")
         try setup.setRules("[]")
         XCTAssertNotEqual(failed.status, 0, failed.stdout)
+        // Undoing tries to put the old signature back through the same failing store: a
+        // failed undo step is reported, never swallowed.
+        XCTAssertTrue(failed.stderr.contains("could not restore manifest.json.minisig"), failed.stderr)
         let keys = try setup.moto.listing().keys.sorted()
         XCTAssertTrue(keys.contains("c/manifests/00000002.json"), "a record this run did not see itself create was deleted: \(keys)")
         let live = try Release.decode(try setup.moto.download("c/manifest.json"), source: "live")

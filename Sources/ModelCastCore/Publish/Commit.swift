@@ -54,17 +54,83 @@ public struct CommitSettings: Sendable {
     public var signatureKey: String { SignedManifest.signatureKey(for: manifestKey) }
 }
 
+/// Everything a commit writes, rendered, signed and checked before any write: what
+/// `--dry-run` reports, and what `apply` executes in order (artifacts, history record,
+/// hosting files, signature, manifest last).
+struct CommitPlan {
+    /// One artifact to store: the staged file and the metadata it is stored with.
+    struct Artifact {
+        let key: String
+        let staged: StagedArtifact
+        let metadata: ObjectMetadata
+    }
+
+    let release: Release
+    let settings: CommitSettings
+    /// In key order.
+    let artifacts: [Artifact]
+    let historyKey: String
+    let historyData: Data
+    let historyMetadata: ObjectMetadata
+    /// The new detached signature, or nil for an unsigned manifest.
+    let signature: (data: Data, metadata: ObjectMetadata)?
+    let manifestData: Data
+    let manifestMetadata: ObjectMetadata
+    /// An unsigned manifest replaces a signed one: the old signature goes once the manifest is live.
+    let dropsSignature: Bool
+    /// Where the hosting files go (directory targets), with their templates loaded.
+    let hosting: Publisher.HostingTarget?
+    let warnings: [String]
+}
+
+/// Best-effort undo steps recorded while a plan is applied, run newest first. A step
+/// that fails is reported (returned), never silently swallowed.
+final class UndoJournal {
+    private var steps: [(label: String, run: () async throws -> Void)] = []
+
+    func record(_ label: String, _ run: @escaping () async throws -> Void) {
+        steps.append((label, run))
+    }
+
+    /// Runs only the steps whose label starts with `prefix` (newest first), dropping the
+    /// rest: after a manifest write that did not happen, the signature and hosting files
+    /// go back, while the stored objects stay for the next attempt.
+    func undoOnly(labelsStartingWith prefix: String) async -> [String] {
+        steps.removeAll { !$0.label.hasPrefix(prefix) }
+        return await undo()
+    }
+
+    /// Runs every step, newest first; returns one line per step that failed.
+    func undo() async -> [String] {
+        var failures: [String] = []
+        for step in steps.reversed() {
+            do { try await step.run() } catch { failures.append("could not \(step.label): \(error)") }
+        }
+        steps.removeAll()
+        return failures
+    }
+}
+
 extension Publisher {
-    /// Makes `release` live: stores the artifacts and checks each one, runs the
-    /// `beforeManifest` gate, stores the history record, the hosting files and the
-    /// signature, and replaces the manifest last. Before the manifest write, a failure
-    /// removes what this run created; after it, nothing is removed.
-    ///
-    /// `consumed` is told of each artifact the store took over (it no longer needs cleaning up).
+    /// Makes `release` live: plans the commit (everything rendered, signed, checked and
+    /// the objects it names proven, with no write), then applies the plan — or, for a dry
+    /// run, reports it. `consumed` is told of each artifact the store took over (it no
+    /// longer needs cleaning up).
     func commit(
         _ release: Release, state: TargetState, settings: CommitSettings, artifacts: [String: StagedArtifact],
         proven: Set<String> = [], warnings: [String], consumed: (String) -> Void = { _ in }
     ) async throws -> PublishReport {
+        let plan = try await planCommit(release, state: state, settings: settings, artifacts: artifacts, proven: proven, warnings: warnings)
+        if settings.dryRun { return try await dryRunReport(plan, state: state) }
+        return try await apply(plan, state: state, consumed: consumed)
+    }
+
+    /// Everything checked and rendered before anything is written. Reads the target
+    /// (proving the earlier objects the release names) but never writes it.
+    func planCommit(
+        _ release: Release, state: TargetState, settings: CommitSettings, artifacts: [String: StagedArtifact],
+        proven: Set<String>, warnings: [String]
+    ) async throws -> CommitPlan {
         var warnings = warnings
         func warn(_ text: String) {
             warnings.append(text)
@@ -82,153 +148,174 @@ extension Publisher {
         // resign's) were stored earlier: prove their bytes before a manifest names them again.
         let earlier = release.files.filter { artifacts[$0.key] == nil && !proven.contains($0.key) }
         try await proveStored(earlier, localFiles: [:], trustStored: settings.trustStored)
+
         let unsigned = Data(try settings.profile.render(release).serialized().utf8)
         let hosting = try HostingTarget(storage: storage, manifestKey: settings.manifestKey, baseURL: settings.baseURL, templatesDirectory: settings.templatesDirectory)
         let signed = try settings.signing.flatMap { try $0.sign(unsigned, release: release, manifestKey: settings.manifestKey) }
-        let manifestData = signed?.manifest ?? unsigned
-        let liveSignature = state.signatureData
-        if signed == nil, liveSignature != nil {
+        let dropsSignature = signed == nil && state.signatureData != nil
+        if dropsSignature {
             guard settings.allowUnsigned else {
                 throw ModelCastError.usage("the live manifest at \(storage.location)/\(settings.manifestKey) is signed (\(settings.signatureKey)): sign this one too with --sign KEYFILE (or $MODELCAST_SIGNING_KEY), or pass --unsigned to drop the signature")
             }
             warn("the live manifest is signed and this one is not: \(settings.signatureKey) is removed, and clients that require a signature will refuse the new manifest")
         }
-
-        let historyKey = Self.historyKey(manifestKey: settings.manifestKey, sequence: release.sequence)
+        let manifestData = signed?.manifest ?? unsigned
         let historyData = Data(release.jsonValue().serialized().utf8)
-        let historyMetadata = try ObjectMetadata(of: historyData, cacheControl: CachePolicy.immutable, contentType: "application/json")
-        let manifestMetadata = try ObjectMetadata(of: manifestData, cacheControl: settings.manifestCacheControl, contentType: "application/json")
         let signatureData = signed.map { Data($0.signatureFile.utf8) }
-        let signatureMetadata = try signatureData.map {
-            try ObjectMetadata(of: $0, cacheControl: settings.manifestCacheControl, contentType: SignedManifest.signatureContentType)
-        }
+        return CommitPlan(
+            release: release, settings: settings,
+            artifacts: artifacts.keys.sorted().map { key in
+                let result = artifacts[key]!.result
+                return .init(key: key, staged: artifacts[key]!, metadata: ObjectMetadata(
+                    cacheControl: CachePolicy.immutable, contentType: result.contentType, size: result.size, sha256: result.sha256))
+            },
+            historyKey: Self.historyKey(manifestKey: settings.manifestKey, sequence: release.sequence), historyData: historyData,
+            historyMetadata: try ObjectMetadata(of: historyData, cacheControl: CachePolicy.immutable, contentType: "application/json"),
+            signature: try signatureData.map {
+                ($0, try ObjectMetadata(of: $0, cacheControl: settings.manifestCacheControl, contentType: SignedManifest.signatureContentType))
+            },
+            manifestData: manifestData,
+            manifestMetadata: try ObjectMetadata(of: manifestData, cacheControl: settings.manifestCacheControl, contentType: "application/json"),
+            dropsSignature: dropsSignature, hosting: hosting, warnings: warnings)
+    }
 
-        // Upload order: artifacts, history record, signature, manifest — manifest last.
+    /// The report of a dry run: the plan, with what the target already holds of each artifact.
+    func dryRunReport(_ plan: CommitPlan, state: TargetState) async throws -> PublishReport {
         var objects: [PublishReport.Object] = []
-        var created: [String] = []
-        var signatureReplaced = false
-        var hostingRewritten = false
-        /// Puts the live signature back after a failed manifest write, so it matches the live manifest again.
-        func restoreSignature() async {
-            guard signatureReplaced else { return }
-            if let liveSignature {
-                if let metadata = try? ObjectMetadata(of: liveSignature, cacheControl: settings.manifestCacheControl, contentType: SignedManifest.signatureContentType) {
-                    try? await storage.replace(settings.signatureKey, data: liveSignature, metadata: metadata, ifMatch: nil)
-                }
-            } else {
-                try? await storage.delete(settings.signatureKey)
+        for artifact in plan.artifacts {
+            var outcome = "would store"
+            if let existing = try await storage.head(artifact.key) {
+                outcome = existing.size == artifact.metadata.size ? "exists" : "conflict (different size)"
             }
+            objects.append(.init(key: artifact.key, role: "artifact", outcome: outcome, size: artifact.metadata.size, sha256: artifact.metadata.sha256.hex))
         }
-        /// Puts the hosting files back as they were for the live release.
-        func restoreHostingFiles() async {
-            guard hostingRewritten, let hosting else { return }
-            let live = (try? liveHostedObjects(state: state, manifestKey: settings.manifestKey)) ?? []
-            try? await writeHostingFiles(hosting, records: state.history, recordObjects: state.recordObjects, live: live)
+        objects.append(.init(key: plan.historyKey, role: "history", outcome: "would store", size: plan.historyMetadata.size, sha256: plan.historyMetadata.sha256.hex))
+        if let signature = plan.signature {
+            objects.append(.init(key: plan.settings.signatureKey, role: "signature", outcome: "would replace", size: signature.metadata.size, sha256: signature.metadata.sha256.hex))
+        }
+        objects.append(.init(key: plan.settings.manifestKey, role: "manifest", outcome: "would replace", size: plan.manifestMetadata.size, sha256: plan.manifestMetadata.sha256.hex))
+        return report(plan, state: state, objects: objects, warnings: plan.warnings)
+    }
+
+    /// Executes `plan`: artifacts (each checked), the `beforeManifest` gate, the history
+    /// record, the hosting files, the signature, and the manifest last. Before the manifest
+    /// write, a failure undoes what this run did (removing only keys it saw itself create);
+    /// after it, nothing is removed. An undo step that fails is reported in the error.
+    func apply(_ plan: CommitPlan, state: TargetState, consumed: (String) -> Void) async throws -> PublishReport {
+        let settings = plan.settings
+        var warnings = plan.warnings
+        func warn(_ text: String) {
+            warnings.append(text)
+            log("warning: " + text)
+        }
+        var objects: [PublishReport.Object] = []
+        let journal = UndoJournal()
+        /// Undoes what was done, and names what could not be undone next to the failure.
+        func failed(_ error: Error) async -> Error {
+            let leftovers = await journal.undo()
+            guard !leftovers.isEmpty else { return error }
+            leftovers.forEach { warn($0) }
+            return ModelCastError.usage("\(error); undoing it left \(leftovers.count) problem\(leftovers.count == 1 ? "" : "s"): \(leftovers.joined(separator: "; "))")
         }
         do {
-            for key in artifacts.keys.sorted() {
-                let result = artifacts[key]!.result
-                let metadata = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: result.contentType, size: result.size, sha256: result.sha256)
-                var outcome = "would store"
-                if !settings.dryRun {
-                    let put = try await storage.putIfAbsent(key, staged: StagedObject(path: result.path, metadata: metadata, isTemporary: !artifacts[key]!.inPlace, source: result.source))
-                    consumed(key)
-                    if put == .created { created.append(key) }
-                    outcome = put == .created ? "created" : "unchanged"
-                    // Prove the object is there, whole and with its headers, before anything names it.
-                    try await Self.checkStored(key, expected: metadata, storage: storage)
-                } else if let existing = try await storage.head(key) {
-                    outcome = existing.size == result.size ? "exists" : "conflict (different size)"
+            for artifact in plan.artifacts {
+                let result = artifact.staged.result
+                let put = try await storage.putIfAbsent(artifact.key, staged: StagedObject(
+                    path: result.path, metadata: artifact.metadata, isTemporary: !artifact.staged.inPlace, source: result.source))
+                consumed(artifact.key)
+                if put == .created {
+                    journal.record("remove \(artifact.key)") { try await self.storage.delete(artifact.key) }
                 }
-                objects.append(.init(key: key, role: "artifact", outcome: outcome, size: result.size, sha256: result.sha256.hex))
+                // Prove the object is there, whole and with its headers, before anything names it.
+                try await Self.checkStored(artifact.key, expected: artifact.metadata, storage: storage)
+                objects.append(.init(key: artifact.key, role: "artifact", outcome: put == .created ? "created" : "unchanged",
+                                     size: artifact.metadata.size, sha256: artifact.metadata.sha256.hex))
             }
-            if !settings.dryRun, let beforeManifest {
+            if let beforeManifest {
                 // E.g. a full verify through the public URL: the manifest goes live only if it passes.
-                try await beforeManifest(manifestData)
+                try await beforeManifest(plan.manifestData)
             }
-            if !settings.dryRun {
-                // `.unchanged` means these very bytes are there: a retried PUT whose first answer
-                // was lost, or an identical publish running at the same time. This run cannot
-                // tell which, so it never deletes such a record: only what it saw itself create.
-                // A different record under the key is a conflict the store reports as an error.
-                if try await storage.putIfAbsent(historyKey, data: historyData, metadata: historyMetadata) == .created {
-                    created.append(historyKey)
-                }
+            // `.unchanged` means these very bytes are there: a retried PUT whose first answer
+            // was lost, or an identical publish running at the same time. This run cannot
+            // tell which, so it never deletes such a record: only what it saw itself create.
+            // A different record under the key is a conflict the store reports as an error.
+            if try await storage.putIfAbsent(plan.historyKey, data: plan.historyData, metadata: plan.historyMetadata) == .created {
+                journal.record("remove \(plan.historyKey)") { try await self.storage.delete(plan.historyKey) }
             }
-            objects.append(.init(key: historyKey, role: "history", outcome: settings.dryRun ? "would store" : "created", size: historyMetadata.size, sha256: historyMetadata.sha256.hex))
+            objects.append(.init(key: plan.historyKey, role: "history", outcome: "created", size: plan.historyMetadata.size, sha256: plan.historyMetadata.sha256.hex))
 
-            if !settings.dryRun, let hosting {
-                var hosted = [HostedObject(key: settings.manifestKey, role: .manifest, metadata: manifestMetadata)]
-                if let signatureMetadata { hosted.insert(HostedObject(key: settings.signatureKey, role: .signature, metadata: signatureMetadata), at: 0) }
+            if let hosting = plan.hosting {
+                var hosted = [HostedObject(key: settings.manifestKey, role: .manifest, metadata: plan.manifestMetadata)]
+                if let signature = plan.signature {
+                    hosted.insert(HostedObject(key: settings.signatureKey, role: .signature, metadata: signature.metadata), at: 0)
+                }
                 var recordObjects = state.recordObjects
-                recordObjects[release.sequence] = historyMetadata
-                hostingRewritten = true
-                try await writeHostingFiles(hosting, records: state.history + [release], recordObjects: recordObjects, live: hosted)
+                recordObjects[plan.release.sequence] = plan.historyMetadata
+                journal.record("restore the hosting files") {
+                    try await self.writeHostingFiles(hosting, records: state.history, recordObjects: state.recordObjects,
+                                                     live: try self.liveHostedObjects(state: state, manifestKey: settings.manifestKey))
+                }
+                try await writeHostingFiles(hosting, records: state.history + [plan.release], recordObjects: recordObjects, live: hosted)
             }
-            if let signatureData, let signatureMetadata {
+            if let signature = plan.signature {
                 // The signature goes up just before the manifest; until the manifest
                 // follows, a client sees a mismatch and keeps what it has.
-                if !settings.dryRun {
-                    signatureReplaced = true
-                    try await storage.replace(settings.signatureKey, data: signatureData, metadata: signatureMetadata, ifMatch: nil)
-                }
-                objects.append(.init(key: settings.signatureKey, role: "signature", outcome: settings.dryRun ? "would replace" : "replaced", size: signatureMetadata.size, sha256: signatureMetadata.sha256.hex))
-            }
-            if !settings.dryRun {
-                do {
-                    try await storage.replace(settings.manifestKey, data: manifestData, metadata: manifestMetadata, ifMatch: state.manifestInfo?.etag ?? "")
-                } catch {
-                    // The store's answer may have been lost after the manifest was written, or the
-                    // write may still land. What is restored depends on what is live now: only
-                    // a positively unchanged manifest gets its old signature back.
-                    let current: Data?
-                    do {
-                        current = try await storage.get(settings.manifestKey, limit: Self.recordLimit)
-                    } catch let readError {
-                        throw PublishFailure.manifestUnconfirmed(underlying: error, state: "it could not be read back (\(readError))")
-                    }
-                    if current == manifestData {
-                        warn("the store did not confirm the manifest write (\(error)), but the new manifest is live")
-                    } else if current == state.manifestData {
-                        // Everything the new manifest names stays in place for the next attempt.
-                        throw PublishFailure.manifestNotWritten(underlying: error)
-                    } else {
-                        throw PublishFailure.manifestUnconfirmed(underlying: error, state: "another manifest is live now (a concurrent publish?)")
-                    }
-                }
-            }
-            objects.append(.init(key: settings.manifestKey, role: "manifest", outcome: settings.dryRun ? "would replace" : "replaced", size: manifestMetadata.size, sha256: manifestMetadata.sha256.hex))
-        } catch let failure as PublishFailure {
-            switch failure {
-            case .manifestNotWritten(let underlying):
-                // The previous manifest is positively live: give it back its signature and hosting files.
-                await restoreSignature()
-                await restoreHostingFiles()
-                throw ModelCastError.usage("the manifest was not replaced (\(underlying)); the previous manifest is still live, and this release's objects stay in place for the next attempt")
-            case .manifestUnconfirmed(let underlying, let liveState):
-                // The new manifest may still land: putting the old signature back could leave
-                // a signature that contradicts it, so nothing is restored.
-                throw ModelCastError.usage("the store did not confirm the manifest write (\(underlying)) and \(liveState); nothing was restored, so the signature matches the new manifest if it lands. Check the target with `modelcast verify` and publish again")
+                journal.record("restore \(settings.signatureKey)") { try await self.restoreSignature(state.signatureData, settings: settings) }
+                try await storage.replace(settings.signatureKey, data: signature.data, metadata: signature.metadata, ifMatch: nil)
+                objects.append(.init(key: settings.signatureKey, role: "signature", outcome: "replaced", size: signature.metadata.size, sha256: signature.metadata.sha256.hex))
             }
         } catch {
-            // Before the manifest write: leave the target as it was, removing only what this run created.
-            await restoreSignature()
-            for key in created.reversed() { try? await storage.delete(key) }
-            await restoreHostingFiles()
-            throw error
+            throw await failed(error)
         }
+        do {
+            try await storage.replace(settings.manifestKey, data: plan.manifestData, metadata: plan.manifestMetadata, ifMatch: state.manifestInfo?.etag ?? "")
+        } catch {
+            // The store's answer may have been lost after the manifest was written, or the
+            // write may still land. What is undone depends on what is live now: only a
+            // positively unchanged manifest gets its old signature and hosting files back;
+            // the objects the new manifest names stay in place for the next attempt.
+            let current: Data?
+            do {
+                current = try await storage.get(settings.manifestKey, limit: Self.recordLimit)
+            } catch let readError {
+                throw ModelCastError.usage("the store did not confirm the manifest write (\(error)) and it could not be read back (\(readError)); nothing was restored, so the signature matches the new manifest if it lands. Check the target with `modelcast verify` and publish again")
+            }
+            if current == plan.manifestData {
+                warn("the store did not confirm the manifest write (\(error)), but the new manifest is live")
+            } else if current == state.manifestData {
+                let leftovers = await journal.undoOnly(labelsStartingWith: "restore ")
+                leftovers.forEach { warn($0) }
+                throw ModelCastError.usage("the manifest was not replaced (\(error)); the previous manifest is still live, and this release's objects stay in place for the next attempt" + (leftovers.isEmpty ? "" : "; " + leftovers.joined(separator: "; ")))
+            } else {
+                throw ModelCastError.usage("the store did not confirm the manifest write (\(error)) and another manifest is live now (a concurrent publish?); nothing was restored, so the signature matches the new manifest if it lands. Check the target with `modelcast verify` and publish again")
+            }
+        }
+        objects.append(.init(key: settings.manifestKey, role: "manifest", outcome: "replaced", size: plan.manifestMetadata.size, sha256: plan.manifestMetadata.sha256.hex))
         // The new manifest is live: from here on nothing it names is removed, whatever fails.
-        if !settings.dryRun, signed == nil, liveSignature != nil {
+        if plan.dropsSignature {
             do { try await storage.delete(settings.signatureKey) } catch {
                 warn("could not remove the old signature \(settings.signatureKey) (\(error)); it no longer matches the manifest: delete it")
             }
         }
+        return report(plan, state: state, objects: objects, warnings: warnings)
+    }
 
-        return PublishReport(
-            target: storage.location, profile: settings.profile.rawValue, unchanged: false, dryRun: settings.dryRun,
-            sequence: release.sequence, previousSequence: state.live?.sequence, manifestKey: settings.manifestKey,
-            manifestURL: Self.url(base: settings.baseURL, key: settings.manifestKey), objects: objects,
-            warnings: warnings, manifest: String(decoding: manifestData, as: UTF8.self), requests: storage.requestCounts)
+    /// Puts the live signature back (or removes the new one when there was none).
+    private func restoreSignature(_ liveSignature: Data?, settings: CommitSettings) async throws {
+        if let liveSignature {
+            let metadata = try ObjectMetadata(of: liveSignature, cacheControl: settings.manifestCacheControl, contentType: SignedManifest.signatureContentType)
+            try await storage.replace(settings.signatureKey, data: liveSignature, metadata: metadata, ifMatch: nil)
+        } else {
+            try await storage.delete(settings.signatureKey)
+        }
+    }
+
+    private func report(_ plan: CommitPlan, state: TargetState, objects: [PublishReport.Object], warnings: [String]) -> PublishReport {
+        PublishReport(
+            target: storage.location, profile: plan.settings.profile.rawValue, unchanged: false, dryRun: plan.settings.dryRun,
+            sequence: plan.release.sequence, previousSequence: state.live?.sequence, manifestKey: plan.settings.manifestKey,
+            manifestURL: Self.url(base: plan.settings.baseURL, key: plan.settings.manifestKey), objects: objects,
+            warnings: warnings, manifest: String(decoding: plan.manifestData, as: UTF8.self), requests: storage.requestCounts)
     }
 
     /// A manifest that is expired when written (a `published_at` fixed in the past, e.g.

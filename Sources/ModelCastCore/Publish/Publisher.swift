@@ -33,14 +33,6 @@ public struct PublishReport: Codable, Sendable {
     }
 }
 
-/// A failure after the manifest write was attempted.
-enum PublishFailure: Error {
-    /// The previous manifest was read back after the failed write: it is still live.
-    case manifestNotWritten(underlying: Error)
-    /// Neither the new nor the previous manifest could be seen live: the write may still land.
-    case manifestUnconfirmed(underlying: Error, state: String)
-}
-
 /// Publishes releases to a `Storage`: packs every model, stores the artifacts under
 /// immutable keys, keeps a history record, writes the hosting files, and replaces
 /// the manifest last. Nothing a device can fetch ever names a missing object.
