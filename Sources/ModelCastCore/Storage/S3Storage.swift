@@ -45,6 +45,9 @@ public final class S3Storage: Storage, @unchecked Sendable {
     let client: S3Client
     let policy: S3UploadPolicy
     private let staging: String
+    /// The ETag of every object this store created (a conditional write that succeeded),
+    /// so that `delete` removes it only while it still holds what was stored.
+    private let createdETags = ETagTable()
 
     public init(target: S3Location, endpoint: S3Endpoint, credentials: AWSCredentials, policy: S3UploadPolicy = S3UploadPolicy(), retries: Int = 4) throws {
         try policy.validate()
@@ -312,7 +315,9 @@ public final class S3Storage: Storage, @unchecked Sendable {
             "PUT", key: objectKey, headers: objectHeaders(metadata) + [condition] + checksumHeaders(metadata),
             body: body, payloadSHA256: metadata.sha256.hex, operation: "PUT")
         switch response.status {
-        case 200: return .created
+        case 200:
+            createdETags.set(key, response.headers["etag"])
+            return .created
         case 412:
             guard let outcome = try await compare(key, metadata: metadata, localFile: localFile) else {
                 throw client.error(response, operation: "PUT", key: objectKey)
@@ -410,6 +415,7 @@ public final class S3Storage: Storage, @unchecked Sendable {
             guard complete.status == 200, XMLFields.first("Code", in: complete.body) == nil else {
                 throw client.error(complete, operation: "CompleteMultipartUpload", key: objectKey)
             }
+            createdETags.set(key, XMLFields.first("ETag", in: complete.body) ?? complete.headers["etag"])
             return .created
         } catch let refused as CompletionRefused {
             // The key exists: this run did not create it. Free the parts, then compare.
@@ -499,13 +505,51 @@ public final class S3Storage: Storage, @unchecked Sendable {
         guard response.status == 200 else { throw client.error(response, operation: "PUT", key: objectKey) }
     }
 
+    /// Deletes `key`. A key this store created is deleted only while it still holds the
+    /// object stored (`If-Match` on its ETag): once another writer has replaced it, it is
+    /// theirs and stays (a run deletes only what it created).
     public func delete(_ key: String) async throws {
         try validateKey(key)
         let objectKey = target.objectKey(key)
-        let response = try await client.send("DELETE", key: objectKey, operation: "DELETE")
+        var headers: [(String, String)] = []
+        let created = createdETags.get(key)
+        if let created { headers.append(("If-Match", created)) }
+        var response = try await client.send("DELETE", key: objectKey, headers: headers, operation: "DELETE")
+        if let created, response.status == 501 || (response.status == 400 && S3Client.errorCode(response.body) == "NotImplemented") {
+            // A store without conditional deletes: compare the ETag first (not atomic, but
+            // a replacement made before this point is still left alone).
+            let current = try await head(key)?.etag
+            guard current.map(Self.unquoted) == Self.unquoted(created) else { return }
+            response = try await client.send("DELETE", key: objectKey, operation: "DELETE")
+        }
+        if response.status == 412 { return }  // replaced by another writer: not ours to delete
         guard response.status == 204 || response.status == 200 || response.status == 404 else {
             throw client.error(response, operation: "DELETE", key: objectKey)
         }
+        if created != nil { createdETags.set(key, nil) }
+    }
+
+    private static func unquoted(_ etag: String) -> String {
+        etag.replacingOccurrences(of: "\"", with: "")
+    }
+}
+
+/// ETags by key, shared between tasks.
+final class ETagTable: @unchecked Sendable {
+    private let lock = NSLock()
+    private var etags: [String: String] = [:]
+
+    func get(_ key: String) -> String? {
+        lock.lock()
+        defer { lock.unlock() }
+        return etags[key]
+    }
+
+    /// Records `etag` for `key` (nil, or an empty ETag: forgets it).
+    func set(_ key: String, _ etag: String?) {
+        lock.lock()
+        etags[key] = etag?.isEmpty == false ? etag : nil
+        lock.unlock()
     }
 }
 
