@@ -106,29 +106,33 @@ public final class S3Storage: Storage, @unchecked Sendable {
         let storedSize = Int64(response.headers["content-length"] ?? "") ?? -1
         guard storedSize == size else { throw mismatch(storedSize, nil, "size the store reports") }
 
-        var compositeDiffers = false
+        /// The store's checksum disagrees without settling it: the bytes are downloaded whatever `trustStored` says.
+        var checksumDiffers = false
         switch StoreChecksum(response.headers) {
-        case .fullObject(let digest):
-            guard digest == sha256 else { throw mismatch(size, digest, "the store's SHA-256 checksum of the object") }
-            return .storeChecksum
+        case .fullObject(let digest, let declared):
+            if digest == sha256 { return .storeChecksum }
+            // Declared a full-object checksum: other bytes. Otherwise it may be a composite
+            // the store did not mark as one: only the bytes themselves can tell.
+            if declared { throw mismatch(size, digest, "the store's SHA-256 checksum of the object") }
+            checksumDiffers = true
         case .composite(let digest, let parts):
             if let localFile, let matches = try await compositeMatches(objectKey, digest, parts: parts, localFile: localFile, size: size, sha256: sha256) {
                 if matches { return .storeChecksum }
                 // Other bytes, or the same bytes in parts of other sizes than part 1's:
                 // only the bytes themselves can tell.
-                compositeDiffers = true
+                checksumDiffers = true
             }
         case .none:
             break
         }
-        if trustStored && !compositeDiffers { return .trustedSize }
+        if trustStored && !checksumDiffers { return .trustedSize }
         return try await downloadAndHash(key, objectKey: objectKey, size: size, sha256: sha256)
     }
 
     /// The SHA-256 checksum S3 keeps for an object, as a HEAD with checksum mode reports it.
     enum StoreChecksum: Equatable {
-        /// Of the whole object.
-        case fullObject(SHA256Digest)
+        /// Of the whole object; `declared` when the store said so (`x-amz-checksum-type: FULL_OBJECT`).
+        case fullObject(SHA256Digest, declared: Bool)
         /// Of the concatenated SHA-256s of its parts (a multipart upload); `parts` when known.
         case composite(SHA256Digest, parts: Int?)
         /// None, or none in a form this can use.
@@ -141,6 +145,7 @@ public final class S3Storage: Storage, @unchecked Sendable {
             }
             var parts: Int?
             var composite = false
+            var declared = false
             // `BASE64-N`: a composite over N parts.
             if let dash = value.lastIndex(of: "-"), let count = Int(value[value.index(after: dash)...]) {
                 parts = count
@@ -153,14 +158,16 @@ public final class S3Storage: Storage, @unchecked Sendable {
             if let dash = etag.lastIndex(of: "-"), let count = Int(etag[etag.index(after: dash)...]) { etagParts = count }
             switch headers["x-amz-checksum-type"]?.uppercased() {
             case "COMPOSITE": composite = true
-            case "FULL_OBJECT": composite = false
+            case "FULL_OBJECT":
+                composite = false
+                declared = true
             default: if etagParts != nil { composite = true }
             }
             guard let raw = Data(base64Encoded: value), let digest = SHA256Digest(bytes: Array(raw)) else {
                 self = .none
                 return
             }
-            self = composite ? .composite(digest, parts: parts ?? etagParts) : .fullObject(digest)
+            self = composite ? .composite(digest, parts: parts ?? etagParts) : .fullObject(digest, declared: declared)
         }
     }
 
