@@ -133,6 +133,44 @@ final class S3ConcurrentPublishTests: XCTestCase {
         if let failure { throw failure }
     }
 
+    /// A run deletes only what it stored: once another writer has replaced an object this
+    /// store created (by hand, or through a store whose conditional writes are not atomic),
+    /// deleting it (a failed publish cleaning up) leaves the other writer's object alone.
+    func testDeleteRemovesOnlyWhatThisRunStored() async throws {
+        let moto = try MotoS3()
+        let work = try Scratch()
+        var policy = S3UploadPolicy()
+        policy.multipartThreshold = 5 << 20
+        policy.partSize = 5 << 20
+        let storage = try makeStorage(moto, prefix: "del", endpoint: moto.endpoint, policy: policy)
+        var failure: Error?
+        do {
+            for (name, size) in [("single.bin", 1000), ("multipart.bin", 6 << 20)] {
+                let mine = try work.write("mine-" + name, patternBytes(size, seed: 1))
+                let theirs = try work.write("theirs-" + name, patternBytes(size, seed: 2))
+                let digest = try StreamDigester.digest(ofFileAt: mine)
+                let staged = StagedObject(
+                    path: mine, metadata: ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: "application/octet-stream", size: digest.size, sha256: digest.sha256),
+                    isTemporary: false)
+                // Stored and deleted again: gone.
+                let first = try await storage.putIfAbsent("own-" + name, staged: staged)
+                XCTAssertEqual(first, .created)
+                try await storage.delete("own-" + name)
+                XCTAssertFalse(try moto.listing().keys.contains("del/own-" + name))
+                // Stored, then replaced by another writer: the delete leaves it.
+                let second = try await storage.putIfAbsent(name, staged: staged)
+                XCTAssertEqual(second, .created)
+                try moto.awsCLI(["s3api", "put-object", "--bucket", moto.bucket, "--key", "del/" + name, "--body", theirs])
+                try await storage.delete(name)
+                XCTAssertEqual(try moto.download("del/" + name), Data(patternBytes(size, seed: 2)), "\(name): another writer's object must not be deleted")
+            }
+        } catch {
+            failure = error
+        }
+        await storage.shutdown()
+        if let failure { throw failure }
+    }
+
     /// Deterministic: the big publish's CompleteMultipartUpload waits in the proxy while a
     /// small publish of the same version (other bytes, same key) goes live. The big one
     /// must fail naming the key and delete nothing of the winner's.
@@ -170,41 +208,59 @@ final class S3ConcurrentPublishTests: XCTestCase {
     }
 
     /// Two `modelcast publish` processes of one version with other bytes (one multipart)
-    /// to one prefix, started 0.5 s apart, several times: exactly one succeeds and the
-    /// live manifest names only objects that exist with its SHA-256.
+    /// to one prefix, started 0.5 s (once 1 s) apart, several times: exactly one succeeds
+    /// and the live manifest names only objects that exist with its SHA-256.
+    ///
+    /// Both talk to moto through the fault proxy, which holds each part upload 0.4 s (a
+    /// slow uplink), so the small publish stores the key while the big one's parts are
+    /// still going up. Without the delay the race also lands inside moto's own
+    /// CompleteMultipartUpload, which checks `If-None-Match` before assembling the parts
+    /// and stores them without a lock (0.66 s for 120 MiB here): a PUT arriving in that
+    /// window succeeds too, and the completion then overwrites it. No client can make
+    /// that safe; AWS S3 applies conditional writes atomically.
     func testConcurrentPublishesOfOneVersionLeaveOneWinner() throws {
         let moto = try MotoS3()
         let work = try Scratch()
+        let rules = work.at("rules.json")
+        let (proxy, endpoint) = try startProxy(moto, rules: rules, json: #"[{"method": "PUT", "contains": "partNumber=", "action": "delay:0.4", "times": 9999}]"#)
+        defer { withExtendedLifetime(proxy) {} }
         try work.mkdir("big")
         try work.mkdir("small")
-        // 120 MiB: long enough in multipart upload (about 2 s against moto) that the small
-        // publish, started 0.5 s later, stores the key while the parts are still going up.
         let big = try XCTUnwrap(FileHandle(forWritingAtPath: try work.write("big/model.bin", [])))
-        for index in 0..<120 { try big.write(contentsOf: Data(patternBytes(1 << 20, seed: UInt32(100 + index)))) }
+        for index in 0..<30 { try big.write(contentsOf: Data(patternBytes(1 << 20, seed: UInt32(100 + index)))) }
         try big.close()
         try work.write("small/model.bin", patternBytes(4096, seed: 6))
         var environment = moto.environment
         environment["SOURCE_DATE_EPOCH"] = "1790000000"
-        for round in 0..<4 {
+        environment["AWS_ENDPOINT_URL"] = endpoint
+        let rounds: [(first: String, second: String, gap: Double)] = [
+            ("big/model.bin", "small/model.bin", 0.5), ("big/model.bin", "small/model.bin", 0.5),
+            ("big/model.bin", "small/model.bin", 1.0), ("small/model.bin", "big/model.bin", 0.5),
+        ]
+        for (round, order) in rounds.enumerated() {
             let prefix = "round\(round)"
             let target = "s3://\(moto.bucket)/\(prefix)"
             func arguments(_ file: String) -> [String] {
                 ["m=" + work.at(file), "--version", "1.0.0", "--base-url", "https://cdn.example.com/\(prefix)", "--to", target,
-                 "--multipart-threshold", "5", "--part-size", "5"]
+                 "--multipart-threshold", "5", "--part-size", "5", "--concurrent-parts", "2"]
             }
-            // Mostly the big one first (the slower one then completes last); once the other way round.
-            let order = round == 3 ? ["small/model.bin", "big/model.bin"] : ["big/model.bin", "small/model.bin"]
-            let first = try Publish(arguments(order[0]), environment: environment, logs: work.at("\(prefix)-1"))
-            usleep(500_000)
-            let second = try Publish(arguments(order[1]), environment: environment, logs: work.at("\(prefix)-2"))
+            let first = try Publish(arguments(order.first), environment: environment, logs: work.at("\(prefix)-1"))
+            usleep(UInt32(order.gap * 1_000_000))
+            let second = try Publish(arguments(order.second), environment: environment, logs: work.at("\(prefix)-2"))
             let statuses = [first.wait(), second.wait()]
-            let label = "round \(round) (\(order[0]) first): exit \(statuses), stderr:\n\(first.stderr)\n---\n\(second.stderr)"
+            let label = "round \(round) (\(order.first) first, \(order.gap) s): exit \(statuses), stderr:\n\(first.stderr)\n---\n\(second.stderr)"
             XCTAssertEqual(statuses.sorted(), [0, 1], label)
+            let loser = statuses[0] == 0 ? second : first
+            // The loser stops at the key (stored meanwhile) or, starting after the winner went live, at the version.
+            XCTAssertTrue((loser.stderr.contains("models/m/1.0.0/model.bin") && loser.stderr.contains("already exists with different content"))
+                          || loser.stderr.contains("version 1.0.0 of model m is already published with different files"), label)
             let live = try assertLiveManifestVerifies(moto, prefix: prefix, label)
-            let winner = statuses[0] == 0 ? order[0] : order[1]
-            XCTAssertEqual(live.models["m"]?.files.first?.size, winner.hasPrefix("big") ? 120 << 20 : 4096, label)
+            let winner = statuses[0] == 0 ? order.first : order.second
+            XCTAssertEqual(live.models["m"]?.files.first?.size, winner.hasPrefix("big") ? 30 << 20 : 4096, label)
             let verify = try modelcast(["verify", target, "--json"], environment: moto.environment)
             XCTAssertEqual(verify.status, 0, label + "\n" + verify.stdout)
         }
+        let pending = try moto.awsCLI(["s3api", "list-multipart-uploads", "--bucket", moto.bucket, "--output", "json"])
+        XCTAssertFalse(pending.contains("UploadId"), "refused uploads are aborted: \(pending)")
     }
 }

@@ -268,13 +268,15 @@ public struct DirectoryStorage: Storage {
     }
 
     /// Removes what a killed publish left in the staging directories (the sibling, and
-    /// the one inside the target: the fallback, and where earlier versions staged). Call
-    /// with the lock held: then no other publish can be using them.
+    /// the one inside the target: the fallback, and where earlier versions staged), and
+    /// the directories themselves (`stagingDirectory()` makes them again when needed).
+    /// Call with the lock held: then no other publish can be using them.
     public func removeStaleStaging() {
         for directory in stagingDirectories() {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
                 unlink(directory + "/" + name)
             }
+            rmdir(directory)
         }
     }
 

@@ -45,6 +45,9 @@ public final class S3Storage: Storage, @unchecked Sendable {
     let client: S3Client
     let policy: S3UploadPolicy
     private let staging: String
+    /// The ETag of every object this store created (a conditional write that succeeded),
+    /// so that `delete` removes it only while it still holds what was stored.
+    private let createdETags = ETagTable()
 
     public init(target: S3Location, endpoint: S3Endpoint, credentials: AWSCredentials, policy: S3UploadPolicy = S3UploadPolicy(), retries: Int = 4) throws {
         try policy.validate()
@@ -103,29 +106,33 @@ public final class S3Storage: Storage, @unchecked Sendable {
         let storedSize = Int64(response.headers["content-length"] ?? "") ?? -1
         guard storedSize == size else { throw mismatch(storedSize, nil, "size the store reports") }
 
-        var compositeDiffers = false
+        /// The store's checksum disagrees without settling it: the bytes are downloaded whatever `trustStored` says.
+        var checksumDiffers = false
         switch StoreChecksum(response.headers) {
-        case .fullObject(let digest):
-            guard digest == sha256 else { throw mismatch(size, digest, "the store's SHA-256 checksum of the object") }
-            return .storeChecksum
+        case .fullObject(let digest, let declared):
+            if digest == sha256 { return .storeChecksum }
+            // Declared a full-object checksum: other bytes. Otherwise it may be a composite
+            // the store did not mark as one: only the bytes themselves can tell.
+            if declared { throw mismatch(size, digest, "the store's SHA-256 checksum of the object") }
+            checksumDiffers = true
         case .composite(let digest, let parts):
             if let localFile, let matches = try await compositeMatches(objectKey, digest, parts: parts, localFile: localFile, size: size, sha256: sha256) {
                 if matches { return .storeChecksum }
                 // Other bytes, or the same bytes in parts of other sizes than part 1's:
                 // only the bytes themselves can tell.
-                compositeDiffers = true
+                checksumDiffers = true
             }
         case .none:
             break
         }
-        if trustStored && !compositeDiffers { return .trustedSize }
+        if trustStored && !checksumDiffers { return .trustedSize }
         return try await downloadAndHash(key, objectKey: objectKey, size: size, sha256: sha256)
     }
 
     /// The SHA-256 checksum S3 keeps for an object, as a HEAD with checksum mode reports it.
     enum StoreChecksum: Equatable {
-        /// Of the whole object.
-        case fullObject(SHA256Digest)
+        /// Of the whole object; `declared` when the store said so (`x-amz-checksum-type: FULL_OBJECT`).
+        case fullObject(SHA256Digest, declared: Bool)
         /// Of the concatenated SHA-256s of its parts (a multipart upload); `parts` when known.
         case composite(SHA256Digest, parts: Int?)
         /// None, or none in a form this can use.
@@ -138,6 +145,7 @@ public final class S3Storage: Storage, @unchecked Sendable {
             }
             var parts: Int?
             var composite = false
+            var declared = false
             // `BASE64-N`: a composite over N parts.
             if let dash = value.lastIndex(of: "-"), let count = Int(value[value.index(after: dash)...]) {
                 parts = count
@@ -150,14 +158,16 @@ public final class S3Storage: Storage, @unchecked Sendable {
             if let dash = etag.lastIndex(of: "-"), let count = Int(etag[etag.index(after: dash)...]) { etagParts = count }
             switch headers["x-amz-checksum-type"]?.uppercased() {
             case "COMPOSITE": composite = true
-            case "FULL_OBJECT": composite = false
+            case "FULL_OBJECT":
+                composite = false
+                declared = true
             default: if etagParts != nil { composite = true }
             }
             guard let raw = Data(base64Encoded: value), let digest = SHA256Digest(bytes: Array(raw)) else {
                 self = .none
                 return
             }
-            self = composite ? .composite(digest, parts: parts ?? etagParts) : .fullObject(digest)
+            self = composite ? .composite(digest, parts: parts ?? etagParts) : .fullObject(digest, declared: declared)
         }
     }
 
@@ -312,7 +322,9 @@ public final class S3Storage: Storage, @unchecked Sendable {
             "PUT", key: objectKey, headers: objectHeaders(metadata) + [condition] + checksumHeaders(metadata),
             body: body, payloadSHA256: metadata.sha256.hex, operation: "PUT")
         switch response.status {
-        case 200: return .created
+        case 200:
+            createdETags.set(key, response.headers["etag"])
+            return .created
         case 412:
             guard let outcome = try await compare(key, metadata: metadata, localFile: localFile) else {
                 throw client.error(response, operation: "PUT", key: objectKey)
@@ -410,6 +422,7 @@ public final class S3Storage: Storage, @unchecked Sendable {
             guard complete.status == 200, XMLFields.first("Code", in: complete.body) == nil else {
                 throw client.error(complete, operation: "CompleteMultipartUpload", key: objectKey)
             }
+            createdETags.set(key, XMLFields.first("ETag", in: complete.body) ?? complete.headers["etag"])
             return .created
         } catch let refused as CompletionRefused {
             // The key exists: this run did not create it. Free the parts, then compare.
@@ -499,13 +512,51 @@ public final class S3Storage: Storage, @unchecked Sendable {
         guard response.status == 200 else { throw client.error(response, operation: "PUT", key: objectKey) }
     }
 
+    /// Deletes `key`. A key this store created is deleted only while it still holds the
+    /// object stored (`If-Match` on its ETag): once another writer has replaced it, it is
+    /// theirs and stays (a run deletes only what it created).
     public func delete(_ key: String) async throws {
         try validateKey(key)
         let objectKey = target.objectKey(key)
-        let response = try await client.send("DELETE", key: objectKey, operation: "DELETE")
+        var headers: [(String, String)] = []
+        let created = createdETags.get(key)
+        if let created { headers.append(("If-Match", created)) }
+        var response = try await client.send("DELETE", key: objectKey, headers: headers, operation: "DELETE")
+        if let created, response.status == 501 || (response.status == 400 && S3Client.errorCode(response.body) == "NotImplemented") {
+            // A store without conditional deletes: compare the ETag first (not atomic, but
+            // a replacement made before this point is still left alone).
+            let current = try await head(key)?.etag
+            guard current.map(Self.unquoted) == Self.unquoted(created) else { return }
+            response = try await client.send("DELETE", key: objectKey, operation: "DELETE")
+        }
+        if response.status == 412 { return }  // replaced by another writer: not ours to delete
         guard response.status == 204 || response.status == 200 || response.status == 404 else {
             throw client.error(response, operation: "DELETE", key: objectKey)
         }
+        if created != nil { createdETags.set(key, nil) }
+    }
+
+    private static func unquoted(_ etag: String) -> String {
+        etag.replacingOccurrences(of: "\"", with: "")
+    }
+}
+
+/// ETags by key, shared between tasks.
+final class ETagTable: @unchecked Sendable {
+    private let lock = NSLock()
+    private var etags: [String: String] = [:]
+
+    func get(_ key: String) -> String? {
+        lock.lock()
+        defer { lock.unlock() }
+        return etags[key]
+    }
+
+    /// Records `etag` for `key` (nil, or an empty ETag: forgets it).
+    func set(_ key: String, _ etag: String?) {
+        lock.lock()
+        etags[key] = etag?.isEmpty == false ? etag : nil
+        lock.unlock()
     }
 }
 
