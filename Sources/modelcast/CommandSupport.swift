@@ -34,10 +34,10 @@ func withStorage<T>(_ settings: TargetSettings, environment: [String: String], _
     let storage = try settings.open(environment: environment)
     do {
         let result = try await body(storage)
-        await closeStorage(storage)
+        await storage.close()
         return result
     } catch {
-        await closeStorage(storage)
+        await storage.close()
         throw error
     }
 }

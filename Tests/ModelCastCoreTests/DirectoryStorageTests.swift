@@ -171,4 +171,33 @@ final class DirectoryStorageTests: XCTestCase {
             XCTAssertTrue(error.message.contains(scratch.at("models/m/1.0.0/link.bin")), error.message)
         }
     }
+
+    /// The protocol allows a store to be given the user's own file (not a temporary copy):
+    /// the directory stores a checked copy of it and leaves the file alone, never traps.
+    func testTheUsersOwnFileIsCopiedNotLinkedOrMoved() async throws {
+        let scratch = try Scratch()
+        let storage = DirectoryStorage(root: scratch.at("site"))
+        let bytes = patternBytes(3000, seed: 9)
+        let own = try scratch.write("own.bin", bytes)
+        let metadata = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: "application/octet-stream", size: 3000, sha256: try SHA256Hasher.digest(Data(bytes)))
+        let staged = StagedObject(path: own, metadata: metadata, isTemporary: false)
+        let first = try await storage.putIfAbsent("models/m/1.0.0/own.bin", staged: staged)
+        XCTAssertEqual(first, .created)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: own)), Data(bytes), "the user's file is left as it was")
+        var ownInfo = stat(), storedInfo = stat()
+        XCTAssertEqual(stat(own, &ownInfo), 0)
+        XCTAssertEqual(stat(scratch.at("site/models/m/1.0.0/own.bin"), &storedInfo), 0)
+        XCTAssertNotEqual(ownInfo.st_ino, storedInfo.st_ino, "the store holds its own copy, not a link to the user's file")
+        let second = try await storage.putIfAbsent("models/m/1.0.0/own.bin", staged: staged)
+        XCTAssertEqual(second, .unchanged)
+        // A file that no longer matches what was hashed is refused, and nothing is stored.
+        try scratch.write("own.bin", patternBytes(3000, seed: 10))
+        do {
+            _ = try await storage.putIfAbsent("models/m/1.0.1/own.bin", staged: staged)
+            XCTFail("a changed file was stored")
+        } catch {
+            XCTAssertTrue("\(error)".contains("changed"), "\(error)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: scratch.at("site/models/m/1.0.1/own.bin")))
+    }
 }

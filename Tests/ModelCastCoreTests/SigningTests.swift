@@ -409,10 +409,11 @@ final class SigningTests: XCTestCase {
         // Never overwritten without force: the old key stays byte for byte.
         let before = try String(contentsOfFile: secretPath, encoding: .utf8)
         let other = try MinisignKeyPair.generate()
-        assertThrows(try other.secretKey.write(to: secretPath, passphrase: nil), matching: { if case .io = $0 { return true } else { return false } },
+        // A refusal (exit 1), not an I/O failure: running again changes nothing.
+        assertThrows(try other.secretKey.write(to: secretPath, passphrase: nil), matching: { if case .usage = $0 { return true } else { return false } },
                      containing: [secretPath, "exists"])
         assertThrows(try other.write(publicKeyPath: scratch.at("new.pub"), secretKeyPath: secretPath, passphrase: nil),
-                     matching: { if case .io = $0 { return true } else { return false } }, containing: [secretPath])
+                     matching: { if case .usage = $0 { return true } else { return false } }, containing: [secretPath])
         XCTAssertFalse(FileManager.default.fileExists(atPath: scratch.at("new.pub")), "nothing written when one file exists")
         XCTAssertEqual(try String(contentsOfFile: secretPath, encoding: .utf8), before)
         // With force it is replaced, still 0600.

@@ -98,9 +98,7 @@ extension Publisher {
             for key in artifacts { try await storage.delete(key) }
             // Records last: an interrupted prune still knows what it was removing.
             for key in records { try await storage.delete(key) }
-            if let s3 = storage as? S3Storage {
-                for upload in uploads { try await s3.abortUpload(key: upload.key, uploadID: upload.uploadID) }
-            }
+            for upload in uploads { try await storage.abortUpload(upload) }
             // Everything the live manifest names must still be there.
             for key in live.referencedKeys.sorted() where try await storage.head(key) == nil {
                 throw ModelCastError.io(operation: "prune", path: "\(storage.location)/\(key)", reason: "an object the live manifest names is missing after pruning")
@@ -113,10 +111,9 @@ extension Publisher {
     }
 
     /// Multipart uploads on an S3 target started at least `age` ago.
-    private func staleUploads(olderThan age: TimeInterval?) async throws -> [S3Storage.PendingUpload] {
-        guard let age, let s3 = storage as? S3Storage else { return [] }
-        let cutoff = Date().addingTimeInterval(-age)
-        return try await s3.pendingUploads().filter { $0.initiated <= cutoff }
+    private func staleUploads(olderThan age: TimeInterval?) async throws -> [PendingUpload] {
+        guard let age else { return [] }
+        return try await storage.abandonedUploads(startedBefore: Date().addingTimeInterval(-age))
     }
 
     /// The live signature and manifest as hosting-file entries (manifest last).

@@ -199,15 +199,11 @@ public struct Publisher: Sendable {
         }
     }
 
-    /// Takes the directory target's lock (publishes, rollbacks and prunes run one at a time).
-    /// Only a publish creates the directory; the commands that work on what is already
-    /// published leave a missing one missing (and find nothing there).
-    func lockTarget(dryRun: Bool, create: Bool = false) throws -> DirectoryLock? {
-        guard !dryRun, let directory = storage as? DirectoryStorage else { return nil }
-        if !create, (try linkStatus(directory.root)) == nil { return nil }
-        let lock = try directory.lock()
-        directory.removeStaleStaging()
-        return lock
+    /// Takes the target's lock, where it has one (publishes, rollbacks and prunes run one
+    /// at a time). Only a publish creates a missing target; the commands that work on what
+    /// is already published leave a missing one missing (and find nothing there).
+    func lockTarget(dryRun: Bool, create: Bool = false) throws -> (any StorageLock)? {
+        dryRun ? nil : try storage.lockForWriting(create: create)
     }
 
     /// A model the live manifest names is dropped only when `--remove-model` says so:
@@ -309,7 +305,7 @@ public struct Publisher: Sendable {
 
         /// nil for targets that are not a directory (they get no hosting files).
         init?(storage: any Storage, manifestKey: String, baseURL: String, templatesDirectory: String?) throws {
-            guard let root = (storage as? DirectoryStorage)?.root else { return nil }
+            guard let root = storage.hostingRoot else { return nil }
             self.root = root
             self.manifestKey = manifestKey
             self.baseURL = baseURL

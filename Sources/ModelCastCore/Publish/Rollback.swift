@@ -211,7 +211,7 @@ extension Publisher {
     func liveManifestCacheControl(state: TargetState, manifestKey: String) -> String {
         if let value = state.manifestInfo?.cacheControl { return value }
         // A directory has no object metadata but what its hosting files declare.
-        if let root = (storage as? DirectoryStorage)?.root,
+        if let root = storage.hostingRoot,
            let value = (try? DirectoryFetcher(root: root))?.declared[manifestKey]?.cacheControl,
            (try? CachePolicy.validateManifest(value)) != nil {
             return value

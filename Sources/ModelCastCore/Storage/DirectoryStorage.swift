@@ -159,26 +159,29 @@ public struct DirectoryStorage: Storage {
 
     public func putIfAbsent(_ key: String, staged: StagedObject) async throws -> PutOutcome {
         let destination = try path(key)
-        // The directory target always stores its own copy: a link to the user's
-        // file would change whenever that file does.
-        precondition(staged.isTemporary, "DirectoryStorage stores temporary copies only")
         defer {
-            unlink(staged.path)
-            TemporaryFiles.shared.unregister(staged.path)
+            if staged.isTemporary {
+                unlink(staged.path)
+                TemporaryFiles.shared.unregister(staged.path)
+            }
         }
         try makeDirectories((destination as NSString).deletingLastPathComponent)
-        let staging = try FileDescriptor.openForReading(staged.path)
-        try staging.sync()
-        // link(2) fails if the key exists: an atomic put-if-absent, never an overwrite.
-        if link(staged.path, destination) == 0 {
-            syncDirectory(of: destination)
-            return .created
+        var code = EXDEV
+        if staged.isTemporary {
+            let staging = try FileDescriptor.openForReading(staged.path)
+            try staging.sync()
+            // link(2) fails if the key exists: an atomic put-if-absent, never an overwrite.
+            if link(staged.path, destination) == 0 {
+                syncDirectory(of: destination)
+                return .created
+            }
+            code = errno
         }
-        var code = errno
         if code == EXDEV {
-            // The staging directory is on another mount of the same file system (a bind
-            // mount has its file system's device, so stagingDirectory() could not tell):
-            // copy the staged file beside the key, checking the copy hashes as staged, and link that.
+            // The user's own file (a link to it would change whenever it does), or a staged
+            // file on another mount of the same file system (a bind mount has its file
+            // system's device, so stagingDirectory() could not tell): copy it beside the
+            // key, checking the copy hashes as staged, and link that.
             let copy = try AtomicFile(destination: destination)
             let digest = try StreamDigester.digestFile(at: staged.path, copyingTo: copy.descriptor)
             guard digest.size == staged.metadata.size, digest.sha256 == staged.metadata.sha256 else {
@@ -259,6 +262,19 @@ public struct DirectoryStorage: Storage {
         }
     }
 
+    public var hostingRoot: String? { root }
+
+    /// The lock, taken after stale staging is cleared; nil when the directory is missing
+    /// and `create` is false (commands on what is published leave a missing one missing).
+    public func lockForWriting(create: Bool) throws -> (any StorageLock)? {
+        if !create, (try linkStatus(root)) == nil { return nil }
+        let lock = try lock()
+        removeStaleStaging()
+        return lock
+    }
+
+    public func finishStaging() { cleanUpStaging() }
+
     /// Takes the target's publish lock (a `flock` on the directory itself, so no
     /// lock file ends up on the host): two publishes to one directory run one after
     /// the other instead of interleaving.
@@ -304,7 +320,7 @@ func makeDirectories(_ path: String) throws {
 }
 
 /// An exclusive `flock` held until the value goes away.
-public final class DirectoryLock {
+public final class DirectoryLock: StorageLock {
     private let fd: Int32
 
     init(path: String) throws {

@@ -442,13 +442,17 @@ public final class S3Storage: Storage, @unchecked Sendable {
         let response: S3Response
     }
 
-    /// A multipart upload begun and never completed or aborted (a publish killed mid-upload).
-    public struct PendingUpload: Sendable, Equatable {
-        /// The key relative to the target root.
-        public let key: String
-        public let uploadID: String
-        public let initiated: Date
+    public var uploadsInPlace: Bool { true }
+
+    public func abandonedUploads(startedBefore date: Date) async throws -> [PendingUpload] {
+        try await pendingUploads().filter { $0.initiated <= date }
     }
+
+    public func abortUpload(_ upload: PendingUpload) async throws {
+        try await abortUpload(key: upload.key, uploadID: upload.uploadID)
+    }
+
+    public func close() async { await shutdown() }
 
     /// Multipart uploads in progress under the target prefix (ListMultipartUploads).
     public func pendingUploads() async throws -> [PendingUpload] {

@@ -131,10 +131,63 @@ public protocol Storage: Sendable {
 
     /// Requests sent so far by HTTP method, for stores reached over the network.
     var requestCounts: [String: Int]? { get }
+
+    // What the commands need beyond objects, so no caller ever asks which kind of target
+    // it has. Each has a default for targets that do not have the capability.
+
+    /// Takes the target's exclusive lock for a command that writes (publishes, rollbacks
+    /// and prunes run one at a time), clearing what a killed run left staged. nil: the
+    /// target has no lock (an object store relies on conditional writes), or it does not
+    /// exist and `create` is false.
+    func lockForWriting(create: Bool) throws -> (any StorageLock)?
+
+    /// Removes staging space left empty after a publish.
+    func finishStaging()
+
+    /// True when a plain file can be uploaded from where it is (no staged copy): the
+    /// store reads it while uploading and checks it did not change.
+    var uploadsInPlace: Bool { get }
+
+    /// A local directory the hosting files (`_headers`, `_modelcast/…`) are written into,
+    /// or nil for targets that get none.
+    var hostingRoot: String? { get }
+
+    /// Uploads begun and never finished (a publish killed mid-multipart), started before `date`.
+    func abandonedUploads(startedBefore date: Date) async throws -> [PendingUpload]
+
+    /// Gives up an abandoned upload, freeing what the store keeps for it.
+    func abortUpload(_ upload: PendingUpload) async throws
+
+    /// Releases what the target holds open (connections). Call once, when done.
+    func close() async
+}
+
+/// A held target lock, released when the value goes away.
+public protocol StorageLock: AnyObject {}
+
+/// A multipart upload begun and never completed or aborted (a publish killed mid-upload).
+public struct PendingUpload: Sendable, Equatable {
+    /// The key relative to the target root.
+    public let key: String
+    public let uploadID: String
+    public let initiated: Date
+
+    public init(key: String, uploadID: String, initiated: Date) {
+        self.key = key
+        self.uploadID = uploadID
+        self.initiated = initiated
+    }
 }
 
 extension Storage {
     public var requestCounts: [String: Int]? { nil }
+    public func lockForWriting(create: Bool) throws -> (any StorageLock)? { nil }
+    public func finishStaging() {}
+    public var uploadsInPlace: Bool { false }
+    public var hostingRoot: String? { nil }
+    public func abandonedUploads(startedBefore date: Date) async throws -> [PendingUpload] { [] }
+    public func abortUpload(_ upload: PendingUpload) async throws {}
+    public func close() async {}
 }
 
 /// Errors of the storage layer.

@@ -46,7 +46,3 @@ extension TargetSettings {
     }
 }
 
-/// Closes what a storage holds open (S3's HTTP client).
-public func closeStorage(_ storage: any Storage) async {
-    if let s3 = storage as? S3Storage { await s3.shutdown() }
-}
