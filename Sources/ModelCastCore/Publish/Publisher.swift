@@ -131,7 +131,7 @@ public struct Publisher: Sendable {
                 unlink(artifact.result.path)
                 TemporaryFiles.shared.unregister(artifact.result.path)
             }
-            if staging != nil { (storage as? DirectoryStorage)?.cleanUpStaging() }
+            if staging != nil { storage.finishStaging() }
         }
         func releaseModel(_ model: PublishRequest.Model) throws -> ReleaseModel {
             var files: [ReleaseFile] = []
@@ -139,7 +139,7 @@ public struct Publisher: Sendable {
             for description in descriptions[model.name]! {
                 let packer = Packer()
                 // A plain file going to a network store is uploaded from where it is: no copy.
-                let uploadInPlace = !(storage is DirectoryStorage) && !description.isDirectory
+                let uploadInPlace = storage.uploadsInPlace && !description.isDirectory
                 let result = try staging.map {
                     uploadInPlace
                         ? try packer.digest(description, compression: request.compression, showProgress: request.showProgress)
