@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 /// The size and SHA-256 of a byte stream.
 public struct DigestResult: Sendable, Equatable {
@@ -94,16 +95,16 @@ public enum StreamDigester {
     }
 }
 
-/// Collects results written from `concurrentPerform` iterations.
-final class ResultBox<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private(set) var values: [Result<Value, Error>?]
+/// Collects results written from concurrent iterations or tasks.
+final class ResultBox<Value: Sendable>: Sendable {
+    private let results: NIOLockedValueBox<[Result<Value, Error>?]>
 
-    init(count: Int) { values = Array(repeating: nil, count: count) }
+    init(count: Int) { results = NIOLockedValueBox(Array(repeating: nil, count: count)) }
+
+    /// The results so far, in index order (nil where none was set).
+    var values: [Result<Value, Error>?] { results.withLockedValue { $0 } }
 
     func set(_ index: Int, _ value: Result<Value, Error>) {
-        lock.lock()
-        values[index] = value
-        lock.unlock()
+        results.withLockedValue { $0[index] = value }
     }
 }

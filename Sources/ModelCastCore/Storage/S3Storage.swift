@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 /// Multipart settings for large objects.
 public struct S3UploadPolicy: Sendable {
@@ -546,31 +547,25 @@ public final class S3Storage: Storage, @unchecked Sendable {
 }
 
 /// ETags by key, shared between tasks.
-final class ETagTable: @unchecked Sendable {
-    private let lock = NSLock()
-    private var etags: [String: String] = [:]
+final class ETagTable: Sendable {
+    private let etags = NIOLockedValueBox<[String: String]>([:])
 
     func get(_ key: String) -> String? {
-        lock.lock()
-        defer { lock.unlock() }
-        return etags[key]
+        etags.withLockedValue { $0[key] }
     }
 
     /// Records `etag` for `key` (nil, or an empty ETag: forgets it).
     func set(_ key: String, _ etag: String?) {
-        lock.lock()
-        etags[key] = etag?.isEmpty == false ? etag : nil
-        lock.unlock()
+        etags.withLockedValue { $0[key] = etag?.isEmpty == false ? etag : nil }
     }
 }
 
 /// A Boolean shared between tasks.
-final class LockedFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var flag = false
+final class LockedFlag: Sendable {
+    private let flag = NIOLockedValueBox(false)
 
     var value: Bool {
-        get { lock.lock(); defer { lock.unlock() }; return flag }
-        set { lock.lock(); flag = newValue; lock.unlock() }
+        get { flag.withLockedValue { $0 } }
+        set { flag.withLockedValue { $0 = newValue } }
     }
 }
