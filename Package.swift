@@ -57,6 +57,7 @@ let package = Package(
             dependencies: [
                 "ModelCastCore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         .target(

@@ -31,7 +31,7 @@ struct PublishedTargetOptions: ParsableArguments {
 
 /// Opens the target, runs `body` with it, and closes it whether `body` succeeds or fails.
 func withStorage<T>(_ settings: TargetSettings, environment: [String: String], _ body: (any Storage) async throws -> T) async throws -> T {
-    let storage = try settings.open(environment: environment)
+    let storage = try settings.open(environment: environment, log: { printError($0) })
     do {
         let result = try await body(storage)
         await storage.close()

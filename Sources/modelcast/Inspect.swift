@@ -27,7 +27,7 @@ extension ModelCast {
         func run() async throws {
             let description = try ModelInspector.describe(model)
             let packer = Packer()
-            let artifact = noHash ? nil : try packer.digest(description, showProgress: true)
+            let artifact = noHash ? nil : try packer.digest(description, progress: terminalProgress)
             let report = InspectReport(description: description, artifactName: packer.artifactName(for: description, zip: description.isDirectory), artifact: artifact)
             if json {
                 print(try JSONOutput.encode(report), terminator: "")

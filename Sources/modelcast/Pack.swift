@@ -39,7 +39,7 @@ extension ModelCast {
         }
 
         func run() async throws {
-            let result = try Packer().pack(model, options: PackOptions(output: out, zip: zip, compression: compression, showProgress: true))
+            let result = try Packer().pack(model, options: PackOptions(output: out, zip: zip, compression: compression, progress: terminalProgress))
             if json {
                 print(try JSONOutput.encode(result), terminator: "")
             } else {

@@ -141,7 +141,7 @@ extension ModelCast {
             options.prototypesVersion = prototypesVersion
             options.prototypesClasses = prototypesClasses
             options.dryRun = dryRun
-            options.showProgress = true
+            options.progress = terminalProgress
             let epoch = try sourceDateEpoch(environment)
             if let epoch { options.publishedAt = epoch.date }
             var (target, request) = try options.makeRequest()

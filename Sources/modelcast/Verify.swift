@@ -133,7 +133,7 @@ extension ModelCast {
             options.jobs = jobs
             options.statePath = state
             options.strict = strict
-            options.showProgress = !json
+            options.progress = json ? nil : terminalProgress
             options.publicKeys = keys
             options.requireSignature = requireSignature
 

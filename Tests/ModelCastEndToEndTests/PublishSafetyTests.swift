@@ -198,4 +198,39 @@ final class PublishSafetyTests: XCTestCase {
         // Not yet expired: fine.
         try publishOK([gguf, "--version", "1.0.0", "--base-url", base, "--to", site.path, "--expires-in", "30d"], epoch: nil)
     }
+
+    // MARK: Two writers on one directory
+
+    /// A publish waits for another holding the directory's lock, says so on stderr
+    /// (through the log the command passes in), and completes once the lock is free.
+    func testASecondWriterWaitsForTheLockAndSaysSo() throws {
+        let site = try Scratch()
+        try publishOK([gguf, "--version", "1.0.0", "--base-url", base, "--to", site.path])
+        let fd = open(site.path, O_RDONLY | O_DIRECTORY)
+        XCTAssertEqual(flock(fd, LOCK_EX), 0)
+        let errors = site.at("../stderr-\(UUID().uuidString).log")
+        FileManager.default.createFile(atPath: errors, contents: nil)
+        defer { try? FileManager.default.removeItem(atPath: errors) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: modelcastBinary)
+        process.arguments = ["publish", gguf, "--version", "1.1.0", "--base-url", base, "--to", site.path]
+        process.currentDirectoryURL = URL(fileURLWithPath: repositoryRoot)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle(forWritingAtPath: errors)
+        try process.run()
+        let deadline = Date().addingTimeInterval(20)
+        var said = ""
+        while Date() < deadline {
+            said = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
+            if said.contains("waiting for another publish to \(site.path) to finish") { break }
+            usleep(20_000)
+        }
+        XCTAssertTrue(said.contains("waiting for another publish to \(site.path) to finish"), said)
+        XCTAssertTrue(process.isRunning, "it waits while the lock is held")
+        flock(fd, LOCK_UN)
+        close(fd)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0)
+        XCTAssertEqual(try manifest(site).sequence, 2)
+    }
 }

@@ -10,17 +10,17 @@ public struct PackOptions: Sendable {
     public var zip: Bool?
     /// Zip entry compression.
     public var compression: ZipCompression
-    /// Draw a progress bar on a terminal.
-    public var showProgress: Bool
+    /// Reports progress; nil reports nothing.
+    public var progress: ProgressFactory?
     /// fsync the artifact before renaming it into place.
     public var durable: Bool
 
-    public init(output: String? = nil, zip: Bool? = nil, compression: ZipCompression = .store, showProgress: Bool = false, durable: Bool = false) {
+    public init(output: String? = nil, zip: Bool? = nil, compression: ZipCompression = .store, progress: ProgressFactory? = nil, durable: Bool = false) {
         self.output = output
         self.durable = durable
         self.zip = zip
         self.compression = compression
-        self.showProgress = showProgress
+        self.progress = progress
     }
 }
 
@@ -71,8 +71,7 @@ public struct Packer: Sendable {
         let asZip = try decideZip(description, options.zip)
         let name = artifactName(for: description, zip: asZip)
         let destination = try resolveOutput(options.output, artifactName: name, model: description)
-        let progress: ProgressReporter? = options.showProgress
-            ? TerminalProgressBar(label: "packing \(name)", total: description.totalSize) : nil
+        let progress = options.progress?("packing \(name)", description.totalSize)
         defer { progress?.finish() }
 
         // Packing a file onto itself: nothing to copy, only to hash.
@@ -97,11 +96,10 @@ public struct Packer: Sendable {
     /// Packs a described model into a temporary file in `directory` (for publishing:
     /// the caller stores the file under its key, then it is gone). The result's
     /// `path` is the temporary file.
-    public func stage(_ description: ModelDescription, in directory: String, zip: Bool? = nil, compression: ZipCompression = .store, showProgress: Bool = false) throws -> PackResult {
+    public func stage(_ description: ModelDescription, in directory: String, zip: Bool? = nil, compression: ZipCompression = .store, progress: ProgressFactory? = nil) throws -> PackResult {
         let asZip = try decideZip(description, zip)
         let name = artifactName(for: description, zip: asZip)
-        let progress: ProgressReporter? = showProgress
-            ? TerminalProgressBar(label: "packing \(name)", total: description.totalSize) : nil
+        let progress = progress?("packing \(name)", description.totalSize)
         defer { progress?.finish() }
         let file = try AtomicFile(destination: directory + "/" + name)
         do {
@@ -115,11 +113,10 @@ public struct Packer: Sendable {
     }
 
     /// The artifact `pack` would write, hashed without writing anything.
-    public func digest(_ description: ModelDescription, zip: Bool? = nil, compression: ZipCompression = .store, showProgress: Bool = false) throws -> PackResult {
+    public func digest(_ description: ModelDescription, zip: Bool? = nil, compression: ZipCompression = .store, progress: ProgressFactory? = nil) throws -> PackResult {
         let asZip = try decideZip(description, zip)
         let name = artifactName(for: description, zip: asZip)
-        let progress: ProgressReporter? = showProgress
-            ? TerminalProgressBar(label: "hashing \(name)", total: description.totalSize) : nil
+        let progress = progress?("hashing \(name)", description.totalSize)
         defer { progress?.finish() }
         let digest = try produce(description, zip: asZip, compression: compression, into: nil, progress: progress)
         return result(description, path: description.path, name: name, digest: digest, zip: asZip, compression: compression,

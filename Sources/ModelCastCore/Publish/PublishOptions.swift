@@ -27,7 +27,8 @@ public struct PublishOptions: Sendable {
     public var prototypesClasses: Int?
     public var dryRun = false
     public var publishedAt = Date()
-    public var showProgress = false
+    /// Reports packing and hashing progress; nil reports nothing.
+    public var progress: ProgressFactory?
 
     public init() {}
 
@@ -130,7 +131,7 @@ public struct PublishOptions: Sendable {
             channel: channel ?? config?.channel ?? "stable",
             minAppVersion: minAppVersion ?? config?.minAppVersion, meta: releaseMeta,
             compression: compression, templatesDirectory: templatesDirectory, dryRun: dryRun,
-            publishedAt: publishedAt, showProgress: showProgress)
+            publishedAt: publishedAt, progress: progress)
         try request.validate()
         try validateProfileFields(request)
         return (target, request)

@@ -38,7 +38,8 @@ public struct PublishRequest: Sendable {
     public var dryRun: Bool
     /// The publish time written as `published_at`.
     public var publishedAt: Date
-    public var showProgress: Bool
+    /// Reports packing and hashing progress; nil reports nothing.
+    public var progress: ProgressFactory?
     /// Signing key, expiry and inline signature; nil publishes unsigned with no expiry.
     public var signing: SigningSettings?
     /// Replace a signed live manifest with an unsigned one (refused otherwise).
@@ -58,7 +59,7 @@ public struct PublishRequest: Sendable {
         manifestKey: String = "manifest.json", manifestCacheControl: String = CachePolicy.manifestDefault,
         channel: String = "stable", minAppVersion: String? = nil, meta: [String: JSONValue] = [:],
         compression: ZipCompression = .store, templatesDirectory: String? = nil, dryRun: Bool = false,
-        publishedAt: Date = Date(), showProgress: Bool = false, signing: SigningSettings? = nil
+        publishedAt: Date = Date(), progress: ProgressFactory? = nil, signing: SigningSettings? = nil
     ) {
         self.models = models
         self.prototypes = prototypes
@@ -73,7 +74,7 @@ public struct PublishRequest: Sendable {
         self.templatesDirectory = templatesDirectory
         self.dryRun = dryRun
         self.publishedAt = publishedAt
-        self.showProgress = showProgress
+        self.progress = progress
         self.signing = signing
     }
 

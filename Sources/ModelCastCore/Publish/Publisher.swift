@@ -142,9 +142,9 @@ public struct Publisher: Sendable {
                 let uploadInPlace = storage.uploadsInPlace && !description.isDirectory
                 let result = try staging.map {
                     uploadInPlace
-                        ? try packer.digest(description, compression: request.compression, showProgress: request.showProgress)
-                        : try packer.stage(description, in: $0, compression: request.compression, showProgress: request.showProgress)
-                } ?? packer.digest(description, compression: request.compression, showProgress: request.showProgress)
+                        ? try packer.digest(description, compression: request.compression, progress: request.progress)
+                        : try packer.stage(description, in: $0, compression: request.compression, progress: request.progress)
+                } ?? packer.digest(description, compression: request.compression, progress: request.progress)
                 guard names.insert(result.name).inserted else {
                     throw ModelCastError.usage("model \(model.name) has two files named \(result.name)")
                 }

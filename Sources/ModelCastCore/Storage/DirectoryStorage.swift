@@ -17,8 +17,12 @@ public struct DirectoryStorage: Storage {
     /// The sibling staging directory is this prefix plus the target's name.
     static let siblingStagingPrefix = ".modelcast-staging-"
 
-    public init(root: String) {
+    /// Receives notes for the user (waiting for another publish's lock).
+    let log: @Sendable (String) -> Void
+
+    public init(root: String, log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
+        self.log = log
     }
 
     public var location: String { root }
@@ -280,7 +284,7 @@ public struct DirectoryStorage: Storage {
     /// the other instead of interleaving.
     public func lock() throws -> DirectoryLock {
         try makeDirectories(root)
-        return try DirectoryLock(path: root)
+        return try DirectoryLock(path: root) { [log, root] in log("waiting for another publish to \(root) to finish…") }
     }
 
     /// Removes what a killed publish left in the staging directories (the sibling, and
@@ -323,11 +327,12 @@ func makeDirectories(_ path: String) throws {
 public final class DirectoryLock: StorageLock {
     private let fd: Int32
 
-    init(path: String) throws {
+    /// `onWait` runs when another process holds the lock, before waiting for it.
+    init(path: String, onWait: () -> Void = {}) throws {
         fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw ModelCastError.io(operation: "open lock file", path: path, reason: errnoDescription()) }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            FileHandle.standardError.write(Data("waiting for another publish to \(path) to finish…\n".utf8))
+            onWait()
             guard flock(fd, LOCK_EX) == 0 else {
                 let reason = errnoDescription()
                 Glibc.close(fd)

@@ -19,7 +19,8 @@ public struct TargetSettings: Sendable {
 
     /// Opens the target: a `DirectoryStorage` or an `S3Storage` with credentials from
     /// the environment. Options that only apply to S3 are refused for a directory.
-    public func open(environment: [String: String]) throws -> any Storage {
+    /// `log` receives notes for the user (a directory waiting for another publish's lock).
+    public func open(environment: [String: String], log: @escaping @Sendable (String) -> Void = { _ in }) throws -> any Storage {
         if isS3 {
             let location = try S3Location(target)
             let endpoint = try s3Endpoint(for: location, environment: environment)
@@ -29,7 +30,7 @@ public struct TargetSettings: Sendable {
         if endpoint != nil || region != nil || pathStyle != nil {
             throw ModelCastError.usage("--endpoint, --region and --path-style apply to s3:// targets, not the directory \(target)")
         }
-        return DirectoryStorage(root: target)
+        return DirectoryStorage(root: target, log: log)
     }
 }
 

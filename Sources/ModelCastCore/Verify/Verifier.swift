@@ -36,7 +36,8 @@ public struct VerifyOptions: Sendable {
     public var requireSignature = false
     /// The current time (tests pin it).
     public var now = Date()
-    public var showProgress = false
+    /// Reports download progress; nil reports nothing.
+    public var progress: ProgressFactory?
 
     public init() {}
 }
@@ -316,7 +317,7 @@ public struct Verifier: Sendable {
         var seen = Set<String>()
         let objects = facts.objects.filter { seen.insert($0.url).inserted }
         let total = objects.reduce(Int64(0)) { $0 + ($1.size ?? $1.approximateSize?.bytes ?? 0) }
-        let progress: ProgressReporter? = options.showProgress ? TerminalProgressBar(label: "verifying \(objects.count) objects", total: total) : nil
+        let progress = options.progress?("verifying \(objects.count) objects", total)
         defer { progress?.finish() }
         // Objects are checked concurrently; their results are reported in manifest order.
         var results = [[VerifyCheck]](repeating: [], count: objects.count)
