@@ -656,6 +656,26 @@ final class ZipInspectorTests: XCTestCase {
         XCTAssertLessThanOrEqual(packedSource.reads, 3 + 2, "reads: \(packedSource.reads)")
     }
 
+    /// Local headers whose extra fields claim 65,535 bytes each overlap every header after
+    /// them: reading each claimed field in full would fetch the archive hundreds of times over.
+    func testHostileLocalExtraLengthsDoNotMultiplyTheReads() async throws {
+        let scratch = try Scratch()
+        let zip = try craft(#"""
+            for i in range(300):
+                zf.writestr(f"e/{i:03}", b"x" * 20)
+            """#, in: scratch)
+        var bytes = try contents(zip)
+        let offsets = try await inspect(zip).entries.map { Int($0.localHeaderOffset) }
+        for offset in offsets { put(0xFFFF, width: 2, into: &bytes, at: offset + 28) }
+        let source = CountingBytes(bytes)
+        let inspection = try await ZipInspector.inspect(source)
+        XCTAssertEqual(inspection.problems.count, 300, "every entry overlaps the next header or the central directory")
+        XCTAssertTrue(inspection.problems.allSatisfy { $0.contains("data ends at") }, "\(inspection.problems.prefix(3))")
+        // The tail, the locator, the central directory, and the local header area about once.
+        XCTAssertLessThanOrEqual(source.bytesRead, 65_557 + 20 + 2 * bytes.count, "bytes read: \(source.bytesRead)")
+        XCTAssertLessThanOrEqual(source.reads, 10, "reads: \(source.reads)")
+    }
+
     // MARK: - Entry count cap (issue #11 item 4)
 
     func testEntryCountAboveTheCapIsRefusedFromTheEndRecordBeforeWalking() async throws {

@@ -187,11 +187,22 @@ public enum ZipInspector {
         let placed = entries.indices
             .filter { entries[$0].entry.localHeaderOffset < directoryStart }
             .sorted { (entries[$0].entry.localHeaderOffset, $0) < (entries[$1].entry.localHeaderOffset, $1) }
-        var reader = CoalescingReader(source: source, groups: readPlan(placed.map { entries[$0] }, directoryStart: directoryStart))
+        // Each entry's extra field and data descriptor are read only up to the next local
+        // header (or the central directory): the reads never add up to more than the archive,
+        // whatever lengths a hostile header declares. Running past that point is a layout
+        // problem, which `overlapProblems` reports.
+        var bounds = [Int64](repeating: directoryStart, count: placed.count)
+        var nextStart = directoryStart
+        for position in placed.indices.reversed() {
+            let offset = entries[placed[position]].entry.localHeaderOffset
+            bounds[position] = nextStart
+            if position > 0, entries[placed[position - 1]].entry.localHeaderOffset < offset { nextStart = offset }
+        }
+        var reader = CoalescingReader(source: source, groups: readPlan(placed.indices.map { (entries[placed[$0]], bounds[$0]) }, directoryStart: directoryStart))
         var localProblems: [Int: [String]] = [:]
-        for index in placed {
+        for (position, index) in placed.enumerated() {
             var found: [String] = []
-            try await readLocalHeader(of: &entries[index], reader: &reader, directoryStart: directoryStart, problems: &found)
+            try await readLocalHeader(of: &entries[index], reader: &reader, bound: bounds[position], problems: &found)
             if !found.isEmpty { localProblems[index] = found }
         }
         for index in entries.indices { problems += localProblems[index] ?? [] }
@@ -377,8 +388,9 @@ public enum ZipInspector {
     static func parseEntry(_ directory: Fields, at position: Int, index: Int, nameBytes: [UInt8], extra: [UInt8], problems: inout [String]) -> ParsedEntry {
         let decoded = String(validating: nameBytes, as: UTF8.self)
         let name = decoded ?? String(decoding: nameBytes, as: UTF8.self)
-        let label = entryLabel(name, index: index)
-        func report(_ message: String) { problems.append("\(label): \(message)") }
+        // Labels quote the name (a scan of its scalars): built only when something is reported.
+        func label() -> String { entryLabel(name, index: index) }
+        func report(_ message: String) { problems.append("\(label()): \(message)") }
 
         let versionMadeBy = directory.u16(position + 4)
         let flags = directory.u16(position + 8)
@@ -393,7 +405,7 @@ public enum ZipInspector {
         // The zip64 field holds, in this order, only the values whose classic field is the 0xFFFF.. marker.
         var usesZip64 = false
         var missing: [String] = []
-        let wide = zip64Field(in: extra, label: label, problems: &problems)
+        let wide = zip64Field(in: extra, label: label(), problems: &problems)
         var cursor = 0
         func take(_ width: Int, _ field: String) -> UInt64? {
             guard let wide, cursor + width <= wide.count else { missing.append(field); return nil }
@@ -445,7 +457,7 @@ public enum ZipInspector {
     }
 
     /// The body of the zip64 extended information extra field (0x0001), if present.
-    static func zip64Field(in extra: [UInt8], label: String, problems: inout [String]) -> Fields? {
+    static func zip64Field(in extra: [UInt8], label: @autoclosure () -> String, problems: inout [String]) -> Fields? {
         let fields = Fields(extra)
         var position = 0
         var found: Fields?
@@ -453,7 +465,7 @@ public enum ZipInspector {
         while position + 4 <= fields.count {
             let id = fields.u16(position), length = Int(fields.u16(position + 2))
             guard position + 4 + length <= fields.count else {
-                problems.append("\(label): extra field \(hex16(id)) declares \(length) bytes, but only \(fields.count - position - 4) remain")
+                problems.append("\(label()): extra field \(hex16(id)) declares \(length) bytes, but only \(fields.count - position - 4) remain")
                 break
             }
             if id == 0x0001, found == nil { found = Fields(Array(extra[(position + 4)..<(position + 4 + length)])) }
@@ -472,7 +484,11 @@ public enum ZipInspector {
             problems.append("non-ASCII name without the UTF-8 flag (general purpose bit 11), which unzip tools decode differently")
         }
         let name = decoded ?? String(decoding: bytes, as: UTF8.self)
-        if let control = name.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
+        // ASCII's only control characters are C0 and DEL; other names need the Unicode tables.
+        let isASCII = bytes.allSatisfy { $0 < 0x80 }
+        if isASCII, let control = bytes.first(where: { $0 < 0x20 || $0 == 0x7F }) {
+            problems.append("control character \(codePoint(Unicode.Scalar(control))) in name")
+        } else if !isASCII, let control = name.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
             problems.append("control character \(codePoint(control)) in name")
         }
         if bytes.first == UInt8(ascii: "/") {
@@ -497,17 +513,18 @@ public enum ZipInspector {
     /// an entry with a data descriptor, the descriptor's likely place. Ranges closer than
     /// `coalescingGap` share a read of at most `coalescedReadLimit` bytes, so an archive
     /// of many small files costs a few reads (Range requests over HTTP), not one per entry.
-    static func readPlan(_ placed: [ParsedEntry], directoryStart: Int64) -> [ReadRange] {
+    static func readPlan(_ placed: [(ParsedEntry, bound: Int64)], directoryStart: Int64) -> [ReadRange] {
         var wanted: [ReadRange] = []
         wanted.reserveCapacity(placed.count)
-        for parsed in placed {
+        for (parsed, bound) in placed {
             let entry = parsed.entry
-            let header = saturatingAdd(entry.localHeaderOffset, Int64(localHeaderSize + parsed.nameBytes.count + parsed.centralExtraLength))
-            wanted.append(ReadRange(start: entry.localHeaderOffset, end: min(header, directoryStart)))
+            let fixed = saturatingAdd(entry.localHeaderOffset, Int64(localHeaderSize + parsed.nameBytes.count))
+            let header = saturatingAdd(fixed, Int64(parsed.centralExtraLength))
+            wanted.append(ReadRange(start: entry.localHeaderOffset, end: min(max(fixed, min(header, bound)), directoryStart)))
             if entry.flags & 0x0008 != 0 {
                 let descriptor = saturatingAdd(header, entry.compressedSize)
-                if descriptor < directoryStart {
-                    wanted.append(ReadRange(start: descriptor, end: min(saturatingAdd(descriptor, 24), directoryStart)))
+                if descriptor < bound {
+                    wanted.append(ReadRange(start: descriptor, end: min(saturatingAdd(descriptor, 24), bound)))
                 }
             }
         }
@@ -574,11 +591,17 @@ public enum ZipInspector {
     /// included). With bit 3 set, the CRC-32 and sizes may be zero (deferred to the
     /// data descriptor, which is read here and judged by `descriptorProblems`).
     /// Records where the entry's data ends.
-    static func readLocalHeader<Source>(of parsed: inout ParsedEntry, reader: inout CoalescingReader<Source>, directoryStart: Int64, problems: inout [String]) async throws {
+    /// `bound` is where the next local header (or the central directory) starts: the
+    /// extra field and the data descriptor are not read past it.
+    static func readLocalHeader<Source>(of parsed: inout ParsedEntry, reader: inout CoalescingReader<Source>, bound: Int64, problems: inout [String]) async throws {
         let entry = parsed.entry
-        let label = entryLabel(entry.name, index: parsed.index)
         let offset = entry.localHeaderOffset
-        var bytes = try await reader.read(offset, localHeaderSize + parsed.nameBytes.count + parsed.centralExtraLength)
+        // Built only when something is reported (quoting scans the name).
+        var label: String { entryLabel(entry.name, index: parsed.index) }
+        var subject: String { "\(label): local header at offset \(offset)" }
+        let fixed = localHeaderSize + parsed.nameBytes.count
+        let guess = Int(min(Int64(fixed + parsed.centralExtraLength), max(Int64(fixed), bound - offset)))
+        var bytes = try await reader.read(offset, guess)
         guard bytes.count >= localHeaderSize else {
             problems.append("\(label): local header at offset \(offset) is cut short by the end of the archive")
             return
@@ -600,16 +623,16 @@ public enum ZipInspector {
             return  // another entry's header, or none: its other fields say nothing about this entry
         }
 
-        let subject = "\(label): local header at offset \(offset)"
-        if header.count < localHeaderSize + nameLength + extraLength {
+        // An extra field running past the next local header is a layout problem
+        // (reported with the overlaps); its zip64 values are then not compared.
+        let headerEnd = Int64(localHeaderSize + nameLength + extraLength)
+        let extraFits = headerEnd <= bound - offset
+        if extraFits, header.count < localHeaderSize + nameLength + extraLength {
             bytes = try await reader.read(offset, localHeaderSize + nameLength + extraLength)
             header = Fields(bytes)
         }
         let extra = Array(bytes[min(localHeaderSize + nameLength, bytes.count)..<min(localHeaderSize + nameLength + extraLength, bytes.count)])
-        if extra.count < extraLength {
-            problems.append("\(subject): extra field of \(extraLength) bytes is cut short by the end of the archive")
-        }
-        let wide = zip64Field(in: extra, label: subject, problems: &problems)
+        let wide = extraFits && extra.count == extraLength ? zip64Field(in: extra, label: subject, problems: &problems) : nil
 
         let flags = header.u16(6), method = header.u16(8), crc = header.u32(14)
         var compressed = UInt64(header.u32(18)), uncompressed = UInt64(header.u32(22))
@@ -624,12 +647,13 @@ public enum ZipInspector {
             fromZip64.insert(field)
             return wide.u64(cursor)
         }
+        // A marked size whose zip64 field overlaps what follows is left to the layout check.
         var checkUncompressed = true, checkCompressed = true
         if uncompressed == 0xFFFF_FFFF {
-            if let value = take("uncompressed size") { uncompressed = value } else { checkUncompressed = false }
+            if extraFits, let value = take("uncompressed size") { uncompressed = value } else { checkUncompressed = false }
         }
         if compressed == 0xFFFF_FFFF {
-            if let value = take("compressed size") { compressed = value } else { checkCompressed = false }
+            if extraFits, let value = take("compressed size") { compressed = value } else { checkCompressed = false }
         }
         if !missing.isEmpty {
             problems.append("\(subject): \(missing.joined(separator: ", ")) marked 0xFFFFFFFF but missing from the zip64 extra field")
@@ -653,8 +677,8 @@ public enum ZipInspector {
         // The data descriptor follows the data when both records say there is one.
         if deferred, flags == entry.flags {
             let at = saturatingAdd(saturatingAdd(offset, Int64(localHeaderSize + nameLength + extraLength)), entry.compressedSize)
-            if at < directoryStart, directoryStart - at >= minimumDataDescriptorSize {
-                let count = Int(min(24, directoryStart - at))
+            if at < bound, bound - at >= minimumDataDescriptorSize {
+                let count = Int(min(24, bound - at))
                 parsed.descriptor = Descriptor(offset: at, bytes: try await reader.read(at, count), wide: wide != nil)
             }
         }
@@ -704,7 +728,7 @@ public enum ZipInspector {
             .sorted { ($0.entry.localHeaderOffset, $0.index) < ($1.entry.localHeaderOffset, $1.index) }
         for (index, parsed) in placed.enumerated() {
             guard let end = parsed.dataEnd else { continue }
-            let label = entryLabel(parsed.entry.name, index: parsed.index)
+            var label: String { entryLabel(parsed.entry.name, index: parsed.index) }
             if end > directoryStart {
                 problems.append("\(label): data ends at \(end), past the central directory start \(directoryStart)")
                 concerned.insert(parsed.index)
