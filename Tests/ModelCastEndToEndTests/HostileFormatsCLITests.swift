@@ -53,6 +53,30 @@ final class HostileFormatsCLITests: XCTestCase {
         XCTAssertTrue(pack.stderr.contains(expected), pack.stderr)
     }
 
+    /// Names inside a GGUF are untrusted text: shown by inspect or in an error, their
+    /// control characters are escaped, so a model cannot drive the user's terminal.
+    func testGGUFNamesWithControlCharactersAreEscapedInOutputAndErrors() throws {
+        let work = try Scratch()
+        var builder = GGUFBuilder()
+        builder.addString("general.architecture", "llama")
+        builder.addString("general.name", "evil\u{1B}]0;pwned\u{07}\u{1B}[2J")
+        builder.tensors = [("norm", [8], 0, 0)]
+        builder.dataBytes = 32
+        let named = try work.write("named.gguf", builder.build())
+        let inspect = try modelcast(["inspect", named])
+        XCTAssertEqual(inspect.status, 0, inspect.stderr)
+        XCTAssertFalse(inspect.stdout.contains("\u{1B}") || inspect.stdout.contains("\u{07}"), inspect.stdout.debugDescription)
+        XCTAssertTrue(inspect.stdout.contains(#"evil\u{1B}]0;pwned\u{7}\u{1B}[2J"#), inspect.stdout)
+
+        builder.tensors = [("tok\u{1B}[31m", [8], 0, 0xFFFF_FFFF_FFFF_FFE0)]
+        let broken = try work.write("broken.gguf", builder.build())
+        let refused = try modelcast(["inspect", broken])
+        assertNoTrap(refused, "inspect")
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertFalse(refused.stderr.contains("\u{1B}"), refused.stderr.debugDescription)
+        XCTAssertTrue(refused.stderr.contains(#"tensor tok\u{1B}[31m: offset 18446744073709551584"#), refused.stderr)
+    }
+
     // MARK: - Item 3: local headers that disagree with the central directory
 
     func verify(_ arguments: [String]) throws -> (ProcessOutput, VerifyReport?) {

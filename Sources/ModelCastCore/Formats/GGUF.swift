@@ -83,7 +83,8 @@ public enum GGUFReader {
         var alignment: UInt64 = 32
         var fileType: UInt32?
         for index in 0..<metadataCount {
-            let key = try reader.string("metadata key \(index)", path: path, limit: maxKeyLength)
+            // Keys and names only match known keys or appear in messages: escaped for the terminal.
+            let key = printable(try reader.string("metadata key \(index)", path: path, limit: maxKeyLength))
             let type = try reader.u32("type of \(key)", path: path)
             switch (key, type) {
             case ("general.architecture", 8): summary.architecture = try reader.string(key, path: path)
@@ -104,7 +105,7 @@ public enum GGUFReader {
         var tensors: [Tensor] = []
         tensors.reserveCapacity(Int(tensorCount))
         for index in 0..<tensorCount {
-            let name = try reader.string("tensor \(index) name", path: path, limit: maxKeyLength)
+            let name = printable(try reader.string("tensor \(index) name", path: path, limit: maxKeyLength))
             let dimensions = try reader.u32("dimensions of \(name)", path: path)
             guard dimensions >= 1, dimensions <= maxDimensions else {
                 throw fail("tensor \(name) has \(dimensions) dimensions (1...\(maxDimensions) allowed)")

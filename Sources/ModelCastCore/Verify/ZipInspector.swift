@@ -590,9 +590,8 @@ public enum ZipInspector {
     /// name, general purpose flags, method, CRC-32 and both sizes (zip64 extra field
     /// included). With bit 3 set, the CRC-32 and sizes may be zero (deferred to the
     /// data descriptor, which is read here and judged by `descriptorProblems`).
-    /// Records where the entry's data ends.
-    /// `bound` is where the next local header (or the central directory) starts: the
-    /// extra field and the data descriptor are not read past it.
+    /// Records where the entry's data ends. `bound` is where the next local header (or
+    /// the central directory) starts: the extra field and the descriptor are not read past it.
     static func readLocalHeader<Source>(of parsed: inout ParsedEntry, reader: inout CoalescingReader<Source>, bound: Int64, problems: inout [String]) async throws {
         let entry = parsed.entry
         let offset = entry.localHeaderOffset
@@ -702,7 +701,7 @@ public enum ZipInspector {
         }
         let label = "\(entryLabel(entry.name, index: parsed.index)): data descriptor at offset \(descriptor.offset)"
         guard let first = readings.first else {
-            return ["\(label) is cut short by the central directory (\(fields.count) bytes)"]
+            return ["\(label) is cut short: \(fields.count) bytes before the next local header or the central directory"]
         }
         let central = (crc: entry.crc32, compressed: UInt64(entry.compressedSize), uncompressed: UInt64(entry.uncompressedSize))
         if readings.contains(where: { $0 == central }) { return [] }
