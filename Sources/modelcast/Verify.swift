@@ -34,7 +34,8 @@ extension ModelCast {
                 Each artifact and rollback target: HTTP 200 with no https→http redirect, Content-Length \
                 and streamed SHA-256 as promised (reading stops one byte past the promised size), no \
                 Content-Encoding, long-lived immutable Cache-Control, the right Content-Type, a 206 for \
-                a Range request, and for zips a central directory safe to unpack.
+                a Range request, and for zips a central directory safe to unpack, local headers and data \
+                descriptors that agree with it, and at most --max-zip-entries entries.
                 Exit status 0 only when every check passes (warnings pass unless --strict).
                 """
         )
@@ -81,6 +82,9 @@ extension ModelCast {
         @Flag(help: "Fail on warnings too.")
         var strict = false
 
+        @Option(help: ArgumentHelp("Refuse a zip artifact with more entries than this (counted from its end record before its central directory is read).", valueName: "N"))
+        var maxZipEntries = ZipInspector.defaultMaxEntries
+
         @Flag(help: "Print a JSON report instead of a table.")
         var json = false
 
@@ -91,6 +95,7 @@ extension ModelCast {
             guard timeout > 0, requestTimeout > 0 else { throw ValidationError("--timeout and --request-timeout must be positive") }
             guard retries >= 0, retries <= 10 else { throw ValidationError("--retries must be between 0 and 10, got \(retries)") }
             guard jobs >= 1, jobs <= 64 else { throw ValidationError("--jobs must be between 1 and 64, got \(jobs)") }
+            guard maxZipEntries >= 1 else { throw ValidationError("--max-zip-entries must be at least 1, got \(maxZipEntries)") }
             if source.lowercased().hasPrefix("s3://") {
                 // s3:// reads the target through the S3 API: these would be silently ignored.
                 let ignored = [(state != nil, "--state"), (profile != nil, "--profile"), (!baseURL.isEmpty, "--base-url"),
@@ -136,6 +141,7 @@ extension ModelCast {
             options.progress = json ? nil : terminalProgress
             options.publicKeys = keys
             options.requireSignature = requireSignature
+            options.maxZipEntries = maxZipEntries
 
             let target = try VerifyTarget.resolve(source, baseURLs: baseURL, manifestKey: manifestKey, maxManifestBytes: options.maxManifestBytes)
             if target.isHTTP, target.localManifest == nil, !allowHTTP, target.manifestURL.lowercased().hasPrefix("http://") {

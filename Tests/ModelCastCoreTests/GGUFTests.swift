@@ -142,3 +142,76 @@ final class GGUFTests: XCTestCase {
         try assertInvalid(b.build(), contains: "not a multiple")
     }
 }
+
+// MARK: - Sizes, offsets and counts that overflow 64 bits (issue #11 item 1)
+
+final class GGUFOverflowTests: XCTestCase {
+    private func assertInvalid(_ builder: GGUFBuilder, contains fragments: [String], file: StaticString = #filePath, line: UInt = #line) throws {
+        let scratch = try Scratch()
+        let path = try scratch.write("m.gguf", builder.build())
+        do {
+            let summary = try GGUFReader.read(path: path)
+            XCTFail("expected a GGUF error, got \(summary)", file: file, line: line)
+        } catch let error as ModelCastError {
+            guard case .invalidModel(let named, let format, let reason) = error else { return XCTFail("unexpected \(error)", file: file, line: line) }
+            XCTAssertEqual(named, path, file: file, line: line)
+            XCTAssertEqual(format, "GGUF", file: file, line: line)
+            for fragment in fragments {
+                XCTAssertTrue(reason.contains(fragment), "'\(reason)' does not contain '\(fragment)'", file: file, line: line)
+            }
+        }
+    }
+
+    /// The reported crash: an aligned offset 32 bytes short of 2^64 made `data start + offset` trap.
+    func testTensorOffsetNearTwoToThe64IsRefusedNamingTheTensorAndField() throws {
+        var b = GGUFBuilder()
+        b.addString("general.architecture", "llama")
+        b.tensors = [("token_embd.weight", [64, 2], 8, 0xFFFF_FFFF_FFFF_FFE0)]  // Q8_0
+        b.dataBytes = 136
+        try assertInvalid(b, contains: ["tensor token_embd.weight", "offset 18446744073709551584", "overflows"])
+    }
+
+    /// Elements × bytes per element: 2^61 F64 elements fit the shape check but not a 64-bit byte count.
+    func testTensorByteSizeOverflowIsRefusedNamingTheTensor() throws {
+        var b = GGUFBuilder()
+        b.tensors = [("huge", [1 << 31, 1 << 30], 28, 0)]  // F64, 8 bytes each
+        b.dataBytes = 32
+        try assertInvalid(b, contains: ["tensor huge", "size", "2305843009213693952 elements", "overflows"])
+    }
+
+    /// Offset plus size: each fits, their sum does not.
+    func testTensorEndOverflowIsRefusedNamingTheTensor() throws {
+        var b = GGUFBuilder()
+        b.tensors = [("tail", [1 << 60], 0, 0xC000_0000_0000_0000)]  // F32: 2^62 bytes from 3 × 2^62
+        b.dataBytes = 32
+        try assertInvalid(b, contains: ["tensor tail", "overflows"])
+    }
+
+    /// Tensors of a type this reader does not know still count parameters; the sum must not wrap.
+    func testParameterCountOverflowIsRefused() throws {
+        var b = GGUFBuilder()
+        b.tensors = (0..<4).map { ("t\($0)", [1 << 62], 250, 0) }
+        b.dataBytes = 32
+        try assertInvalid(b, contains: ["parameter count", "t3", "overflows"])
+    }
+
+    /// A tensor of an unknown type has no known size, but it must still start inside the file,
+    /// and its start must not overflow.
+    func testUnknownTypeTensorStartIsChecked() throws {
+        var b = GGUFBuilder()
+        b.tensors = [("future", [4], 250, 1 << 20)]
+        b.dataBytes = 32
+        try assertInvalid(b, contains: ["tensor future", "starts at"])
+        b.tensors = [("future", [4], 250, 0xFFFF_FFFF_FFFF_FFE0)]
+        try assertInvalid(b, contains: ["tensor future", "offset 18446744073709551584", "overflows"])
+    }
+
+    /// A huge `general.alignment` is a power of two, so rounding the header end up to it must be checked too.
+    func testLargestAlignmentDoesNotTrap() throws {
+        var b = GGUFBuilder()
+        b.addUInt32("general.alignment", 1 << 31)
+        b.tensors = [("t", [8], 0, 0)]
+        b.dataBytes = 32
+        try assertInvalid(b, contains: ["truncated"])
+    }
+}

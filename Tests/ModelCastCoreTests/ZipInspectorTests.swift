@@ -6,8 +6,8 @@ import ModelCastTestSupport
 final class ZipInspectorTests: XCTestCase {
     // MARK: - Helpers
 
-    private func inspect(_ path: String, maxCentralDirectory: Int = 64 << 20) async throws -> ZipInspection {
-        try await ZipInspector.inspect(FileBytes(path: path), maxCentralDirectory: maxCentralDirectory)
+    private func inspect(_ path: String, maxCentralDirectory: Int = 64 << 20, maxEntries: Int = ZipInspector.defaultMaxEntries) async throws -> ZipInspection {
+        try await ZipInspector.inspect(FileBytes(path: path), maxCentralDirectory: maxCentralDirectory, maxEntries: maxEntries)
     }
 
     /// Runs a Python script file with `arguments` (a file avoids quoting the script for the shell).
@@ -45,9 +45,9 @@ final class ZipInspectorTests: XCTestCase {
     }
 
     /// Asserts that inspecting `path` throws `.invalidModel` for format "zip", naming `path`, with `reason` in the reason.
-    private func assertInvalid(_ path: String, reason expected: String, maxCentralDirectory: Int = 64 << 20, file: StaticString = #filePath, line: UInt = #line) async {
+    private func assertInvalid(_ path: String, reason expected: String, maxCentralDirectory: Int = 64 << 20, maxEntries: Int = ZipInspector.defaultMaxEntries, file: StaticString = #filePath, line: UInt = #line) async {
         do {
-            let inspection = try await inspect(path, maxCentralDirectory: maxCentralDirectory)
+            let inspection = try await inspect(path, maxCentralDirectory: maxCentralDirectory, maxEntries: maxEntries)
             XCTFail("expected an error, got \(inspection.entries.count) entries and problems \(inspection.problems)", file: file, line: line)
         } catch let error as ModelCastError {
             guard case .invalidModel(let named, let format, let reason) = error else { return XCTFail("\(error)", file: file, line: line) }
@@ -197,7 +197,11 @@ final class ZipInspectorTests: XCTestCase {
             zf.infolist()[-1].flag_bits |= 1  # zipfile resets flags while writing; set it for the central directory
             """#, in: scratch)
         let inspection = try await inspect(zip)
-        XCTAssertEqual(inspection.problems, [#"entry "secret.bin": encrypted (general purpose flag bit 0)"#])
+        XCTAssertEqual(inspection.problems, [
+            #"entry "secret.bin": encrypted (general purpose flag bit 0)"#,
+            // Only the central directory was flagged: the two records disagree.
+            #"entry "secret.bin": local header at offset 46 says general purpose flags 0x0000, the central directory says 0x0001"#,
+        ])
         XCTAssertEqual(inspection.entries.map(\.isEncrypted), [false, true])
     }
 
@@ -293,16 +297,27 @@ final class ZipInspectorTests: XCTestCase {
             put(5000, width: 4, into: &$0, at: second + 20)
             put(5000, width: 4, into: &$0, at: second + 24)
         }
-        XCTAssertEqual(longer, [#"entry "b.bin": data ends at \#(secondOffset + 35 + 5000), past the central directory start \#(directory)"#])
+        XCTAssertEqual(longer, [
+            #"entry "b.bin": local header at offset \#(secondOffset) says compressed size 100, the central directory says 5000"#,
+            #"entry "b.bin": local header at offset \#(secondOffset) says uncompressed size 100, the central directory says 5000"#,
+            #"entry "b.bin": data ends at \#(secondOffset + 35 + 5000), past the central directory start \#(directory)"#,
+        ])
 
         let overlapping = try await problems {
             put(secondOffset + 1, width: 4, into: &$0, at: directory + 20)
             put(secondOffset + 1, width: 4, into: &$0, at: directory + 24)
         }
-        XCTAssertEqual(overlapping, [#"entry "a.bin": data ends at \#(35 + secondOffset + 1), overlapping the local header of "b.bin" at \#(secondOffset)"#])
+        XCTAssertEqual(overlapping, [
+            #"entry "a.bin": local header at offset 0 says compressed size 100, the central directory says \#(secondOffset + 1)"#,
+            #"entry "a.bin": local header at offset 0 says uncompressed size 100, the central directory says \#(secondOffset + 1)"#,
+            #"entry "a.bin": data ends at \#(35 + secondOffset + 1), overlapping the local header of "b.bin" at \#(secondOffset)"#,
+        ])
 
         let unequal = try await problems { put(99, width: 4, into: &$0, at: directory + 24) }
-        XCTAssertEqual(unequal, [#"entry "a.bin": stored (method 0) but compressed size 100 differs from uncompressed size 99"#])
+        XCTAssertEqual(unequal, [
+            #"entry "a.bin": stored (method 0) but compressed size 100 differs from uncompressed size 99"#,
+            #"entry "a.bin": local header at offset 0 says uncompressed size 100, the central directory says 99"#,
+        ])
 
         let badSignature = try await problems { $0[secondOffset] = 0x51 }
         XCTAssertEqual(badSignature, [#"entry "b.bin": no local file header at offset \#(secondOffset) (signature 0x04034b51)"#])
@@ -335,7 +350,10 @@ final class ZipInspectorTests: XCTestCase {
         try save(bytes, to: zip)
         let inspection = try await inspect(zip)
         XCTAssertEqual(inspection.totalUncompressedSize, 4_000_000_000)
-        XCTAssertEqual(inspection.problems, ["total uncompressed size 4000000000 bytes is more than 1000 times the archive size \(bytes.count) bytes (a possible zip bomb)"])
+        XCTAssertEqual(inspection.problems, [
+            #"entry "zeros.bin": local header at offset 0 says uncompressed size 1000, the central directory says 4000000000"#,
+            "total uncompressed size 4000000000 bytes is more than 1000 times the archive size \(bytes.count) bytes (a possible zip bomb)",
+        ])
     }
 
     // MARK: - Zip64 and comments
@@ -366,7 +384,11 @@ final class ZipInspectorTests: XCTestCase {
         let next = inspection.entries[1].localHeaderOffset
         XCTAssertEqual(next, 30 + 7 + 20 + 1000)
         let overlapping = try await inspect(zip)
-        XCTAssertEqual(overlapping.problems, [#"entry "big.bin": data ends at \#(next + 1), overlapping the local header of "small.txt" at \#(next)"#])
+        XCTAssertEqual(overlapping.problems, [
+            #"entry "big.bin": local header at offset 0 says compressed size 1000 (zip64 extra field), the central directory says 1001"#,
+            #"entry "big.bin": local header at offset 0 says uncompressed size 1000 (zip64 extra field), the central directory says 1001"#,
+            #"entry "big.bin": data ends at \#(next + 1), overlapping the local header of "small.txt" at \#(next)"#,
+        ])
     }
 
     func testZip64RecordsAndExtraFieldsEverywhere() async throws {
@@ -469,12 +491,15 @@ final class ZipInspectorTests: XCTestCase {
         let name = "memory"
         private let lock = NSLock()
         private var total = 0
+        private var calls = 0
         init(_ bytes: [UInt8]) { self.bytes = bytes }
         var size: Int64 { Int64(bytes.count) }
         var bytesRead: Int { lock.lock(); defer { lock.unlock() }; return total }
+        /// How many reads (over HTTP, how many Range requests) were made.
+        var reads: Int { lock.lock(); defer { lock.unlock() }; return calls }
         func read(offset: Int64, count: Int) async throws -> [UInt8] {
             let start = min(Int(offset), bytes.count), end = min(start + count, bytes.count)
-            lock.withLock { total += end - start }
+            lock.withLock { total += end - start; calls += 1 }
             return Array(bytes[start..<end])
         }
     }
@@ -491,5 +516,215 @@ final class ZipInspectorTests: XCTestCase {
         XCTAssertEqual(inspection.entries.count, 20)
         // The 65,557-byte tail, the locator probe, the central directory, 20 × (30 + 11) local header bytes.
         XCTAssertEqual(source.bytesRead, 65_557 + 20 + 20 * (46 + 11) + 20 * (30 + 11))
+    }
+
+    // MARK: - Local headers and data descriptors against the central directory (issue #11 item 3)
+
+    private func u16(_ bytes: [UInt8], _ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
+
+    /// Runs `unzip -t` on `path`; true when unzip accepts the archive.
+    private func unzipAccepts(_ path: String) throws -> Bool {
+        try runProcess("/usr/bin/env", ["unzip", "-t", path]).status == 0
+    }
+
+    /// Extracts `path` read as a stream from standard input, as a device that unzips while
+    /// downloading does: only local headers and data descriptors are read.
+    private func streamingBsdtarAccepts(_ path: String) throws -> Bool {
+        // Through a pipe: with a seekable standard input bsdtar would read the central directory instead.
+        try runProcess("/bin/sh", ["-c", "cat '\(path)' | bsdtar -xOf - > /dev/null"]).status == 0
+    }
+
+    func testLocalHeaderFieldsThatDisagreeWithTheCentralDirectoryAreRefused() async throws {
+        let scratch = try Scratch()
+        let zip = try craft(#"""
+            zf.writestr("a.bin", b"a" * 100)
+            zf.writestr("b.bin", b"hello world " * 20, compress_type=zipfile.ZIP_DEFLATED)
+            """#, in: scratch)
+        let original = try contents(zip)
+        let clean = try await inspect(zip)
+        XCTAssertEqual(clean.problems, [])
+        XCTAssertTrue(try unzipAccepts(zip))
+        let crc = String(format: "0x%08x", clean.entries[0].crc32)
+        let prefix = #"entry "a.bin": local header at offset 0 says "#
+        let cases: [(field: String, at: Int, width: Int, value: Int, problem: String)] = [
+            ("method", 8, 2, 8, prefix + "compression method 8, the central directory says 0"),
+            ("flags", 6, 2, 0x0800, prefix + "general purpose flags 0x0800, the central directory says 0x0000"),
+            ("descriptor-flag", 6, 2, 0x0008, prefix + "general purpose flags 0x0008, the central directory says 0x0000"),
+            ("crc", 14, 4, 0x1234_5678, prefix + "CRC-32 0x12345678, the central directory says \(crc)"),
+            ("compressed-size", 18, 4, 99, prefix + "compressed size 99, the central directory says 100"),
+            ("uncompressed-size", 22, 4, 99, prefix + "uncompressed size 99, the central directory says 100"),
+        ]
+        for testCase in cases {
+            var bytes = original
+            put(testCase.value, width: testCase.width, into: &bytes, at: testCase.at)
+            let path = scratch.at("\(testCase.field).zip")
+            try save(bytes, to: path)
+            let problems = try await inspect(path).problems
+            XCTAssertEqual(problems, [testCase.problem], testCase.field)
+            XCTAssertFalse(try unzipAccepts(path), "\(testCase.field): unzip -t accepts it, yet it was refused")
+        }
+    }
+
+    func testDataDescriptorsThatDisagreeWithTheCentralDirectoryAreRefused() async throws {
+        // modelcast's own zips (libarchive) set bit 3 and defer each file's CRC-32 to a data descriptor.
+        let src = try Scratch(), out = try Scratch()
+        try src.write("M/a.bin", patternBytes(300))
+        try src.write("M/b.bin", patternBytes(5, seed: 2))
+        let packed = try Packer().pack(src.at("M"), options: PackOptions(output: out.at("m.zip")))
+        let original = try contents(packed.path)
+        let clean = try await inspect(packed.path)
+        XCTAssertEqual(clean.problems, [])
+        XCTAssertTrue(try streamingBsdtarAccepts(packed.path))
+        let a = try XCTUnwrap(clean.entries.first { $0.name == "M/a.bin" })
+        XCTAssertNotEqual(a.flags & 0x0008, 0, "expected a data descriptor")
+        let header = Int(a.localHeaderOffset)
+        XCTAssertEqual(u32(original, header + 14), 0, "libarchive leaves the local CRC-32 to the descriptor")
+        let descriptor = header + 30 + u16(original, header + 26) + u16(original, header + 28) + Int(a.compressedSize)
+        XCTAssertEqual(u32(original, descriptor), 0x0807_4b50, "descriptor signature")
+        XCTAssertEqual(u32(original, descriptor + 4), Int(a.crc32))
+        let crc = String(format: "0x%08x", a.crc32), wrongCRC = String(format: "0x%08x", a.crc32 ^ 1)
+        let cases: [(field: String, at: Int, value: Int, problem: String)] = [
+            ("crc", descriptor + 4, Int(a.crc32 ^ 1), #"entry "M/a.bin": data descriptor at offset \#(descriptor) says CRC-32 \#(wrongCRC), the central directory says \#(crc)"#),
+            ("compressed-size", descriptor + 8, 301, #"entry "M/a.bin": data descriptor at offset \#(descriptor) says compressed size 301, the central directory says 300"#),
+            ("uncompressed-size", descriptor + 12, 299, #"entry "M/a.bin": data descriptor at offset \#(descriptor) says uncompressed size 299, the central directory says 300"#),
+            // Deferred values are zero in the local header; anything else must agree.
+            ("local-crc", header + 14, 5, #"entry "M/a.bin": local header at offset \#(header) says CRC-32 0x00000005, the central directory says \#(crc)"#),
+        ]
+        for testCase in cases {
+            var bytes = original
+            put(testCase.value, width: 4, into: &bytes, at: testCase.at)
+            let path = out.at("\(testCase.field).zip")
+            try save(bytes, to: path)
+            let problems = try await inspect(path).problems
+            XCTAssertEqual(problems, [testCase.problem], testCase.field)
+            if testCase.field != "local-crc" {
+                // unzip -t reads the central directory and the data, and passes these; a streaming reader fails them.
+                XCTAssertFalse(try streamingBsdtarAccepts(path), "\(testCase.field): a streaming bsdtar accepts it")
+            }
+        }
+    }
+
+    func testZip64LocalExtraFieldsAreComparedToo() async throws {
+        let scratch = try Scratch()
+        // force_zip64 writes both sizes in the local header's zip64 field (local sizes 0xFFFFFFFF).
+        let zip = try craft(#"""
+            with zf.open("big.bin", "w", force_zip64=True) as f:
+                f.write(b"x" * 1000)
+            """#, in: scratch)
+        let original = try contents(zip)
+        let cleanProblems = try await inspect(zip).problems
+        XCTAssertEqual(cleanProblems, [])
+        let extra = 30 + "big.bin".utf8.count
+        XCTAssertEqual(Array(original[extra..<(extra + 4)]), [0x01, 0x00, 0x10, 0x00], "zip64 field, 16 bytes")
+        XCTAssertEqual(u32(original, 22), 0xFFFF_FFFF)
+
+        var smaller = original
+        put(999, width: 8, into: &smaller, at: extra + 4)
+        try save(smaller, to: scratch.at("smaller.zip"))
+        let smallerProblems = try await inspect(scratch.at("smaller.zip")).problems
+        XCTAssertEqual(smallerProblems, [#"entry "big.bin": local header at offset 0 says uncompressed size 999 (zip64 extra field), the central directory says 1000"#])
+        XCTAssertFalse(try unzipAccepts(scratch.at("smaller.zip")))
+
+        var missing = original
+        put(0x9999, width: 2, into: &missing, at: extra)
+        try save(missing, to: scratch.at("missing.zip"))
+        let missingProblems = try await inspect(scratch.at("missing.zip")).problems
+        XCTAssertEqual(missingProblems, [#"entry "big.bin": local header at offset 0: uncompressed size, compressed size marked 0xFFFFFFFF but missing from the zip64 extra field"#])
+        XCTAssertFalse(try unzipAccepts(scratch.at("missing.zip")))
+    }
+
+    func testLocalHeadersAreReadInAFewCoalescedReads() async throws {
+        let scratch = try Scratch()
+        let zip = try craft(#"""
+            for i in range(2000):
+                zf.writestr(f"small/{i:04}.bin", bytes([i % 256]) * 10)
+            """#, in: scratch)
+        let source = CountingBytes(try contents(zip))
+        let inspection = try await ZipInspector.inspect(source)
+        XCTAssertEqual(inspection.problems, [])
+        XCTAssertEqual(inspection.entries.count, 2000)
+        // The tail, the locator probe, the central directory, then the local headers in a few reads, not 2000.
+        XCTAssertLessThanOrEqual(source.reads, 3 + 2, "reads: \(source.reads)")
+
+        // modelcast's own zips: every file has a data descriptor, read along with its header.
+        let src = try Scratch()
+        for i in 0..<300 { try src.write("Model/part-\(i).bin", patternBytes(100 + i, seed: UInt32(i))) }
+        let packed = try Packer().pack(src.at("Model"), options: PackOptions(output: scratch.at("packed.zip")))
+        let packedSource = CountingBytes(try contents(packed.path))
+        let packedInspection = try await ZipInspector.inspect(packedSource)
+        XCTAssertEqual(packedInspection.problems, [])
+        XCTAssertLessThanOrEqual(packedSource.reads, 3 + 2, "reads: \(packedSource.reads)")
+    }
+
+    /// Local headers whose extra fields claim 65,535 bytes each overlap every header after
+    /// them: reading each claimed field in full would fetch the archive hundreds of times over.
+    func testHostileLocalExtraLengthsDoNotMultiplyTheReads() async throws {
+        let scratch = try Scratch()
+        let zip = try craft(#"""
+            for i in range(300):
+                zf.writestr(f"e/{i:03}", b"x" * 20)
+            """#, in: scratch)
+        var bytes = try contents(zip)
+        let offsets = try await inspect(zip).entries.map { Int($0.localHeaderOffset) }
+        for offset in offsets { put(0xFFFF, width: 2, into: &bytes, at: offset + 28) }
+        let source = CountingBytes(bytes)
+        let inspection = try await ZipInspector.inspect(source)
+        XCTAssertEqual(inspection.problems.count, 300, "every entry overlaps the next header or the central directory")
+        XCTAssertTrue(inspection.problems.allSatisfy { $0.contains("data ends at") }, "\(inspection.problems.prefix(3))")
+        // The tail, the locator, the central directory, and the local header area about once.
+        XCTAssertLessThanOrEqual(source.bytesRead, 65_557 + 20 + 2 * bytes.count, "bytes read: \(source.bytesRead)")
+        XCTAssertLessThanOrEqual(source.reads, 10, "reads: \(source.reads)")
+    }
+
+    // MARK: - Entry count cap (issue #11 item 4)
+
+    func testEntryCountAboveTheCapIsRefusedFromTheEndRecordBeforeWalking() async throws {
+        let scratch = try Scratch()
+        try python(#"""
+            import sys, zipfile
+            with zipfile.ZipFile(sys.argv[1], "w") as zf:
+                for i in range(100_001):
+                    zf.writestr(zipfile.ZipInfo(f"e/{i:06}"), b"")
+            """#, scratch.at("many.zip"), in: scratch)
+        let bytes = try contents(scratch.at("many.zip"))
+        let source = CountingBytes(bytes)
+        XCTAssertEqual(ZipInspector.defaultMaxEntries, 100_000)
+        do {
+            let inspection = try await ZipInspector.inspect(source)
+            XCTFail("expected a refusal, got \(inspection.entries.count) entries")
+        } catch let error as ModelCastError {
+            guard case .invalidModel(let named, let format, let reason) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(named, "memory")
+            XCTAssertEqual(format, "zip")
+            XCTAssertTrue(reason.contains("end of central directory declares 100001 entries, more than the limit of 100000"), reason)
+        }
+        // Only the end records were read: the 65,557-byte tail, the locator, the zip64 record.
+        XCTAssertLessThanOrEqual(source.bytesRead, 65_557 + 20 + 56)
+
+        let raised = try await ZipInspector.inspect(CountingBytes(bytes), maxEntries: 100_001)
+        XCTAssertEqual(raised.problems, [])
+        XCTAssertEqual(raised.entries.count, 100_001)
+        XCTAssertTrue(raised.isZip64)
+    }
+
+    func testEntryCapHoldsWhileWalkingWhenTheEndRecordUnderstatesTheCount() async throws {
+        let scratch = try Scratch()
+        let zip = try craft(#"""
+            for i in range(10):
+                zf.writestr(f"e{i}", b"")
+            """#, in: scratch)
+        var bytes = try contents(zip)
+        put(2, width: 2, into: &bytes, at: bytes.count - 22 + 8)
+        put(2, width: 2, into: &bytes, at: bytes.count - 22 + 10)
+        try save(bytes, to: zip)
+        await assertInvalid(zip, reason: "central directory holds more than the limit of 5 entries (the end of central directory declares 2)", maxEntries: 5)
+        let understated = try await inspect(zip, maxEntries: 10)
+        XCTAssertEqual(understated.problems, ["end of central directory says 2 entries, but the central directory holds 10"])
+        // Declared above the cap: refused before the central directory is read.
+        let six = try craft(#"""
+            for i in range(6):
+                zf.writestr(f"e{i}", b"")
+            """#, in: scratch, name: "six.zip")
+        await assertInvalid(six, reason: "end of central directory declares 6 entries, more than the limit of 5", maxEntries: 5)
     }
 }

@@ -41,6 +41,18 @@ public enum GGUFReader {
         let size = UInt64(try file.status().st_size)
         var reader = BufferedReader(file: file, fileSize: size)
         func fail(_ reason: String) -> ModelCastError { .invalidModel(path: path, format: "GGUF", reason: reason) }
+        // Every size, offset and count below comes from the file: sums and products
+        // are overflow-checked and an overflow is refused naming the field, never trapped.
+        func sum(_ a: UInt64, _ b: UInt64, _ what: @autoclosure () -> String) throws -> UInt64 {
+            let (value, overflow) = a.addingReportingOverflow(b)
+            guard !overflow else { throw fail(what()) }
+            return value
+        }
+        func product(_ a: UInt64, _ b: UInt64, _ what: @autoclosure () -> String) throws -> UInt64 {
+            let (value, overflow) = a.multipliedReportingOverflow(by: b)
+            guard !overflow else { throw fail(what()) }
+            return value
+        }
 
         let head = try reader.bytes(4, what: "magic", path: path)
         guard head == magic else {
@@ -71,7 +83,8 @@ public enum GGUFReader {
         var alignment: UInt64 = 32
         var fileType: UInt32?
         for index in 0..<metadataCount {
-            let key = try reader.string("metadata key \(index)", path: path, limit: maxKeyLength)
+            // Keys and names only match known keys or appear in messages: escaped for the terminal.
+            let key = printable(try reader.string("metadata key \(index)", path: path, limit: maxKeyLength))
             let type = try reader.u32("type of \(key)", path: path)
             switch (key, type) {
             case ("general.architecture", 8): summary.architecture = try reader.string(key, path: path)
@@ -92,7 +105,7 @@ public enum GGUFReader {
         var tensors: [Tensor] = []
         tensors.reserveCapacity(Int(tensorCount))
         for index in 0..<tensorCount {
-            let name = try reader.string("tensor \(index) name", path: path, limit: maxKeyLength)
+            let name = printable(try reader.string("tensor \(index) name", path: path, limit: maxKeyLength))
             let dimensions = try reader.u32("dimensions of \(name)", path: path)
             guard dimensions >= 1, dimensions <= maxDimensions else {
                 throw fail("tensor \(name) has \(dimensions) dimensions (1...\(maxDimensions) allowed)")
@@ -102,9 +115,10 @@ public enum GGUFReader {
             for axis in 0..<dimensions {
                 let extent = try reader.u64("shape of \(name)", path: path)
                 if axis == 0 { first = extent }
-                let (product, overflow) = elements.multipliedReportingOverflow(by: extent)
-                guard !overflow, product < UInt64(Int64.max) else { throw fail("tensor \(name) shape overflows") }
-                elements = product
+                elements = try product(elements, extent, "tensor \(name) shape overflows: dimension \(axis) of \(extent) makes the element count exceed 2^64")
+                guard elements < UInt64(Int64.max) else {
+                    throw fail("tensor \(name) shape overflows: \(elements) elements (dimension \(axis) of \(extent)) exceed 2^63")
+                }
             }
             let type = try reader.u32("type of \(name)", path: path)
             let offset = try reader.u64("offset of \(name)", path: path)
@@ -118,20 +132,30 @@ public enum GGUFReader {
         }
 
         let headerEnd = reader.offset
-        let dataOffset = (headerEnd + alignment - 1) / alignment * alignment
+        // Tensor data starts at the header's end rounded up to the alignment (at most 2^31).
+        let dataOffset = try sum(headerEnd, alignment - 1, "tensor data start overflows: header end \(headerEnd) rounded up to alignment \(alignment) exceeds 2^64")
+            / alignment * alignment
         summary.dataOffset = dataOffset
         var bytesByType: [UInt32: UInt64] = [:]
         var dataEnd = dataOffset
         for tensor in tensors {
-            summary.parameterCount &+= tensor.elements
-            guard let info = GGUFTables.tensorTypes[tensor.type] else { continue }  // a newer type: size unknown
-            let bytes = tensor.elements / UInt64(info.blockSize) * UInt64(info.typeSize)
-            let (end, overflow) = (dataOffset + tensor.offset).addingReportingOverflow(bytes)
-            guard !overflow, end <= size else {
-                throw fail("truncated: tensor \(tensor.name) needs bytes up to \(overflow ? "beyond 2^64" : String(end)), file has \(size)")
+            summary.parameterCount = try sum(summary.parameterCount, tensor.elements, "parameter count overflows 64 bits at tensor \(tensor.name) (\(tensor.elements) elements)")
+            let start = try sum(dataOffset, tensor.offset, "tensor \(tensor.name): offset \(tensor.offset) overflows: the data start \(dataOffset) plus the offset exceeds 2^64")
+            guard let info = GGUFTables.tensorTypes[tensor.type] else {
+                // A newer type: its size is unknown, but it must start inside the file.
+                guard start <= size else {
+                    throw fail("truncated: tensor \(tensor.name) (type \(tensor.type), size unknown) starts at \(start), beyond the end of the file (\(size) bytes)")
+                }
+                continue
+            }
+            let bytes = try product(tensor.elements / UInt64(info.blockSize), UInt64(info.typeSize),
+                                    "tensor \(tensor.name): size overflows 64 bits (\(tensor.elements) elements of \(info.name), \(info.typeSize) bytes per \(info.blockSize))")
+            let end = try sum(start, bytes, "tensor \(tensor.name): offset \(tensor.offset) plus size \(bytes) overflows: the data end exceeds 2^64 (data start \(dataOffset))")
+            guard end <= size else {
+                throw fail("truncated: tensor \(tensor.name) needs bytes up to \(end), file has \(size)")
             }
             dataEnd = max(dataEnd, end)
-            bytesByType[tensor.type, default: 0] += bytes
+            bytesByType[tensor.type] = try sum(bytesByType[tensor.type, default: 0], bytes, "total size of \(info.name) tensors overflows 64 bits at tensor \(tensor.name)")
         }
         if tensorCount > 0 && dataOffset > size {
             throw fail("truncated: tensor data should start at \(dataOffset), file has \(size) bytes")
@@ -171,12 +195,13 @@ public enum GGUFReader {
             }
             let elementType = try reader.u32("element type of \(key)", path: path)
             let count = try reader.u64("element count of \(key)", path: path)
-            let remaining = reader.fileSize - reader.offset
+            let remaining = reader.fileSize - reader.offset  // offset never passes fileSize
             if let size = scalarSize(elementType) {
-                guard count <= remaining / size else {
+                let (bytes, overflow) = count.multipliedReportingOverflow(by: size)
+                guard !overflow, bytes <= remaining else {
                     throw ModelCastError.invalidModel(path: path, format: "GGUF", reason: "\(key): array of \(count) elements does not fit in the file")
                 }
-                try reader.skip(count * size, what: key, path: path)
+                try reader.skip(bytes, what: key, path: path)
             } else {
                 // Strings take at least their 8-byte length; nested arrays at least 12 bytes.
                 guard count <= remaining / 8 else {
@@ -193,6 +218,8 @@ public enum GGUFReader {
 }
 
 /// Sequential little-endian reads over a file through a 1 MiB window.
+/// Invariant: `offset <= fileSize`; every read and skip is checked against what is
+/// left before it moves `offset`, so the sums below cannot overflow.
 struct BufferedReader {
     let file: FileDescriptor
     let fileSize: UInt64

@@ -92,7 +92,8 @@ public struct InspectReport: Encodable, Sendable {
             ("path", path), ("kind", kind.rawValue), ("files", String(files)),
             ("model size", "\(modelSize) bytes (\(formatBytes(modelSize)))"),
         ]
-        rows += orderedDetails.map { ($0.key.replacingOccurrences(of: "_", with: " "), $0.value) }
+        // Detail values come from inside the model file: escaped for the terminal.
+        rows += orderedDetails.map { ($0.key.replacingOccurrences(of: "_", with: " "), printable($0.value)) }
         rows.append(("artifact", "\(artifact.name) (\(artifact.format.rawValue), \(artifact.contentType))"))
         if let size = artifact.size { rows.append(("artifact size", "\(size) bytes (\(formatBytes(size)))")) }
         if let sha = artifact.sha256 { rows.append(("sha256", sha.hex)) }

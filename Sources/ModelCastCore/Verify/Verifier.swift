@@ -28,6 +28,8 @@ public struct VerifyOptions: Sendable {
     public var strict = false
     /// Largest manifest read before parsing.
     public var maxManifestBytes = 4 << 20
+    /// A zip artifact with more entries is refused (from its end record, before the central directory is read).
+    public var maxZipEntries = ZipInspector.defaultMaxEntries
     /// Warn when the manifest expires sooner than this (seconds).
     public var expiryWarning: TimeInterval = 7 * 24 * 3600
     /// Trusted signing keys: the manifest must carry a good signature by one of them.
@@ -490,7 +492,7 @@ public struct Verifier: Sendable {
         let (url, label) = (object.url, object.label)
         let bytes = RangedHTTPBytes(verifier: self, url: url, size: size, deadline: deadline)
         do {
-            let inspection = try await ZipInspector.inspect(bytes)
+            let inspection = try await ZipInspector.inspect(bytes, maxEntries: options.maxZipEntries)
             if inspection.problems.isEmpty {
                 log.add(.pass, "artifact.zip", url, "\(label): \(inspection.entries.count) entries, \(inspection.totalUncompressedSize) bytes unpacked, no unsafe entries")
             } else {

@@ -126,18 +126,33 @@ public enum ZipInspector {
     /// "Version made by" hosts whose external attributes carry a Unix mode: Unix (3), OS X (19).
     static let unixHosts: Set<UInt8> = [3, 19]
 
+    /// The most entries an archive may have unless the caller says otherwise
+    /// (`verify --max-zip-entries`). Model packages hold tens to thousands of files;
+    /// a huge count only costs the device time and memory before it unpacks anything.
+    public static let defaultMaxEntries = 100_000
+    /// Local headers (and data descriptors) closer together than this are fetched in one read.
+    static let coalescingGap: Int64 = 32 << 10
+    /// The largest single read of local headers.
+    static let coalescedReadLimit: Int64 = 1 << 20
+
     /// Reads the end of central directory record (searching the last 65,557 bytes
     /// for its signature, so a trailing comment is handled), the zip64 records when
-    /// present, then the central directory, and checks every entry.
+    /// present, then the central directory, and checks every entry, its local
+    /// header and its data descriptor against each other.
     ///
     /// Throws `ModelCastError.invalidModel` (format "zip", naming `source`) when the
     /// archive cannot be parsed at all: no end record, end records that point
     /// outside the file, a central directory larger than `maxCentralDirectory`
-    /// bytes or claiming more entries than it could hold. Everything else is
-    /// reported in the result's `problems`.
-    public static func inspect(_ source: some RandomAccessBytes, maxCentralDirectory: Int = 64 << 20) async throws -> ZipInspection {
+    /// bytes or claiming more entries than it could hold, or more than `maxEntries`
+    /// entries (refused from the end record's count before the central directory
+    /// is read, and again while walking it if that count understates). Everything
+    /// else is reported in the result's `problems`.
+    public static func inspect(_ source: some RandomAccessBytes, maxCentralDirectory: Int = 64 << 20, maxEntries: Int = defaultMaxEntries) async throws -> ZipInspection {
         var problems: [String] = []
         let end = try await readEndRecords(source, problems: &problems)
+        guard end.entryCount <= UInt64(max(maxEntries, 0)) else {
+            throw invalid(source, "end of central directory declares \(end.entryCount) entries, more than the limit of \(maxEntries) (verify --max-zip-entries raises it)")
+        }
 
         guard end.directorySize <= UInt64(max(maxCentralDirectory, 0)) else {
             throw invalid(source, "central directory is \(end.directorySize) bytes, more than the limit of \(maxCentralDirectory) bytes")
@@ -156,16 +171,47 @@ public enum ZipInspector {
         }
 
         let directoryStart = Int64(end.directoryOffset)
-        let directory = try await readExactly(source, offset: directoryStart, count: Int(end.directorySize), what: "central directory")
-        var entries = parseCentralDirectory(directory, startingAt: directoryStart, problems: &problems)
+        var entries: [ParsedEntry]
+        do {
+            let directory = try await readExactly(source, offset: directoryStart, count: Int(end.directorySize), what: "central directory")
+            entries = try parseCentralDirectory(directory, startingAt: directoryStart, maxEntries: maxEntries, problems: &problems)
+        } catch let tooMany as TooManyEntries {
+            throw invalid(source, "central directory holds more than the limit of \(tooMany.limit) entries (the end of central directory declares \(end.entryCount)); verify --max-zip-entries raises the limit")
+        }
         if UInt64(entries.count) != end.entryCount {
             problems.append("end of central directory says \(end.entryCount) entries, but the central directory holds \(entries.count)")
         }
 
-        for index in entries.indices where entries[index].entry.localHeaderOffset < directoryStart {
-            try await readLocalHeader(of: &entries[index], from: source, problems: &problems)
+        // Local headers in file order, so neighbouring ones come in one read; their
+        // problems are reported in central directory order like everything else.
+        let placed = entries.indices
+            .filter { entries[$0].entry.localHeaderOffset < directoryStart }
+            .sorted { (entries[$0].entry.localHeaderOffset, $0) < (entries[$1].entry.localHeaderOffset, $1) }
+        // Each entry's extra field and data descriptor are read only up to the next local
+        // header (or the central directory): the reads never add up to more than the archive,
+        // whatever lengths a hostile header declares. Running past that point is a layout
+        // problem, which `overlapProblems` reports.
+        var bounds = [Int64](repeating: directoryStart, count: placed.count)
+        var nextStart = directoryStart
+        for position in placed.indices.reversed() {
+            let offset = entries[placed[position]].entry.localHeaderOffset
+            bounds[position] = nextStart
+            if position > 0, entries[placed[position - 1]].entry.localHeaderOffset < offset { nextStart = offset }
         }
-        problems += overlapProblems(entries, directoryStart: directoryStart)
+        var reader = CoalescingReader(source: source, groups: readPlan(placed.indices.map { (entries[placed[$0]], bounds[$0]) }, directoryStart: directoryStart))
+        var localProblems: [Int: [String]] = [:]
+        for (position, index) in placed.enumerated() {
+            var found: [String] = []
+            try await readLocalHeader(of: &entries[index], reader: &reader, bound: bounds[position], problems: &found)
+            if !found.isEmpty { localProblems[index] = found }
+        }
+        for index in entries.indices { problems += localProblems[index] ?? [] }
+        let layout = overlapProblems(entries, directoryStart: directoryStart)
+        problems += layout.problems
+        // A descriptor is only where the layout says it is when the layout adds up.
+        for parsed in entries where !layout.entries.contains(parsed.index) {
+            problems += descriptorProblems(parsed)
+        }
         problems += collisionProblems(entries)
 
         let result = entries.map(\.entry)
@@ -290,13 +336,30 @@ public enum ZipInspector {
         var nameBytes: [UInt8]
         /// Where the entry's data, and its data descriptor if any, ends; nil when the local header could not be read.
         var dataEnd: Int64?
+        /// Length of the central directory header's extra field (the local one is usually as long).
+        var centralExtraLength = 0
+        /// The bytes where the data descriptor should be, when local and central flags agree on one.
+        var descriptor: Descriptor?
     }
 
-    static func parseCentralDirectory(_ bytes: [UInt8], startingAt base: Int64, problems: inout [String]) -> [ParsedEntry] {
+    /// Up to 24 bytes read where an entry's data descriptor should start.
+    struct Descriptor {
+        var offset: Int64
+        var bytes: [UInt8]
+        /// Eight-byte sizes: the local header carries a zip64 extra field.
+        var wide: Bool
+    }
+
+    /// Thrown inside the walk when the central directory holds more entries than allowed.
+    struct TooManyEntries: Error { let limit: Int }
+
+    static func parseCentralDirectory(_ bytes: [UInt8], startingAt base: Int64, maxEntries: Int = defaultMaxEntries, problems: inout [String]) throws -> [ParsedEntry] {
         let directory = Fields(bytes)
         var entries: [ParsedEntry] = []
         var position = 0
         while position < directory.count {
+            // The end record's count was checked against the limit, but it can understate.
+            guard entries.count < maxEntries else { throw TooManyEntries(limit: maxEntries) }
             let remaining = directory.count - position
             guard remaining >= centralHeaderSize, directory.u32(position) == centralHeaderSignature else {
                 let found = remaining >= 4 ? hex(directory.u32(position)) : "only \(remaining) bytes"
@@ -314,7 +377,9 @@ public enum ZipInspector {
             let nameStart = position + centralHeaderSize
             let nameBytes = Array(bytes[nameStart..<(nameStart + nameLength)])
             let extra = Array(bytes[(nameStart + nameLength)..<(nameStart + nameLength + extraLength)])
-            entries.append(parseEntry(directory, at: position, index: entries.count, nameBytes: nameBytes, extra: extra, problems: &problems))
+            var parsed = parseEntry(directory, at: position, index: entries.count, nameBytes: nameBytes, extra: extra, problems: &problems)
+            parsed.centralExtraLength = extraLength
+            entries.append(parsed)
             position += recordLength
         }
         return entries
@@ -323,8 +388,9 @@ public enum ZipInspector {
     static func parseEntry(_ directory: Fields, at position: Int, index: Int, nameBytes: [UInt8], extra: [UInt8], problems: inout [String]) -> ParsedEntry {
         let decoded = String(validating: nameBytes, as: UTF8.self)
         let name = decoded ?? String(decoding: nameBytes, as: UTF8.self)
-        let label = entryLabel(name, index: index)
-        func report(_ message: String) { problems.append("\(label): \(message)") }
+        // Labels quote the name (a scan of its scalars): built only when something is reported.
+        func label() -> String { entryLabel(name, index: index) }
+        func report(_ message: String) { problems.append("\(label()): \(message)") }
 
         let versionMadeBy = directory.u16(position + 4)
         let flags = directory.u16(position + 8)
@@ -339,7 +405,7 @@ public enum ZipInspector {
         // The zip64 field holds, in this order, only the values whose classic field is the 0xFFFF.. marker.
         var usesZip64 = false
         var missing: [String] = []
-        let wide = zip64Field(in: extra, label: label, problems: &problems)
+        let wide = zip64Field(in: extra, label: label(), problems: &problems)
         var cursor = 0
         func take(_ width: Int, _ field: String) -> UInt64? {
             guard let wide, cursor + width <= wide.count else { missing.append(field); return nil }
@@ -391,7 +457,7 @@ public enum ZipInspector {
     }
 
     /// The body of the zip64 extended information extra field (0x0001), if present.
-    static func zip64Field(in extra: [UInt8], label: String, problems: inout [String]) -> Fields? {
+    static func zip64Field(in extra: [UInt8], label: @autoclosure () -> String, problems: inout [String]) -> Fields? {
         let fields = Fields(extra)
         var position = 0
         var found: Fields?
@@ -399,7 +465,7 @@ public enum ZipInspector {
         while position + 4 <= fields.count {
             let id = fields.u16(position), length = Int(fields.u16(position + 2))
             guard position + 4 + length <= fields.count else {
-                problems.append("\(label): extra field \(hex16(id)) declares \(length) bytes, but only \(fields.count - position - 4) remain")
+                problems.append("\(label()): extra field \(hex16(id)) declares \(length) bytes, but only \(fields.count - position - 4) remain")
                 break
             }
             if id == 0x0001, found == nil { found = Fields(Array(extra[(position + 4)..<(position + 4 + length)])) }
@@ -418,7 +484,11 @@ public enum ZipInspector {
             problems.append("non-ASCII name without the UTF-8 flag (general purpose bit 11), which unzip tools decode differently")
         }
         let name = decoded ?? String(decoding: bytes, as: UTF8.self)
-        if let control = name.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
+        // ASCII's only control characters are C0 and DEL; other names need the Unicode tables.
+        let isASCII = bytes.allSatisfy { $0 < 0x80 }
+        if isASCII, let control = bytes.first(where: { $0 < 0x20 || $0 == 0x7F }) {
+            problems.append("control character \(codePoint(Unicode.Scalar(control))) in name")
+        } else if !isASCII, let control = name.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
             problems.append("control character \(codePoint(control)) in name")
         }
         if bytes.first == UInt8(ascii: "/") {
@@ -438,54 +508,236 @@ public enum ZipInspector {
 
     // MARK: - Local headers and layout
 
-    /// Reads the fixed part and name of the entry's local header, checks them against
-    /// the central directory, and records where the entry's data ends.
-    static func readLocalHeader(of parsed: inout ParsedEntry, from source: some RandomAccessBytes, problems: inout [String]) async throws {
+    /// The byte ranges the local header pass will want, merged into reads: each entry's
+    /// fixed header, name and (assumed as long as the central one) extra field, and for
+    /// an entry with a data descriptor, the descriptor's likely place. Ranges closer than
+    /// `coalescingGap` share a read of at most `coalescedReadLimit` bytes, so an archive
+    /// of many small files costs a few reads (Range requests over HTTP), not one per entry.
+    static func readPlan(_ placed: [(ParsedEntry, bound: Int64)], directoryStart: Int64) -> [ReadRange] {
+        var wanted: [ReadRange] = []
+        wanted.reserveCapacity(placed.count)
+        for (parsed, bound) in placed {
+            let entry = parsed.entry
+            let fixed = saturatingAdd(entry.localHeaderOffset, Int64(localHeaderSize + parsed.nameBytes.count))
+            let header = saturatingAdd(fixed, Int64(parsed.centralExtraLength))
+            wanted.append(ReadRange(start: entry.localHeaderOffset, end: min(max(fixed, min(header, bound)), directoryStart)))
+            if entry.flags & 0x0008 != 0 {
+                let descriptor = saturatingAdd(header, entry.compressedSize)
+                if descriptor < bound {
+                    wanted.append(ReadRange(start: descriptor, end: min(saturatingAdd(descriptor, 24), bound)))
+                }
+            }
+        }
+        wanted.sort { $0.start < $1.start }
+        var groups: [ReadRange] = []
+        for range in wanted where range.end > range.start {
+            if var last = groups.last, range.start <= saturatingAdd(last.end, coalescingGap),
+               max(last.end, range.end) - last.start <= coalescedReadLimit {
+                last.end = max(last.end, range.end)
+                groups[groups.count - 1] = last
+            } else {
+                groups.append(range)
+            }
+        }
+        return groups
+    }
+
+    struct ReadRange { var start: Int64; var end: Int64 }
+
+    /// Reads through one window: a read the window covers costs nothing; a miss reads
+    /// from the requested offset to the end of its planned group (or just what was asked).
+    struct CoalescingReader<Source: RandomAccessBytes> {
+        let source: Source
+        /// Sorted, disjoint.
+        let groups: [ReadRange]
+        private var windowStart: Int64 = 0
+        private var window: [UInt8] = []
+
+        init(source: Source, groups: [ReadRange]) {
+            self.source = source
+            self.groups = groups
+        }
+
+        /// `count` bytes at `offset`, fewer only at the end of the source.
+        mutating func read(_ offset: Int64, _ count: Int) async throws -> [UInt8] {
+            let end = saturatingAdd(offset, Int64(count))
+            let windowEnd = windowStart + Int64(window.count)
+            if offset >= windowStart, end <= windowEnd {
+                let from = Int(offset - windowStart)
+                return Array(window[from..<(from + count)])
+            }
+            var readEnd = end
+            if let group = group(containing: offset) { readEnd = max(readEnd, group.end) }
+            let bytes = try await source.read(offset: offset, count: Int(min(readEnd - offset, Int64(Int.max))))
+            // A source may return more than asked (a server ignoring Range): keep only what was asked for.
+            window = bytes.count > Int(readEnd - offset) ? Array(bytes.prefix(Int(readEnd - offset))) : bytes
+            windowStart = offset
+            return Array(window.prefix(count))
+        }
+
+        private func group(containing offset: Int64) -> ReadRange? {
+            var low = 0, high = groups.count
+            while low < high {
+                let middle = (low + high) / 2
+                if groups[middle].start <= offset { low = middle + 1 } else { high = middle }
+            }
+            guard low > 0, offset < groups[low - 1].end else { return nil }
+            return groups[low - 1]
+        }
+    }
+
+    /// Reads the entry's local header and compares it with the central directory:
+    /// name, general purpose flags, method, CRC-32 and both sizes (zip64 extra field
+    /// included). With bit 3 set, the CRC-32 and sizes may be zero (deferred to the
+    /// data descriptor, which is read here and judged by `descriptorProblems`).
+    /// Records where the entry's data ends. `bound` is where the next local header (or
+    /// the central directory) starts: the extra field and the descriptor are not read past it.
+    static func readLocalHeader<Source>(of parsed: inout ParsedEntry, reader: inout CoalescingReader<Source>, bound: Int64, problems: inout [String]) async throws {
         let entry = parsed.entry
-        let label = entryLabel(entry.name, index: parsed.index)
         let offset = entry.localHeaderOffset
-        let header = Fields(Array(try await source.read(offset: offset, count: localHeaderSize + parsed.nameBytes.count).prefix(localHeaderSize + parsed.nameBytes.count)))
-        guard header.count >= localHeaderSize else {
+        // Built only when something is reported (quoting scans the name).
+        var label: String { entryLabel(entry.name, index: parsed.index) }
+        var subject: String { "\(label): local header at offset \(offset)" }
+        let fixed = localHeaderSize + parsed.nameBytes.count
+        let guess = Int(min(Int64(fixed + parsed.centralExtraLength), max(Int64(fixed), bound - offset)))
+        var bytes = try await reader.read(offset, guess)
+        guard bytes.count >= localHeaderSize else {
             problems.append("\(label): local header at offset \(offset) is cut short by the end of the archive")
             return
         }
+        var header = Fields(bytes)
         guard header.u32(0) == localHeaderSignature else {
             problems.append("\(label): no local file header at offset \(offset) (signature \(hex(header.u32(0))))")
             return
         }
         let nameLength = Int(header.u16(26)), extraLength = Int(header.u16(28))
         let localName = Array(header.bytes[localHeaderSize..<min(localHeaderSize + nameLength, header.count)])
-        if nameLength != parsed.nameBytes.count || localName != parsed.nameBytes {
-            let shown = String(decoding: localName, as: UTF8.self) + (localName.count < nameLength ? "…" : "")
-            problems.append("\(label): local header at offset \(offset) names \(quoted(shown)) instead")
-        }
         var end = saturatingAdd(offset, Int64(localHeaderSize + nameLength + extraLength))
         end = saturatingAdd(end, entry.compressedSize)
         if entry.flags & 0x0008 != 0 { end = saturatingAdd(end, minimumDataDescriptorSize) }
         parsed.dataEnd = end
+        if nameLength != parsed.nameBytes.count || localName != parsed.nameBytes {
+            let shown = String(decoding: localName, as: UTF8.self) + (localName.count < nameLength ? "…" : "")
+            problems.append("\(label): local header at offset \(offset) names \(quoted(shown)) instead")
+            return  // another entry's header, or none: its other fields say nothing about this entry
+        }
+
+        // An extra field running past the next local header is a layout problem
+        // (reported with the overlaps); its zip64 values are then not compared.
+        let headerEnd = Int64(localHeaderSize + nameLength + extraLength)
+        let extraFits = headerEnd <= bound - offset
+        if extraFits, header.count < localHeaderSize + nameLength + extraLength {
+            bytes = try await reader.read(offset, localHeaderSize + nameLength + extraLength)
+            header = Fields(bytes)
+        }
+        let extra = Array(bytes[min(localHeaderSize + nameLength, bytes.count)..<min(localHeaderSize + nameLength + extraLength, bytes.count)])
+        let wide = extraFits && extra.count == extraLength ? zip64Field(in: extra, label: subject, problems: &problems) : nil
+
+        let flags = header.u16(6), method = header.u16(8), crc = header.u32(14)
+        var compressed = UInt64(header.u32(18)), uncompressed = UInt64(header.u32(22))
+        var fromZip64: Set<String> = []
+        var missing: [String] = []
+        // In a local header the zip64 field holds the uncompressed size, then the compressed size,
+        // each only when its classic field is the 0xFFFFFFFF marker.
+        var cursor = 0
+        func take(_ field: String) -> UInt64? {
+            guard let wide, cursor + 8 <= wide.count else { missing.append(field); return nil }
+            defer { cursor += 8 }
+            fromZip64.insert(field)
+            return wide.u64(cursor)
+        }
+        // A marked size whose zip64 field overlaps what follows is left to the layout check.
+        var checkUncompressed = true, checkCompressed = true
+        if uncompressed == 0xFFFF_FFFF {
+            if extraFits, let value = take("uncompressed size") { uncompressed = value } else { checkUncompressed = false }
+        }
+        if compressed == 0xFFFF_FFFF {
+            if extraFits, let value = take("compressed size") { compressed = value } else { checkCompressed = false }
+        }
+        if !missing.isEmpty {
+            problems.append("\(subject): \(missing.joined(separator: ", ")) marked 0xFFFFFFFF but missing from the zip64 extra field")
+        }
+
+        func differs(_ field: String, _ local: String, _ central: String) {
+            problems.append("\(subject) says \(field) \(local)\(fromZip64.contains(field) ? " (zip64 extra field)" : ""), the central directory says \(central)")
+        }
+        // Bit 3: the CRC-32 and sizes follow the data; the local header may hold zeros instead.
+        let deferred = flags & 0x0008 != 0
+        if flags != entry.flags { differs("general purpose flags", hex16(flags), hex16(entry.flags)) }
+        if method != entry.method { differs("compression method", String(method), String(entry.method)) }
+        if crc != entry.crc32, !(deferred && crc == 0) { differs("CRC-32", hex(crc), hex(entry.crc32)) }
+        if checkCompressed, compressed != UInt64(entry.compressedSize), !(deferred && compressed == 0) {
+            differs("compressed size", String(compressed), String(entry.compressedSize))
+        }
+        if checkUncompressed, uncompressed != UInt64(entry.uncompressedSize), !(deferred && uncompressed == 0) {
+            differs("uncompressed size", String(uncompressed), String(entry.uncompressedSize))
+        }
+
+        // The data descriptor follows the data when both records say there is one.
+        if deferred, flags == entry.flags {
+            let at = saturatingAdd(saturatingAdd(offset, Int64(localHeaderSize + nameLength + extraLength)), entry.compressedSize)
+            if at < bound, bound - at >= minimumDataDescriptorSize {
+                let count = Int(min(24, bound - at))
+                parsed.descriptor = Descriptor(offset: at, bytes: try await reader.read(at, count), wide: wide != nil)
+            }
+        }
+    }
+
+    static let descriptorSignature: UInt32 = 0x0807_4b50
+
+    /// The entry's data descriptor against the central directory: CRC-32 and both
+    /// sizes (eight bytes each when the local header has a zip64 field). The
+    /// signature is optional, so a descriptor that matches read either way passes.
+    static func descriptorProblems(_ parsed: ParsedEntry) -> [String] {
+        guard let descriptor = parsed.descriptor else { return [] }
+        let entry = parsed.entry
+        let fields = Fields(descriptor.bytes)
+        let sizeWidth = descriptor.wide ? 8 : 4
+        let starts = (fields.count >= 4 && fields.u32(0) == descriptorSignature ? [4] : []) + [0]
+        var readings: [(crc: UInt32, compressed: UInt64, uncompressed: UInt64)] = []
+        for start in starts where start + 4 + 2 * sizeWidth <= fields.count {
+            let size = { (at: Int) in descriptor.wide ? fields.u64(at) : UInt64(fields.u32(at)) }
+            readings.append((fields.u32(start), size(start + 4), size(start + 4 + sizeWidth)))
+        }
+        let label = "\(entryLabel(entry.name, index: parsed.index)): data descriptor at offset \(descriptor.offset)"
+        guard let first = readings.first else {
+            return ["\(label) is cut short: \(fields.count) bytes before the next local header or the central directory"]
+        }
+        let central = (crc: entry.crc32, compressed: UInt64(entry.compressedSize), uncompressed: UInt64(entry.uncompressedSize))
+        if readings.contains(where: { $0 == central }) { return [] }
+        var problems: [String] = []
+        if first.crc != central.crc { problems.append("\(label) says CRC-32 \(hex(first.crc)), the central directory says \(hex(central.crc))") }
+        if first.compressed != central.compressed { problems.append("\(label) says compressed size \(first.compressed), the central directory says \(central.compressed)") }
+        if first.uncompressed != central.uncompressed { problems.append("\(label) says uncompressed size \(first.uncompressed), the central directory says \(central.uncompressed)") }
+        return problems
     }
 
     /// Entries whose local header lies beyond the central directory start, or
-    /// whose data runs into the central directory or into the next local header.
-    static func overlapProblems(_ entries: [ParsedEntry], directoryStart: Int64) -> [String] {
+    /// whose data runs into the central directory or into the next local header;
+    /// and the positions of the entries concerned.
+    static func overlapProblems(_ entries: [ParsedEntry], directoryStart: Int64) -> (problems: [String], entries: Set<Int>) {
         var problems: [String] = []
+        var concerned = Set<Int>()
         for parsed in entries where parsed.entry.localHeaderOffset >= directoryStart {
             problems.append("\(entryLabel(parsed.entry.name, index: parsed.index)): local header offset \(parsed.entry.localHeaderOffset) is beyond the central directory start \(directoryStart)")
+            concerned.insert(parsed.index)
         }
         let placed = entries
             .filter { $0.entry.localHeaderOffset < directoryStart }
             .sorted { ($0.entry.localHeaderOffset, $0.index) < ($1.entry.localHeaderOffset, $1.index) }
         for (index, parsed) in placed.enumerated() {
             guard let end = parsed.dataEnd else { continue }
-            let label = entryLabel(parsed.entry.name, index: parsed.index)
+            var label: String { entryLabel(parsed.entry.name, index: parsed.index) }
             if end > directoryStart {
                 problems.append("\(label): data ends at \(end), past the central directory start \(directoryStart)")
+                concerned.insert(parsed.index)
             } else if index + 1 < placed.count, end > placed[index + 1].entry.localHeaderOffset {
                 let next = placed[index + 1].entry
                 problems.append("\(label): data ends at \(end), overlapping the local header of \(quoted(next.name)) at \(next.localHeaderOffset)")
+                concerned.insert(parsed.index)
             }
         }
-        return problems
+        return (problems, concerned)
     }
 
     /// Names that would overwrite each other: identical bytes, or equal after NFC
@@ -506,7 +758,11 @@ public enum ZipInspector {
             // "a" and "a/" are the same path on disk.
             var path = Substring(name)
             while path.hasSuffix("/") { path = path.dropLast() }
-            let folded = String(path).precomposedStringWithCanonicalMapping.lowercased().precomposedStringWithCanonicalMapping
+            // ASCII is its own NFC form and lowercases within ASCII: skip Foundation's
+            // normalisation, which dominates the time of an archive with many entries.
+            let folded = path.utf8.allSatisfy({ $0 < 0x80 })
+                ? String(decoding: path.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+                : String(path).precomposedStringWithCanonicalMapping.lowercased().precomposedStringWithCanonicalMapping
             if let first = byFolded[folded] {
                 problems.append("\(entryLabel(name, index: index)): collides with \(quoted(entries[first].entry.name)) after Unicode NFC normalisation and lowercasing (they would overwrite each other on a case-insensitive file system)")
             } else {

@@ -1,0 +1,167 @@
+import Foundation
+import XCTest
+import ModelCastCore
+import ModelCastTestSupport
+
+/// Crafted models and archives through the binary (issue #11): they must be refused with
+/// an error naming the offending field, never crash the process, and never pass verify.
+final class HostileFormatsCLITests: XCTestCase {
+    var environment: [String: String] {
+        var environment = ProcessInfo.processInfo.environment
+        environment["SOURCE_DATE_EPOCH"] = "1790000000"
+        return environment
+    }
+
+    /// A runtime trap prints this on stderr (and the process dies of SIGILL, shown as exit 132 by a shell).
+    func assertNoTrap(_ result: ProcessOutput, _ context: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertFalse(result.stderr.contains("Swift runtime failure"), "\(context): \(result.stderr)", file: file, line: line)
+        XCTAssertFalse(result.stderr.contains("Fatal error"), "\(context): \(result.stderr)", file: file, line: line)
+        XCTAssertFalse([4, 5, 6, 11, 132, 133, 134, 139].contains(result.status), "\(context): status \(result.status)", file: file, line: line)
+    }
+
+    // MARK: - Item 1: overflowing GGUF offsets
+
+    func testInspectAndPublishRefuseATensorOffsetThatOverflows() throws {
+        let work = try Scratch()
+        var builder = GGUFBuilder()
+        builder.addString("general.architecture", "llama")
+        builder.addString("general.name", "hostile")
+        builder.tensors = [
+            ("output_norm.weight", [64], 0, 0),
+            ("token_embd.weight", [64, 2], 8, 0xFFFF_FFFF_FFFF_FFE0),
+        ]
+        builder.dataBytes = 256 + 136
+        let model = try work.write("hostile.gguf", builder.build())
+        let expected = "invalid GGUF model \(model): tensor token_embd.weight: offset 18446744073709551584"
+
+        let inspect = try modelcast(["inspect", model])
+        assertNoTrap(inspect, "inspect")
+        XCTAssertNotEqual(inspect.status, 0)
+        XCTAssertEqual(inspect.stdout, "")
+        XCTAssertTrue(inspect.stderr.contains(expected), inspect.stderr)
+        XCTAssertTrue(inspect.stderr.contains("overflows"), inspect.stderr)
+
+        let publish = try modelcast(["publish", model, "--version", "1.0.0", "--base-url", "https://cdn.example.com/m", "--to", work.at("site")], environment: environment)
+        assertNoTrap(publish, "publish")
+        XCTAssertNotEqual(publish.status, 0)
+        XCTAssertTrue(publish.stderr.contains(expected), publish.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: work.at("site/manifest.json")), "nothing published")
+
+        let pack = try modelcast(["pack", model, "-o", work.at("out/")])
+        assertNoTrap(pack, "pack")
+        XCTAssertNotEqual(pack.status, 0)
+        XCTAssertTrue(pack.stderr.contains(expected), pack.stderr)
+    }
+
+    /// Names inside a GGUF are untrusted text: shown by inspect or in an error, their
+    /// control characters are escaped, so a model cannot drive the user's terminal.
+    func testGGUFNamesWithControlCharactersAreEscapedInOutputAndErrors() throws {
+        let work = try Scratch()
+        var builder = GGUFBuilder()
+        builder.addString("general.architecture", "llama")
+        builder.addString("general.name", "evil\u{1B}]0;pwned\u{07}\u{1B}[2J")
+        builder.tensors = [("norm", [8], 0, 0)]
+        builder.dataBytes = 32
+        let named = try work.write("named.gguf", builder.build())
+        let inspect = try modelcast(["inspect", named])
+        XCTAssertEqual(inspect.status, 0, inspect.stderr)
+        XCTAssertFalse(inspect.stdout.contains("\u{1B}") || inspect.stdout.contains("\u{07}"), inspect.stdout.debugDescription)
+        XCTAssertTrue(inspect.stdout.contains(#"evil\u{1B}]0;pwned\u{7}\u{1B}[2J"#), inspect.stdout)
+
+        builder.tensors = [("tok\u{1B}[31m", [8], 0, 0xFFFF_FFFF_FFFF_FFE0)]
+        let broken = try work.write("broken.gguf", builder.build())
+        let refused = try modelcast(["inspect", broken])
+        assertNoTrap(refused, "inspect")
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertFalse(refused.stderr.contains("\u{1B}"), refused.stderr.debugDescription)
+        XCTAssertTrue(refused.stderr.contains(#"tensor tok\u{1B}[31m: offset 18446744073709551584"#), refused.stderr)
+    }
+
+    // MARK: - Item 3: local headers that disagree with the central directory
+
+    func verify(_ arguments: [String]) throws -> (ProcessOutput, VerifyReport?) {
+        let result = try modelcast(["verify"] + arguments + ["--json"])
+        let report = try? JSONDecoder().decode(VerifyReport.self, from: Data(result.stdout.utf8))
+        return (result, report)
+    }
+
+    /// Publishes `zip` (a file model, stored as it is) to `site` under `base`.
+    func publish(_ zip: String, to site: String, base: String) throws {
+        let result = try modelcast(["publish", zip, "--name", "m", "--version", "1.0.0", "--base-url", base, "--to", site], environment: environment)
+        XCTAssertEqual(result.status, 0, result.stderr)
+    }
+
+    func testVerifyRefusesAZipWhoseLocalHeaderDisagreesWithTheCentralDirectory() throws {
+        let work = try Scratch()
+        let zip = work.at("model.zip")
+        // weights.bin is stored (method 0); its local header is patched to say deflate (8).
+        try shell(#"python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1], "w"); z.writestr("Model/config.json", "{}"); z.writestr("Model/weights.bin", bytes(range(256)) * 4); z.close()' '\#(zip)'"#)
+        let clean = Array(try Data(contentsOf: URL(fileURLWithPath: zip)))
+        var bytes = clean
+        let header = 30 + "Model/config.json".utf8.count + 2  // the second local header
+        XCTAssertEqual(Array(bytes[header..<(header + 4)]), [0x50, 0x4b, 0x03, 0x04])
+        XCTAssertEqual(bytes[header + 8], 0)
+        bytes[header + 8] = 8
+        try Data(bytes).write(to: URL(fileURLWithPath: zip))
+        XCTAssertNotEqual(try runProcess("/usr/bin/env", ["unzip", "-t", zip]).status, 0, "unzip -t must reject it too")
+
+        let base = "https://cdn.example.com/ml"
+        try publish(zip, to: work.at("site"), base: base)
+        let expected = #"entry "Model/weights.bin": local header at offset \#(header) says compression method 8, the central directory says 0"#
+        let (result, report) = try verify([work.at("site")])
+        XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
+        let failures = report?.checks.filter { $0.check == "artifact.zip" && $0.status == .fail } ?? []
+        XCTAssertEqual(failures.map(\.detail), ["m 1.0.0/model.zip: " + expected], result.stdout)
+        let text = try modelcast(["verify", work.at("site")])
+        XCTAssertEqual(text.status, 1)
+        XCTAssertTrue(text.stdout.contains("FAIL  artifact.zip"), text.stdout)
+        XCTAssertFalse(text.stdout.contains("no unsafe entries"), text.stdout)
+
+        // The same site served over HTTP: the local headers are read with Range requests.
+        let port = try freeLoopbackPort()
+        let served = "http://127.0.0.1:\(port)/ml"
+        try publish(zip, to: work.at("served"), base: served)
+        let server = try BackgroundProcess(modelcastBinary, ["serve", work.at("served"), "--port", String(port)])
+        XCTAssertEqual(server.firstLine, served)
+        let (httpResult, httpReport) = try verify([served + "/manifest.json", "--allow-http"])
+        XCTAssertEqual(httpResult.status, 1, httpResult.stdout + httpResult.stderr)
+        let httpFailures = httpReport?.checks.filter { $0.check == "artifact.zip" && $0.status == .fail } ?? []
+        XCTAssertEqual(httpFailures.map(\.detail), ["m 1.0.0/model.zip: " + expected], httpResult.stdout)
+
+        // The untouched archive passes.
+        try Data(clean).write(to: URL(fileURLWithPath: zip))
+        try publish(zip, to: work.at("clean"), base: base)
+        let (cleanResult, cleanReport) = try verify([work.at("clean")])
+        XCTAssertEqual(cleanResult.status, 0, cleanResult.stdout)
+        XCTAssertEqual(cleanReport?.checks.first { $0.check == "artifact.zip" }?.status, .pass)
+    }
+
+    // MARK: - Item 4: the entry-count cap
+
+    func testVerifyCapsTheZipEntryCountAndTheFlagRaisesIt() throws {
+        let work = try Scratch()
+        let zip = work.at("many.zip")
+        try shell(#"python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1], "w"); [z.writestr(zipfile.ZipInfo(f"e/{i:06}"), b"") for i in range(100001)]; z.close()' '\#(zip)'"#)
+        try publish(zip, to: work.at("site"), base: "https://cdn.example.com/ml")
+
+        let (refused, report) = try verify([work.at("site")])
+        XCTAssertEqual(refused.status, 1, refused.stdout + refused.stderr)
+        let failure = try XCTUnwrap(report?.checks.first { $0.check == "artifact.zip" }, refused.stdout)
+        XCTAssertEqual(failure.status, .fail)
+        XCTAssertTrue(failure.detail.contains("end of central directory declares 100001 entries, more than the limit of 100000"), failure.detail)
+        XCTAssertTrue(failure.detail.contains("--max-zip-entries"), "the message says how to raise the cap: \(failure.detail)")
+
+        let (raised, raisedReport) = try verify([work.at("site"), "--max-zip-entries", "100001"])
+        XCTAssertEqual(raised.status, 0, raised.stdout + raised.stderr)
+        let pass = try XCTUnwrap(raisedReport?.checks.first { $0.check == "artifact.zip" })
+        XCTAssertEqual(pass.status, .pass)
+        XCTAssertTrue(pass.detail.contains("100001 entries"), pass.detail)
+
+        let invalid = try modelcast(["verify", work.at("site"), "--max-zip-entries", "0"])
+        XCTAssertNotEqual(invalid.status, 0, invalid.stderr)
+        XCTAssertTrue(invalid.stderr.contains("--max-zip-entries"), invalid.stderr)
+        let help = try modelcast(["verify", "--help"])
+        XCTAssertTrue(help.stdout.contains("--max-zip-entries"), help.stdout)
+        XCTAssertTrue(help.stdout.contains("100000"), help.stdout)
+    }
+}
