@@ -209,7 +209,7 @@ final class PublishSafetyTests: XCTestCase {
         let fd = open(site.path, O_RDONLY | O_DIRECTORY)
         XCTAssertEqual(flock(fd, LOCK_EX), 0)
         let errors = site.at("../stderr-\(UUID().uuidString).log")
-        FileManager.default.createFile(atPath: errors, contents: nil)
+        XCTAssertTrue(FileManager.default.createFile(atPath: errors, contents: nil))
         defer { try? FileManager.default.removeItem(atPath: errors) }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: modelcastBinary)
