@@ -50,11 +50,14 @@ struct URLRules: Sendable {
     /// the target passes `verdict` (an external one only with `allowExternalURLs`),
     /// and https never leads to http.
     func hopProblem(from: String, to: String) -> String? {
+        var reasons: [String] = []
+        var rules = self
         if from.lowercased().hasPrefix("https://") && to.lowercased().hasPrefix("http://") {
-            return "a redirect from https to plain http"
+            reasons.append("a redirect from https to plain http")
+            rules = URLRules(prefixes: prefixes, allowHTTP: true, allowExternalURLs: allowExternalURLs)  // said once
         }
-        if case .refused(let reason) = verdict(to) { return reason }
-        return nil
+        if case .refused(let reason) = rules.verdict(to) { reasons.append(reason) }
+        return reasons.isEmpty ? nil : reasons.joined(separator: "; ")
     }
 
     /// The absolute URL a Location header names, relative to `base`, without removing
