@@ -58,7 +58,7 @@ enum Main {
     static func report(_ error: Error, json: Bool) -> ExitStatus {
         if let code = error as? ExitCode {
             // A command that already printed its result (verify's report) and only sets the status.
-            return code == .success ? .success : .refused
+            return ExitStatus(rawValue: code.rawValue) ?? .refused
         }
         let parserCode = ModelCast.exitCode(for: error)
         if parserCode == .success {

@@ -26,17 +26,26 @@ extension ModelCast {
                 Signature (with --public-key, or --require-signature): checked first, on MANIFEST.minisig \
                 and any inline signature; a missing, malformed, wrong-key or tampered one fails and \
                 nothing the manifest names is fetched. The signed sequence and expiry must match the \
-                manifest's.
+                manifest's. A legacy minisign signature ('Ed', not prehashed) fails unless \
+                --allow-legacy-signature.
                 Manifest: HTTP 200, size cap, JSON Content-Type, Cache-Control not long-lived, a gzip or \
                 deflate Content-Encoding decoded with a warning (verify asks for nothing else; any other \
                 fails), every URL absolute, https and under the expected prefix with no '.', '..' or empty \
-                path segment below it, expires_at not past, sequence not lower than seen before (--state).
+                path segment below it, expires_at not past, sequence not lower than seen before (--state); \
+                valid UTF-8. A directory or s3:// target's live manifest must not be older than a \
+                release its history says went live. --origin TARGET (for a manifest URL): the URL must \
+                serve the bytes of the origin's live manifest.
+                Redirects: every hop must pass the rules a manifest URL passes (https unless --allow-http, \
+                under the expected prefix unless --allow-external-urls, no '.', '..' or empty segment) \
+                before it is requested; at most 5 are followed.
                 Each artifact and rollback target: HTTP 200 with no https→http redirect, Content-Length \
                 and streamed SHA-256 as promised (reading stops one byte past the promised size), no \
                 Content-Encoding, long-lived immutable Cache-Control, the right Content-Type, a 206 for \
                 a Range request, and for zips a central directory safe to unpack, local headers and data \
                 descriptors that agree with it, and at most --max-zip-entries entries.
-                Exit status 0 only when every check passes (warnings pass unless --strict).
+                Exit status 0 only when every check passes (warnings pass unless --strict); 3 when the only \
+                failures are hosts that could not be reached (connection refused, DNS failure, no route, \
+                connect timeout); 1 for any other failure.
                 """
         )
 
@@ -79,6 +88,12 @@ extension ModelCast {
         @Flag(help: "Fail an unsigned manifest (MANIFEST.minisig or an inline signature).")
         var requireSignature = false
 
+        @Flag(help: "Accept a legacy minisign signature ('Ed': the manifest signed without prehashing, as minisign -l writes); modelcast writes only prehashed 'ED' signatures.")
+        var allowLegacySignature = false
+
+        @Option(help: ArgumentHelp("For a manifest URL: the target the CDN serves from (s3://bucket/prefix or a published directory); the URL must serve the bytes of its live manifest.", valueName: "TARGET"))
+        var origin: String?
+
         @Flag(help: "Fail on warnings too.")
         var strict = false
 
@@ -99,7 +114,7 @@ extension ModelCast {
             if source.lowercased().hasPrefix("s3://") {
                 // s3:// reads the target through the S3 API: these would be silently ignored.
                 let ignored = [(state != nil, "--state"), (profile != nil, "--profile"), (!baseURL.isEmpty, "--base-url"),
-                               (allowHTTP, "--allow-http"), (allowExternalURLs, "--allow-external-urls")].filter(\.0).map(\.1)
+                               (allowHTTP, "--allow-http"), (allowExternalURLs, "--allow-external-urls"), (origin != nil, "--origin")].filter(\.0).map(\.1)
                 if !ignored.isEmpty {
                     throw ValidationError("\(ignored.joined(separator: ", ")) \(ignored.count == 1 ? "applies" : "apply") to a manifest URL, directory or file, not to \(source): an s3:// target is read through the S3 API (verify its https:// URL to check what devices get)")
                 }
@@ -121,10 +136,10 @@ extension ModelCast {
                     var verifier = BucketVerifier(storage: storage, manifestKey: manifestKey, strict: strict)
                     verifier.publicKeys = keys
                     verifier.requireSignature = requireSignature
+                    verifier.allowLegacySignature = allowLegacySignature
                     return await verifier.verify()
                 }
-                print(json ? try JSONOutput.encode(report) : report.text, terminator: "")
-                if !report.passed { throw ExitCode.failure }
+                try finish(report)
                 return
             }
             var options = VerifyOptions()
@@ -142,20 +157,46 @@ extension ModelCast {
             options.publicKeys = keys
             options.requireSignature = requireSignature
             options.maxZipEntries = maxZipEntries
+            options.allowLegacySignature = allowLegacySignature
 
             let target = try VerifyTarget.resolve(source, baseURLs: baseURL, manifestKey: manifestKey, maxManifestBytes: options.maxManifestBytes)
             if target.isHTTP, target.localManifest == nil, !allowHTTP, target.manifestURL.lowercased().hasPrefix("http://") {
                 throw ValidationError("\(target.manifestURL) is plain http: pass --allow-http to verify a local test server")
             }
+            if origin != nil, !target.isHTTP || target.localManifest != nil {
+                throw ValidationError("--origin applies to a manifest URL (what a CDN serves), not to \(source)")
+            }
             let http = HTTPFetcher(idleTimeout: min(requestTimeout, 15))
             let fetcher: any ObjectFetcher = target.directory.map { $0 as any ObjectFetcher } ?? http
-            if let directory = target.directory, options.expectedPrefixes.isEmpty {
-                options.expectedPrefixes = [directory.baseURL]
+            if let directory = target.directory {
+                if options.expectedPrefixes.isEmpty { options.expectedPrefixes = [directory.baseURL] }
+                // The directory's history says which release went live last.
+                options.historyStorage = try TargetSettings(target: source).open(environment: ProcessInfo.processInfo.environment)
+                options.historyManifestKey = manifestKey
             }
-            let report = await Verifier(fetcher: fetcher, options: options).verify(manifestURL: target.manifestURL, localManifest: target.localManifest, localSignature: target.localSignature)
+            let verifyOptions = options
+            func run(origin: (any Storage)?) async -> VerifyReport {
+                var options = verifyOptions
+                options.origin = origin
+                return await Verifier(fetcher: fetcher, options: options).verify(manifestURL: target.manifestURL, localManifest: target.localManifest, localSignature: target.localSignature)
+            }
+            let report: VerifyReport
+            if let origin {
+                report = try await withStorage(targetOptions.settings(for: origin), environment: ProcessInfo.processInfo.environment) { await run(origin: $0) }
+            } else {
+                report = await run(origin: nil)
+            }
             await http.shutdown()
+            try finish(report)
+        }
+
+        /// Prints the report and exits with the status it calls for: 0 passed, 3 when the
+        /// only failures are hosts that could not be reached, 1 otherwise.
+        func finish(_ report: VerifyReport) throws {
             print(json ? try JSONOutput.encode(report) : report.text, terminator: "")
-            if !report.passed { throw ExitCode.failure }
+            // The report is the output; the status alone says how it ended (Main maps an
+            // ExitCode to the documented status without printing anything more).
+            if report.exitStatus != .success { throw ExitCode(report.exitStatus.rawValue) }
         }
     }
 }

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """A deliberately misbehaving static server for modelcast's verify tests.
 
-    misbehaving_server.py ROOT PORT
+    misbehaving_server.py ROOT PORT [CERT KEY]
 
-Serves ROOT on 127.0.0.1:PORT. The first path segment (less trailing digits)
+Serves ROOT on 127.0.0.1:PORT (over TLS with CERT and KEY, PEM files, when given).
+Every request is logged on stderr as "METHOD PATH" (query included), so a test can
+tell what was requested and what never was. The first path segment (less trailing digits)
 picks a behaviour and the file lives at ROOT/<segment>/<rest>, so a site published with base URL
 http://127.0.0.1:PORT/<mode> is served with that mode's fault:
 
@@ -19,7 +21,20 @@ http://127.0.0.1:PORT/<mode> is served with that mode's fault:
   wrongtype     objects get Content-Type: text/html
   corrupt       flips one byte in the middle of every object body
   extra         appends one byte to every object body (Content-Length matches the longer body)
-  redirect      answers every object with a 302 to the same path under /ok/
+  redirect      answers every object with a 302 to the same path with ?moved=1 (inside
+                the site's prefix), which is served normally
+  redirectout   answers every object with a 302 to the same path under /ok/ (outside the
+                site's prefix, on the same server)
+  redirectdisguised
+                answers every object with a 302 to http://2130706433:PORT/ok/<path>: 127.0.0.1
+                written as one decimal number, so it looks like another host (if it is
+                followed, this server sees it in its log)
+  redirectmeta  answers every object with a 302 to http://169.254.169.254/latest/meta-data/
+                (a cloud metadata address: it must never be requested)
+  redirectloop  answers every object with a 302 to the same path with ?hop=N+1, for ever
+  redirectmanifest
+                answers the manifest with a 302 to /ok/manifest.json (outside its directory)
+  stall         sends the headers and the first half of every object body, then nothing
   nolength      sends objects without Content-Length (connection close)
   deflate       zlib-encodes every response (Content-Encoding: deflate, the zlib format)
   br            labels the manifest Content-Encoding: br (the bytes are not brotli: Python has
@@ -48,6 +63,10 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
+    def log_request_line(self):
+        sys.stderr.write("%s %s\n" % (self.command, self.path))
+        sys.stderr.flush()
+
     def do_HEAD(self):
         self.handle_request(head=True)
 
@@ -55,6 +74,8 @@ class Handler(BaseHTTPRequestHandler):
         self.handle_request(head=False)
 
     def handle_request(self, head):
+        self.log_request_line()
+        query = self.path.partition("?")[2]
         parts = self.path.split("?")[0].lstrip("/").split("/", 1)
         site = parts[0]
         mode = site.rstrip("0123456789")  # "flaky2" behaves as "flaky"
@@ -74,7 +95,18 @@ class Handler(BaseHTTPRequestHandler):
                 return self.reply(503, b"try again", {"Content-Type": "text/plain"}, head)
         if mode == "sigerror" and rest.endswith(".minisig"):
             return self.reply(500, b"broken", {"Content-Type": "text/plain"}, head)
-        if mode == "redirect" and not is_manifest:
+        if mode == "redirect" and not is_manifest and "moved=1" not in query:
+            return self.reply(302, b"", {"Location": "/%s/%s?moved=1" % (site, rest)}, head)
+        if mode == "redirectout" and not is_manifest:
+            return self.reply(302, b"", {"Location": "/ok/" + rest}, head)
+        if mode == "redirectdisguised" and not is_manifest:
+            return self.reply(302, b"", {"Location": "http://2130706433:%d/ok/%s" % (PORT, rest)}, head)
+        if mode == "redirectmeta" and not is_manifest:
+            return self.reply(302, b"", {"Location": "http://169.254.169.254/latest/meta-data/"}, head)
+        if mode == "redirectloop" and not is_manifest:
+            hop = int(query.partition("hop=")[2] or 0) if "hop=" in query else 0
+            return self.reply(302, b"", {"Location": "/%s/%s?hop=%d" % (site, rest, hop + 1)}, head)
+        if mode == "redirectmanifest" and is_manifest:
             return self.reply(302, b"", {"Location": "/ok/" + rest}, head)
         with open(path, "rb") as f:
             body = f.read()
@@ -117,6 +149,16 @@ class Handler(BaseHTTPRequestHandler):
         offers_br = "br" in [e.split(";")[0].strip() for e in self.headers.get("Accept-Encoding", "").split(",")]
         if is_manifest and (mode == "br" or (mode == "negotiate" and offers_br)):
             headers["Content-Encoding"] = "br"
+        if mode == "stall" and not is_manifest and not head:
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body[:len(body) // 2])
+            self.wfile.flush()
+            time.sleep(600)
+            return
         if mode == "drip" and not is_manifest:
             self.send_response(status)
             for name, value in headers.items():
@@ -152,5 +194,10 @@ class Handler(BaseHTTPRequestHandler):
 
 ThreadingHTTPServer.daemon_threads = True
 server = ThreadingHTTPServer(("127.0.0.1", PORT), Handler)
+if len(sys.argv) > 4:
+    import ssl
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(sys.argv[3], sys.argv[4])
+    server.socket = context.wrap_socket(server.socket, server_side=True)
 print("ready", flush=True)
 server.serve_forever()

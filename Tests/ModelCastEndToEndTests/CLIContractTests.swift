@@ -50,9 +50,8 @@ final class CLIContractTests: XCTestCase {
         let blocker = try site.write("blocker", [1])
         let io = try modelcast(["publish", gguf, "--version", "1.0.0", "--base-url", base, "--to", blocker + "/site"])
         XCTAssertEqual(io.status, 3, io.stderr)
-        // The network: a store refusing the credentials (see S3PublishTests.testWrongSecretIsRejectedAndNeverPrinted)
-        // is 3 as well. (A refused connection is 3 too, but the HTTP client retries connecting
-        // for its whole connect timeout, so it is not timed here.)
+        // The network: a store refusing the credentials (S3PublishTests.testWrongSecretIsRejectedAndNeverPrinted)
+        // and a refused connection (VerifyNetworkTests) are 3 as well.
     }
 
     // MARK: 14. --json errors are JSON on stdout

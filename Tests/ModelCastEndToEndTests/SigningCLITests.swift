@@ -199,14 +199,18 @@ final class SigningCLITests: XCTestCase {
         XCTAssertTrue(result.stdout.contains("trusted comment: signed by hand"), result.stdout)
         let legacy = try minisign(["-S", "-l", "-s", scratch.at("mk.key"), "-m", site + "/manifest.json"])
         if legacy.status == 0 {
-            // minisign's legacy (non-prehashed) signatures verify too.
+            // minisign's legacy (non-prehashed) signatures verify too, when --allow-legacy-signature
+            // says to accept them (modelcast writes only prehashed ones; issue #11 item 8).
             let size = try Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json.minisig")).count
             let sha = try SHA256Hasher.digest(try Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json.minisig")))
             var updated = try String(contentsOfFile: objects, encoding: .utf8)
             updated = updated.replacingOccurrences(of: "\"size\": \(signature.count),\n      \"sha256\": \"\(try SHA256Hasher.digest(signature).hex)\",\n      \"sha256_base64\": \"\(try SHA256Hasher.digest(signature).base64)\"",
                                                    with: "\"size\": \(size),\n      \"sha256\": \"\(sha.hex)\",\n      \"sha256_base64\": \"\(sha.base64)\"")
             try updated.write(toFile: objects, atomically: false, encoding: .utf8)
-            let legacyResult = try modelcast(["verify", site, "--public-key", scratch.at("mk.pub")])
+            let refused = try modelcast(["verify", site, "--public-key", scratch.at("mk.pub")])
+            XCTAssertEqual(refused.status, 1, refused.stdout)
+            XCTAssertTrue(refused.stdout.contains("a legacy minisign signature"), refused.stdout)
+            let legacyResult = try modelcast(["verify", site, "--public-key", scratch.at("mk.pub"), "--allow-legacy-signature"])
             XCTAssertEqual(legacyResult.status, 0, legacyResult.stdout)
         }
     }

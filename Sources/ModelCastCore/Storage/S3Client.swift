@@ -13,7 +13,9 @@ public struct S3Error: Error, Sendable, Equatable, LocalizedError, CustomStringC
     public let message: String
 
     public var description: String {
-        "\(operation) \(key): HTTP \(status)\(code.isEmpty ? "" : " \(code)")\(message.isEmpty ? "" : ": \(message)")"
+        // Status 0: no HTTP answer at all; the message says what happened instead.
+        if status == 0 { return "\(operation) \(key): \(message)" }
+        return "\(operation) \(key): HTTP \(status)\(code.isEmpty ? "" : " \(code)")\(message.isEmpty ? "" : ": \(message)")"
     }
 
     public var errorDescription: String? { description }
@@ -60,10 +62,14 @@ final class S3Client: @unchecked Sendable {
         self.bucket = bucket
         self.signer = SigV4Signer(credentials: credentials, region: endpoint.region, service: "s3")
         self.retries = retries
-        let configuration = HTTPClient.Configuration(
+        var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             timeout: .init(connect: .seconds(10), read: .seconds(60)),
             decompression: .disabled)
+        // A failed connection fails its request at once (with its real cause: refused,
+        // DNS, TLS) instead of being retried by the pool until the connect timeout;
+        // `send` retries it with backoff, as it retries everything else.
+        configuration.connectionPool.retryConnectionEstablishment = false
         http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
@@ -88,6 +94,7 @@ final class S3Client: @unchecked Sendable {
         errorIn200: Bool = false
     ) async throws -> S3Response {
         var attempt = 0
+        let started = Date()
         while true {
             do {
                 let response = try await sendOnce(
@@ -99,15 +106,25 @@ final class S3Client: @unchecked Sendable {
                     continue
                 }
                 return response
-            } catch let error as S3TransportError where attempt < retries {
-                _ = error
+            } catch let error as S3TransportError where attempt < retries && (error.failure?.isTransient ?? true) {
                 attempt += 1
                 try await backoff(attempt)
             } catch let error as S3TransportError {
-                throw S3Error(operation: operation, key: key ?? bucket, status: 0, code: "ConnectionError", message: error.message)
+                throw connectionError(error, operation: operation, key: key ?? bucket, attempts: attempt + 1, since: started)
             }
         }
     }
+
+    /// The error for a request that never got an HTTP answer: what happened, how many
+    /// attempts were made and how long they took.
+    private func connectionError(_ error: S3TransportError, operation: String, key: String, attempts: Int, since started: Date) -> S3Error {
+        let elapsed = formatSeconds(Date().timeIntervalSince(started))
+        let tries = attempts == 1 ? "after \(elapsed) s" : "\(attempts) attempts in \(elapsed) s"
+        return S3Error(operation: operation, key: key, status: 0, code: "ConnectionError", message: "\(error.message) (\(tries))")
+    }
+
+    /// The host (and port) requests go to, for messages.
+    private var endpointHost: String { endpoint.address(bucket: bucket, key: nil).host }
 
     private func backoff(_ attempt: Int) async throws {
         let base = min(5.0, 0.2 * pow(2, Double(attempt - 1)))
@@ -182,7 +199,7 @@ final class S3Client: @unchecked Sendable {
             response = try await http.execute(request, timeout: Self.timeout(forBodyLength: body.length))
         } catch {
             if let local = fileFailure.error { throw local }
-            throw S3TransportError(message: String(describing: error))
+            throw S3TransportError(error, host: endpointHost)
         }
         var headersOut: [String: String] = [:]
         for (name, value) in response.headers { headersOut[name.lowercased()] = value }
@@ -203,7 +220,7 @@ final class S3Client: @unchecked Sendable {
             throw error
         } catch {
             if let local = fileFailure.error { throw local }
-            throw S3TransportError(message: "reading the response failed: \(error)")
+            throw S3TransportError(message: "reading the response failed after \(data.count) bytes: \(NetworkFailure(error, host: endpointHost))")
         }
         if let local = fileFailure.error { throw local }
         return S3Response(status: Int(response.status.code), headers: headersOut, body: data)
@@ -219,6 +236,7 @@ final class S3Client: @unchecked Sendable {
         restart: () throws -> Void, consume: (ByteBuffer) throws -> Void
     ) async throws -> S3Response {
         var attempt = 0
+        let started = Date()
         while true {
             do {
                 let (request, _) = try makeRequest("GET", key: key, query: [], headers: headers, body: .empty, payloadSHA256: nil)
@@ -227,7 +245,7 @@ final class S3Client: @unchecked Sendable {
                 do {
                     response = try await http.execute(request, timeout: Self.timeout(forBodyLength: expectedLength))
                 } catch {
-                    throw S3TransportError(message: String(describing: error))
+                    throw S3TransportError(error, host: endpointHost)
                 }
                 var headersOut: [String: String] = [:]
                 for (name, value) in response.headers { headersOut[name.lowercased()] = value }
@@ -238,7 +256,7 @@ final class S3Client: @unchecked Sendable {
                             data.append(contentsOf: buffer.readableBytesView)
                         }
                     } catch {
-                        throw S3TransportError(message: "reading the response failed: \(error)")
+                        throw S3TransportError(message: "reading the response failed: \(NetworkFailure(error, host: endpointHost))")
                     }
                     let answer = S3Response(status: Int(response.status.code), headers: headersOut, body: data)
                     if Self.isRetryable(answer), attempt < retries {
@@ -255,18 +273,17 @@ final class S3Client: @unchecked Sendable {
                     do {
                         buffer = try await iterator.next()
                     } catch {
-                        throw S3TransportError(message: "reading the response failed: \(error)")
+                        throw S3TransportError(message: "reading the response failed: \(NetworkFailure(error, host: endpointHost))")
                     }
                     guard let buffer else { break }
                     try consume(buffer)
                 }
                 return S3Response(status: 200, headers: headersOut, body: Data())
-            } catch let error as S3TransportError where attempt < retries {
-                _ = error
+            } catch let error as S3TransportError where attempt < retries && (error.failure?.isTransient ?? true) {
                 attempt += 1
                 try await backoff(attempt)
             } catch let error as S3TransportError {
-                throw S3Error(operation: operation, key: key, status: 0, code: "ConnectionError", message: error.message)
+                throw connectionError(error, operation: operation, key: key, attempts: attempt + 1, since: started)
             }
         }
     }
@@ -283,6 +300,147 @@ final class S3Client: @unchecked Sendable {
 /// A connection-level failure (reset, refused, timed out) worth retrying.
 struct S3TransportError: Error {
     let message: String
+    /// What happened, when the failure came from the HTTP client.
+    var failure: NetworkFailure? = nil
+
+    init(message: String, failure: NetworkFailure? = nil) {
+        self.message = message
+        self.failure = failure
+    }
+
+    /// A failed request, said in words (connection refused, DNS failure, TLS, …).
+    init(_ error: Error, host: String) {
+        let failure = NetworkFailure(error, host: host)
+        self.init(message: failure.description, failure: failure)
+    }
+}
+
+/// What went wrong below HTTP, in the words a user needs: the cause (connection
+/// refused, DNS failure, TLS handshake failed, a stall), not the HTTP client's
+/// internal error text. Shared by the S3 client and verify's fetcher.
+public struct NetworkFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Kind: String, Sendable {
+        /// Nothing listens on the port (ECONNREFUSED).
+        case refused
+        /// The host name does not resolve.
+        case dns
+        /// No connection within the connect timeout (a dropped SYN, a firewall).
+        case connectTimeout
+        /// No route to the host or network (EHOSTUNREACH, ENETUNREACH).
+        case unreachable
+        /// The TLS handshake failed (an untrusted certificate, a wrong host name, …).
+        case tls
+        /// The connection was reset or closed before a complete answer.
+        case closed
+        /// Silent for longer than the idle (read) timeout.
+        case stalled
+        /// Anything else.
+        case other
+    }
+
+    public let kind: Kind
+    public let description: String
+
+    public init(kind: Kind, description: String) {
+        self.kind = kind
+        self.description = description
+    }
+
+    /// True when the host was never reached, so nothing can be said about what it
+    /// serves: a network failure (exit status 3), not a failed check.
+    public var hostNotReached: Bool { [.refused, .dns, .connectTimeout, .unreachable].contains(kind) }
+
+    /// Worth another attempt: anything but a TLS failure (a certificate does not start
+    /// being trusted by itself).
+    public var isTransient: Bool { kind != .tls }
+
+    /// Classifies an error thrown by async-http-client or SwiftNIO for a request to
+    /// `host` (`host:port`, named in the description).
+    public init(_ error: Error, host: String) {
+        self = Self.classify(error, host: host)
+    }
+
+    private static func classify(_ error: Error, host: String) -> NetworkFailure {
+        if let failure = error as? NetworkFailure { return failure }
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .connectTimeout:
+                return .init(kind: .connectTimeout, description: "cannot connect to \(host): no answer within the connect timeout")
+            case .tlsHandshakeTimeout:
+                return .init(kind: .tls, description: "TLS handshake with \(host) failed: no answer within the timeout")
+            case .readTimeout:
+                return .init(kind: .stalled, description: "\(host) stalled: nothing received within the idle timeout")
+            case .remoteConnectionClosed:
+                return .init(kind: .closed, description: "\(host) closed the connection before a complete answer")
+            default:
+                break
+            }
+        }
+        if case ChannelError.connectTimeout(let amount) = error {
+            let seconds = Double(amount.nanoseconds) / 1e9
+            return .init(kind: .connectTimeout, description: "cannot connect to \(host): no answer within \(formatSeconds(seconds)) s")
+        }
+        if let error = error as? IOError { return classify(errno: error.errnoCode, host: host) }
+        if case SocketAddressError.unknown(let name, _) = error {
+            return .init(kind: .dns, description: "DNS failure: cannot resolve \(name)")
+        }
+        // NIOPosix's NIOConnectionError (not a dependency of this module): its DNS errors
+        // and the error of each address it tried, read by reflection.
+        let mirror = Mirror(reflecting: error)
+        if String(describing: type(of: error)) == "NIOConnectionError" {
+            var dnsError: Error?
+            var attempts: [Error] = []
+            for child in mirror.children {
+                switch child.label {
+                case "dnsAError", "dnsAAAAError":
+                    if let value = child.value as? Error { dnsError = dnsError ?? value }
+                    else if let value = Mirror(reflecting: child.value).children.first?.value as? Error { dnsError = dnsError ?? value }
+                case "connectionErrors":
+                    for failure in Mirror(reflecting: child.value).children {
+                        if let inner = Mirror(reflecting: failure.value).children.first(where: { $0.label == "error" })?.value as? Error {
+                            attempts.append(inner)
+                        }
+                    }
+                default: break
+                }
+            }
+            if let first = attempts.first {
+                let classified = attempts.map { classify($0, host: host) }
+                return classified.first { $0.kind == .refused } ?? classified.first { $0.kind != .other } ?? classify(first, host: host)
+            }
+            if dnsError != nil {
+                return .init(kind: .dns, description: "DNS failure: cannot resolve \(host.split(separator: ":").first.map(String.init) ?? host)")
+            }
+        }
+        // TLS errors come from NIOSSL (not a dependency of this module either): known by name.
+        let typeName = String(reflecting: type(of: error))
+        let text = String(describing: error)
+        if typeName.contains("NIOSSL") || typeName.contains("BoringSSL") || text.contains("handshakeFailed") {
+            if text.contains("CERTIFICATE_VERIFY_FAILED") || text.contains("certificate verify failed") {
+                return .init(kind: .tls, description: "TLS handshake with \(host) failed: certificate untrusted")
+            }
+            if text.contains("failedToValidateHostname") || text.contains("unableToValidateCertificate") {
+                return .init(kind: .tls, description: "TLS handshake with \(host) failed: the certificate does not match the host name")
+            }
+            return .init(kind: .tls, description: "TLS handshake with \(host) failed: \(text)")
+        }
+        return .init(kind: .other, description: "\(host): \(text)")
+    }
+
+    private static func classify(errno code: Int32, host: String) -> NetworkFailure {
+        switch code {
+        case ECONNREFUSED: return .init(kind: .refused, description: "connection refused by \(host)")
+        case ECONNRESET, EPIPE: return .init(kind: .closed, description: "\(host) reset the connection")
+        case EHOSTUNREACH, ENETUNREACH: return .init(kind: .unreachable, description: "cannot reach \(host): no route (\(String(cString: strerror(code))))")
+        case ETIMEDOUT: return .init(kind: .connectTimeout, description: "cannot connect to \(host): timed out")
+        default: return .init(kind: .other, description: "\(host): \(String(cString: strerror(code)))")
+        }
+    }
+}
+
+/// `1.25` → `"1.2"`: elapsed times in messages, to a tenth of a second.
+func formatSeconds(_ seconds: Double) -> String {
+    String(format: "%.1f", max(0, seconds))
 }
 
 /// A response body larger than the request allowed; never retried (the object

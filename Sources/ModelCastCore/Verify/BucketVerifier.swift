@@ -14,6 +14,8 @@ public struct BucketVerifier: Sendable {
     public var publicKeys: [MinisignPublicKey] = []
     /// Fail an unsigned manifest even without keys to check it against.
     public var requireSignature = false
+    /// Accept a legacy (`Ed`, not prehashed) minisign signature.
+    public var allowLegacySignature = false
     public var now = Date()
     public var expiryWarning: TimeInterval = 7 * 24 * 3600
 
@@ -53,7 +55,8 @@ public struct BucketVerifier: Sendable {
             } else {
                 log.add(.fail, "manifest.content-type", source, "'\(info.contentType ?? "")', expected application/json")
             }
-            let signatures = SignatureCheck(publicKeys: publicKeys, requireSignature: requireSignature, expiryWarning: expiryWarning, now: now)
+            var signatures = SignatureCheck(publicKeys: publicKeys, requireSignature: requireSignature, expiryWarning: expiryWarning, now: now)
+            signatures.allowLegacy = allowLegacySignature
             var comment: TrustedComment?
             if signatures.isEnabled {
                 comment = signatures.run(manifest: data, detached: state.signatureData.map { .found($0) } ?? .absent, manifestName: (manifestKey as NSString).lastPathComponent, source: source, log: log)
@@ -70,11 +73,16 @@ public struct BucketVerifier: Sendable {
             }
             let record = state.liveRecord ?? latest
             sequence = record.sequence
+            let freshness = LiveFreshness(state)
             if let live = state.liveRecord {
-                log.add(.pass, "manifest.history", source, "the live manifest is history record \(live.sequence)\(live.sequence == latest.sequence ? "" : " (record \(latest.sequence) never went live)")")
+                // A newer record may be a publish that died before its manifest write, or one
+                // that went live and was then replaced by this older manifest (checked below).
+                let newer = latest.sequence == live.sequence ? "" : freshness.isStale ? " (newer records exist)" : " (record \(latest.sequence) never went live)"
+                log.add(.pass, "manifest.history", source, "the live manifest is history record \(live.sequence)\(newer)")
             } else {
                 log.add(.warn, "manifest.history", source, "the live manifest is not the rendering of any history record (edited by hand?); checking the objects of the latest, \(latest.sequence)")
             }
+            freshness.check(source: source, log: log)
             var files: [(String, ReleaseFile)] = []
             for (name, model) in record.models.sorted(by: { $0.key < $1.key }) { files += model.files.map { ("\(name) \(model.version)", $0) } }
             if let prototypes = record.prototypes { files += prototypes.files.map { ("prototypes \(prototypes.version)", $0) } }
@@ -102,7 +110,8 @@ public struct BucketVerifier: Sendable {
                 log.add(typeOK ? .pass : .fail, "object.content-type", subject, "\(label): '\(contentType)'\(typeOK ? "" : ", expected '\(file.contentType)'")")
             }
         } catch {
-            log.add(.fail, "storage", source, String(describing: error))
+            // A store that cannot be reached (or refuses the credentials) is a network failure, not a failed check.
+            log.add(.fail, "storage", source, String(describing: error), hostNotReached: ExitStatus(for: error) == .io)
         }
         return VerifyReport(source: source, profile: profile, sequence: sequence, checks: log.checks, strict: strict)
     }

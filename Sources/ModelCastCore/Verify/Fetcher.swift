@@ -15,30 +15,119 @@ public struct FetchResponse: Sendable {
     public var bytesRead: Int64
     /// True when the body had more than the limit (reading stopped there).
     public var exceededLimit: Bool
+
+    public init(status: Int, headers: [String: String], redirects: [String] = [], bytesRead: Int64, exceededLimit: Bool) {
+        self.status = status
+        self.headers = headers
+        self.redirects = redirects
+        self.bytesRead = bytesRead
+        self.exceededLimit = exceededLimit
+    }
+
+    /// True for a 3xx answer with a Location: a redirect for the caller to check and follow.
+    public var isRedirect: Bool { (300..<400).contains(status) && headers["location"] != nil }
 }
 
 /// Fetches objects the way a device would (plain GETs, no credentials), streaming
 /// the body to a consumer and never reading more than a limit.
 public protocol ObjectFetcher: Sendable {
-    /// GETs `url` (with a byte range, if given), follows up to five redirects, and
-    /// hands at most `limit` body bytes to `consume`; one more byte sets `exceededLimit`.
+    /// GETs `url` (with a byte range, if given) and hands at most `limit` body bytes to
+    /// `consume`; one more byte sets `exceededLimit`. A redirect is not followed: a 3xx
+    /// answer is returned with its Location header and nothing consumed, so the caller
+    /// can check every hop before it is requested.
     func fetch(
         _ url: String, range: ClosedRange<Int64>?, limit: Int64, deadline: Date,
         consume: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Void
     ) async throws -> FetchResponse
 }
 
-/// Errors while fetching.
-public enum FetchError: Error, Sendable, LocalizedError, CustomStringConvertible {
-    case timedOut(url: String, seconds: Int)
-    case transport(url: String, message: String)
-    case tooManyRedirects(url: String)
+/// How far one request got before it ended: what a timeout or a failure reports.
+public struct FetchProgress: Sendable, Equatable {
+    /// True once the response head arrived.
+    public var answered: Bool
+    /// Body bytes received.
+    public var received: Int64
+    /// Seconds since anything last arrived (or since the request was sent).
+    public var idle: Double
 
-    public var description: String {
+    public init(answered: Bool, received: Int64, idle: Double) {
+        self.answered = answered
+        self.received = received
+        self.idle = idle
+    }
+
+    /// "stalled after 512 bytes of the body (nothing for 15.0 s)", "512 bytes of the body
+    /// received, the last 0.2 s ago", "no answer to the request (nothing for 3.0 s)".
+    var summary: String {
+        if !answered { return "no answer to the request (nothing for \(formatSeconds(idle)) s)" }
+        if idle >= 1 { return "stalled after \(received) bytes of the body (nothing for \(formatSeconds(idle)) s)" }
+        return "\(received) bytes of the body received, the last \(formatSeconds(idle)) s ago (too slow)"
+    }
+}
+
+/// Errors while fetching. Each says what happened (the cause, not the HTTP client's
+/// internal error) and, once retries are over, how many attempts took how long.
+public enum FetchError: Error, Sendable, LocalizedError, CustomStringConvertible {
+    /// The request's deadline passed; `progress` says how far it got.
+    case timedOut(url: String, seconds: Double, progress: FetchProgress)
+    /// A connection-level failure (refused, DNS, TLS, reset, stalled past the idle timeout).
+    case transport(url: String, failure: NetworkFailure, progress: FetchProgress?)
+    /// More redirects than `limit`; `chain` lists those followed and the one refused.
+    case tooManyRedirects(url: String, limit: Int, chain: [String])
+    /// A redirect to a URL that fails the rules every manifest URL must pass; never requested.
+    case redirectRefused(url: String, status: Int, from: String, to: String, reason: String)
+    /// An answer that is not what was asked for (a 206 for other bytes, …); not retried.
+    case unexpectedAnswer(url: String, message: String)
+    /// The last error after `attempts` attempts, over `seconds` in all; `earlier` is the
+    /// error of the attempt before, when there was one.
+    indirect case gaveUp(FetchError, attempts: Int, seconds: Double, earlier: FetchError?)
+
+    /// The URL the error is about (the one first requested).
+    public var url: String {
         switch self {
-        case .timedOut(let url, let seconds): return "\(url): no complete response within \(seconds) s"
-        case .transport(let url, let message): return "\(url): \(message)"
-        case .tooManyRedirects(let url): return "\(url): more than 5 redirects"
+        case .timedOut(let url, _, _), .transport(let url, _, _), .tooManyRedirects(let url, _, _),
+             .redirectRefused(let url, _, _, _, _), .unexpectedAnswer(let url, _):
+            return url
+        case .gaveUp(let last, _, _, _):
+            return last.url
+        }
+    }
+
+    public var description: String { "\(url): \(cause)" }
+
+    /// What happened, without the URL.
+    public var cause: String {
+        switch self {
+        case .timedOut(_, let seconds, let progress):
+            return "no complete response within \(formatSeconds(seconds)) s: \(progress.summary)"
+        case .transport(_, let failure, let progress):
+            if failure.kind == .stalled, let progress {
+                return "\(progress.answered ? "stalled after \(progress.received) bytes of the body" : "stalled before any answer"): nothing received for \(formatSeconds(progress.idle)) s"
+            }
+            if let progress, progress.answered {
+                return "\(failure) after \(progress.received) bytes of the body"
+            }
+            return failure.description
+        case .tooManyRedirects(_, let limit, let chain):
+            return "more than \(limit) redirects; the next was not requested: \(chain.joined(separator: "; "))"
+        case .redirectRefused(let url, let status, let from, let to, let reason):
+            let via = from == url ? "" : " (after redirects, at \(from))"
+            return "HTTP \(status) redirects\(via) to \(to), which was not requested: \(reason)"
+        case .unexpectedAnswer(_, let message):
+            return message
+        case .gaveUp(let last, let attempts, let seconds, let earlier):
+            let tries = attempts == 1 ? "" : ", \(attempts) attempts"
+            // What an attempt that ran out of time without an answer cannot say: why the one before failed.
+            let before = earlier.map { " (the attempt before: \($0.cause))" } ?? ""
+            switch last {
+            case .timedOut(_, _, let progress):
+                // The time the whole fetch took, not what was left of the deadline for the last attempt.
+                return "no complete response within \(formatSeconds(seconds)) s\(tries): \(progress.summary)\(before)"
+            case .transport:
+                return "\(last.cause) (\(attempts == 1 ? "after" : "\(attempts) attempts in") \(formatSeconds(seconds)) s)"
+            default:
+                return last.cause
+            }
         }
     }
 
@@ -46,19 +135,41 @@ public enum FetchError: Error, Sendable, LocalizedError, CustomStringConvertible
 
     /// Worth retrying: a failed connection (refused, reset, dropped mid-body, silent past
     /// the idle timeout) may be transient. A request past its deadline is not: its time
-    /// is spent. Nor is a redirect loop.
+    /// is spent. Nor is a refused redirect, or a TLS failure.
     var isTransient: Bool {
-        if case .transport = self { return true }
+        if case .transport(_, let failure, _) = self { return failure.isTransient }
         return false
+    }
+
+    /// True when the host was never reached (connection refused, DNS failure, no route,
+    /// connect timeout): nothing was checked, so it is a network failure, not a failed check.
+    public var hostNotReached: Bool {
+        switch self {
+        case .transport(_, let failure, _): return failure.hostNotReached
+        case .gaveUp(let last, _, _, _): return last.hostNotReached
+        default: return false
+        }
+    }
+
+    /// True for a redirect verify refused to follow.
+    var isRedirectRefusal: Bool {
+        switch self {
+        case .tooManyRedirects, .redirectRefused: return true
+        case .gaveUp(let last, _, _, _): return last.isRedirectRefusal
+        default: return false
+        }
     }
 }
 
-/// HTTP through async-http-client: no automatic redirects (each one is checked),
-/// no decompression (a Content-Encoding is seen as the device would get it), and
-/// an idle-read timeout so a stalled server fails instead of hanging.
+/// HTTP through async-http-client: no automatic redirects (the verifier checks each
+/// one before it is requested), no decompression (a Content-Encoding is seen as the
+/// device would get it), and an idle-read timeout so a stalled server fails instead
+/// of hanging. A failed connection fails at once with its cause (the pool does not
+/// retry it until the connect timeout); the verifier retries with backoff.
 public final class HTTPFetcher: ObjectFetcher, @unchecked Sendable {
     private let client: HTTPClient
-    static let maxRedirects = 5
+    /// The most redirects followed for one request.
+    public static let maxRedirects = 5
 
     /// `idleTimeout`: the longest silence tolerated while reading.
     public init(connectTimeout: TimeInterval = 10, idleTimeout: TimeInterval = 15) {
@@ -67,6 +178,7 @@ public final class HTTPFetcher: ObjectFetcher, @unchecked Sendable {
             timeout: .init(connect: .milliseconds(Int64(connectTimeout * 1000)), read: .milliseconds(Int64(idleTimeout * 1000))),
             decompression: .disabled)
         configuration.httpVersion = .automatic
+        configuration.connectionPool.retryConnectionEstablishment = false
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
@@ -79,71 +191,102 @@ public final class HTTPFetcher: ObjectFetcher, @unchecked Sendable {
         _ url: String, range: ClosedRange<Int64>?, limit: Int64, deadline: Date,
         consume: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Void
     ) async throws -> FetchResponse {
-        let seconds = max(1, Int(deadline.timeIntervalSinceNow.rounded(.up)))
-        return try await withDeadline(deadline, onTimeout: FetchError.timedOut(url: url, seconds: seconds)) {
-            try await self.fetchFollowingRedirects(url, range: range, limit: limit, deadline: deadline, consume: consume)
+        let tracker = ProgressTracker()
+        let started = Date()
+        return try await withDeadline(deadline, onTimeout: { FetchError.timedOut(url: url, seconds: Date().timeIntervalSince(started), progress: tracker.snapshot) }) {
+            try await self.fetchOnce(url, range: range, limit: limit, deadline: deadline, started: started, tracker: tracker, consume: consume)
         }
     }
 
-    private func fetchFollowingRedirects(
-        _ url: String, range: ClosedRange<Int64>?, limit: Int64, deadline: Date,
+    private func fetchOnce(
+        _ url: String, range: ClosedRange<Int64>?, limit: Int64, deadline: Date, started: Date, tracker: ProgressTracker,
         consume: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Void
     ) async throws -> FetchResponse {
-        var current = url
-        var redirects: [String] = []
-        for _ in 0...Self.maxRedirects {
-            var request = HTTPClientRequest(url: current)
-            request.method = .GET
-            // A server that compresses for devices does it for verify too; only what verify
-            // can decode is asked for (URLSession also offers br).
-            request.headers.add(name: "Accept-Encoding", value: ContentDecoding.acceptEncoding)
-            request.headers.add(name: "User-Agent", value: "modelcast-verify/\(ModelCastVersion.current)")
-            if let range { request.headers.add(name: "Range", value: "bytes=\(range.lowerBound)-\(range.upperBound)") }
-            let response: HTTPClientResponse
-            do {
-                response = try await client.execute(request, deadline: .now() + .milliseconds(Int64(max(1, deadline.timeIntervalSinceNow) * 1000)))
-            } catch let error as FetchError {
-                throw error
-            } catch {
-                throw FetchError.transport(url: current, message: String(describing: error))
-            }
-            var headers: [String: String] = [:]
-            for (name, value) in response.headers {
-                let key = name.lowercased()
-                headers[key] = headers[key].map { $0 + ", " + value } ?? value
-            }
-            let status = Int(response.status.code)
-            if (300..<400).contains(status), let location = headers["location"] {
-                let next = URL(string: location, relativeTo: URL(string: current))?.absoluteURL.absoluteString ?? location
-                redirects.append("\(status) \(current) -> \(next)")
-                current = next
-                continue
-            }
-            var read: Int64 = 0
-            var exceeded = false
-            do {
-                for try await buffer in response.body {
-                    let available = Int64(buffer.readableBytes)
-                    let take = min(available, limit - read)
-                    if take > 0 {
-                        try buffer.withUnsafeReadableBytes { try consume(UnsafeRawBufferPointer(rebasing: $0[0..<Int(take)])) }
-                        read += take
-                    }
-                    if available > take {
-                        exceeded = true
-                        break  // never download beyond what the manifest promised
-                    }
-                }
-            } catch let error as FetchError {
-                throw error
-            } catch is CancellationError {
-                throw CancellationError()
-            } catch {
-                throw FetchError.transport(url: current, message: "reading the body failed after \(read) bytes: \(error)")
-            }
-            return FetchResponse(status: status, headers: headers, redirects: redirects, bytesRead: read, exceededLimit: exceeded)
+        var request = HTTPClientRequest(url: url)
+        request.method = .GET
+        // A server that compresses for devices does it for verify too; only what verify
+        // can decode is asked for (URLSession also offers br).
+        request.headers.add(name: "Accept-Encoding", value: ContentDecoding.acceptEncoding)
+        request.headers.add(name: "User-Agent", value: "modelcast-verify/\(ModelCastVersion.current)")
+        if let range { request.headers.add(name: "Range", value: "bytes=\(range.lowerBound)-\(range.upperBound)") }
+        let host = urlAuthority(url)
+        let response: HTTPClientResponse
+        do {
+            response = try await client.execute(request, deadline: .now() + .milliseconds(Int64(max(0.001, deadline.timeIntervalSinceNow) * 1000)))
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch let error as HTTPClientError where error == .deadlineExceeded {
+            throw FetchError.timedOut(url: url, seconds: Date().timeIntervalSince(started), progress: tracker.snapshot)
+        } catch {
+            throw FetchError.transport(url: url, failure: NetworkFailure(error, host: host), progress: tracker.snapshot)
         }
-        throw FetchError.tooManyRedirects(url: url)
+        tracker.answered()
+        var headers: [String: String] = [:]
+        for (name, value) in response.headers {
+            let key = name.lowercased()
+            headers[key] = headers[key].map { $0 + ", " + value } ?? value
+        }
+        let status = Int(response.status.code)
+        var read: Int64 = 0
+        var exceeded = false
+        // A redirect's body is not the object: read (a little of it) and drop it.
+        let isRedirect = (300..<400).contains(status) && headers["location"] != nil
+        let bodyLimit = isRedirect ? Int64(64 << 10) : limit
+        do {
+            for try await buffer in response.body {
+                let available = Int64(buffer.readableBytes)
+                tracker.received(available)
+                let take = min(available, bodyLimit - read)
+                if take > 0 {
+                    if !isRedirect {
+                        try buffer.withUnsafeReadableBytes { try consume(UnsafeRawBufferPointer(rebasing: $0[0..<Int(take)])) }
+                    }
+                    read += take
+                }
+                if available > take {
+                    exceeded = true
+                    break  // never download beyond what the manifest promised
+                }
+            }
+        } catch let error as FetchError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch let error as HTTPClientError where error == .deadlineExceeded {
+            throw FetchError.timedOut(url: url, seconds: Date().timeIntervalSince(started), progress: tracker.snapshot)
+        } catch {
+            throw FetchError.transport(url: url, failure: NetworkFailure(error, host: host), progress: tracker.snapshot)
+        }
+        if isRedirect { return FetchResponse(status: status, headers: headers, bytesRead: 0, exceededLimit: false) }
+        return FetchResponse(status: status, headers: headers, bytesRead: read, exceededLimit: exceeded)
+    }
+}
+
+/// What one request has received so far, for timeout and stall messages.
+final class ProgressTracker: @unchecked Sendable {
+    private let lock = NSLock()
+    private var hasAnswer = false
+    private var bytes: Int64 = 0
+    private var lastActivity = Date()
+
+    func answered() {
+        lock.lock()
+        hasAnswer = true
+        lastActivity = Date()
+        lock.unlock()
+    }
+
+    func received(_ count: Int64) {
+        lock.lock()
+        bytes += count
+        lastActivity = Date()
+        lock.unlock()
+    }
+
+    var snapshot: FetchProgress {
+        lock.lock()
+        defer { lock.unlock() }
+        return FetchProgress(answered: hasAnswer, received: bytes, idle: Date().timeIntervalSince(lastActivity))
     }
 }
 
@@ -253,8 +396,8 @@ public struct DirectoryFetcher: ObjectFetcher {
     }
 }
 
-/// Runs `operation`, throwing `onTimeout` (and cancelling it) if `deadline` passes first.
-func withDeadline<T: Sendable>(_ deadline: Date, onTimeout: Error, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+/// Runs `operation`, throwing `onTimeout()` (and cancelling it) if `deadline` passes first.
+func withDeadline<T: Sendable>(_ deadline: Date, onTimeout: @escaping @Sendable () -> Error, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
     try await withThrowingTaskGroup(of: T?.self) { group in
         group.addTask { try await operation() }
         group.addTask {
@@ -263,8 +406,8 @@ func withDeadline<T: Sendable>(_ deadline: Date, onTimeout: Error, _ operation: 
             return nil
         }
         defer { group.cancelAll() }
-        guard let first = try await group.next() else { throw onTimeout }
-        guard let value = first else { throw onTimeout }
+        guard let first = try await group.next() else { throw onTimeout() }
+        guard let value = first else { throw onTimeout() }
         return value
     }
 }

@@ -18,6 +18,8 @@ struct SignatureCheck {
     let requireSignature: Bool
     let expiryWarning: TimeInterval
     let now: Date
+    /// Accept a legacy `Ed` (not prehashed) signature; modelcast writes only `ED`.
+    var allowLegacy = false
 
     /// True when there is anything to check (keys given, or a signature required).
     var isEnabled: Bool { !publicKeys.isEmpty || requireSignature }
@@ -51,8 +53,13 @@ struct SignatureCheck {
                     log.add(.warn, signature.label, source, "signed by key \(parsed.keyID.hex), not checked: pass --public-key to check it")
                     continue
                 }
-                let verified = try parsed.verify(message: [UInt8](signature.message), publicKeys: publicKeys, source: signature.label)
-                log.add(.pass, signature.label, source, "good signature by key \(verified.keyID.hex); trusted comment: \(verified.trustedComment)")
+                guard parsed.algorithm == .prehashed || allowLegacy else {
+                    log.add(.fail, signature.label, source, "a legacy minisign signature ('Ed', the message signed without prehashing, by key \(parsed.keyID.hex)); modelcast writes only prehashed 'ED' signatures: re-sign it (modelcast resign), or pass --allow-legacy-signature to accept it")
+                    continue
+                }
+                let verified = try parsed.verify(message: [UInt8](signature.message), publicKeys: publicKeys, source: signature.label, allowLegacy: allowLegacy)
+                let legacy = verified.algorithm == .legacy ? " (legacy 'Ed' signature, accepted by --allow-legacy-signature)" : ""
+                log.add(.pass, signature.label, source, "good signature by key \(verified.keyID.hex)\(legacy); trusted comment: \(verified.trustedComment)")
                 if let parsedComment = TrustedComment(parsing: verified.trustedComment) {
                     if parsedComment.file != manifestName {
                         log.add(.fail, signature.label, source, "the signature is for file \(parsedComment.file), not \(manifestName) (a signature moved from another manifest)")

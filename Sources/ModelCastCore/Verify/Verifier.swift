@@ -36,6 +36,18 @@ public struct VerifyOptions: Sendable {
     public var publicKeys: [MinisignPublicKey] = []
     /// Fail an unsigned manifest even without keys to check it against.
     public var requireSignature = false
+    /// Accept a legacy (`Ed`, not prehashed) minisign signature; modelcast writes only `ED`.
+    public var allowLegacySignature = false
+    /// The target a published directory is (`verify DIR`): its history says which
+    /// sequence went live last, and the live manifest must not be older.
+    public var historyStorage: (any Storage)?
+    /// The manifest's key in `historyStorage`.
+    public var historyManifestKey = "manifest.json"
+    /// The target a CDN serves from (`verify URL --origin TARGET`): the manifest the URL
+    /// serves must be the bytes of the origin's live manifest (`originManifestKey`).
+    public var origin: (any Storage)?
+    /// The origin's manifest key; nil: the file name of the manifest URL.
+    public var originManifestKey: String?
     /// The current time (tests pin it).
     public var now = Date()
     /// Reports download progress; nil reports nothing.
@@ -54,6 +66,19 @@ public struct VerifyCheck: Codable, Sendable, Equatable {
     public let subject: String
     /// Expected and actual values, or what was seen.
     public let detail: String
+    /// True for a failure to reach a host at all (refused, DNS, no route, connect
+    /// timeout): nothing could be checked. Not part of the JSON report.
+    public var hostNotReached = false
+
+    enum CodingKeys: String, CodingKey { case status, check, subject, detail }
+
+    public init(status: Status, check: String, subject: String, detail: String, hostNotReached: Bool = false) {
+        self.status = status
+        self.check = check
+        self.subject = subject
+        self.detail = detail
+        self.hostNotReached = hostNotReached
+    }
 }
 
 /// Everything `verify` found.
@@ -68,6 +93,14 @@ public struct VerifyReport: Codable, Sendable {
     public var warnings: Int { checks.filter { $0.status == .warn }.count }
     /// True when nothing failed (and, with `strict`, nothing warned).
     public var passed: Bool { failures == 0 && (!strict || warnings == 0) }
+    /// True when every failure is a host that could not be reached: a network failure
+    /// (exit status 3, running again may help), not a failed check (exit status 1).
+    public var failedOnlyToReachHosts: Bool {
+        let failed = checks.filter { $0.status == .fail }
+        return !failed.isEmpty && failed.allSatisfy(\.hostNotReached)
+    }
+    /// The exit status this report calls for: 0 passed, 3 only unreachable hosts, else 1.
+    public var exitStatus: ExitStatus { passed ? .success : failedOnlyToReachHosts ? .io : .refused }
 
     enum CodingKeys: String, CodingKey { case source, profile, sequence, checks, strict, passed, failures, warnings }
 
@@ -134,11 +167,13 @@ public struct Verifier: Sendable {
         var facts: ManifestFacts?
         do {
             facts = try await checkManifest(manifestURL, local: localManifest, localSignature: localSignature, deadline: deadline, log: log)
+        } catch let error as FetchError {
+            log.add(.fail, error.isRedirectRefusal ? "manifest.redirect" : "manifest.fetch", manifestURL, error.description, hostNotReached: error.hostNotReached)
         } catch {
             log.add(.fail, "manifest.fetch", manifestURL, String(describing: error))
         }
         if let facts {
-            await checkObjects(facts, manifestURL: manifestURL, deadline: deadline, log: log)
+            await checkObjects(facts, rules: objectRules(manifestURL: manifestURL), deadline: deadline, log: log)
             if let statePath = options.statePath, let sequence = facts.sequence, log.failures == 0 {
                 do { try SequenceState.record(sequence, for: manifestURL, in: statePath, at: options.now) } catch {
                     log.add(.fail, "manifest.sequence", manifestURL, "cannot update state file \(statePath): \(error)")
@@ -158,7 +193,7 @@ public struct Verifier: Sendable {
             log.add(.pass, "manifest.headers", url, "not checked: read from a local file (verify its URL once it is served)")
         } else {
             let body = ByteCollector()
-            let response = try await fetchWithRetries(url, range: nil, limit: Int64(options.maxManifestBytes), deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), reset: { body.reset() }, consume: body.append)
+            let response = try await fetchWithRetries(url, range: nil, limit: Int64(options.maxManifestBytes), deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), rules: manifestRules(manifestURL: url), reset: { body.reset() }, consume: body.append)
             checkRedirects(response, url: url, check: "manifest.redirect", log: log)
             guard response.status == 200 else {
                 log.add(.fail, "manifest.status", url, "HTTP \(response.status), expected 200")
@@ -202,7 +237,8 @@ public struct Verifier: Sendable {
         }
 
         // The signature first: nothing else a tampered manifest says is worth checking.
-        let signatures = SignatureCheck(publicKeys: options.publicKeys, requireSignature: options.requireSignature, expiryWarning: options.expiryWarning, now: options.now)
+        var signatures = SignatureCheck(publicKeys: options.publicKeys, requireSignature: options.requireSignature, expiryWarning: options.expiryWarning, now: options.now)
+        signatures.allowLegacy = options.allowLegacySignature
         var comment: TrustedComment?
         if signatures.isEnabled {
             // Counted before the detached signature is fetched: a failed fetch (5xx, oversize)
@@ -212,7 +248,7 @@ public struct Verifier: Sendable {
             if local != nil {
                 detached = localSignature.map { .found($0) } ?? .absent
             } else {
-                detached = await fetchSignature(SignedManifest.signatureKey(for: url), deadline: deadline, log: log)
+                detached = await fetchSignature(SignedManifest.signatureKey(for: url), deadline: deadline, rules: manifestRules(manifestURL: url), log: log)
             }
             comment = signatures.run(manifest: data, detached: detached, manifestName: (URLParts.path(of: url) as NSString).lastPathComponent, source: url, log: log)
             guard log.failures == failuresBefore else {
@@ -232,38 +268,40 @@ public struct Verifier: Sendable {
         if let comment { signatures.crossCheck(comment, facts: facts, source: url, log: log) }
         // A signed manifest of any profile has a sequence: the one in its trusted comment.
         let sequence = facts.sequence ?? comment?.sequence
+        if let storage = options.historyStorage {
+            // A published directory: its live manifest must not be older than what went live.
+            do {
+                LiveFreshness(try await TargetState.load(from: storage, manifestKey: options.historyManifestKey)).check(source: url, log: log)
+            } catch {
+                log.add(.fail, "manifest.freshness", url, "cannot read the history of \(storage.location): \(error)", hostNotReached: ExitStatus(for: error) == .io)
+            }
+        }
+        if local == nil, let storage = options.origin {
+            let key = options.originManifestKey ?? (String(URLParts.path(of: url).split(separator: "/").last ?? "manifest.json").removingPercentEncoding ?? "manifest.json")
+            do {
+                try await OriginManifest.load(from: storage, manifestKey: key).compare(served: data, servedSequence: sequence, source: url, log: log)
+            } catch {
+                log.add(.fail, "manifest.origin", url, "cannot read the origin \(storage.location): \(error)", hostNotReached: ExitStatus(for: error) == .io)
+            }
+        }
 
         // URLs: absolute, https, under the expected prefix. Objects whose URL fails
         // are not fetched: verify never downloads from where it was not told to.
-        let prefixes = options.expectedPrefixes.isEmpty ? [directory(of: url)] : options.expectedPrefixes.map { $0.hasSuffix("/") ? $0 : $0 + "/" }
+        let rules = objectRules(manifestURL: url)
         var accepted: [ExpectedObject] = []
         for object in facts.objects {
-            let lower = object.url.lowercased()
-            let hasHost = lower.range(of: "://").map { !lower[$0.upperBound...].hasPrefix("/") && lower[$0.upperBound...].count > 0 } ?? false
-            if !(lower.hasPrefix("https://") || lower.hasPrefix("http://")) || !hasHost {
-                log.add(.fail, "manifest.urls", object.url, "\(object.label): not an absolute http(s) URL; not fetched")
-            } else if lower.hasPrefix("http://") && !options.allowHTTP {
-                log.add(.fail, "manifest.urls", object.url, "\(object.label): plain http (iOS App Transport Security refuses it; --allow-http for local tests); not fetched")
-            } else if let prefix = prefixes.first(where: { object.url.hasPrefix($0) }) {
-                // `https://cdn/ml/../other/x` starts with the prefix but resolves outside it.
-                if let problem = Self.pathProblem(below: prefix, in: object.url) {
-                    log.add(.fail, "manifest.urls", object.url, "\(object.label): \(problem): it may resolve outside \(prefix); not fetched")
-                } else {
-                    accepted.append(object)
-                }
-            } else if options.allowExternalURLs {
-                if let problem = Self.pathProblem(below: nil, in: object.url) {
-                    log.add(.fail, "manifest.urls", object.url, "\(object.label): \(problem); not fetched")
-                } else {
-                    log.add(.warn, "manifest.urls", object.url, "\(object.label): outside \(prefixes.joined(separator: ", "))")
-                    accepted.append(object)
-                }
-            } else {
-                log.add(.fail, "manifest.urls", object.url, "\(object.label): outside the expected prefix \(prefixes.joined(separator: ", ")) (--allow-external-urls to accept); not fetched")
+            switch rules.verdict(object.url) {
+            case .accepted:
+                accepted.append(object)
+            case .external(let detail):
+                log.add(.warn, "manifest.urls", object.url, "\(object.label): \(detail)")
+                accepted.append(object)
+            case .refused(let reason):
+                log.add(.fail, "manifest.urls", object.url, "\(object.label): \(reason); not fetched")
             }
         }
         if accepted.count == facts.objects.count {
-            log.add(.pass, "manifest.urls", url, "\(facts.objects.count) URLs under \(prefixes.joined(separator: ", "))")
+            log.add(.pass, "manifest.urls", url, "\(facts.objects.count) URLs under \(rules.prefixes.joined(separator: ", "))")
         }
 
         if let expiresAt = facts.expiresAt {
@@ -289,13 +327,13 @@ public struct Verifier: Sendable {
 
     /// The detached signature beside the manifest: found, absent (404/403), or
     /// unavailable (any other answer or a failed fetch, logged here as a failure).
-    private func fetchSignature(_ url: String, deadline: Date, log: CheckLog) async -> DetachedSignature {
+    private func fetchSignature(_ url: String, deadline: Date, rules: URLRules, log: CheckLog) async -> DetachedSignature {
         let body = ByteCollector()
         let response: FetchResponse
         do {
-            response = try await fetchWithRetries(url, range: nil, limit: Int64(SignedManifest.maximumSignatureSize), deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), reset: { body.reset() }, consume: body.append)
+            response = try await fetchWithRetries(url, range: nil, limit: Int64(SignedManifest.maximumSignatureSize), deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), rules: rules, reset: { body.reset() }, consume: body.append)
         } catch {
-            log.add(.fail, "manifest.signature", url, "cannot fetch the signature: \(error)")
+            log.add(.fail, "manifest.signature", url, "cannot fetch the signature: \(error)", hostNotReached: (error as? FetchError)?.hostNotReached ?? false)
             return .unavailable
         }
         switch response.status {
@@ -314,7 +352,7 @@ public struct Verifier: Sendable {
 
     // MARK: - The objects
 
-    private func checkObjects(_ facts: ManifestFacts, manifestURL: String, deadline: Date, log: CheckLog) async {
+    private func checkObjects(_ facts: ManifestFacts, rules: URLRules, deadline: Date, log: CheckLog) async {
         // The same URL can be named twice (an unchanged model is also its own rollback target).
         var seen = Set<String>()
         let objects = facts.objects.filter { seen.insert($0.url).inserted }
@@ -332,7 +370,7 @@ public struct Verifier: Sendable {
                 next += 1
                 group.addTask {
                     let objectLog = CheckLog()
-                    await self.checkObject(object, profile: facts.profile, deadline: deadline, progress: progress, log: objectLog)
+                    await self.checkObject(object, profile: facts.profile, rules: rules, deadline: deadline, progress: progress, log: objectLog)
                     return (index, objectLog.checks)
                 }
             }
@@ -345,7 +383,7 @@ public struct Verifier: Sendable {
         for checks in results { log.append(checks) }
     }
 
-    private func checkObject(_ object: ExpectedObject, profile: ManifestProfile, deadline: Date, progress: ProgressReporter?, log: CheckLog) async {
+    private func checkObject(_ object: ExpectedObject, profile: ManifestProfile, rules: URLRules, deadline: Date, progress: ProgressReporter?, log: CheckLog) async {
         let url = object.url
         let label = object.label
         let promised = object.size ?? object.approximateSize.map { $0.bytes + $0.tolerance }
@@ -355,7 +393,10 @@ public struct Verifier: Sendable {
         let sink = HashingSink(progress: progress)
         let response: FetchResponse
         do {
-            response = try await fetchWithRetries(url, range: nil, limit: limit, deadline: objectDeadline, reset: { sink.reset() }, consume: sink.append)
+            response = try await fetchWithRetries(url, range: nil, limit: limit, deadline: objectDeadline, rules: rules, reset: { sink.reset() }, consume: sink.append)
+        } catch let error as FetchError {
+            log.add(.fail, error.isRedirectRefusal ? "artifact.redirect" : "artifact.fetch", url, "\(label): \(error)", hostNotReached: error.hostNotReached)
+            return
         } catch {
             log.add(.fail, "artifact.fetch", url, "\(label): \(error)")
             return
@@ -374,10 +415,10 @@ public struct Verifier: Sendable {
         checkSize(object, response: response, log: log)
         checkDigest(object, digest: digest, response: response, profile: profile, log: log)
         let expectedType = checkHeaders(object, response: response, log: log)
-        await checkRange(object, size: response.bytesRead, sink: sink, deadline: deadline, log: log)
+        await checkRange(object, size: response.bytesRead, sink: sink, rules: rules, deadline: deadline, log: log)
         // A zip is unpacked on the device: it must be safe to unpack.
         if mediaType(expectedType) == "application/zip" || url.lowercased().hasSuffix(".zip"), !response.exceededLimit {
-            await checkZip(object, size: response.bytesRead, deadline: deadline, log: log)
+            await checkZip(object, size: response.bytesRead, rules: rules, deadline: deadline, log: log)
         }
     }
 
@@ -468,13 +509,13 @@ public struct Verifier: Sendable {
     }
 
     /// Devices resume interrupted downloads with Range requests: the first bytes must come back as a 206.
-    private func checkRange(_ object: ExpectedObject, size: Int64, sink: HashingSink, deadline: Date, log: CheckLog) async {
+    private func checkRange(_ object: ExpectedObject, size: Int64, sink: HashingSink, rules: URLRules, deadline: Date, log: CheckLog) async {
         let (url, label) = (object.url, object.label)
         guard size > 0 else { return }
         let end = min(size, 100) - 1
         let rangeBody = ByteCollector()
         do {
-            let ranged = try await fetchWithRetries(url, range: 0...end, limit: end + 2, deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), reset: { rangeBody.reset() }, consume: rangeBody.append)
+            let ranged = try await fetchWithRetries(url, range: 0...end, limit: end + 2, deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), rules: rules, reset: { rangeBody.reset() }, consume: rangeBody.append)
             if ranged.status == 206 && ranged.bytesRead == end + 1 && Array(rangeBody.data) == sink.prefix(Int(end + 1)) {
                 log.add(.pass, "artifact.range", url, "\(label): 206 for bytes 0-\(end)")
             } else if ranged.status == 206 {
@@ -488,9 +529,9 @@ public struct Verifier: Sendable {
     }
 
     /// A zip's central directory, read with Range requests: safe to unpack on a device.
-    private func checkZip(_ object: ExpectedObject, size: Int64, deadline: Date, log: CheckLog) async {
+    private func checkZip(_ object: ExpectedObject, size: Int64, rules: URLRules, deadline: Date, log: CheckLog) async {
         let (url, label) = (object.url, object.label)
-        let bytes = RangedHTTPBytes(verifier: self, url: url, size: size, deadline: deadline)
+        let bytes = RangedHTTPBytes(verifier: self, url: url, size: size, deadline: deadline, rules: rules)
         do {
             let inspection = try await ZipInspector.inspect(bytes, maxEntries: options.maxZipEntries)
             if inspection.problems.isEmpty {
@@ -516,14 +557,61 @@ public struct Verifier: Sendable {
         }
     }
 
-    /// Retries 5xx answers and failed connections (`FetchError.isTransient`) with
-    /// exponential backoff and jitter, within `deadline`; a request past it is not retried.
+    /// The rules object URLs (and their redirects) must pass.
+    func objectRules(manifestURL: String) -> URLRules {
+        let prefixes = options.expectedPrefixes.isEmpty ? [directory(of: manifestURL)] : options.expectedPrefixes.map { $0.hasSuffix("/") ? $0 : $0 + "/" }
+        return URLRules(prefixes: prefixes, allowHTTP: options.allowHTTP, allowExternalURLs: options.allowExternalURLs)
+    }
+
+    /// The rules the manifest's and its signature's redirects must pass: the objects'
+    /// prefixes, or the manifest's own directory.
+    func manifestRules(manifestURL: String) -> URLRules {
+        let objects = objectRules(manifestURL: manifestURL)
+        let own = directory(of: manifestURL)
+        return URLRules(prefixes: objects.prefixes.contains(own) ? objects.prefixes : objects.prefixes + [own], allowHTTP: options.allowHTTP, allowExternalURLs: options.allowExternalURLs)
+    }
+
+    /// GETs `url` as `fetchHop` does, following redirects: each hop must pass `rules`
+    /// (as a URL in the manifest must) before it is requested, and at most
+    /// `HTTPFetcher.maxRedirects` are followed. A refused hop is never requested.
     func fetchWithRetries(
+        _ url: String, range: ClosedRange<Int64>?, limit: Int64, deadline: Date, rules: URLRules,
+        reset: @escaping @Sendable () -> Void,
+        consume: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Void
+    ) async throws -> FetchResponse {
+        var current = url
+        var redirects: [String] = []
+        while true {
+            var response = try await fetchHop(current, range: range, limit: limit, deadline: deadline, reset: reset, consume: consume)
+            guard response.isRedirect, let location = response.headers["location"] else {
+                response.redirects = redirects
+                return response
+            }
+            let next = URLRules.resolve(location, against: current)
+            let hop = "\(response.status) \(current) -> \(next)"
+            guard redirects.count < HTTPFetcher.maxRedirects else {
+                throw FetchError.tooManyRedirects(url: url, limit: HTTPFetcher.maxRedirects, chain: redirects + [hop])
+            }
+            if let reason = rules.hopProblem(from: current, to: next) {
+                throw FetchError.redirectRefused(url: url, status: response.status, from: current, to: next, reason: reason)
+            }
+            redirects.append(hop)
+            current = next
+        }
+    }
+
+    /// One GET (no redirects followed), retrying 5xx answers and failed connections
+    /// (`FetchError.isTransient`) with exponential backoff and jitter, within
+    /// `deadline`; a request past it is not retried. The error thrown at the end says
+    /// how many attempts took how long.
+    private func fetchHop(
         _ url: String, range: ClosedRange<Int64>?, limit: Int64, deadline: Date,
         reset: @escaping @Sendable () -> Void,
         consume: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Void
     ) async throws -> FetchResponse {
         var attempt = 0
+        let started = Date()
+        var earlier: FetchError?
         while true {
             reset()
             do {
@@ -535,8 +623,11 @@ public struct Verifier: Sendable {
                 }
                 return response
             } catch let error as FetchError where error.isTransient && attempt < options.retries && Date() < deadline {
+                earlier = error
                 attempt += 1
                 try await backoff(attempt, deadline: deadline)
+            } catch let error as FetchError {
+                throw FetchError.gaveUp(error, attempts: attempt + 1, seconds: Date().timeIntervalSince(started), earlier: earlier)
             }
         }
     }
@@ -612,9 +703,9 @@ final class CheckLog: @unchecked Sendable {
     private let lock = NSLock()
     private(set) var checks: [VerifyCheck] = []
 
-    func add(_ status: VerifyCheck.Status, _ check: String, _ subject: String, _ detail: String) {
+    func add(_ status: VerifyCheck.Status, _ check: String, _ subject: String, _ detail: String, hostNotReached: Bool = false) {
         lock.lock()
-        checks.append(VerifyCheck(status: status, check: check, subject: subject, detail: detail))
+        checks.append(VerifyCheck(status: status, check: check, subject: subject, detail: detail, hostNotReached: hostNotReached))
         lock.unlock()
     }
 
@@ -701,14 +792,16 @@ struct RangedHTTPBytes: RandomAccessBytes {
     /// The size of the body that was hashed.
     let size: Int64
     let deadline: Date
+    /// The rules a redirect must pass.
+    let rules: URLRules
     var name: String { url }
 
     func read(offset: Int64, count: Int) async throws -> [UInt8] {
         guard count > 0, offset < size else { return [] }
         let end = min(size, offset + Int64(count)) - 1
         let body = ByteCollector()
-        let response = try await verifier.fetchWithRetries(url, range: offset...end, limit: end - offset + 1, deadline: deadline, reset: { body.reset() }, consume: body.append)
-        func failure(_ message: String) -> FetchError { .transport(url: url, message: message) }
+        let response = try await verifier.fetchWithRetries(url, range: offset...end, limit: end - offset + 1, deadline: deadline, rules: rules, reset: { body.reset() }, consume: body.append)
+        func failure(_ message: String) -> FetchError { .unexpectedAnswer(url: url, message: message) }
         switch response.status {
         case 206:
             guard let contentRange = response.headers["content-range"] else {
