@@ -96,3 +96,14 @@ struct StandardError: TextOutputStream {
 }
 
 import Foundation
+
+/// The `--json` error object: `{"error": {"code": 1, "kind": "refused", "message": "…"}}`.
+func jsonErrorObject(status: ExitStatus, message: String) -> String {
+    JSONValue.object([
+        .init("error", .object([
+            .init("code", .int(Int64(status.rawValue))),
+            .init("kind", .string(status.name)),
+            .init("message", .string(message)),
+        ])),
+    ]).serialized()
+}

@@ -127,25 +127,3 @@ func jsonQuoted(_ text: String) -> String {
     return out
 }
 
-/// Small URL helpers that do not depend on Foundation's URL normalisation.
-enum URLParts {
-    /// The path of an absolute URL without a trailing slash (`https://h/a/` → `/a`, `https://h` → ``).
-    static func path(of url: String) -> String {
-        guard let schemeEnd = url.range(of: "://") else { return "" }
-        let afterScheme = url[schemeEnd.upperBound...]
-        guard let slash = afterScheme.firstIndex(of: "/") else { return "" }
-        var path = String(afterScheme[slash...])
-        if let query = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = String(path[..<query]) }
-        while path.hasSuffix("/") { path.removeLast() }
-        return path
-    }
-
-    /// Percent-encodes each segment of a `/`-separated key for use in a URL path.
-    static func percentEncodedPath(_ key: String) -> String {
-        // RFC 3986 unreserved characters and the sub-delimiters allowed in a path segment, ASCII only.
-        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@")
-        return key.split(separator: "/", omittingEmptySubsequences: false)
-            .map { String($0).addingPercentEncoding(withAllowedCharacters: allowed) ?? String($0) }
-            .joined(separator: "/")
-    }
-}

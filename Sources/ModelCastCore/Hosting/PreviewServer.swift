@@ -95,10 +95,10 @@ final class PublishedObjectList: @unchecked Sendable {
     func loadFirst() throws -> String? {
         try lock.withLock {
             guard let before = try? FileSnapshot.current(path) else { return nil }
-            let fetcher = try DirectoryFetcher(root: root)
-            declared = fetcher.declared
+            guard let file = try HostedObjectsFile(root: root) else { return nil }
+            declared = file.declared
             examined = (try? FileSnapshot.current(path)) == before ? before : nil
-            return fetcher.baseURL
+            return file.baseURL
         }
     }
 
@@ -127,20 +127,23 @@ final class PublishedObjectList: @unchecked Sendable {
 
     /// Reads the file again (the lock is held).
     private func reload(seen before: FileSnapshot) {
-        let result = Result { try DirectoryFetcher(root: root) }
+        let result = Result {
+            guard let file = try HostedObjectsFile(root: root) else { throw ModelCastError.notFound(path: path) }
+            return file
+        }
         let after = try? FileSnapshot.current(path)
         // Read while it was being replaced: the bytes may belong to either file, so the
         // next request looks again.
         examined = after == before ? before : nil
         switch result {
-        case .success(let fetcher):
-            declared = fetcher.declared
+        case .success(let file):
+            declared = file.declared
             var note = ""
-            let newPath = URLParts.path(of: fetcher.baseURL)
+            let newPath = URLParts.path(of: file.baseURL)
             if !_basePath.given, newPath != _basePath.path {
-                note = "; it names base URL \(fetcher.baseURL), but serve keeps serving under '\(_basePath.path)' until it is restarted"
+                note = "; it names base URL \(file.baseURL), but serve keeps serving under '\(_basePath.path)' until it is restarted"
             }
-            log("reloaded _modelcast/objects.json: \(fetcher.declared.count) objects\(note)")
+            log("reloaded _modelcast/objects.json: \(file.declared.count) objects\(note)")
         case .failure(let error):
             let previous = declared.map { "the previous list of \($0.count) objects" } ?? "every file, as before"
             log("cannot reload \(path): \(error); still serving \(previous)")

@@ -55,10 +55,6 @@ public struct PackResult: Codable, Sendable, Equatable {
     }
 }
 
-/// How an artifact holds its model.
-public enum ArtifactFormat: String, Codable, Sendable {
-    case file, zip
-}
 
 /// Turns a model on disk into a publishable artifact, computing its size and
 /// SHA-256 while the bytes are written, so every input byte is read once.
@@ -233,20 +229,4 @@ func statFollowing(_ path: String) -> stat? {
     return stat(path, &info) == 0 ? info : nil
 }
 
-/// The canonical absolute path, or nil when it does not exist.
-func realPath(_ path: String) -> String? {
-    guard let resolved = realpath(path, nil) else { return nil }
-    defer { free(resolved) }
-    return String(cString: resolved)
-}
 
-/// Content-Type values for published objects.
-public enum ContentType {
-    /// The Content-Type for an artifact file name.
-    public static func forArtifact(named name: String) -> String {
-        let lower = name.lowercased()
-        if lower.hasSuffix(".zip") { return "application/zip" }
-        if lower.hasSuffix(".json") { return "application/json" }
-        return "application/octet-stream"
-    }
-}

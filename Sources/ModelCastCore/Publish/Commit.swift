@@ -140,7 +140,7 @@ extension Publisher {
         if state.liveIsUnexplained {
             let shown = state.liveManifestSequence.map { " (sequence \($0))" } ?? ""
             guard settings.adoptLive else {
-                throw ModelCastError.usage("the live manifest \(storage.location)/\(settings.manifestKey)\(shown) matches no history record under \(Self.historyPrefix(manifestKey: settings.manifestKey)) (a record was deleted, or another tool wrote it), so what devices have is unknown: restore the history, or pass --adopt-live to publish above it as sequence \(release.sequence)")
+                throw ModelCastError.usage("the live manifest \(storage.location)/\(settings.manifestKey)\(shown) matches no history record under \(TargetLayout.historyPrefix(manifestKey: settings.manifestKey)) (a record was deleted, or another tool wrote it), so what devices have is unknown: restore the history, or pass --adopt-live to publish above it as sequence \(release.sequence)")
             }
             warn("adopting the live manifest \(storage.location)/\(settings.manifestKey)\(shown), which no history record explains; this release is sequence \(release.sequence)")
         }
@@ -169,7 +169,7 @@ extension Publisher {
                 return .init(key: key, staged: artifacts[key]!, metadata: ObjectMetadata(
                     cacheControl: CachePolicy.immutable, contentType: result.contentType, size: result.size, sha256: result.sha256))
             },
-            historyKey: Self.historyKey(manifestKey: settings.manifestKey, sequence: release.sequence), historyData: historyData,
+            historyKey: TargetLayout.historyKey(manifestKey: settings.manifestKey, sequence: release.sequence), historyData: historyData,
             historyMetadata: try ObjectMetadata(of: historyData, cacheControl: CachePolicy.immutable, contentType: "application/json"),
             signature: try signatureData.map {
                 ($0, try ObjectMetadata(of: $0, cacheControl: settings.manifestCacheControl, contentType: SignedManifest.signatureContentType))
@@ -276,7 +276,7 @@ extension Publisher {
             // the objects the new manifest names stay in place for the next attempt.
             let current: Data?
             do {
-                current = try await storage.get(settings.manifestKey, limit: Self.recordLimit)
+                current = try await storage.get(settings.manifestKey, limit: TargetLayout.recordLimit)
             } catch let readError {
                 throw ModelCastError.usage("the store did not confirm the manifest write (\(error)) and it could not be read back (\(readError)); nothing was restored, so the signature matches the new manifest if it lands. Check the target with `modelcast verify` and publish again")
             }

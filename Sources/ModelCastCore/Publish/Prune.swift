@@ -84,7 +84,7 @@ extension Publisher {
             artifacts.append(key)
             bytes += info.size
         }
-        let records = dropped.map { Self.historyKey(manifestKey: request.manifestKey, sequence: $0.sequence) }
+        let records = dropped.map { TargetLayout.historyKey(manifestKey: request.manifestKey, sequence: $0.sequence) }
         let hosting = try HostingTarget(storage: storage, manifestKey: request.manifestKey, baseURL: baseURL, templatesDirectory: request.templatesDirectory)
         let uploads = try await staleUploads(olderThan: request.abortUploadsOlderThan)
 

@@ -117,18 +117,5 @@ public struct PublishRequest: Sendable {
     }
 
     /// An absolute http(s) URL with a host and no query or fragment.
-    public static func validateBaseURL(_ url: String) throws {
-        let lower = url.lowercased()
-        guard lower.hasPrefix("https://") || lower.hasPrefix("http://") else {
-            throw ModelCastError.usage("base URL '\(url)' must start with https:// (or http:// for local testing)")
-        }
-        let rest = url.drop(while: { $0 != ":" }).dropFirst(3)
-        let host = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        guard !host.isEmpty, !host.contains("@"), !host.contains(" ") else {
-            throw ModelCastError.usage("base URL '\(url)' has no valid host")
-        }
-        guard !url.contains("?"), !url.contains("#"), !url.contains(" ") else {
-            throw ModelCastError.usage("base URL '\(url)' must not contain a query, fragment or space")
-        }
-    }
+    public static func validateBaseURL(_ url: String) throws { try URLParts.validateBaseURL(url) }
 }

@@ -41,9 +41,6 @@ public struct Publisher: Sendable {
     /// Receives warnings and progress lines (the CLI prints them to standard error).
     public let log: @Sendable (String) -> Void
 
-    /// Largest manifest or history record modelcast reads back.
-    static let recordLimit = 16 << 20
-
     /// Runs after every artifact is stored and checked, before the history record
     /// and the manifest are written; throwing stops the publish with nothing live changed.
     public let beforeManifest: (@Sendable (Data) async throws -> Void)?
@@ -72,16 +69,6 @@ public struct Publisher: Sendable {
         if let contentType = info.contentType, mediaType(contentType) != mediaType(expected.contentType) {
             throw ModelCastError.io(operation: "check stored object", path: place, reason: "Content-Type '\(contentType)', expected '\(expected.contentType)'")
         }
-    }
-
-    /// The history key for a manifest key and sequence: `manifests/00000042.json`
-    /// for `manifest.json`, `manifests/<stem>/00000042.json` for any other manifest.
-    public static func historyPrefix(manifestKey: String) -> String {
-        manifestKey == "manifest.json" ? "manifests/" : "manifests/" + String(manifestKey.dropLast(".json".count)) + "/"
-    }
-
-    static func historyKey(manifestKey: String, sequence: Int64) -> String {
-        historyPrefix(manifestKey: manifestKey) + String(format: "%08lld", sequence) + ".json"
     }
 
     /// Publishes `request`. Bad input fails before the target is touched; a failure
@@ -251,12 +238,6 @@ public struct Publisher: Sendable {
             manifest: state.manifestData.map { String(decoding: $0, as: UTF8.self) } ?? "", requests: storage.requestCounts)
     }
 
-    /// The live manifest bytes a record renders to (its own profile).
-    static func rendering(of record: Release) -> Data? {
-        guard let profile = ManifestProfile(rawValue: record.profile), let value = try? profile.render(record) else { return nil }
-        return Data(value.serialized().utf8)
-    }
-
     /// Renders the hosting files for every object the target holds: the artifacts of
     /// `records` still present, their history records (`recordObjects`), then `live`
     /// (signature and manifest, manifest last).
@@ -281,7 +262,7 @@ public struct Publisher: Sendable {
         }
         for record in records {
             guard let metadata = recordObjects[record.sequence] else { continue }
-            objects.append(HostedObject(key: Self.historyKey(manifestKey: hosting.manifestKey, sequence: record.sequence), role: .history, metadata: metadata))
+            objects.append(HostedObject(key: TargetLayout.historyKey(manifestKey: hosting.manifestKey, sequence: record.sequence), role: .history, metadata: metadata))
         }
         objects += live
         let files = try HostingFiles(objects: objects, baseURL: hosting.baseURL, root: realPath(hosting.root) ?? hosting.root, templates: hosting.templates)
@@ -320,10 +301,5 @@ public struct Publisher: Sendable {
     }
 
     /// RFC 3339 UTC with seconds: `2026-11-22T03:00:00Z`.
-    public static func timestamp(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.formatOptions = [.withInternetDateTime]
-        return formatter.string(from: date)
-    }
+    public static func timestamp(_ date: Date) -> String { formatTimestamp(date) }
 }

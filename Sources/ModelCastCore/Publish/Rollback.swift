@@ -212,7 +212,7 @@ extension Publisher {
         if let value = state.manifestInfo?.cacheControl { return value }
         // A directory has no object metadata but what its hosting files declare.
         if let root = storage.hostingRoot,
-           let value = (try? DirectoryFetcher(root: root))?.declared[manifestKey]?.cacheControl,
+           let value = (try? HostedObjectsFile(root: root))??.declared[manifestKey]?.cacheControl,
            (try? CachePolicy.validateManifest(value)) != nil {
             return value
         }

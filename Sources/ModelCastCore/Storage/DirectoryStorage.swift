@@ -314,15 +314,6 @@ public struct DirectoryStorage: Storage {
     }
 }
 
-/// `mkdir -p`.
-func makeDirectories(_ path: String) throws {
-    do {
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    } catch {
-        throw ModelCastError.io(operation: "create directory", path: path, reason: (error as NSError).localizedFailureReason ?? error.localizedDescription)
-    }
-}
-
 /// An exclusive `flock` held until the value goes away.
 public final class DirectoryLock: StorageLock {
     private let fd: Int32

@@ -25,34 +25,30 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
         }
     }
 
-    /// The status for an error a command threw.
+    /// The status for an error a command threw: its own, or for errors from below
+    /// modelcast (a socket, a file, a library), an I/O failure.
     public init(for error: Error) {
-        switch error {
-        case let error as ModelCastError:
-            switch error {
-            case .io, .unreadable, .archive, .crypto, .changedWhilePacking: self = .io
-            default: self = .refused
-            }
-        case is FetchError, is S3Error, is S3TransportError, is S3ResponseTooLarge: self = .io
-        case let error as StorageError:
-            switch error {
-            case .conflict, .preconditionFailed, .tooLarge, .invalidKey, .missing, .contentMismatch: self = .refused
-            }
-        case is DecodingError: self = .refused
-        default:
-            // Anything else comes from the system or a library below modelcast (a socket, a file).
+        if let error = error as? any ExitStatusProviding {
+            self = error.exitStatus
+        } else if error is DecodingError {
+            self = .refused
+        } else {
             self = .io
         }
     }
 }
 
-/// The `--json` error object: `{"error": {"code": 1, "kind": "refused", "message": "…"}}`.
-public func jsonErrorObject(status: ExitStatus, message: String) -> String {
-    JSONValue.object([
-        .init("error", .object([
-            .init("code", .int(Int64(status.rawValue))),
-            .init("kind", .string(status.name)),
-            .init("message", .string(message)),
-        ])),
-    ]).serialized()
+/// An error that says which documented exit status it ends a command with. Each error
+/// type declares its own, in its own folder, so this one knows none of them.
+public protocol ExitStatusProviding: Error {
+    var exitStatus: ExitStatus { get }
+}
+
+extension ModelCastError: ExitStatusProviding {
+    public var exitStatus: ExitStatus {
+        switch self {
+        case .io, .unreadable, .archive, .crypto, .changedWhilePacking: return .io
+        default: return .refused
+        }
+    }
 }

@@ -331,3 +331,19 @@ public struct FileSnapshot: Sendable, Equatable {
         return changes.isEmpty ? "unchanged" : changes.joined(separator: ", ")
     }
 }
+
+/// The canonical absolute path, or nil when it does not exist.
+func realPath(_ path: String) -> String? {
+    guard let resolved = realpath(path, nil) else { return nil }
+    defer { free(resolved) }
+    return String(cString: resolved)
+}
+
+/// `mkdir -p`.
+func makeDirectories(_ path: String) throws {
+    do {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    } catch {
+        throw ModelCastError.io(operation: "create directory", path: path, reason: (error as NSError).localizedFailureReason ?? error.localizedDescription)
+    }
+}

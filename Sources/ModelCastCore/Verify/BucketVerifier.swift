@@ -34,26 +34,26 @@ public struct BucketVerifier: Sendable {
             // One read of the target: history, manifest and signature.
             let state = try await TargetState.load(from: storage, manifestKey: manifestKey)
             guard let info = state.manifestInfo, let data = state.manifestData else {
-                log.add(.fail, "manifest.exists", source, "no manifest at \(manifestKey)")
+                log.add(.fail, .manifestExists, source, "no manifest at \(manifestKey)")
                 return VerifyReport(source: source, profile: nil, sequence: nil, checks: log.checks, strict: strict)
             }
-            log.add(.pass, "manifest.exists", source, "\(info.size) bytes")
+            log.add(.pass, .manifestExists, source, "\(info.size) bytes")
             // S3's HEAD returns the Cache-Control and Content-Type an object was stored with:
             // none means none will be served, as URL verify would find.
             if let cacheControl = info.cacheControl {
                 do {
                     try CachePolicy.validateManifest(cacheControl)
-                    log.add(.pass, "manifest.cache-control", source, cacheControl)
+                    log.add(.pass, .manifestCacheControl, source, cacheControl)
                 } catch {
-                    log.add(.fail, "manifest.cache-control", source, String(describing: error))
+                    log.add(.fail, .manifestCacheControl, source, String(describing: error))
                 }
             } else {
-                log.add(.fail, "manifest.cache-control", source, "missing: stored without Cache-Control, so CDNs and devices may cache the manifest heuristically and miss releases and rollbacks")
+                log.add(.fail, .manifestCacheControl, source, "missing: stored without Cache-Control, so CDNs and devices may cache the manifest heuristically and miss releases and rollbacks")
             }
             if let contentType = info.contentType, isJSONMediaType(contentType) {
-                log.add(.pass, "manifest.content-type", source, contentType)
+                log.add(.pass, .manifestContentType, source, contentType)
             } else {
-                log.add(.fail, "manifest.content-type", source, "'\(info.contentType ?? "")', expected application/json")
+                log.add(.fail, .manifestContentType, source, "'\(info.contentType ?? "")', expected application/json")
             }
             var signatures = SignatureCheck(publicKeys: publicKeys, requireSignature: requireSignature, expiryWarning: expiryWarning, now: now)
             signatures.allowLegacy = allowLegacySignature
@@ -63,12 +63,12 @@ public struct BucketVerifier: Sendable {
             }
             let facts = try ManifestFacts.read(data, source: source)
             profile = facts.profile.rawValue
-            log.add(.pass, "manifest.parse", source, "profile \(facts.profile.rawValue)")
+            log.add(.pass, .manifestParse, source, "profile \(facts.profile.rawValue)")
             if let comment { signatures.crossCheck(comment, facts: facts, source: source, log: log) }
             if let expiresAt = facts.expiresAt { checkExpiry(expiresAt, source: source, log: log, now: now, warning: expiryWarning) }
 
             guard let latest = state.history.last else {
-                log.add(.warn, "manifest.history", source, "no history record under \(Publisher.historyPrefix(manifestKey: manifestKey)): objects cannot be listed")
+                log.add(.warn, .manifestHistory, source, "no history record under \(TargetLayout.historyPrefix(manifestKey: manifestKey)): objects cannot be listed")
                 return VerifyReport(source: source, profile: profile, sequence: nil, checks: log.checks, strict: strict)
             }
             let record = state.liveRecord ?? latest
@@ -78,9 +78,9 @@ public struct BucketVerifier: Sendable {
                 // A newer record may be a publish that died before its manifest write, or one
                 // that went live and was then replaced by this older manifest (checked below).
                 let newer = latest.sequence == live.sequence ? "" : freshness.isStale ? " (newer records exist)" : " (record \(latest.sequence) never went live)"
-                log.add(.pass, "manifest.history", source, "the live manifest is history record \(live.sequence)\(newer)")
+                log.add(.pass, .manifestHistory, source, "the live manifest is history record \(live.sequence)\(newer)")
             } else {
-                log.add(.warn, "manifest.history", source, "the live manifest is not the rendering of any history record (edited by hand?); checking the objects of the latest, \(latest.sequence)")
+                log.add(.warn, .manifestHistory, source, "the live manifest is not the rendering of any history record (edited by hand?); checking the objects of the latest, \(latest.sequence)")
             }
             freshness.check(source: source, log: log)
             var files: [(String, ReleaseFile)] = []
@@ -93,25 +93,25 @@ public struct BucketVerifier: Sendable {
             for (label, file) in files where seen.insert(file.key).inserted {
                 let subject = "\(storage.location)/\(file.key)"
                 guard let object = try await storage.head(file.key) else {
-                    log.add(.fail, "object.exists", subject, "\(label): missing")
+                    log.add(.fail, .objectExists, subject, "\(label): missing")
                     continue
                 }
-                log.add(object.size == file.size ? .pass : .fail, "object.size", subject, "\(label): \(object.size) bytes\(object.size == file.size ? "" : ", expected \(file.size)")")
+                log.add(object.size == file.size ? .pass : .fail, .objectSize, subject, "\(label): \(object.size) bytes\(object.size == file.size ? "" : ", expected \(file.size)")")
                 if let sha = object.sha256 {
-                    log.add(sha.hex == file.sha256 ? .pass : .fail, "object.sha256", subject, "\(label): \(sha.hex)\(sha.hex == file.sha256 ? "" : ", expected \(file.sha256)")")
+                    log.add(sha.hex == file.sha256 ? .pass : .fail, .objectSha256, subject, "\(label): \(sha.hex)\(sha.hex == file.sha256 ? "" : ", expected \(file.sha256)")")
                 } else {
-                    log.add(.warn, "object.sha256", subject, "\(label): the store keeps no checksum for it")
+                    log.add(.warn, .objectSha256, subject, "\(label): the store keeps no checksum for it")
                 }
                 // Judged exactly as URL verify judges the Cache-Control it is served with.
                 let (cacheStatus, cacheDetail) = Verifier.judgeArtifactCacheControl(object.cacheControl)
-                log.add(cacheStatus, "object.cache-control", subject, "\(label): \(cacheDetail)")
+                log.add(cacheStatus, .objectCacheControl, subject, "\(label): \(cacheDetail)")
                 let contentType = object.contentType ?? ""
                 let typeOK = mediaType(contentType) == mediaType(file.contentType)
-                log.add(typeOK ? .pass : .fail, "object.content-type", subject, "\(label): '\(contentType)'\(typeOK ? "" : ", expected '\(file.contentType)'")")
+                log.add(typeOK ? .pass : .fail, .objectContentType, subject, "\(label): '\(contentType)'\(typeOK ? "" : ", expected '\(file.contentType)'")")
             }
         } catch {
             // A store that cannot be reached (or refuses the credentials) is a network failure, not a failed check.
-            log.add(.fail, "storage", source, String(describing: error), hostNotReached: ExitStatus(for: error) == .io)
+            log.add(.fail, .storage, source, String(describing: error), hostNotReached: ExitStatus(for: error) == .io)
         }
         return VerifyReport(source: source, profile: profile, sequence: sequence, checks: log.checks, strict: strict)
     }

@@ -302,39 +302,9 @@ public struct DirectoryFetcher: ObjectFetcher {
     /// Reads `_modelcast/objects.json` under `root` for the base URL and headers.
     public init(root: String, baseURL: String? = nil) throws {
         self.root = root
-        let path = root + "/_modelcast/objects.json"
-        var declared: [String: ObjectMetadata] = [:]
-        var base = baseURL
-        if let data = FileManager.default.contents(atPath: path) {
-            struct File: Decodable {
-                // Optional here so that a missing field is reported with its object's key.
-                struct Object: Decodable {
-                    let key: String?
-                    let cache_control: String?
-                    let content_type: String?
-                    let size: Int64?
-                    let sha256: String?
-                }
-                let base_url: String
-                let objects: [Object]
-            }
-            let file: File
-            do { file = try JSONDecoder().decode(File.self, from: data) } catch {
-                throw ModelCastError.usage("cannot read \(path): \(describe(decodingError: error))")
-            }
-            base = base ?? file.base_url
-            for (index, object) in file.objects.enumerated() {
-                // An entry that cannot be used would otherwise serve its object with no headers.
-                guard let key = object.key else { throw ModelCastError.usage("cannot read \(path): objects[\(index)] has no key") }
-                func refuse(_ reason: String) -> ModelCastError { .usage("cannot read \(path): the entry for key '\(key)' \(reason)") }
-                guard let cacheControl = object.cache_control else { throw refuse("has no cache_control") }
-                guard let contentType = object.content_type else { throw refuse("has no content_type") }
-                guard let size = object.size, size >= 0 else { throw refuse("has no non-negative size") }
-                guard let sha256 = object.sha256 else { throw refuse("has no sha256") }
-                guard let digest = SHA256Digest(hex: sha256) else { throw refuse("has sha256 '\(sha256)', not a hex SHA-256") }
-                declared[key] = ObjectMetadata(cacheControl: cacheControl, contentType: contentType, size: size, sha256: digest)
-            }
-        }
+        let file = try HostedObjectsFile(root: root)
+        let declared = file?.declared ?? [:]
+        let base = baseURL ?? file?.baseURL
         guard let base else {
             throw ModelCastError.usage("\(root) has no _modelcast/objects.json to say which URL it is served from; pass --base-url")
         }
@@ -410,4 +380,9 @@ func withDeadline<T: Sendable>(_ deadline: Date, onTimeout: @escaping @Sendable 
         guard let value = first else { throw onTimeout() }
         return value
     }
+}
+
+extension FetchError: ExitStatusProviding {
+    /// A host that could not be reached or did not answer in time.
+    public var exitStatus: ExitStatus { .io }
 }

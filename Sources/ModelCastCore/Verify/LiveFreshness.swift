@@ -42,13 +42,13 @@ struct LiveFreshness: Sendable, Equatable {
     func check(source: String, log: CheckLog) {
         guard let live = liveSequence else { return }
         guard let newest = newestWentLive else {
-            log.add(.pass, "manifest.freshness", source, "sequence \(live); no history record says a newer one went live")
+            log.add(.pass, .manifestFreshness, source, "sequence \(live); no history record says a newer one went live")
             return
         }
         if live < newest.sequence {
-            log.add(.fail, "manifest.freshness", source, "the live manifest is sequence \(live), older than sequence \(newest.sequence), which went live (history record \(newest.provenBy) replaced it): an older manifest is being served (a stale copy or cache, a restored backup, a half-finished rollback); devices that saw \(newest.sequence) ignore it")
+            log.add(.fail, .manifestFreshness, source, "the live manifest is sequence \(live), older than sequence \(newest.sequence), which went live (history record \(newest.provenBy) replaced it): an older manifest is being served (a stale copy or cache, a restored backup, a half-finished rollback); devices that saw \(newest.sequence) ignore it")
         } else {
-            log.add(.pass, "manifest.freshness", source, "sequence \(live), not older than \(newest.sequence), the newest that history says went live")
+            log.add(.pass, .manifestFreshness, source, "sequence \(live), not older than \(newest.sequence), the newest that history says went live")
         }
     }
 }
@@ -76,14 +76,14 @@ struct OriginManifest: Sendable {
     func compare(served: Data, servedSequence: Int64?, source: String, log: CheckLog) {
         let unsigned = InlineSignature.strip(served)
         // A manifest without a sequence of its own (another profile, unsigned): the record it renders.
-        let servedSequence = servedSequence ?? history.last { Publisher.rendering(of: $0) == unsigned }?.sequence
+        let servedSequence = servedSequence ?? history.last { TargetLayout.rendering(of: $0) == unsigned }?.sequence
         func name(_ sequence: Int64?) -> String { sequence.map { "sequence \($0)" } ?? "a manifest with no sequence" }
         guard let data else {
-            log.add(.fail, "manifest.origin", source, "the origin \(location) has no manifest; the URL serves \(name(servedSequence))")
+            log.add(.fail, .manifestOrigin, source, "the origin \(location) has no manifest; the URL serves \(name(servedSequence))")
             return
         }
         if data == served {
-            log.add(.pass, "manifest.origin", source, "the same bytes as the origin \(location) (\(name(sequence)))")
+            log.add(.pass, .manifestOrigin, source, "the same bytes as the origin \(location) (\(name(sequence)))")
             return
         }
         var detail = "the CDN serves \(name(servedSequence)), the origin \(location) has \(sequence.map(String.init) ?? "no sequence")"
@@ -96,7 +96,7 @@ struct OriginManifest: Sendable {
                 detail += " too, but the bytes differ (sha256 \(sha256Hex(served)) served, \(sha256Hex(data)) at the origin): something rewrites the manifest"
             }
         }
-        log.add(.fail, "manifest.origin", source, detail)
+        log.add(.fail, .manifestOrigin, source, detail)
     }
 
     private func sha256Hex(_ data: Data) -> String {

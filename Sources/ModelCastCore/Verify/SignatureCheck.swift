@@ -27,47 +27,47 @@ struct SignatureCheck {
     /// Checks every signature `manifest` has. `detached` is the `.minisig` beside it.
     /// Returns the trusted comment modelcast wrote, once verified.
     func run(manifest: Data, detached: DetachedSignature, manifestName: String, source: String, log: CheckLog) -> TrustedComment? {
-        var signatures: [(label: String, file: String, message: Data)] = []
+        var signatures: [(check: VerifyCheckID, file: String, message: Data)] = []
         if case .found(let detached) = detached {
-            signatures.append(("manifest.signature", String(decoding: detached, as: UTF8.self), manifest))
+            signatures.append((.manifestSignature, String(decoding: detached, as: UTF8.self), manifest))
         }
         if let inline = InlineSignature.split(manifest) {
             do {
-                signatures.append(("manifest.inline-signature", try InlineSignature.signatureFile(fromMember: inline.member), inline.signed))
+                signatures.append((.manifestInlineSignature, try InlineSignature.signatureFile(fromMember: inline.member), inline.signed))
             } catch {
-                log.add(.fail, "manifest.inline-signature", source, String(describing: error))
+                log.add(.fail, .manifestInlineSignature, source, String(describing: error))
             }
         }
         guard !signatures.isEmpty else {
             // An unavailable detached signature was reported (and failed) where it was fetched:
             // the manifest may well be signed, so do not call it unsigned.
             if case .unavailable = detached { return nil }
-            log.add(.fail, "manifest.signature", source, "not signed: no \(manifestName).minisig beside it and no inline signature")
+            log.add(.fail, .manifestSignature, source, "not signed: no \(manifestName).minisig beside it and no inline signature")
             return nil
         }
         var comment: TrustedComment?
         for signature in signatures {
             do {
-                let parsed = try MinisignSignature(fileContents: signature.file, source: signature.label)
+                let parsed = try MinisignSignature(fileContents: signature.file, source: signature.check.rawValue)
                 guard !publicKeys.isEmpty else {
-                    log.add(.warn, signature.label, source, "signed by key \(parsed.keyID.hex), not checked: pass --public-key to check it")
+                    log.add(.warn, signature.check, source, "signed by key \(parsed.keyID.hex), not checked: pass --public-key to check it")
                     continue
                 }
                 guard parsed.algorithm == .prehashed || allowLegacy else {
-                    log.add(.fail, signature.label, source, "a legacy minisign signature ('Ed', the message signed without prehashing, by key \(parsed.keyID.hex)); modelcast writes only prehashed 'ED' signatures: re-sign it (modelcast resign), or pass --allow-legacy-signature to accept it")
+                    log.add(.fail, signature.check, source, "a legacy minisign signature ('Ed', the message signed without prehashing, by key \(parsed.keyID.hex)); modelcast writes only prehashed 'ED' signatures: re-sign it (modelcast resign), or pass --allow-legacy-signature to accept it")
                     continue
                 }
-                let verified = try parsed.verify(message: [UInt8](signature.message), publicKeys: publicKeys, source: signature.label, allowLegacy: allowLegacy)
+                let verified = try parsed.verify(message: [UInt8](signature.message), publicKeys: publicKeys, source: signature.check.rawValue, allowLegacy: allowLegacy)
                 let legacy = verified.algorithm == .legacy ? " (legacy 'Ed' signature, accepted by --allow-legacy-signature)" : ""
-                log.add(.pass, signature.label, source, "good signature by key \(verified.keyID.hex)\(legacy); trusted comment: \(verified.trustedComment)")
+                log.add(.pass, signature.check, source, "good signature by key \(verified.keyID.hex)\(legacy); trusted comment: \(verified.trustedComment)")
                 if let parsedComment = TrustedComment(parsing: verified.trustedComment) {
                     if parsedComment.file != manifestName {
-                        log.add(.fail, signature.label, source, "the signature is for file \(parsedComment.file), not \(manifestName) (a signature moved from another manifest)")
+                        log.add(.fail, signature.check, source, "the signature is for file \(parsedComment.file), not \(manifestName) (a signature moved from another manifest)")
                     }
                     comment = comment ?? parsedComment
                 }
             } catch {
-                log.add(.fail, signature.label, source, String(describing: error))
+                log.add(.fail, signature.check, source, String(describing: error))
             }
         }
         return comment
@@ -76,10 +76,10 @@ struct SignatureCheck {
     /// The signed facts against the manifest's own: the same sequence and expiry.
     func crossCheck(_ comment: TrustedComment, facts: ManifestFacts, source: String, log: CheckLog) {
         if let sequence = facts.sequence, sequence != comment.sequence {
-            log.add(.fail, "manifest.signature", source, "the manifest says sequence \(sequence), its signature says \(comment.sequence)")
+            log.add(.fail, .manifestSignature, source, "the manifest says sequence \(sequence), its signature says \(comment.sequence)")
         }
         if let expiresAt = facts.expiresAt, expiresAt != comment.expiresAt {
-            log.add(.fail, "manifest.signature", source, "the manifest says expires_at \(expiresAt), its signature says \(comment.expiresAt ?? "never")")
+            log.add(.fail, .manifestSignature, source, "the manifest says expires_at \(expiresAt), its signature says \(comment.expiresAt ?? "never")")
         }
         if facts.expiresAt == nil, let expiresAt = comment.expiresAt {
             checkExpiry(expiresAt, source: source, log: log, now: now, warning: expiryWarning)
@@ -90,14 +90,14 @@ struct SignatureCheck {
 /// Fails an expired manifest, warns when expiry is near (the freeze-attack defence).
 func checkExpiry(_ expiresAt: String, source: String, log: CheckLog, now: Date, warning: TimeInterval) {
     guard let expiry = parseTimestamp(expiresAt) else {
-        log.add(.fail, "manifest.expiry", source, "expires_at '\(expiresAt)' is not an RFC 3339 time")
+        log.add(.fail, .manifestExpiry, source, "expires_at '\(expiresAt)' is not an RFC 3339 time")
         return
     }
     if expiry <= now {
-        log.add(.fail, "manifest.expiry", source, "expired at \(expiresAt): devices must not trust it; re-sign it (modelcast resign)")
+        log.add(.fail, .manifestExpiry, source, "expired at \(expiresAt): devices must not trust it; re-sign it (modelcast resign)")
     } else if expiry.timeIntervalSince(now) < warning {
-        log.add(.warn, "manifest.expiry", source, "expires soon, at \(expiresAt): re-sign it (modelcast resign)")
+        log.add(.warn, .manifestExpiry, source, "expires soon, at \(expiresAt): re-sign it (modelcast resign)")
     } else {
-        log.add(.pass, "manifest.expiry", source, "valid until \(expiresAt)")
+        log.add(.pass, .manifestExpiry, source, "valid until \(expiresAt)")
     }
 }

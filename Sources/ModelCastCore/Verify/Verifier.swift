@@ -168,15 +168,15 @@ public struct Verifier: Sendable {
         do {
             facts = try await checkManifest(manifestURL, local: localManifest, localSignature: localSignature, deadline: deadline, log: log)
         } catch let error as FetchError {
-            log.add(.fail, error.isRedirectRefusal ? "manifest.redirect" : "manifest.fetch", manifestURL, error.description, hostNotReached: error.hostNotReached)
+            log.add(.fail, error.isRedirectRefusal ? .manifestRedirect : .manifestFetch, manifestURL, error.description, hostNotReached: error.hostNotReached)
         } catch {
-            log.add(.fail, "manifest.fetch", manifestURL, String(describing: error))
+            log.add(.fail, .manifestFetch, manifestURL, String(describing: error))
         }
         if let facts {
             await checkObjects(facts, rules: objectRules(manifestURL: manifestURL), deadline: deadline, log: log)
             if let statePath = options.statePath, let sequence = facts.sequence, log.failures == 0 {
                 do { try SequenceState.record(sequence, for: manifestURL, in: statePath, at: options.now) } catch {
-                    log.add(.fail, "manifest.sequence", manifestURL, "cannot update state file \(statePath): \(error)")
+                    log.add(.fail, .manifestSequence, manifestURL, "cannot update state file \(statePath): \(error)")
                 }
             }
         }
@@ -190,45 +190,45 @@ public struct Verifier: Sendable {
         if let local {
             data = local
             // Information, not a warning: --strict must be able to pass a local file.
-            log.add(.pass, "manifest.headers", url, "not checked: read from a local file (verify its URL once it is served)")
+            log.add(.pass, .manifestHeaders, url, "not checked: read from a local file (verify its URL once it is served)")
         } else {
             let body = ByteCollector()
             let response = try await fetchWithRetries(url, range: nil, limit: Int64(options.maxManifestBytes), deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), rules: manifestRules(manifestURL: url), reset: { body.reset() }, consume: body.append)
-            checkRedirects(response, url: url, check: "manifest.redirect", log: log)
+            checkRedirects(response, url: url, check: .manifestRedirect, log: log)
             guard response.status == 200 else {
-                log.add(.fail, "manifest.status", url, "HTTP \(response.status), expected 200")
+                log.add(.fail, .manifestStatus, url, "HTTP \(response.status), expected 200")
                 return nil
             }
-            log.add(.pass, "manifest.status", url, "HTTP 200")
+            log.add(.pass, .manifestStatus, url, "HTTP 200")
             guard !response.exceededLimit else {
-                log.add(.fail, "manifest.size", url, "larger than \(options.maxManifestBytes) bytes; refusing to parse it")
+                log.add(.fail, .manifestSize, url, "larger than \(options.maxManifestBytes) bytes; refusing to parse it")
                 return nil
             }
-            log.add(.pass, "manifest.size", url, "\(response.bytesRead) bytes")
+            log.add(.pass, .manifestSize, url, "\(response.bytesRead) bytes")
             let contentType = response.headers["content-type"] ?? ""
             if isJSONMediaType(contentType) {
-                log.add(.pass, "manifest.content-type", url, contentType)
+                log.add(.pass, .manifestContentType, url, contentType)
             } else {
-                log.add(.fail, "manifest.content-type", url, "'\(contentType)', expected application/json")
+                log.add(.fail, .manifestContentType, url, "'\(contentType)', expected application/json")
             }
             if let cacheControl = response.headers["cache-control"] {
                 do {
                     try CachePolicy.validateManifest(cacheControl)
-                    log.add(.pass, "manifest.cache-control", url, cacheControl)
+                    log.add(.pass, .manifestCacheControl, url, cacheControl)
                 } catch {
-                    log.add(.fail, "manifest.cache-control", url, String(describing: error))
+                    log.add(.fail, .manifestCacheControl, url, String(describing: error))
                 }
             } else {
-                log.add(.fail, "manifest.cache-control", url, "missing: CDNs and devices may cache the manifest heuristically and miss releases and rollbacks")
+                log.add(.fail, .manifestCacheControl, url, "missing: CDNs and devices may cache the manifest heuristically and miss releases and rollbacks")
             }
             if let encoding = response.headers["content-encoding"], encoding.lowercased() != "identity" {
                 // Devices' HTTP stacks decode gzip transparently, so the manifest still arrives intact.
                 do {
                     data = try ContentDecoding.decode(body.data, encoding: encoding, url: url, limit: options.maxManifestBytes)
-                    log.add(.warn, "manifest.content-encoding", url, "\(encoding): devices decode it, but a CDN that re-encodes may also rewrite it; serve the manifest as stored")
+                    log.add(.warn, .manifestContentEncoding, url, "\(encoding): devices decode it, but a CDN that re-encodes may also rewrite it; serve the manifest as stored")
                 } catch {
                     // Not parsed: an undecoded body would only fail as bad JSON.
-                    log.add(.fail, "manifest.content-encoding", url, String(describing: error))
+                    log.add(.fail, .manifestContentEncoding, url, String(describing: error))
                     return nil
                 }
             } else {
@@ -252,7 +252,7 @@ public struct Verifier: Sendable {
             }
             comment = signatures.run(manifest: data, detached: detached, manifestName: (URLParts.path(of: url) as NSString).lastPathComponent, source: url, log: log)
             guard log.failures == failuresBefore else {
-                log.add(.fail, "manifest.trust", url, "the signature check failed: nothing this manifest names is fetched")
+                log.add(.fail, .manifestTrust, url, "the signature check failed: nothing this manifest names is fetched")
                 return nil
             }
         }
@@ -261,10 +261,10 @@ public struct Verifier: Sendable {
         do {
             facts = try ManifestFacts.read(data, profile: options.profile, source: url)
         } catch {
-            log.add(.fail, "manifest.parse", url, String(describing: error))
+            log.add(.fail, .manifestParse, url, String(describing: error))
             return nil
         }
-        log.add(.pass, "manifest.parse", url, "profile \(facts.profile.rawValue), \(facts.objects.count) objects")
+        log.add(.pass, .manifestParse, url, "profile \(facts.profile.rawValue), \(facts.objects.count) objects")
         if let comment { signatures.crossCheck(comment, facts: facts, source: url, log: log) }
         // A signed manifest of any profile has a sequence: the one in its trusted comment.
         let sequence = facts.sequence ?? comment?.sequence
@@ -273,7 +273,7 @@ public struct Verifier: Sendable {
             do {
                 LiveFreshness(try await TargetState.load(from: storage, manifestKey: options.historyManifestKey)).check(source: url, log: log)
             } catch {
-                log.add(.fail, "manifest.freshness", url, "cannot read the history of \(storage.location): \(error)", hostNotReached: ExitStatus(for: error) == .io)
+                log.add(.fail, .manifestFreshness, url, "cannot read the history of \(storage.location): \(error)", hostNotReached: ExitStatus(for: error) == .io)
             }
         }
         if local == nil, let storage = options.origin {
@@ -281,7 +281,7 @@ public struct Verifier: Sendable {
             do {
                 try await OriginManifest.load(from: storage, manifestKey: key).compare(served: data, servedSequence: sequence, source: url, log: log)
             } catch {
-                log.add(.fail, "manifest.origin", url, "cannot read the origin \(storage.location): \(error)", hostNotReached: ExitStatus(for: error) == .io)
+                log.add(.fail, .manifestOrigin, url, "cannot read the origin \(storage.location): \(error)", hostNotReached: ExitStatus(for: error) == .io)
             }
         }
 
@@ -294,14 +294,14 @@ public struct Verifier: Sendable {
             case .accepted:
                 accepted.append(object)
             case .external(let detail):
-                log.add(.warn, "manifest.urls", object.url, "\(object.label): \(detail)")
+                log.add(.warn, .manifestUrls, object.url, "\(object.label): \(detail)")
                 accepted.append(object)
             case .refused(let reason):
-                log.add(.fail, "manifest.urls", object.url, "\(object.label): \(reason); not fetched")
+                log.add(.fail, .manifestUrls, object.url, "\(object.label): \(reason); not fetched")
             }
         }
         if accepted.count == facts.objects.count {
-            log.add(.pass, "manifest.urls", url, "\(facts.objects.count) URLs under \(rules.prefixes.joined(separator: ", "))")
+            log.add(.pass, .manifestUrls, url, "\(facts.objects.count) URLs under \(rules.prefixes.joined(separator: ", "))")
         }
 
         if let expiresAt = facts.expiresAt {
@@ -311,15 +311,15 @@ public struct Verifier: Sendable {
             if let sequence {
                 do {
                     if let seen = try SequenceState.highest(for: url, in: statePath), sequence < seen {
-                        log.add(.fail, "manifest.sequence", url, "sequence \(sequence) is lower than \(seen), seen before: an old manifest is being served (rollback attack or stale cache)")
+                        log.add(.fail, .manifestSequence, url, "sequence \(sequence) is lower than \(seen), seen before: an old manifest is being served (rollback attack or stale cache)")
                     } else {
-                        log.add(.pass, "manifest.sequence", url, "sequence \(sequence)")
+                        log.add(.pass, .manifestSequence, url, "sequence \(sequence)")
                     }
                 } catch {
-                    log.add(.fail, "manifest.sequence", url, "cannot read state file \(statePath): \(error)")
+                    log.add(.fail, .manifestSequence, url, "cannot read state file \(statePath): \(error)")
                 }
             } else {
-                log.add(.warn, "manifest.sequence", url, "profile \(facts.profile.rawValue) has no sequence to check (sign it, and the signature carries one)")
+                log.add(.warn, .manifestSequence, url, "profile \(facts.profile.rawValue) has no sequence to check (sign it, and the signature carries one)")
             }
         }
         return ManifestFacts(profile: facts.profile, sequence: sequence, expiresAt: facts.expiresAt, objects: accepted)
@@ -333,19 +333,19 @@ public struct Verifier: Sendable {
         do {
             response = try await fetchWithRetries(url, range: nil, limit: Int64(SignedManifest.maximumSignatureSize), deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), rules: rules, reset: { body.reset() }, consume: body.append)
         } catch {
-            log.add(.fail, "manifest.signature", url, "cannot fetch the signature: \(error)", hostNotReached: (error as? FetchError)?.hostNotReached ?? false)
+            log.add(.fail, .manifestSignature, url, "cannot fetch the signature: \(error)", hostNotReached: (error as? FetchError)?.hostNotReached ?? false)
             return .unavailable
         }
         switch response.status {
         case 200:
             guard !response.exceededLimit else {
-                log.add(.fail, "manifest.signature", url, "larger than \(SignedManifest.maximumSignatureSize) bytes: not a minisign signature")
+                log.add(.fail, .manifestSignature, url, "larger than \(SignedManifest.maximumSignatureSize) bytes: not a minisign signature")
                 return .unavailable
             }
             return .found(body.data)
         case 403, 404: return .absent
         default:
-            log.add(.fail, "manifest.signature", url, "HTTP \(response.status) fetching the signature")
+            log.add(.fail, .manifestSignature, url, "HTTP \(response.status) fetching the signature")
             return .unavailable
         }
     }
@@ -395,22 +395,22 @@ public struct Verifier: Sendable {
         do {
             response = try await fetchWithRetries(url, range: nil, limit: limit, deadline: objectDeadline, rules: rules, reset: { sink.reset() }, consume: sink.append)
         } catch let error as FetchError {
-            log.add(.fail, error.isRedirectRefusal ? "artifact.redirect" : "artifact.fetch", url, "\(label): \(error)", hostNotReached: error.hostNotReached)
+            log.add(.fail, error.isRedirectRefusal ? .artifactRedirect : .artifactFetch, url, "\(label): \(error)", hostNotReached: error.hostNotReached)
             return
         } catch {
-            log.add(.fail, "artifact.fetch", url, "\(label): \(error)")
+            log.add(.fail, .artifactFetch, url, "\(label): \(error)")
             return
         }
-        checkRedirects(response, url: url, check: "artifact.redirect", log: log)
+        checkRedirects(response, url: url, check: .artifactRedirect, log: log)
         guard response.status == 200 else {
-            log.add(.fail, "artifact.status", url, "\(label): HTTP \(response.status), expected 200")
+            log.add(.fail, .artifactStatus, url, "\(label): HTTP \(response.status), expected 200")
             return
         }
-        log.add(.pass, "artifact.status", url, "\(label): HTTP 200")
+        log.add(.pass, .artifactStatus, url, "\(label): HTTP 200")
         let digest = sink.finish()
 
         if let encoding = response.headers["content-encoding"], encoding.lowercased() != "identity" {
-            log.add(.fail, "artifact.content-encoding", url, "\(label): \(encoding): devices would hash encoded bytes or lose Range resumption; serve it as stored")
+            log.add(.fail, .artifactContentEncoding, url, "\(label): \(encoding): devices would hash encoded bytes or lose Range resumption; serve it as stored")
         }
         checkSize(object, response: response, log: log)
         checkDigest(object, digest: digest, response: response, profile: profile, log: log)
@@ -428,29 +428,29 @@ public struct Verifier: Sendable {
         let contentLength = response.headers["content-length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
         if let size = object.size {
             if response.exceededLimit || response.bytesRead > size {
-                log.add(.fail, "artifact.size", url, "\(label): more than the \(size) bytes the manifest promises (stopped reading at \(response.bytesRead))")
+                log.add(.fail, .artifactSize, url, "\(label): more than the \(size) bytes the manifest promises (stopped reading at \(response.bytesRead))")
             } else if response.bytesRead != size {
-                log.add(.fail, "artifact.size", url, "\(label): \(response.bytesRead) bytes, manifest says \(size)")
+                log.add(.fail, .artifactSize, url, "\(label): \(response.bytesRead) bytes, manifest says \(size)")
             } else {
-                log.add(.pass, "artifact.size", url, "\(label): \(size) bytes")
+                log.add(.pass, .artifactSize, url, "\(label): \(size) bytes")
             }
             if let contentLength, contentLength != size {
-                log.add(.fail, "artifact.content-length", url, "\(label): Content-Length \(contentLength), manifest says \(size)")
+                log.add(.fail, .artifactContentLength, url, "\(label): Content-Length \(contentLength), manifest says \(size)")
             } else if contentLength == nil {
-                log.add(.warn, "artifact.content-length", url, "\(label): no Content-Length: devices cannot show progress")
+                log.add(.warn, .artifactContentLength, url, "\(label): no Content-Length: devices cannot show progress")
             } else {
-                log.add(.pass, "artifact.content-length", url, "\(label): \(size)")
+                log.add(.pass, .artifactContentLength, url, "\(label): \(size)")
             }
         } else if let approximate = object.approximateSize {
             if response.exceededLimit || abs(response.bytesRead - approximate.bytes) > approximate.tolerance {
-                log.add(.fail, "artifact.size", url, "\(label): \(response.exceededLimit ? "more than \(approximate.bytes + approximate.tolerance)" : String(response.bytesRead)) bytes, the manifest's size_mb says about \(approximate.bytes)")
+                log.add(.fail, .artifactSize, url, "\(label): \(response.exceededLimit ? "more than \(approximate.bytes + approximate.tolerance)" : String(response.bytesRead)) bytes, the manifest's size_mb says about \(approximate.bytes)")
             } else {
-                log.add(.pass, "artifact.size", url, "\(label): \(response.bytesRead) bytes, matches size_mb")
+                log.add(.pass, .artifactSize, url, "\(label): \(response.bytesRead) bytes, matches size_mb")
             }
-            if contentLength == nil { log.add(.warn, "artifact.content-length", url, "\(label): no Content-Length: devices cannot show progress") }
-            else if contentLength != response.bytesRead { log.add(.fail, "artifact.content-length", url, "\(label): Content-Length \(contentLength!), body \(response.bytesRead) bytes") }
+            if contentLength == nil { log.add(.warn, .artifactContentLength, url, "\(label): no Content-Length: devices cannot show progress") }
+            else if contentLength != response.bytesRead { log.add(.fail, .artifactContentLength, url, "\(label): Content-Length \(contentLength!), body \(response.bytesRead) bytes") }
         } else if contentLength == nil {
-            log.add(.warn, "artifact.content-length", url, "\(label): no Content-Length: devices cannot show progress")
+            log.add(.warn, .artifactContentLength, url, "\(label): no Content-Length: devices cannot show progress")
         }
     }
 
@@ -460,17 +460,17 @@ public struct Verifier: Sendable {
         let overlong = response.exceededLimit || object.size.map { response.bytesRead > $0 } ?? false
         if let expected = object.sha256 {
             if overlong {
-                log.add(.fail, "artifact.sha256", url, "\(label): not checked, the body is longer than promised")
+                log.add(.fail, .artifactSha256, url, "\(label): not checked, the body is longer than promised")
             } else if digest.hex == expected {
-                log.add(.pass, "artifact.sha256", url, "\(label): \(expected)")
+                log.add(.pass, .artifactSha256, url, "\(label): \(expected)")
             } else {
-                log.add(.fail, "artifact.sha256", url, "\(label): got \(digest.hex), manifest says \(expected)")
+                log.add(.fail, .artifactSha256, url, "\(label): got \(digest.hex), manifest says \(expected)")
             }
         } else if profile == .latest, let name = url.split(separator: "/").last,
                   String(name.prefix(36)) == Self.uuidForm(digest) {
-            log.add(.pass, "artifact.sha256", url, "\(label): file name matches its content (\(digest.hex))")
+            log.add(.pass, .artifactSha256, url, "\(label): file name matches its content (\(digest.hex))")
         } else {
-            log.add(.warn, "artifact.sha256", url, "\(label): the manifest carries no hash for it; its integrity cannot be checked (sha256 \(digest.hex))")
+            log.add(.warn, .artifactSha256, url, "\(label): the manifest carries no hash for it; its integrity cannot be checked (sha256 \(digest.hex))")
         }
     }
 
@@ -479,15 +479,15 @@ public struct Verifier: Sendable {
     private func checkHeaders(_ object: ExpectedObject, response: FetchResponse, log: CheckLog) -> String {
         let (url, label) = (object.url, object.label)
         let (status, detail) = Self.judgeArtifactCacheControl(response.headers["cache-control"])
-        log.add(status, "artifact.cache-control", url, "\(label): \(detail)")
+        log.add(status, .artifactCacheControl, url, "\(label): \(detail)")
         let contentType = response.headers["content-type"] ?? ""
         let expectedType = object.contentType ?? ContentType.forArtifact(named: String(url.split(separator: "/").last ?? ""))
         if mediaType(contentType) == mediaType(expectedType) {
-            log.add(.pass, "artifact.content-type", url, "\(label): \(contentType)")
+            log.add(.pass, .artifactContentType, url, "\(label): \(contentType)")
         } else if object.contentType == nil && mediaType(contentType) != "text/html" && !contentType.isEmpty {
-            log.add(.warn, "artifact.content-type", url, "\(label): '\(contentType)', expected \(expectedType)")
+            log.add(.warn, .artifactContentType, url, "\(label): '\(contentType)', expected \(expectedType)")
         } else {
-            log.add(.fail, "artifact.content-type", url, "\(label): '\(contentType)', expected \(expectedType)")
+            log.add(.fail, .artifactContentType, url, "\(label): '\(contentType)', expected \(expectedType)")
         }
         return expectedType
     }
@@ -517,14 +517,14 @@ public struct Verifier: Sendable {
         do {
             let ranged = try await fetchWithRetries(url, range: 0...end, limit: end + 2, deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), rules: rules, reset: { rangeBody.reset() }, consume: rangeBody.append)
             if ranged.status == 206 && ranged.bytesRead == end + 1 && Array(rangeBody.data) == sink.prefix(Int(end + 1)) {
-                log.add(.pass, "artifact.range", url, "\(label): 206 for bytes 0-\(end)")
+                log.add(.pass, .artifactRange, url, "\(label): 206 for bytes 0-\(end)")
             } else if ranged.status == 206 {
-                log.add(.fail, "artifact.range", url, "\(label): 206 but \(ranged.bytesRead) bytes that differ from the object's first \(end + 1)")
+                log.add(.fail, .artifactRange, url, "\(label): 206 but \(ranged.bytesRead) bytes that differ from the object's first \(end + 1)")
             } else {
-                log.add(.fail, "artifact.range", url, "\(label): HTTP \(ranged.status) for bytes 0-\(end), expected 206: interrupted downloads restart from zero")
+                log.add(.fail, .artifactRange, url, "\(label): HTTP \(ranged.status) for bytes 0-\(end), expected 206: interrupted downloads restart from zero")
             }
         } catch {
-            log.add(.fail, "artifact.range", url, "\(label): \(error)")
+            log.add(.fail, .artifactRange, url, "\(label): \(error)")
         }
     }
 
@@ -535,16 +535,16 @@ public struct Verifier: Sendable {
         do {
             let inspection = try await ZipInspector.inspect(bytes, maxEntries: options.maxZipEntries)
             if inspection.problems.isEmpty {
-                log.add(.pass, "artifact.zip", url, "\(label): \(inspection.entries.count) entries, \(inspection.totalUncompressedSize) bytes unpacked, no unsafe entries")
+                log.add(.pass, .artifactZip, url, "\(label): \(inspection.entries.count) entries, \(inspection.totalUncompressedSize) bytes unpacked, no unsafe entries")
             } else {
-                for problem in inspection.problems { log.add(.fail, "artifact.zip", url, "\(label): \(problem)") }
+                for problem in inspection.problems { log.add(.fail, .artifactZip, url, "\(label): \(problem)") }
             }
         } catch {
-            log.add(.fail, "artifact.zip", url, "\(label): \(error)")
+            log.add(.fail, .artifactZip, url, "\(label): \(error)")
         }
     }
 
-    private func checkRedirects(_ response: FetchResponse, url: String, check: String, log: CheckLog) {
+    private func checkRedirects(_ response: FetchResponse, url: String, check: VerifyCheckID, log: CheckLog) {
         guard !response.redirects.isEmpty else { return }
         let downgrade = response.redirects.contains { hop in
             let parts = hop.components(separatedBy: " -> ")
@@ -678,10 +678,6 @@ func isJSONMediaType(_ contentType: String) -> Bool {
     return type == "application/json" || type.hasSuffix("+json")
 }
 
-/// `application/json; charset=utf-8` → `application/json`.
-func mediaType(_ contentType: String) -> String {
-    contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-}
 
 /// `https://h/a/manifest.json` → `https://h/a/`.
 func directory(of url: String) -> String {
@@ -689,23 +685,15 @@ func directory(of url: String) -> String {
     return String(url[...slash])
 }
 
-/// Parses RFC 3339 times as modelcast writes them (with or without fractional seconds).
-func parseTimestamp(_ text: String) -> Date? {
-    let formatter = ISO8601DateFormatter()
-    formatter.formatOptions = [.withInternetDateTime]
-    if let date = formatter.date(from: text) { return date }
-    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-    return formatter.date(from: text)
-}
 
 /// Thread-safe list of checks, in the order they were made.
 final class CheckLog: @unchecked Sendable {
     private let lock = NSLock()
     private(set) var checks: [VerifyCheck] = []
 
-    func add(_ status: VerifyCheck.Status, _ check: String, _ subject: String, _ detail: String, hostNotReached: Bool = false) {
+    func add(_ status: VerifyCheck.Status, _ check: VerifyCheckID, _ subject: String, _ detail: String, hostNotReached: Bool = false) {
         lock.lock()
-        checks.append(VerifyCheck(status: status, check: check, subject: subject, detail: detail, hostNotReached: hostNotReached))
+        checks.append(VerifyCheck(status: status, check: check.rawValue, subject: subject, detail: detail, hostNotReached: hostNotReached))
         lock.unlock()
     }
 
@@ -860,7 +848,7 @@ enum SequenceState {
     static func record(_ sequence: Int64, for url: String, in path: String, at date: Date) throws {
         var state = try load(path)
         if let existing = state[url], existing.sequence >= sequence { return }
-        state[url] = Entry(sequence: sequence, seen_at: Publisher.timestamp(date))
+        state[url] = Entry(sequence: sequence, seen_at: formatTimestamp(date))
         let file = try AtomicFile(destination: path)
         try Data(try JSONOutput.encode(state).utf8).withUnsafeBytes { try file.descriptor.writeAll($0) }
         try file.commit(durable: true)

@@ -33,7 +33,7 @@ public struct VerifyTarget: Sendable {
         guard let base = baseURLs.first else {
             throw ModelCastError.usage("verifying a local manifest file needs --base-url: the URL it will be served under")
         }
-        try PublishRequest.validateBaseURL(base)
+        try URLParts.validateBaseURL(base)
         let data = try readCapped(source, limit: maxManifestBytes, what: "a manifest")
         let signaturePath = SignedManifest.signatureKey(for: source)
         let signature = FileManager.default.fileExists(atPath: signaturePath)

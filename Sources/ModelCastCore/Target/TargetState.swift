@@ -38,23 +38,23 @@ public struct TargetState: Sendable {
 
     /// Reads the history and the live manifest of `manifestKey`.
     public static func load(from storage: any Storage, manifestKey: String) async throws -> TargetState {
-        let prefix = Publisher.historyPrefix(manifestKey: manifestKey)
+        let prefix = TargetLayout.historyPrefix(manifestKey: manifestKey)
         var history: [Release] = []
         var recordObjects: [Int64: ObjectMetadata] = [:]
         for key in try await storage.list(prefix: prefix) {
             let name = key.dropFirst(prefix.count)
             guard name.hasSuffix(".json"), !name.contains("/"), Int64(name.dropLast(5)) != nil else { continue }
-            guard let data = try await storage.get(key, limit: Publisher.recordLimit) else { continue }
+            guard let data = try await storage.get(key, limit: TargetLayout.recordLimit) else { continue }
             let record = try Release.decode(data, source: "\(storage.location)/\(key)")
             history.append(record)
             recordObjects[record.sequence] = try ObjectMetadata(of: data, cacheControl: CachePolicy.immutable, contentType: "application/json")
         }
         history.sort { $0.sequence < $1.sequence }
         let info = try await storage.head(manifestKey)
-        let data = info == nil ? nil : try await storage.get(manifestKey, limit: Publisher.recordLimit)
+        let data = info == nil ? nil : try await storage.get(manifestKey, limit: TargetLayout.recordLimit)
         let signature = data == nil ? nil : try await storage.get(SignedManifest.signatureKey(for: manifestKey), limit: SignedManifest.maximumSignatureSize)
         let unsigned = data.map(InlineSignature.strip)
-        let liveRecord = unsigned.flatMap { bytes in history.last { Publisher.rendering(of: $0) == bytes } }
+        let liveRecord = unsigned.flatMap { bytes in history.last { TargetLayout.rendering(of: $0) == bytes } }
         let liveManifestRelease = unsigned.flatMap { try? Release.decode($0, source: manifestKey) }
         let signedSequence = signature.flatMap { try? MinisignSignature(fileContents: String(decoding: $0, as: UTF8.self)) }
             .flatMap { TrustedComment(parsing: $0.trustedComment)?.sequence }

@@ -1,0 +1,22 @@
+import Foundation
+
+/// Content-Type values for published objects.
+public enum ContentType {
+    /// The Content-Type for an artifact file name.
+    public static func forArtifact(named name: String) -> String {
+        let lower = name.lowercased()
+        if lower.hasSuffix(".zip") { return "application/zip" }
+        if lower.hasSuffix(".json") { return "application/json" }
+        return "application/octet-stream"
+    }
+}
+
+/// How an artifact holds its model.
+public enum ArtifactFormat: String, Codable, Sendable {
+    case file, zip
+}
+
+/// `application/json; charset=utf-8` → `application/json`.
+func mediaType(_ contentType: String) -> String {
+    contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+}
