@@ -19,9 +19,11 @@ extension ModelCast {
                       is served)
                   s3://bucket/prefix
                       the target through the S3 API: the manifest's stored headers,
-                      its history record, and every object's size, SHA-256 and
-                      headers (HEAD only); --state, --profile, --base-url,
-                      --allow-http and --allow-external-urls do not apply
+                      its history record, and every object's size and headers (HEAD)
+                      and SHA-256 (the store's own checksum, else downloaded and
+                      hashed; never the x-amz-meta-sha256 metadata); --state,
+                      --profile, --base-url, --allow-http and --allow-external-urls
+                      do not apply
 
                 Signature (with --public-key, or --require-signature): checked first, on MANIFEST.minisig \
                 and any inline signature; a missing, malformed, wrong-key or tampered one fails and \

@@ -209,5 +209,12 @@ final class S3ContentProofTests: XCTestCase {
         XCTAssertTrue(again.stderr.contains(try SHA256Hasher.digest(forged).hex), "the error names the bytes found: \(again.stderr)")
         XCTAssertEqual(try moto.download("forged/manifest.json"), liveBefore)
         XCTAssertFalse(try moto.listing().keys.contains("forged/models/n/1.0.0/tiny-llm-mmproj.gguf"), "what the failed run created is removed")
+
+        // verify s3:// is not fooled by the forged metadata either: the bytes are proven.
+        let verify = try modelcast(["verify", target, "--json"], environment: moto.environment)
+        XCTAssertEqual(verify.status, 1, verify.stdout)
+        let report = try JSONDecoder().decode(VerifyReport.self, from: Data(verify.stdout.utf8))
+        let sha = report.checks.filter { $0.check == "object.sha256" }
+        XCTAssertTrue(sha.contains { $0.status == .fail && $0.subject.hasSuffix(key) && $0.detail.contains(try! SHA256Hasher.digest(forged).hex) }, "\(sha)")
     }
 }

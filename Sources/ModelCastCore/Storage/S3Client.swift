@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 
@@ -460,6 +461,8 @@ struct S3ResponseTooLarge: Error, LocalizedError, CustomStringConvertible {
 
 /// The error a file request body met reading its file, shared between the body
 /// stream and the request that sends it.
+/// The first local file error of a streamed body. It holds an `any Error` (not Sendable),
+/// hence the lock by hand.
 final class FileBodyFailure: @unchecked Sendable {
     private let lock = NSLock()
     private var stored: Error?
@@ -477,21 +480,15 @@ final class FileBodyFailure: @unchecked Sendable {
     }
 }
 
-final class RequestCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var counts: [String: Int] = [:]
+/// Requests sent, by HTTP method.
+final class RequestCounter: Sendable {
+    private let counts = NIOLockedValueBox<[String: Int]>([:])
 
     func add(_ method: String) {
-        lock.lock()
-        counts[method, default: 0] += 1
-        lock.unlock()
+        counts.withLockedValue { $0[method, default: 0] += 1 }
     }
 
-    var snapshot: [String: Int] {
-        lock.lock()
-        defer { lock.unlock() }
-        return counts
-    }
+    var snapshot: [String: Int] { counts.withLockedValue { $0 } }
 }
 
 /// A byte range of a file as an async sequence of 1 MiB buffers (a streamed request body).

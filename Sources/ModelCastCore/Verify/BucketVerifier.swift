@@ -97,10 +97,17 @@ public struct BucketVerifier: Sendable {
                     continue
                 }
                 log.add(object.size == file.size ? .pass : .fail, .objectSize, subject, "\(label): \(object.size) bytes\(object.size == file.size ? "" : ", expected \(file.size)")")
-                if let sha = object.sha256 {
-                    log.add(sha.hex == file.sha256 ? .pass : .fail, .objectSha256, subject, "\(label): \(sha.hex)\(sha.hex == file.sha256 ? "" : ", expected \(file.sha256)")")
+                // The bytes are proven (the store's own checksum, or a download), never taken
+                // from the object's metadata, which anyone who can write the key can set.
+                if let expected = SHA256Digest(hex: file.sha256) {
+                    do {
+                        let proof = try await storage.proveContent(file.key, size: file.size, sha256: expected, localFile: nil, trustStored: false)
+                        log.add(.pass, .objectSha256, subject, "\(label): \(file.sha256) (\(proof == .storeChecksum ? "the store's checksum" : "downloaded and hashed"))")
+                    } catch let error as StorageError {
+                        log.add(.fail, .objectSha256, subject, "\(label): \(error)")
+                    }
                 } else {
-                    log.add(.warn, .objectSha256, subject, "\(label): the store keeps no checksum for it")
+                    log.add(.fail, .objectSha256, subject, "\(label): the record's sha256 '\(file.sha256)' is not a SHA-256")
                 }
                 // Judged exactly as URL verify judges the Cache-Control it is served with.
                 let (cacheStatus, cacheDetail) = Verifier.judgeArtifactCacheControl(object.cacheControl)

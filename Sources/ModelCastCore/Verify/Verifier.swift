@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 /// How `verify` behaves.
 public struct VerifyOptions: Sendable {
@@ -687,26 +688,23 @@ func directory(of url: String) -> String {
 
 
 /// Thread-safe list of checks, in the order they were made.
-final class CheckLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private(set) var checks: [VerifyCheck] = []
+final class CheckLog: Sendable {
+    private let list = NIOLockedValueBox<[VerifyCheck]>([])
+
+    /// The checks so far, in order.
+    var checks: [VerifyCheck] { list.withLockedValue { $0 } }
 
     func add(_ status: VerifyCheck.Status, _ check: VerifyCheckID, _ subject: String, _ detail: String, hostNotReached: Bool = false) {
-        lock.lock()
-        checks.append(VerifyCheck(status: status, check: check.rawValue, subject: subject, detail: detail, hostNotReached: hostNotReached))
-        lock.unlock()
+        let entry = VerifyCheck(status: status, check: check.rawValue, subject: subject, detail: detail, hostNotReached: hostNotReached)
+        list.withLockedValue { $0.append(entry) }
     }
 
     func append(_ more: [VerifyCheck]) {
-        lock.lock()
-        checks += more
-        lock.unlock()
+        list.withLockedValue { $0 += more }
     }
 
     var failures: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return checks.filter { $0.status == .fail }.count
+        list.withLockedValue { $0.filter { $0.status == .fail }.count }
     }
 }
 
