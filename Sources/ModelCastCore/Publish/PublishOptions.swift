@@ -76,31 +76,7 @@ public struct PublishOptions: Sendable {
         }
 
         let releaseMeta = config?.meta ?? [:]
-        for text in meta {
-            let assignment = try MetaInput.parseAssignment(text)
-            if profile != .modelcast, !profile.metaKeys.contains(assignment.path) {
-                // A fixed-shape profile writes only its own fields: anything else would be dropped silently.
-                let suggestion = closestMatch(to: assignment.path, among: profile.metaKeys + profile.computedFields).map {
-                    profile.computedFields.contains($0) ? " (\($0) is computed from the artifact and cannot be set)" : " (did you mean \($0)?)"
-                } ?? ""
-                let known = profile.metaKeys.isEmpty ? "it takes no --meta keys" : "its keys are \(profile.metaKeys.joined(separator: ", "))"
-                throw ModelCastError.usage("--meta \(text): profile \(profile.rawValue) has no field \(assignment.path)\(suggestion); \(known)")
-            }
-            if let target = assignment.model {
-                guard let index = models.firstIndex(where: { $0.name == target }) else {
-                    throw ModelCastError.usage("--meta \(text): no model named \(target) (models: \(models.map(\.name).joined(separator: ", ")))")
-                }
-                let field = profile.modelFields.first { $0.path == assignment.path }
-                models[index].meta.set(try MetaInput.value(fromText: assignment.value, for: field, context: "--meta \(text)"), at: assignment.path)
-            } else if let field = profile.modelFields.first(where: { $0.path == assignment.path }) {
-                for index in models.indices {
-                    models[index].meta.set(try MetaInput.value(fromText: assignment.value, for: field, context: "--meta \(text)"), at: assignment.path)
-                }
-            } else {
-                // Free-form metadata (the modelcast profile; the others were checked above): per model.
-                for index in models.indices { models[index].meta.set(.string(assignment.value), at: assignment.path) }
-            }
-        }
+        try applyMeta(to: &models, profile: profile)
         // Values from the config file are typed for the profile too.
         for index in models.indices {
             for field in profile.modelFields {
@@ -135,6 +111,37 @@ public struct PublishOptions: Sendable {
         try request.validate()
         try validateProfileFields(request)
         return (target, request)
+    }
+
+    /// Applies each `--meta [MODEL:]KEY=VALUE`, typed for `profile`. A fixed-shape profile
+    /// takes only its own fields (anything else would be dropped silently): an unknown key
+    /// is refused with the closest field it has.
+    private func applyMeta(to models: inout [PublishRequest.Model], profile: ManifestProfile) throws {
+        for text in meta {
+            let assignment = try MetaInput.parseAssignment(text)
+            if profile != .modelcast, !profile.metaKeys.contains(assignment.path) {
+                // A fixed-shape profile writes only its own fields: anything else would be dropped silently.
+                let suggestion = closestMatch(to: assignment.path, among: profile.metaKeys + profile.computedFields).map {
+                    profile.computedFields.contains($0) ? " (\($0) is computed from the artifact and cannot be set)" : " (did you mean \($0)?)"
+                } ?? ""
+                let known = profile.metaKeys.isEmpty ? "it takes no --meta keys" : "its keys are \(profile.metaKeys.joined(separator: ", "))"
+                throw ModelCastError.usage("--meta \(text): profile \(profile.rawValue) has no field \(assignment.path)\(suggestion); \(known)")
+            }
+            if let target = assignment.model {
+                guard let index = models.firstIndex(where: { $0.name == target }) else {
+                    throw ModelCastError.usage("--meta \(text): no model named \(target) (models: \(models.map(\.name).joined(separator: ", ")))")
+                }
+                let field = profile.modelFields.first { $0.path == assignment.path }
+                models[index].meta.set(try MetaInput.value(fromText: assignment.value, for: field, context: "--meta \(text)"), at: assignment.path)
+            } else if let field = profile.modelFields.first(where: { $0.path == assignment.path }) {
+                for index in models.indices {
+                    models[index].meta.set(try MetaInput.value(fromText: assignment.value, for: field, context: "--meta \(text)"), at: assignment.path)
+                }
+            } else {
+                // Free-form metadata (the modelcast profile; the others were checked above): per model.
+                for index in models.indices { models[index].meta.set(.string(assignment.value), at: assignment.path) }
+            }
+        }
     }
 
     /// The prototypes named by `--prototypes FILE`: version and class count from the

@@ -97,17 +97,7 @@ public struct Publisher: Sendable {
         let state = try await TargetState.load(from: storage, manifestKey: request.manifestKey)
         let live = state.live
         try checkDroppedModels(request, live: live)
-        // Build metadata does not order versions (semver): a version of equal precedence
-        // to one that went live is that version, under the text it was published with.
-        var givenVersions: [String: String] = [:]
-        for index in request.models.indices {
-            let model = request.models[index]
-            guard let version = SemanticVersion(model.version),
-                  let previous = state.wentLive.reversed().compactMap({ $0.models[model.name]?.version })
-                      .first(where: { $0 != model.version && SemanticVersion($0) == version }) else { continue }
-            givenVersions[model.name] = model.version
-            request.models[index].version = previous
-        }
+        let givenVersions = Self.adoptPublishedVersionTexts(&request, wentLive: state.wentLive)
         try checkVersions(request, live: live, warn: warn)
 
         // Pack (or, for a dry run, only hash) every file.
@@ -147,21 +137,7 @@ public struct Publisher: Sendable {
         for model in request.models { models[model.name] = try releaseModel(model) }
         let prototypes = try request.prototypes.map(releaseModel)
 
-        // A version means the same files for good: not only the live release, any that went
-        // live (after a rollback the live one is older), or equality clients that have it never update.
-        for (name, model) in models {
-            for previous in (state.wentLive.reversed().compactMap { $0.models[name] }) where previous.version == model.version {
-                if previous.files.map(\.sha256) != model.files.map(\.sha256) || previous.files.map(\.name) != model.files.map(\.name) {
-                    if let given = givenVersions[name] {
-                        throw ModelCastError.usage("version \(given) of model \(name) has the same precedence as \(model.version), already published with different files (build metadata does not order versions, so clients cannot tell them apart); publish a new version instead")
-                    }
-                    throw ModelCastError.usage("version \(model.version) of model \(name) is already published with different files; publish a new version instead")
-                }
-            }
-        }
-        for (name, given) in givenVersions.sorted(by: { $0.key < $1.key }) {
-            log("version \(given) of model \(name) has the same precedence as the published \(models[name]!.version) and the same files: it is that version")
-        }
+        try checkVersionsKeepTheirFiles(models, wentLive: state.wentLive, givenVersions: givenVersions)
 
         let release = Release(
             sequence: state.nextSequence, publishedAt: Self.timestamp(request.publishedAt),
@@ -191,6 +167,41 @@ public struct Publisher: Sendable {
     /// is already published leave a missing one missing (and find nothing there).
     func lockTarget(dryRun: Bool, create: Bool = false) throws -> (any StorageLock)? {
         dryRun ? nil : try storage.lockForWriting(create: create)
+    }
+
+    /// Build metadata does not order versions (semver): a version of equal precedence to
+    /// one that went live is that version, under the text it was published with. Rewrites
+    /// such versions in `request`; returns the texts as given, by model.
+    static func adoptPublishedVersionTexts(_ request: inout PublishRequest, wentLive: [Release]) -> [String: String] {
+        var givenVersions: [String: String] = [:]
+        for index in request.models.indices {
+            let model = request.models[index]
+            guard let version = SemanticVersion(model.version),
+                  let previous = wentLive.reversed().compactMap({ $0.models[model.name]?.version })
+                      .first(where: { $0 != model.version && SemanticVersion($0) == version }) else { continue }
+            givenVersions[model.name] = model.version
+            request.models[index].version = previous
+        }
+        return givenVersions
+    }
+
+    /// A version means the same files for good: not only the live release's, any that went
+    /// live (after a rollback the live one is older), or equality clients that have it never
+    /// update. `givenVersions`: texts with other build metadata that were taken as these versions.
+    private func checkVersionsKeepTheirFiles(_ models: [String: ReleaseModel], wentLive: [Release], givenVersions: [String: String]) throws {
+        for (name, model) in models {
+            for previous in (wentLive.reversed().compactMap { $0.models[name] }) where previous.version == model.version {
+                if previous.files.map(\.sha256) != model.files.map(\.sha256) || previous.files.map(\.name) != model.files.map(\.name) {
+                    if let given = givenVersions[name] {
+                        throw ModelCastError.usage("version \(given) of model \(name) has the same precedence as \(model.version), already published with different files (build metadata does not order versions, so clients cannot tell them apart); publish a new version instead")
+                    }
+                    throw ModelCastError.usage("version \(model.version) of model \(name) is already published with different files; publish a new version instead")
+                }
+            }
+        }
+        for (name, given) in givenVersions.sorted(by: { $0.key < $1.key }) {
+            log("version \(given) of model \(name) has the same precedence as the published \(models[name]!.version) and the same files: it is that version")
+        }
     }
 
     /// A model the live manifest names is dropped only when `--remove-model` says so:
