@@ -83,11 +83,11 @@ public final class S3Storage: Storage, @unchecked Sendable {
         if response.status == 404 { return nil }
         guard response.status == 200 else { throw client.error(response, operation: "HEAD", key: objectKey) }
         let size = Int64(response.headers["content-length"] ?? "") ?? 0
-        var digest = response.headers["x-amz-meta-sha256"].flatMap(SHA256Digest.init(hex:))
-        if digest == nil, let checksum = response.headers["x-amz-checksum-sha256"], !checksum.contains("-"),
-           let raw = Data(base64Encoded: checksum) {
-            digest = SHA256Digest(bytes: Array(raw))
-        }
+        // Only a SHA-256 the store computed over the whole object is reported: the
+        // x-amz-meta-sha256 metadata is what a writer claims, and a composite checksum
+        // is not the object's SHA-256 (proveContent handles both).
+        var digest: SHA256Digest?
+        if case .fullObject(let sha, _) = StoreChecksum(response.headers) { digest = sha }
         return ObjectInfo(size: size, sha256: digest, contentType: response.headers["content-type"],
                           cacheControl: response.headers["cache-control"], etag: response.headers["etag"])
     }

@@ -27,7 +27,8 @@ public struct ObjectMetadata: Codable, Equatable, Sendable {
 /// What a store knows about an object without reading it.
 public struct ObjectInfo: Equatable, Sendable {
     public var size: Int64
-    /// The SHA-256, when the store keeps it (S3 checksums); nil for a plain directory.
+    /// The SHA-256 the store itself computed over the whole object (an S3 full-object
+    /// checksum), never a value a writer set; nil for a plain directory or when there is none.
     public var sha256: SHA256Digest?
     public var contentType: String?
     public var cacheControl: String?
