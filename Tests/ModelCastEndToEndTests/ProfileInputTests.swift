@@ -52,6 +52,14 @@ final class ProfileInputTests: XCTestCase {
         let noVersion = try modelcast(["publish"] + catalogFlags + ["--prototypes", bare, "--base-url", base, "--to", site.path])
         XCTAssertEqual(noVersion.status, 1)
         XCTAssertTrue(noVersion.stderr.contains("--prototypes-version VERSION"), noVersion.stderr)
+        for (flags, message) in [(["--prototypes-classes=-3"], "--prototypes-classes -3 must be a count"),
+                                 (["--prototypes-version", "v2"], "--prototypes-version 'v2' is not a semantic version"),
+                                 ([String](), "--prototypes \(site.path)/../missing.json")] {
+            let path = flags.isEmpty ? site.path + "/../missing.json" : "examples/catalog/prototypes-v2.1.0.json"
+            let bad = try modelcast(["publish"] + catalogFlags + ["--prototypes", path] + flags + ["--base-url", base, "--to", site.path])
+            XCTAssertEqual(bad.status, 1, "\(flags): \(bad.stderr)")
+            XCTAssertTrue(bad.stderr.contains(message) || (flags.isEmpty && bad.stderr.contains("missing.json")), "\(flags): \(bad.stderr)")
+        }
     }
 
     /// Unknown --meta keys are refused (with a suggestion), never dropped; every missing

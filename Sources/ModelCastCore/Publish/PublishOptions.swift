@@ -85,6 +85,12 @@ public struct PublishOptions: Sendable {
                 }
             }
         }
+        if let prototypesClasses, prototypesClasses < 0 {
+            throw ModelCastError.usage("--prototypes-classes \(prototypesClasses) must be a count of classes, 0 or more")
+        }
+        if let prototypesVersion, SemanticVersion(prototypesVersion) == nil {
+            throw ModelCastError.usage("--prototypes-version '\(prototypesVersion)' is not a semantic version (MAJOR.MINOR.PATCH, e.g. 2.1.0)")
+        }
         var prototypes = try prototypesPath.map(prototypesModel) ?? config?.prototypes
         if prototypesPath == nil, var p = prototypes {
             if let prototypesVersion { p.version = prototypesVersion }
