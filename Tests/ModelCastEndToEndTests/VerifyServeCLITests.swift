@@ -175,7 +175,7 @@ final class VerifyServeCLITests: XCTestCase {
         let (expiredResult, expiredReport) = try verify([expired, "--base-url", base, "--allow-http"])
         XCTAssertEqual(expiredResult.status, 1)
         XCTAssertTrue(expiredReport?.checks.contains { $0.check == "manifest.expiry" && $0.status == .fail && $0.detail.hasPrefix("expired at 2020-01-01T00:00:00Z: ") } ?? false, expiredResult.stdout)
-        let soon = Publisher.timestamp(Date().addingTimeInterval(3600))
+        let soon = formatTimestamp(Date().addingTimeInterval(3600))
         let expiring = try manifest("soon", live.replacingOccurrences(of: "\"channel\"", with: "\"expires_at\": \"\(soon)\",\n  \"channel\""))
         let (soonResult, soonReport) = try verify([expiring, "--base-url", base, "--allow-http"])
         XCTAssertTrue(soonReport?.checks.contains { $0.check == "manifest.expiry" && $0.status == .warn } ?? false, soonResult.stdout)

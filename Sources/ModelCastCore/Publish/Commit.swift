@@ -326,7 +326,7 @@ extension Publisher {
               let published = parseTimestamp(release.publishedAt) else { return }
         let origin = settings.publishedAtOrigin.map { " (\($0))" } ?? ""
         throw ModelCastError.usage(
-            "the manifest would be expired before it is published: published_at \(release.publishedAt)\(origin) plus --expires-in \(formatDuration(expiry.timeIntervalSince(published))) is \(text), and it is now \(Self.timestamp(now)); unset SOURCE_DATE_EPOCH or give a longer --expires-in")
+            "the manifest would be expired before it is published: published_at \(release.publishedAt)\(origin) plus --expires-in \(formatDuration(expiry.timeIntervalSince(published))) is \(text), and it is now \(formatTimestamp(now)); unset SOURCE_DATE_EPOCH or give a longer --expires-in")
     }
 
     /// Proves each stored object in `files` holds the bytes its record says (the store's own

@@ -80,7 +80,7 @@ public struct PublishRequest: Sendable {
 
     /// Checks every value that does not need the target, naming the bad one.
     public func validate() throws {
-        try Self.validateBaseURL(baseURL)
+        try URLParts.validateBaseURL(baseURL)
         try CachePolicy.validateManifest(manifestCacheControl)
         try Self.validateManifestKey(manifestKey)
         guard !channel.isEmpty else { throw ModelCastError.usage("channel must not be empty") }

@@ -140,8 +140,8 @@ public struct Publisher: Sendable {
         try checkVersionsKeepTheirFiles(models, wentLive: state.wentLive, givenVersions: givenVersions)
 
         let release = Release(
-            sequence: state.nextSequence, publishedAt: Self.timestamp(request.publishedAt),
-            expiresAt: request.signing?.expiresAt(from: request.publishedAt).map(Self.timestamp),
+            sequence: state.nextSequence, publishedAt: formatTimestamp(request.publishedAt),
+            expiresAt: request.signing?.expiresAt(from: request.publishedAt).map(formatTimestamp),
             channel: request.channel, profile: request.profile.rawValue, minAppVersion: request.minAppVersion,
             meta: request.meta, models: models, prototypes: prototypes,
             rollback: live.map { ReleaseRollback(sequence: $0.sequence, models: $0.models) }, replaces: live?.sequence)
@@ -311,6 +311,4 @@ public struct Publisher: Sendable {
         (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/" + URLParts.percentEncodedPath(key)
     }
 
-    /// RFC 3339 UTC with seconds: `2026-11-22T03:00:00Z`.
-    public static func timestamp(_ date: Date) -> String { formatTimestamp(date) }
 }

@@ -55,8 +55,8 @@ extension Publisher {
         }
         var release = live
         release.sequence = state.nextSequence
-        release.publishedAt = Self.timestamp(request.publishedAt)
-        release.expiresAt = expiresIn.map { Self.timestamp(request.publishedAt.addingTimeInterval($0)) }
+        release.publishedAt = formatTimestamp(request.publishedAt)
+        release.expiresAt = expiresIn.map { formatTimestamp(request.publishedAt.addingTimeInterval($0)) }
         release.replaces = live.sequence
         guard let baseURL = state.baseURL else {
             throw ModelCastError.usage("cannot tell the base URL the target is served from (no record names a file)")

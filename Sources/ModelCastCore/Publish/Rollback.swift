@@ -64,7 +64,7 @@ extension Publisher {
             throw ModelCastError.usage("--bump-to '\(bumpVersion)' is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.2.1)")
         }
         if let manifestCacheControl = request.manifestCacheControl { try CachePolicy.validateManifest(manifestCacheControl) }
-        if let baseURL = request.baseURL { try PublishRequest.validateBaseURL(baseURL) }
+        if let baseURL = request.baseURL { try URLParts.validateBaseURL(baseURL) }
 
         let lock = try lockTarget(dryRun: request.dryRun)
         defer { withExtendedLifetime(lock) {} }
@@ -102,7 +102,7 @@ extension Publisher {
         // Without --expires-in, keep the live manifest's validity period: a rollback must not silently drop its expiry.
         let expiresAt = (request.signing?.expiresIn ?? live.validityPeriod).map { request.publishedAt.addingTimeInterval($0) }
         let release = Release(
-            sequence: state.nextSequence, publishedAt: Self.timestamp(request.publishedAt), expiresAt: expiresAt.map(Self.timestamp),
+            sequence: state.nextSequence, publishedAt: formatTimestamp(request.publishedAt), expiresAt: expiresAt.map(formatTimestamp),
             channel: live.channel, profile: live.profile, minAppVersion: request.model == nil ? target.minAppVersion : live.minAppVersion,
             meta: request.model == nil ? target.meta : live.meta, models: models, prototypes: prototypes,
             rollback: ReleaseRollback(sequence: target.sequence, models: rolledBack.reduce(into: [:]) { $0[$1] = restored[$1] }),
