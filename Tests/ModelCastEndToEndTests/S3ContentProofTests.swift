@@ -80,6 +80,9 @@ final class S3ContentProofTests: XCTestCase {
 
             // Same size, other bytes, the original's SHA-256 forged into the metadata.
             try overwrite(moto, key: "proof/a.bin", with: other, claimedSHA256: originalSHA.hex)
+            // HEAD never reports the claimed metadata as the object's SHA-256.
+            let info = try await storage.head("a.bin")
+            XCTAssertNotEqual(info?.sha256, originalSHA, "head took x-amz-meta-sha256 for the object's SHA-256")
             let getsBeforeForged = storage.requestCounts?["GET"] ?? 0
             await assertMismatch({ try await storage.proveContent("a.bin", size: 200_000, sha256: originalSHA, localFile: original, trustStored: false) },
                                  key: "a.bin", actualSHA256: otherSHA.hex)
