@@ -104,3 +104,24 @@ func verifyStaged(_ manifest: Data, manifestKey: String, baseURL: String) async 
     }
     printError("verified the staged release through \(baseURL): \(report.checks.count) checks passed")
 }
+
+/// One line per profile for `--help`, in the profiles' own words: the name, then `text`
+/// wrapped to 76 columns under it.
+func profileTable(_ text: (ManifestProfile) -> String) -> String {
+    let indent = String(repeating: " ", count: 13)
+    return ManifestProfile.allCases.map { profile in
+        var lines: [String] = []
+        var line = "  " + profile.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)
+        var lineHasWord = false
+        for word in text(profile).split(separator: " ") {
+            if lineHasWord, line.count + 1 + word.count > 76 {
+                lines.append(line)
+                line = indent
+                lineHasWord = false
+            }
+            line += (lineHasWord ? " " : "") + word
+            lineHasWord = true
+        }
+        return (lines + [line]).joined(separator: "\n")
+    }.joined(separator: "\n")
+}

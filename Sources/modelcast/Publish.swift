@@ -26,13 +26,7 @@ extension ModelCast {
                                             scripts, nginx snippet
 
                 Profiles (--profile) and how their clients compare versions:
-                  modelcast  our versioned format (default); clients accept only a
-                             higher sequence
-                  nomlens    version, url, sha256, num_classes, class_list_version,
-                             training_date, size_mb; version equality
-                  tiers      current_version, models{tier}, rollback_*; string >
-                  catalog    models{name}, prototypes, minAppVersion; per-model versions
-                  latest     {"url": …} with a content-derived file name
+                \(profileTable { "\($0.summary); \($0.clientRule)" })
 
                 A version lower than the live one is refused (use rollback), the same version with \
                 other bytes is refused, and the same bytes again change nothing; build metadata \

@@ -13,18 +13,7 @@ extension ModelCast {
                 written, and the manifest is replaced last.
 
                 How each profile's clients move back:
-                  modelcast  the manifest gets a higher sequence and names the old
-                             version; clients accept it because the sequence went up
-                  nomlens    the manifest names the old version; clients download when
-                             it differs from theirs (equality)
-                  latest     the url names the old content-derived file, which clients
-                             do not have
-                  catalog    each model's version is compared with the cached one
-                  tiers      current_version and rollback_version/rollback_url_<tier>
-                             name the old version, but the stock client compares
-                             current_version with string > and never goes down: use
-                             --bump, which republishes the old bytes (same objects, same
-                             SHA-256) under a new higher version every client installs
+                \(profileTable(\.rollbackRule))
 
                 --model rolls back one model of a multi-model release; the others stay as they are.
                 """

@@ -94,7 +94,7 @@ public struct PublishRequest: Sendable {
             }
             guard !model.files.isEmpty else { throw ModelCastError.usage("model \(model.name) has no files") }
         }
-        if prototypes != nil && profile != .catalog && profile != .modelcast {
+        if prototypes != nil && !profile.writesPrototypes {
             throw ModelCastError.usage("prototypes are written only by the catalog and modelcast profiles, not \(profile.rawValue)")
         }
     }

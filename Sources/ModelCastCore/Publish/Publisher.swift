@@ -154,9 +154,7 @@ public struct Publisher: Sendable {
             try await proveStored(release.files, localFiles: staged.mapValues(\.result.path), trustStored: request.trustStored)
             return unchangedReport(state: state, settings: settings, warnings: warnings)
         }
-        if request.profile == .nomlens, models.values.first?.files.first?.contentType == "application/zip" {
-            warn("the nomlens client saves the download as-is; a zipped .mlpackage needs an unzip step in the app")
-        }
+        for warning in request.profile.publishWarnings(release) { warn(warning) }
         return try await commit(release, state: state, settings: settings, artifacts: staged, warnings: warnings) { key in
             staged[key] = nil
         }

@@ -44,7 +44,7 @@ extension Publisher {
             throw ModelCastError.usage("the live release at \(storage.location) has unknown profile '\(live.profile)'")
         }
         var signing = request.signing
-        if profile == .modelcast, signing.signer != nil, let live = state.manifestData, InlineSignature.split(live) != nil {
+        if profile.carriesSignatureAndExpiry, signing.signer != nil, let live = state.manifestData, InlineSignature.split(live) != nil {
             // The live manifest carries its signature inline: so does the re-signed one.
             signing.inline = true
         }

@@ -95,8 +95,9 @@ extension Publisher {
             let version = try bumpVersion(request, models: rolledBack, state: state, live: live)
             for name in rolledBack { models[name]!.version = version }
             log("republishing the bytes of \(request.version) as version \(version)")
-        } else if profile == .tiers, let current = live.models[rolledBack[0]]?.version, current != request.version {
-            warn("tiers clients compare current_version with string >: devices already on \(current) keep it unless they act on rollback_version; --bump republishes \(request.version)'s bytes under a higher version every client installs")
+        } else if let current = live.models[rolledBack[0]]?.version, current != request.version,
+                  let warning = profile.rollbackWithoutBumpWarning(deviceVersion: current, targetVersion: request.version) {
+            warn(warning)
         }
 
         // Without --expires-in, keep the live manifest's validity period: a rollback must not silently drop its expiry.

@@ -87,13 +87,13 @@ public struct SigningSettings: Sendable {
 
     /// Refuses combinations a profile cannot carry.
     public func validate(profile: ManifestProfile) throws {
-        if inline, profile != .modelcast {
+        if inline, !profile.carriesSignatureAndExpiry {
             throw ModelCastError.usage("--inline-signature needs the modelcast profile; the \(profile.rawValue) manifest has no place for a signature (its clients read manifest.json.minisig)")
         }
         if inline, signer == nil {
             throw ModelCastError.usage("--inline-signature needs a signing key (--sign KEYFILE or $MODELCAST_SIGNING_KEY)")
         }
-        if expiresIn != nil, signer == nil, profile != .modelcast {
+        if expiresIn != nil, signer == nil, !profile.carriesSignatureAndExpiry {
             throw ModelCastError.usage("--expires-in needs a signing key with the \(profile.rawValue) profile: its manifest has no expires_at field, so the expiry lives in the signature's trusted comment")
         }
     }

@@ -467,8 +467,7 @@ public struct Verifier: Sendable {
             } else {
                 log.add(.fail, .artifactSha256, url, "\(label): got \(digest.hex), manifest says \(expected)")
             }
-        } else if profile == .latest, let name = url.split(separator: "/").last,
-                  String(name.prefix(36)) == Self.uuidForm(digest) {
+        } else if profile.urlNamesContent(url, sha256: digest) {
             log.add(.pass, .artifactSha256, url, "\(label): file name matches its content (\(digest.hex))")
         } else {
             log.add(.warn, .artifactSha256, url, "\(label): the manifest carries no hash for it; its integrity cannot be checked (sha256 \(digest.hex))")
@@ -663,12 +662,6 @@ public struct Verifier: Sendable {
             return "its path below the prefix, '\(decoded)', is empty or has an empty, '.' or '..' segment"
         }
         return nil
-    }
-
-    /// `c0ffee…` → the UUID-shaped name the latest profile gives content-addressed files.
-    static func uuidForm(_ digest: SHA256Digest) -> String {
-        let hex = Array(digest.hex.prefix(32))
-        return [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(hex[$0]) }.joined(separator: "-")
     }
 }
 

@@ -1,0 +1,79 @@
+import Foundation
+
+/// An object a manifest tells devices to download, with what the manifest promises about it.
+public struct ExpectedObject: Sendable {
+    /// Which model and file this is, for reports (`tiny-llm/tiny-llm.gguf`, `tier 1b`).
+    public let label: String
+    public let url: String
+    /// Promised SHA-256 (hex), when the profile carries one.
+    public let sha256: String?
+    /// Promised exact size in bytes.
+    public let size: Int64?
+    /// A size known only roughly (nomlens' `size_mb`): bytes and allowed difference.
+    public let approximateSize: (bytes: Int64, tolerance: Int64)?
+    /// Promised Content-Type, when the profile carries one.
+    public let contentType: String?
+}
+
+/// What a manifest says, whatever its profile.
+public struct ManifestFacts: Sendable {
+    public let profile: ManifestProfile
+    /// The modelcast format's sequence.
+    public let sequence: Int64?
+    /// The modelcast format's expiry (RFC 3339).
+    public let expiresAt: String?
+    /// Every object devices may download: current models first, then rollback targets.
+    public let objects: [ExpectedObject]
+
+    /// Reads a manifest of any profile (`profile` nil: detect it from the fields present).
+    public static func read(_ data: Data, profile requested: ManifestProfile? = nil, source: String) throws -> ManifestFacts {
+        func fail(_ reason: String) -> ModelCastError { ManifestReader.failure(source: source, reason) }
+        // JSON is UTF-8: a bad byte would otherwise surface as a confusing type error deep inside.
+        if let offset = firstInvalidUTF8Offset(data) {
+            throw fail("not valid UTF-8 JSON: the first bad byte, 0x\(String(format: "%02X", data[data.startIndex + offset])), is at byte offset \(offset)")
+        }
+        let json: JSONValue
+        do { json = try JSONValue(parsing: data) } catch {
+            throw fail("not valid JSON (\(describe(decodingError: error)))")
+        }
+        guard case .object = json else { throw fail("not a JSON object") }
+        guard let profile = requested ?? ManifestProfile.detectionOrder.first(where: { $0.definition.claims(json) }) else {
+            throw fail("cannot tell its profile from its fields; pass --profile")
+        }
+        return try profile.definition.read(ManifestReader(data: data, json: json, source: source))
+    }
+}
+
+/// The offset of the first byte that is not part of well-formed UTF-8 (RFC 3629: no
+/// overlong forms, no surrogates, nothing above U+10FFFF), or nil when all of it is.
+/// A broken or cut-short sequence is reported at its first byte.
+func firstInvalidUTF8Offset(_ data: Data) -> Int? {
+    data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Int? in
+        let bytes = raw.bindMemory(to: UInt8.self)
+        var i = 0
+        let n = bytes.count
+        while i < n {
+            let b = bytes[i]
+            if b < 0x80 { i += 1; continue }
+            let length: Int
+            var low: UInt8 = 0x80, high: UInt8 = 0xBF
+            switch b {
+            case 0xC2...0xDF: length = 2
+            case 0xE0: length = 3; low = 0xA0
+            case 0xE1...0xEC, 0xEE...0xEF: length = 3
+            case 0xED: length = 3; high = 0x9F
+            case 0xF0: length = 4; low = 0x90
+            case 0xF1...0xF3: length = 4
+            case 0xF4: length = 4; high = 0x8F
+            default: return i
+            }
+            guard i + length <= n else { return i }
+            // The second byte has the narrowed range; the others are plain continuation bytes.
+            // A broken sequence is reported at its first byte (as Python's decoder does).
+            guard (low...high).contains(bytes[i + 1]) else { return i }
+            for k in 2..<length where !(0x80...0xBF).contains(bytes[i + k]) { return i }
+            i += length
+        }
+        return nil
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+
+/// The manifest shapes apps in the field read. Each is written byte-for-byte by its own
+/// type (`ModelcastProfile`, `NomLensProfile`, …, one file each); this enum names them on
+/// the command line and in records, and forwards to the type.
+public enum ManifestProfile: String, CaseIterable, Sendable, Codable {
+    /// modelcast's own versioned, multi-model, multi-file format (a superset of the others).
+    case modelcast
+    /// NomLens: `version`, `url`, `sha256`, `num_classes`, `class_list_version`, `training_date`, `size_mb`.
+    case nomlens
+    /// Tiered GGUF manifest: `current_version`, `models{tier}`, `rollback_version`, `rollback_url_<tier>`.
+    case tiers
+    /// Model catalog: `models{name}` with `checksum: "sha256:…"`, features, hardware; `prototypes`; `minAppVersion`.
+    case catalog
+    /// `{"url": …}` whose file name (content-derived) is the version.
+    case latest
+
+    /// The type that defines this profile: the one place a case meets its behaviour.
+    var definition: any ProfileDefinition {
+        switch self {
+        case .modelcast: return ModelcastProfile()
+        case .nomlens: return NomLensProfile()
+        case .tiers: return TiersProfile()
+        case .catalog: return CatalogProfile()
+        case .latest: return LatestProfile()
+        }
+    }
+
+    /// The order a manifest of unknown profile is matched in: the most specific telltale
+    /// fields first (a tiers manifest also has `models`, a catalog's telltale).
+    static let detectionOrder: [ManifestProfile] = [.modelcast, .tiers, .catalog, .nomlens, .latest]
+
+    /// What its manifest carries, for help.
+    public var summary: String { definition.summary }
+    /// How its clients decide to download, for help and docs.
+    public var clientRule: String { definition.clientRule }
+    /// How its clients move back to an earlier version.
+    public var rollbackForm: RollbackForm { definition.rollbackForm }
+    /// How its clients move back, in a sentence, for rollback's help.
+    public var rollbackRule: String { definition.rollbackRule }
+    /// Fields each model must (or may) carry in its metadata.
+    public var modelFields: [ProfileField] { definition.modelFields }
+    /// Fields of the catalog's prototypes object.
+    public var prototypeFields: [ProfileField] { definition.prototypeFields }
+    /// Whether it writes a prototypes object.
+    public var writesPrototypes: Bool { definition.writesPrototypes }
+    /// Whether its manifest has fields for an inline signature and `expires_at`.
+    public var carriesSignatureAndExpiry: Bool { definition.carriesSignatureAndExpiry }
+    /// What its clients would get wrong about this release, said as publish warnings.
+    public func publishWarnings(_ release: Release) -> [String] { definition.publishWarnings(release) }
+    /// What a rollback that keeps the old version number leaves undone on devices already on `deviceVersion`.
+    public func rollbackWithoutBumpWarning(deviceVersion: String, targetVersion: String) -> String? {
+        definition.rollbackWithoutBumpWarning(deviceVersion: deviceVersion, targetVersion: targetVersion)
+    }
+    /// The `--meta` keys this profile writes for a model (every other key is refused).
+    public var metaKeys: [String] { modelFields.map(\.path) }
+    /// Fields this profile writes that modelcast computes from the artifact (never `--meta`).
+    public var computedFields: [String] { definition.computedFields }
+
+    /// The storage key for a file of a model.
+    public func artifactKey(model: String, version: String, fileName: String, sha256: SHA256Digest) -> String {
+        definition.artifactKey(model: model, version: version, fileName: fileName, sha256: sha256)
+    }
+
+    /// True when the object's URL itself proves its content (latest's content-derived names).
+    public func urlNamesContent(_ url: String, sha256: SHA256Digest) -> Bool {
+        definition.urlNamesContent(url, sha256: sha256)
+    }
+
+    /// Checks the release has the shape and fields this profile writes; the error names
+    /// the missing field and the model.
+    public func validate(_ release: Release) throws {
+        let definition = self.definition
+        try definition.checkShape(release)
+        // Every missing field at once, so one run tells the whole story: (what, how to give it).
+        var missing: [(field: String, remedy: String)] = []
+        for name in release.models.keys.sorted() {
+            let model = release.models[name]!
+            for field in definition.modelFields where field.required {
+                if model.meta.value(at: field.path) == nil && !(field.defaultsToMinAppVersion && release.minAppVersion != nil) {
+                    missing.append(("\(field.path) (\(field.type.rawValue)) for model \(name)",
+                                    "--meta \(release.models.count > 1 ? "\(name):" : "")\(field.path)=VALUE"))
+                }
+            }
+        }
+        missing += definition.missingReleaseFields(release)
+        if missing.count == 1 {
+            throw ModelCastError.usage("profile \(rawValue) needs field \(missing[0].field): pass \(missing[0].remedy) or set it in the config file")
+        } else if !missing.isEmpty {
+            throw ModelCastError.usage("profile \(rawValue) needs \(missing.count) fields: " + missing.map { "\($0.field) (pass \($0.remedy))" }.joined(separator: "; ") + "; or set them in the config file")
+        }
+    }
+
+    /// The manifest this profile's clients read, for `release`.
+    public func render(_ release: Release) throws -> JSONValue {
+        try validate(release)
+        return definition.render(release)
+    }
+}
+
+extension Dictionary where Key == String, Value == JSONValue {
+    /// The value at a dotted path (`hardware.gpu`).
+    func value(at path: String) -> JSONValue? {
+        let parts = path.split(separator: ".").map(String.init)
+        guard let first = parts.first, var current = self[first] else { return nil }
+        for part in parts.dropFirst() {
+            guard let next = current[part] else { return nil }
+            current = next
+        }
+        return current
+    }
+
+    /// Sets the value at a dotted path, creating nested objects.
+    mutating func set(_ value: JSONValue, at path: String) {
+        let parts = path.split(separator: ".").map(String.init)
+        guard let first = parts.first else { return }
+        if parts.count == 1 {
+            self[first] = value
+            return
+        }
+        var nested: [String: JSONValue] = [:]
+        if case .object(let members)? = self[first] {
+            for member in members { nested[member.key] = member.value }
+        }
+        nested.set(value, at: parts.dropFirst().joined(separator: "."))
+        self[first] = .object(nested.keys.sorted().map { .init($0, nested[$0]!) })
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+
+/// modelcast's own versioned, multi-model, multi-file format (a superset of the others):
+/// the `Release` itself, with a sequence clients never accept going down.
+struct ModelcastProfile: ProfileDefinition {
+    var summary: String { "our versioned format (default)" }
+    var clientRule: String { "clients accept only a higher sequence" }
+    var rollbackForm: RollbackForm { .higherSequence }
+    var rollbackRule: String { "the manifest gets a higher sequence and names the old version; clients accept it because the sequence went up" }
+    var modelFields: [ProfileField] { [] }
+    var computedFields: [String] { [] }
+    var writesPrototypes: Bool { true }
+    var carriesSignatureAndExpiry: Bool { true }
+
+    func checkShape(_ release: Release) throws {
+        try requireModels(release)
+    }
+
+    func render(_ release: Release) -> JSONValue {
+        release.jsonValue()
+    }
+
+    func claims(_ json: JSONValue) -> Bool {
+        json["format"]?.stringValue == Release.formatName
+    }
+
+    func read(_ manifest: ManifestReader) throws -> ManifestFacts {
+        let release = try Release.decode(manifest.data, source: manifest.source)
+        var objects: [ExpectedObject] = []
+        func add(_ model: ReleaseModel, name: String, rollback: Bool) throws {
+            for file in model.files {
+                objects.append(ExpectedObject(
+                    label: "\(rollback ? "rollback " : "")\(name) \(model.version)/\(file.name)", url: file.url,
+                    sha256: try manifest.hex(file.sha256, "\(name).files.sha256"), size: file.size, approximateSize: nil,
+                    contentType: file.contentType))
+            }
+        }
+        for name in release.models.keys.sorted() { try add(release.models[name]!, name: name, rollback: false) }
+        if let prototypes = release.prototypes { try add(prototypes, name: "prototypes", rollback: false) }
+        for name in (release.rollback?.models.keys.sorted() ?? []) { try add(release.rollback!.models[name]!, name: name, rollback: true) }
+        return ManifestFacts(profile: .modelcast, sequence: release.sequence, expiresAt: release.expiresAt, objects: objects)
+    }
+}
