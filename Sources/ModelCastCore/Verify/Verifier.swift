@@ -186,6 +186,10 @@ public struct Verifier: Sendable {
 
     // MARK: - The manifest
 
+    /// Every check of the manifest itself, in the order that makes each worth doing: its
+    /// bytes and headers, its signature, its parse, what the target says of it, the URLs it
+    /// names, its expiry and sequence. Returns the objects worth fetching, or nil when the
+    /// manifest cannot be trusted or read.
     private func checkManifest(_ url: String, local: Data?, localSignature: Data?, deadline: Date, log: CheckLog) async throws -> ManifestFacts? {
         let data: Data
         if let local {
@@ -193,71 +197,13 @@ public struct Verifier: Sendable {
             // Information, not a warning: --strict must be able to pass a local file.
             log.add(.pass, .manifestHeaders, url, "not checked: read from a local file (verify its URL once it is served)")
         } else {
-            let body = ByteCollector()
-            let response = try await fetchWithRetries(url, range: nil, limit: Int64(options.maxManifestBytes), deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), rules: manifestRules(manifestURL: url), reset: { body.reset() }, consume: body.append)
-            checkRedirects(response, url: url, check: .manifestRedirect, log: log)
-            guard response.status == 200 else {
-                log.add(.fail, .manifestStatus, url, "HTTP \(response.status), expected 200")
-                return nil
-            }
-            log.add(.pass, .manifestStatus, url, "HTTP 200")
-            guard !response.exceededLimit else {
-                log.add(.fail, .manifestSize, url, "larger than \(options.maxManifestBytes) bytes; refusing to parse it")
-                return nil
-            }
-            log.add(.pass, .manifestSize, url, "\(response.bytesRead) bytes")
-            let contentType = response.headers["content-type"] ?? ""
-            if isJSONMediaType(contentType) {
-                log.add(.pass, .manifestContentType, url, contentType)
-            } else {
-                log.add(.fail, .manifestContentType, url, "'\(contentType)', expected application/json")
-            }
-            if let cacheControl = response.headers["cache-control"] {
-                do {
-                    try CachePolicy.validateManifest(cacheControl)
-                    log.add(.pass, .manifestCacheControl, url, cacheControl)
-                } catch {
-                    log.add(.fail, .manifestCacheControl, url, String(describing: error))
-                }
-            } else {
-                log.add(.fail, .manifestCacheControl, url, "missing: CDNs and devices may cache the manifest heuristically and miss releases and rollbacks")
-            }
-            if let encoding = response.headers["content-encoding"], encoding.lowercased() != "identity" {
-                // Devices' HTTP stacks decode gzip transparently, so the manifest still arrives intact.
-                do {
-                    data = try ContentDecoding.decode(body.data, encoding: encoding, url: url, limit: options.maxManifestBytes)
-                    log.add(.warn, .manifestContentEncoding, url, "\(encoding): devices decode it, but a CDN that re-encodes may also rewrite it; serve the manifest as stored")
-                } catch {
-                    // Not parsed: an undecoded body would only fail as bad JSON.
-                    log.add(.fail, .manifestContentEncoding, url, String(describing: error))
-                    return nil
-                }
-            } else {
-                data = body.data
-            }
+            guard let served = try await fetchManifest(url, deadline: deadline, log: log) else { return nil }
+            data = served
         }
-
         // The signature first: nothing else a tampered manifest says is worth checking.
-        var signatures = SignatureCheck(publicKeys: options.publicKeys, requireSignature: options.requireSignature, expiryWarning: options.expiryWarning, now: options.now)
-        signatures.allowLegacy = options.allowLegacySignature
-        var comment: TrustedComment?
-        if signatures.isEnabled {
-            // Counted before the detached signature is fetched: a failed fetch (5xx, oversize)
-            // is a signature failure even when an inline signature verifies.
-            let failuresBefore = log.failures
-            let detached: DetachedSignature
-            if local != nil {
-                detached = localSignature.map { .found($0) } ?? .absent
-            } else {
-                detached = await fetchSignature(SignedManifest.signatureKey(for: url), deadline: deadline, rules: manifestRules(manifestURL: url), log: log)
-            }
-            comment = signatures.run(manifest: data, detached: detached, manifestName: (URLParts.path(of: url) as NSString).lastPathComponent, source: url, log: log)
-            guard log.failures == failuresBefore else {
-                log.add(.fail, .manifestTrust, url, "the signature check failed: nothing this manifest names is fetched")
-                return nil
-            }
+        guard case .trusted(let comment) = await checkSignature(data, url: url, localSignature: local == nil ? nil : .some(localSignature), deadline: deadline, log: log) else {
+            return nil
         }
-
         let facts: ManifestFacts
         do {
             facts = try ManifestFacts.read(data, profile: options.profile, source: url)
@@ -266,18 +212,110 @@ public struct Verifier: Sendable {
             return nil
         }
         log.add(.pass, .manifestParse, url, "profile \(facts.profile.rawValue), \(facts.objects.count) objects")
-        if let comment { signatures.crossCheck(comment, facts: facts, source: url, log: log) }
+        if let comment { signatureCheck().crossCheck(comment, facts: facts, source: url, log: log) }
         // A signed manifest of any profile has a sequence: the one in its trusted comment.
         let sequence = facts.sequence ?? comment?.sequence
+        await checkAgainstTarget(data, sequence: sequence, url: url, local: local != nil, log: log)
+        let accepted = acceptedObjects(facts, manifestURL: url, log: log)
+        if let expiresAt = facts.expiresAt {
+            checkExpiry(expiresAt, source: url, log: log, now: options.now, warning: options.expiryWarning)
+        }
+        checkSequence(sequence, profile: facts.profile, url: url, log: log)
+        return ManifestFacts(profile: facts.profile, sequence: sequence, expiresAt: facts.expiresAt, objects: accepted)
+    }
+
+    /// Fetches the manifest and checks how it is served (status, size, Content-Type,
+    /// Cache-Control, encoding); returns its bytes, or nil when they cannot be parsed.
+    private func fetchManifest(_ url: String, deadline: Date, log: CheckLog) async throws -> Data? {
+        let body = ByteCollector()
+        let response = try await fetchWithRetries(url, range: nil, limit: Int64(options.maxManifestBytes), deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), rules: manifestRules(manifestURL: url), reset: { body.reset() }, consume: body.append)
+        checkRedirects(response, url: url, check: .manifestRedirect, log: log)
+        guard response.status == 200 else {
+            log.add(.fail, .manifestStatus, url, "HTTP \(response.status), expected 200")
+            return nil
+        }
+        log.add(.pass, .manifestStatus, url, "HTTP 200")
+        guard !response.exceededLimit else {
+            log.add(.fail, .manifestSize, url, "larger than \(options.maxManifestBytes) bytes; refusing to parse it")
+            return nil
+        }
+        log.add(.pass, .manifestSize, url, "\(response.bytesRead) bytes")
+        let contentType = response.headers["content-type"] ?? ""
+        if isJSONMediaType(contentType) {
+            log.add(.pass, .manifestContentType, url, contentType)
+        } else {
+            log.add(.fail, .manifestContentType, url, "'\(contentType)', expected application/json")
+        }
+        if let cacheControl = response.headers["cache-control"] {
+            do {
+                try CachePolicy.validateManifest(cacheControl)
+                log.add(.pass, .manifestCacheControl, url, cacheControl)
+            } catch {
+                log.add(.fail, .manifestCacheControl, url, String(describing: error))
+            }
+        } else {
+            log.add(.fail, .manifestCacheControl, url, "missing: CDNs and devices may cache the manifest heuristically and miss releases and rollbacks")
+        }
+        guard let encoding = response.headers["content-encoding"], encoding.lowercased() != "identity" else { return body.data }
+        // Devices' HTTP stacks decode gzip transparently, so the manifest still arrives intact.
+        do {
+            let data = try ContentDecoding.decode(body.data, encoding: encoding, url: url, limit: options.maxManifestBytes)
+            log.add(.warn, .manifestContentEncoding, url, "\(encoding): devices decode it, but a CDN that re-encodes may also rewrite it; serve the manifest as stored")
+            return data
+        } catch {
+            // Not parsed: an undecoded body would only fail as bad JSON.
+            log.add(.fail, .manifestContentEncoding, url, String(describing: error))
+            return nil
+        }
+    }
+
+    /// Whether the rest of the manifest is worth checking after its signature check.
+    private enum ManifestTrust {
+        /// The signature failed: nothing the manifest names is fetched.
+        case untrusted
+        /// Trusted (or no signature check asked for), with the trusted comment when signed.
+        case trusted(TrustedComment?)
+    }
+
+    private func signatureCheck() -> SignatureCheck {
+        var signatures = SignatureCheck(publicKeys: options.publicKeys, requireSignature: options.requireSignature, expiryWarning: options.expiryWarning, now: options.now)
+        signatures.allowLegacy = options.allowLegacySignature
+        return signatures
+    }
+
+    /// Checks the manifest's signature, inline or detached (fetched beside the URL, or for a
+    /// local manifest the `localSignature` given: `.some(nil)` when there is none).
+    private func checkSignature(_ data: Data, url: String, localSignature: Data??, deadline: Date, log: CheckLog) async -> ManifestTrust {
+        let signatures = signatureCheck()
+        guard signatures.isEnabled else { return .trusted(nil) }
+        // Counted before the detached signature is fetched: a failed fetch (5xx, oversize)
+        // is a signature failure even when an inline signature verifies.
+        let failuresBefore = log.failures
+        let detached: DetachedSignature
+        if let localSignature {
+            detached = localSignature.map { .found($0) } ?? .absent
+        } else {
+            detached = await fetchSignature(SignedManifest.signatureKey(for: url), deadline: deadline, rules: manifestRules(manifestURL: url), log: log)
+        }
+        let comment = signatures.run(manifest: data, detached: detached, manifestName: (URLParts.path(of: url) as NSString).lastPathComponent, source: url, log: log)
+        guard log.failures == failuresBefore else {
+            log.add(.fail, .manifestTrust, url, "the signature check failed: nothing this manifest names is fetched")
+            return .untrusted
+        }
+        return .trusted(comment)
+    }
+
+    /// What the target says of the served manifest: a published directory's history (it must
+    /// not be older than what went live), and the origin's own copy (`--origin`).
+    private func checkAgainstTarget(_ data: Data, sequence: Int64?, url: String, local: Bool, log: CheckLog) async {
         if let storage = options.historyStorage {
-            // A published directory: its live manifest must not be older than what went live.
             do {
                 LiveFreshness(try await TargetState.load(from: storage, manifestKey: options.historyManifestKey)).check(source: url, log: log)
             } catch {
                 log.add(.fail, .manifestFreshness, url, "cannot read the history of \(storage.location): \(error)", hostNotReached: ExitStatus(for: error) == .io)
             }
         }
-        if local == nil, let storage = options.origin {
+        if !local, let storage = options.origin {
             let key = options.originManifestKey ?? (String(URLParts.path(of: url).split(separator: "/").last ?? "manifest.json").removingPercentEncoding ?? "manifest.json")
             do {
                 try await OriginManifest.load(from: storage, manifestKey: key).compare(served: data, servedSequence: sequence, source: url, log: log)
@@ -285,9 +323,11 @@ public struct Verifier: Sendable {
                 log.add(.fail, .manifestOrigin, url, "cannot read the origin \(storage.location): \(error)", hostNotReached: ExitStatus(for: error) == .io)
             }
         }
+    }
 
-        // URLs: absolute, https, under the expected prefix. Objects whose URL fails
-        // are not fetched: verify never downloads from where it was not told to.
+    /// URLs: absolute, https, under the expected prefix. Objects whose URL fails are not
+    /// fetched: verify never downloads from where it was not told to.
+    private func acceptedObjects(_ facts: ManifestFacts, manifestURL url: String, log: CheckLog) -> [ExpectedObject] {
         let rules = objectRules(manifestURL: url)
         var accepted: [ExpectedObject] = []
         for object in facts.objects {
@@ -304,26 +344,25 @@ public struct Verifier: Sendable {
         if accepted.count == facts.objects.count {
             log.add(.pass, .manifestUrls, url, "\(facts.objects.count) URLs under \(rules.prefixes.joined(separator: ", "))")
         }
+        return accepted
+    }
 
-        if let expiresAt = facts.expiresAt {
-            checkExpiry(expiresAt, source: url, log: log, now: options.now, warning: options.expiryWarning)
+    /// With `--state`: the sequence must not be lower than one seen before.
+    private func checkSequence(_ sequence: Int64?, profile: ManifestProfile, url: String, log: CheckLog) {
+        guard let statePath = options.statePath else { return }
+        guard let sequence else {
+            log.add(.warn, .manifestSequence, url, "profile \(profile.rawValue) has no sequence to check (sign it, and the signature carries one)")
+            return
         }
-        if let statePath = options.statePath {
-            if let sequence {
-                do {
-                    if let seen = try SequenceState.highest(for: url, in: statePath), sequence < seen {
-                        log.add(.fail, .manifestSequence, url, "sequence \(sequence) is lower than \(seen), seen before: an old manifest is being served (rollback attack or stale cache)")
-                    } else {
-                        log.add(.pass, .manifestSequence, url, "sequence \(sequence)")
-                    }
-                } catch {
-                    log.add(.fail, .manifestSequence, url, "cannot read state file \(statePath): \(error)")
-                }
+        do {
+            if let seen = try SequenceState.highest(for: url, in: statePath), sequence < seen {
+                log.add(.fail, .manifestSequence, url, "sequence \(sequence) is lower than \(seen), seen before: an old manifest is being served (rollback attack or stale cache)")
             } else {
-                log.add(.warn, .manifestSequence, url, "profile \(facts.profile.rawValue) has no sequence to check (sign it, and the signature carries one)")
+                log.add(.pass, .manifestSequence, url, "sequence \(sequence)")
             }
+        } catch {
+            log.add(.fail, .manifestSequence, url, "cannot read state file \(statePath): \(error)")
         }
-        return ManifestFacts(profile: facts.profile, sequence: sequence, expiresAt: facts.expiresAt, objects: accepted)
     }
 
     /// The detached signature beside the manifest: found, absent (404/403), or
