@@ -39,134 +39,168 @@ public enum GGUFReader {
     public static func read(path: String) throws -> GGUFSummary {
         let file = try FileDescriptor.openForReading(path)
         let size = UInt64(try file.status().st_size)
-        var reader = BufferedReader(file: file, fileSize: size)
+        var parse = HeaderParse(path: path, fileSize: size, reader: BufferedReader(file: file, fileSize: size))
+        let (version, tensorCount, metadataCount) = try parse.readPreamble()
+        var summary = GGUFSummary(
+            version: version, tensorCount: tensorCount, metadataCount: metadataCount,
+            architecture: nil, name: nil, quantization: nil, parameterCount: 0, dataOffset: 0, dataEnd: 0)
+        let metadata = try parse.readMetadata(count: metadataCount)
+        (summary.architecture, summary.name) = (metadata.architecture, metadata.name)
+        let tensors = try parse.readTensorRecords(count: tensorCount, alignment: metadata.alignment)
+        let layout = try parse.placeTensors(tensors, alignment: metadata.alignment)
+        (summary.dataOffset, summary.dataEnd, summary.parameterCount) = (layout.dataOffset, layout.dataEnd, layout.parameterCount)
+        if let fileType = metadata.fileType, let name = GGUFTables.fileTypes[fileType] {
+            summary.quantization = name
+        } else if let dominant = layout.bytesByType.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }) {
+            summary.quantization = GGUFTables.tensorTypes[dominant.key]?.name
+        }
+        return summary
+    }
+
+    /// One pass over a header, section by section. Every size, offset and count comes from
+    /// the file: sums and products are overflow-checked and an overflow is refused naming
+    /// the field, never trapped.
+    private struct HeaderParse {
+        let path: String
+        let fileSize: UInt64
+        var reader: BufferedReader
+
+        struct Metadata { var architecture: String?; var name: String?; var fileType: UInt32?; var alignment: UInt64 = 32 }
+        struct Tensor { let name: String; let elements: UInt64; let type: UInt32; let offset: UInt64 }
+        struct Layout { var dataOffset: UInt64; var dataEnd: UInt64; var parameterCount: UInt64 = 0; var bytesByType: [UInt32: UInt64] = [:] }
+
         func fail(_ reason: String) -> ModelCastError { .invalidModel(path: path, format: "GGUF", reason: reason) }
-        // Every size, offset and count below comes from the file: sums and products
-        // are overflow-checked and an overflow is refused naming the field, never trapped.
+
         func sum(_ a: UInt64, _ b: UInt64, _ what: @autoclosure () -> String) throws -> UInt64 {
             let (value, overflow) = a.addingReportingOverflow(b)
             guard !overflow else { throw fail(what()) }
             return value
         }
+
         func product(_ a: UInt64, _ b: UInt64, _ what: @autoclosure () -> String) throws -> UInt64 {
             let (value, overflow) = a.multipliedReportingOverflow(by: b)
             guard !overflow else { throw fail(what()) }
             return value
         }
 
-        let head = try reader.bytes(4, what: "magic", path: path)
-        guard head == magic else {
-            throw fail("bad magic \(head.map { String(format: "%02x", $0) }.joined()) (expected 47475546, \"GGUF\")")
-        }
-        let version = try reader.u32("version", path: path)
-        if version.byteSwapped >= 1 && version.byteSwapped <= 3 {
-            throw fail("big-endian GGUF (version \(version.byteSwapped)) is not supported")
-        }
-        guard version == 2 || version == 3 else {
-            throw fail(version == 1 ? "GGUF version 1 is obsolete (convert it with a current llama.cpp)" : "unsupported GGUF version \(version)")
-        }
-        let tensorCount = try reader.u64("tensor count", path: path)
-        let metadataCount = try reader.u64("metadata count", path: path)
-        // Each tensor record takes at least 28 bytes and each key/value at least 13:
-        // counts that cannot fit in the file are corrupt, whatever their size.
-        let remaining = size - reader.offset
-        guard tensorCount <= remaining / 28, tensorCount < 1 << 24 else {
-            throw fail("absurd tensor count \(tensorCount) for a \(size)-byte file (truncated or corrupt)")
-        }
-        guard metadataCount <= remaining / 13, metadataCount < 1 << 24 else {
-            throw fail("absurd metadata count \(metadataCount) for a \(size)-byte file (truncated or corrupt)")
+        /// Magic, version (little-endian 2 or 3) and the two counts, which must fit the file.
+        mutating func readPreamble() throws -> (version: UInt32, tensorCount: UInt64, metadataCount: UInt64) {
+            let head = try reader.bytes(4, what: "magic", path: path)
+            guard head == magic else {
+                throw fail("bad magic \(head.map { String(format: "%02x", $0) }.joined()) (expected 47475546, \"GGUF\")")
+            }
+            let version = try reader.u32("version", path: path)
+            if version.byteSwapped >= 1 && version.byteSwapped <= 3 {
+                throw fail("big-endian GGUF (version \(version.byteSwapped)) is not supported")
+            }
+            guard version == 2 || version == 3 else {
+                throw fail(version == 1 ? "GGUF version 1 is obsolete (convert it with a current llama.cpp)" : "unsupported GGUF version \(version)")
+            }
+            let tensorCount = try reader.u64("tensor count", path: path)
+            let metadataCount = try reader.u64("metadata count", path: path)
+            // Each tensor record takes at least 28 bytes and each key/value at least 13:
+            // counts that cannot fit in the file are corrupt, whatever their size.
+            let remaining = fileSize - reader.offset
+            guard tensorCount <= remaining / 28, tensorCount < 1 << 24 else {
+                throw fail("absurd tensor count \(tensorCount) for a \(fileSize)-byte file (truncated or corrupt)")
+            }
+            guard metadataCount <= remaining / 13, metadataCount < 1 << 24 else {
+                throw fail("absurd metadata count \(metadataCount) for a \(fileSize)-byte file (truncated or corrupt)")
+            }
+            return (version, tensorCount, metadataCount)
         }
 
-        var summary = GGUFSummary(
-            version: version, tensorCount: tensorCount, metadataCount: metadataCount,
-            architecture: nil, name: nil, quantization: nil, parameterCount: 0, dataOffset: 0, dataEnd: 0)
-        var alignment: UInt64 = 32
-        var fileType: UInt32?
-        for index in 0..<metadataCount {
-            // Keys and names only match known keys or appear in messages: escaped for the terminal.
-            let key = printable(try reader.string("metadata key \(index)", path: path, limit: maxKeyLength))
-            let type = try reader.u32("type of \(key)", path: path)
-            switch (key, type) {
-            case ("general.architecture", 8): summary.architecture = try reader.string(key, path: path)
-            case ("general.name", 8): summary.name = try reader.string(key, path: path)
-            case ("general.file_type", 4): fileType = try reader.u32(key, path: path)
-            case ("general.alignment", 4):
-                let value = try reader.u32(key, path: path)
-                guard value > 0, value & (value - 1) == 0 else { throw fail("general.alignment \(value) is not a power of two") }
-                alignment = UInt64(value)
-            case ("general.alignment", _):
-                throw fail("general.alignment has type \(type), expected uint32")
-            default:
-                try skipValue(type: type, key: key, depth: 0, reader: &reader, path: path)
-            }
-        }
-
-        struct Tensor { let name: String; let elements: UInt64; let type: UInt32; let offset: UInt64 }
-        var tensors: [Tensor] = []
-        tensors.reserveCapacity(Int(tensorCount))
-        for index in 0..<tensorCount {
-            let name = printable(try reader.string("tensor \(index) name", path: path, limit: maxKeyLength))
-            let dimensions = try reader.u32("dimensions of \(name)", path: path)
-            guard dimensions >= 1, dimensions <= maxDimensions else {
-                throw fail("tensor \(name) has \(dimensions) dimensions (1...\(maxDimensions) allowed)")
-            }
-            var elements: UInt64 = 1
-            var first: UInt64 = 0
-            for axis in 0..<dimensions {
-                let extent = try reader.u64("shape of \(name)", path: path)
-                if axis == 0 { first = extent }
-                elements = try product(elements, extent, "tensor \(name) shape overflows: dimension \(axis) of \(extent) makes the element count exceed 2^64")
-                guard elements < UInt64(Int64.max) else {
-                    throw fail("tensor \(name) shape overflows: \(elements) elements (dimension \(axis) of \(extent)) exceed 2^63")
+        /// Every key/value pair: the few keys modelcast reports are read, the rest skipped
+        /// (each checked to lie inside the file).
+        mutating func readMetadata(count: UInt64) throws -> Metadata {
+            var metadata = Metadata()
+            for index in 0..<count {
+                // Keys and names only match known keys or appear in messages: escaped for the terminal.
+                let key = printable(try reader.string("metadata key \(index)", path: path, limit: maxKeyLength))
+                let type = try reader.u32("type of \(key)", path: path)
+                switch (key, type) {
+                case ("general.architecture", 8): metadata.architecture = try reader.string(key, path: path)
+                case ("general.name", 8): metadata.name = try reader.string(key, path: path)
+                case ("general.file_type", 4): metadata.fileType = try reader.u32(key, path: path)
+                case ("general.alignment", 4):
+                    let value = try reader.u32(key, path: path)
+                    guard value > 0, value & (value - 1) == 0 else { throw fail("general.alignment \(value) is not a power of two") }
+                    metadata.alignment = UInt64(value)
+                case ("general.alignment", _):
+                    throw fail("general.alignment has type \(type), expected uint32")
+                default:
+                    try skipValue(type: type, key: key, depth: 0, reader: &reader, path: path)
                 }
             }
-            let type = try reader.u32("type of \(name)", path: path)
-            let offset = try reader.u64("offset of \(name)", path: path)
-            if let info = GGUFTables.tensorTypes[type], UInt64(info.blockSize) > 1, first % UInt64(info.blockSize) != 0 {
-                throw fail("tensor \(name) row of \(first) elements is not a multiple of its \(info.name) block size \(info.blockSize)")
-            }
-            guard offset % alignment == 0 else {
-                throw fail("tensor \(name) offset \(offset) is not aligned to \(alignment)")
-            }
-            tensors.append(Tensor(name: name, elements: elements, type: type, offset: offset))
+            return metadata
         }
 
-        let headerEnd = reader.offset
-        // Tensor data starts at the header's end rounded up to the alignment (at most 2^31).
-        let dataOffset = try sum(headerEnd, alignment - 1, "tensor data start overflows: header end \(headerEnd) rounded up to alignment \(alignment) exceeds 2^64")
-            / alignment * alignment
-        summary.dataOffset = dataOffset
-        var bytesByType: [UInt32: UInt64] = [:]
-        var dataEnd = dataOffset
-        for tensor in tensors {
-            summary.parameterCount = try sum(summary.parameterCount, tensor.elements, "parameter count overflows 64 bits at tensor \(tensor.name) (\(tensor.elements) elements)")
-            let start = try sum(dataOffset, tensor.offset, "tensor \(tensor.name): offset \(tensor.offset) overflows: the data start \(dataOffset) plus the offset exceeds 2^64")
-            guard let info = GGUFTables.tensorTypes[tensor.type] else {
-                // A newer type: its size is unknown, but it must start inside the file.
-                guard start <= size else {
-                    throw fail("truncated: tensor \(tensor.name) (type \(tensor.type), size unknown) starts at \(start), beyond the end of the file (\(size) bytes)")
+        /// The tensor records: name, shape (1…4 dimensions, element count below 2^63), type
+        /// and an aligned offset.
+        mutating func readTensorRecords(count: UInt64, alignment: UInt64) throws -> [Tensor] {
+            var tensors: [Tensor] = []
+            tensors.reserveCapacity(Int(count))
+            for index in 0..<count {
+                let name = printable(try reader.string("tensor \(index) name", path: path, limit: maxKeyLength))
+                let dimensions = try reader.u32("dimensions of \(name)", path: path)
+                guard dimensions >= 1, dimensions <= maxDimensions else {
+                    throw fail("tensor \(name) has \(dimensions) dimensions (1...\(maxDimensions) allowed)")
                 }
-                continue
+                var elements: UInt64 = 1
+                var first: UInt64 = 0
+                for axis in 0..<dimensions {
+                    let extent = try reader.u64("shape of \(name)", path: path)
+                    if axis == 0 { first = extent }
+                    elements = try product(elements, extent, "tensor \(name) shape overflows: dimension \(axis) of \(extent) makes the element count exceed 2^64")
+                    guard elements < UInt64(Int64.max) else {
+                        throw fail("tensor \(name) shape overflows: \(elements) elements (dimension \(axis) of \(extent)) exceed 2^63")
+                    }
+                }
+                let type = try reader.u32("type of \(name)", path: path)
+                let offset = try reader.u64("offset of \(name)", path: path)
+                if let info = GGUFTables.tensorTypes[type], UInt64(info.blockSize) > 1, first % UInt64(info.blockSize) != 0 {
+                    throw fail("tensor \(name) row of \(first) elements is not a multiple of its \(info.name) block size \(info.blockSize)")
+                }
+                guard offset % alignment == 0 else {
+                    throw fail("tensor \(name) offset \(offset) is not aligned to \(alignment)")
+                }
+                tensors.append(Tensor(name: name, elements: elements, type: type, offset: offset))
             }
-            let bytes = try product(tensor.elements / UInt64(info.blockSize), UInt64(info.typeSize),
-                                    "tensor \(tensor.name): size overflows 64 bits (\(tensor.elements) elements of \(info.name), \(info.typeSize) bytes per \(info.blockSize))")
-            let end = try sum(start, bytes, "tensor \(tensor.name): offset \(tensor.offset) plus size \(bytes) overflows: the data end exceeds 2^64 (data start \(dataOffset))")
-            guard end <= size else {
-                throw fail("truncated: tensor \(tensor.name) needs bytes up to \(end), file has \(size)")
+            return tensors
+        }
+
+        /// Where each tensor's data lies once the header ends: every one must end inside the
+        /// file. Also sums the parameters and the bytes held by each tensor type.
+        func placeTensors(_ tensors: [Tensor], alignment: UInt64) throws -> Layout {
+            let headerEnd = reader.offset
+            // Tensor data starts at the header's end rounded up to the alignment (at most 2^31).
+            let dataOffset = try sum(headerEnd, alignment - 1, "tensor data start overflows: header end \(headerEnd) rounded up to alignment \(alignment) exceeds 2^64")
+                / alignment * alignment
+            var layout = Layout(dataOffset: dataOffset, dataEnd: dataOffset)
+            for tensor in tensors {
+                layout.parameterCount = try sum(layout.parameterCount, tensor.elements, "parameter count overflows 64 bits at tensor \(tensor.name) (\(tensor.elements) elements)")
+                let start = try sum(dataOffset, tensor.offset, "tensor \(tensor.name): offset \(tensor.offset) overflows: the data start \(dataOffset) plus the offset exceeds 2^64")
+                guard let info = GGUFTables.tensorTypes[tensor.type] else {
+                    // A newer type: its size is unknown, but it must start inside the file.
+                    guard start <= fileSize else {
+                        throw fail("truncated: tensor \(tensor.name) (type \(tensor.type), size unknown) starts at \(start), beyond the end of the file (\(fileSize) bytes)")
+                    }
+                    continue
+                }
+                let bytes = try product(tensor.elements / UInt64(info.blockSize), UInt64(info.typeSize),
+                                        "tensor \(tensor.name): size overflows 64 bits (\(tensor.elements) elements of \(info.name), \(info.typeSize) bytes per \(info.blockSize))")
+                let end = try sum(start, bytes, "tensor \(tensor.name): offset \(tensor.offset) plus size \(bytes) overflows: the data end exceeds 2^64 (data start \(dataOffset))")
+                guard end <= fileSize else {
+                    throw fail("truncated: tensor \(tensor.name) needs bytes up to \(end), file has \(fileSize)")
+                }
+                layout.dataEnd = max(layout.dataEnd, end)
+                layout.bytesByType[tensor.type] = try sum(layout.bytesByType[tensor.type, default: 0], bytes, "total size of \(info.name) tensors overflows 64 bits at tensor \(tensor.name)")
             }
-            dataEnd = max(dataEnd, end)
-            bytesByType[tensor.type] = try sum(bytesByType[tensor.type, default: 0], bytes, "total size of \(info.name) tensors overflows 64 bits at tensor \(tensor.name)")
+            if !tensors.isEmpty && dataOffset > fileSize {
+                throw fail("truncated: tensor data should start at \(dataOffset), file has \(fileSize) bytes")
+            }
+            return layout
         }
-        if tensorCount > 0 && dataOffset > size {
-            throw fail("truncated: tensor data should start at \(dataOffset), file has \(size) bytes")
-        }
-        summary.dataEnd = dataEnd
-        if let fileType, let name = GGUFTables.fileTypes[fileType] {
-            summary.quantization = name
-        } else if let dominant = bytesByType.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }) {
-            summary.quantization = GGUFTables.tensorTypes[dominant.key]?.name
-        }
-        return summary
     }
 
     /// Fixed sizes of scalar GGUF value types.
