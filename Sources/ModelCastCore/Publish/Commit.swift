@@ -7,6 +7,31 @@ struct StagedArtifact {
     let inPlace: Bool
 }
 
+/// What every request that ends in a commit (publish, rollback, resign) says about how
+/// its release goes live. The flow is one way: flags and the config file make the request
+/// (`PublishCommandLine.makeRequest`, or the command's flags), the request and what the
+/// target holds make the `CommitSettings`, and those with the release make the `CommitPlan`.
+protocol GoLiveRequest {
+    var manifestKey: String { get }
+    var templatesDirectory: String? { get }
+    var dryRun: Bool { get }
+    /// Replace a signed live manifest with an unsigned one (refused otherwise).
+    var allowUnsigned: Bool { get }
+    /// Continue from a live manifest that no history record explains (refused otherwise).
+    var adoptLive: Bool { get }
+    /// Accept a stored object's size where the store cannot prove its SHA-256 itself.
+    var trustStored: Bool { get }
+    /// Where `publishedAt` came from when it is not the current time, for messages.
+    var publishedAtOrigin: String? { get }
+}
+
+extension PublishRequest: GoLiveRequest {}
+extension RollbackRequest: GoLiveRequest {}
+extension ResignRequest: GoLiveRequest {
+    /// A re-sign keeps the live release: it never adopts one no record explains.
+    var adoptLive: Bool { false }
+}
+
 /// How a release goes live; shared by publish, rollback and resign.
 public struct CommitSettings: Sendable {
     public var profile: ManifestProfile
@@ -40,10 +65,12 @@ public struct CommitSettings: Sendable {
         self.signing = signing
     }
 
-    init(_ request: PublishRequest) {
+    /// The settings for `request` once what it leaves open is known from the target (the
+    /// profile, base URL and Cache-Control a rollback or resign keeps from the live release).
+    init(_ request: some GoLiveRequest, profile: ManifestProfile, baseURL: String, manifestCacheControl: String, signing: SigningSettings?) {
         self.init(
-            profile: request.profile, manifestKey: request.manifestKey, manifestCacheControl: request.manifestCacheControl,
-            baseURL: request.baseURL, templatesDirectory: request.templatesDirectory, dryRun: request.dryRun, signing: request.signing)
+            profile: profile, manifestKey: request.manifestKey, manifestCacheControl: manifestCacheControl,
+            baseURL: baseURL, templatesDirectory: request.templatesDirectory, dryRun: request.dryRun, signing: signing)
         allowUnsigned = request.allowUnsigned
         adoptLive = request.adoptLive
         trustStored = request.trustStored

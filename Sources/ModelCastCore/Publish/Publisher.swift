@@ -145,7 +145,7 @@ public struct Publisher: Sendable {
             channel: request.channel, profile: request.profile.rawValue, minAppVersion: request.minAppVersion,
             meta: request.meta, models: models, prototypes: prototypes,
             rollback: live.map { ReleaseRollback(sequence: $0.sequence, models: $0.models) }, replaces: live?.sequence)
-        let settings = CommitSettings(request)
+        let settings = CommitSettings(request, profile: request.profile, baseURL: request.baseURL, manifestCacheControl: request.manifestCacheControl, signing: request.signing)
 
         let signatureMissing = request.signing?.signer != nil && state.signatureData == nil
         if let live = state.liveRecord, live.sameContent(as: release), !signatureMissing {

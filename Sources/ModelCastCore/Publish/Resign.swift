@@ -61,13 +61,9 @@ extension Publisher {
         guard let baseURL = state.baseURL else {
             throw ModelCastError.usage("cannot tell the base URL the target is served from (no record names a file)")
         }
-        var settings = CommitSettings(
-            profile: profile, manifestKey: request.manifestKey,
-            manifestCacheControl: liveManifestCacheControl(state: state, manifestKey: request.manifestKey),
-            baseURL: baseURL, templatesDirectory: request.templatesDirectory, dryRun: request.dryRun, signing: signing)
-        settings.allowUnsigned = request.allowUnsigned
-        settings.trustStored = request.trustStored
-        settings.publishedAtOrigin = request.publishedAtOrigin
+        let settings = CommitSettings(
+            request, profile: profile, baseURL: baseURL,
+            manifestCacheControl: liveManifestCacheControl(state: state, manifestKey: request.manifestKey), signing: signing)
         return try await commit(release, state: state, settings: settings, artifacts: [:], warnings: [])
     }
 }

@@ -112,14 +112,10 @@ extension Publisher {
         guard let baseURL = request.baseURL ?? state.baseURL else {
             throw ModelCastError.usage("cannot tell the base URL the target is served from: pass --base-url")
         }
-        var settings = CommitSettings(
-            profile: profile, manifestKey: request.manifestKey,
+        let settings = CommitSettings(
+            request, profile: profile, baseURL: baseURL,
             manifestCacheControl: request.manifestCacheControl ?? liveManifestCacheControl(state: state, manifestKey: request.manifestKey),
-            baseURL: baseURL, templatesDirectory: request.templatesDirectory, dryRun: request.dryRun, signing: request.signing)
-        settings.allowUnsigned = request.allowUnsigned
-        settings.adoptLive = request.adoptLive
-        settings.trustStored = request.trustStored
-        settings.publishedAtOrigin = request.publishedAtOrigin
+            signing: request.signing)
         if let current = state.liveRecord, current.sameContent(as: release) {
             log("\(request.version) is already live (sequence \(current.sequence)); nothing was written")
             return unchangedReport(state: state, settings: settings, warnings: warnings)

@@ -23,7 +23,7 @@ import Yams
 ///   file: prototypes/v2.1.0.json
 ///   classes: 150
 /// ```
-public struct PublishConfig: Sendable {
+public struct PublishConfigFile: Sendable {
     public var profile: ManifestProfile?
     public var baseURL: String?
     public var target: String?
@@ -40,7 +40,7 @@ public struct PublishConfig: Sendable {
     ]
 
     /// Reads and checks the file at `path`; every error names the file and the key.
-    public static func load(path: String) throws -> PublishConfig {
+    public static func load(path: String) throws -> PublishConfigFile {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ModelCastError.notFound(path: path)
         }
@@ -68,7 +68,7 @@ public struct PublishConfig: Sendable {
             throw fail("\(location)\(key) must be a string")
         }
 
-        var config = PublishConfig()
+        var config = PublishConfigFile()
         if let profile = try string("profile", in: top, at: "") {
             guard let parsed = ManifestProfile(rawValue: profile) else {
                 throw fail("unknown profile '\(profile)' (known: \(ManifestProfile.allCases.map(\.rawValue).joined(separator: ", ")))")

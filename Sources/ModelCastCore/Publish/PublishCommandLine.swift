@@ -1,8 +1,9 @@
 import Foundation
 
-/// The publish command's inputs as the user typed them; `makeRequest` merges them
+/// The publish command's inputs as the user typed them (flags, and the path of a
+/// `PublishConfigFile`); `makeRequest` merges them
 /// with the config file, types the metadata for the profile, and checks them.
-public struct PublishOptions: Sendable {
+public struct PublishCommandLine: Sendable {
     /// `PATH` (files of one model) or `NAME=PATH` (a file of model NAME).
     public var models: [String] = []
     public var name: String?
@@ -34,7 +35,7 @@ public struct PublishOptions: Sendable {
 
     /// The target directory and the checked request.
     public func makeRequest() throws -> (target: String, request: PublishRequest) {
-        let config = try configPath.map(PublishConfig.load(path:))
+        let config = try configPath.map(PublishConfigFile.load(path:))
         let profile = profile ?? config?.profile ?? .modelcast
         guard let baseURL = baseURL ?? config?.baseURL else {
             throw ModelCastError.usage("--base-url is required (the https:// address the target directory is served from)")
