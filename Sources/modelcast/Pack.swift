@@ -14,6 +14,13 @@ extension ModelCast {
                 timestamps and modes, UTF-8 NFC names, so the same tree gives the same bytes on any \
                 machine. The output is written under a temporary name and renamed into place when complete.
                 Standard output carries only the result: `PATH<TAB>SIZE<TAB>SHA256`, or a JSON object with --json.
+
+                With --no-zip, a directory is a tree: every regular file is hashed where it is (several \
+                at a time, one per core; nothing is copied) and the listing is written as NAME.files.json \
+                (to --out when given). Standard output has one line per file, `PATH<TAB>SIZE<TAB>SHA256` \
+                with PATH inside the model, or with --json the listing: name, kind, format "tree", size, \
+                and files[] of path, size, sha256 and content_type. This is what `publish --no-zip` \
+                publishes, each file as its own object.
                 """
         )
 
@@ -23,7 +30,7 @@ extension ModelCast {
         @Option(name: .shortAndLong, help: ArgumentHelp("Output file, or a directory to write into (made if missing when the value ends in /; default: the current directory).", valueName: "FILE|DIR"))
         var out: String?
 
-        @Flag(inversion: .prefixedNo, help: "Zip the model (default: zip directories, keep files as they are).")
+        @Flag(inversion: .prefixedNo, help: "Zip the model (default: zip directories, keep files as they are); --no-zip lists a directory's files instead.")
         var zip: Bool?
 
         @Option(help: "Zip entry compression: store (default, byte-reproducible everywhere) or deflate.")
@@ -39,6 +46,15 @@ extension ModelCast {
         }
 
         func run() async throws {
+            if zip == false, isDirectory(model) {
+                let listing = try Packer().listTree(model, options: PackOptions(output: out, progress: terminalProgress))
+                if json {
+                    print(try JSONOutput.encode(listing), terminator: "")
+                } else {
+                    for file in listing.files { print("\(escapingControlCharacters(file.path))\t\(file.size)\t\(file.sha256.hex)") }
+                }
+                return
+            }
             let result = try Packer().pack(model, options: PackOptions(output: out, zip: zip, compression: compression, progress: terminalProgress))
             if json {
                 print(try JSONOutput.encode(result), terminator: "")
@@ -47,4 +63,10 @@ extension ModelCast {
             }
         }
     }
+}
+
+/// True when `path` is a directory (following a link given as the argument itself).
+private func isDirectory(_ path: String) -> Bool {
+    var isDirectory: ObjCBool = false
+    return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
 }

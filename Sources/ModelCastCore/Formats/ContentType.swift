@@ -14,6 +14,8 @@ public enum ContentType {
 /// How an artifact holds its model.
 public enum ArtifactFormat: String, Codable, Sendable {
     case file, zip
+    /// A directory published as its files, each its own object (`--no-zip`).
+    case tree
 }
 
 /// `application/json; charset=utf-8` → `application/json`.

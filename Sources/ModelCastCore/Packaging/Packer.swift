@@ -119,6 +119,24 @@ public struct Packer: Sendable {
                       source: asZip ? nil : digest.source)
     }
 
+    /// `pack --no-zip DIR`: hashes every file of the directory model where it is (no copy)
+    /// and writes the listing, `NAME.files.json`, where `options.output` says.
+    public func listTree(_ model: String, options: PackOptions) throws -> TreeListing {
+        let description = try ModelInspector.describe(model)
+        var listing = try TreeListing.make(description, progress: options.progress)
+        let destination = try resolveOutput(options.output, artifactName: listing.listingFileName, model: description)
+        listing.path = destination
+        let file = try AtomicFile(destination: destination)
+        do {
+            try Data(JSONOutput.encode(listing).utf8).withUnsafeBytes { try file.descriptor.writeAll($0) }
+            try file.commit(durable: options.durable)
+        } catch {
+            file.discard()
+            throw error
+        }
+        return listing
+    }
+
     private func result(_ d: ModelDescription, path: String, name: String, digest: DigestResult, zip: Bool, compression: ZipCompression,
                         source: FileSnapshot? = nil) -> PackResult {
         PackResult(

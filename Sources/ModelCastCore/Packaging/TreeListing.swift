@@ -1,0 +1,83 @@
+import Foundation
+
+/// A directory model published as a tree (`--no-zip`): every regular file with its path
+/// inside the model, size and SHA-256. The files are hashed where they are, never copied,
+/// several at a time (one per core).
+public struct TreeListing: Codable, Sendable, Equatable {
+    /// One regular file of the tree.
+    public struct File: Codable, Sendable, Equatable {
+        /// The path inside the model directory: `/`-separated, NFC, no leading `./`
+        /// (`Data/com.apple.CoreML/weights/weight.bin`).
+        public let path: String
+        public let size: Int64
+        public let sha256: SHA256Digest
+        /// Every file of a tree is served as `application/octet-stream`: its bytes are stored
+        /// once under a content-addressed key, whatever path (and extension) names them.
+        public let contentType: String
+        /// Where the file is on disk. Not part of the JSON form.
+        public var diskPath: String = ""
+
+        enum CodingKeys: String, CodingKey {
+            case path, size, sha256
+            case contentType = "content_type"
+        }
+
+        public static func == (a: File, b: File) -> Bool {
+            a.path == b.path && a.size == b.size && a.sha256 == b.sha256 && a.contentType == b.contentType
+        }
+    }
+
+    /// Where the listing was written (`pack`), or the model directory (`publish`).
+    public var path: String
+    /// The directory's own name, NFC (`TinyClassifier.mlpackage`).
+    public let name: String
+    public let kind: ModelKind
+    /// Always `tree`.
+    public let format: ArtifactFormat
+    /// Sum of the files' sizes.
+    public let size: Int64
+    /// Every regular file, sorted bytewise by path.
+    public let files: [File]
+
+    /// The Content-Type every tree file is stored and served with.
+    public static let fileContentType = "application/octet-stream"
+
+    /// Hashes every regular file of a scanned directory model, up to one file per core at a
+    /// time, largest first (so two big files share the cores). A file whose size changed
+    /// since the scan is refused, naming it.
+    public static func make(_ description: ModelDescription, progress: ProgressFactory? = nil) throws -> TreeListing {
+        guard let tree = description.tree else {
+            throw ModelCastError.usage("--no-zip lists the files of a directory model; \(description.path) is a file (it is published as it is)")
+        }
+        let top = tree.entries[0].archiveName
+        let entries = tree.entries.filter { !$0.isDirectory }
+        let reporter = progress?("hashing \(top.dropLast()) (\(entries.count) files)", tree.totalSize)
+        defer { reporter?.finish() }
+        let order = entries.indices.sorted { entries[$0].size > entries[$1].size }
+        let results = ResultBox<DigestResult>(count: entries.count)
+        DispatchQueue.concurrentPerform(iterations: order.count) { position in
+            let index = order[position]
+            let entry = entries[index]
+            results.set(index, Result {
+                let digest = try StreamDigester.digest(ofFileAt: entry.diskPath)
+                guard digest.size == entry.size else {
+                    throw ModelCastError.changedWhilePacking(path: entry.diskPath, expected: entry.size, actual: digest.size)
+                }
+                reporter?.advance(by: Int(digest.size))
+                return digest
+            })
+        }
+        var files: [File] = []
+        for (index, entry) in entries.enumerated() {
+            let digest = try results.values[index]!.get()
+            var file = File(path: String(entry.archiveName.dropFirst(top.count)), size: digest.size, sha256: digest.sha256, contentType: fileContentType)
+            file.diskPath = entry.diskPath
+            files.append(file)
+        }
+        return TreeListing(path: description.path, name: String(top.dropLast()), kind: description.kind, format: .tree,
+                           size: files.reduce(0) { $0 + $1.size }, files: files)
+    }
+
+    /// The listing as `pack --no-zip` writes it: `NAME.files.json`.
+    public var listingFileName: String { name + ".files.json" }
+}
