@@ -17,9 +17,18 @@ extension ModelCast {
                 manifest names and this publish leaves out is refused unless --remove-model NAME \
                 says so.
 
+                --no-zip (or `layout: tree` for a model in the config file) publishes a directory \
+                as a tree: the manifest's model gets `tree` (the directory's name) and every \
+                regular file is listed with its `path` inside it, size and SHA-256, stored under \
+                a content-addressed key. A file whose bytes an earlier version already stored is \
+                proven, not uploaded again; a device rebuilds the directory from the files and \
+                swaps it in whole. Only the modelcast profile can name a tree.
+
                 Layout of the target directory (sync it to the host as it is):
                   manifest.json             the manifest, Cache-Control no-cache
                   models/NAME/VERSION/FILE  artifacts, immutable
+                  models/NAME/blobs/SHA256  files of tree models (--no-zip), immutable
+                                            and shared by every version that has them
                   manifests/SEQUENCE.json   every release that went live (for rollback
                                             and prune)
                   _headers, _modelcast/     header rules, object metadata, upload
@@ -99,6 +108,9 @@ extension ModelCast {
         @Option(help: "Zip entry compression for directory models: store (default) or deflate.")
         var compression: ZipCompression = .store
 
+        @Flag(name: .customLong("no-zip"), help: "Publish directory models as trees: every file its own object under models/NAME/blobs/SHA256, shared across versions (modelcast profile only).")
+        var noZip = false
+
         @OptionGroup(title: "Signing")
         var signingOptions: SigningOptions
 
@@ -131,6 +143,7 @@ extension ModelCast {
             commandLine.manifestCacheControl = manifestCacheControl
             commandLine.templatesDirectory = templates
             commandLine.compression = compression
+            commandLine.noZip = noZip
             commandLine.prototypesPath = prototypes
             commandLine.prototypesVersion = prototypesVersion
             commandLine.prototypesClasses = prototypesClasses

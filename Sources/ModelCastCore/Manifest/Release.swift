@@ -14,20 +14,27 @@ public struct ReleaseFile: Codable, Equatable, Sendable {
     public var size: Int64
     /// Content-Type the object is served with.
     public var contentType: String
+    /// For a file of a tree model: its path inside the tree (`/`-separated, NFC), where a
+    /// device writes it. nil for a model's own files (the file, the zip, a companion).
+    public var path: String?
 
     enum CodingKeys: String, CodingKey {
-        case name, key, url, sha256, size
+        case name, key, url, sha256, size, path
         case contentType = "content_type"
     }
 
-    public init(name: String, key: String, url: String, sha256: String, size: Int64, contentType: String) {
+    public init(name: String, key: String, url: String, sha256: String, size: Int64, contentType: String, path: String? = nil) {
         self.name = name
         self.key = key
         self.url = url
         self.sha256 = sha256
         self.size = size
         self.contentType = contentType
+        self.path = path
     }
+
+    /// Where the file goes on a device: its path in the tree, or its name.
+    public var placement: String { path ?? name }
 }
 
 /// One model of a release: a version and its files.
@@ -37,18 +44,23 @@ public struct ReleaseModel: Codable, Equatable, Sendable {
     public var files: [ReleaseFile]
     /// Profile fields and free-form metadata for this model (num_classes, release_notes, …).
     public var meta: [String: JSONValue]
+    /// For a directory published as its files (`--no-zip`): the directory's name
+    /// (`TinyClassifier.mlpackage`). Each file's `path` is inside it. nil for other models.
+    public var tree: String?
 
-    public init(version: String, files: [ReleaseFile], meta: [String: JSONValue] = [:]) {
+    public init(version: String, files: [ReleaseFile], meta: [String: JSONValue] = [:], tree: String? = nil) {
         self.version = version
         self.files = files
         self.meta = meta
+        self.tree = tree
     }
 
-    enum CodingKeys: String, CodingKey { case version, files, meta }
+    enum CodingKeys: String, CodingKey { case version, tree, files, meta }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         version = try c.decode(String.self, forKey: .version)
+        tree = try c.decodeIfPresent(String.self, forKey: .tree)
         files = try c.decode([ReleaseFile].self, forKey: .files)
         meta = try c.decodeIfPresent([String: JSONValue].self, forKey: .meta) ?? [:]
     }
@@ -215,15 +227,18 @@ public struct Release: Decodable, Equatable, Sendable {
 extension ReleaseModel {
     func jsonValue() -> JSONValue {
         var members: [JSONValue.Member] = [.init("version", .string(version))]
+        if let tree { members.append(.init("tree", .string(tree))) }
         members.append(.init("files", .array(files.map { file in
-            .object([
-                .init("name", .string(file.name)),
+            var fields: [JSONValue.Member] = [.init("name", .string(file.name))]
+            if let path = file.path { fields.append(.init("path", .string(path))) }
+            fields += [
                 .init("key", .string(file.key)),
                 .init("url", .string(file.url)),
                 .init("sha256", .string(file.sha256)),
                 .init("size", .int(file.size)),
                 .init("content_type", .string(file.contentType)),
-            ])
+            ]
+            return .object(fields)
         })))
         if !meta.isEmpty { members.append(.init("meta", Release.sortedObject(meta))) }
         return .object(members)

@@ -16,6 +16,9 @@ public struct TreeListing: Codable, Sendable, Equatable {
         public let contentType: String
         /// Where the file is on disk. Not part of the JSON form.
         public var diskPath: String = ""
+        /// The file as it was when it was hashed, so an upload from it in place can tell
+        /// whether it changed since. Not part of the JSON form.
+        public var source: FileSnapshot? = nil
 
         enum CodingKeys: String, CodingKey {
             case path, size, sha256
@@ -72,6 +75,7 @@ public struct TreeListing: Codable, Sendable, Equatable {
             let digest = try results.values[index]!.get()
             var file = File(path: String(entry.archiveName.dropFirst(top.count)), size: digest.size, sha256: digest.sha256, contentType: fileContentType)
             file.diskPath = entry.diskPath
+            file.source = digest.source
             files.append(file)
         }
         return TreeListing(path: description.path, name: String(top.dropLast()), kind: description.kind, format: .tree,

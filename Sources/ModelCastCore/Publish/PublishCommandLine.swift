@@ -20,6 +20,8 @@ public struct PublishCommandLine: Sendable {
     public var manifestCacheControl: String?
     public var templatesDirectory: String?
     public var compression: ZipCompression = .store
+    /// `--no-zip`: directory models given on the command line are published as trees.
+    public var noZip = false
     /// The catalog's prototypes file (JSON), published beside the models.
     public var prototypesPath: String?
     /// The prototypes' version; default: the file's own top-level "version".
@@ -67,6 +69,9 @@ public struct PublishCommandLine: Sendable {
                     models[index].version = version
                 } else {
                     models.append(PublishRequest.Model(name: modelName, version: version, files: files[modelName]!))
+                }
+                if noZip, let index = models.firstIndex(where: { $0.name == modelName }) {
+                    models[index].layout = .tree
                 }
             }
         } else if let version {

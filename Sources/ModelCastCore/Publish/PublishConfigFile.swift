@@ -14,6 +14,7 @@ import Yams
 ///   pe-core-s16-384:
 ///     version: 1.2.0
 ///     files: [pe-core-s16-384.mlpackage]
+///     layout: zip                 # or tree: the directory's files, one object each
 ///     meta:
 ///       minAppVersion: "2.0.0"
 ///       features: [classification, embedding]
@@ -105,7 +106,7 @@ public struct PublishConfigFile: Sendable {
         return config
 
         func model(name: String, entry: [String: Any], at location: String, fileKeys: [String]) throws -> PublishRequest.Model {
-            let known = Set(["version", "meta"] + fileKeys)
+            let known = Set(["version", "meta"] + fileKeys + (name == "prototypes" ? [] : ["layout"]))
             if let unknown = entry.keys.filter({ !known.contains($0) }).sorted().first {
                 throw fail("unknown key '\(location)\(unknown)' (known: \(known.sorted().joined(separator: ", ")))")
             }
@@ -128,7 +129,14 @@ public struct PublishConfigFile: Sendable {
                 }
                 for member in members { meta[member.key] = member.value }
             }
-            return PublishRequest.Model(name: name, version: version, files: files.map(resolve), meta: meta)
+            var layout = PublishRequest.ModelLayout.zip
+            if let raw = try string("layout", in: entry, at: location) {
+                guard let value = PublishRequest.ModelLayout(rawValue: raw) else {
+                    throw fail("\(location)layout '\(raw)' is not one of \(PublishRequest.ModelLayout.allCases.map(\.rawValue).joined(separator: ", ")) (tree publishes a directory's files one by one)")
+                }
+                layout = value
+            }
+            return PublishRequest.Model(name: name, version: version, files: files.map(resolve), meta: meta, layout: layout)
         }
     }
 

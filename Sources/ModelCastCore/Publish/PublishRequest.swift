@@ -9,13 +9,25 @@ public struct PublishRequest: Sendable {
         public var version: String
         public var files: [String]
         public var meta: [String: JSONValue]
+        /// How a directory model is published: one zip (the default) or its files (`tree`).
+        public var layout: ModelLayout
 
-        public init(name: String, version: String, files: [String], meta: [String: JSONValue] = [:]) {
+        public init(name: String, version: String, files: [String], meta: [String: JSONValue] = [:], layout: ModelLayout = .zip) {
             self.name = name
             self.version = version
             self.files = files
             self.meta = meta
+            self.layout = layout
         }
+    }
+
+    /// How a directory model is published.
+    public enum ModelLayout: String, Sendable, CaseIterable {
+        /// One deterministic zip of the directory.
+        case zip
+        /// Every regular file its own object under a content-addressed key
+        /// (`models/NAME/blobs/SHA256`), shared by every version with the same bytes.
+        case tree
     }
 
     public var models: [Model]
@@ -93,6 +105,12 @@ public struct PublishRequest: Sendable {
                 throw ModelCastError.usage("version '\(model.version)' of model \(model.name) is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.2.0)")
             }
             guard !model.files.isEmpty else { throw ModelCastError.usage("model \(model.name) has no files") }
+            if model.layout == .tree {
+                guard profile.publishesTrees else { throw ModelCastError.usage(ManifestProfile.treeRefusal(profile: profile, model: model.name)) }
+                guard model.files.count == 1 else {
+                    throw ModelCastError.usage("model \(model.name) is published as a tree (--no-zip), which is one directory, but it has \(model.files.count) paths: \(model.files.joined(separator: ", "))")
+                }
+            }
         }
         if prototypes != nil && !profile.writesPrototypes {
             throw ModelCastError.usage("prototypes are written only by the catalog and modelcast profiles, not \(profile.rawValue)")

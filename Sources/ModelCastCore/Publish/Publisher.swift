@@ -133,8 +133,18 @@ public struct Publisher: Sendable {
             }
             return ReleaseModel(version: model.version, files: files, meta: model.meta)
         }
+        // Tree files already stored (under their content-addressed keys) by earlier
+        // versions: proven below, never uploaded again. Key → the local file.
+        var storedBlobs: [String: String] = [:]
         var models: [String: ReleaseModel] = [:]
-        for model in request.models { models[model.name] = try releaseModel(model) }
+        for model in request.models {
+            if model.layout == .tree {
+                models[model.name] = try await treeModel(model, description: descriptions[model.name]![0], staging: staging,
+                                                         progress: request.progress, baseURL: request.baseURL, staged: &staged, stored: &storedBlobs)
+            } else {
+                models[model.name] = try releaseModel(model)
+            }
+        }
         let prototypes = try request.prototypes.map(releaseModel)
 
         try checkVersionsKeepTheirFiles(models, wentLive: state.wentLive, givenVersions: givenVersions)
@@ -151,12 +161,68 @@ public struct Publisher: Sendable {
         if let live = state.liveRecord, live.sameContent(as: release), !signatureMissing {
             // Same bytes, same metadata, and that release is live: nothing to do, nothing is
             // written — once the stored objects are proven to hold those bytes.
-            try await proveStored(release.files, localFiles: staged.mapValues(\.result.path), trustStored: request.trustStored)
+            try await proveStored(release.files, localFiles: staged.mapValues(\.result.path).merging(storedBlobs) { a, _ in a }, trustStored: request.trustStored)
             return unchangedReport(state: state, settings: settings, warnings: warnings)
         }
+        // Shared tree files: their stored bytes are proven before the manifest names them again.
+        var reused: [String: ReleaseFile] = [:]
+        for file in release.files where storedBlobs[file.key] != nil { reused[file.key] = file }
+        try await proveStored(reused.keys.sorted().map { reused[$0]! }, localFiles: storedBlobs, trustStored: request.trustStored)
         for warning in request.profile.publishWarnings(release) { warn(warning) }
-        return try await commit(release, state: state, settings: settings, artifacts: staged, warnings: warnings) { key in
+        return try await commit(release, state: state, settings: settings, artifacts: staged, proven: Set(storedBlobs.keys), warnings: warnings) { key in
             staged[key] = nil
+        }
+    }
+
+    /// A directory model published as its files: each regular file under its
+    /// content-addressed key. A file whose key the target already holds is not staged or
+    /// uploaded again (`stored`: proven by the caller); the others are staged (`staged`).
+    private func treeModel(
+        _ model: PublishRequest.Model, description: ModelDescription, staging: String?, progress: ProgressFactory?, baseURL: String,
+        staged: inout [String: StagedArtifact], stored: inout [String: String]
+    ) async throws -> ReleaseModel {
+        guard description.isDirectory else {
+            throw ModelCastError.usage("model \(model.name) is published as a tree (--no-zip, or layout: tree), which lists a directory's files, but \(description.path) is a file: publish it without --no-zip")
+        }
+        let listing = try TreeListing.make(description, progress: progress)
+        var files: [ReleaseFile] = []
+        for file in listing.files {
+            let key = TargetLayout.blobKey(model: model.name, sha256: file.sha256)
+            if staged[key] == nil, stored[key] == nil {
+                if try await storage.head(key) != nil {
+                    stored[key] = file.diskPath
+                } else {
+                    staged[key] = try stageTreeFile(file, staging: staging)
+                }
+            }
+            let name = String(file.path.split(separator: "/").last ?? Substring(file.path))
+            files.append(ReleaseFile(name: name, key: key, url: Self.url(base: baseURL, key: key), sha256: file.sha256.hex,
+                                     size: file.size, contentType: file.contentType, path: file.path))
+        }
+        return ReleaseModel(version: model.version, files: files, meta: model.meta, tree: listing.name)
+    }
+
+    /// A tree file ready to store: uploaded from where it is by stores that can (and for a
+    /// dry run), else copied into staging — re-hashed on the way, so a file that changed
+    /// since it was listed is refused rather than published under the wrong hash.
+    private func stageTreeFile(_ file: TreeListing.File, staging: String?) throws -> StagedArtifact {
+        func result(_ path: String, source: FileSnapshot?) -> PackResult {
+            PackResult(path: path, name: (file.path as NSString).lastPathComponent, size: file.size, sha256: file.sha256, kind: .file, files: 1,
+                       format: .tree, compression: nil, contentType: file.contentType, source: source)
+        }
+        guard let staging, !storage.uploadsInPlace else {
+            return StagedArtifact(result: result(file.diskPath, source: file.source), inPlace: true)
+        }
+        let copy = try AtomicFile(destination: staging + "/" + file.sha256.hex)
+        do {
+            let digest = try StreamDigester.digestFile(at: file.diskPath, copyingTo: copy.descriptor)
+            guard digest.size == file.size, digest.sha256 == file.sha256 else {
+                throw ModelCastError.io(operation: "stage", path: file.diskPath, reason: "the file changed after it was hashed (now \(digest.size) bytes, sha256 \(digest.sha256.hex); listed \(file.size) bytes, \(file.sha256.hex))")
+            }
+            return StagedArtifact(result: result(try copy.keepTemporary(), source: nil), inPlace: false)
+        } catch {
+            copy.discard()
+            throw error
         }
     }
 
@@ -189,7 +255,7 @@ public struct Publisher: Sendable {
     private func checkVersionsKeepTheirFiles(_ models: [String: ReleaseModel], wentLive: [Release], givenVersions: [String: String]) throws {
         for (name, model) in models {
             for previous in (wentLive.reversed().compactMap { $0.models[name] }) where previous.version == model.version {
-                if previous.files.map(\.sha256) != model.files.map(\.sha256) || previous.files.map(\.name) != model.files.map(\.name) {
+                if previous.files.map(\.sha256) != model.files.map(\.sha256) || previous.files.map(\.placement) != model.files.map(\.placement) {
                     if let given = givenVersions[name] {
                         throw ModelCastError.usage("version \(given) of model \(name) has the same precedence as \(model.version), already published with different files (build metadata does not order versions, so clients cannot tell them apart); publish a new version instead")
                     }

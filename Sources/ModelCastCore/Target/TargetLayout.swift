@@ -13,6 +13,14 @@ public enum TargetLayout {
         manifestKey == "manifest.json" ? "manifests/" : "manifests/" + String(manifestKey.dropLast(".json".count)) + "/"
     }
 
+    /// The content-addressed key of a tree model's file: `models/NAME/blobs/<sha256 hex>`.
+    /// Every version whose tree holds these bytes names this one object (stored once,
+    /// never overwritten); it cannot collide with `models/NAME/VERSION/…`, as `blobs` is
+    /// no semantic version.
+    public static func blobKey(model: String, sha256: SHA256Digest) -> String {
+        "models/\(model)/blobs/\(sha256.hex)"
+    }
+
     /// The key of the history record of `sequence`.
     static func historyKey(manifestKey: String, sequence: Int64) -> String {
         historyPrefix(manifestKey: manifestKey) + String(format: "%08lld", sequence) + ".json"

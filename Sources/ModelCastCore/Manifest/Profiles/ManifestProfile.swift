@@ -44,6 +44,8 @@ public enum ManifestProfile: String, CaseIterable, Sendable, Codable {
     public var prototypeFields: [ProfileField] { definition.prototypeFields }
     /// Whether it writes a prototypes object.
     public var writesPrototypes: Bool { definition.writesPrototypes }
+    /// Whether it can name a directory's files one by one (a tree model, `--no-zip`).
+    public var publishesTrees: Bool { definition.publishesTrees }
     /// Whether its manifest has fields for an inline signature and `expires_at`.
     public var carriesSignatureAndExpiry: Bool { definition.carriesSignatureAndExpiry }
     /// What its clients would get wrong about this release, said as publish warnings.
@@ -71,6 +73,9 @@ public enum ManifestProfile: String, CaseIterable, Sendable, Codable {
     /// the missing field and the model.
     public func validate(_ release: Release) throws {
         let definition = self.definition
+        if !definition.publishesTrees, let name = release.models.keys.sorted().first(where: { release.models[$0]!.tree != nil }) {
+            throw ModelCastError.usage(Self.treeRefusal(profile: self, model: name))
+        }
         try definition.checkShape(release)
         // Every missing field at once, so one run tells the whole story: (what, how to give it).
         var missing: [(field: String, remedy: String)] = []
@@ -89,6 +94,11 @@ public enum ManifestProfile: String, CaseIterable, Sendable, Codable {
         } else if !missing.isEmpty {
             throw ModelCastError.usage("profile \(rawValue) needs \(missing.count) fields: " + missing.map { "\($0.field) (pass \($0.remedy))" }.joined(separator: "; ") + "; or set them in the config file")
         }
+    }
+
+    /// Why a tree model cannot go into this profile's manifest, naming both.
+    public static func treeRefusal(profile: ManifestProfile, model: String) -> String {
+        "profile \(profile.rawValue) gives each model one URL, so model \(model) cannot be published as a tree of files (--no-zip, or layout: tree); publish it zipped, or use the modelcast profile"
     }
 
     /// The manifest this profile's clients read, for `release`.

@@ -11,6 +11,7 @@ struct ModelcastProfile: ProfileDefinition {
     var computedFields: [String] { [] }
     var writesPrototypes: Bool { true }
     var carriesSignatureAndExpiry: Bool { true }
+    var publishesTrees: Bool { true }
 
     func checkShape(_ release: Release) throws {
         try requireModels(release)
@@ -30,7 +31,7 @@ struct ModelcastProfile: ProfileDefinition {
         func add(_ model: ReleaseModel, name: String, rollback: Bool) throws {
             for file in model.files {
                 objects.append(ExpectedObject(
-                    label: "\(rollback ? "rollback " : "")\(name) \(model.version)/\(file.name)", url: file.url,
+                    label: "\(rollback ? "rollback " : "")\(name) \(model.version)/\(model.tree.map { $0 + "/" } ?? "")\(file.placement)", url: file.url,
                     sha256: try manifest.hex(file.sha256, "\(name).files.sha256"), size: file.size, approximateSize: nil,
                     contentType: file.contentType))
             }

@@ -24,6 +24,9 @@ protocol ProfileDefinition: Sendable {
     var writesPrototypes: Bool { get }
     /// Whether its manifest has fields for an inline signature and `expires_at`.
     var carriesSignatureAndExpiry: Bool { get }
+    /// Whether it can name a directory's files one by one (a tree model, `--no-zip`);
+    /// profiles whose clients read one URL per model cannot.
+    var publishesTrees: Bool { get }
 
     /// Throws, naming the counts, when the release has a shape the manifest cannot express.
     func checkShape(_ release: Release) throws
@@ -51,6 +54,7 @@ extension ProfileDefinition {
     var prototypeFields: [ProfileField] { [] }
     var writesPrototypes: Bool { false }
     var carriesSignatureAndExpiry: Bool { false }
+    var publishesTrees: Bool { false }
     func publishWarnings(_ release: Release) -> [String] { [] }
     func rollbackWithoutBumpWarning(deviceVersion: String, targetVersion: String) -> String? { nil }
     func missingReleaseFields(_ release: Release) -> [(field: String, remedy: String)] { [] }
