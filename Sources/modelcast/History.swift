@@ -22,7 +22,7 @@ extension ModelCast {
             let entries = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { storage in
                 let state = try await TargetState.load(from: storage, manifestKey: manifestKey)
                 guard !state.history.isEmpty else {
-                    throw ModelCastError.usage("no release history at \(storage.location)/\(TargetLayout.historyPrefix(manifestKey: manifestKey)): \(state.manifestData == nil ? "nothing is published there" : "its manifest was not published by modelcast")")
+                    throw ModelCastError.targetState("no release history at \(storage.location)/\(TargetLayout.historyPrefix(manifestKey: manifestKey)): \(state.manifestData == nil ? "nothing is published there" : "its manifest was not published by modelcast")")
                 }
                 return state.entries
             }

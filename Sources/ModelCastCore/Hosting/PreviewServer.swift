@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 
 /// A local preview of the CDN: serves a published directory with the headers its
@@ -65,24 +66,25 @@ public struct PreviewServer: Sendable {
 /// is read and parsed again only when that changed. A replacement that cannot be read
 /// or parsed, or a file that went away, leaves the previous list in use (said on stderr,
 /// once per replacement); the next good one is picked up.
-final class PublishedObjectList: @unchecked Sendable {
-    // Everything mutable below is guarded by `lock`.
-    private let lock = NSLock()
+final class PublishedObjectList: Sendable {
     let path: String
     private let root: String
     private let log: @Sendable (String) -> Void
-    /// Headers per key; nil while the directory has no objects file (then every file but
-    /// modelcast's own and dot files is served, with default headers).
-    private var declared: [String: ObjectMetadata]?
-    /// The file as it was when last examined (read, or found unreadable); nil when there
-    /// was none, or when it changed while it was being read (so it is examined again).
-    private var examined: FileSnapshot?
+    private struct State {
+        /// Headers per key; nil while the directory has no objects file (then every file but
+        /// modelcast's own and dot files is served, with default headers).
+        var declared: [String: ObjectMetadata]?
+        /// The file as it was when last examined (read, or found unreadable); nil when there
+        /// was none, or when it changed while it was being read (so it is examined again).
+        var examined: FileSnapshot?
+        var basePath = (path: "", given: false)
+    }
+    private let state = NIOLockedValueBox(State())
     /// The path served under and whether it was given (not taken from the objects file).
     var basePath: (path: String, given: Bool) {
-        get { lock.withLock { _basePath } }
-        set { lock.withLock { _basePath = newValue } }
+        get { state.withLockedValue { $0.basePath } }
+        set { state.withLockedValue { $0.basePath = newValue } }
     }
-    private var _basePath = (path: "", given: false)
 
     init(root: String, log: @escaping @Sendable (String) -> Void) {
         self.root = root
@@ -93,40 +95,40 @@ final class PublishedObjectList: @unchecked Sendable {
     /// Reads the objects file if there is one; returns its base URL. Throws when it is
     /// there but cannot be used, as serve should not start on a list it cannot read.
     func loadFirst() throws -> String? {
-        try lock.withLock {
+        try state.withLockedValue { state in
             guard let before = try? FileSnapshot.current(path) else { return nil }
             guard let file = try HostedObjectsFile(root: root) else { return nil }
-            declared = file.declared
-            examined = (try? FileSnapshot.current(path)) == before ? before : nil
+            state.declared = file.declared
+            state.examined = (try? FileSnapshot.current(path)) == before ? before : nil
             return file.baseURL
         }
     }
 
     /// The list to answer the current request with.
     func current() -> [String: ObjectMetadata]? {
-        lock.withLock {
+        state.withLockedValue { state in
             let now: FileSnapshot?
             do {
                 now = try FileSnapshot.current(path)
             } catch {
-                if examined != nil, let declared {
+                if state.examined != nil, let declared = state.declared {
                     if case ModelCastError.notFound = error {
                         log("\(path) is gone; still serving the previous list of \(declared.count) objects")
                     } else {
                         log("cannot reload \(path): \(error); still serving the previous list of \(declared.count) objects")
                     }
                 }
-                examined = nil
-                return declared
+                state.examined = nil
+                return state.declared
             }
-            guard let now, now != examined else { return declared }
-            reload(seen: now)
-            return declared
+            guard let now, now != state.examined else { return state.declared }
+            reload(seen: now, state: &state)
+            return state.declared
         }
     }
 
-    /// Reads the file again (the lock is held).
-    private func reload(seen before: FileSnapshot) {
+    /// Reads the file again (the lock is held: `state` is the locked value).
+    private func reload(seen before: FileSnapshot, state: inout State) {
         let result = Result {
             guard let file = try HostedObjectsFile(root: root) else { throw ModelCastError.notFound(path: path) }
             return file
@@ -134,18 +136,18 @@ final class PublishedObjectList: @unchecked Sendable {
         let after = try? FileSnapshot.current(path)
         // Read while it was being replaced: the bytes may belong to either file, so the
         // next request looks again.
-        examined = after == before ? before : nil
+        state.examined = after == before ? before : nil
         switch result {
         case .success(let file):
-            declared = file.declared
+            state.declared = file.declared
             var note = ""
             let newPath = URLParts.path(of: file.baseURL)
-            if !_basePath.given, newPath != _basePath.path {
-                note = "; it names base URL \(file.baseURL), but serve keeps serving under '\(_basePath.path)' until it is restarted"
+            if !state.basePath.given, newPath != state.basePath.path {
+                note = "; it names base URL \(file.baseURL), but serve keeps serving under '\(state.basePath.path)' until it is restarted"
             }
             log("reloaded _modelcast/objects.json: \(file.declared.count) objects\(note)")
         case .failure(let error):
-            let previous = declared.map { "the previous list of \($0.count) objects" } ?? "every file, as before"
+            let previous = state.declared.map { "the previous list of \($0.count) objects" } ?? "every file, as before"
             log("cannot reload \(path): \(error); still serving \(previous)")
         }
     }

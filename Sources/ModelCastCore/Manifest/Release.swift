@@ -219,7 +219,7 @@ public struct Release: Decodable, Equatable, Sendable {
         do {
             return try JSONDecoder().decode(Release.self, from: data)
         } catch {
-            throw ModelCastError.usage("cannot read release record \(source): \(describe(decodingError: error))")
+            throw ModelCastError.invalidRecord(source: "release record \(source)", reason: describe(decodingError: error))
         }
     }
 }

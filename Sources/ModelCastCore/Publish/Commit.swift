@@ -167,7 +167,7 @@ extension Publisher {
         if state.liveIsUnexplained {
             let shown = state.liveManifestSequence.map { " (sequence \($0))" } ?? ""
             guard settings.adoptLive else {
-                throw ModelCastError.usage("the live manifest \(storage.location)/\(settings.manifestKey)\(shown) matches no history record under \(TargetLayout.historyPrefix(manifestKey: settings.manifestKey)) (a record was deleted, or another tool wrote it), so what devices have is unknown: restore the history, or pass --adopt-live to publish above it as sequence \(release.sequence)")
+                throw ModelCastError.targetState("the live manifest \(storage.location)/\(settings.manifestKey)\(shown) matches no history record under \(TargetLayout.historyPrefix(manifestKey: settings.manifestKey)) (a record was deleted, or another tool wrote it), so what devices have is unknown: restore the history, or pass --adopt-live to publish above it as sequence \(release.sequence)")
             }
             warn("adopting the live manifest \(storage.location)/\(settings.manifestKey)\(shown), which no history record explains; this release is sequence \(release.sequence)")
         }
@@ -182,7 +182,7 @@ extension Publisher {
         let dropsSignature = signed == nil && state.signatureData != nil
         if dropsSignature {
             guard settings.allowUnsigned else {
-                throw ModelCastError.usage("the live manifest at \(storage.location)/\(settings.manifestKey) is signed (\(settings.signatureKey)): sign this one too with --sign KEYFILE (or $MODELCAST_SIGNING_KEY), or pass --unsigned to drop the signature")
+                throw ModelCastError.liveReleaseConflict("the live manifest at \(storage.location)/\(settings.manifestKey) is signed (\(settings.signatureKey)): sign this one too with --sign KEYFILE (or $MODELCAST_SIGNING_KEY), or pass --unsigned to drop the signature")
             }
             warn("the live manifest is signed and this one is not: \(settings.signatureKey) is removed, and clients that require a signature will refuse the new manifest")
         }
@@ -242,7 +242,7 @@ extension Publisher {
             let leftovers = await journal.undo()
             guard !leftovers.isEmpty else { return error }
             leftovers.forEach { warn($0) }
-            return ModelCastError.usage("\(error); undoing it left \(leftovers.count) problem\(leftovers.count == 1 ? "" : "s"): \(leftovers.joined(separator: "; "))")
+            return ModelCastError.commitFailed("\(error); undoing it left \(leftovers.count) problem\(leftovers.count == 1 ? "" : "s"): \(leftovers.joined(separator: "; "))")
         }
         do {
             for artifact in plan.artifacts {
@@ -305,16 +305,16 @@ extension Publisher {
             do {
                 current = try await storage.get(settings.manifestKey, limit: TargetLayout.recordLimit)
             } catch let readError {
-                throw ModelCastError.usage("the store did not confirm the manifest write (\(error)) and it could not be read back (\(readError)); nothing was restored, so the signature matches the new manifest if it lands. Check the target with `modelcast verify` and publish again")
+                throw ModelCastError.commitFailed("the store did not confirm the manifest write (\(error)) and it could not be read back (\(readError)); nothing was restored, so the signature matches the new manifest if it lands. Check the target with `modelcast verify` and publish again")
             }
             if current == plan.manifestData {
                 warn("the store did not confirm the manifest write (\(error)), but the new manifest is live")
             } else if current == state.manifestData {
                 let leftovers = await journal.undoOnly(labelsStartingWith: "restore ")
                 leftovers.forEach { warn($0) }
-                throw ModelCastError.usage("the manifest was not replaced (\(error)); the previous manifest is still live, and this release's objects stay in place for the next attempt" + (leftovers.isEmpty ? "" : "; " + leftovers.joined(separator: "; ")))
+                throw ModelCastError.commitFailed("the manifest was not replaced (\(error)); the previous manifest is still live, and this release's objects stay in place for the next attempt" + (leftovers.isEmpty ? "" : "; " + leftovers.joined(separator: "; ")))
             } else {
-                throw ModelCastError.usage("the store did not confirm the manifest write (\(error)) and another manifest is live now (a concurrent publish?); nothing was restored, so the signature matches the new manifest if it lands. Check the target with `modelcast verify` and publish again")
+                throw ModelCastError.commitFailed("the store did not confirm the manifest write (\(error)) and another manifest is live now (a concurrent publish?); nothing was restored, so the signature matches the new manifest if it lands. Check the target with `modelcast verify` and publish again")
             }
         }
         objects.append(.init(key: settings.manifestKey, role: "manifest", outcome: "replaced", size: plan.manifestMetadata.size, sha256: plan.manifestMetadata.sha256.hex))
@@ -351,9 +351,9 @@ extension Publisher {
     func checkNotExpired(_ release: Release, settings: CommitSettings, now: Date = Date()) throws {
         guard let text = release.expiresAt, let expiry = parseTimestamp(text), expiry <= now,
               let published = parseTimestamp(release.publishedAt) else { return }
-        let origin = settings.publishedAtOrigin.map { " (\($0))" } ?? ""
-        throw ModelCastError.usage(
-            "the manifest would be expired before it is published: published_at \(release.publishedAt)\(origin) plus --expires-in \(formatDuration(expiry.timeIntervalSince(published))) is \(text), and it is now \(formatTimestamp(now)); unset SOURCE_DATE_EPOCH or give a longer --expires-in")
+        throw ModelCastError.expiredManifest(
+            publishedAt: release.publishedAt, origin: settings.publishedAtOrigin,
+            validity: formatDuration(expiry.timeIntervalSince(published)), expiresAt: text, now: formatTimestamp(now))
     }
 
     /// Proves each stored object in `files` holds the bytes its record says (the store's own
@@ -362,7 +362,7 @@ extension Publisher {
     func proveStored(_ files: [ReleaseFile], localFiles: [String: String], trustStored: Bool) async throws {
         for file in files {
             guard let digest = SHA256Digest(hex: file.sha256) else {
-                throw ModelCastError.usage("the history names \(storage.location)/\(file.key) with an invalid sha256 '\(file.sha256)'")
+                throw ModelCastError.targetState("the history names \(storage.location)/\(file.key) with an invalid sha256 '\(file.sha256)'")
             }
             switch try await storage.proveContent(file.key, size: file.size, sha256: digest, localFile: localFiles[file.key], trustStored: trustStored) {
             case .hashed, .storeChecksum: break

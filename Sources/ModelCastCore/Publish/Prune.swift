@@ -53,10 +53,10 @@ extension Publisher {
         defer { withExtendedLifetime(lock) {} }
         let state = try await TargetState.load(from: storage, manifestKey: request.manifestKey)
         guard state.manifestData != nil else {
-            throw ModelCastError.usage("no manifest at \(storage.location)/\(request.manifestKey): prune needs the live manifest to know what must stay")
+            throw ModelCastError.targetState("no manifest at \(storage.location)/\(request.manifestKey): prune needs the live manifest to know what must stay")
         }
         guard let live = state.liveRecord, let baseURL = state.baseURL else {
-            throw ModelCastError.usage("the live manifest at \(storage.location)/\(request.manifestKey) matches no history record (edited by hand?): prune cannot tell what it needs, so it deletes nothing")
+            throw ModelCastError.targetState("the live manifest at \(storage.location)/\(request.manifestKey) matches no history record (edited by hand?): prune cannot tell what it needs, so it deletes nothing")
         }
 
         // The window counts releases, not records: re-signs (and rollbacks) of the same

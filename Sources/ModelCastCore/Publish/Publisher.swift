@@ -257,9 +257,9 @@ public struct Publisher: Sendable {
             for previous in (wentLive.reversed().compactMap { $0.models[name] }) where previous.version == model.version {
                 if previous.files.map(\.sha256) != model.files.map(\.sha256) || previous.files.map(\.placement) != model.files.map(\.placement) {
                     if let given = givenVersions[name] {
-                        throw ModelCastError.usage("version \(given) of model \(name) has the same precedence as \(model.version), already published with different files (build metadata does not order versions, so clients cannot tell them apart); publish a new version instead")
+                        throw ModelCastError.versionConflict("version \(given) of model \(name) has the same precedence as \(model.version), already published with different files (build metadata does not order versions, so clients cannot tell them apart); publish a new version instead")
                     }
-                    throw ModelCastError.usage("version \(model.version) of model \(name) is already published with different files; publish a new version instead")
+                    throw ModelCastError.versionConflict("version \(model.version) of model \(name) is already published with different files; publish a new version instead")
                 }
             }
         }
@@ -275,7 +275,7 @@ public struct Publisher: Sendable {
         let liveNames = live?.models.keys.sorted() ?? []
         for name in request.removeModels {
             guard live?.models[name] != nil else {
-                throw ModelCastError.usage("--remove-model \(name): the live manifest has no model named \(name) (it has \(liveNames.isEmpty ? "none" : liveNames.joined(separator: ", ")))")
+                throw ModelCastError.liveReleaseConflict("--remove-model \(name): the live manifest has no model named \(name) (it has \(liveNames.isEmpty ? "none" : liveNames.joined(separator: ", ")))")
             }
             guard !given.contains(name) else {
                 throw ModelCastError.usage("--remove-model \(name): that model is also being published; give it once or the other")
@@ -284,7 +284,7 @@ public struct Publisher: Sendable {
         let dropped = liveNames.filter { !given.contains($0) && !request.removeModels.contains($0) }
         guard dropped.isEmpty else {
             let names = dropped.joined(separator: ", ")
-            throw ModelCastError.usage("this publish would drop model\(dropped.count == 1 ? "" : "s") \(names) from the live manifest at \(storage.location)/\(request.manifestKey) (devices asking for \(dropped.count == 1 ? "it" : "them") would get nothing): publish \(dropped.count == 1 ? "it" : "them") too, or pass \(dropped.map { "--remove-model \($0)" }.joined(separator: " ")) to drop \(dropped.count == 1 ? "it" : "them")")
+            throw ModelCastError.liveReleaseConflict("this publish would drop model\(dropped.count == 1 ? "" : "s") \(names) from the live manifest at \(storage.location)/\(request.manifestKey) (devices asking for \(dropped.count == 1 ? "it" : "them") would get nothing): publish \(dropped.count == 1 ? "it" : "them") too, or pass \(dropped.map { "--remove-model \($0)" }.joined(separator: " ")) to drop \(dropped.count == 1 ? "it" : "them")")
         }
     }
 
@@ -295,7 +295,7 @@ public struct Publisher: Sendable {
             let new = SemanticVersion(model.version)!
             guard let old = SemanticVersion(previous.version) else { continue }
             if new < old {
-                throw ModelCastError.usage("version \(model.version) of model \(model.name) is lower than the live version \(previous.version); to go back, use rollback")
+                throw ModelCastError.versionConflict("version \(model.version) of model \(model.name) is lower than the live version \(previous.version); to go back, use rollback")
             }
             if new > old, Array(model.version.utf8).lexicographicallyPrecedes(Array(previous.version.utf8)) {
                 warn("version \(model.version) of model \(model.name) sorts below the live \(previous.version) as a plain string: clients that compare version strings with > (the tiers profile's) will not update")

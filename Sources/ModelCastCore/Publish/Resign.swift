@@ -35,13 +35,13 @@ extension Publisher {
         defer { withExtendedLifetime(lock) {} }
         let state = try await TargetState.load(from: storage, manifestKey: request.manifestKey)
         guard state.manifestData != nil else {
-            throw ModelCastError.usage("nothing is published at \(storage.location)/\(request.manifestKey): there is nothing to re-sign")
+            throw ModelCastError.targetState("nothing is published at \(storage.location)/\(request.manifestKey): there is nothing to re-sign")
         }
         guard let live = state.liveRecord else {
-            throw ModelCastError.usage("the live manifest at \(storage.location)/\(request.manifestKey) matches no history record (edited by hand?): publish it again instead of re-signing it")
+            throw ModelCastError.targetState("the live manifest at \(storage.location)/\(request.manifestKey) matches no history record (edited by hand?): publish it again instead of re-signing it")
         }
         guard let profile = ManifestProfile(rawValue: live.profile) else {
-            throw ModelCastError.usage("the live release at \(storage.location) has unknown profile '\(live.profile)'")
+            throw ModelCastError.targetState("the live release at \(storage.location) has unknown profile '\(live.profile)'")
         }
         var signing = request.signing
         if profile.carriesSignatureAndExpiry, signing.signer != nil, let live = state.manifestData, InlineSignature.split(live) != nil {
@@ -59,7 +59,7 @@ extension Publisher {
         release.expiresAt = expiresIn.map { formatTimestamp(request.publishedAt.addingTimeInterval($0)) }
         release.replaces = live.sequence
         guard let baseURL = state.baseURL else {
-            throw ModelCastError.usage("cannot tell the base URL the target is served from (no record names a file)")
+            throw ModelCastError.targetState("cannot tell the base URL the target is served from (no record names a file)")
         }
         let settings = CommitSettings(
             request, profile: profile, baseURL: baseURL,

@@ -70,10 +70,10 @@ extension Publisher {
         defer { withExtendedLifetime(lock) {} }
         let state = try await TargetState.load(from: storage, manifestKey: request.manifestKey)
         guard let live = state.live else {
-            throw ModelCastError.usage("nothing is published at \(storage.location)/\(request.manifestKey): there is nothing to roll back")
+            throw ModelCastError.targetState("nothing is published at \(storage.location)/\(request.manifestKey): there is nothing to roll back")
         }
         guard let profile = ManifestProfile(rawValue: live.profile) else {
-            throw ModelCastError.usage("the live release at \(storage.location) has unknown profile '\(live.profile)'")
+            throw ModelCastError.targetState("the live release at \(storage.location) has unknown profile '\(live.profile)'")
         }
         try request.signing?.validate(profile: profile)
         var warnings: [String] = []
@@ -110,7 +110,7 @@ extension Publisher {
             replaces: live.sequence)
 
         guard let baseURL = request.baseURL ?? state.baseURL else {
-            throw ModelCastError.usage("cannot tell the base URL the target is served from: pass --base-url")
+            throw ModelCastError.targetState("cannot tell the base URL the target is served from: pass --base-url")
         }
         let settings = CommitSettings(
             request, profile: profile, baseURL: baseURL,
@@ -132,16 +132,16 @@ extension Publisher {
             return !record.models.isEmpty && record.models.values.allSatisfy { $0.version == version }
         }
         if let model = request.model, live.models[model] == nil {
-            throw ModelCastError.usage("model \(model) is not in the live release at \(storage.location) (it has \(live.models.keys.sorted().joined(separator: ", ")))")
+            throw ModelCastError.liveReleaseConflict("model \(model) is not in the live release at \(storage.location) (it has \(live.models.keys.sorted().joined(separator: ", ")))")
         }
         if let target = state.wentLive.last(where: matches) { return target }
         let subject = request.model.map { "version \(version) of model \($0)" } ?? "version \(version)"
         if let record = state.history.last(where: matches) {
-            throw ModelCastError.usage("\(subject) was recorded as sequence \(record.sequence) but never went live at \(storage.location) (that publish stopped before its manifest was written); refusing to roll back to it")
+            throw ModelCastError.rollbackTargetUnavailable("\(subject) was recorded as sequence \(record.sequence) but never went live at \(storage.location) (that publish stopped before its manifest was written); refusing to roll back to it")
         }
         if request.model == nil, let record = state.wentLive.last(where: { $0.models.values.contains { $0.version == version } }) {
             let names = record.models.keys.sorted().filter { record.models[$0]!.version == version }
-            throw ModelCastError.usage("version \(version) went live only for model \(names.joined(separator: ", ")) (the release had other versions too); roll back one model with --model \(names[0])")
+            throw ModelCastError.rollbackTargetUnavailable("version \(version) went live only for model \(names.joined(separator: ", ")) (the release had other versions too); roll back one model with --model \(names[0])")
         }
         var published: [String] = []
         for record in state.wentLive {
@@ -150,7 +150,7 @@ extension Publisher {
                 if !published.contains(entry) { published.append(entry) }
             }
         }
-        throw ModelCastError.usage("\(subject) is not in the publish history of \(storage.location) (never published there, or pruned); versions that went live: \(published.isEmpty ? "none" : published.joined(separator: ", "))")
+        throw ModelCastError.rollbackTargetUnavailable("\(subject) is not in the publish history of \(storage.location) (never published there, or pruned); versions that went live: \(published.isEmpty ? "none" : published.joined(separator: ", "))")
     }
 
     /// Every object of the rollback release must still be stored whole, with the bytes
@@ -164,9 +164,9 @@ extension Publisher {
                 do {
                     try await proveStored([file], localFiles: [:], trustStored: trustStored)
                 } catch StorageError.missing {
-                    throw ModelCastError.usage("cannot roll back to \(version): \(place) (model \(name) \(model.version)) is gone from the target (pruned or deleted)")
+                    throw ModelCastError.rollbackTargetUnavailable("cannot roll back to \(version): \(place) (model \(name) \(model.version)) is gone from the target (pruned or deleted)")
                 } catch let error as StorageError {
-                    throw ModelCastError.usage("cannot roll back to \(version): model \(name) \(model.version): \(error)")
+                    throw ModelCastError.rollbackTargetUnavailable("cannot roll back to \(version): model \(name) \(model.version): \(error)")
                 }
                 proven.insert(file.key)
             }
@@ -183,11 +183,11 @@ extension Publisher {
                 guard let current = live.models[name]?.version else { continue }
                 guard SemanticVersion(explicit)! > SemanticVersion(current) ?? SemanticVersion("0.0.0")!,
                       Array(current.utf8).lexicographicallyPrecedes(Array(explicit.utf8)) else {
-                    throw ModelCastError.usage("--bump-to \(explicit) must be higher than the live version \(current) of model \(name), both as a semantic version and as a string (clients compare either way)")
+                    throw ModelCastError.versionConflict("--bump-to \(explicit) must be higher than the live version \(current) of model \(name), both as a semantic version and as a string (clients compare either way)")
                 }
             }
             if used.contains(explicit) {
-                throw ModelCastError.usage("--bump-to \(explicit): that version was already published; pick one never used")
+                throw ModelCastError.versionConflict("--bump-to \(explicit): that version was already published; pick one never used")
             }
             return explicit
         }
@@ -200,7 +200,7 @@ extension Publisher {
         for candidate in candidates where used.allSatisfy({ Array($0.utf8).lexicographicallyPrecedes(Array(candidate.utf8)) }) {
             return candidate
         }
-        throw ModelCastError.usage("no version above \(highest) also sorts above it as a string (e.g. 9.9.9 -> 10.0.0 does not): pass --bump-to VERSION")
+        throw ModelCastError.versionConflict("no version above \(highest) also sorts above it as a string (e.g. 9.9.9 -> 10.0.0 does not): pass --bump-to VERSION")
     }
 
     /// The live manifest's Cache-Control: what the store reports, or for a directory the

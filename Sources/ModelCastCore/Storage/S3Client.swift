@@ -460,23 +460,16 @@ struct S3ResponseTooLarge: Error, LocalizedError, CustomStringConvertible {
 }
 
 /// The error a file request body met reading its file, shared between the body
-/// stream and the request that sends it.
-/// The first local file error of a streamed body. It holds an `any Error` (not Sendable),
-/// hence the lock by hand.
-final class FileBodyFailure: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Error?
+/// stream and the request that sends it: the first local file error of a streamed body.
+final class FileBodyFailure: Sendable {
+    private let stored = NIOLockedValueBox<(any Error)?>(nil)
 
     var error: Error? {
-        lock.lock()
-        defer { lock.unlock() }
-        return stored
+        stored.withLockedValue { $0 }
     }
 
     func record(_ error: Error) {
-        lock.lock()
-        if stored == nil { stored = error }
-        lock.unlock()
+        stored.withLockedValue { if $0 == nil { $0 = error } }
     }
 }
 

@@ -48,7 +48,17 @@ extension ModelCastError: ExitStatusProviding {
     public var exitStatus: ExitStatus {
         switch self {
         case .io, .unreadable, .archive, .crypto, .changedWhilePacking: return .io
-        default: return .refused
+        // No default: a new case says here which status it ends a command with.
+        case .notFound, .emptyDirectory, .symlink, .specialFile, .nameCollision, .nonUTF8Name,
+             .controlCharacterInName, .invalidModel, .usage:
+            return .refused
+        case .signingKey, .passphraseRequired, .wrongPassphrase, .invalidComment, .malformedSignature,
+             .unsupportedSignatureAlgorithm, .untrustedSigningKey, .signatureMismatch, .trustedCommentMismatch:
+            return .refused
+        // What a target, a store or a served manifest holds.
+        case .targetState, .versionConflict, .liveReleaseConflict, .rollbackTargetUnavailable, .invalidRecord,
+             .invalidInlineSignature, .undecodableBody, .expiredManifest, .commitFailed:
+            return .refused
         }
     }
 }

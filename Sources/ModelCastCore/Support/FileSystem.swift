@@ -178,6 +178,11 @@ func syncDirectory(of path: String) {
 /// SIGTERM, SIGHUP) so an aborted run leaves nothing behind. The paths live in a
 /// fixed table of C strings so the signal handler only calls `unlink`, which is
 /// async-signal-safe.
+// Deliberately not a NIOLockedValueBox/Mutex: the signal handler must read the table
+// while another thread may hold the lock (a handler that took it could deadlock), so the
+// table lives outside any box, as raw C memory reached through `temporaryFileTable`.
+// `lock` orders register/unregister among threads only; the handler never takes it.
+// That is a contract the compiler cannot check, hence `@unchecked`.
 final class TemporaryFiles: @unchecked Sendable {
     static let shared = TemporaryFiles()
     static let capacity = 256

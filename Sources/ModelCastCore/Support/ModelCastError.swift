@@ -30,8 +30,47 @@ public enum ModelCastError: Error, Equatable, Sendable {
     case archive(path: String, message: String)
     /// libcrypto reported an error.
     case crypto(operation: String, message: String)
-    /// An option or argument combination that cannot work, with the value that caused it.
+    /// What the user typed cannot work: an option or argument value, a config-file value,
+    /// or a combination of flags, with the value that caused it. Failures that come from
+    /// what a target, store or manifest holds have their own cases below.
     case usage(String)
+    /// The target does not hold what the command needs, or holds something it cannot act
+    /// on: nothing is published there, it has no release history, its live manifest matches
+    /// no history record (edited by hand, or a record was deleted), the live release names
+    /// an unknown profile, no record says which base URL it is served from, or a history
+    /// record names an object with an invalid digest.
+    case targetState(String)
+    /// A version breaks the version rules against what the target has published: lower
+    /// than the live version, the same version with other files, a `--bump-to` that is not
+    /// above the live version or was already used, or no automatic bump that sorts higher.
+    case versionConflict(String)
+    /// The request conflicts with the live release other than by version: a publish that
+    /// would drop a model or the signature the live manifest has, or a `--remove-model` /
+    /// rollback `--model` naming a model the live release does not have.
+    case liveReleaseConflict(String)
+    /// The release a rollback asks for cannot be served again: it never went live, went
+    /// live only for some models, is not in the history, or its stored objects are gone or
+    /// fail their proof.
+    case rollbackTargetUnavailable(String)
+    /// A record read from a target (a history record, a manifest read back as a release,
+    /// `_modelcast/objects.json`) that does not decode or has an unusable entry. `source`
+    /// says which record and where it was read (e.g. "release record s3://b/…", a path).
+    case invalidRecord(source: String, reason: String)
+    /// An inline manifest signature that cannot be attached to a manifest, or that a
+    /// manifest carries in a form that cannot be read.
+    case invalidInlineSignature(String)
+    /// A body served with a Content-Encoding that cannot be decoded as a device would:
+    /// an unsupported encoding, corrupt data, or more than the allowed size.
+    case undecodableBody(url: String, encoding: String, reason: String)
+    /// The manifest would already be expired when it goes live: its `published_at` (fixed
+    /// in the past, e.g. by SOURCE_DATE_EPOCH, whose origin `origin` names) plus the
+    /// validity period ends before `now`. Times are as the manifest writes them.
+    case expiredManifest(publishedAt: String, origin: String?, validity: String, expiresAt: String, now: String)
+    /// A publish that stopped part-way: the staged release failed the checks run before
+    /// its manifest (`--verify-url`), the manifest write failed or was not confirmed (a
+    /// concurrent publish, a lost answer), or undoing the steps before it left something
+    /// behind. The message says what is live now and what was undone.
+    case commitFailed(String)
     /// A minisign public or secret key that cannot be read, parsed or used. `source`
     /// names where it came from (a path, an environment variable); `reason` never
     /// contains key material.
@@ -84,8 +123,16 @@ public enum ModelCastError: Error, Equatable, Sendable {
             return "zip error for \(path): \(message)"
         case .crypto(let operation, let message):
             return "\(operation) failed: \(message)"
-        case .usage(let message):
+        case .usage(let message), .targetState(let message), .versionConflict(let message),
+             .liveReleaseConflict(let message), .rollbackTargetUnavailable(let message),
+             .invalidInlineSignature(let message), .commitFailed(let message):
             return message
+        case .invalidRecord(let source, let reason):
+            return "cannot read \(source): \(reason)"
+        case .undecodableBody(let url, let encoding, let reason):
+            return "\(url): cannot decode its Content-Encoding '\(encoding)': \(reason)"
+        case .expiredManifest(let publishedAt, let origin, let validity, let expiresAt, let now):
+            return "the manifest would be expired before it is published: published_at \(publishedAt)\(origin.map { " (\($0))" } ?? "") plus --expires-in \(validity) is \(expiresAt), and it is now \(now); unset SOURCE_DATE_EPOCH or give a longer --expires-in"
         case .signingKey(let source, let reason):
             return "minisign key \(source): \(reason)"
         case .passphraseRequired(let source):

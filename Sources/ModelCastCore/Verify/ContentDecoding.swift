@@ -16,7 +16,7 @@ enum ContentDecoding {
     /// encoding it cannot decode, for corrupt data and for a body larger than `limit`.
     static func decode(_ data: Data, encoding: String, url: String, limit: Int) throws -> Data {
         func failure(_ reason: String) -> ModelCastError {
-            .usage("\(url): cannot decode its Content-Encoding '\(encoding)': \(reason)")
+            .undecodableBody(url: url, encoding: encoding, reason: reason)
         }
         switch encoding.lowercased().trimmingCharacters(in: .whitespaces) {
         case "gzip", "x-gzip":

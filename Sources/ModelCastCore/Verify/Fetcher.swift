@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 
@@ -263,30 +264,32 @@ public final class HTTPFetcher: ObjectFetcher, @unchecked Sendable {
 }
 
 /// What one request has received so far, for timeout and stall messages.
-final class ProgressTracker: @unchecked Sendable {
-    private let lock = NSLock()
-    private var hasAnswer = false
-    private var bytes: Int64 = 0
-    private var lastActivity = Date()
+final class ProgressTracker: Sendable {
+    private struct State {
+        var hasAnswer = false
+        var bytes: Int64 = 0
+        var lastActivity = Date()
+    }
+    private let state = NIOLockedValueBox(State())
 
     func answered() {
-        lock.lock()
-        hasAnswer = true
-        lastActivity = Date()
-        lock.unlock()
+        state.withLockedValue {
+            $0.hasAnswer = true
+            $0.lastActivity = Date()
+        }
     }
 
     func received(_ count: Int64) {
-        lock.lock()
-        bytes += count
-        lastActivity = Date()
-        lock.unlock()
+        state.withLockedValue {
+            $0.bytes += count
+            $0.lastActivity = Date()
+        }
     }
 
     var snapshot: FetchProgress {
-        lock.lock()
-        defer { lock.unlock() }
-        return FetchProgress(answered: hasAnswer, received: bytes, idle: Date().timeIntervalSince(lastActivity))
+        state.withLockedValue {
+            FetchProgress(answered: $0.hasAnswer, received: $0.bytes, idle: Date().timeIntervalSince($0.lastActivity))
+        }
     }
 }
 

@@ -741,63 +741,53 @@ final class CheckLog: Sendable {
 }
 
 /// Collects a small body.
-final class ByteCollector: @unchecked Sendable {
-    private let lock = NSLock()
-    private var bytes = Data()
+final class ByteCollector: Sendable {
+    private let bytes = NIOLockedValueBox(Data())
 
     @Sendable func append(_ chunk: UnsafeRawBufferPointer) throws {
-        lock.lock()
-        bytes.append(contentsOf: chunk)
-        lock.unlock()
+        bytes.withLockedValue { $0.append(contentsOf: chunk) }
     }
 
     @Sendable func reset() {
-        lock.lock()
-        bytes.removeAll()
-        lock.unlock()
+        bytes.withLockedValue { $0.removeAll() }
     }
 
     var data: Data {
-        lock.lock()
-        defer { lock.unlock() }
-        return bytes
+        bytes.withLockedValue { $0 }
     }
 }
 
 /// Hashes a streamed body (restartable for retries) and keeps its first bytes.
-final class HashingSink: @unchecked Sendable {
-    private let lock = NSLock()
-    private var hasher = try! SHA256Hasher()
-    private var head: [UInt8] = []
+final class HashingSink: Sendable {
+    // @unchecked: SHA256Hasher is a mutable class (an OpenSSL context), not Sendable.
+    // State is private to HashingSink and only ever reached through `state`'s lock.
+    private struct State: @unchecked Sendable {
+        var hasher = try! SHA256Hasher()
+        var head: [UInt8] = []
+    }
+    private let state = NIOLockedValueBox(State())
     private let progress: ProgressReporter?
 
     init(progress: ProgressReporter?) { self.progress = progress }
 
     @Sendable func append(_ chunk: UnsafeRawBufferPointer) throws {
-        lock.lock()
-        hasher.update(chunk)
-        if head.count < 1024 { head.append(contentsOf: chunk.prefix(1024 - head.count)) }
-        lock.unlock()
+        state.withLockedValue {
+            $0.hasher.update(chunk)
+            if $0.head.count < 1024 { $0.head.append(contentsOf: chunk.prefix(1024 - $0.head.count)) }
+        }
         progress?.advance(by: chunk.count)
     }
 
     @Sendable func reset() {
-        lock.lock()
-        hasher = try! SHA256Hasher()
-        head = []
-        lock.unlock()
+        state.withLockedValue { $0 = State() }
     }
 
     func finish() -> SHA256Digest {
-        lock.lock()
-        defer { lock.unlock() }
-        return hasher.finalize()
+        state.withLockedValue { $0.hasher.finalize() }
     }
 
     func prefix(_ count: Int) -> [UInt8] {
-        lock.lock()
-        defer { lock.unlock() }
-        return Array(head.prefix(count))
+        state.withLockedValue { Array($0.head.prefix(count)) }
     }
 }
 
