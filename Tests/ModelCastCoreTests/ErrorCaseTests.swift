@@ -12,6 +12,9 @@ final class ErrorCaseTests: XCTestCase {
             ModelCastError.invalidRecord(source: "/t/_modelcast/objects.json", reason: "objects[0] has no key").message,
             "cannot read /t/_modelcast/objects.json: objects[0] has no key")
         XCTAssertEqual(
+            ModelCastError.invalidManifest(source: "https://cdn.test/manifest.json", reason: "url is missing or not a string").message,
+            "manifest https://cdn.test/manifest.json: url is missing or not a string")
+        XCTAssertEqual(
             ModelCastError.undecodableBody(url: "http://h/manifest.json", encoding: "br", reason: "not supported").message,
             "http://h/manifest.json: cannot decode its Content-Encoding 'br': not supported")
         XCTAssertEqual(
@@ -31,7 +34,7 @@ final class ErrorCaseTests: XCTestCase {
     func testRuntimeCasesExitAsUsageDid() {
         let runtime: [ModelCastError] = [
             .targetState("x"), .versionConflict("x"), .liveReleaseConflict("x"), .rollbackTargetUnavailable("x"),
-            .invalidRecord(source: "s", reason: "r"), .invalidInlineSignature("x"),
+            .invalidRecord(source: "s", reason: "r"), .invalidManifest(source: "s", reason: "r"), .invalidInlineSignature("x"),
             .undecodableBody(url: "u", encoding: "e", reason: "r"),
             .expiredManifest(publishedAt: "p", origin: nil, validity: "v", expiresAt: "e", now: "n"), .commitFailed("x"),
         ]

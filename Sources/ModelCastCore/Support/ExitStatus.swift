@@ -56,7 +56,7 @@ extension ModelCastError: ExitStatusProviding {
              .unsupportedSignatureAlgorithm, .untrustedSigningKey, .signatureMismatch, .trustedCommentMismatch:
             return .refused
         // What a target, a store or a served manifest holds.
-        case .targetState, .versionConflict, .liveReleaseConflict, .rollbackTargetUnavailable, .invalidRecord,
+        case .targetState, .versionConflict, .liveReleaseConflict, .rollbackTargetUnavailable, .invalidRecord, .invalidManifest,
              .invalidInlineSignature, .undecodableBody, .expiredManifest, .commitFailed:
             return .refused
         }

@@ -56,6 +56,9 @@ public enum ModelCastError: Error, Equatable, Sendable {
     /// `_modelcast/objects.json`) that does not decode or has an unusable entry. `source`
     /// says which record and where it was read (e.g. "release record s3://b/…", a path).
     case invalidRecord(source: String, reason: String)
+    /// A manifest (served, stored or given as a file) that is not valid JSON of any
+    /// profile, or lacks a field its profile needs: `source` names it, `reason` the field.
+    case invalidManifest(source: String, reason: String)
     /// An inline manifest signature that cannot be attached to a manifest, or that a
     /// manifest carries in a form that cannot be read.
     case invalidInlineSignature(String)
@@ -127,6 +130,8 @@ public enum ModelCastError: Error, Equatable, Sendable {
              .liveReleaseConflict(let message), .rollbackTargetUnavailable(let message),
              .invalidInlineSignature(let message), .commitFailed(let message):
             return message
+        case .invalidManifest(let source, let reason):
+            return "manifest \(source): \(reason)"
         case .invalidRecord(let source, let reason):
             return "cannot read \(source): \(reason)"
         case .undecodableBody(let url, let encoding, let reason):

@@ -136,7 +136,7 @@ struct ManifestReader {
     func fail(_ reason: String) -> ModelCastError { Self.failure(source: source, reason) }
 
     /// The error for a manifest that cannot be read, naming it.
-    static func failure(source: String, _ reason: String) -> ModelCastError { .usage("manifest \(source): \(reason)") }
+    static func failure(source: String, _ reason: String) -> ModelCastError { .invalidManifest(source: source, reason: reason) }
 
     func string(_ value: JSONValue?, _ field: String) throws -> String {
         guard let s = value?.stringValue else { throw fail("\(field) is missing or not a string") }
