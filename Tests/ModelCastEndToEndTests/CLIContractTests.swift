@@ -86,7 +86,8 @@ final class CLIContractTests: XCTestCase {
         XCTAssertEqual(details["architecture"] as? String, "llama")
         try validate([inspect.stdout, try modelcast(["inspect", "examples/models/TinyClassifier.mlpackage", "--json"]).stdout], against: "inspect.schema.json")
         try validate([try modelcast(["pack", gguf, "--json", "--out", out.path + "/"]).stdout,
-                      try modelcast(["pack", "examples/models/TinyClassifier.mlpackage", "--json", "--out", out.path + "/"]).stdout], against: "pack.schema.json")
+                      try modelcast(["pack", "examples/models/TinyClassifier.mlpackage", "--json", "--out", out.path + "/"]).stdout,
+                      try modelcast(["pack", "examples/models/TinyClassifier.mlpackage", "--no-zip", "--json", "--out", out.path + "/"]).stdout], against: "pack.schema.json")
 
         let first = try modelcast(["publish", gguf, "--version", "1.0.0", "--base-url", base, "--to", site.path, "--json"])
         let second = try modelcast(["publish", gguf, "--version", "1.1.0", "--base-url", base, "--to", site.path, "--json"])
@@ -94,8 +95,10 @@ final class CLIContractTests: XCTestCase {
         let dry = try modelcast(["publish", gguf, "--version", "1.2.0", "--base-url", base, "--to", site.path, "--json", "--dry-run"])
         let rollback = try modelcast(["rollback", site.path, "--version", "1.0.0", "--json"])
         let resign = try modelcast(["resign", site.path, "--expires-in", "30d", "--json"])
-        for result in [first, second, unchanged, dry, rollback, resign] { XCTAssertEqual(result.status, 0, result.stderr) }
-        try validate([first, second, unchanged, dry, rollback, resign].map(\.stdout), against: "publish-report.schema.json")
+        let tree = try modelcast(["publish", "examples/models/TinyClassifier.mlpackage", "--no-zip", "--version", "1.0.0", "--base-url", base, "--to", site.path + "-tree", "--json"])
+        defer { try? FileManager.default.removeItem(atPath: site.path + "-tree") }
+        for result in [first, second, unchanged, dry, rollback, resign, tree] { XCTAssertEqual(result.status, 0, result.stderr) }
+        try validate([first, second, unchanged, dry, rollback, resign, tree].map(\.stdout), against: "publish-report.schema.json")
         try validate([try modelcast(["history", site.path, "--json"]).stdout], against: "history.schema.json")
         try validate([try modelcast(["verify", site.path, "--json"]).stdout], against: "verify-report.schema.json")
         try validate([try modelcast(["prune", site.path, "--keep", "1", "--dry-run", "--json"]).stdout,

@@ -99,9 +99,13 @@ final class InspectPackCLITests: XCTestCase {
             XCTAssertEqual(out.listing(), [], "\(arguments) left output behind")
         }
         try src.write("D/a.bin", [1])
-        let noZip = try modelcast(["pack", src.at("D"), "--no-zip", "-o", out.path])
+        // --no-zip lists a tree: the tree's refusals hold, and nothing is left behind.
+        XCTAssertEqual(symlink("a.bin", src.at("D/link.bin")), 0)
+        let noZip = try modelcast(["pack", src.at("D"), "--no-zip", "-o", out.path + "/"])
         XCTAssertEqual(noZip.status, 1)
-        XCTAssertTrue(noZip.stderr.contains("--no-zip cannot be used with a directory model: \(src.at("D"))"), noZip.stderr)
+        XCTAssertTrue(noZip.stderr.contains("symbolic link refused: \(src.at("D/link.bin"))"), noZip.stderr)
+        XCTAssertEqual(out.listing(), [])
+        unlink(src.at("D/link.bin"))
         let usage = try modelcast(["pack", src.at("D"), "--no-zip", "--compression", "deflate"])
         XCTAssertEqual(usage.status, 2, "usage errors exit 2")
         XCTAssertTrue(usage.stderr.contains("--compression deflate needs a zip"), usage.stderr)

@@ -316,6 +316,8 @@ public final class MotoS3 {
     public let accessKeyID: String
     public let secretAccessKey: String
     private let server: BackgroundProcess
+    /// Where moto logs every request it answers (werkzeug's access log).
+    public let requestLogPath: String
 
     /// `checkSignatures: false` starts moto in its default mode, which skips signature
     /// checks but (unlike the checking mode) serves anonymous GETs a bucket policy allows.
@@ -335,8 +337,9 @@ public final class MotoS3 {
                 # moto dies with this wrapper, however the wrapper ends (PR_SET_PDEATHSIG = 1).
                 signal.pthread_sigmask(signal.SIG_SETMASK, set())
                 ctypes.CDLL(None).prctl(1, signal.SIGKILL)
+            log = open(sys.argv[3], "ab", buffering=0)  # moto's request log: one line per request
             p = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", sys.argv[1]], env=env,
-                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, preexec_fn=die_with_parent)
+                                 stdout=subprocess.DEVNULL, stderr=log, preexec_fn=die_with_parent)
             for _ in range(300):
                 try:
                     urllib.request.urlopen("http://127.0.0.1:%s/moto-api/" % sys.argv[1], timeout=1)
@@ -351,7 +354,8 @@ public final class MotoS3 {
             print("ready", flush=True)
             p.wait()
             """
-        let server = try BackgroundProcess("/usr/bin/env", ["python3", "-c", script, String(serverPort), checkSignatures ? "check" : "open"], timeout: 60)
+        requestLogPath = NSTemporaryDirectory() + "/modelcast-moto-\(UUID().uuidString).log"
+        let server = try BackgroundProcess("/usr/bin/env", ["python3", "-c", script, String(serverPort), checkSignatures ? "check" : "open", requestLogPath], timeout: 60)
         var environment = ProcessInfo.processInfo.environment
         environment["AWS_ACCESS_KEY_ID"] = "bootstrap"
         environment["AWS_SECRET_ACCESS_KEY"] = "bootstrap"
@@ -420,6 +424,20 @@ public final class MotoS3 {
         try awsCLI(["s3", "cp", "--only-show-errors", "s3://\(bucket)/\(key)", file])
         return try Data(contentsOf: URL(fileURLWithPath: file))
     }
+
+    /// The requests moto logged so far, in order: method and path (`PUT`, `/models/ml/x`),
+    /// as the server saw them — an independent count of what a client sent.
+    public func loggedRequests() -> [(method: String, path: String)] {
+        let text = (try? String(contentsOfFile: requestLogPath, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            guard let open = line.firstIndex(of: "\""), let close = line[line.index(after: open)...].firstIndex(of: "\"") else { return nil }
+            let parts = line[line.index(after: open)..<close].split(separator: " ")
+            guard parts.count == 3 else { return nil }
+            return (String(parts[0]), String(parts[1]))
+        }
+    }
+
+    deinit { try? FileManager.default.removeItem(atPath: requestLogPath) }
 
     /// Lets anyone GET objects (so `verify` can go through the public URL).
     public func allowPublicReads() throws {

@@ -90,6 +90,9 @@ public struct Publisher: Sendable {
         var descriptions: [String: [ModelDescription]] = [:]
         for model in request.models + (request.prototypes.map { [$0] } ?? []) {
             descriptions[model.name] = try model.files.map { try ModelInspector.describe($0) }
+            if model.layout == .tree, let description = descriptions[model.name]?.first, !description.isDirectory {
+                throw ModelCastError.usage("model \(model.name) is published as a tree (--no-zip, or layout: tree), which lists a directory's files, but \(description.path) is a file: publish it without --no-zip")
+            }
         }
 
         let lock = try lockTarget(dryRun: request.dryRun, create: true)
@@ -181,9 +184,6 @@ public struct Publisher: Sendable {
         _ model: PublishRequest.Model, description: ModelDescription, staging: String?, progress: ProgressFactory?, baseURL: String,
         staged: inout [String: StagedArtifact], stored: inout [String: String]
     ) async throws -> ReleaseModel {
-        guard description.isDirectory else {
-            throw ModelCastError.usage("model \(model.name) is published as a tree (--no-zip, or layout: tree), which lists a directory's files, but \(description.path) is a file: publish it without --no-zip")
-        }
         let listing = try TreeListing.make(description, progress: progress)
         var files: [ReleaseFile] = []
         for file in listing.files {
