@@ -169,6 +169,44 @@ final class TreePublishTests: XCTestCase {
         XCTAssertEqual(live.rollback?.models["shards"]?.files.count, 50)
     }
 
+    /// `kill -9` at several points of a tree publish, on moto and on a directory: the
+    /// target always verifies (the manifest is the old one or names only stored files),
+    /// and the next publish reuses the files a killed run stored, after proving them.
+    func testKilledTreePublishLeavesTheTargetConsistent() throws {
+        let moto = try MotoS3()
+        let scratch = try Scratch()
+        for index in 0..<40 {
+            try scratch.write("shards/shard-\(String(format: "%02d", index)).bin", patternBytes(256 << 10, seed: UInt32(index + 100)))
+        }
+        let tree = scratch.at("shards")
+        var environment = moto.environment
+        environment["SOURCE_DATE_EPOCH"] = "1790000000"
+        for target in ["s3://\(moto.bucket)/k", scratch.at("site")] {
+            let first = try modelcast(["publish", "examples/models/tiny-llm.gguf", "--name", "shards", "--version", "1.0.0",
+                                       "--base-url", "https://cdn.example.com/k", "--to", target], environment: environment)
+            XCTAssertEqual(first.status, 0, first.stderr)
+            for (index, delay) in [0.05, 0.2, 0.5, 1.0].enumerated() {
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: modelcastBinary)
+                process.arguments = ["publish", tree, "--no-zip", "--version", "2.\(index).0", "--base-url", "https://cdn.example.com/k", "--to", target]
+                process.environment = environment
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                try process.run()
+                usleep(UInt32(delay * 1_000_000))
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+                let verify = try modelcast(["verify", target], environment: moto.environment)
+                XCTAssertEqual(verify.status, 0, "\(target), killed after \(delay) s:\n\(verify.stdout)")
+            }
+            let final = try modelcast(["publish", tree, "--no-zip", "--version", "3.0.0", "--base-url", "https://cdn.example.com/k", "--to", target, "--json"],
+                                      environment: environment)
+            XCTAssertEqual(final.status, 0, final.stderr)
+            let verify = try modelcast(["verify", target], environment: moto.environment)
+            XCTAssertEqual(verify.status, 0, "\(target) after a complete publish:\n\(verify.stdout)")
+        }
+    }
+
     func testTreeRefusalsNameTheProblemAndLeaveTheTargetAlone() throws {
         let scratch = try Scratch()
         let source = try copyExample(into: scratch, "src")

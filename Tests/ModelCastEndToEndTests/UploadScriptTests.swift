@@ -122,6 +122,33 @@ final class UploadScriptTests: XCTestCase {
         XCTAssertNotEqual(afterAgain["p/manifest.json"], afterFirst["p/manifest.json"], "the manifest is replaced on every run")
     }
 
+    /// A tree model's files are shared objects: uploading the second version sends only
+    /// the one file that changed (plus its history record and the manifest).
+    func testAWSScriptUploadsOnlyTheChangedFileOfATree() throws {
+        let s3 = try LoggedMoto()
+        let site = try Scratch("modelcast-upload-site"), source = try Scratch("modelcast-tree-source")
+        _ = try shell("cp -R '\(repositoryRoot)/examples/models/TinyClassifier.mlpackage' '\(source.path)/'")
+        let tree = source.at("TinyClassifier.mlpackage")
+        let dest = "s3://\(s3.moto.bucket)/p"
+        func publishAndUpload(_ version: String) throws -> [String] {
+            let published = try modelcast(["publish", tree, "--no-zip", "--version", version, "--base-url", base, "--to", site.path])
+            XCTAssertEqual(published.status, 0, published.stderr)
+            let upload = try runScript(site.at("_modelcast/upload-aws.sh"), [dest, "--endpoint-url", s3.endpoint], environment: s3.moto.environment)
+            XCTAssertEqual(upload.status, 0, upload.stderr)
+            return puts(s3.takeRequests())
+        }
+        XCTAssertEqual(try publishAndUpload("1.0.0").filter { $0.contains("/blobs/") }.count, 3)
+        try source.write("TinyClassifier.mlpackage/Data/com.apple.CoreML/weights/weight.bin", patternBytes(16384, seed: 7))
+        let second = try publishAndUpload("1.1.0")
+        let live = try Release.decode(try Data(contentsOf: URL(fileURLWithPath: site.at("manifest.json"))), source: "live")
+        let changed = try XCTUnwrap(live.models["TinyClassifier"]?.files.first { $0.path == "Data/com.apple.CoreML/weights/weight.bin" })
+        XCTAssertEqual(second, ["PUT /\(s3.moto.bucket)/p/\(changed.key)", "PUT /\(s3.moto.bucket)/p/manifests/00000002.json",
+                                "PUT /\(s3.moto.bucket)/p/manifest.json"])
+        let verify = try modelcast(["verify", dest, "--json"], environment: s3.moto.environment)
+        let report = try JSONDecoder().decode(VerifyReport.self, from: Data(verify.stdout.utf8))
+        XCTAssertEqual(report.failures, 0, "\(report.checks.filter { $0.status != .pass })")
+    }
+
     func testAWSScriptRefusesDifferentContentUnderAnImmutableKeyAndUploadsNothing() throws {
         let s3 = try LoggedMoto()
         let site = try publishedSite()
