@@ -104,51 +104,12 @@ public struct Publisher: Sendable {
         try checkVersions(request, live: live, warn: warn)
 
         // Pack (or, for a dry run, only hash) every file.
-        let staging = request.dryRun ? nil : try storage.stagingDirectory()
-        var staged: [String: StagedArtifact] = [:]
-        defer {
-            for artifact in staged.values where staging != nil && !artifact.inPlace {
-                unlink(artifact.result.path)
-                TemporaryFiles.shared.unregister(artifact.result.path)
-            }
-            if staging != nil { storage.finishStaging() }
-        }
-        func releaseModel(_ model: PublishRequest.Model) throws -> ReleaseModel {
-            var files: [ReleaseFile] = []
-            var names = Set<String>()
-            for description in descriptions[model.name]! {
-                let packer = Packer()
-                // A plain file going to a network store is uploaded from where it is: no copy.
-                let uploadInPlace = storage.uploadsInPlace && !description.isDirectory
-                let result = try staging.map {
-                    uploadInPlace
-                        ? try packer.digest(description, compression: request.compression, progress: request.progress)
-                        : try packer.stage(description, in: $0, compression: request.compression, progress: request.progress)
-                } ?? packer.digest(description, compression: request.compression, progress: request.progress)
-                guard names.insert(result.name).inserted else {
-                    throw ModelCastError.usage("model \(model.name) has two files named \(result.name)")
-                }
-                let key = request.profile.artifactKey(model: model.name, version: model.version, fileName: result.name, sha256: result.sha256)
-                staged[key] = StagedArtifact(result: result, inPlace: uploadInPlace)
-                files.append(ReleaseFile(
-                    name: result.name, key: key, url: Self.url(base: request.baseURL, key: key),
-                    sha256: result.sha256.hex, size: result.size, contentType: result.contentType))
-            }
-            return ReleaseModel(version: model.version, files: files, meta: model.meta)
-        }
-        // Tree files already stored (under their content-addressed keys) by earlier
-        // versions: proven below, never uploaded again. Key → the local file.
-        var storedBlobs: [String: String] = [:]
+        let staging = try StagingArea(storage: storage, dryRun: request.dryRun, request: request)
+        defer { staging.close() }
         var models: [String: ReleaseModel] = [:]
-        for model in request.models {
-            if model.layout == .tree {
-                models[model.name] = try await treeModel(model, description: descriptions[model.name]![0], staging: staging,
-                                                         progress: request.progress, baseURL: request.baseURL, staged: &staged, stored: &storedBlobs)
-            } else {
-                models[model.name] = try releaseModel(model)
-            }
-        }
-        let prototypes = try request.prototypes.map(releaseModel)
+        for model in request.models { models[model.name] = try await staging.add(model, descriptions: descriptions[model.name]!) }
+        var prototypes: ReleaseModel?
+        if let model = request.prototypes { prototypes = try await staging.add(model, descriptions: descriptions[model.name]!) }
 
         try checkVersionsKeepTheirFiles(models, wentLive: state.wentLive, givenVersions: givenVersions)
 
@@ -164,65 +125,16 @@ public struct Publisher: Sendable {
         if let live = state.liveRecord, live.sameContent(as: release), !signatureMissing {
             // Same bytes, same metadata, and that release is live: nothing to do, nothing is
             // written — once the stored objects are proven to hold those bytes.
-            try await proveStored(release.files, localFiles: staged.mapValues(\.result.path).merging(storedBlobs) { a, _ in a }, trustStored: request.trustStored)
+            try await proveStored(release.files, localFiles: staging.localFiles, trustStored: request.trustStored)
             return unchangedReport(state: state, settings: settings, warnings: warnings)
         }
         // Shared tree files: their stored bytes are proven before the manifest names them again.
         var reused: [String: ReleaseFile] = [:]
-        for file in release.files where storedBlobs[file.key] != nil { reused[file.key] = file }
-        try await proveStored(reused.keys.sorted().map { reused[$0]! }, localFiles: storedBlobs, trustStored: request.trustStored)
+        for file in release.files where staging.stored[file.key] != nil { reused[file.key] = file }
+        try await proveStored(reused.keys.sorted().map { reused[$0]! }, localFiles: staging.stored, trustStored: request.trustStored)
         for warning in request.profile.publishWarnings(release) { warn(warning) }
-        return try await commit(release, state: state, settings: settings, artifacts: staged, proven: Set(storedBlobs.keys), warnings: warnings) { key in
-            staged[key] = nil
-        }
-    }
-
-    /// A directory model published as its files: each regular file under its
-    /// content-addressed key. A file whose key the target already holds is not staged or
-    /// uploaded again (`stored`: proven by the caller); the others are staged (`staged`).
-    private func treeModel(
-        _ model: PublishRequest.Model, description: ModelDescription, staging: String?, progress: ProgressFactory?, baseURL: String,
-        staged: inout [String: StagedArtifact], stored: inout [String: String]
-    ) async throws -> ReleaseModel {
-        let listing = try TreeListing.make(description, progress: progress)
-        var files: [ReleaseFile] = []
-        for file in listing.files {
-            let key = TargetLayout.blobKey(model: model.name, sha256: file.sha256)
-            if staged[key] == nil, stored[key] == nil {
-                if try await storage.head(key) != nil {
-                    stored[key] = file.diskPath
-                } else {
-                    staged[key] = try stageTreeFile(file, staging: staging)
-                }
-            }
-            let name = String(file.path.split(separator: "/").last ?? Substring(file.path))
-            files.append(ReleaseFile(name: name, key: key, url: Self.url(base: baseURL, key: key), sha256: file.sha256.hex,
-                                     size: file.size, contentType: file.contentType, path: file.path))
-        }
-        return ReleaseModel(version: model.version, files: files, meta: model.meta, tree: listing.name)
-    }
-
-    /// A tree file ready to store: uploaded from where it is by stores that can (and for a
-    /// dry run), else copied into staging — re-hashed on the way, so a file that changed
-    /// since it was listed is refused rather than published under the wrong hash.
-    private func stageTreeFile(_ file: TreeListing.File, staging: String?) throws -> StagedArtifact {
-        func result(_ path: String, source: FileSnapshot?) -> PackResult {
-            PackResult(path: path, name: (file.path as NSString).lastPathComponent, size: file.size, sha256: file.sha256, kind: .file, files: 1,
-                       format: .tree, compression: nil, contentType: file.contentType, source: source)
-        }
-        guard let staging, !storage.uploadsInPlace else {
-            return StagedArtifact(result: result(file.diskPath, source: file.source), inPlace: true)
-        }
-        let copy = try AtomicFile(destination: staging + "/" + file.sha256.hex)
-        do {
-            let digest = try StreamDigester.digestFile(at: file.diskPath, copyingTo: copy.descriptor)
-            guard digest.size == file.size, digest.sha256 == file.sha256 else {
-                throw ModelCastError.io(operation: "stage", path: file.diskPath, reason: "the file changed after it was hashed (now \(digest.size) bytes, sha256 \(digest.sha256.hex); listed \(file.size) bytes, \(file.sha256.hex))")
-            }
-            return StagedArtifact(result: result(try copy.keepTemporary(), source: nil), inPlace: false)
-        } catch {
-            copy.discard()
-            throw error
+        return try await commit(release, state: state, settings: settings, artifacts: staging.staged, proven: Set(staging.stored.keys), warnings: warnings) { key in
+            staging.consumed(key)
         }
     }
 

@@ -1,0 +1,121 @@
+import Foundation
+
+/// The files a publish is about to store, made ready before anything is written: each
+/// model packed (a file as it is, a directory zipped) or, for a tree, every file under its
+/// content-addressed key. What the store takes over is `consumed`; `close` removes every
+/// staged copy it did not take (never the user's own files, which are uploaded in place).
+final class StagingArea {
+    private let storage: any Storage
+    private let request: PublishRequest
+    /// nil for a dry run: files are only hashed.
+    private let directory: String?
+    /// Key → the artifact to store.
+    private(set) var staged: [String: StagedArtifact] = [:]
+    /// Tree files the target already holds under their key (stored by an earlier
+    /// version): never uploaded again, proven instead. Key → the local file.
+    private(set) var stored: [String: String] = [:]
+
+    init(storage: any Storage, dryRun: Bool, request: PublishRequest) throws {
+        self.storage = storage
+        self.request = request
+        directory = dryRun ? nil : try storage.stagingDirectory()
+    }
+
+    /// Every local file behind a key of this release: staged copies and stored tree files.
+    var localFiles: [String: String] {
+        staged.mapValues(\.result.path).merging(stored) { staged, _ in staged }
+    }
+
+    /// The store took the artifact under `key` over: it is no longer ours to remove.
+    func consumed(_ key: String) {
+        staged[key] = nil
+    }
+
+    /// Removes what was staged and not consumed, and lets the store finish its staging.
+    func close() {
+        guard directory != nil else { return }
+        for artifact in staged.values where !artifact.inPlace {
+            unlink(artifact.result.path)
+            TemporaryFiles.shared.unregister(artifact.result.path)
+        }
+        staged = [:]
+        storage.finishStaging()
+    }
+
+    /// Stages `model` (its files, already described) and returns its release entry.
+    func add(_ model: PublishRequest.Model, descriptions: [ModelDescription]) async throws -> ReleaseModel {
+        model.layout == .tree ? try await addTree(model, description: descriptions[0]) : try addPacked(model, descriptions: descriptions)
+    }
+
+    /// A model of files and zipped directories, each under `models/NAME/VERSION/FILE`
+    /// (or the profile's own key).
+    private func addPacked(_ model: PublishRequest.Model, descriptions: [ModelDescription]) throws -> ReleaseModel {
+        var files: [ReleaseFile] = []
+        var names = Set<String>()
+        for description in descriptions {
+            let packer = Packer()
+            // A plain file going to a network store is uploaded from where it is: no copy.
+            let uploadInPlace = storage.uploadsInPlace && !description.isDirectory
+            let result = try directory.map {
+                uploadInPlace
+                    ? try packer.digest(description, compression: request.compression, progress: request.progress)
+                    : try packer.stage(description, in: $0, compression: request.compression, progress: request.progress)
+            } ?? packer.digest(description, compression: request.compression, progress: request.progress)
+            guard names.insert(result.name).inserted else {
+                throw ModelCastError.usage("model \(model.name) has two files named \(result.name)")
+            }
+            let key = request.profile.artifactKey(model: model.name, version: model.version, fileName: result.name, sha256: result.sha256)
+            staged[key] = StagedArtifact(result: result, inPlace: uploadInPlace)
+            files.append(ReleaseFile(
+                name: result.name, key: key, url: Publisher.url(base: request.baseURL, key: key),
+                sha256: result.sha256.hex, size: result.size, contentType: result.contentType))
+        }
+        return ReleaseModel(version: model.version, files: files, meta: model.meta)
+    }
+
+    /// A directory model published as its files: each regular file under its
+    /// content-addressed key. A file whose key the target already holds is not staged or
+    /// uploaded again (`stored`: the caller proves it); the others are staged.
+    private func addTree(_ model: PublishRequest.Model, description: ModelDescription) async throws -> ReleaseModel {
+        let listing = try TreeListing.make(description, progress: request.progress)
+        var files: [ReleaseFile] = []
+        for file in listing.files {
+            let key = TargetLayout.blobKey(model: model.name, sha256: file.sha256)
+            if staged[key] == nil, stored[key] == nil {
+                if try await storage.head(key) != nil {
+                    stored[key] = file.diskPath
+                } else {
+                    staged[key] = try stageTreeFile(file)
+                }
+            }
+            let name = String(file.path.split(separator: "/").last ?? Substring(file.path))
+            files.append(ReleaseFile(name: name, key: key, url: Publisher.url(base: request.baseURL, key: key), sha256: file.sha256.hex,
+                                     size: file.size, contentType: file.contentType, path: file.path))
+        }
+        return ReleaseModel(version: model.version, files: files, meta: model.meta, tree: listing.name)
+    }
+
+    /// A tree file ready to store: uploaded from where it is by stores that can (and for a
+    /// dry run), else copied into staging — re-hashed on the way, so a file that changed
+    /// since it was listed is refused rather than published under the wrong hash.
+    private func stageTreeFile(_ file: TreeListing.File) throws -> StagedArtifact {
+        func result(_ path: String, source: FileSnapshot?) -> PackResult {
+            PackResult(path: path, name: (file.path as NSString).lastPathComponent, size: file.size, sha256: file.sha256, kind: .file, files: 1,
+                       format: .tree, compression: nil, contentType: file.contentType, source: source)
+        }
+        guard let directory, !storage.uploadsInPlace else {
+            return StagedArtifact(result: result(file.diskPath, source: file.source), inPlace: true)
+        }
+        let copy = try AtomicFile(destination: directory + "/" + file.sha256.hex)
+        do {
+            let digest = try StreamDigester.digestFile(at: file.diskPath, copyingTo: copy.descriptor)
+            guard digest.size == file.size, digest.sha256 == file.sha256 else {
+                throw ModelCastError.io(operation: "stage", path: file.diskPath, reason: "the file changed after it was hashed (now \(digest.size) bytes, sha256 \(digest.sha256.hex); listed \(file.size) bytes, \(file.sha256.hex))")
+            }
+            return StagedArtifact(result: result(try copy.keepTemporary(), source: nil), inPlace: false)
+        } catch {
+            copy.discard()
+            throw error
+        }
+    }
+}
