@@ -46,37 +46,7 @@ public struct PublishCommandLine: Sendable {
             throw ModelCastError.usage("--to is required (a directory, or s3://bucket/prefix)")
         }
 
-        var models: [PublishRequest.Model] = config?.models ?? []
-        if !self.models.isEmpty {
-            guard let version = version else {
-                throw ModelCastError.usage("--version is required when models are given on the command line")
-            }
-            var order: [String] = []
-            var files: [String: [String]] = [:]
-            // Plain paths are the files of one model (a GGUF and its mmproj), named by
-            // --name or else after the first of them.
-            var plainName = name
-            for argument in self.models {
-                let (explicitName, path) = try Self.split(argument)
-                if explicitName == nil, plainName == nil { plainName = try Self.modelName(namedAfter: path) }
-                let modelName = explicitName ?? plainName!
-                if files[modelName] == nil { order.append(modelName) }
-                files[modelName, default: []].append(path)
-            }
-            for modelName in order {
-                if let index = models.firstIndex(where: { $0.name == modelName }) {
-                    models[index].files = files[modelName]!
-                    models[index].version = version
-                } else {
-                    models.append(PublishRequest.Model(name: modelName, version: version, files: files[modelName]!))
-                }
-                if noZip, let index = models.firstIndex(where: { $0.name == modelName }) {
-                    models[index].layout = .tree
-                }
-            }
-        } else if let version {
-            for index in models.indices { models[index].version = version }
-        }
+        var models = try mergedModels(config?.models ?? [])
         guard !models.isEmpty else {
             throw ModelCastError.usage("nothing to publish: give MODEL files or --config with a models section")
         }
@@ -123,6 +93,43 @@ public struct PublishCommandLine: Sendable {
         try request.validate()
         try validateProfileFields(request)
         return (target, request)
+    }
+
+    /// The config file's models with the command line's MODEL arguments merged in: plain
+    /// paths are the files of one model (a GGUF and its mmproj), named by --name or else
+    /// after the first of them; `NAME=PATH` adds a file to model NAME. `--version` applies
+    /// to every model given here (or, with no MODEL, to every model of the config file).
+    private func mergedModels(_ configured: [PublishRequest.Model]) throws -> [PublishRequest.Model] {
+        var models = configured
+        guard !self.models.isEmpty else {
+            if let version { for index in models.indices { models[index].version = version } }
+            return models
+        }
+        guard let version = version else {
+            throw ModelCastError.usage("--version is required when models are given on the command line")
+        }
+        var order: [String] = []
+        var files: [String: [String]] = [:]
+        var plainName = name
+        for argument in self.models {
+            let (explicitName, path) = try Self.split(argument)
+            if explicitName == nil, plainName == nil { plainName = try Self.modelName(namedAfter: path) }
+            let modelName = explicitName ?? plainName!
+            if files[modelName] == nil { order.append(modelName) }
+            files[modelName, default: []].append(path)
+        }
+        for modelName in order {
+            if let index = models.firstIndex(where: { $0.name == modelName }) {
+                models[index].files = files[modelName]!
+                models[index].version = version
+            } else {
+                models.append(PublishRequest.Model(name: modelName, version: version, files: files[modelName]!))
+            }
+            if noZip, let index = models.firstIndex(where: { $0.name == modelName }) {
+                models[index].layout = .tree
+            }
+        }
+        return models
     }
 
     /// Applies each `--meta [MODEL:]KEY=VALUE`, typed for `profile`. A fixed-shape profile
