@@ -160,6 +160,15 @@ final class TreePublishTests: XCTestCase {
         XCTAssertEqual(unchanged.status, 0, unchanged.stderr)
         XCTAssertEqual(blobPUTs(), 51, "an unchanged re-publish uploads nothing")
 
+        // A re-sign proves the shared files and uploads none of them.
+        let keygen = try modelcast(["keygen", "--unencrypted", "--public-key", scratch.at("k.pub"), "--secret-key", scratch.at("k.key")])
+        XCTAssertEqual(keygen.status, 0, keygen.stderr)
+        let resign = try modelcast(["resign", "s3://\(moto.bucket)/ml", "--sign", scratch.at("k.key"), "--expires-in", "30d"], environment: moto.environment)
+        XCTAssertEqual(resign.status, 0, resign.stderr)
+        XCTAssertEqual(blobPUTs(), 51, "a re-sign uploads no file")
+        let signed = try modelcast(["verify", "s3://\(moto.bucket)/ml", "--public-key", scratch.at("k.pub")], environment: moto.environment)
+        XCTAssertEqual(signed.status, 0, signed.stdout + signed.stderr)
+
         let keys = try moto.listing().keys.filter { $0.contains("/blobs/") }
         XCTAssertEqual(keys.count, 51)
         let verify = try modelcast(["verify", "s3://\(moto.bucket)/ml", "--json"], environment: moto.environment)

@@ -26,8 +26,8 @@ final class DigestingWriter: @unchecked Sendable {
         self.progress = progress
     }
 
-    /// A pipeline feeding this writer's consumers.
-    func makePipeline() -> ChunkPipeline {
+    /// A pipeline feeding this writer's consumers, through buffers of `bufferSize` bytes.
+    func makePipeline(bufferSize: Int = ChunkPipeline.defaultBufferSize) -> ChunkPipeline {
         var consumers: [ChunkPipeline.Consumer] = [{ [self] chunk in
             hasher.update(chunk)
             count += Int64(chunk.count)
@@ -36,7 +36,7 @@ final class DigestingWriter: @unchecked Sendable {
         if let destination {
             consumers.append { chunk in try destination.writeAll(chunk) }
         }
-        return ChunkPipeline(consumers: consumers)
+        return ChunkPipeline(bufferSize: bufferSize, consumers: consumers)
     }
 
     /// Call after the pipeline has finished.
@@ -52,7 +52,8 @@ public enum StreamDigester {
     static func digestFile(
         at path: String,
         copyingTo copy: FileDescriptor? = nil,
-        progress: ProgressReporter? = nil
+        progress: ProgressReporter? = nil,
+        bufferSize: Int = ChunkPipeline.defaultBufferSize
     ) throws -> DigestResult {
         let input = try FileDescriptor.openForReading(path)
         let info = try input.status()
@@ -63,7 +64,7 @@ public enum StreamDigester {
         _ = posix_fadvise(input.fd, 0, 0, Int32(POSIX_FADV_SEQUENTIAL))
 
         let writer = try DigestingWriter(destination: copy, progress: progress)
-        let pipeline = writer.makePipeline()
+        let pipeline = writer.makePipeline(bufferSize: bufferSize)
         defer { pipeline.close() }
         var total: Int64 = 0
         while true {

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 /// A directory model published as a tree (`--no-zip`): every regular file with its path
 /// inside the model, size and SHA-256. The files are hashed where they are, never copied,
@@ -45,9 +46,15 @@ public struct TreeListing: Codable, Sendable, Equatable {
     /// The Content-Type every tree file is stored and served with.
     public static let fileContentType = "application/octet-stream"
 
+    /// How many files are hashed at once at most, whatever the core count: each takes a
+    /// reader and a hasher thread and `pipelineBuffer` × 4 bytes of buffers.
+    static let maximumWorkers = 8
+    /// Smaller than a single file's 4 MiB chunks, so eight at once stay within 32 MiB.
+    static let pipelineBuffer = 1 << 20
+
     /// Hashes every regular file of a scanned directory model, up to one file per core at a
-    /// time, largest first (so two big files share the cores). A file whose size changed
-    /// since the scan is refused, naming it.
+    /// time (at most `maximumWorkers`), largest first, so big files share the cores. A file
+    /// whose size changed since the scan is refused, naming it.
     public static func make(_ description: ModelDescription, progress: ProgressFactory? = nil) throws -> TreeListing {
         guard let tree = description.tree else {
             throw ModelCastError.usage("--no-zip lists the files of a directory model; \(description.path) is a file (it is published as it is)")
@@ -58,17 +65,27 @@ public struct TreeListing: Codable, Sendable, Equatable {
         defer { reporter?.finish() }
         let order = entries.indices.sorted { entries[$0].size > entries[$1].size }
         let results = ResultBox<DigestResult>(count: entries.count)
-        DispatchQueue.concurrentPerform(iterations: order.count) { position in
-            let index = order[position]
-            let entry = entries[index]
-            results.set(index, Result {
-                let digest = try StreamDigester.digest(ofFileAt: entry.diskPath)
-                guard digest.size == entry.size else {
-                    throw ModelCastError.changedWhilePacking(path: entry.diskPath, expected: entry.size, actual: digest.size)
+        let next = NIOLockedValueBox(0)
+        let workers = min(ProcessInfo.processInfo.activeProcessorCount, maximumWorkers, entries.count)
+        DispatchQueue.concurrentPerform(iterations: workers) { _ in
+            // Each worker takes the next file until none is left.
+            while true {
+                let position = next.withLockedValue { value -> Int in
+                    defer { value += 1 }
+                    return value
                 }
-                reporter?.advance(by: Int(digest.size))
-                return digest
-            })
+                guard position < order.count else { return }
+                let index = order[position]
+                let entry = entries[index]
+                results.set(index, Result {
+                    let digest = try StreamDigester.digestFile(at: entry.diskPath, bufferSize: pipelineBuffer)
+                    guard digest.size == entry.size else {
+                        throw ModelCastError.changedWhilePacking(path: entry.diskPath, expected: entry.size, actual: digest.size)
+                    }
+                    reporter?.advance(by: Int(digest.size))
+                    return digest
+                })
+            }
         }
         var files: [File] = []
         for (index, entry) in entries.enumerated() {
