@@ -5,6 +5,8 @@
 
 - TinyClassifier.mlpackage/  a directory shaped like a Core ML package
   (Manifest.json naming a root model under Data/com.apple.CoreML/, plus weights)
+- retrained/TinyClassifier.mlpackage/  the same package with other weights (only
+  weights/weight.bin differs): the second version of a tree publish
 - tiny-llm.gguf              a valid GGUF v3 file (llama architecture, Q8_0 + F32 tensors)
 - tiny-llm-mmproj.gguf       its companion vision projector (clip architecture)
 
@@ -84,7 +86,7 @@ def write_gguf(path, metadata, tensors, seed):
         f.write(header + data)
 
 
-def write_mlpackage(root):
+def write_mlpackage(root, weights_seed=11):
     core = os.path.join(root, "Data", "com.apple.CoreML")
     os.makedirs(os.path.join(core, "weights"), exist_ok=True)
     manifest = {
@@ -112,12 +114,15 @@ def write_mlpackage(root):
     with open(os.path.join(core, "model.mlmodel"), "wb") as f:
         f.write(b"\x08\x07" + pattern(510, 7))
     with open(os.path.join(core, "weights", "weight.bin"), "wb") as f:
-        f.write(pattern(16384, 11))
+        f.write(pattern(16384, weights_seed))
 
 
 def main():
     os.makedirs(OUT, exist_ok=True)
     write_mlpackage(os.path.join(OUT, "TinyClassifier.mlpackage"))
+    # The same package after a retrain that changed only the weights (a tree re-publish
+    # uploads that one file).
+    write_mlpackage(os.path.join(OUT, "retrained", "TinyClassifier.mlpackage"), weights_seed=12)
     write_gguf(
         os.path.join(OUT, "tiny-llm.gguf"),
         [

@@ -34,8 +34,15 @@ final class ReadmeExamplesTests: XCTestCase {
 
     /// The console examples: each `$ ` line (with `\` continuations) and its output.
     func examples() throws -> [Example] {
-        var result: [Example] = []
+        try exampleBlocks().flatMap { $0 }
+    }
+
+    /// The console examples, block by block: the commands of one block run in sequence
+    /// in one directory (a publish, then a second publish to the same site).
+    func exampleBlocks() throws -> [[Example]] {
+        var blocksOfExamples: [[Example]] = []
         for block in blocks("console", in: try readme()) {
+            var result: [Example] = []
             var index = 0
             while index < block.count {
                 guard block[index].hasPrefix("$ ") else { index += 1; continue }
@@ -49,8 +56,9 @@ final class ReadmeExamplesTests: XCTestCase {
                 while index < block.count, !block[index].hasPrefix("$ ") { output.append(block[index]); index += 1 }
                 result.append(Example(command: command, output: output))
             }
+            blocksOfExamples.append(result)
         }
-        return result
+        return blocksOfExamples
     }
 
     /// Splits a command line into words (the README uses plain words, no quoting).
@@ -65,13 +73,19 @@ final class ReadmeExamplesTests: XCTestCase {
         return printed.range(of: pattern, options: .regularExpression) != nil
     }
 
-    /// Runs `command` (starting with `modelcast`) in a fresh directory where
-    /// `examples/` is the repository's, and compares its stdout with the README's lines.
-    func run(_ example: Example, file: StaticString = #filePath, line: UInt = #line) throws {
-        let arguments = words(example.command)
-        XCTAssertEqual(arguments.first, "modelcast", file: file, line: line)
+    /// A fresh directory where `examples/` is the repository's.
+    func exampleDirectory() throws -> Scratch {
         let cwd = try Scratch("modelcast-readme")
         try FileManager.default.createSymbolicLink(atPath: cwd.at("examples"), withDestinationPath: repositoryRoot + "/examples")
+        return cwd
+    }
+
+    /// Runs `command` (starting with `modelcast`) in `cwd` (default: a fresh directory),
+    /// and compares its stdout with the README's lines.
+    func run(_ example: Example, in directory: Scratch? = nil, file: StaticString = #filePath, line: UInt = #line) throws {
+        let arguments = words(example.command)
+        XCTAssertEqual(arguments.first, "modelcast", file: file, line: line)
+        let cwd = try directory ?? exampleDirectory()
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "SOURCE_DATE_EPOCH")
         let result = try modelcast(Array(arguments.dropFirst()), cwd: cwd.path, environment: environment)
@@ -88,16 +102,19 @@ final class ReadmeExamplesTests: XCTestCase {
     func testConsoleExamplesPrintWhatTheReadmeShows() throws {
         let local: Set<String> = ["inspect", "pack", "publish"]
         var ran: [String] = [], needsNetwork: [String] = []
-        for example in try examples() {
-            let subcommand = words(example.command).dropFirst().first ?? ""
-            if local.contains(subcommand) {
-                try run(example)
-                ran.append(subcommand)
-            } else {
-                needsNetwork.append(subcommand)
+        for block in try exampleBlocks() {
+            // A block that starts with a local command runs whole, in one directory.
+            guard let first = block.first, local.contains(words(first.command).dropFirst().first ?? "") else {
+                needsNetwork += block.map { words($0.command).dropFirst().first ?? "" }
+                continue
+            }
+            let cwd = try exampleDirectory()
+            for example in block {
+                try run(example, in: cwd)
+                ran.append(words(example.command).dropFirst().first ?? "")
             }
         }
-        XCTAssertEqual(ran, ["inspect", "pack", "publish", "publish", "pack"])
+        XCTAssertEqual(ran, ["inspect", "pack", "publish", "publish", "publish", "history", "rollback", "pack"])
         XCTAssertEqual(needsNetwork, ["verify", "rollback"], "a new console example must run here or be listed as needing the network")
     }
 
