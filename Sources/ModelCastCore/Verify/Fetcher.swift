@@ -233,6 +233,9 @@ public final class HTTPFetcher: ObjectFetcher, @unchecked Sendable {
         // A redirect's body is not the object: read (a little of it) and drop it.
         let isRedirect = (300..<400).contains(status) && headers["location"] != nil
         let bodyLimit = isRedirect ? Int64(64 << 10) : limit
+        // The consumer (a hasher) runs on its own queue, so the next buffer is read while
+        // this one is hashed.
+        let consumer = BodyConsumer(consume: consume)
         do {
             for try await buffer in response.body {
                 let available = Int64(buffer.readableBytes)
@@ -240,7 +243,7 @@ public final class HTTPFetcher: ObjectFetcher, @unchecked Sendable {
                 let take = min(available, bodyLimit - read)
                 if take > 0 {
                     if !isRedirect {
-                        try buffer.withUnsafeReadableBytes { try consume(UnsafeRawBufferPointer(rebasing: $0[0..<Int(take)])) }
+                        try await consumer.submit(take == available ? buffer : buffer.getSlice(at: buffer.readerIndex, length: Int(take))!)
                     }
                     read += take
                 }
@@ -249,13 +252,18 @@ public final class HTTPFetcher: ObjectFetcher, @unchecked Sendable {
                     break  // never download beyond what the manifest promised
                 }
             }
+            try await consumer.finish()
         } catch let error as FetchError {
+            await consumer.drain()
             throw error
         } catch is CancellationError {
+            await consumer.drain()
             throw CancellationError()
         } catch let error as HTTPClientError where error == .deadlineExceeded {
+            await consumer.drain()
             throw FetchError.timedOut(url: url, seconds: Date().timeIntervalSince(started), progress: tracker.snapshot)
         } catch {
+            await consumer.drain()
             throw FetchError.transport(url: url, failure: NetworkFailure(error, host: host), progress: tracker.snapshot)
         }
         if isRedirect { return FetchResponse(status: status, headers: headers, bytesRead: 0, exceededLimit: false) }
