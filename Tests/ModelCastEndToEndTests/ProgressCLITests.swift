@@ -138,7 +138,23 @@ final class ProgressCLITests: XCTestCase {
         XCTAssertEqual(verify.status, 0, verify.stdout + verify.stderr)
         let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(verify.stdout.utf8)) as? [String: Any], verify.stdout)
         XCTAssertNotNil(report["checks"], verify.stdout)
-        assertLines(verify.stderr, label: "verifying 1 objects")
+        assertLines(verify.stderr, label: "verifying 1 object")
+    }
+
+    func testPruneReportsWhatItDeletes() throws {
+        let scratch = try Scratch()
+        let site = scratch.at("site")
+        for (index, version) in ["1.0.0", "1.1.0", "1.2.0", "1.3.0"].enumerated() {
+            let model = try scratch.write("\(version)/m.bin", patternBytes(4096, seed: UInt32(index + 1)))
+            let result = try modelcast(["publish", model, "--version", version, "--base-url", "https://cdn.example.com/models", "--to", site], environment: environment)
+            XCTAssertEqual(result.status, 0, result.stderr)
+        }
+        // The live 1.3.0, its rollback target 1.2.0 and that record's own (1.1.0) stay; 1.0.0's artifact goes.
+        let prune = try modelcast(["prune", site, "--keep", "1", "--progress", "lines"], environment: environment)
+        XCTAssertEqual(prune.status, 0, prune.stderr)
+        XCTAssertTrue(prune.stdout.contains(", 4096 bytes of artifacts"), prune.stdout)
+        assertLines(prune.stderr, label: "deleting 1 object")
+        XCTAssertFalse(prune.stdout.contains("%"), prune.stdout)
     }
 
     func testEveryLongCommandTakesTheOption() throws {

@@ -100,7 +100,7 @@ extension Publisher {
                     hosting, records: keptRecords, recordObjects: state.recordObjects,
                     live: try liveHostedObjects(state: state, manifestKey: request.manifestKey), excluding: Set(artifacts))
             }
-            let progress = request.progress?("deleting \(artifacts.count) objects", bytes)
+            let progress = artifacts.isEmpty ? nil : request.progress?("deleting \(artifacts.count) object\(artifacts.count == 1 ? "" : "s")", bytes)
             defer { progress?.finish() }
             for (key, size) in zip(artifacts, sizes) {
                 try await storage.delete(key)

@@ -29,6 +29,7 @@ public struct ProgressConsole: Sendable {
     /// Writes text as it is (no newline added).
     public var write: @Sendable (String) -> Void
 
+    /// A console with these parts; `columns` defaults to 80.
     public init(isTerminal: Bool, columns: @escaping @Sendable () -> Int = { 80 },
                 now: @escaping @Sendable () -> TimeInterval, write: @escaping @Sendable (String) -> Void) {
         self.isTerminal = isTerminal
@@ -71,10 +72,15 @@ private func writeToStandardError(_ text: String) {
 /// passed since the last report while the work advances, and never before the item has
 /// lasted `grace` seconds. Pure: the caller passes the time.
 public struct ProgressLineLimiter: Sendable {
+    /// The item's size in bytes.
     public let total: Int64
+    /// A line each time the percentage reaches the next multiple of this (10: 10 %, 20 %, …).
     public let stepPercent: Int
+    /// The longest silence, in seconds, while the work advances.
     public let interval: TimeInterval
+    /// Seconds the item must last before its first line.
     public let grace: TimeInterval
+    /// When the item started, on the caller's clock.
     public let start: TimeInterval
     /// Steps of `stepPercent` already reported.
     private var reportedSteps = 0
@@ -84,6 +90,7 @@ public struct ProgressLineLimiter: Sendable {
     /// Whether the 100 % line was reported (nothing follows it).
     public private(set) var complete = false
 
+    /// A limiter for an item of `total` bytes started at `start`.
     public init(total: Int64, start: TimeInterval, stepPercent: Int = 10, interval: TimeInterval = 10, grace: TimeInterval = 0) {
         self.total = total
         self.start = start
