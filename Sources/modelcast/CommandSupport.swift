@@ -30,8 +30,10 @@ struct PublishedTargetOptions: ParsableArguments {
 }
 
 /// Opens the target, runs `body` with it, and closes it whether `body` succeeds or fails.
-func withStorage<T>(_ settings: TargetSettings, environment: [String: String], _ body: (any Storage) async throws -> T) async throws -> T {
-    let storage = try settings.open(environment: environment, log: { printError($0) })
+/// `log` writes the store's messages (a progress display's, so they never cut a bar).
+func withStorage<T>(_ settings: TargetSettings, environment: [String: String], log: @escaping @Sendable (String) -> Void = { printError($0) },
+                    _ body: (any Storage) async throws -> T) async throws -> T {
+    let storage = try settings.open(environment: environment, log: log)
     do {
         let result = try await body(storage)
         await storage.close()

@@ -24,10 +24,13 @@ extension ModelCast {
         @Flag(name: .customLong("no-hash"), help: "Only detect and validate; skip hashing.")
         var noHash = false
 
+        @OptionGroup(title: "Progress")
+        var progressOptions: ProgressOptions
+
         func run() async throws {
             let description = try ModelInspector.describe(model)
             let packer = Packer()
-            let artifact = noHash ? nil : try packer.digest(description, progress: terminalProgress)
+            let artifact = noHash ? nil : try packer.digest(description, progress: progressOptions.display(json: json).factory)
             let report = InspectReport(description: description, artifactName: packer.artifactName(for: description, zip: description.isDirectory), artifact: artifact)
             if json {
                 print(try JSONOutput.encode(report), terminator: "")

@@ -8,7 +8,8 @@ struct ModelCast: AsyncParsableCommand {
         discussion: """
             modelcast packs a model (GGUF, Core ML, TFLite, ONNX or any file or directory), \
             hashes it, and publishes it with a manifest that apps fetch to update their models.
-            Results go to standard output; progress and logs go to standard error. With --json, \
+            Results go to standard output; progress and logs go to standard error (--progress \
+            auto|bar|lines|json|none on inspect, pack, publish, verify and prune). With --json, \
             an error is also printed on standard output as {"error": {"code", "kind", "message"}}.
 
             `modelcast --version` prints modelcast's version.

@@ -39,6 +39,9 @@ extension ModelCast {
         @Flag(help: "Print a JSON object (path, size, sha256, kind, files, …) instead of one line.")
         var json = false
 
+        @OptionGroup(title: "Progress")
+        var progressOptions: ProgressOptions
+
         func validate() throws {
             if compression != .store && zip == false {
                 throw ValidationError("--compression \(compression.rawValue) needs a zip, but --no-zip was given")
@@ -46,8 +49,9 @@ extension ModelCast {
         }
 
         func run() async throws {
+            let progress = progressOptions.display(json: json).factory
             if zip == false, isDirectory(model) {
-                let listing = try Packer().listTree(model, options: PackOptions(output: out, progress: terminalProgress))
+                let listing = try Packer().listTree(model, options: PackOptions(output: out, progress: progress))
                 if json {
                     print(try JSONOutput.encode(listing), terminator: "")
                 } else {
@@ -55,7 +59,7 @@ extension ModelCast {
                 }
                 return
             }
-            let result = try Packer().pack(model, options: PackOptions(output: out, zip: zip, compression: compression, progress: terminalProgress))
+            let result = try Packer().pack(model, options: PackOptions(output: out, zip: zip, compression: compression, progress: progress))
             if json {
                 print(try JSONOutput.encode(result), terminator: "")
             } else {

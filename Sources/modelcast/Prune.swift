@@ -32,17 +32,21 @@ extension ModelCast {
         @Flag(help: "List what would be deleted; delete nothing.")
         var dryRun = false
 
+        @OptionGroup(title: "Progress")
+        var progressOptions: ProgressOptions
+
         func run() async throws {
             let environment = ProcessInfo.processInfo.environment
             let settings = try targetOptions.settings(environment: environment)
             if abortUploadsOlderThan != nil, !settings.isS3 {
                 throw ValidationError("--abort-uploads-older-than applies to s3:// targets, not the directory \(settings.target)")
             }
+            let display = progressOptions.display(json: targetOptions.json)
             let request = PruneRequest(
                 keep: keep, manifestKey: targetOptions.manifestKey, dryRun: dryRun, templatesDirectory: targetOptions.templates,
-                abortUploadsOlderThan: try abortUploadsOlderThan.map(parseDuration))
-            let report = try await withStorage(settings, environment: environment) { storage in
-                try await Publisher(storage: storage, log: { printError($0) }).prune(request)
+                abortUploadsOlderThan: try abortUploadsOlderThan.map(parseDuration), progress: display.factory)
+            let report = try await withStorage(settings, environment: environment, log: display.log) { storage in
+                try await Publisher(storage: storage, log: display.log).prune(request)
             }
             if targetOptions.json {
                 print(try JSONOutput.encode(report), terminator: "")

@@ -126,6 +126,9 @@ extension ModelCast {
         @Flag(help: "Print a JSON summary instead of text.")
         var json = false
 
+        @OptionGroup(title: "Progress")
+        var progressOptions: ProgressOptions
+
         func run() async throws {
             let environment = ProcessInfo.processInfo.environment
             var commandLine = PublishCommandLine()
@@ -148,7 +151,8 @@ extension ModelCast {
             commandLine.prototypesVersion = prototypesVersion
             commandLine.prototypesClasses = prototypesClasses
             commandLine.dryRun = dryRun
-            commandLine.progress = terminalProgress
+            let display = progressOptions.display(json: json)
+            commandLine.progress = display.factory
             let epoch = try sourceDateEpoch(environment)
             if let epoch { commandLine.publishedAt = epoch.date }
             var (target, request) = try commandLine.makeRequest()
@@ -159,8 +163,8 @@ extension ModelCast {
             request.signing = try signingOptions.settings(environment: environment)
             request.allowUnsigned = signingOptions.unsigned
             let gate = try verifyGate(verifyURL, manifestKey: request.manifestKey)
-            let report = try await withStorage(targetOptions.settings(for: target), environment: environment) { [request] storage in
-                try await Publisher(storage: storage, log: { printError($0) }, beforeManifest: gate).publish(request)
+            let report = try await withStorage(targetOptions.settings(for: target), environment: environment, log: display.log) { [request] storage in
+                try await Publisher(storage: storage, log: display.log, beforeManifest: gate).publish(request)
             }
             try printPublishReport(report, json: json, done: "published", wouldDo: "would publish")
         }

@@ -105,6 +105,9 @@ extension ModelCast {
         @Flag(help: "Print a JSON report instead of a table.")
         var json = false
 
+        @OptionGroup(title: "Progress")
+        var progressOptions: ProgressOptions
+
         @OptionGroup(title: "S3 sources (verify s3://bucket/prefix through the S3 API)")
         var targetOptions: S3ConnectionOptions
 
@@ -133,8 +136,9 @@ extension ModelCast {
                     throw ValidationError("--public-key '\(value)' is neither a public key file nor a base64 public key (\(error))")
                 }
             }
+            let display = progressOptions.display(json: json)
             if source.lowercased().hasPrefix("s3://") {
-                let report = try await withStorage(targetOptions.settings(for: source), environment: ProcessInfo.processInfo.environment) { storage in
+                let report = try await withStorage(targetOptions.settings(for: source), environment: ProcessInfo.processInfo.environment, log: display.log) { storage in
                     var verifier = BucketVerifier(storage: storage, manifestKey: manifestKey, strict: strict)
                     verifier.publicKeys = keys
                     verifier.requireSignature = requireSignature
@@ -155,7 +159,7 @@ extension ModelCast {
             options.jobs = jobs
             options.statePath = state
             options.strict = strict
-            options.progress = json ? nil : terminalProgress
+            options.progress = display.factory
             options.publicKeys = keys
             options.requireSignature = requireSignature
             options.maxZipEntries = maxZipEntries
@@ -184,7 +188,7 @@ extension ModelCast {
             }
             let report: VerifyReport
             if let origin {
-                report = try await withStorage(targetOptions.settings(for: origin), environment: ProcessInfo.processInfo.environment) { await run(origin: $0) }
+                report = try await withStorage(targetOptions.settings(for: origin), environment: ProcessInfo.processInfo.environment, log: display.log) { await run(origin: $0) }
             } else {
                 report = await run(origin: nil)
             }

@@ -78,11 +78,10 @@ public struct TreeListing: Codable, Sendable, Equatable {
                 let index = order[position]
                 let entry = entries[index]
                 results.set(index, Result {
-                    let digest = try StreamDigester.digestFile(at: entry.diskPath, bufferSize: pipelineBuffer)
+                    let digest = try StreamDigester.digestFile(at: entry.diskPath, progress: reporter, bufferSize: pipelineBuffer)
                     guard digest.size == entry.size else {
                         throw ModelCastError.changedWhilePacking(path: entry.diskPath, expected: entry.size, actual: digest.size)
                     }
-                    reporter?.advance(by: Int(digest.size))
                     return digest
                 })
             }

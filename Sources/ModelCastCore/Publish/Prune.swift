@@ -10,8 +10,12 @@ public struct PruneRequest: Sendable {
     public var templatesDirectory: String?
     /// On S3, also abort multipart uploads started this long ago or more (nil: leave them).
     public var abortUploadsOlderThan: TimeInterval?
+    /// Reports the deleting of artifacts, by the bytes they held; nil reports nothing.
+    public var progress: ProgressFactory?
 
-    public init(keep: Int, manifestKey: String = "manifest.json", dryRun: Bool = false, templatesDirectory: String? = nil, abortUploadsOlderThan: TimeInterval? = nil) {
+    public init(keep: Int, manifestKey: String = "manifest.json", dryRun: Bool = false, templatesDirectory: String? = nil,
+                abortUploadsOlderThan: TimeInterval? = nil, progress: ProgressFactory? = nil) {
+        self.progress = progress
         self.keep = keep
         self.manifestKey = manifestKey
         self.dryRun = dryRun
@@ -78,12 +82,13 @@ extension Publisher {
         var candidates = Set<String>()
         for record in dropped { candidates.formUnion(record.referencedKeys) }
         var artifacts: [String] = []
-        var bytes: Int64 = 0
+        var sizes: [Int64] = []
         for key in candidates.subtracting(protected).sorted() {
             guard let info = try await storage.head(key) else { continue }
             artifacts.append(key)
-            bytes += info.size
+            sizes.append(info.size)
         }
+        let bytes = sizes.reduce(0, +)
         let records = dropped.map { TargetLayout.historyKey(manifestKey: request.manifestKey, sequence: $0.sequence) }
         let hosting = try HostingTarget(storage: storage, manifestKey: request.manifestKey, baseURL: baseURL, templatesDirectory: request.templatesDirectory)
         let uploads = try await staleUploads(olderThan: request.abortUploadsOlderThan)
@@ -95,7 +100,12 @@ extension Publisher {
                     hosting, records: keptRecords, recordObjects: state.recordObjects,
                     live: try liveHostedObjects(state: state, manifestKey: request.manifestKey), excluding: Set(artifacts))
             }
-            for key in artifacts { try await storage.delete(key) }
+            let progress = artifacts.isEmpty ? nil : request.progress?("deleting \(artifacts.count) object\(artifacts.count == 1 ? "" : "s")", bytes)
+            defer { progress?.finish() }
+            for (key, size) in zip(artifacts, sizes) {
+                try await storage.delete(key)
+                progress?.advance(by: Int(size))
+            }
             // Records last: an interrupted prune still knows what it was removing.
             for key in records { try await storage.delete(key) }
             for upload in uploads { try await storage.abortUpload(upload) }

@@ -1,6 +1,7 @@
 import Foundation
 
-/// Receives byte counts as work advances. Called from the digest thread.
+/// Receives byte counts as work advances: from the digest thread, or from several
+/// threads at once for concurrent work (verify's downloads, a tree's files).
 public protocol ProgressReporter: AnyObject, Sendable {
     /// Adds `bytes` to the amount done.
     func advance(by bytes: Int)

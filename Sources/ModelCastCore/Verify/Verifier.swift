@@ -397,7 +397,7 @@ public struct Verifier: Sendable {
         var seen = Set<String>()
         let objects = facts.objects.filter { seen.insert($0.url).inserted }
         let total = objects.reduce(Int64(0)) { $0 + ($1.size ?? $1.approximateSize?.bytes ?? 0) }
-        let progress = options.progress?("verifying \(objects.count) objects", total)
+        let progress = options.progress?("verifying \(objects.count) object\(objects.count == 1 ? "" : "s")", total)
         defer { progress?.finish() }
         // Objects are checked concurrently; their results are reported in manifest order.
         var results = [[VerifyCheck]](repeating: [], count: objects.count)
