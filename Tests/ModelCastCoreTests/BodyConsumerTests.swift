@@ -1,6 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOPosix
 import XCTest
 @testable import ModelCastCore
 
@@ -9,6 +10,7 @@ import XCTest
 /// consumer failure stops consumption and reaches the reader.
 final class BodyConsumerTests: XCTestCase {
     struct Stop: Error {}
+    let eventLoop = MultiThreadedEventLoopGroup.singleton.next()
 
     func testBuffersAreConsumedInOrderWithBoundedQueue() async throws {
         let seen = NIOLockedValueBox([UInt8]())
@@ -20,8 +22,8 @@ final class BodyConsumerTests: XCTestCase {
         for index in 0..<200 {
             let bytes = (0..<(4096 + index)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }
             sent += bytes
-            try await consumer.submit(ByteBuffer(bytes: bytes))
-            // After submit returns, what is still queued is at most the high water.
+            try await consumer.submit(ByteBuffer(bytes: bytes), on: eventLoop).get()
+            // Once the future completes, what is still queued is at most the high water.
             XCTAssertLessThanOrEqual(sent.count - seen.withLockedValue { $0.count }, (64 << 10) + 4096 + index)
         }
         try await consumer.finish()
@@ -36,7 +38,7 @@ final class BodyConsumerTests: XCTestCase {
         }
         var thrown: Error?
         do {
-            for _ in 0..<50 { try await consumer.submit(ByteBuffer(bytes: [1, 2, 3])) }
+            for _ in 0..<50 { try await consumer.submit(ByteBuffer(bytes: [1, 2, 3]), on: eventLoop).get() }
             try await consumer.finish()
         } catch {
             thrown = error

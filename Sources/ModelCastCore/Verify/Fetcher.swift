@@ -203,71 +203,129 @@ public final class HTTPFetcher: ObjectFetcher, @unchecked Sendable {
         _ url: String, range: ClosedRange<Int64>?, limit: Int64, deadline: Date, started: Date, tracker: ProgressTracker,
         consume: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Void
     ) async throws -> FetchResponse {
-        var request = HTTPClientRequest(url: url)
-        request.method = .GET
+        let host = urlAuthority(url)
+        var headers = HTTPHeaders()
         // A server that compresses for devices does it for verify too; only what verify
         // can decode is asked for (URLSession also offers br).
-        request.headers.add(name: "Accept-Encoding", value: ContentDecoding.acceptEncoding)
-        request.headers.add(name: "User-Agent", value: "modelcast-verify/\(ModelCastVersion.current)")
-        if let range { request.headers.add(name: "Range", value: "bytes=\(range.lowerBound)-\(range.upperBound)") }
-        let host = urlAuthority(url)
-        let response: HTTPClientResponse
+        headers.add(name: "Accept-Encoding", value: ContentDecoding.acceptEncoding)
+        headers.add(name: "User-Agent", value: "modelcast-verify/\(ModelCastVersion.current)")
+        if let range { headers.add(name: "Range", value: "bytes=\(range.lowerBound)-\(range.upperBound)") }
+        let request: HTTPClient.Request
         do {
-            response = try await client.execute(request, deadline: .now() + .milliseconds(Int64(max(0.001, deadline.timeIntervalSinceNow) * 1000)))
-        } catch is CancellationError {
-            throw CancellationError()
-        } catch let error as HTTPClientError where error == .deadlineExceeded {
-            throw FetchError.timedOut(url: url, seconds: Date().timeIntervalSince(started), progress: tracker.snapshot)
+            request = try HTTPClient.Request(url: url, method: .GET, headers: headers)
         } catch {
             throw FetchError.transport(url: url, failure: NetworkFailure(error, host: host), progress: tracker.snapshot)
         }
+        // The body goes to the consumer (a hasher) on its own queue, straight from the
+        // event loop: the next buffer is read while this one is hashed.
+        let consumer = BodyConsumer(consume: consume)
+        let delegate = StreamingBodyDelegate(limit: limit, tracker: tracker, consumer: consumer)
+        let task = client.execute(request: request, delegate: delegate,
+                                  deadline: .now() + .milliseconds(Int64(max(0.001, deadline.timeIntervalSinceNow) * 1000)))
+        let outcome: StreamingBodyDelegate.Outcome
+        do {
+            outcome = try await withTaskCancellationHandler {
+                try await task.futureResult.get()
+            } onCancel: {
+                task.cancel()
+            }
+            try await consumer.finish()
+        } catch {
+            await consumer.drain()
+            if let outcome = delegate.stoppedAtLimit() {
+                // Reading stopped on purpose: the body is longer than the limit.
+                return FetchResponse(status: outcome.status, headers: outcome.headers, bytesRead: outcome.read, exceededLimit: true)
+            }
+            switch error {
+            case let error as FetchError: throw error
+            case is CancellationError: throw CancellationError()
+            case let error as HTTPClientError where error == .cancelled && Task.isCancelled: throw CancellationError()
+            case let error as HTTPClientError where error == .deadlineExceeded:
+                throw FetchError.timedOut(url: url, seconds: Date().timeIntervalSince(started), progress: tracker.snapshot)
+            default:
+                throw FetchError.transport(url: url, failure: NetworkFailure(error, host: host), progress: tracker.snapshot)
+            }
+        }
+        if outcome.isRedirect { return FetchResponse(status: outcome.status, headers: outcome.headers, bytesRead: 0, exceededLimit: false) }
+        return FetchResponse(status: outcome.status, headers: outcome.headers, bytesRead: outcome.read, exceededLimit: false)
+    }
+}
+
+/// Receives one response on the event loop: the head, then each body buffer, handed to
+/// the consumer as it is (a slice past the limit is never handed over). A body longer
+/// than the limit stops the request; `stoppedAtLimit` then tells the caller what was read.
+final class StreamingBodyDelegate: HTTPClientResponseDelegate, Sendable {
+    struct Outcome: Sendable {
+        var status = 0
+        var headers: [String: String] = [:]
+        var read: Int64 = 0
+        var isRedirect = false
+    }
+
+    /// Fails the request on purpose when the body goes past the limit.
+    struct LimitReached: Error {}
+
+    private struct State {
+        var outcome = Outcome()
+        var exceeded = false
+    }
+
+    private let limit: Int64
+    private let tracker: ProgressTracker
+    private let consumer: BodyConsumer
+    private let state = NIOLockedValueBox(State())
+
+    init(limit: Int64, tracker: ProgressTracker, consumer: BodyConsumer) {
+        self.limit = limit
+        self.tracker = tracker
+        self.consumer = consumer
+    }
+
+    /// What was read when reading stopped at the limit, or nil when it did not.
+    func stoppedAtLimit() -> Outcome? {
+        state.withLockedValue { $0.exceeded ? $0.outcome : nil }
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<Outcome>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
         tracker.answered()
         var headers: [String: String] = [:]
-        for (name, value) in response.headers {
+        for (name, value) in head.headers {
             let key = name.lowercased()
             headers[key] = headers[key].map { $0 + ", " + value } ?? value
         }
-        let status = Int(response.status.code)
-        var read: Int64 = 0
-        var exceeded = false
-        // A redirect's body is not the object: read (a little of it) and drop it.
-        let isRedirect = (300..<400).contains(status) && headers["location"] != nil
-        let bodyLimit = isRedirect ? Int64(64 << 10) : limit
-        // The consumer (a hasher) runs on its own queue, so the next buffer is read while
-        // this one is hashed.
-        let consumer = BodyConsumer(consume: consume)
-        do {
-            for try await buffer in response.body {
-                let available = Int64(buffer.readableBytes)
-                tracker.received(available)
-                let take = min(available, bodyLimit - read)
-                if take > 0 {
-                    if !isRedirect {
-                        try await consumer.submit(take == available ? buffer : buffer.getSlice(at: buffer.readerIndex, length: Int(take))!)
-                    }
-                    read += take
-                }
-                if available > take {
-                    exceeded = true
-                    break  // never download beyond what the manifest promised
-                }
-            }
-            try await consumer.finish()
-        } catch let error as FetchError {
-            await consumer.drain()
-            throw error
-        } catch is CancellationError {
-            await consumer.drain()
-            throw CancellationError()
-        } catch let error as HTTPClientError where error == .deadlineExceeded {
-            await consumer.drain()
-            throw FetchError.timedOut(url: url, seconds: Date().timeIntervalSince(started), progress: tracker.snapshot)
-        } catch {
-            await consumer.drain()
-            throw FetchError.transport(url: url, failure: NetworkFailure(error, host: host), progress: tracker.snapshot)
+        let status = Int(head.status.code)
+        state.withLockedValue {
+            $0.outcome.status = status
+            $0.outcome.headers = headers
+            // A redirect's body is not the object: read (a little of it) and drop it.
+            $0.outcome.isRedirect = (300..<400).contains(status) && headers["location"] != nil
         }
-        if isRedirect { return FetchResponse(status: status, headers: headers, bytesRead: 0, exceededLimit: false) }
-        return FetchResponse(status: status, headers: headers, bytesRead: read, exceededLimit: exceeded)
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<Outcome>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        let available = Int64(buffer.readableBytes)
+        tracker.received(available)
+        let (take, isRedirect) = state.withLockedValue { state -> (Int64, Bool) in
+            let bodyLimit = state.outcome.isRedirect ? Int64(64 << 10) : limit
+            let take = min(available, max(0, bodyLimit - state.outcome.read))
+            state.outcome.read += take
+            if available > take { state.exceeded = true }
+            return (take, state.outcome.isRedirect)
+        }
+        var handed: EventLoopFuture<Void>?
+        if take > 0, !isRedirect {
+            handed = consumer.submit(take == available ? buffer : buffer.getSlice(at: buffer.readerIndex, length: Int(take))!, on: task.eventLoop)
+        }
+        if available > take {
+            // Never download beyond what the manifest promised.
+            return task.eventLoop.makeFailedFuture(LimitReached())
+        }
+        return handed ?? task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<Outcome>) throws -> Outcome {
+        state.withLockedValue { $0.outcome }
     }
 }
 
