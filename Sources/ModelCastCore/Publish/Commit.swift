@@ -248,7 +248,7 @@ extension Publisher {
             for artifact in plan.artifacts {
                 let result = artifact.staged.result
                 let put = try await storage.putIfAbsent(artifact.key, staged: StagedObject(
-                    path: result.path, metadata: artifact.metadata, isTemporary: !artifact.staged.inPlace, source: result.source))
+                    path: result.path, metadata: artifact.metadata, isTemporary: !artifact.staged.inPlace, source: result.source, parts: result.parts))
                 consumed(artifact.key)
                 if put == .created {
                     journal.record("remove \(artifact.key)") { try await self.storage.delete(artifact.key) }

@@ -56,10 +56,14 @@ final class StagingArea {
             let packer = Packer()
             // A plain file going to a network store is uploaded from where it is: no copy.
             let uploadInPlace = storage.uploadsInPlace && !description.isDirectory
+            // Parts a multipart upload will send are hashed in this same pass (a zip's size
+            // is close to its files' total; when it lands on the other side of the
+            // threshold the store hashes the parts itself).
+            let partSize = directory == nil ? nil : storage.uploadPartSize(forObjectOf: description.totalSize)
             let result = try directory.map {
                 uploadInPlace
-                    ? try packer.digest(description, compression: request.compression, progress: request.progress)
-                    : try packer.stage(description, in: $0, compression: request.compression, progress: request.progress)
+                    ? try packer.digest(description, compression: request.compression, progress: request.progress, partSize: partSize)
+                    : try packer.stage(description, in: $0, compression: request.compression, progress: request.progress, partSize: partSize)
             } ?? packer.digest(description, compression: request.compression, progress: request.progress)
             guard names.insert(result.name).inserted else {
                 throw ModelCastError.usage("model \(model.name) has two files named \(result.name)")
