@@ -105,6 +105,37 @@ final class S3ResumeTests: XCTestCase {
         XCTAssertEqual(partPUTs(moto), 8)
     }
 
+    /// The store stops answering mid-upload (every attempt at part 3 has its connection
+    /// reset): the publish fails saying the parts stay, the upload is not aborted, and the
+    /// next publish sends only the parts the store does not hold.
+    func testUploadCutOffByTheNetworkIsResumed() throws {
+        let moto = try MotoS3()
+        let work = try Scratch()
+        let bytes = patternBytes(20 * Self.mib, seed: 20)
+        let model = try work.write("net.bin", bytes)
+        let target = "s3://\(moto.bucket)/n"
+        let arguments = ["publish", "m=\(model)", "--version", "1.0.0", "--base-url", "https://cdn.example.com/n", "--to", target,
+                         "--multipart-threshold", "5", "--part-size", "5", "--concurrent-parts", "1"]
+        do {
+            let (proxy, endpoint) = try startProxy(moto, rules: work.at("rules.json"), json: #"[{"method": "PUT", "contains": "partNumber=3", "action": "reset", "times": 99}]"#)
+            defer { withExtendedLifetime(proxy) {} }
+            let cut = try modelcast(arguments, environment: environment(moto, endpoint: endpoint))
+            XCTAssertEqual(cut.status, 3, cut.stderr)
+            XCTAssertTrue(cut.stderr.contains("UploadPart 3") && cut.stderr.contains("the next publish of these bytes resumes the upload"), cut.stderr)
+        }
+        let pending = try pendingUploads(moto)
+        XCTAssertEqual(pending.count, 1, "the upload is kept: \(pending)")
+        XCTAssertEqual(partPUTs(moto), 2, "parts 1 and 2 went up before part 3 failed")
+
+        let resumed = try modelcast(arguments, environment: environment(moto))
+        XCTAssertEqual(resumed.status, 0, resumed.stderr)
+        XCTAssertTrue(resumed.stderr.contains("2 of 4 parts are stored already"), resumed.stderr)
+        XCTAssertEqual(partPUTs(moto), 4)
+        XCTAssertEqual(try moto.download("n/models/m/1.0.0/net.bin"), Data(bytes))
+        XCTAssertEqual(try pendingUploads(moto).count, 0)
+        try verifyBucket(moto, target)
+    }
+
     /// A pending upload of the key that holds other bytes (another tool's, or an older
     /// file's) is not resumed: a fresh upload sends every part, and the other upload is
     /// left alone (it may still be someone's). `prune --abort-uploads-older-than` removes it.
