@@ -497,15 +497,18 @@ final class RequestCounter: Sendable {
 }
 
 /// A byte range of a file as an async sequence of buffers read straight into NIO's
-/// `ByteBuffer`s (a streamed request body: one buffer in flight per request, so memory
-/// stays flat whatever the part size). A file that cannot be opened or read, or that
-/// ends before the range does, fails the body with an error naming the path (also
-/// recorded in `failure`).
+/// `ByteBuffer`s (a streamed request body). Memory stays flat whatever the part size and
+/// however slowly the peer reads: the body reads into at most `poolSize` buffers of its
+/// own and reuses each once the HTTP client has written it to the socket and let it go,
+/// waiting for one when none is free (the HTTP client's own back-pressure reacts too late
+/// to stop a fast reader from queueing dozens of buffers per request). A file that cannot
+/// be opened or read, or that ends before the range does, fails the body with an error
+/// naming the path (also recorded in `failure`).
 struct FileRangeSequence: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
-    /// Bytes per buffer: large enough that per-buffer overhead vanishes, small enough that
-    /// 32 concurrent parts stay far below the 64 MiB memory budget.
-    static let chunkSize = 512 << 10
+    /// Bytes per buffer, and buffers per request: with 32 parts in flight, 16 MiB in all.
+    static let chunkSize = 256 << 10
+    static let poolSize = 2
     let path: String
     let offset: Int64
     let length: Int64
@@ -520,22 +523,48 @@ struct FileRangeSequence: AsyncSequence, Sendable {
         let end: Int64
         let failure: FileBodyFailure
         let sent: (@Sendable (Int64) -> Void)?
-        let allocator = ByteBufferAllocator()
+        /// The buffers this body reads into; one is free when this holds its only reference.
+        var pool: [ByteBuffer] = []
 
         mutating func next() async throws -> ByteBuffer? {
             guard position < end else { return nil }
             do {
                 let file = try self.file.get()
                 let count = Int(Swift.min(Int64(FileRangeSequence.chunkSize), end - position))
-                var buffer = allocator.buffer(capacity: count)
                 let at = position
-                let n = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
-                    try file.read(at: at, into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<count]))
+                let path = self.path
+                let end = self.end
+                /// Reads the next `count` bytes into `buffer` (uniquely owned: no copy).
+                func fill(_ buffer: inout ByteBuffer) throws -> Int {
+                    buffer.clear()
+                    let n = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
+                        try file.read(at: at, into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<count]))
+                    }
+                    guard n > 0 else { throw ModelCastError.changedWhilePacking(path: path, expected: end, actual: at) }
+                    return n
                 }
-                guard n > 0 else { throw ModelCastError.changedWhilePacking(path: path, expected: end, actual: position) }
-                position += Int64(n)
+                var filled: (index: Int, count: Int)?
+                while filled == nil {
+                    for index in pool.indices {
+                        if let n = try pool[index].modifyIfUniquelyOwned({ try fill(&$0) }) {
+                            filled = (index, n)
+                            break
+                        }
+                    }
+                    if filled == nil, pool.count < FileRangeSequence.poolSize {
+                        var buffer = ByteBufferAllocator().buffer(capacity: FileRangeSequence.chunkSize)
+                        let n = try fill(&buffer)
+                        pool.append(buffer)
+                        filled = (pool.count - 1, n)
+                    }
+                    if filled == nil {
+                        // Every buffer is still queued for the socket: the peer is slower than the disk.
+                        try await Task.sleep(nanoseconds: 500_000)
+                    }
+                }
+                position += Int64(filled!.count)
                 sent?(position - start)
-                return buffer
+                return pool[filled!.index]
             } catch {
                 failure.record(error)
                 throw error
