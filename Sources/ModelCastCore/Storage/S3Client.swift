@@ -525,6 +525,9 @@ struct FileRangeSequence: AsyncSequence, Sendable {
         let sent: (@Sendable (Int64) -> Void)?
         /// The buffers this body reads into; one is free when this holds its only reference.
         var pool: [ByteBuffer] = []
+        /// How long to wait before looking for a free buffer again, in nanoseconds: it
+        /// follows how fast the peer takes the bytes, so a slow peer costs few wake-ups.
+        var pause: UInt64 = 100_000
 
         mutating func next() async throws -> ByteBuffer? {
             guard position < end else { return nil }
@@ -544,6 +547,7 @@ struct FileRangeSequence: AsyncSequence, Sendable {
                     return n
                 }
                 var filled: (index: Int, count: Int)?
+                var waited = false
                 while filled == nil {
                     for index in pool.indices {
                         if let n = try pool[index].modifyIfUniquelyOwned({ try fill(&$0) }) {
@@ -559,9 +563,12 @@ struct FileRangeSequence: AsyncSequence, Sendable {
                     }
                     if filled == nil {
                         // Every buffer is still queued for the socket: the peer is slower than the disk.
-                        try await Task.sleep(nanoseconds: 500_000)
+                        if waited { pause = Swift.min(pause * 2, 10_000_000) }
+                        waited = true
+                        try await Task.sleep(nanoseconds: pause)
                     }
                 }
+                if !waited { pause = Swift.max(pause / 2, 50_000) }
                 position += Int64(filled!.count)
                 sent?(position - start)
                 return pool[filled!.index]
