@@ -163,7 +163,9 @@ extension ModelCast {
             request.signing = try signingOptions.settings(environment: environment)
             request.allowUnsigned = signingOptions.unsigned
             let gate = try verifyGate(verifyURL, manifestKey: request.manifestKey)
-            let report = try await withStorage(targetOptions.settings(for: target), environment: environment, log: display.log) { [request] storage in
+            var settings = targetOptions.settings(for: target)
+            settings.progress = display.factory
+            let report = try await withStorage(settings, environment: environment, log: display.log) { [request] storage in
                 try await Publisher(storage: storage, log: display.log, beforeManifest: gate).publish(request)
             }
             try printPublishReport(report, json: json, done: "published", wouldDo: "would publish")

@@ -12,15 +12,23 @@ struct S3ConnectionOptions: ParsableArguments {
     @Flag(inversion: .prefixedNo, help: "Put the bucket in the path (what custom endpoints get unless told) rather than the host name (what AWS gets).")
     var pathStyle: Bool?
 
+    @Option(help: ArgumentHelp(
+        "sha256 (default): every upload carries its SHA-256 checksum, which the store checks and keeps; none: no x-amz-checksum-* header at all, for stores that refuse them (Backblaze B2); objects are then proven by downloading them (or $MODELCAST_S3_CHECKSUM).",
+        valueName: "sha256|none"))
+    var checksum: S3ChecksumMode?
+
     /// The target settings for `target`.
     func settings(for target: String) -> TargetSettings {
         var settings = TargetSettings(target: target)
         settings.endpoint = endpoint
         settings.region = region
         settings.pathStyle = pathStyle
+        settings.checksum = checksum
         return settings
     }
 }
+
+extension S3ChecksumMode: ExpressibleByArgument {}
 
 /// Options for reaching an S3-compatible target and uploading to it (`--to s3://bucket/prefix`).
 struct TargetOptions: ParsableArguments {

@@ -8,11 +8,17 @@ rule in RULES_FILE (JSON, re-read on every request) matches it first:
 
     [{"method": "PUT", "contains": "manifest.json", "action": "503", "times": 2}, ...]
 
-"contains" is matched against the request path and query. Actions:
+"contains" is matched against the request path and query; "header" (optional)
+makes a rule match only requests carrying a header whose name starts with it
+(case-insensitive). Actions:
   503            answer 503 SlowDown without forwarding
   reset          close the connection without forwarding or answering
   lose-response  forward the request, then close the connection without answering
   delay:SECONDS  read the request, wait that long, then forward it as usual
+  unsupported-header  answer 400 InvalidArgument "Unsupported header 'NAME'
+                 received for this API call." naming the matched header, as
+                 Backblaze B2 answers S3 checksum headers (every matching
+                 request: "times" and "skip" do not apply)
 "times" (default 1) is how many matching requests the rule applies to, after
 "skip" (default 0) matching requests were let through untouched. Every
 request is appended to RULES_FILE + ".log" as "METHOD PATH -> outcome".
@@ -30,7 +36,18 @@ LOCK = threading.Lock()
 USED = {}
 
 
-def matching_rule(method, path):
+def carried_header(rule, headers):
+    """The name of the first request header the rule's "header" prefix matches ("" without one)."""
+    prefix = rule.get("header")
+    if prefix is None:
+        return ""
+    for name in headers.keys():
+        if name.lower().startswith(prefix.lower()):
+            return name.lower()
+    return None
+
+
+def matching_rule(method, path, headers):
     try:
         with open(RULES) as f:
             rules = json.load(f)
@@ -39,7 +56,10 @@ def matching_rule(method, path):
     with LOCK:
         for index, rule in enumerate(rules):
             key = json.dumps(rule, sort_keys=True) + str(index)
-            if rule.get("method", method) == method and rule.get("contains", "") in path:
+            header = carried_header(rule, headers)
+            if rule.get("method", method) == method and rule.get("contains", "") in path and header is not None:
+                if rule["action"] == "unsupported-header":
+                    return "unsupported-header:" + header
                 seen = USED.get(key, 0)
                 if seen < rule.get("skip", 0) + rule.get("times", 1):
                     USED[key] = seen + 1
@@ -63,8 +83,18 @@ class Proxy(BaseHTTPRequestHandler):
     def handle_any(self):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
-        action = matching_rule(self.command, self.path)
+        action = matching_rule(self.command, self.path, self.headers)
         log("%s %s -> %s" % (self.command, self.path, action or "forwarded"))
+        if action and action.startswith("unsupported-header:"):
+            name = action.split(":", 1)[1]
+            payload = ("<?xml version='1.0' encoding='UTF-8'?><Error><Code>InvalidArgument</Code><Message>Unsupported header '%s' received for this API call.</Message></Error>" % name).encode()
+            self.send_response(400)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(payload)
+            return
         if action == "503":
             payload = b"<?xml version='1.0' encoding='UTF-8'?><Error><Code>SlowDown</Code><Message>injected</Message></Error>"
             self.send_response(503)

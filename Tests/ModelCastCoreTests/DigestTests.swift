@@ -91,6 +91,41 @@ final class DigestTests: XCTestCase {
         XCTAssertTrue(thrown is Boom)
     }
 
+    /// The parts' digests come out of the same read as the whole file's SHA-256 (what an
+    /// S3 multipart upload then sends without reading the file again): each is the SHA-256
+    /// of that part alone, whatever the buffer and part boundaries; the composite is the
+    /// SHA-256 of the digests concatenated, as S3 computes it.
+    func testPartDigestsComeFromTheSameRead() throws {
+        let scratch = try Scratch()
+        let chunk = ChunkPipeline.defaultBufferSize
+        for (size, partSize) in [(0, 5), (1, 5), (5, 5), (11, 5), (2 * chunk + 7, chunk / 3), (3 * chunk, chunk), (3 * chunk + 1, 5 << 20)] {
+            let bytes = patternBytes(size, seed: UInt32(size % 89))
+            let path = try scratch.write("f\(size)-\(partSize)", bytes)
+            let result = try StreamDigester.digestFile(at: path, partSize: Int64(partSize))
+            XCTAssertEqual(result.sha256, try SHA256Hasher.digest(bytes))
+            let parts = try XCTUnwrap(result.parts)
+            let expected = try stride(from: 0, to: size, by: partSize).map { try SHA256Hasher.digest(bytes[$0..<min($0 + partSize, size)]) }
+            XCTAssertEqual(parts.digests, expected, "size \(size), part size \(partSize)")
+            XCTAssertTrue(parts.fit(size: Int64(size), partSize: Int64(partSize)))
+            XCTAssertFalse(parts.fit(size: Int64(size + partSize), partSize: Int64(partSize)))
+            XCTAssertEqual(try parts.composite(), try SHA256Hasher.digest(expected.flatMap(\.bytes)))
+        }
+        // A zip made for staging hashes its parts in the same pass.
+        let model = repositoryRoot + "/examples/models/TinyClassifier.mlpackage"
+        let staged = try Packer().stage(ModelInspector.describe(model), in: try scratch.mkdir("staging"), partSize: 5000)
+        let zip = try Data(contentsOf: URL(fileURLWithPath: staged.path))
+        let zipParts = try stride(from: 0, to: zip.count, by: 5000).map { try SHA256Hasher.digest(zip[$0..<min($0 + 5000, zip.count)]) }
+        XCTAssertGreaterThan(zipParts.count, 2)
+        XCTAssertEqual(staged.parts?.digests, zipParts)
+        XCTAssertNil(try Packer().digest(ModelInspector.describe(model)).parts, "no part size, no parts")
+    }
+
+    func testMD5OfAByteRange() throws {
+        let scratch = try Scratch()
+        let path = try scratch.write("f.bin", Array("xxThe quick brown fox jumps over the lazy dogyy".utf8))
+        XCTAssertEqual(try S3Storage.md5(path: path, offset: 2, length: 43), "9e107d9d372bb6826bd81d3542a419d6")
+    }
+
     func testMissingFileNamesThePath() {
         XCTAssertThrowsError(try StreamDigester.digest(ofFileAt: "/nonexistent/model.gguf")) { error in
             XCTAssertEqual(error as? ModelCastError, .notFound(path: "/nonexistent/model.gguf"))

@@ -29,6 +29,19 @@ final class TreeListingTests: XCTestCase {
         XCTAssertEqual(listing.size, expected.values.reduce(0) { $0 + $1.0 })
     }
 
+    /// Files a store uploads in parts get their parts hashed in the listing's own read.
+    func testPartsAreHashedForFilesUploadedInParts() throws {
+        let scratch = try Scratch()
+        let big = patternBytes(2_500_000, seed: 9)
+        try scratch.write("m/big.bin", big)
+        try scratch.write("m/small.bin", patternBytes(1000, seed: 8))
+        let listing = try TreeListing.make(try ModelInspector.describe(scratch.at("m")), partSize: { $0 > 1_000_000 ? 1_000_000 : nil })
+        let files = Dictionary(uniqueKeysWithValues: listing.files.map { ($0.path, $0) })
+        let expected = try stride(from: 0, to: big.count, by: 1_000_000).map { try SHA256Hasher.digest(big[$0..<min($0 + 1_000_000, big.count)]) }
+        XCTAssertEqual(files["big.bin"]?.parts, PartDigests(partSize: 1_000_000, digests: expected))
+        XCTAssertNil(files["small.bin"]?.parts)
+    }
+
     func testAFileIsNotATree() throws {
         let scratch = try Scratch()
         let file = try scratch.write("one.bin", [1, 2, 3])

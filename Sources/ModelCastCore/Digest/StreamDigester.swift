@@ -9,21 +9,25 @@ public struct DigestResult: Sendable, Equatable {
     public let sha256: SHA256Digest
     /// For a file: the file as it was when reading began (nil for a stream).
     public var source: FileSnapshot? = nil
+    /// The SHA-256 of each part, when a part size was asked for (same read as `sha256`).
+    public var parts: PartDigests? = nil
 }
 
-/// The consumer ends of a `ChunkPipeline`: one hashes every chunk, the other (when
-/// there is a destination) writes it, each on its own thread, so the bytes hashed
-/// are exactly the bytes written.
+/// The consumer ends of a `ChunkPipeline`: one hashes every chunk, one (when there is
+/// a destination) writes it, and one (with a part size) hashes it part by part, each on
+/// its own thread, so the bytes hashed are exactly the bytes written.
 final class DigestingWriter: @unchecked Sendable {
     private let hasher: SHA256Hasher
     private let destination: FileDescriptor?
     private let progress: ProgressReporter?
+    private let partHasher: PartHasher?
     private(set) var count: Int64 = 0
 
-    init(destination: FileDescriptor?, progress: ProgressReporter?) throws {
+    init(destination: FileDescriptor?, progress: ProgressReporter?, partSize: Int64? = nil) throws {
         self.hasher = try SHA256Hasher()
         self.destination = destination
         self.progress = progress
+        self.partHasher = partSize.map(PartHasher.init)
     }
 
     /// A pipeline feeding this writer's consumers, through buffers of `bufferSize` bytes.
@@ -36,23 +40,28 @@ final class DigestingWriter: @unchecked Sendable {
         if let destination {
             consumers.append { chunk in try destination.writeAll(chunk) }
         }
+        if let partHasher {
+            consumers.append { chunk in try partHasher.update(chunk) }
+        }
         return ChunkPipeline(bufferSize: bufferSize, consumers: consumers)
     }
 
     /// Call after the pipeline has finished.
     func result() -> DigestResult {
-        DigestResult(size: count, sha256: hasher.finalize())
+        DigestResult(size: count, sha256: hasher.finalize(), parts: partHasher?.finish())
     }
 }
 
 /// Hashes files in one read pass, optionally copying them at the same time.
 public enum StreamDigester {
     /// Reads the regular file at `path` once, hashing it (and writing it to `copy`
-    /// when given) on a second thread. Fails if the file's size changes meanwhile.
+    /// when given, and hashing each `partSize`-byte part when given) on other threads.
+    /// Fails if the file's size changes meanwhile.
     static func digestFile(
         at path: String,
         copyingTo copy: FileDescriptor? = nil,
         progress: ProgressReporter? = nil,
+        partSize: Int64? = nil,
         bufferSize: Int = ChunkPipeline.defaultBufferSize
     ) throws -> DigestResult {
         let input = try FileDescriptor.openForReading(path)
@@ -63,7 +72,7 @@ public enum StreamDigester {
         let expected = Int64(info.st_size)
         _ = posix_fadvise(input.fd, 0, 0, Int32(POSIX_FADV_SEQUENTIAL))
 
-        let writer = try DigestingWriter(destination: copy, progress: progress)
+        let writer = try DigestingWriter(destination: copy, progress: progress, partSize: partSize)
         let pipeline = writer.makePipeline(bufferSize: bufferSize)
         defer { pipeline.close() }
         var total: Int64 = 0

@@ -48,6 +48,9 @@ public struct PackResult: Codable, Sendable, Equatable {
     /// file as it was when it was hashed, so an upload from it in place can tell
     /// whether it changed since. Not part of the JSON form.
     public var source: FileSnapshot? = nil
+    /// The SHA-256 of each part, when `stage` or `digest` was given a part size (for an
+    /// S3 multipart upload), computed in the same read as `sha256`. Not part of the JSON form.
+    public var parts: PartDigests? = nil
 
     enum CodingKeys: String, CodingKey {
         case path, name, size, sha256, kind, files, format, compression
@@ -91,15 +94,17 @@ public struct Packer: Sendable {
 
     /// Packs a described model into a temporary file in `directory` (for publishing:
     /// the caller stores the file under its key, then it is gone). The result's
-    /// `path` is the temporary file.
-    public func stage(_ description: ModelDescription, in directory: String, zip: Bool? = nil, compression: ZipCompression = .store, progress: ProgressFactory? = nil) throws -> PackResult {
+    /// `path` is the temporary file. With `partSize`, each part of the artifact is
+    /// hashed too (`PackResult.parts`), in the same pass.
+    public func stage(_ description: ModelDescription, in directory: String, zip: Bool? = nil, compression: ZipCompression = .store,
+                      progress: ProgressFactory? = nil, partSize: Int64? = nil) throws -> PackResult {
         let asZip = try decideZip(description, zip)
         let name = artifactName(for: description, zip: asZip)
         let progress = progress?("packing \(name)", description.totalSize)
         defer { progress?.finish() }
         let file = try AtomicFile(destination: directory + "/" + name)
         do {
-            let digest = try produce(description, zip: asZip, compression: compression, into: file.descriptor, progress: progress)
+            let digest = try produce(description, zip: asZip, compression: compression, into: file.descriptor, progress: progress, partSize: partSize)
             let path = try file.keepTemporary()
             return result(description, path: path, name: name, digest: digest, zip: asZip, compression: compression)
         } catch {
@@ -108,13 +113,15 @@ public struct Packer: Sendable {
         }
     }
 
-    /// The artifact `pack` would write, hashed without writing anything.
-    public func digest(_ description: ModelDescription, zip: Bool? = nil, compression: ZipCompression = .store, progress: ProgressFactory? = nil) throws -> PackResult {
+    /// The artifact `pack` would write, hashed without writing anything. With `partSize`,
+    /// each part of the artifact is hashed too (`PackResult.parts`), in the same read.
+    public func digest(_ description: ModelDescription, zip: Bool? = nil, compression: ZipCompression = .store, progress: ProgressFactory? = nil,
+                       partSize: Int64? = nil) throws -> PackResult {
         let asZip = try decideZip(description, zip)
         let name = artifactName(for: description, zip: asZip)
         let progress = progress?("hashing \(name)", description.totalSize)
         defer { progress?.finish() }
-        let digest = try produce(description, zip: asZip, compression: compression, into: nil, progress: progress)
+        let digest = try produce(description, zip: asZip, compression: compression, into: nil, progress: progress, partSize: partSize)
         return result(description, path: description.path, name: name, digest: digest, zip: asZip, compression: compression,
                       source: asZip ? nil : digest.source)
     }
@@ -142,7 +149,7 @@ public struct Packer: Sendable {
         PackResult(
             path: path, name: name, size: digest.size, sha256: digest.sha256, kind: d.kind,
             files: d.fileCount, format: zip ? .zip : .file, compression: zip ? compression : nil,
-            contentType: ContentType.forArtifact(named: name), source: source)
+            contentType: ContentType.forArtifact(named: name), source: source, parts: digest.parts)
     }
 
     private func decideZip(_ d: ModelDescription, _ requested: Bool?) throws -> Bool {
@@ -201,13 +208,14 @@ public struct Packer: Sendable {
         return destination
     }
 
-    /// Streams the artifact bytes (the file itself, or the zip) through the hasher,
-    /// and into `output` when given.
-    func produce(_ d: ModelDescription, zip: Bool, compression: ZipCompression, into output: FileDescriptor?, progress: ProgressReporter?) throws -> DigestResult {
+    /// Streams the artifact bytes (the file itself, or the zip) through the hasher (and
+    /// the part hasher, with `partSize`), and into `output` when given.
+    func produce(_ d: ModelDescription, zip: Bool, compression: ZipCompression, into output: FileDescriptor?, progress: ProgressReporter?,
+                 partSize: Int64? = nil) throws -> DigestResult {
         if !zip {
-            return try StreamDigester.digestFile(at: d.path, copyingTo: output, progress: progress)
+            return try StreamDigester.digestFile(at: d.path, copyingTo: output, progress: progress, partSize: partSize)
         }
-        let writer = try DigestingWriter(destination: output, progress: progress)
+        let writer = try DigestingWriter(destination: output, progress: progress, partSize: partSize)
         let pipeline = writer.makePipeline()
         defer { pipeline.close() }
         let zipWriter = try ZipWriter(compression: compression, displayPath: d.path, sink: pipeline.append)

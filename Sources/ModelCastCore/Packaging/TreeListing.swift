@@ -20,6 +20,9 @@ public struct TreeListing: Codable, Sendable, Equatable {
         /// The file as it was when it was hashed, so an upload from it in place can tell
         /// whether it changed since. Not part of the JSON form.
         public var source: FileSnapshot? = nil
+        /// The SHA-256 of each part, when `make` was given a part size for a file of this
+        /// size (an S3 multipart upload), hashed in the same read. Not part of the JSON form.
+        public var parts: PartDigests? = nil
 
         enum CodingKeys: String, CodingKey {
             case path, size, sha256
@@ -54,8 +57,11 @@ public struct TreeListing: Codable, Sendable, Equatable {
 
     /// Hashes every regular file of a scanned directory model, up to one file per core at a
     /// time (at most `maximumWorkers`), largest first, so big files share the cores. A file
-    /// whose size changed since the scan is refused, naming it.
-    public static func make(_ description: ModelDescription, progress: ProgressFactory? = nil) throws -> TreeListing {
+    /// whose size changed since the scan is refused, naming it. `partSize` gives, for a
+    /// file's size, the part size it will be uploaded in (nil: stored whole): those parts are
+    /// hashed in the same read (`File.parts`).
+    public static func make(_ description: ModelDescription, progress: ProgressFactory? = nil,
+                            partSize: (@Sendable (Int64) -> Int64?)? = nil) throws -> TreeListing {
         guard let tree = description.tree else {
             throw ModelCastError.usage("--no-zip lists the files of a directory model; \(description.path) is a file (it is published as it is)")
         }
@@ -78,7 +84,7 @@ public struct TreeListing: Codable, Sendable, Equatable {
                 let index = order[position]
                 let entry = entries[index]
                 results.set(index, Result {
-                    let digest = try StreamDigester.digestFile(at: entry.diskPath, progress: reporter, bufferSize: pipelineBuffer)
+                    let digest = try StreamDigester.digestFile(at: entry.diskPath, progress: reporter, partSize: partSize?(entry.size), bufferSize: pipelineBuffer)
                     guard digest.size == entry.size else {
                         throw ModelCastError.changedWhilePacking(path: entry.diskPath, expected: entry.size, actual: digest.size)
                     }
@@ -92,6 +98,7 @@ public struct TreeListing: Codable, Sendable, Equatable {
             var file = File(path: String(entry.archiveName.dropFirst(top.count)), size: digest.size, sha256: digest.sha256, contentType: fileContentType)
             file.diskPath = entry.diskPath
             file.source = digest.source
+            file.parts = digest.parts
             files.append(file)
         }
         return TreeListing(path: description.path, name: String(top.dropLast()), kind: description.kind, format: .tree,

@@ -248,7 +248,7 @@ extension Publisher {
             for artifact in plan.artifacts {
                 let result = artifact.staged.result
                 let put = try await storage.putIfAbsent(artifact.key, staged: StagedObject(
-                    path: result.path, metadata: artifact.metadata, isTemporary: !artifact.staged.inPlace, source: result.source))
+                    path: result.path, metadata: artifact.metadata, isTemporary: !artifact.staged.inPlace, source: result.source, parts: result.parts))
                 consumed(artifact.key)
                 if put == .created {
                     journal.record("remove \(artifact.key)") { try await self.storage.delete(artifact.key) }
@@ -359,16 +359,46 @@ extension Publisher {
     /// Proves each stored object in `files` holds the bytes its record says (the store's own
     /// checksum, or hashing), so a damaged or replaced object never goes live again.
     /// `localFiles`: a local copy of a key's bytes, where the run has one.
+    /// The proofs run `Self.concurrentProofs` at a time (most are one HEAD, so a catalog of
+    /// many models is proven in a few round trips); a failure is reported for the first
+    /// file, in order, that failed.
     func proveStored(_ files: [ReleaseFile], localFiles: [String: String], trustStored: Bool) async throws {
+        var digests: [SHA256Digest] = []
         for file in files {
             guard let digest = SHA256Digest(hex: file.sha256) else {
                 throw ModelCastError.targetState("the history names \(storage.location)/\(file.key) with an invalid sha256 '\(file.sha256)'")
             }
-            switch try await storage.proveContent(file.key, size: file.size, sha256: digest, localFile: localFiles[file.key], trustStored: trustStored) {
+            digests.append(digest)
+        }
+        let proofs = ResultBox<ContentProof>(count: files.count)
+        let storage = self.storage
+        await withTaskGroup(of: Void.self) { group in
+            var next = 0
+            func start() {
+                guard next < files.count else { return }
+                let (index, file, digest) = (next, files[next], digests[next])
+                next += 1
+                group.addTask {
+                    do {
+                        proofs.set(index, .success(try await storage.proveContent(
+                            file.key, size: file.size, sha256: digest, localFile: localFiles[file.key], trustStored: trustStored)))
+                    } catch {
+                        proofs.set(index, .failure(error))
+                    }
+                }
+            }
+            for _ in 0..<Self.concurrentProofs { start() }
+            while await group.next() != nil { start() }
+        }
+        for (file, proof) in zip(files, proofs.values) {
+            switch try proof!.get() {
             case .hashed, .storeChecksum: break
             case .trustedSize:
                 log("warning: \(storage.location)/\(file.key) has no SHA-256 checksum in the store; --trust-stored accepted its size without reading it")
             }
         }
     }
+
+    /// Stored objects proven at once by `proveStored`.
+    static let concurrentProofs = 8
 }

@@ -56,10 +56,14 @@ final class StagingArea {
             let packer = Packer()
             // A plain file going to a network store is uploaded from where it is: no copy.
             let uploadInPlace = storage.uploadsInPlace && !description.isDirectory
+            // Parts a multipart upload will send are hashed in this same pass (a zip's size
+            // is close to its files' total; when it lands on the other side of the
+            // threshold the store hashes the parts itself).
+            let partSize = directory == nil ? nil : storage.uploadPartSize(forObjectOf: description.totalSize)
             let result = try directory.map {
                 uploadInPlace
-                    ? try packer.digest(description, compression: request.compression, progress: request.progress)
-                    : try packer.stage(description, in: $0, compression: request.compression, progress: request.progress)
+                    ? try packer.digest(description, compression: request.compression, progress: request.progress, partSize: partSize)
+                    : try packer.stage(description, in: $0, compression: request.compression, progress: request.progress, partSize: partSize)
             } ?? packer.digest(description, compression: request.compression, progress: request.progress)
             guard names.insert(result.name).inserted else {
                 throw ModelCastError.usage("model \(model.name) has two files named \(result.name)")
@@ -77,7 +81,13 @@ final class StagingArea {
     /// content-addressed key. A file whose key the target already holds is not staged or
     /// uploaded again (`stored`: the caller proves it); the others are staged.
     private func addTree(_ model: PublishRequest.Model, description: ModelDescription) async throws -> ReleaseModel {
-        let listing = try TreeListing.make(description, progress: request.progress)
+        // Parts a multipart upload will send are hashed in the listing's read.
+        var partSize: (@Sendable (Int64) -> Int64?)?
+        if directory != nil {
+            let storage = self.storage
+            partSize = { storage.uploadPartSize(forObjectOf: $0) }
+        }
+        let listing = try TreeListing.make(description, progress: request.progress, partSize: partSize)
         var files: [ReleaseFile] = []
         for file in listing.files {
             let key = TargetLayout.blobKey(model: model.name, sha256: file.sha256)
@@ -101,7 +111,7 @@ final class StagingArea {
     private func stageTreeFile(_ file: TreeListing.File) throws -> StagedArtifact {
         func result(_ path: String, source: FileSnapshot?) -> PackResult {
             PackResult(path: path, name: (file.path as NSString).lastPathComponent, size: file.size, sha256: file.sha256, kind: .file, files: 1,
-                       format: .tree, compression: nil, contentType: file.contentType, source: source)
+                       format: .tree, compression: nil, contentType: file.contentType, source: source, parts: file.parts)
         }
         guard let directory, !storage.uploadsInPlace else {
             return StagedArtifact(result: result(file.diskPath, source: file.source), inPlace: true)

@@ -31,17 +31,18 @@ struct S3Response: Sendable {
 }
 
 /// The body of an S3 request: nothing, bytes in memory, or a byte range of a file
-/// (streamed, so memory stays flat whatever the object's size).
+/// (streamed, so memory stays flat whatever the object's size). `sent`, for a file, is
+/// told how many of the range's bytes have gone out so far (each attempt from zero).
 enum S3Body: Sendable {
     case empty
     case data(Data)
-    case file(path: String, offset: Int64, length: Int64)
+    case file(path: String, offset: Int64, length: Int64, sent: (@Sendable (Int64) -> Void)? = nil)
 
     var length: Int64 {
         switch self {
         case .empty: return 0
         case .data(let data): return Int64(data.count)
-        case .file(_, _, let length): return length
+        case .file(_, _, let length, _): return length
         }
     }
 }
@@ -58,7 +59,12 @@ final class S3Client: @unchecked Sendable {
     /// Requests sent (each attempt counts), for tests and reports.
     private let counter = RequestCounter()
 
-    init(endpoint: S3Endpoint, bucket: String, credentials: AWSCredentials, retries: Int = 4) {
+    /// Requests carry S3's checksum headers (`--checksum sha256`): error messages then say
+    /// how to do without them.
+    let sendsChecksums: Bool
+
+    init(endpoint: S3Endpoint, bucket: String, credentials: AWSCredentials, retries: Int = 4, sendsChecksums: Bool = true) {
+        self.sendsChecksums = sendsChecksums
         self.endpoint = endpoint
         self.bucket = bucket
         self.signer = SigV4Signer(credentials: credentials, region: endpoint.region, service: "s3")
@@ -183,8 +189,8 @@ final class S3Client: @unchecked Sendable {
         switch body {
         case .empty: break
         case .data(let data): request.body = .bytes(ByteBuffer(bytes: data))
-        case .file(let path, let offset, let length):
-            request.body = .stream(FileRangeSequence(path: path, offset: offset, length: length, failure: fileFailure), length: .known(length))
+        case .file(let path, let offset, let length, let sent):
+            request.body = .stream(FileRangeSequence(path: path, offset: offset, length: length, failure: fileFailure, sent: sent), length: .known(length))
         }
         return (request, fileFailure)
     }
@@ -289,10 +295,16 @@ final class S3Client: @unchecked Sendable {
         }
     }
 
-    /// Turns an error answer into an `S3Error` (code and message from its XML body).
+    /// Turns an error answer into an `S3Error` (code and message from its XML body). A 400
+    /// that may be a store refusing S3's checksum headers (its message names a checksum, or a
+    /// HEAD, which has no body to say why) says how to do without them.
     func error(_ response: S3Response, operation: String, key: String) -> S3Error {
-        S3Error(operation: operation, key: key, status: response.status,
-                code: Self.errorCode(response.body) ?? "", message: XMLFields.first("Message", in: response.body) ?? "")
+        var message = XMLFields.first("Message", in: response.body) ?? ""
+        if sendsChecksums, response.status == 400,
+           message.lowercased().contains("checksum") || (operation.hasPrefix("HEAD") && response.body.isEmpty) {
+            message += (message.isEmpty ? "" : " ") + "(a store that refuses S3's checksum headers, as Backblaze B2 does, needs --checksum none)"
+        }
+        return S3Error(operation: operation, key: key, status: response.status, code: Self.errorCode(response.body) ?? "", message: message)
     }
 
     static func errorCode(_ body: Data) -> String? { XMLFields.first("Code", in: body) }
@@ -484,32 +496,82 @@ final class RequestCounter: Sendable {
     var snapshot: [String: Int] { counts.withLockedValue { $0 } }
 }
 
-/// A byte range of a file as an async sequence of 1 MiB buffers (a streamed request body).
-/// A file that cannot be opened or read, or that ends before the range does, fails
-/// the body with an error naming the path (also recorded in `failure`).
+/// A byte range of a file as an async sequence of buffers read straight into NIO's
+/// `ByteBuffer`s (a streamed request body). Memory stays flat whatever the part size and
+/// however slowly the peer reads: the body reads into at most `poolSize` buffers of its
+/// own and reuses each once the HTTP client has written it to the socket and let it go,
+/// waiting for one when none is free (the HTTP client's own back-pressure reacts too late
+/// to stop a fast reader from queueing dozens of buffers per request). A file that cannot
+/// be opened or read, or that ends before the range does, fails the body with an error
+/// naming the path (also recorded in `failure`).
 struct FileRangeSequence: AsyncSequence, Sendable {
     typealias Element = ByteBuffer
+    /// Bytes per buffer, and buffers per request: with 32 parts in flight, 16 MiB in all.
+    static let chunkSize = 256 << 10
+    static let poolSize = 2
     let path: String
     let offset: Int64
     let length: Int64
     let failure: FileBodyFailure
+    var sent: (@Sendable (Int64) -> Void)? = nil
 
     struct AsyncIterator: AsyncIteratorProtocol {
         let file: Result<FileDescriptor, Error>
         let path: String
+        let start: Int64
         var position: Int64
         let end: Int64
         let failure: FileBodyFailure
+        let sent: (@Sendable (Int64) -> Void)?
+        /// The buffers this body reads into; one is free when this holds its only reference.
+        var pool: [ByteBuffer] = []
+        /// How long to wait before looking for a free buffer again, in nanoseconds: it
+        /// follows how fast the peer takes the bytes, so a slow peer costs few wake-ups.
+        var pause: UInt64 = 100_000
 
         mutating func next() async throws -> ByteBuffer? {
             guard position < end else { return nil }
             do {
                 let file = try self.file.get()
-                let count = Int(Swift.min(1 << 20, end - position))
-                let bytes = try file.read(at: position, count: count)
-                guard !bytes.isEmpty else { throw ModelCastError.changedWhilePacking(path: path, expected: end, actual: position) }
-                position += Int64(bytes.count)
-                return ByteBuffer(bytes: bytes)
+                let count = Int(Swift.min(Int64(FileRangeSequence.chunkSize), end - position))
+                let at = position
+                let path = self.path
+                let end = self.end
+                /// Reads the next `count` bytes into `buffer` (uniquely owned: no copy).
+                func fill(_ buffer: inout ByteBuffer) throws -> Int {
+                    buffer.clear()
+                    let n = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
+                        try file.read(at: at, into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<count]))
+                    }
+                    guard n > 0 else { throw ModelCastError.changedWhilePacking(path: path, expected: end, actual: at) }
+                    return n
+                }
+                var filled: (index: Int, count: Int)?
+                var waited = false
+                while filled == nil {
+                    for index in pool.indices {
+                        if let n = try pool[index].modifyIfUniquelyOwned({ try fill(&$0) }) {
+                            filled = (index, n)
+                            break
+                        }
+                    }
+                    if filled == nil, pool.count < FileRangeSequence.poolSize {
+                        var buffer = ByteBufferAllocator().buffer(capacity: FileRangeSequence.chunkSize)
+                        let n = try fill(&buffer)
+                        pool.append(buffer)
+                        filled = (pool.count - 1, n)
+                    }
+                    if filled == nil {
+                        // Every buffer is still queued for the socket: the peer is slower than the disk.
+                        if waited { pause = Swift.min(pause * 2, 10_000_000) }
+                        waited = true
+                        try await Task.sleep(nanoseconds: pause)
+                    }
+                }
+                if !waited { pause = Swift.max(pause / 2, 50_000) }
+                position += Int64(filled!.count)
+                sent?(position - start)
+                return pool[filled!.index]
             } catch {
                 failure.record(error)
                 throw error
@@ -518,7 +580,8 @@ struct FileRangeSequence: AsyncSequence, Sendable {
     }
 
     func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(file: Result { try FileDescriptor.openForReading(path) }, path: path, position: offset, end: offset + length, failure: failure)
+        AsyncIterator(file: Result { try FileDescriptor.openForReading(path) }, path: path, start: offset, position: offset, end: offset + length,
+                      failure: failure, sent: sent)
     }
 }
 

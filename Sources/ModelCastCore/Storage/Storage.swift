@@ -57,12 +57,18 @@ public struct StagedObject: Sendable {
     /// refuses to finish the upload if the file no longer matches. nil: compare with
     /// the file as it is when the upload starts.
     public var source: FileSnapshot?
+    /// The SHA-256 of each part of the bytes, computed in the read that gave
+    /// `metadata.sha256` (see `Storage.uploadPartSize`): a store uploading in parts sends
+    /// them as the parts' checksums instead of reading the file again. nil: the store
+    /// computes what it needs.
+    public var parts: PartDigests?
 
-    public init(path: String, metadata: ObjectMetadata, isTemporary: Bool = true, source: FileSnapshot? = nil) {
+    public init(path: String, metadata: ObjectMetadata, isTemporary: Bool = true, source: FileSnapshot? = nil, parts: PartDigests? = nil) {
         self.path = path
         self.metadata = metadata
         self.isTemporary = isTemporary
         self.source = source
+        self.parts = parts
     }
 }
 
@@ -149,6 +155,11 @@ public protocol Storage: Sendable {
     /// store reads it while uploading and checks it did not change.
     var uploadsInPlace: Bool { get }
 
+    /// The part size an object of `size` bytes is uploaded in, or nil when it is stored
+    /// whole. The pass that hashes an artifact hashes those parts too
+    /// (`StagedObject.parts`), so the upload reads the file only to send it.
+    func uploadPartSize(forObjectOf size: Int64) -> Int64?
+
     /// A local directory the hosting files (`_headers`, `_modelcast/…`) are written into,
     /// or nil for targets that get none.
     var hostingRoot: String? { get }
@@ -185,6 +196,7 @@ extension Storage {
     public func lockForWriting(create: Bool) throws -> (any StorageLock)? { nil }
     public func finishStaging() {}
     public var uploadsInPlace: Bool { false }
+    public func uploadPartSize(forObjectOf size: Int64) -> Int64? { nil }
     public var hostingRoot: String? { nil }
     public func abandonedUploads(startedBefore date: Date) async throws -> [PendingUpload] { [] }
     public func abortUpload(_ upload: PendingUpload) async throws {}

@@ -10,7 +10,12 @@ public struct TargetSettings: Sendable {
     /// for a bucket whose name contains '.', which AWS's wildcard certificate cannot cover).
     public var pathStyle: Bool?
     public var policy = S3UploadPolicy()
+    /// `--checksum`: nil takes `$MODELCAST_S3_CHECKSUM`, else `sha256`.
+    public var checksum: S3ChecksumMode?
     public var retries = 4
+    /// Reports each object upload to an S3 target (`uploading KEY`, its size) as its
+    /// bytes go out; nil reports nothing.
+    public var progress: ProgressFactory?
 
     public init(target: String) { self.target = target }
 
@@ -25,16 +30,29 @@ public struct TargetSettings: Sendable {
             let location = try S3Location(target)
             let endpoint = try s3Endpoint(for: location, environment: environment)
             let credentials = try AWSEnvironment.credentials(environment)
-            return try S3Storage(target: location, endpoint: endpoint, credentials: credentials, policy: policy, retries: retries)
+            var policy = self.policy
+            policy.checksum = try checksumMode(environment)
+            return try S3Storage(target: location, endpoint: endpoint, credentials: credentials, policy: policy, retries: retries,
+                                 progress: progress, log: log)
         }
-        if endpoint != nil || region != nil || pathStyle != nil {
-            throw ModelCastError.usage("--endpoint, --region and --path-style apply to s3:// targets, not the directory \(target)")
+        if endpoint != nil || region != nil || pathStyle != nil || checksum != nil {
+            throw ModelCastError.usage("--endpoint, --region, --path-style and --checksum apply to s3:// targets, not the directory \(target)")
         }
         return DirectoryStorage(root: target, log: log)
     }
 }
 
 extension TargetSettings {
+    /// `--checksum`, else `$MODELCAST_S3_CHECKSUM`, else `sha256`.
+    func checksumMode(_ environment: [String: String]) throws -> S3ChecksumMode {
+        if let checksum { return checksum }
+        guard let text = environment["MODELCAST_S3_CHECKSUM"], !text.isEmpty else { return .sha256 }
+        guard let mode = S3ChecksumMode(rawValue: text.lowercased()) else {
+            throw ModelCastError.usage("MODELCAST_S3_CHECKSUM='\(text)' is not a checksum mode: use sha256 or none")
+        }
+        return mode
+    }
+
     /// The endpoint for `location`: the flags, then the environment. A bucket whose
     /// name contains '.' is addressed path-style unless the user chose: in a virtual
     /// host name (`my.bucket.s3.us-east-1.amazonaws.com`) it would not match the

@@ -58,6 +58,21 @@ final class FileDescriptor {
         return out
     }
 
+    /// Fills `buffer` from `offset` on (short only at end of file); returns the byte count.
+    func read(at offset: Int64, into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
+        var got = 0
+        while got < buffer.count {
+            let n = pread(fd, buffer.baseAddress! + got, buffer.count - got, off_t(offset) + off_t(got))
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw ModelCastError.unreadable(path: path, reason: errnoDescription())
+            }
+            if n == 0 { break }
+            got += n
+        }
+        return got
+    }
+
     /// Writes every byte, retrying short writes and EINTR.
     func writeAll(_ bytes: UnsafeRawBufferPointer) throws {
         var offset = 0
