@@ -79,12 +79,6 @@ final class HostileFormatsCLITests: XCTestCase {
 
     // MARK: - Item 3: local headers that disagree with the central directory
 
-    func verify(_ arguments: [String]) throws -> (ProcessOutput, VerifyReport?) {
-        let result = try modelcast(["verify"] + arguments + ["--json"])
-        let report = try? JSONDecoder().decode(VerifyReport.self, from: Data(result.stdout.utf8))
-        return (result, report)
-    }
-
     /// Publishes `zip` (a file model, stored as it is) to `site` under `base`.
     func publish(_ zip: String, to site: String, base: String) throws {
         let result = try modelcast(["publish", zip, "--name", "m", "--version", "1.0.0", "--base-url", base, "--to", site], environment: environment)
@@ -108,7 +102,7 @@ final class HostileFormatsCLITests: XCTestCase {
         let base = "https://cdn.example.com/ml"
         try publish(zip, to: work.at("site"), base: base)
         let expected = #"entry "Model/weights.bin": local header at offset \#(header) says compression method 8, the central directory says 0"#
-        let (result, report) = try verify([work.at("site")])
+        let (result, report) = try verifyJSON([work.at("site")])
         XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
         let failures = report?.checks.filter { $0.check == "artifact.zip" && $0.status == .fail } ?? []
         XCTAssertEqual(failures.map(\.detail), ["m 1.0.0/model.zip: " + expected], result.stdout)
@@ -123,7 +117,7 @@ final class HostileFormatsCLITests: XCTestCase {
         try publish(zip, to: work.at("served"), base: served)
         let server = try BackgroundProcess(modelcastBinary, ["serve", work.at("served"), "--port", String(port)])
         XCTAssertEqual(server.firstLine, served)
-        let (httpResult, httpReport) = try verify([served + "/manifest.json", "--allow-http"])
+        let (httpResult, httpReport) = try verifyJSON([served + "/manifest.json", "--allow-http"])
         XCTAssertEqual(httpResult.status, 1, httpResult.stdout + httpResult.stderr)
         let httpFailures = httpReport?.checks.filter { $0.check == "artifact.zip" && $0.status == .fail } ?? []
         XCTAssertEqual(httpFailures.map(\.detail), ["m 1.0.0/model.zip: " + expected], httpResult.stdout)
@@ -131,7 +125,7 @@ final class HostileFormatsCLITests: XCTestCase {
         // The untouched archive passes.
         try Data(clean).write(to: URL(fileURLWithPath: zip))
         try publish(zip, to: work.at("clean"), base: base)
-        let (cleanResult, cleanReport) = try verify([work.at("clean")])
+        let (cleanResult, cleanReport) = try verifyJSON([work.at("clean")])
         XCTAssertEqual(cleanResult.status, 0, cleanResult.stdout)
         XCTAssertEqual(cleanReport?.checks.first { $0.check == "artifact.zip" }?.status, .pass)
     }
@@ -144,14 +138,14 @@ final class HostileFormatsCLITests: XCTestCase {
         try shell(#"python3 -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1], "w"); [z.writestr(zipfile.ZipInfo(f"e/{i:06}"), b"") for i in range(100001)]; z.close()' '\#(zip)'"#)
         try publish(zip, to: work.at("site"), base: "https://cdn.example.com/ml")
 
-        let (refused, report) = try verify([work.at("site")])
+        let (refused, report) = try verifyJSON([work.at("site")])
         XCTAssertEqual(refused.status, 1, refused.stdout + refused.stderr)
         let failure = try XCTUnwrap(report?.checks.first { $0.check == "artifact.zip" }, refused.stdout)
         XCTAssertEqual(failure.status, .fail)
         XCTAssertTrue(failure.detail.contains("end of central directory declares 100001 entries, more than the limit of 100000"), failure.detail)
         XCTAssertTrue(failure.detail.contains("--max-zip-entries"), "the message says how to raise the cap: \(failure.detail)")
 
-        let (raised, raisedReport) = try verify([work.at("site"), "--max-zip-entries", "100001"])
+        let (raised, raisedReport) = try verifyJSON([work.at("site"), "--max-zip-entries", "100001"])
         XCTAssertEqual(raised.status, 0, raised.stdout + raised.stderr)
         let pass = try XCTUnwrap(raisedReport?.checks.first { $0.check == "artifact.zip" })
         XCTAssertEqual(pass.status, .pass)

@@ -14,15 +14,6 @@ final class S3ConcurrentPublishTests: XCTestCase {
             credentials: AWSCredentials(accessKeyID: moto.accessKeyID, secretAccessKey: moto.secretAccessKey), policy: policy)
     }
 
-    /// A fault proxy in front of moto; `rules` is its rules file.
-    func startProxy(_ moto: MotoS3, rules: String, json: String) throws -> (BackgroundProcess, String) {
-        try json.write(toFile: rules, atomically: true, encoding: .utf8)
-        let port = try freeLoopbackPort()
-        let proxy = try BackgroundProcess("/usr/bin/env", ["python3", repositoryRoot + "/Tests/Fixtures/fault_proxy.py", String(port), String(moto.port), rules])
-        XCTAssertEqual(proxy.firstLine, "ready")
-        return (proxy, "http://127.0.0.1:\(port)")
-    }
-
     /// Waits until the proxy's log has a line containing every one of `parts`.
     func waitForLog(_ rules: String, _ parts: [String], timeout: TimeInterval = 60) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
@@ -87,7 +78,7 @@ final class S3ConcurrentPublishTests: XCTestCase {
         let moto = try MotoS3()
         let work = try Scratch()
         let rules = work.at("rules.json")
-        let (proxy, endpoint) = try startProxy(moto, rules: rules, json: #"[{"method": "POST", "contains": "uploadId=", "action": "delay:3", "times": 99}]"#)
+        let (proxy, endpoint) = try moto.startFaultProxy(rules: rules, json: #"[{"method": "POST", "contains": "uploadId=", "action": "delay:3", "times": 99}]"#)
         defer { withExtendedLifetime(proxy) {} }
         var policy = S3UploadPolicy()
         policy.multipartThreshold = 5 << 20
@@ -178,7 +169,7 @@ final class S3ConcurrentPublishTests: XCTestCase {
         let moto = try MotoS3()
         let work = try Scratch()
         let rules = work.at("rules.json")
-        let (proxy, endpoint) = try startProxy(moto, rules: rules, json: #"[{"method": "POST", "contains": "uploadId=", "action": "delay:4", "times": 99}]"#)
+        let (proxy, endpoint) = try moto.startFaultProxy(rules: rules, json: #"[{"method": "POST", "contains": "uploadId=", "action": "delay:4", "times": 99}]"#)
         defer { withExtendedLifetime(proxy) {} }
         try work.mkdir("big")
         try work.mkdir("small")
@@ -222,7 +213,7 @@ final class S3ConcurrentPublishTests: XCTestCase {
         let moto = try MotoS3()
         let work = try Scratch()
         let rules = work.at("rules.json")
-        let (proxy, endpoint) = try startProxy(moto, rules: rules, json: #"[{"method": "PUT", "contains": "partNumber=", "action": "delay:0.4", "times": 9999}]"#)
+        let (proxy, endpoint) = try moto.startFaultProxy(rules: rules, json: #"[{"method": "PUT", "contains": "partNumber=", "action": "delay:0.4", "times": 9999}]"#)
         defer { withExtendedLifetime(proxy) {} }
         try work.mkdir("big")
         try work.mkdir("small")

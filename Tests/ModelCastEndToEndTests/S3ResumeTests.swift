@@ -18,15 +18,6 @@ final class S3ResumeTests: XCTestCase {
         return environment
     }
 
-    /// A fault proxy in front of moto; `rules` is its rules file.
-    func startProxy(_ moto: MotoS3, rules: String, json: String) throws -> (BackgroundProcess, String) {
-        try json.write(toFile: rules, atomically: true, encoding: .utf8)
-        let port = try freeLoopbackPort()
-        let proxy = try BackgroundProcess("/usr/bin/env", ["python3", repositoryRoot + "/Tests/Fixtures/fault_proxy.py", String(port), String(moto.port), rules])
-        XCTAssertEqual(proxy.firstLine, "ready")
-        return (proxy, "http://127.0.0.1:\(port)")
-    }
-
     /// The part uploads moto answered so far.
     func partPUTs(_ moto: MotoS3) -> Int {
         moto.loggedRequests().filter { $0.method == "PUT" && $0.path.contains("partNumber=") }.count
@@ -73,7 +64,7 @@ final class S3ResumeTests: XCTestCase {
             // The proxy lets two part uploads through and holds every later one, so the kill
             // comes with exactly two parts stored whatever the machine's speed.
             let rules = work.at("rules.json")
-            let (proxy, endpoint) = try startProxy(moto, rules: rules, json: #"[{"method": "PUT", "contains": "partNumber=", "action": "delay:600", "skip": 2, "times": 99}]"#)
+            let (proxy, endpoint) = try moto.startFaultProxy(rules: rules, json: #"[{"method": "PUT", "contains": "partNumber=", "action": "delay:600", "skip": 2, "times": 99}]"#)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: modelcastBinary)
             process.arguments = arguments
@@ -117,7 +108,7 @@ final class S3ResumeTests: XCTestCase {
         let arguments = ["publish", "m=\(model)", "--version", "1.0.0", "--base-url", "https://cdn.example.com/n", "--to", target,
                          "--multipart-threshold", "5", "--part-size", "5", "--concurrent-parts", "1"]
         do {
-            let (proxy, endpoint) = try startProxy(moto, rules: work.at("rules.json"), json: #"[{"method": "PUT", "contains": "partNumber=3", "action": "reset", "times": 99}]"#)
+            let (proxy, endpoint) = try moto.startFaultProxy(rules: work.at("rules.json"), json: #"[{"method": "PUT", "contains": "partNumber=3", "action": "reset", "times": 99}]"#)
             defer { withExtendedLifetime(proxy) {} }
             let cut = try modelcast(arguments, environment: environment(moto, endpoint: endpoint))
             XCTAssertEqual(cut.status, 3, cut.stderr)
@@ -180,7 +171,7 @@ final class S3ResumeTests: XCTestCase {
         let moto = try MotoS3()
         let work = try Scratch()
         let rules = work.at("rules.json")
-        let (proxy, endpoint) = try startProxy(moto, rules: rules, json: """
+        let (proxy, endpoint) = try moto.startFaultProxy(rules: rules, json: """
             [{"header": "x-amz-checksum-", "action": "unsupported-header"}, {"header": "x-amz-sdk-checksum-", "action": "unsupported-header"}]
             """)
         defer { withExtendedLifetime(proxy) {} }
@@ -257,7 +248,7 @@ extension S3ResumeTests {
         let moto = try MotoS3()
         let work = try Scratch()
         let rules = work.at("rules.json")
-        let (proxy, endpoint) = try startProxy(moto, rules: rules, json: #"[{"method": "PUT", "contains": "partNumber=2", "action": "reset"}]"#)
+        let (proxy, endpoint) = try moto.startFaultProxy(rules: rules, json: #"[{"method": "PUT", "contains": "partNumber=2", "action": "reset"}]"#)
         defer { withExtendedLifetime(proxy) {} }
         let recorded = NIOLockedValueBox<[RecordedProgress]>([])
         var policy = S3UploadPolicy()

@@ -26,16 +26,6 @@ final class VerifyFreshnessTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.stderr)
     }
 
-    func verify(_ arguments: [String], environment: [String: String]? = nil) throws -> (ProcessOutput, VerifyReport?) {
-        let result = try modelcast(["verify"] + arguments + ["--json"], environment: environment)
-        let report = try? JSONDecoder().decode(VerifyReport.self, from: Data(result.stdout.utf8))
-        return (result, report)
-    }
-
-    func checks(_ report: VerifyReport?, _ name: String, _ status: VerifyCheck.Status) -> [VerifyCheck] {
-        report?.checks.filter { $0.check == name && $0.status == status } ?? []
-    }
-
     // MARK: - verify DIR
 
     func testVerifyDirectoryFailsALiveManifestOlderThanOneThatWentLive() throws {
@@ -48,13 +38,13 @@ final class VerifyFreshnessTests: XCTestCase {
         let second = try Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json"))
         try publish(2, base: base, to: site)
 
-        let (fresh, freshReport) = try verify([site])
+        let (fresh, freshReport) = try verifyJSON([site])
         XCTAssertEqual(fresh.status, 0, fresh.stdout)
         XCTAssertTrue(checks(freshReport, "manifest.freshness", .pass).contains { $0.detail.hasPrefix("sequence 3") }, fresh.stdout)
 
         // Sequence 1 put back after 2 went live (record 3 says it replaced 2): it fails, naming both.
         try first.write(to: URL(fileURLWithPath: site + "/manifest.json"))
-        let (stale, staleReport) = try verify([site])
+        let (stale, staleReport) = try verifyJSON([site])
         XCTAssertEqual(stale.status, 1, stale.stdout)
         let failure = try XCTUnwrap(checks(staleReport, "manifest.freshness", .fail).first, stale.stdout)
         XCTAssertTrue(failure.detail.contains("the live manifest is sequence 1, older than sequence 2, which went live (history record 3 replaced it)"), failure.detail)
@@ -62,7 +52,7 @@ final class VerifyFreshnessTests: XCTestCase {
         // Sequence 2 with a record 3 beside it is not proof of anything: record 3's publish may
         // have died before its manifest write (nothing says 3 went live).
         try second.write(to: URL(fileURLWithPath: site + "/manifest.json"))
-        let (pending, pendingReport) = try verify([site])
+        let (pending, pendingReport) = try verifyJSON([site])
         XCTAssertEqual(pending.status, 0, pending.stdout)
         XCTAssertEqual(checks(pendingReport, "manifest.freshness", .pass).count, 1, pending.stdout)
     }
@@ -82,13 +72,13 @@ final class VerifyFreshnessTests: XCTestCase {
         XCTAssertEqual(server.firstLine, base)
         let url = base + "/manifest.json"
 
-        let (same, sameReport) = try verify([url, "--allow-http", "--origin", origin])
+        let (same, sameReport) = try verifyJSON([url, "--allow-http", "--origin", origin])
         XCTAssertEqual(same.status, 0, same.stdout)
         XCTAssertTrue(checks(sameReport, "manifest.origin", .pass).contains { $0.detail == "the same bytes as the origin \(origin)/manifest.json (sequence 2)" }, same.stdout)
 
         // The origin moves on; the CDN still serves sequence 2.
         try publish(2, base: base, to: origin)
-        let (stale, staleReport) = try verify([url, "--allow-http", "--origin", origin])
+        let (stale, staleReport) = try verifyJSON([url, "--allow-http", "--origin", origin])
         XCTAssertEqual(stale.status, 1, stale.stdout)
         let failure = try XCTUnwrap(checks(staleReport, "manifest.origin", .fail).first, stale.stdout)
         XCTAssertTrue(failure.detail.hasPrefix("the CDN serves sequence 2, the origin \(origin)/manifest.json has 3: the CDN serves an older manifest"), failure.detail)
@@ -109,12 +99,12 @@ final class VerifyFreshnessTests: XCTestCase {
         let target = "s3://\(moto.bucket)/ml"
         let base = "\(moto.endpoint)/\(moto.bucket)/ml"
         for index in 0..<3 { try publish(index, base: base, to: target, environment: environment) }
-        let (fresh, freshReport) = try verify([target], environment: moto.environment)
+        let (fresh, freshReport) = try verifyJSON([target], environment: moto.environment)
         XCTAssertEqual(fresh.status, 0, fresh.stdout)
         XCTAssertEqual(checks(freshReport, "manifest.freshness", .pass).count, 1, fresh.stdout)
         // Through the public URL, compared with the bucket: the same bytes.
         let url = base + "/manifest.json"
-        let (same, sameReport) = try verify([url, "--allow-http", "--origin", target], environment: moto.environment)
+        let (same, sameReport) = try verifyJSON([url, "--allow-http", "--origin", target], environment: moto.environment)
         XCTAssertEqual(same.status, 0, same.stdout)
         XCTAssertTrue(checks(sameReport, "manifest.origin", .pass).contains { $0.detail.contains("(sequence 3)") }, same.stdout)
 
@@ -125,7 +115,7 @@ final class VerifyFreshnessTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: oldPath) }
         try moto.awsCLI(["s3api", "put-object", "--bucket", moto.bucket, "--key", "ml/manifest.json", "--body", oldPath,
                          "--cache-control", "no-cache, no-store", "--content-type", "application/json"])
-        let (stale, staleReport) = try verify([target], environment: moto.environment)
+        let (stale, staleReport) = try verifyJSON([target], environment: moto.environment)
         XCTAssertEqual(stale.status, 1, stale.stdout)
         XCTAssertTrue(checks(staleReport, "manifest.freshness", .fail).contains { $0.detail.contains("the live manifest is sequence 1, older than sequence 2, which went live") }, stale.stdout)
 
@@ -141,7 +131,7 @@ final class VerifyFreshnessTests: XCTestCase {
         XCTAssertTrue(server.firstLine.hasPrefix("http://127.0.0.1:\(port)"), server.firstLine)
         let cdnURL = "http://127.0.0.1:\(port)/\(moto.bucket)/ml/manifest.json"
         // (Its objects are named under the bucket's URL: --base-url says so.)
-        let (behind, behindReport) = try verify([cdnURL, "--allow-http", "--base-url", base, "--origin", target], environment: moto.environment)
+        let (behind, behindReport) = try verifyJSON([cdnURL, "--allow-http", "--base-url", base, "--origin", target], environment: moto.environment)
         XCTAssertEqual(behind.status, 1, behind.stdout)
         XCTAssertTrue(checks(behindReport, "manifest.origin", .fail).contains { $0.detail.hasPrefix("the CDN serves sequence 2, the origin \(target)/manifest.json has 3") }, behind.stdout)
     }
@@ -154,7 +144,7 @@ final class VerifyFreshnessTests: XCTestCase {
         XCTAssertEqual(keys.status, 0, keys.stderr)
         let site = work.at("site")
         try publish(0, base: "https://cdn.example.com/ml", to: site, extra: ["--sign", work.at("k.key")])
-        let (signed, _) = try verify([site, "--public-key", work.at("k.pub")])
+        let (signed, _) = try verifyJSON([site, "--public-key", work.at("k.pub")])
         XCTAssertEqual(signed.status, 0, signed.stdout)
 
         // The same manifest and trusted comment, signed by the real minisign in its legacy mode.
@@ -165,18 +155,18 @@ final class VerifyFreshnessTests: XCTestCase {
         let legacy = try String(contentsOfFile: site + "/manifest.json.minisig", encoding: .utf8)
         XCTAssertTrue(legacy.split(separator: "\n")[1].hasPrefix("RW"), "base64 of 'Ed' (legacy), not 'ED' ('RU…'): \(legacy)")
 
-        let (refused, refusedReport) = try verify([site, "--public-key", work.at("k.pub")])
+        let (refused, refusedReport) = try verifyJSON([site, "--public-key", work.at("k.pub")])
         XCTAssertEqual(refused.status, 1, refused.stdout)
         XCTAssertTrue(checks(refusedReport, "manifest.signature", .fail).contains { $0.detail.contains("a legacy minisign signature") && $0.detail.contains("--allow-legacy-signature") }, refused.stdout)
         XCTAssertTrue(checks(refusedReport, "manifest.trust", .fail).count == 1, "nothing is fetched after a refused signature: \(refused.stdout)")
 
-        let (accepted, acceptedReport) = try verify([site, "--public-key", work.at("k.pub"), "--allow-legacy-signature"])
+        let (accepted, acceptedReport) = try verifyJSON([site, "--public-key", work.at("k.pub"), "--allow-legacy-signature"])
         XCTAssertEqual(accepted.status, 0, accepted.stdout)
         XCTAssertTrue(checks(acceptedReport, "manifest.signature", .pass).contains { $0.detail.contains("legacy 'Ed' signature, accepted by --allow-legacy-signature") }, accepted.stdout)
         // A tampered manifest still fails with the flag: it accepts the format, not a bad signature.
         let manifest = try String(contentsOfFile: site + "/manifest.json", encoding: .utf8)
         try manifest.replacingOccurrences(of: "\"stable\"", with: "\"stab1e\"").write(toFile: site + "/manifest.json", atomically: true, encoding: .utf8)
-        let (tampered, _) = try verify([site, "--public-key", work.at("k.pub"), "--allow-legacy-signature"])
+        let (tampered, _) = try verifyJSON([site, "--public-key", work.at("k.pub"), "--allow-legacy-signature"])
         XCTAssertEqual(tampered.status, 1, tampered.stdout)
 
         let help = try modelcast(["verify", "--help"])

@@ -22,16 +22,6 @@ final class VerifyNetworkTests: XCTestCase {
         }
     }
 
-    func verify(_ arguments: [String], environment: [String: String]? = nil) throws -> (ProcessOutput, VerifyReport?) {
-        let result = try modelcast(["verify"] + arguments + ["--json"], environment: environment)
-        let report = try? JSONDecoder().decode(VerifyReport.self, from: Data(result.stdout.utf8))
-        return (result, report)
-    }
-
-    func checks(_ report: VerifyReport?, _ name: String, _ status: VerifyCheck.Status) -> [VerifyCheck] {
-        report?.checks.filter { $0.check == name && $0.status == status } ?? []
-    }
-
     /// The request lines ("GET /path?query") the misbehaving server logged.
     func requests(_ server: BackgroundProcess) -> [String] {
         server.standardError.split(separator: "\n").map(String.init).filter { $0.hasPrefix("GET ") || $0.hasPrefix("HEAD ") }
@@ -49,7 +39,7 @@ final class VerifyNetworkTests: XCTestCase {
         let server = try BackgroundProcess("/usr/bin/env", ["python3", repositoryRoot + "/Tests/Fixtures/misbehaving_server.py", work.at("sites"), String(port)])
         XCTAssertEqual(server.firstLine, "ready")
         func run(_ mode: String, _ extra: [String] = []) throws -> (ProcessOutput, VerifyReport?) {
-            try verify(["http://127.0.0.1:\(port)/\(mode)/manifest.json", "--allow-http"] + extra)
+            try verifyJSON(["http://127.0.0.1:\(port)/\(mode)/manifest.json", "--allow-http"] + extra)
         }
         let gguf = "models/m/1.1.0/tiny-llm.gguf"
 
@@ -121,7 +111,7 @@ final class VerifyNetworkTests: XCTestCase {
         let port = try freeLoopbackPort()  // nothing listens there
         let url = "http://127.0.0.1:\(port)/ml/manifest.json"
         let started = Date()
-        let (result, report) = try verify([url, "--allow-http"])
+        let (result, report) = try verifyJSON([url, "--allow-http"])
         let elapsed = Date().timeIntervalSince(started)
         XCTAssertLessThan(elapsed, 8, "a refused connection must not wait for the connect timeout: \(result.stdout)")
         XCTAssertEqual(result.status, 3, "a host that cannot be reached is a network failure: \(result.stdout)")
@@ -147,7 +137,7 @@ final class VerifyNetworkTests: XCTestCase {
         XCTAssertTrue(try shell("curl -sS --cacert '\(work.at("cert.pem"))' https://127.0.0.1:\(port)/ok/manifest.json").contains("\"sequence\": 2"))
 
         let started = Date()
-        let (result, report) = try verify(["https://127.0.0.1:\(port)/ok/manifest.json"])
+        let (result, report) = try verifyJSON(["https://127.0.0.1:\(port)/ok/manifest.json"])
         XCTAssertLessThan(Date().timeIntervalSince(started), 8, result.stdout)
         XCTAssertEqual(result.status, 1, "devices refuse this host: a failed check, not a network failure: \(result.stdout)")
         let failure = try XCTUnwrap(checks(report, "manifest.fetch", .fail).first, result.stdout)
@@ -171,7 +161,7 @@ final class VerifyNetworkTests: XCTestCase {
         let half = "stalled after 1048576 bytes of the body"
 
         var started = Date()
-        let (once, onceReport) = try verify([url, "--allow-http", "--request-timeout", "3", "--retries", "0"])
+        let (once, onceReport) = try verifyJSON([url, "--allow-http", "--request-timeout", "3", "--retries", "0"])
         var elapsed = Date().timeIntervalSince(started)
         XCTAssertEqual(once.status, 1, once.stdout)
         let stalled = try XCTUnwrap(checks(onceReport, "artifact.fetch", .fail).first, once.stdout)
@@ -183,7 +173,7 @@ final class VerifyNetworkTests: XCTestCase {
 
         // Retried once: the time both attempts took is said, not the last one's share.
         started = Date()
-        let (twice, twiceReport) = try verify([url, "--allow-http", "--request-timeout", "3", "--retries", "1"])
+        let (twice, twiceReport) = try verifyJSON([url, "--allow-http", "--request-timeout", "3", "--retries", "1"])
         elapsed = Date().timeIntervalSince(started)
         XCTAssertEqual(twice.status, 1, twice.stdout)
         let retried = try XCTUnwrap(checks(twiceReport, "artifact.fetch", .fail).first, twice.stdout)
@@ -196,7 +186,7 @@ final class VerifyNetworkTests: XCTestCase {
         // The run's deadline (--timeout) ends it mid-stall: said as a deadline, with the real
         // time and where the body stopped.
         started = Date()
-        let (deadline, deadlineReport) = try verify([url, "--allow-http", "--timeout", "4", "--retries", "0"])
+        let (deadline, deadlineReport) = try verifyJSON([url, "--allow-http", "--timeout", "4", "--retries", "0"])
         elapsed = Date().timeIntervalSince(started)
         XCTAssertEqual(deadline.status, 1, deadline.stdout)
         let late = try XCTUnwrap(checks(deadlineReport, "artifact.fetch", .fail).first, deadline.stdout)
@@ -218,14 +208,14 @@ final class VerifyNetworkTests: XCTestCase {
         bytes.insert(0xE9, at: at)
         try Data(bytes).write(to: URL(fileURLWithPath: work.at("site/manifest.json")))
 
-        let (result, report) = try verify([work.at("site")])
+        let (result, report) = try verifyJSON([work.at("site")])
         XCTAssertEqual(result.status, 1, result.stdout)
         let failure = try XCTUnwrap(checks(report, "manifest.parse", .fail).first, result.stdout)
         XCTAssertTrue(failure.detail.contains("not valid UTF-8 JSON: the first bad byte, 0xE9, is at byte offset \(at)"), failure.detail)
         XCTAssertFalse(failure.detail.contains("Expected to decode"), failure.detail)
         // A local manifest file says the same.
         try FileManager.default.copyItem(atPath: work.at("site/manifest.json"), toPath: work.at("bad.json"))
-        let (local, localReport) = try verify([work.at("bad.json"), "--base-url", base])
+        let (local, localReport) = try verifyJSON([work.at("bad.json"), "--base-url", base])
         XCTAssertEqual(local.status, 1)
         XCTAssertTrue(checks(localReport, "manifest.parse", .fail).contains { $0.detail.contains("byte offset \(at)") }, local.stdout)
     }
@@ -250,7 +240,7 @@ final class VerifyNetworkTests: XCTestCase {
             XCTAssertFalse(history.stderr.contains(garbled), history.stderr)
         }
         // verify s3:// reports it in its table, as a network failure.
-        let (verified, report) = try verify(["s3://models/p"], environment: environment)
+        let (verified, report) = try verifyJSON(["s3://models/p"], environment: environment)
         XCTAssertEqual(verified.status, 3, verified.stdout)
         XCTAssertTrue(checks(report, "storage", .fail).contains { $0.detail.contains("connection refused by 127.0.0.1:\(port)") }, verified.stdout)
     }

@@ -20,12 +20,6 @@ final class VerifyServeCLITests: XCTestCase {
         }
     }
 
-    func verify(_ arguments: [String]) throws -> (ProcessOutput, VerifyReport?) {
-        let result = try modelcast(["verify"] + arguments + ["--json"])
-        let report = try? JSONDecoder().decode(VerifyReport.self, from: Data(result.stdout.utf8))
-        return (result, report)
-    }
-
     func statuses(_ report: VerifyReport?, _ check: String) -> [VerifyCheck.Status] {
         report?.checks.filter { $0.check == check }.map(\.status) ?? []
     }
@@ -40,7 +34,7 @@ final class VerifyServeCLITests: XCTestCase {
         let server = try BackgroundProcess(modelcastBinary, ["serve", work.at("site"), "--port", String(port)])
         XCTAssertEqual(server.firstLine, base)
 
-        let (result, report) = try verify([base + "/manifest.json", "--allow-http", "--state", work.at("state.json")])
+        let (result, report) = try verifyJSON([base + "/manifest.json", "--allow-http", "--state", work.at("state.json")])
         XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
         let report1 = try XCTUnwrap(report)
         XCTAssertTrue(report1.passed)
@@ -56,7 +50,7 @@ final class VerifyServeCLITests: XCTestCase {
         // An older manifest (sequence 1) served after sequence 2 was seen: a replay.
         try FileManager.default.createDirectory(atPath: work.at("old"), withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: work.at("site/manifests/00000001.json"), toPath: work.at("old/manifest.json"))
-        let (old, oldReport) = try verify([work.at("old/manifest.json"), "--base-url", base, "--allow-http", "--state", work.at("state.json")])
+        let (old, oldReport) = try verifyJSON([work.at("old/manifest.json"), "--base-url", base, "--allow-http", "--state", work.at("state.json")])
         XCTAssertEqual(old.status, 1)
         XCTAssertTrue(oldReport?.checks.contains { $0.check == "manifest.sequence" && $0.status == .fail && $0.detail.contains("sequence 1 is lower than 2") } ?? false, old.stdout)
 
@@ -105,7 +99,7 @@ final class VerifyServeCLITests: XCTestCase {
         let work = try Scratch()
         let base = "https://cdn.example.com/ml"
         try publishTwoReleases(to: work.at("site"), base: base)
-        let (clean, cleanReport) = try verify([work.at("site")])
+        let (clean, cleanReport) = try verifyJSON([work.at("site")])
         XCTAssertEqual(clean.status, 0, clean.stdout)
         XCTAssertEqual(cleanReport?.checks.filter { $0.status == .fail }.count, 0)
 
@@ -113,7 +107,7 @@ final class VerifyServeCLITests: XCTestCase {
         var bytes = try Data(contentsOf: URL(fileURLWithPath: file))
         bytes[500] ^= 0xff
         try bytes.write(to: URL(fileURLWithPath: file))
-        let (tampered, report) = try verify([work.at("site")])
+        let (tampered, report) = try verifyJSON([work.at("site")])
         XCTAssertEqual(tampered.status, 1)
         let failure = try XCTUnwrap(report?.checks.first { $0.check == "artifact.sha256" && $0.status == .fail })
         XCTAssertEqual(failure.subject, base + "/models/m/1.1.0/tiny-llm.gguf")
@@ -140,18 +134,18 @@ final class VerifyServeCLITests: XCTestCase {
                 let result = try modelcast(["publish"] + arguments + versionArguments + ["--base-url", "https://cdn.example.com", "--to", site], environment: environment)
                 XCTAssertEqual(result.status, 0, "\(profile): \(result.stderr)")
             }
-            let (result, report) = try verify([site])
+            let (result, report) = try verifyJSON([site])
             XCTAssertEqual(report?.profile, profile)
             XCTAssertEqual(result.status, 0, "\(profile): \(result.stdout)")
             XCTAssertGreaterThan(statuses(report, "artifact.sha256").count, 0, profile)
         }
         // tiers' rollback URLs carry no hash: fetched and checked, with a warning.
-        let (_, tiers) = try verify([work.at("tiers")])
+        let (_, tiers) = try verifyJSON([work.at("tiers")])
         XCTAssertTrue(tiers?.checks.contains { $0.check == "artifact.sha256" && $0.status == .warn && $0.detail.contains("rollback tier 1b") } ?? false)
-        let (strict, _) = try verify([work.at("tiers"), "--strict"])
+        let (strict, _) = try verifyJSON([work.at("tiers"), "--strict"])
         XCTAssertEqual(strict.status, 1, "warnings fail with --strict")
         // latest: the file name is checked against the content.
-        let (_, latest) = try verify([work.at("latest")])
+        let (_, latest) = try verifyJSON([work.at("latest")])
         XCTAssertTrue(latest?.checks.contains { $0.check == "artifact.sha256" && $0.status == .pass && $0.detail.contains("file name matches its content") } ?? false)
     }
 
@@ -172,18 +166,18 @@ final class VerifyServeCLITests: XCTestCase {
 
         // Expired, and expiring soon.
         let expired = try manifest("expired", live.replacingOccurrences(of: "\"channel\"", with: "\"expires_at\": \"2020-01-01T00:00:00Z\",\n  \"channel\""))
-        let (expiredResult, expiredReport) = try verify([expired, "--base-url", base, "--allow-http"])
+        let (expiredResult, expiredReport) = try verifyJSON([expired, "--base-url", base, "--allow-http"])
         XCTAssertEqual(expiredResult.status, 1)
         XCTAssertTrue(expiredReport?.checks.contains { $0.check == "manifest.expiry" && $0.status == .fail && $0.detail.hasPrefix("expired at 2020-01-01T00:00:00Z: ") } ?? false, expiredResult.stdout)
         let soon = formatTimestamp(Date().addingTimeInterval(3600))
         let expiring = try manifest("soon", live.replacingOccurrences(of: "\"channel\"", with: "\"expires_at\": \"\(soon)\",\n  \"channel\""))
-        let (soonResult, soonReport) = try verify([expiring, "--base-url", base, "--allow-http"])
+        let (soonResult, soonReport) = try verifyJSON([expiring, "--base-url", base, "--allow-http"])
         XCTAssertTrue(soonReport?.checks.contains { $0.check == "manifest.expiry" && $0.status == .warn } ?? false, soonResult.stdout)
 
         // A URL outside the expected prefix is reported and not fetched.
         let evil = "http://127.0.0.2:\(port)/evil/tiny-llm.gguf"
         let outside = try manifest("outside", live.replacingOccurrences(of: base + "/models/m/1.1.0/tiny-llm.gguf", with: evil))
-        let (outsideResult, outsideReport) = try verify([outside, "--base-url", base, "--allow-http"])
+        let (outsideResult, outsideReport) = try verifyJSON([outside, "--base-url", base, "--allow-http"])
         XCTAssertEqual(outsideResult.status, 1)
         XCTAssertTrue(outsideReport?.checks.contains { $0.check == "manifest.urls" && $0.status == .fail && $0.subject == evil && $0.detail.contains("outside the expected prefix") } ?? false, outsideResult.stdout)
         XCTAssertFalse(outsideReport?.checks.contains { $0.check.hasPrefix("artifact.") && $0.subject == evil } ?? true, "an outside URL must not be fetched")
@@ -194,7 +188,7 @@ final class VerifyServeCLITests: XCTestCase {
         let dotted = try manifest("dotted", live
             .replacingOccurrences(of: base + "/models/m/1.1.0/tiny-llm.gguf", with: climbing)
             .replacingOccurrences(of: base + "/models/m/1.0.0/TinyClassifier.mlpackage.zip", with: encoded))
-        let (dottedResult, dottedReport) = try verify([dotted, "--base-url", base, "--allow-http"])
+        let (dottedResult, dottedReport) = try verifyJSON([dotted, "--base-url", base, "--allow-http"])
         XCTAssertEqual(dottedResult.status, 1)
         for url in [climbing, encoded] {
             XCTAssertTrue(dottedReport?.checks.contains { $0.check == "manifest.urls" && $0.status == .fail && $0.subject == url && $0.detail.contains("'.' or '..' segment") && $0.detail.contains("not fetched") } ?? false, "\(url):\n\(dottedResult.stdout)")
@@ -202,13 +196,13 @@ final class VerifyServeCLITests: XCTestCase {
         XCTAssertFalse(dottedReport?.checks.contains { $0.check.hasPrefix("artifact.") } ?? true, "a URL climbing out of the prefix must not be fetched: \(dottedResult.stdout)")
 
         // Plain http without --allow-http: every URL fails, nothing is fetched.
-        let (plainResult, plainReport) = try verify([work.at("site/manifest.json"), "--base-url", base])
+        let (plainResult, plainReport) = try verifyJSON([work.at("site/manifest.json"), "--base-url", base])
         XCTAssertEqual(plainResult.status, 1)
         XCTAssertEqual(plainReport?.checks.filter { $0.check == "manifest.urls" && $0.detail.contains("plain http") }.count, 2, plainResult.stdout)
         XCTAssertFalse(plainReport?.checks.contains { $0.check.hasPrefix("artifact.") } ?? true)
 
         // A local file's HTTP headers are not checked: said in a passing check, so --strict can pass.
-        let (strictLocal, strictLocalReport) = try verify([work.at("site/manifest.json"), "--base-url", base, "--allow-http", "--strict"])
+        let (strictLocal, strictLocalReport) = try verifyJSON([work.at("site/manifest.json"), "--base-url", base, "--allow-http", "--strict"])
         XCTAssertEqual(strictLocal.status, 0, strictLocal.stdout)
         XCTAssertTrue(strictLocalReport?.checks.contains { $0.check == "manifest.headers" && $0.status == .pass && $0.detail.hasPrefix("not checked: read from a local file") } ?? false, strictLocal.stdout)
 
@@ -217,13 +211,13 @@ final class VerifyServeCLITests: XCTestCase {
         let bigLocal = try modelcast(["verify", work.at("site/manifest.json"), "--base-url", base, "--allow-http"])
         XCTAssertNotEqual(bigLocal.status, 0)
         XCTAssertTrue(bigLocal.stderr.contains("\(work.at("site/manifest.json")) is larger than 4194304 bytes"), bigLocal.stderr)
-        let (bigResult, bigReport) = try verify([base + "/manifest.json", "--allow-http"])
+        let (bigResult, bigReport) = try verifyJSON([base + "/manifest.json", "--allow-http"])
         XCTAssertEqual(bigResult.status, 1)
         XCTAssertTrue(bigReport?.checks.contains { $0.check == "manifest.size" && $0.status == .fail } ?? false, bigResult.stdout)
 
         // Not a manifest at all.
         try "{\"hello\": 1}".write(toFile: work.at("site/manifest.json"), atomically: true, encoding: .utf8)
-        let (_, junk) = try verify([work.at("site")])
+        let (_, junk) = try verifyJSON([work.at("site")])
         XCTAssertTrue(junk?.checks.contains { $0.check == "manifest.parse" && $0.status == .fail && $0.detail.contains("cannot tell its profile") } ?? false)
     }
 
@@ -266,7 +260,7 @@ final class VerifyServeCLITests: XCTestCase {
         try shell("python3 -c 'import zipfile; z = zipfile.ZipFile(\"\(work.at("evil.zip"))\", \"w\"); z.writestr(\"Model.mlpackage/../../evil.sh\", \"echo pwned\"); z.writestr(\"Model.mlpackage/Manifest.json\", \"{}\"); z.close()'")
         let result = try modelcast(["publish", work.at("evil.zip"), "--name", "m", "--version", "1.0.0", "--base-url", "https://cdn.example.com", "--to", work.at("site")], environment: environment)
         XCTAssertEqual(result.status, 0, result.stderr)
-        let (verifyResult, report) = try verify([work.at("site")])
+        let (verifyResult, report) = try verifyJSON([work.at("site")])
         XCTAssertEqual(verifyResult.status, 1)
         XCTAssertTrue(report?.checks.contains { $0.check == "artifact.zip" && $0.status == .fail && $0.detail.contains("Model.mlpackage/../../evil.sh") } ?? false, verifyResult.stdout)
     }
@@ -288,12 +282,12 @@ final class VerifyServeCLITests: XCTestCase {
         let server = try BackgroundProcess("/usr/bin/env", ["python3", repositoryRoot + "/Tests/Fixtures/misbehaving_server.py", work.at("sites"), String(port)])
         XCTAssertEqual(server.firstLine, "ready")
 
-        let (good, goodReport) = try verify(["http://127.0.0.1:\(port)/ok/manifest.json", "--allow-http", "--public-key", work.at("k.pub")])
+        let (good, goodReport) = try verifyJSON(["http://127.0.0.1:\(port)/ok/manifest.json", "--allow-http", "--public-key", work.at("k.pub")])
         XCTAssertEqual(good.status, 0, good.stdout)
         XCTAssertEqual(statuses(goodReport, "manifest.signature"), [.pass])
         XCTAssertEqual(statuses(goodReport, "manifest.inline-signature"), [.pass])
 
-        let (broken, report) = try verify(["http://127.0.0.1:\(port)/sigerror/manifest.json", "--allow-http", "--public-key", work.at("k.pub"), "--retries", "0"])
+        let (broken, report) = try verifyJSON(["http://127.0.0.1:\(port)/sigerror/manifest.json", "--allow-http", "--public-key", work.at("k.pub"), "--retries", "0"])
         XCTAssertEqual(broken.status, 1, broken.stdout)
         XCTAssertTrue(report?.checks.contains { $0.check == "manifest.signature" && $0.status == .fail && $0.subject.hasSuffix("/sigerror/manifest.json.minisig") && $0.detail == "HTTP 500 fetching the signature" } ?? false, broken.stdout)
         XCTAssertEqual(statuses(report, "manifest.inline-signature"), [.pass])
@@ -313,7 +307,7 @@ final class VerifyServeCLITests: XCTestCase {
         XCTAssertEqual(server.firstLine, "ready")
 
         func run(_ mode: String, _ extra: [String] = []) throws -> (ProcessOutput, VerifyReport?) {
-            try verify(["http://127.0.0.1:\(port)/\(mode)/manifest.json", "--allow-http"] + extra)
+            try verifyJSON(["http://127.0.0.1:\(port)/\(mode)/manifest.json", "--allow-http"] + extra)
         }
         func assertFails(_ mode: String, _ check: String, _ fragment: String, _ extra: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws {
             let (result, report) = try run(mode, extra)
@@ -359,7 +353,7 @@ final class VerifyServeCLITests: XCTestCase {
         let (flaky, _) = try run("flaky")
         XCTAssertEqual(flaky.status, 0, flaky.stdout)
         try publishTwoReleases(to: work.at("sites/flaky2"), base: "http://127.0.0.1:\(port)/flaky2")
-        let (flakyNoRetry, _) = try verify(["http://127.0.0.1:\(port)/flaky2/manifest.json", "--allow-http", "--retries", "0"])
+        let (flakyNoRetry, _) = try verifyJSON(["http://127.0.0.1:\(port)/flaky2/manifest.json", "--allow-http", "--retries", "0"])
         XCTAssertEqual(flakyNoRetry.status, 1)
 
         // The zip's central directory is read with retried Range requests too.

@@ -211,6 +211,19 @@ public func modelcast(_ arguments: [String], cwd: String? = repositoryRoot, envi
     try runProcess(modelcastBinary, arguments, cwd: cwd, environment: environment)
 }
 
+/// Runs `modelcast verify ARGUMENTS --json`: the process's output and the report it
+/// printed (nil when stdout is not a report).
+public func verifyJSON(_ arguments: [String], environment: [String: String]? = nil) throws -> (ProcessOutput, VerifyReport?) {
+    let result = try modelcast(["verify"] + arguments + ["--json"], environment: environment)
+    let report = try? JSONDecoder().decode(VerifyReport.self, from: Data(result.stdout.utf8))
+    return (result, report)
+}
+
+/// The checks of `report` named `name` with `status`.
+public func checks(_ report: VerifyReport?, _ name: String, _ status: VerifyCheck.Status) -> [VerifyCheck] {
+    report?.checks.filter { $0.check == name && $0.status == status } ?? []
+}
+
 /// Every file under `root` (dot files included) with the SHA-256 of its content;
 /// equal snapshots mean the directory was left exactly as it was.
 public func snapshot(_ root: String) throws -> [String: String] {
@@ -438,6 +451,16 @@ public final class MotoS3 {
     }
 
     deinit { try? FileManager.default.removeItem(atPath: requestLogPath) }
+
+    /// Starts `Tests/Fixtures/fault_proxy.py` in front of this server with `json` as its
+    /// rules (written to `rules`); returns the proxy and its endpoint.
+    public func startFaultProxy(rules: String, json: String) throws -> (BackgroundProcess, String) {
+        try json.write(toFile: rules, atomically: true, encoding: .utf8)
+        let proxyPort = try freeLoopbackPort()
+        let proxy = try BackgroundProcess("/usr/bin/env", ["python3", repositoryRoot + "/Tests/Fixtures/fault_proxy.py", String(proxyPort), String(port), rules])
+        XCTAssertEqual(proxy.firstLine, "ready")
+        return (proxy, "http://127.0.0.1:\(proxyPort)")
+    }
 
     /// Lets anyone GET objects (so `verify` can go through the public URL).
     public func allowPublicReads() throws {
