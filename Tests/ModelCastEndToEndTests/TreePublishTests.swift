@@ -294,6 +294,12 @@ final class TreePublishTests: XCTestCase {
         XCTAssertEqual(lines.map { $0[0] }, live.models["classifier"]!.files.compactMap(\.path))
         XCTAssertEqual(lines.map { $0[2] }, live.models["classifier"]!.files.map(\.sha256))
         XCTAssertEqual(out.listing(), ["TinyClassifier.mlpackage.files.json"], "only the listing is written")
+        // Without --out, as a newcomer runs it: the listing goes to the current directory.
+        let cwd = try Scratch()
+        let plain = try modelcast(["pack", scratch.at("src/TinyClassifier.mlpackage"), "--no-zip"], cwd: cwd.path)
+        XCTAssertEqual(plain.status, 0, plain.stderr)
+        XCTAssertEqual(plain.stdout, pack.stdout)
+        XCTAssertEqual(cwd.listing(), ["TinyClassifier.mlpackage.files.json"])
         let listing = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out.at("TinyClassifier.mlpackage.files.json")))) as? [String: Any])
         XCTAssertEqual(listing["format"] as? String, "tree")
         XCTAssertEqual((listing["files"] as? [[String: Any]])?.compactMap { $0["sha256"] as? String }, lines.map { $0[2] })

@@ -155,7 +155,7 @@ public struct Packer: Sendable {
     private func decideZip(_ d: ModelDescription, _ requested: Bool?) throws -> Bool {
         if d.isDirectory {
             if requested == false {
-                throw ModelCastError.usage("--no-zip cannot be used with a directory model: \(d.path) (a directory is published as one zip)")
+                throw ModelCastError.usage("a directory model is one artifact only as a zip: \(d.path); --no-zip lists its files instead (Packer.listTree, `pack --no-zip`)")
             }
             return true
         }
