@@ -58,13 +58,20 @@ final class S3Client: @unchecked Sendable {
     let retries: Int
     /// Requests sent (each attempt counts), for tests and reports.
     private let counter = RequestCounter()
+    /// Descriptors file bodies may still be sending from when their request ended.
+    private let openFiles = OpenFiles()
 
     /// Requests carry S3's checksum headers (`--checksum sha256`): error messages then say
     /// how to do without them.
     let sendsChecksums: Bool
 
-    init(endpoint: S3Endpoint, bucket: String, credentials: AWSCredentials, retries: Int = 4, sendsChecksums: Bool = true) {
+    /// File bodies go out by sendfile: on plain HTTP unless told otherwise (TLS encrypts
+    /// in this process, so there every byte passes through a buffer).
+    let sendsFilesWithSendfile: Bool
+
+    init(endpoint: S3Endpoint, bucket: String, credentials: AWSCredentials, retries: Int = 4, sendsChecksums: Bool = true, sendfile: Bool? = nil) {
         self.sendsChecksums = sendsChecksums
+        self.sendsFilesWithSendfile = sendfile ?? (endpoint.scheme == "http")
         self.endpoint = endpoint
         self.bucket = bucket
         self.signer = SigV4Signer(credentials: credentials, region: endpoint.region, service: "s3")
@@ -82,6 +89,7 @@ final class S3Client: @unchecked Sendable {
 
     func shutdown() async {
         try? await http.shutdown()
+        openFiles.closeAll()
     }
 
     /// Requests sent so far, by method.
@@ -158,11 +166,11 @@ final class S3Client: @unchecked Sendable {
         .seconds(300 + max(0, length) / (256 << 10))
     }
 
-    /// The signed request for one attempt, and where a file body records a read failure.
-    private func makeRequest(
+    /// The URL and signed headers of one attempt.
+    private func signed(
         _ method: String, key: String?, query: [(String, String)], headers: [(String, String)],
         body: S3Body, payloadSHA256: String?
-    ) throws -> (HTTPClientRequest, FileBodyFailure) {
+    ) throws -> (url: String, headers: HTTPHeaders) {
         let (host, path) = endpoint.address(bucket: bucket, key: key)
         var allHeaders = headers
         if body.length > 0 || method == "PUT" || method == "POST" { allHeaders.append(("Content-Length", String(body.length))) }
@@ -178,34 +186,46 @@ final class S3Client: @unchecked Sendable {
         if !query.isEmpty {
             url += "?" + query.map { uriEncode($0.0[...], keepSlash: false) + "=" + uriEncode($0.1[...], keepSlash: false) }.joined(separator: "&")
         }
+        var out = HTTPHeaders()
+        for (name, value) in allHeaders + signature where name.lowercased() != "content-length" {
+            out.add(name: name, value: value)
+        }
+        return (url, out)
+    }
+
+    /// The signed request for one attempt with an empty or in-memory body.
+    private func makeRequest(
+        _ method: String, key: String?, query: [(String, String)], headers: [(String, String)],
+        body: S3Body, payloadSHA256: String?
+    ) throws -> HTTPClientRequest {
+        let (url, signedHeaders) = try signed(method, key: key, query: query, headers: headers, body: body, payloadSHA256: payloadSHA256)
         var request = HTTPClientRequest(url: url)
         request.method = HTTPMethod(rawValue: method)
-        for (name, value) in allHeaders + signature where name.lowercased() != "content-length" {
-            request.headers.add(name: name, value: value)
-        }
-        // A local file that cannot be read ends the request with its own error, which
-        // async-http-client may report as some other failure: kept here, it is what gets thrown.
-        let fileFailure = FileBodyFailure()
+        request.headers = signedHeaders
         switch body {
         case .empty: break
         case .data(let data): request.body = .bytes(ByteBuffer(bytes: data))
-        case .file(let path, let offset, let length, let sent):
-            request.body = .stream(FileRangeSequence(path: path, offset: offset, length: length, failure: fileFailure, sent: sent), length: .known(length))
+        case .file: preconditionFailure("file bodies are sent by sendFileOnce")
         }
-        return (request, fileFailure)
+        return request
     }
 
     private func sendOnce(
         _ method: String, key: String?, query: [(String, String)], headers: [(String, String)],
         body: S3Body, payloadSHA256: String?, operation: String, responseLimit: Int
     ) async throws -> S3Response {
-        let (request, fileFailure) = try makeRequest(method, key: key, query: query, headers: headers, body: body, payloadSHA256: payloadSHA256)
+        if case .file(let path, let offset, let length, let sent) = body {
+            let (url, signedHeaders) = try signed(method, key: key, query: query, headers: headers, body: body, payloadSHA256: payloadSHA256)
+            let file = FileBody(path: path, offset: offset, length: length, sendfile: sendsFilesWithSendfile, sent: sent)
+            counter.add(method)
+            return try await sendFileOnce(method, url: url, headers: signedHeaders, file: file, operation: operation, key: key ?? bucket, responseLimit: responseLimit)
+        }
+        let request = try makeRequest(method, key: key, query: query, headers: headers, body: body, payloadSHA256: payloadSHA256)
         counter.add(method)
         let response: HTTPClientResponse
         do {
             response = try await http.execute(request, timeout: Self.timeout(forBodyLength: body.length))
         } catch {
-            if let local = fileFailure.error { throw local }
             throw S3TransportError(error, host: endpointHost)
         }
         var headersOut: [String: String] = [:]
@@ -226,11 +246,33 @@ final class S3Client: @unchecked Sendable {
         } catch let error as S3ResponseTooLarge {
             throw error
         } catch {
-            if let local = fileFailure.error { throw local }
             throw S3TransportError(message: "reading the response failed after \(data.count) bytes: \(NetworkFailure(error, host: endpointHost))")
         }
-        if let local = fileFailure.error { throw local }
         return S3Response(status: Int(response.status.code), headers: headersOut, body: data)
+    }
+
+    /// One attempt of a request whose body is a range of a file, written by `FileBody`
+    /// through the HTTP client's stream writer (sendfile on plain HTTP). A local file that
+    /// cannot be read, or that changes size, is thrown as it is.
+    private func sendFileOnce(
+        _ method: String, url: String, headers: HTTPHeaders, file: FileBody, operation: String, key: String, responseLimit: Int
+    ) async throws -> S3Response {
+        let request = try HTTPClient.Request(url: url, method: HTTPMethod(rawValue: method), headers: headers, body: file.body())
+        let delegate = FileBodyResponse(body: file, limit: responseLimit)
+        let response: FileBodyResponse.Response
+        do {
+            defer { file.release(into: openFiles) }
+            response = try await http.execute(request: request, delegate: delegate, deadline: .now() + Self.timeout(forBodyLength: file.length)).get()
+        } catch let error as FileBodyResponseTooLarge {
+            throw S3ResponseTooLarge(operation: operation, key: key, size: Int64(error.size), limit: responseLimit)
+        } catch {
+            if let local = file.failure.error { throw local }
+            throw S3TransportError(error, host: endpointHost)
+        }
+        if let local = file.failure.error { throw local }
+        var headersOut: [String: String] = [:]
+        for (name, value) in response.head.headers { headersOut[name.lowercased()] = value }
+        return S3Response(status: Int(response.head.status.code), headers: headersOut, body: Data(response.body.readableBytesView))
     }
 
     /// GETs `key` and hands its body to `consume` block by block, so memory stays flat
@@ -246,7 +288,7 @@ final class S3Client: @unchecked Sendable {
         let started = Date()
         while true {
             do {
-                let (request, _) = try makeRequest("GET", key: key, query: [], headers: headers, body: .empty, payloadSHA256: nil)
+                let request = try makeRequest("GET", key: key, query: [], headers: headers, body: .empty, payloadSHA256: nil)
                 counter.add("GET")
                 let response: HTTPClientResponse
                 do {
@@ -471,20 +513,6 @@ struct S3ResponseTooLarge: Error, LocalizedError, CustomStringConvertible {
     var errorDescription: String? { description }
 }
 
-/// The error a file request body met reading its file, shared between the body
-/// stream and the request that sends it: the first local file error of a streamed body.
-final class FileBodyFailure: Sendable {
-    private let stored = NIOLockedValueBox<(any Error)?>(nil)
-
-    var error: Error? {
-        stored.withLockedValue { $0 }
-    }
-
-    func record(_ error: Error) {
-        stored.withLockedValue { if $0 == nil { $0 = error } }
-    }
-}
-
 /// Requests sent, by HTTP method.
 final class RequestCounter: Sendable {
     private let counts = NIOLockedValueBox<[String: Int]>([:])
@@ -494,95 +522,6 @@ final class RequestCounter: Sendable {
     }
 
     var snapshot: [String: Int] { counts.withLockedValue { $0 } }
-}
-
-/// A byte range of a file as an async sequence of buffers read straight into NIO's
-/// `ByteBuffer`s (a streamed request body). Memory stays flat whatever the part size and
-/// however slowly the peer reads: the body reads into at most `poolSize` buffers of its
-/// own and reuses each once the HTTP client has written it to the socket and let it go,
-/// waiting for one when none is free (the HTTP client's own back-pressure reacts too late
-/// to stop a fast reader from queueing dozens of buffers per request). A file that cannot
-/// be opened or read, or that ends before the range does, fails the body with an error
-/// naming the path (also recorded in `failure`).
-struct FileRangeSequence: AsyncSequence, Sendable {
-    typealias Element = ByteBuffer
-    /// Bytes per buffer, and buffers per request: with 32 parts in flight, 16 MiB in all.
-    static let chunkSize = 256 << 10
-    static let poolSize = 2
-    let path: String
-    let offset: Int64
-    let length: Int64
-    let failure: FileBodyFailure
-    var sent: (@Sendable (Int64) -> Void)? = nil
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        let file: Result<FileDescriptor, Error>
-        let path: String
-        let start: Int64
-        var position: Int64
-        let end: Int64
-        let failure: FileBodyFailure
-        let sent: (@Sendable (Int64) -> Void)?
-        /// The buffers this body reads into; one is free when this holds its only reference.
-        var pool: [ByteBuffer] = []
-        /// How long to wait before looking for a free buffer again, in nanoseconds: it
-        /// follows how fast the peer takes the bytes, so a slow peer costs few wake-ups.
-        var pause: UInt64 = 100_000
-
-        mutating func next() async throws -> ByteBuffer? {
-            guard position < end else { return nil }
-            do {
-                let file = try self.file.get()
-                let count = Int(Swift.min(Int64(FileRangeSequence.chunkSize), end - position))
-                let at = position
-                let path = self.path
-                let end = self.end
-                /// Reads the next `count` bytes into `buffer` (uniquely owned: no copy).
-                func fill(_ buffer: inout ByteBuffer) throws -> Int {
-                    buffer.clear()
-                    let n = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
-                        try file.read(at: at, into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<count]))
-                    }
-                    guard n > 0 else { throw ModelCastError.changedWhilePacking(path: path, expected: end, actual: at) }
-                    return n
-                }
-                var filled: (index: Int, count: Int)?
-                var waited = false
-                while filled == nil {
-                    for index in pool.indices {
-                        if let n = try pool[index].modifyIfUniquelyOwned({ try fill(&$0) }) {
-                            filled = (index, n)
-                            break
-                        }
-                    }
-                    if filled == nil, pool.count < FileRangeSequence.poolSize {
-                        var buffer = ByteBufferAllocator().buffer(capacity: FileRangeSequence.chunkSize)
-                        let n = try fill(&buffer)
-                        pool.append(buffer)
-                        filled = (pool.count - 1, n)
-                    }
-                    if filled == nil {
-                        // Every buffer is still queued for the socket: the peer is slower than the disk.
-                        if waited { pause = Swift.min(pause * 2, 10_000_000) }
-                        waited = true
-                        try await Task.sleep(nanoseconds: pause)
-                    }
-                }
-                if !waited { pause = Swift.max(pause / 2, 50_000) }
-                position += Int64(filled!.count)
-                sent?(position - start)
-                return pool[filled!.index]
-            } catch {
-                failure.record(error)
-                throw error
-            }
-        }
-    }
-
-    func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(file: Result { try FileDescriptor.openForReading(path) }, path: path, start: offset, position: offset, end: offset + length,
-                      failure: failure, sent: sent)
-    }
 }
 
 /// Pulls element text out of S3's small XML documents (errors, listings, upload ids).

@@ -103,6 +103,14 @@ final class FileDescriptor {
     }
 
     /// Closes now, reporting errors (a deferred write error can surface here).
+    /// Hands the descriptor to a new owner, who closes it; this value reads through it
+    /// for as long as the owner keeps it open.
+    func takeDescriptor() throws -> Int32 {
+        guard !isClosed else { throw ModelCastError.io(operation: "read", path: path, reason: "the file was closed") }
+        isClosed = true
+        return fd
+    }
+
     func close() throws {
         guard !isClosed else { return }
         isClosed = true

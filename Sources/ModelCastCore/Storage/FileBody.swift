@@ -1,0 +1,189 @@
+import AsyncHTTPClient
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// A byte range of a file as an S3 request body, written through async-http-client's
+/// stream writer as fast as the connection takes it (the writer's futures are its
+/// back-pressure), so memory stays flat whatever the part size.
+///
+/// On plain HTTP each write is a `FileRegion`: the kernel sends the page-cached bytes
+/// (sendfile), with no copy through user space. Over TLS the bytes must be encrypted in
+/// this process, so each write is a buffer read from the file.
+///
+/// The channel may still hold a region after the request has ended (an early answer, a
+/// failure), and it reads the descriptor when it sends one, so the descriptor is closed
+/// only once every byte was acknowledged as written; otherwise it is handed to
+/// `OpenFiles`, which closes it after the HTTP client has shut down.
+///
+/// A file that cannot be opened or read, or that is shorter than the range, fails the
+/// body with an error naming the path, recorded in `failure` for the request to throw.
+final class FileBody: Sendable {
+    /// Bytes per write.
+    static let chunkSize = 1 << 20
+    let path: String
+    let offset: Int64
+    let length: Int64
+    /// Send with sendfile (plain HTTP only).
+    let sendfile: Bool
+    /// Told how many of the range's bytes the socket took so far (each attempt from zero).
+    let sent: (@Sendable (Int64) -> Void)?
+    let failure = FileBodyFailure()
+    /// The descriptor the writes read from, bytes the channel reported written, and
+    /// whether the request has ended (`release`).
+    private let state = NIOLockedValueBox<(handle: NIOFileHandle?, written: Int64, released: Bool)>((nil, 0, false))
+
+    init(path: String, offset: Int64, length: Int64, sendfile: Bool, sent: (@Sendable (Int64) -> Void)?) {
+        self.path = path
+        self.offset = offset
+        self.length = length
+        self.sendfile = sendfile
+        self.sent = sent
+    }
+
+    func body() -> HTTPClient.Body {
+        .stream(contentLength: length) { writer in
+            let promise = MultiThreadedEventLoopGroup.singleton.any().makePromise(of: Void.self)
+            promise.completeWithTask { [self] in
+                do { try await write(to: writer) } catch {
+                    // Only the file's own errors: a write refused because the request ended
+                    // (an early answer, a failure) is the HTTP client's to report.
+                    if error is ModelCastError { failure.record(error) }
+                    throw error
+                }
+            }
+            return promise.futureResult
+        }
+    }
+
+    /// Called by the response delegate for each write the channel completed.
+    func acknowledge(_ part: IOData) {
+        let total = state.withLockedValue { state in
+            state.written += Int64(part.readableBytes)
+            return state.written
+        }
+        sent?(total)
+    }
+
+    /// Closes the descriptor when the channel can no longer need it; otherwise parks it in
+    /// `openFiles` until the HTTP client has shut down. Call once the request has ended.
+    func release(into openFiles: OpenFiles) {
+        let (handle, written) = state.withLockedValue { state in
+            state.released = true
+            return (state.handle, state.written)
+        }
+        guard let handle else { return }
+        if written >= length { try? handle.close() } else { openFiles.park(handle) }
+    }
+
+    private func write(to writer: HTTPClient.Body.StreamWriter) async throws {
+        let file = try FileDescriptor.openForReading(path)
+        // The handle owns the descriptor from here on; `file` only reads through it.
+        let fileHandle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: try file.takeDescriptor())
+        let ended = state.withLockedValue { state in
+            if !state.released { state.handle = fileHandle }
+            return state.released
+        }
+        if ended {
+            // The request ended before its body began: nothing was written from this descriptor.
+            try? fileHandle.close()
+            throw HTTPClientError.cancelled
+        }
+        var position = offset
+        let end = offset + length
+        while position < end {
+            let count = Int(min(Int64(Self.chunkSize), end - position))
+            let data: IOData
+            if sendfile {
+                // sendfile past the end of a file sends nothing and keeps trying: prove the range is there.
+                let size = Int64(try file.status().st_size)
+                guard size >= position + Int64(count) else { throw ModelCastError.changedWhilePacking(path: path, expected: end, actual: size) }
+                data = .fileRegion(FileRegion(fileHandle: fileHandle, readerIndex: Int(position), endIndex: Int(position) + count))
+            } else {
+                var buffer = ByteBufferAllocator().buffer(capacity: count)
+                let n = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { raw in
+                    try file.read(at: position, into: UnsafeMutableRawBufferPointer(rebasing: raw[0..<count]))
+                }
+                guard n == count else { throw ModelCastError.changedWhilePacking(path: path, expected: end, actual: position + Int64(n)) }
+                data = .byteBuffer(buffer)
+            }
+            position += Int64(count)
+            try await writer.write(data).get()
+        }
+    }
+}
+
+/// Descriptors a request body may still be sending from, closed once the HTTP client
+/// has shut down (no channel left to read them).
+final class OpenFiles: Sendable {
+    private let handles = NIOLockedValueBox<[NIOFileHandle]>([])
+
+    func park(_ handle: NIOFileHandle) {
+        handles.withLockedValue { $0.append(handle) }
+    }
+
+    /// Call after the HTTP client has shut down.
+    func closeAll() {
+        for handle in handles.withLockedValue({ list in defer { list = [] }; return list }) { try? handle.close() }
+    }
+}
+
+/// Collects the (small) answer to a request with a file body and tells the body which
+/// writes the channel completed.
+final class FileBodyResponse: HTTPClientResponseDelegate {
+    typealias Response = (head: HTTPResponseHead, body: ByteBuffer)
+    private let body: FileBody
+    private let limit: Int
+    private let state = NIOLockedValueBox<(head: HTTPResponseHead?, body: ByteBuffer)>((nil, ByteBuffer()))
+
+    init(body: FileBody, limit: Int) {
+        self.body = body
+        self.limit = limit
+    }
+
+    func didSendRequestPart(task: HTTPClient.Task<Response>, _ part: IOData) {
+        body.acknowledge(part)
+    }
+
+    func didReceiveHead(task: HTTPClient.Task<Response>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
+        state.withLockedValue { $0.head = head }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didReceiveBodyPart(task: HTTPClient.Task<Response>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
+        var part = buffer
+        let size = state.withLockedValue { state in
+            state.body.writeBuffer(&part)
+            return state.body.readableBytes
+        }
+        if size > limit { return task.eventLoop.makeFailedFuture(FileBodyResponseTooLarge(size: size)) }
+        return task.eventLoop.makeSucceededVoidFuture()
+    }
+
+    func didFinishRequest(task: HTTPClient.Task<Response>) throws -> Response {
+        try state.withLockedValue { state in
+            guard let head = state.head else { throw HTTPClientError.remoteConnectionClosed }
+            return (head, state.body)
+        }
+    }
+}
+
+struct FileBodyResponseTooLarge: Error {
+    let size: Int
+}
+
+/// The error a file request body met reading its file, shared between the body
+/// and the request that sends it: the first local file error of a streamed body.
+final class FileBodyFailure: Sendable {
+    private let stored = NIOLockedValueBox<(any Error)?>(nil)
+
+    var error: Error? {
+        stored.withLockedValue { $0 }
+    }
+
+    func record(_ error: Error) {
+        stored.withLockedValue { if $0 == nil { $0 = error } }
+    }
+}
