@@ -32,6 +32,24 @@ final class ReadmeExamplesTests: XCTestCase {
         return result
     }
 
+    /// Fenced blocks with no language, in order (a fence opens a block, the next closes it).
+    func plainBlocks(in text: String) -> [[String]] {
+        var result: [[String]] = []
+        var current: [String]?
+        var plain = false
+        for line in text.components(separatedBy: "\n") {
+            guard line.hasPrefix("```") else { current?.append(line); continue }
+            if let block = current {
+                if plain { result.append(block) }
+                current = nil
+            } else {
+                current = []
+                plain = line == "```"
+            }
+        }
+        return result
+    }
+
     /// The console examples: each `$ ` line (with `\` continuations) and its output.
     func examples() throws -> [Example] {
         try exampleBlocks().flatMap { $0 }
@@ -116,6 +134,16 @@ final class ReadmeExamplesTests: XCTestCase {
         }
         XCTAssertEqual(ran, ["inspect", "pack", "publish", "publish", "publish", "history", "rollback", "pack"])
         XCTAssertEqual(needsNetwork, ["verify", "rollback"], "a new console example must run here or be listed as needing the network")
+    }
+
+    /// The `_headers` rules the README shows are those its publish example writes.
+    func testHeaderRulesShownAreThoseThePublishExampleWrites() throws {
+        let shown = try XCTUnwrap(plainBlocks(in: try readme()).first { $0.first == "/models/manifest.json" }, "the README shows no _headers rules")
+        let example = try XCTUnwrap(try examples().first { $0.command.hasPrefix("modelcast publish") })
+        let cwd = try exampleDirectory()
+        try run(example, in: cwd)
+        let written = try String(contentsOfFile: cwd.at("site/_headers"), encoding: .utf8)
+        XCTAssertEqual(written.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init), shown)
     }
 
     /// The set-up section's publish command, as a newcomer runs it, prints what the

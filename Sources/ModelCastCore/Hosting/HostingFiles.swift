@@ -27,6 +27,9 @@ public struct HostedObject: Sendable, Equatable {
 public struct HostingFiles: Sendable {
     /// Rendered files: path relative to the target root → content.
     public let files: [(path: String, content: String)]
+    /// Where these files and objects cross a host's documented limit (Cloudflare Pages,
+    /// wrangler): one line each, naming the limit, the host and what crosses it.
+    public let warnings: [String]
 
     /// Where a rendered template goes: `_headers` at the root (hosts read it there),
     /// the rest under `_modelcast/`.
@@ -55,7 +58,8 @@ public struct HostingFiles: Sendable {
 
     /// Renders every template for `objects` (in upload order) published under `baseURL` from `root`.
     public init(objects: [HostedObject], baseURL: String, root: String, templates: [String: String]) throws {
-        let context = Self.context(objects: objects, baseURL: baseURL, root: root)
+        let rules = ContentTypeRules.make(objects: objects, basePath: URLParts.path(of: baseURL))
+        let context = Self.context(objects: objects, baseURL: baseURL, root: root, contentTypeRules: rules)
         var rendered: [(String, String)] = []
         for name in templates.keys.sorted() {
             let template: MustacheTemplate
@@ -67,9 +71,10 @@ public struct HostingFiles: Sendable {
             rendered.append((Self.outputPath(forTemplate: name), template.render(context)))
         }
         files = rendered
+        warnings = HostLimits.warnings(objects: objects, files: rendered, ownRules: rules.filter { !$0.isPattern }.count)
     }
 
-    static func context(objects: [HostedObject], baseURL: String, root: String) -> [String: Any] {
+    static func context(objects: [HostedObject], baseURL: String, root: String, contentTypeRules: [ContentTypeRule]) -> [String: Any] {
         let basePath = URLParts.path(of: baseURL)
         func entry(_ object: HostedObject, last: Bool) -> [String: Any] {
             [
@@ -108,6 +113,7 @@ public struct HostingFiles: Sendable {
             "manifest": manifest,
             "objects": all,
             "artifacts": all.filter { ($0["role"] as? String) == HostedObject.Role.artifact.rawValue },
+            "content_type_rules": contentTypeRules.map { ["path": $0.path, "content_type": $0.contentType] },
             "history": all.filter { ($0["role"] as? String) == HostedObject.Role.history.rawValue },
         ]
         if let signature { context["signature"] = signature }

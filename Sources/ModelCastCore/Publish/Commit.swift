@@ -282,7 +282,9 @@ extension Publisher {
                     try await self.writeHostingFiles(hosting, records: state.history, recordObjects: state.recordObjects,
                                                      live: try self.liveHostedObjects(state: state, manifestKey: settings.manifestKey))
                 }
-                try await writeHostingFiles(hosting, records: state.history + [plan.release], recordObjects: recordObjects, live: hosted)
+                for warning in try await writeHostingFiles(hosting, records: state.history + [plan.release], recordObjects: recordObjects, live: hosted) {
+                    warn(warning)
+                }
             }
             if let signature = plan.signature {
                 // The signature goes up just before the manifest; until the manifest

@@ -227,10 +227,12 @@ public struct Publisher: Sendable {
 
     /// Renders the hosting files for every object the target holds: the artifacts of
     /// `records` still present, their history records (`recordObjects`), then `live`
-    /// (signature and manifest, manifest last).
+    /// (signature and manifest, manifest last). Returns the warnings where the directory
+    /// crosses a host's documented limit (`HostLimits`).
+    @discardableResult
     func writeHostingFiles(
         _ hosting: HostingTarget, records: [Release], recordObjects: [Int64: ObjectMetadata], live: [HostedObject], excluding: Set<String> = []
-    ) async throws {
+    ) async throws -> [String] {
         var artifacts: [String: ObjectMetadata] = [:]
         for record in records {
             for model in Array(record.models.values) + (record.prototypes.map { [$0] } ?? []) {
@@ -261,6 +263,7 @@ public struct Publisher: Sendable {
             if file.path.hasSuffix(".sh") { _ = fchmod(atomic.descriptor.fd, 0o755) }
             try atomic.commit(durable: true)
         }
+        return files.warnings
     }
 
     /// Where and how a directory target's hosting files are written. Loading it reads

@@ -1,0 +1,68 @@
+import Foundation
+import XCTest
+import ModelCastCore
+import ModelCastTestSupport
+
+/// A directory target's hosting files at catalog size (issue 17), through the binary:
+/// `_headers` stays within Cloudflare Pages' 100 rules, and publish warns (stderr and
+/// `--json`) when a host's documented limit is crossed, and only then.
+final class HostingLimitsCLITests: XCTestCase {
+    let base = "https://cdn.example.com/models"
+
+    func publishJSON(_ arguments: [String], cwd: String) throws -> (ProcessOutput, PublishReport) {
+        let result = try modelcast(["publish"] + arguments + ["--json", "--progress", "none"], cwd: cwd)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        return (result, try JSONDecoder().decode(PublishReport.self, from: Data(result.stdout.utf8)))
+    }
+
+    /// A small file each kind of model a catalog holds: its format's magic where it has one.
+    func modelFile(_ index: Int, in work: Scratch) throws -> String {
+        let name = String(format: "m%03d", index)
+        switch index % 4 {
+        case 0: return try work.write("\(name).onnx", [0x08, 0x07] + patternBytes(64, seed: UInt32(index)))
+        case 1: return try work.write("\(name).tflite", [0, 0, 0, 0] + Array("TFL3".utf8) + patternBytes(64, seed: UInt32(index)))
+        case 2: return try work.write("\(name).gguf", Array(try Data(contentsOf: URL(fileURLWithPath: repositoryRoot + "/examples/models/tiny-llm.gguf"))))
+        default: return try work.write("\(name).bin", patternBytes(64, seed: UInt32(index)))
+        }
+    }
+
+    func testHundredModelCatalogKeepsHeadersWithinPagesLimitAndWarnsNothing() throws {
+        let work = try Scratch()
+        var models: [String] = []
+        for index in 0..<99 { models.append(String(format: "m%03d=", index) + (try modelFile(index, in: work))) }
+        models.append("classifier=" + repositoryRoot + "/examples/models/TinyClassifier.mlpackage")
+        let (result, report) = try publishJSON(models + ["--version", "1.0.0", "--base-url", base, "--to", work.at("site")], cwd: work.path)
+        XCTAssertEqual(report.objects.filter { $0.role == "artifact" }.count, 100)
+        XCTAssertEqual(report.warnings, [])
+        XCTAssertFalse(result.stderr.contains("warning:"), result.stderr)
+        let headers = try String(contentsOfFile: work.at("site/_headers"), encoding: .utf8)
+        // Manifest, models/*, manifests/*, one pattern per extension (onnx, tflite, gguf,
+        // bin), and the one zip's own rule (a pattern for one object saves nothing).
+        XCTAssertEqual(HostLimits.headerRuleCount(headers), 8, headers)
+        XCTAssertTrue(headers.contains("\n/models/models/*.tflite\n  Content-Type: application/octet-stream\n"), headers)
+        XCTAssertTrue(headers.contains("\n/models/models/classifier/1.0.0/TinyClassifier.mlpackage.zip\n  Content-Type: application/zip\n"), headers)
+        // objects.json still lists every object, one entry each: serve and verify read it.
+        let objects = try String(contentsOfFile: work.at("site/_modelcast/objects.json"), encoding: .utf8)
+        XCTAssertEqual(objects.components(separatedBy: "\"key\":").count - 1, 102)
+        // Verifying the directory takes every object's headers from objects.json, not _headers.
+        try FileManager.default.removeItem(atPath: work.at("site/_headers"))
+        let verify = try modelcast(["verify", work.at("site"), "--progress", "none"])
+        XCTAssertEqual(verify.status, 0, verify.stdout + verify.stderr)
+        XCTAssertTrue(verify.stdout.contains("PASS  artifact.content-type"), verify.stdout)
+    }
+
+    func testAnArtifactOverPagesFileLimitWarns() throws {
+        let work = try Scratch()
+        // Sparse: 25 MiB and one byte, written as a hole.
+        let big = work.at("big.bin")
+        XCTAssertTrue(FileManager.default.createFile(atPath: big, contents: nil))
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: big))
+        try handle.truncate(atOffset: (25 << 20) + 1)
+        try handle.close()
+        let (result, report) = try publishJSON([big, "--version", "1.0.0", "--base-url", base, "--to", work.at("site")], cwd: work.path)
+        XCTAssertEqual(report.warnings.count, 1, "\(report.warnings)")
+        let warning = try XCTUnwrap(report.warnings.first)
+        for part in ["models/big/1.0.0/big.bin", "25 MiB", "Cloudflare Pages"] { XCTAssertTrue(warning.contains(part), warning) }
+        XCTAssertTrue(result.stderr.contains("warning: " + warning), result.stderr)
+    }
+}
