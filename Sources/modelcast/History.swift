@@ -10,17 +10,35 @@ extension ModelCast {
                 STATE is `live` (the manifest devices fetch now), `went live` (a rollback target), \
                 `never live` (its publish stopped before the manifest was written) or `pending` \
                 (newer than the live manifest: a publish under way, or one that failed last).
+
+                history reads every record (eight at a time), so its cost grows with the history; \
+                publish, rollback, resign and verify read the history index (_modelcast/history-index.json) \
+                instead. history says when the index does not name exactly the records that are \
+                there; --rebuild-index rewrites it from them (commands that find it wrong read \
+                every record and write a new one by themselves).
                 """
         )
 
         @OptionGroup
         var targetOptions: PublishedTargetOptions
 
+        @Flag(help: "Rewrite the history index (_modelcast/history-index.json) from the records that are there.")
+        var rebuildIndex = false
+
         func run() async throws {
             let environment = ProcessInfo.processInfo.environment
             let manifestKey = targetOptions.manifestKey
             let entries = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { storage in
-                let state = try await TargetState.load(from: storage, manifestKey: manifestKey)
+                if rebuildIndex {
+                    let state = try await Publisher(storage: storage, log: { printError($0) }).rebuildIndex(manifestKey: manifestKey)
+                    let was = state.index.problem.map { "it was not usable: \($0)" } ?? "it was already current"
+                    printError("rewrote \(storage.location)/\(TargetLayout.indexKey(manifestKey: manifestKey)) from \(state.history.count) record\(state.history.count == 1 ? "" : "s") (\(was))")
+                    return state.entries
+                }
+                let state = try await TargetState.load(from: storage, manifestKey: manifestKey, reading: .all)
+                if let problem = state.index.problem, !state.history.isEmpty {
+                    printError("note: \(problem); publish, rollback and resign rewrite it, or run: modelcast history \(storage.location) --rebuild-index")
+                }
                 guard !state.history.isEmpty else {
                     throw ModelCastError.targetState("no release history at \(storage.location)/\(TargetLayout.historyPrefix(manifestKey: manifestKey)): \(state.manifestData == nil ? "nothing is published there" : "its manifest was not published by modelcast")")
                 }

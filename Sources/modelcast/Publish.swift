@@ -77,6 +77,9 @@ extension ModelCast {
         @Flag(help: SafetyHelp.trustStored)
         var trustStored = false
 
+        @Flag(help: "Re-read every stored object the release names. By default, files the live release names with the same bytes are proven by its history record (checked against the store), not re-read one by one: `verify s3://…` or `verify DIR` re-reads them all.")
+        var reverifyStored = false
+
         @Option(help: "Manifest shape: modelcast, nomlens, tiers, catalog or latest (default: modelcast, or the config file's).")
         var profile: ManifestProfile?
 
@@ -165,6 +168,7 @@ extension ModelCast {
             request.removeModels = removeModel
             request.adoptLive = adoptLive
             request.trustStored = trustStored
+            request.reverifyStored = reverifyStored
             request.signing = try signingOptions.settings(environment: environment)
             request.allowUnsigned = signingOptions.unsigned
             let gate = try verifyGate(verifyURL, manifestKey: request.manifestKey)

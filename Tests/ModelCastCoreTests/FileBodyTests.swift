@@ -20,7 +20,7 @@ final class FileBodyTests: XCTestCase {
     func testBothWaysStoreExactlyTheRange() async throws {
         let moto = try MotoS3()
         let scratch = try Scratch()
-        let bytes = patternBytes(3 * FileBody.chunkSize + 12_345, seed: 7)
+        let bytes = patternBytes(3 * FileBody.regionSize + 12_345, seed: 7)
         let path = try scratch.write("data.bin", bytes)
         let credentials = AWSCredentials(accessKeyID: moto.accessKeyID, secretAccessKey: moto.secretAccessKey)
         // The first request starts the event loops, which hold descriptors of their own.

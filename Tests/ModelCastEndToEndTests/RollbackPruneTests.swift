@@ -450,7 +450,10 @@ final class RollbackPruneTests: XCTestCase {
         XCTAssertEqual(report["kept_sequences"] as? [Int], [1, 4])
         XCTAssertEqual((report["aborted_uploads"] as? [String])?.count, 1, pruned.stdout)
         let keys = Set(try moto.listing().keys.filter { $0.hasPrefix("ml/") })
-        XCTAssertEqual(keys, ["ml/manifest.json", "ml/manifests/00000001.json", "ml/manifests/00000004.json", "ml/models/m/1.0.0/m.bin"])
+        XCTAssertEqual(keys, ["ml/manifest.json", "ml/manifests/00000001.json", "ml/manifests/00000004.json", "ml/models/m/1.0.0/m.bin",
+                              "ml/_modelcast/history-index.json"])
+        let index = try XCTUnwrap(try JSONSerialization.jsonObject(with: try moto.download("ml/_modelcast/history-index.json")) as? [String: Any])
+        XCTAssertEqual((index["records"] as? [[String: Any]])?.compactMap { $0["sequence"] as? Int }, [1, 4], "the index names the kept records")
         let pending = try moto.awsCLI(["s3api", "list-multipart-uploads", "--bucket", moto.bucket])
         XCTAssertFalse(pending.contains("9.9.9"), pending)
 

@@ -183,9 +183,11 @@ final class S3ContentProofTests: XCTestCase {
     }
 
     /// Publish, then another tool overwrites the artifact with same-size bytes and the
-    /// original's SHA-256 forged into its metadata. A publish naming that artifact again
-    /// (same model, version and bytes, plus a new model) must not call it unchanged: it
-    /// fails naming the key, and the live manifest stays as it was.
+    /// original's SHA-256 forged into its metadata. A publish asked to re-read what is
+    /// stored (`--reverify-stored`), naming that artifact again (same model, version and
+    /// bytes, plus a new model), must not call it unchanged: it fails naming the key, and
+    /// the live manifest stays as it was. (By default the live record proves it, and
+    /// `verify s3://` is what re-reads every object: see the next test.)
     func testRepublishOverAForgedArtifactFails() throws {
         let moto = try MotoS3()
         let work = try Scratch()
@@ -205,7 +207,7 @@ final class S3ContentProofTests: XCTestCase {
 
         environment["SOURCE_DATE_EPOCH"] = "1790003600"
         let again = try modelcast(["publish", "m=examples/models/tiny-llm.gguf", "n=examples/models/tiny-llm-mmproj.gguf", "--version", "1.0.0",
-                                   "--base-url", "https://cdn.example.com/f", "--to", target, "--json"], environment: environment)
+                                   "--base-url", "https://cdn.example.com/f", "--to", target, "--json", "--reverify-stored"], environment: environment)
         XCTAssertEqual(again.status, 1, "a forged artifact must not be named again: \(again.stdout)")
         XCTAssertFalse(again.stdout.contains("unchanged"), again.stdout)
         XCTAssertTrue(again.stderr.contains(key) && again.stderr.contains("already exists with different content"), again.stderr)
@@ -219,5 +221,45 @@ final class S3ContentProofTests: XCTestCase {
         let report = try JSONDecoder().decode(VerifyReport.self, from: Data(verify.stdout.utf8))
         let sha = report.checks.filter { $0.check == "object.sha256" }
         XCTAssertTrue(sha.contains { $0.status == .fail && $0.subject.hasSuffix(key) && $0.detail.contains(try! SHA256Hasher.digest(forged).hex) }, "\(sha)")
+    }
+
+    /// By default, a publish that changes one model of a release does not re-read the
+    /// other models' objects: the live record, checked against the store, proves them.
+    /// The bucket verify still re-reads every one, and finds a forged one.
+    func testUnchangedModelsAreProvenByTheLiveRecordAndVerifyStillReadsThem() throws {
+        let moto = try MotoS3()
+        let work = try Scratch()
+        let target = "s3://\(moto.bucket)/asLive"
+        var environment = moto.environment
+        environment["SOURCE_DATE_EPOCH"] = "1790000000"
+        let llm = repositoryRoot + "/examples/models/tiny-llm.gguf"
+        let projector = repositoryRoot + "/examples/models/tiny-llm-mmproj.gguf"
+        func config(_ nVersion: String, _ nFile: String) throws -> String {
+            try work.write("modelcast-\(nVersion).yml", text: """
+                base_url: https://cdn.example.com/f
+                models:
+                  m: {version: 1.0.0, files: [\(llm)]}
+                  n: {version: \(nVersion), files: [\(nFile)]}
+                """)
+        }
+        let first = try modelcast(["publish", "--config", try config("1.0.0", projector), "--to", target], environment: environment)
+        XCTAssertEqual(first.status, 0, first.stderr)
+        let key = "models/m/1.0.0/tiny-llm.gguf"
+        let before = moto.loggedRequests().count
+        let changed = try work.write("n.gguf", Array(try Data(contentsOf: URL(fileURLWithPath: projector))) + [0])
+        environment["SOURCE_DATE_EPOCH"] = "1790003600"
+        let second = try modelcast(["publish", "--config", try config("1.1.0", changed), "--to", target], environment: environment)
+        XCTAssertEqual(second.status, 0, second.stderr)
+        let touched = moto.loggedRequests().dropFirst(before).filter { $0.path.hasSuffix(key) }
+        XCTAssertEqual(touched.map { "\($0.method) \($0.path)" }, [], "the unchanged model's object is not re-read")
+
+        let original = try Data(contentsOf: URL(fileURLWithPath: repositoryRoot + "/examples/models/tiny-llm.gguf"))
+        var forged = original
+        forged[forged.count - 1] ^= 0xff
+        try forged.write(to: URL(fileURLWithPath: work.at("forged.gguf")))
+        try overwrite(moto, key: "asLive/" + key, with: work.at("forged.gguf"), claimedSHA256: try SHA256Hasher.digest(original).hex)
+        let verify = try modelcast(["verify", target], environment: moto.environment)
+        XCTAssertNotEqual(verify.status, 0, "verify re-reads every object: \(verify.stdout)")
+        XCTAssertTrue(verify.stdout.contains(key), verify.stdout)
     }
 }

@@ -32,10 +32,10 @@ final class S3PublishTests: XCTestCase {
                                         "--base-url", base, "--to", "s3://\(moto.bucket)/ml", "--json"], epoch: 1_790_003_600)
         XCTAssertEqual(second.status, 0, second.stderr)
 
-        // The bucket holds artifacts, history and the manifest under the prefix.
+        // The bucket holds artifacts, history (records and their index) and the manifest under the prefix.
         let keys = Set(try moto.listing().keys)
         XCTAssertEqual(keys, [
-            "ml/manifest.json", "ml/manifests/00000001.json", "ml/manifests/00000002.json",
+            "ml/manifest.json", "ml/manifests/00000001.json", "ml/manifests/00000002.json", "ml/_modelcast/history-index.json",
             "ml/models/m/1.0.0/TinyClassifier.mlpackage.zip", "ml/models/m/1.1.0/tiny-llm.gguf", "ml/models/m/1.1.0/tiny-llm-mmproj.gguf",
         ])
         // Another client sees the headers and the bytes the manifest promises.

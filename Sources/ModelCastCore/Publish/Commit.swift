@@ -164,6 +164,9 @@ extension Publisher {
             log("warning: " + text)
         }
         try checkNotExpired(release, settings: settings)
+        if let problem = state.index.problem, !state.history.isEmpty {
+            warn("\(problem): every history record was read instead, and this run writes a new index")
+        }
         if state.liveIsUnexplained {
             let shown = state.liveManifestSequence.map { " (sequence \($0))" } ?? ""
             guard settings.adoptLive else {
@@ -224,6 +227,25 @@ extension Publisher {
         return report(plan, state: state, objects: objects, warnings: plan.warnings)
     }
 
+    /// Replaces the history index with the state's records plus the new one, if the
+    /// index is still what the state read (another writer makes this fail). Undone by
+    /// putting back the state's records (or removing an index that did not exist).
+    private func writeIndex(adding plan: CommitPlan, state: TargetState, journal: UndoJournal) async throws {
+        let manifestKey = plan.settings.manifestKey
+        let key = HistoryIndex.key(manifestKey: manifestKey)
+        let before = state.indexEntries.filter { $0.record.sequence != plan.release.sequence }
+        let index = HistoryIndex(entries: before + [try HistoryIndex.entry(record: plan.release, bytes: plan.historyData)])
+        let data = try index.encoded(manifestKey: manifestKey)
+        let metadata = try HistoryIndex.metadata(of: data)
+        try await storage.replace(key, data: data, metadata: metadata, ifMatch: state.index.etag)
+        let storage = self.storage
+        journal.record("restore \(key)") {
+            guard !state.index.etag.isEmpty else { return try await storage.delete(key) }
+            let previous = try HistoryIndex(entries: before).encoded(manifestKey: manifestKey)
+            try await storage.replace(key, data: previous, metadata: try HistoryIndex.metadata(of: previous), ifMatch: nil)
+        }
+    }
+
     /// Executes `plan`: artifacts (each checked), the `beforeManifest` gate, the history
     /// record, the hosting files, the signature, and the manifest last. Before the manifest
     /// write, a failure undoes what this run did (removing only keys it saw itself create);
@@ -270,6 +292,7 @@ extension Publisher {
                 journal.record("remove \(plan.historyKey)") { try await self.storage.delete(plan.historyKey) }
             }
             objects.append(.init(key: plan.historyKey, role: "history", outcome: "created", size: plan.historyMetadata.size, sha256: plan.historyMetadata.sha256.hex))
+            try await writeIndex(adding: plan, state: state, journal: journal)
 
             if let hosting = plan.hosting {
                 var hosted = [HostedObject(key: settings.manifestKey, role: .manifest, metadata: plan.manifestMetadata)]

@@ -55,7 +55,7 @@ extension Publisher {
         }
         let lock = try lockTarget(dryRun: request.dryRun)
         defer { withExtendedLifetime(lock) {} }
-        let state = try await TargetState.load(from: storage, manifestKey: request.manifestKey)
+        let state = try await TargetState.load(from: storage, manifestKey: request.manifestKey, reading: .all)
         guard state.manifestData != nil else {
             throw ModelCastError.targetState("no manifest at \(storage.location)/\(request.manifestKey): prune needs the live manifest to know what must stay")
         }
@@ -94,6 +94,9 @@ extension Publisher {
         let uploads = try await staleUploads(olderThan: request.abortUploadsOlderThan)
 
         if !request.dryRun {
+            // The index goes first too: it names only the kept records, so an interrupted
+            // prune leaves records it does not name, which the next full read finds.
+            try await writeIndex(state.indexEntries.filter { kept.contains($0.record.sequence) }, manifestKey: request.manifestKey, ifMatch: state.index.etag)
             if let hosting {
                 // The new state first: hosting files that no longer list what is about to go.
                 try await writeHostingFiles(
@@ -118,6 +121,25 @@ extension Publisher {
             target: storage.location, dryRun: request.dryRun, keptSequences: keptRecords.map(\.sequence),
             deleted: artifacts + records, deletedBytes: bytes,
             abortedUploads: uploads.map { "\($0.key) (\($0.uploadID))" }, requests: storage.requestCounts)
+    }
+
+    /// Replaces the history index with `entries` (oldest first) if it is still as read.
+    func writeIndex(_ entries: [HistoryIndex.Entry], manifestKey: String, ifMatch: String) async throws {
+        let data = try HistoryIndex(entries: entries).encoded(manifestKey: manifestKey)
+        try await storage.replace(HistoryIndex.key(manifestKey: manifestKey), data: data, metadata: try HistoryIndex.metadata(of: data), ifMatch: ifMatch)
+    }
+
+    /// Reads every record and rewrites the history index from them (`history --rebuild-index`).
+    /// Returns the state as read: its `index` says what was wrong with the index before.
+    public func rebuildIndex(manifestKey: String) async throws -> TargetState {
+        let lock = try lockTarget(dryRun: false)
+        defer { withExtendedLifetime(lock) {} }
+        let state = try await TargetState.load(from: storage, manifestKey: manifestKey, reading: .all)
+        guard !state.history.isEmpty else {
+            throw ModelCastError.targetState("no release history at \(storage.location)/\(TargetLayout.historyPrefix(manifestKey: manifestKey)): there is nothing to index")
+        }
+        try await writeIndex(state.indexEntries, manifestKey: manifestKey, ifMatch: state.index.etag)
+        return state
     }
 
     /// Multipart uploads on an S3 target started at least `age` ago.

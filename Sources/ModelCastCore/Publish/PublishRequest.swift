@@ -63,6 +63,9 @@ public struct PublishRequest: Sendable {
     public var adoptLive = false
     /// Accept a stored object's size where the store cannot prove its SHA-256 itself.
     public var trustStored = false
+    /// Re-read every stored object the release names, also those the live release names
+    /// with the same bytes (by default those are proven by the live record instead).
+    public var reverifyStored = false
     /// Where `publishedAt` came from when it is not the current time (`SOURCE_DATE_EPOCH=…`), for messages.
     public var publishedAtOrigin: String?
 

@@ -121,21 +121,36 @@ public struct Publisher: Sendable {
             rollback: live.map { ReleaseRollback(sequence: $0.sequence, models: $0.models) }, replaces: live?.sequence)
         let settings = CommitSettings(request, profile: request.profile, baseURL: request.baseURL, manifestCacheControl: request.manifestCacheControl, signing: request.signing)
 
+        // Files the live release names with these very bytes: the live record (checked
+        // against the store) proves them, so a change to one model of a large catalog does
+        // not re-read the others, object by object (unless --reverify-stored).
+        let asLive = request.reverifyStored ? [] : Self.keysAsLive(release, live: state.liveRecord)
         let signatureMissing = request.signing?.signer != nil && state.signatureData == nil
         if let live = state.liveRecord, live.sameContent(as: release), !signatureMissing {
             // Same bytes, same metadata, and that release is live: nothing to do, nothing is
             // written — once the stored objects are proven to hold those bytes.
-            try await proveStored(release.files, localFiles: staging.localFiles, trustStored: request.trustStored)
+            try await proveStored(release.files.filter { !asLive.contains($0.key) }, localFiles: staging.localFiles, trustStored: request.trustStored)
             return unchangedReport(state: state, settings: settings, warnings: warnings)
         }
         // Shared tree files: their stored bytes are proven before the manifest names them again.
         var reused: [String: ReleaseFile] = [:]
-        for file in release.files where staging.stored[file.key] != nil { reused[file.key] = file }
+        for file in release.files where staging.stored[file.key] != nil && !asLive.contains(file.key) { reused[file.key] = file }
         try await proveStored(reused.keys.sorted().map { reused[$0]! }, localFiles: staging.stored, trustStored: request.trustStored)
         for warning in request.profile.publishWarnings(release) { warn(warning) }
-        return try await commit(release, state: state, settings: settings, artifacts: staging.staged, proven: Set(staging.stored.keys), warnings: warnings) { key in
+        let artifacts = staging.staged.filter { !asLive.contains($0.key) }
+        return try await commit(release, state: state, settings: settings, artifacts: artifacts, proven: Set(staging.stored.keys).union(asLive), warnings: warnings) { key in
             staging.consumed(key)
         }
+    }
+
+    /// Keys of `release`'s files that `live` names with the same size and SHA-256.
+    static func keysAsLive(_ release: Release, live: Release?) -> Set<String> {
+        guard let live else { return [] }
+        var liveFiles: [String: ReleaseFile] = [:]
+        for file in live.files { liveFiles[file.key] = file }
+        return Set(release.files.filter { file in
+            liveFiles[file.key].map { $0.size == file.size && $0.sha256 == file.sha256 } ?? false
+        }.map(\.key))
     }
 
     /// Takes the target's lock, where it has one (publishes, rollbacks and prunes run one

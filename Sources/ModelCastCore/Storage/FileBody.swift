@@ -21,8 +21,11 @@ import NIOPosix
 /// A file that cannot be opened or read, or that is shorter than the range, fails the
 /// body with an error naming the path, recorded in `failure` for the request to throw.
 final class FileBody: Sendable {
-    /// Bytes per write.
-    static let chunkSize = 1 << 20
+    /// Bytes per write: a file region (nothing held in memory), or a buffer, kept small
+    /// so that the buffers of every part in flight stay a few MiB.
+    static let regionSize = 1 << 20
+    static let bufferSize = 256 << 10
+    var chunkSize: Int { sendfile ? Self.regionSize : Self.bufferSize }
     let path: String
     let offset: Int64
     let length: Int64
@@ -31,9 +34,24 @@ final class FileBody: Sendable {
     /// Told how many of the range's bytes the socket took so far (each attempt from zero).
     let sent: (@Sendable (Int64) -> Void)?
     let failure = FileBodyFailure()
-    /// The descriptor the writes read from, bytes the channel reported written, and
-    /// whether the request has ended (`release`).
-    private let state = NIOLockedValueBox<(handle: NIOFileHandle?, written: Int64, released: Bool)>((nil, 0, false))
+    /// Writes the channel may hold at once: the HTTP client's own back-pressure reacts too
+    /// late to stop a fast reader from queueing dozens of buffers per request.
+    static let writesInFlight = 2
+    private struct State {
+        /// The descriptor the writes read from.
+        var handle: NIOFileHandle?
+        /// Bytes handed to the writer, and bytes the channel reported written.
+        var issued: Int64 = 0
+        var written: Int64 = 0
+        /// The request has ended (`release`).
+        var released = false
+        /// The writer, waiting for the channel to catch up.
+        var waiter: CheckedContinuation<Void, Never>?
+
+        /// Another write may go out: fewer than `limit` bytes unacknowledged, or the request ended.
+        func mayWrite(limit: Int64) -> Bool { released || issued - written < limit }
+    }
+    private let state = NIOLockedValueBox(State())
 
     init(path: String, offset: Int64, length: Int64, sendfile: Bool, sent: (@Sendable (Int64) -> Void)?) {
         self.path = path
@@ -60,20 +78,24 @@ final class FileBody: Sendable {
 
     /// Called by the response delegate for each write the channel completed.
     func acknowledge(_ part: IOData) {
-        let total = state.withLockedValue { state in
+        let (total, waiter) = state.withLockedValue { state in
             state.written += Int64(part.readableBytes)
-            return state.written
+            defer { state.waiter = nil }
+            return (state.written, state.waiter)
         }
+        waiter?.resume()
         sent?(total)
     }
 
     /// Closes the descriptor when the channel can no longer need it; otherwise parks it in
     /// `openFiles` until the HTTP client has shut down. Call once the request has ended.
     func release(into openFiles: OpenFiles) {
-        let (handle, written) = state.withLockedValue { state in
+        let (handle, written, waiter) = state.withLockedValue { state in
             state.released = true
-            return (state.handle, state.written)
+            defer { state.waiter = nil }
+            return (state.handle, state.written, state.waiter)
         }
+        waiter?.resume()
         guard let handle else { return }
         if written >= length { try? handle.close() } else { openFiles.park(handle) }
     }
@@ -94,7 +116,7 @@ final class FileBody: Sendable {
         var position = offset
         let end = offset + length
         while position < end {
-            let count = Int(min(Int64(Self.chunkSize), end - position))
+            let count = Int(min(Int64(chunkSize), end - position))
             let data: IOData
             if sendfile {
                 // sendfile past the end of a file sends nothing and keeps trying: prove the range is there.
@@ -110,7 +132,24 @@ final class FileBody: Sendable {
                 data = .byteBuffer(buffer)
             }
             position += Int64(count)
+            state.withLockedValue { $0.issued += Int64(count) }
             try await writer.write(data).get()
+            await channelCatchUp()
+        }
+    }
+
+    /// Waits until fewer than `writesInFlight` writes are unacknowledged, or the request ended.
+    private func channelCatchUp() async {
+        let limit = Int64(Self.writesInFlight * chunkSize)
+        while !state.withLockedValue({ $0.mayWrite(limit: limit) }) {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLockedValue { state -> Bool in
+                    if state.mayWrite(limit: limit) { return true }
+                    state.waiter = continuation
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
         }
     }
 }

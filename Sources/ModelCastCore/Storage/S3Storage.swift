@@ -274,6 +274,20 @@ public final class S3Storage: Storage, @unchecked Sendable {
         return response.body
     }
 
+    public func getWithETag(_ key: String, limit: Int) async throws -> (data: Data, etag: String)? {
+        try validateKey(key)
+        let objectKey = target.objectKey(key)
+        let response: S3Response
+        do {
+            response = try await client.send("GET", key: objectKey, operation: "GET", responseLimit: limit)
+        } catch let error as S3ResponseTooLarge {
+            throw StorageError.tooLarge(key: key, size: error.size, limit: limit)
+        }
+        if response.status == 404 { return nil }
+        guard response.status == 200 else { throw client.error(response, operation: "GET", key: objectKey) }
+        return (response.body, response.headers["etag"] ?? "")
+    }
+
     public func list(prefix: String) async throws -> [String] {
         let fullPrefix = target.objectKey(prefix)
         if !listWithoutPrefix.value {

@@ -117,6 +117,10 @@ public protocol Storage: Sendable {
     /// expected and actual (size and/or sha256) when different.
     func proveContent(_ key: String, size: Int64, sha256: SHA256Digest, localFile: String?, trustStored: Bool) async throws -> ContentProof
 
+    /// The bytes of a small object with the etag they were read under (for a later
+    /// conditional `replace`), or nil when it does not exist.
+    func getWithETag(_ key: String, limit: Int) async throws -> (data: Data, etag: String)?
+
     /// Keys under `prefix`, sorted.
     func list(prefix: String) async throws -> [String]
 
@@ -192,6 +196,13 @@ public struct PendingUpload: Sendable, Equatable {
 }
 
 extension Storage {
+    /// HEAD, then GET: the etag may be of newer bytes than those read, which only makes
+    /// a conditional write that relies on it fail.
+    public func getWithETag(_ key: String, limit: Int) async throws -> (data: Data, etag: String)? {
+        guard let info = try await head(key), let data = try await get(key, limit: limit) else { return nil }
+        return (data, info.etag ?? "")
+    }
+
     public var requestCounts: [String: Int]? { nil }
     public func lockForWriting(create: Bool) throws -> (any StorageLock)? { nil }
     public func finishStaging() {}

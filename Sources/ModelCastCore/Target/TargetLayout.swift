@@ -13,6 +13,16 @@ public enum TargetLayout {
         manifestKey == "manifest.json" ? "manifests/" : "manifests/" + String(manifestKey.dropLast(".json".count)) + "/"
     }
 
+    /// The history index of a manifest key (`HistoryIndex`): `_modelcast/history-index.json`
+    /// for `manifest.json`, `_modelcast/history-index.<key>` for any other (a `/` in it
+    /// written `%2F`). Not under `manifests/`, where every object is immutable (hosts
+    /// cache it for a year, upload scripts never overwrite it): the index changes with
+    /// every release.
+    public static func indexKey(manifestKey: String) -> String {
+        manifestKey == "manifest.json" ? "_modelcast/history-index.json"
+            : "_modelcast/history-index." + manifestKey.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "/", with: "%2F")
+    }
+
     /// The content-addressed key of a tree model's file: `models/NAME/blobs/<sha256 hex>`.
     /// Every version whose tree holds these bytes names this one object (stored once,
     /// never overwritten); it cannot collide with `models/NAME/VERSION/…`, as `blobs` is

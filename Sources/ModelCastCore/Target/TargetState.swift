@@ -36,34 +36,103 @@ public struct TargetState: Sendable {
     /// live manifest and its signature have shown devices, so it never goes back.
     public var nextSequence: Int64 { max(history.last?.sequence ?? 0, liveManifestSequence ?? 0) + 1 }
 
+    /// Where the history came from, and what a write must do with the index.
+    public internal(set) var index = IndexState()
+    /// Every record's bytes and metadata, oldest first (what the next index holds).
+    var indexEntries: [HistoryIndex.Entry] = []
+
+    /// How a command reads the history.
+    public enum HistoryRead: Sendable {
+        /// The index, checked (see `HistoryIndex`), with every record read only when it fails.
+        case indexed
+        /// Every record, in parallel (`history`, `prune`, `history --rebuild-index`).
+        case all
+    }
+
     /// Reads the history and the live manifest of `manifestKey`.
-    public static func load(from storage: any Storage, manifestKey: String) async throws -> TargetState {
-        let prefix = TargetLayout.historyPrefix(manifestKey: manifestKey)
-        var history: [Release] = []
-        var recordObjects: [Int64: ObjectMetadata] = [:]
-        for key in try await storage.list(prefix: prefix) {
-            let name = key.dropFirst(prefix.count)
-            guard name.hasSuffix(".json"), !name.contains("/"), Int64(name.dropLast(5)) != nil else { continue }
-            guard let data = try await storage.get(key, limit: TargetLayout.recordLimit) else { continue }
-            let record = try Release.decode(data, source: "\(storage.location)/\(key)")
-            history.append(record)
-            recordObjects[record.sequence] = try ObjectMetadata(of: data, cacheControl: CachePolicy.immutable, contentType: "application/json")
+    public static func load(from storage: any Storage, manifestKey: String, reading: HistoryRead = .indexed) async throws -> TargetState {
+        let indexKey = HistoryIndex.key(manifestKey: manifestKey)
+        var index = IndexState()
+        var stored: HistoryIndex?
+        do {
+            if let (data, etag) = try await storage.getWithETag(indexKey, limit: HistoryIndex.sizeLimit) {
+                index.etag = etag
+                stored = try HistoryIndex.decode(data, manifestKey: manifestKey, source: "\(storage.location)/\(indexKey)")
+            } else {
+                index.problem = "there is no history index at \(storage.location)/\(indexKey)"
+            }
+        } catch let problem as IndexProblem {
+            index.problem = "\(storage.location)/\(indexKey) cannot be used: \(problem)"
+        } catch StorageError.tooLarge(_, let size, _) {
+            index.problem = "\(storage.location)/\(indexKey) is \(size) bytes, over the \(HistoryIndex.sizeLimit) read back"
+            index.etag = try await storage.head(indexKey)?.etag ?? ""
         }
-        history.sort { $0.sequence < $1.sequence }
-        let info = try await storage.head(manifestKey)
-        let data = info == nil ? nil : try await storage.get(manifestKey, limit: TargetLayout.recordLimit)
-        let signature = data == nil ? nil : try await storage.get(SignedManifest.signatureKey(for: manifestKey), limit: SignedManifest.maximumSignatureSize)
-        let unsigned = data.map(InlineSignature.strip)
-        let liveRecord = unsigned.flatMap { bytes in history.last { TargetLayout.rendering(of: $0) == bytes } }
-        let liveManifestRelease = unsigned.flatMap { try? Release.decode($0, source: manifestKey) }
-        let signedSequence = signature.flatMap { try? MinisignSignature(fileContents: String(decoding: $0, as: UTF8.self)) }
-            .flatMap { TrustedComment(parsing: $0.trustedComment)?.sequence }
-        let sequences = [liveRecord?.sequence, liveManifestRelease?.sequence, signedSequence].compactMap { $0 }
-        var state = TargetState(
-            history: history, manifestInfo: info, manifestData: data, signatureData: signature, liveRecord: liveRecord,
-            liveManifestSequence: sequences.max(), liveManifestRelease: liveManifestRelease)
-        state.recordObjects = recordObjects
+        let live = try await LiveObjects.read(storage, manifestKey: manifestKey)
+        if reading == .indexed, let stored {
+            var entries = stored.entries
+            let newer = try await recordsAfter(entries.last?.record.sequence ?? 0, storage: storage, manifestKey: manifestKey)
+            entries += newer
+            let state = TargetState(entries: entries, live: live)
+            if let problem = try await liveRecordProblem(state, storage: storage, manifestKey: manifestKey) {
+                index.problem = problem
+            } else {
+                var state = state
+                index.unnamed = newer.map(\.record.sequence)
+                state.index = index
+                return state
+            }
+        }
+        var state = TargetState(entries: try await readAllRecords(storage, manifestKey: manifestKey), live: live)
+        if let stored, index.problem == nil {
+            let all = state.indexEntries.map { [$0.record.sequence: $0.metadata.sha256] }
+            let named = stored.entries.map { [$0.record.sequence: $0.metadata.sha256] }
+            if all != named { index.problem = "\(storage.location)/\(indexKey) does not name the records that are there (\(named.count) named, \(all.count) stored)" }
+        }
+        state.index = index
         return state
+    }
+
+    /// Records above `sequence`, found by asking for each next key until one is absent
+    /// (one request when the index is current).
+    private static func recordsAfter(_ sequence: Int64, storage: any Storage, manifestKey: String) async throws -> [HistoryIndex.Entry] {
+        var found: [HistoryIndex.Entry] = []
+        var next = sequence + 1
+        while let data = try await storage.get(TargetLayout.historyKey(manifestKey: manifestKey, sequence: next), limit: TargetLayout.recordLimit) {
+            let key = TargetLayout.historyKey(manifestKey: manifestKey, sequence: next)
+            found.append(try HistoryIndex.entry(record: try Release.decode(data, source: "\(storage.location)/\(key)"), bytes: data))
+            next += 1
+        }
+        return found
+    }
+
+    /// Why the index's account of the live release cannot be trusted, or nil: the record
+    /// the live manifest renders must be stored with the index's bytes, and a live
+    /// manifest the index cannot explain is checked against every record.
+    private static func liveRecordProblem(_ state: TargetState, storage: any Storage, manifestKey: String) async throws -> String? {
+        if state.liveIsUnexplained { return "the live manifest matches no record the history index names" }
+        guard let live = state.liveRecord, let entry = state.indexEntries.last(where: { $0.record.sequence == live.sequence }) else { return nil }
+        let key = TargetLayout.historyKey(manifestKey: manifestKey, sequence: live.sequence)
+        guard let data = try await storage.get(key, limit: TargetLayout.recordLimit) else {
+            return "the history index names \(storage.location)/\(key), which is missing"
+        }
+        if try SHA256Hasher.digest(data) != entry.metadata.sha256 {
+            return "\(storage.location)/\(key) is not the record the history index holds"
+        }
+        return nil
+    }
+
+    /// Every record under the manifest key's history prefix, read eight at a time.
+    static func readAllRecords(_ storage: any Storage, manifestKey: String) async throws -> [HistoryIndex.Entry] {
+        let prefix = TargetLayout.historyPrefix(manifestKey: manifestKey)
+        let keys = try await storage.list(prefix: prefix).filter { key in
+            let name = key.dropFirst(prefix.count)
+            return name.hasSuffix(".json") && !name.contains("/") && Int64(name.dropLast(5)) != nil
+        }
+        let entries = try await boundedMap(keys, concurrency: 8) { key -> HistoryIndex.Entry? in
+            guard let data = try await storage.get(key, limit: TargetLayout.recordLimit) else { return nil }
+            return try HistoryIndex.entry(record: try Release.decode(data, source: "\(storage.location)/\(key)"), bytes: data)
+        }
+        return entries.compactMap { $0 }.sorted { $0.record.sequence < $1.record.sequence }
     }
 
     /// The records that went live, oldest first. A record never went live when its
@@ -95,6 +164,51 @@ public struct TargetState: Sendable {
         }
         return nil
     }
+}
+
+extension TargetState {
+    fileprivate init(entries: [HistoryIndex.Entry], live: LiveObjects) {
+        let history = entries.map(\.record)
+        let unsigned = live.manifest.map(InlineSignature.strip)
+        let liveRecord = unsigned.flatMap { bytes in history.last { TargetLayout.rendering(of: $0) == bytes } }
+        let liveManifestRelease = unsigned.flatMap { try? Release.decode($0, source: "manifest") }
+        let signedSequence = live.signature.flatMap { try? MinisignSignature(fileContents: String(decoding: $0, as: UTF8.self)) }
+            .flatMap { TrustedComment(parsing: $0.trustedComment)?.sequence }
+        let sequences = [liveRecord?.sequence, liveManifestRelease?.sequence, signedSequence].compactMap { $0 }
+        self.init(
+            history: history, manifestInfo: live.info, manifestData: live.manifest, signatureData: live.signature, liveRecord: liveRecord,
+            liveManifestSequence: sequences.max(), liveManifestRelease: liveManifestRelease)
+        indexEntries = entries
+        recordObjects = Dictionary(uniqueKeysWithValues: entries.map { ($0.record.sequence, $0.metadata) })
+    }
+
+}
+
+/// The live manifest and its detached signature, as stored.
+struct LiveObjects {
+    let info: ObjectInfo?
+    let manifest: Data?
+    let signature: Data?
+
+    static func read(_ storage: any Storage, manifestKey: String) async throws -> LiveObjects {
+        let info = try await storage.head(manifestKey)
+        let data = info == nil ? nil : try await storage.get(manifestKey, limit: TargetLayout.recordLimit)
+        let signature = data == nil ? nil : try await storage.get(SignedManifest.signatureKey(for: manifestKey), limit: SignedManifest.maximumSignatureSize)
+        return LiveObjects(info: info, manifest: data, signature: signature)
+    }
+}
+
+/// What a command found of the history index (`HistoryIndex`).
+public struct IndexState: Sendable {
+    /// The index object's etag as read ("" when there is none): a write must find it unchanged.
+    public var etag = ""
+    /// Why the index was not used (every record was read instead), or nil.
+    public var problem: String?
+    /// Records newer than the index that it does not name yet.
+    public var unnamed: [Int64] = []
+
+    /// The index names exactly the records there are.
+    public var isCurrent: Bool { problem == nil && unnamed.isEmpty }
 }
 
 /// One release in a target's history, for `modelcast history`.
