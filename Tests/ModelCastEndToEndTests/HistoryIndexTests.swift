@@ -104,6 +104,26 @@ final class HistoryIndexTests: XCTestCase {
         }
     }
 
+    /// A rollback acts on an older record: it reads that record from its own key, and
+    /// refuses when the index holds other bytes, naming --rebuild-index; after the
+    /// rebuild it goes through.
+    func testRollbackConfirmsItsTargetRecordAgainstTheStore() throws {
+        let scratch = try Scratch()
+        let target = scratch.at("out")
+        try publishVersions(3, scratch: scratch, to: target)
+        let recordPath = target + "/manifests/00000001.json"
+        let record = try String(contentsOfFile: recordPath, encoding: .utf8)
+        let edited = record.replacingOccurrences(of: "\"channel\": \"stable\"", with: "\"channel\": \"edited\"")
+        XCTAssertNotEqual(edited, record)
+        try edited.write(toFile: recordPath, atomically: true, encoding: .utf8)
+        let refused = try modelcast(["rollback", target, "--version", "1.0.0"])
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.stderr.contains("manifests/00000001.json") && refused.stderr.contains("--rebuild-index"), refused.stderr)
+        XCTAssertEqual(try modelcast(["history", target, "--rebuild-index"]).status, 0)
+        let rolled = try modelcast(["rollback", target, "--version", "1.0.0"])
+        XCTAssertEqual(rolled.status, 0, rolled.stderr)
+    }
+
     /// `history` reads every record and says when the index does not name them;
     /// `history --rebuild-index` rewrites it; prune's index names only the kept records.
     func testHistoryReportsAndRebuildsTheIndexAndPruneKeepsItExact() throws {
@@ -141,7 +161,11 @@ final class HistoryIndexTests: XCTestCase {
                 let result = try modelcast(arguments, environment: moto.environment)
                 XCTAssertEqual(result.status, 0, "\(arguments): \(result.stderr)")
                 let logged = moto.loggedRequests().dropFirst(before)
-                let olderRecords = logged.filter { $0.method == "GET" && $0.path.contains("/manifests/0000000") && !$0.path.hasSuffix("0\(records).json") && !$0.path.hasSuffix("0\(records + 1).json") && !$0.path.hasSuffix("0\(records + 2).json") }
+                // The live record, the next sequence's key, and a rollback's own target record.
+                let allowed = arguments[0] == "rollback" ? [records - 1, records, records + 1, records + 2] : [records, records + 1, records + 2]
+                let olderRecords = logged.filter { request in
+                    request.method == "GET" && request.path.contains("/manifests/0000000") && !allowed.contains { request.path.hasSuffix("0\($0).json") }
+                }
                 XCTAssertEqual(olderRecords.map(\.path), [], "\(arguments) read older records")
                 return logged.count
             }

@@ -83,6 +83,7 @@ extension Publisher {
         }
 
         let target = try rollbackTarget(request, state: state, live: live)
+        try await state.confirmStored(target, storage: storage)
         // The models devices go back to, at the version they had then.
         var restored = request.model == nil ? target.models : live.models
         if let model = request.model { restored[model] = target.models[model] }

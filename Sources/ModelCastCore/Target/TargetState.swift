@@ -40,6 +40,8 @@ public struct TargetState: Sendable {
     public internal(set) var index = IndexState()
     /// Every record's bytes and metadata, oldest first (what the next index holds).
     var indexEntries: [HistoryIndex.Entry] = []
+    /// The manifest key this history belongs to.
+    var indexManifestKey = "manifest.json"
 
     /// How a command reads the history.
     public enum HistoryRead: Sendable {
@@ -79,6 +81,7 @@ public struct TargetState: Sendable {
                 var state = state
                 index.unnamed = newer.map(\.record.sequence)
                 state.index = index
+                state.indexManifestKey = manifestKey
                 return state
             }
         }
@@ -89,6 +92,7 @@ public struct TargetState: Sendable {
             if all != named { index.problem = "\(storage.location)/\(indexKey) does not name the records that are there (\(named.count) named, \(all.count) stored)" }
         }
         state.index = index
+        state.indexManifestKey = manifestKey
         return state
     }
 
@@ -119,6 +123,18 @@ public struct TargetState: Sendable {
             return "\(storage.location)/\(key) is not the record the history index holds"
         }
         return nil
+    }
+
+    /// Proves `record` is stored with the bytes the history holds (read from the index,
+    /// it is read again from its own key): a command about to act on an older record
+    /// never trusts the index alone.
+    public func confirmStored(_ record: Release, storage: any Storage) async throws {
+        guard let entry = indexEntries.last(where: { $0.record.sequence == record.sequence }) else { return }
+        let key = TargetLayout.historyKey(manifestKey: indexManifestKey, sequence: record.sequence)
+        let data = try await storage.get(key, limit: TargetLayout.recordLimit)
+        guard let data, try SHA256Hasher.digest(data) == entry.metadata.sha256 else {
+            throw ModelCastError.targetState("\(storage.location)/\(key) is \(data == nil ? "missing" : "not the record the history index holds"): run `modelcast history \(storage.location) --rebuild-index` (with the same --manifest-key), then try again")
+        }
     }
 
     /// Every record under the manifest key's history prefix, read eight at a time.
