@@ -235,13 +235,13 @@ extension Publisher {
         let key = HistoryIndex.key(manifestKey: manifestKey)
         let before = state.indexEntries.filter { $0.record.sequence != plan.release.sequence }
         let index = HistoryIndex(entries: before + [try HistoryIndex.entry(record: plan.release, bytes: plan.historyData)])
-        let data = try index.encoded(manifestKey: manifestKey)
+        let data = index.encoded(manifestKey: manifestKey)
         let metadata = try HistoryIndex.metadata(of: data)
         try await storage.replace(key, data: data, metadata: metadata, ifMatch: state.index.etag)
         let storage = self.storage
         journal.record("restore \(key)") {
             guard !state.index.etag.isEmpty else { return try await storage.delete(key) }
-            let previous = try HistoryIndex(entries: before).encoded(manifestKey: manifestKey)
+            let previous = HistoryIndex(entries: before).encoded(manifestKey: manifestKey)
             try await storage.replace(key, data: previous, metadata: try HistoryIndex.metadata(of: previous), ifMatch: nil)
         }
     }

@@ -125,7 +125,7 @@ extension Publisher {
 
     /// Replaces the history index with `entries` (oldest first) if it is still as read.
     func writeIndex(_ entries: [HistoryIndex.Entry], manifestKey: String, ifMatch: String) async throws {
-        let data = try HistoryIndex(entries: entries).encoded(manifestKey: manifestKey)
+        let data = HistoryIndex(entries: entries).encoded(manifestKey: manifestKey)
         try await storage.replace(HistoryIndex.key(manifestKey: manifestKey), data: data, metadata: try HistoryIndex.metadata(of: data), ifMatch: ifMatch)
     }
 

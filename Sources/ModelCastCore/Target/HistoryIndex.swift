@@ -42,8 +42,8 @@ struct HistoryIndex: Sendable {
         Entry(record: record, metadata: try ObjectMetadata(of: bytes, cacheControl: CachePolicy.immutable, contentType: "application/json"), bytes: bytes)
     }
 
-    private struct File: Codable {
-        struct Record: Codable {
+    private struct File: Decodable {
+        struct Record: Decodable {
             let sequence: Int64
             let size: Int64
             let sha256: String
@@ -60,14 +60,21 @@ struct HistoryIndex: Sendable {
         }
     }
 
-    func encoded(manifestKey: String) throws -> Data {
-        let file = File(format: Self.format, manifestKey: manifestKey, records: entries.map {
-            File.Record(sequence: $0.record.sequence, size: $0.metadata.size, sha256: $0.metadata.sha256.hex,
-                        record: String(decoding: $0.bytes, as: UTF8.self))
-        })
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(file) + Data("\n".utf8)
+    /// The index as stored: one JSON object, keys sorted, each record's bytes as a string.
+    /// Written by hand, not by JSONEncoder, so a large history costs no object tree.
+    func encoded(manifestKey: String) -> Data {
+        var out = "{\"format\":"
+        JSONValue.appendQuoted(Self.format, to: &out)
+        out += ",\"manifest_key\":"
+        JSONValue.appendQuoted(manifestKey, to: &out)
+        out += ",\"records\":["
+        for (offset, entry) in entries.enumerated() {
+            out += offset == 0 ? "{\"record\":" : ",{\"record\":"
+            JSONValue.appendQuoted(String(decoding: entry.bytes, as: UTF8.self), to: &out)
+            out += ",\"sequence\":\(entry.record.sequence),\"sha256\":\"\(entry.metadata.sha256.hex)\",\"size\":\(entry.metadata.size)}"
+        }
+        out += "]}\n"
+        return Data(out.utf8)
     }
 
     /// Reads an index, checking every entry against its own SHA-256 and sequence.
