@@ -12,8 +12,12 @@ extension ModelCast {
                 manifest's rollback target, and any record newer than the live one (a publish under \
                 way). Everything they name stays; objects only older releases named are deleted, \
                 then those releases' history records. The hosting files are rewritten first, so \
-                they never list a deleted object; deleting is the last step. --dry-run lists what \
-                would go.
+                they never list a deleted object, and so is the history index (naming the kept \
+                records only); deleting is the last step. --dry-run lists what would go.
+
+                prune reads every history record, and looks up every object only older releases \
+                named, eight requests at a time, so its cost grows with the history (publish, \
+                rollback, resign and verify read the history index instead).
 
                 On S3, --abort-uploads-older-than also aborts multipart uploads a killed publish \
                 left behind (the store keeps, and bills, their parts until then).

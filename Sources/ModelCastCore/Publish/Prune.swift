@@ -83,10 +83,14 @@ extension Publisher {
         for record in dropped { candidates.formUnion(record.referencedKeys) }
         var artifacts: [String] = []
         var sizes: [Int64] = []
-        for key in candidates.subtracting(protected).sorted() {
-            guard let info = try await storage.head(key) else { continue }
+        let storage = self.storage
+        let found = try await boundedMap(candidates.subtracting(protected).sorted(), concurrency: 8) { key in
+            (key, try await storage.head(key)?.size)
+        }
+        for (key, size) in found {
+            guard let size else { continue }
             artifacts.append(key)
-            sizes.append(info.size)
+            sizes.append(size)
         }
         let bytes = sizes.reduce(0, +)
         let records = dropped.map { TargetLayout.historyKey(manifestKey: request.manifestKey, sequence: $0.sequence) }
