@@ -77,7 +77,7 @@ extension ModelCast {
         @Flag(help: SafetyHelp.trustStored)
         var trustStored = false
 
-        @Flag(help: "Re-read every stored object the release names. By default, files the live release names with the same bytes are proven by its history record (checked against the store), not re-read one by one: `verify s3://…` or `verify DIR` re-reads them all.")
+        @Flag(help: "Re-read every stored object the release names. By default, a publish that changes the release proves the files the live release names with the same bytes by its history record (checked against the store), not one by one; an unchanged re-publish, `verify s3://…` and `verify DIR` re-read them all.")
         var reverifyStored = false
 
         @Option(help: "Manifest shape: modelcast, nomlens, tiers, catalog or latest (default: modelcast, or the config file's).")

@@ -128,8 +128,9 @@ public struct Publisher: Sendable {
         let signatureMissing = request.signing?.signer != nil && state.signatureData == nil
         if let live = state.liveRecord, live.sameContent(as: release), !signatureMissing {
             // Same bytes, same metadata, and that release is live: nothing to do, nothing is
-            // written — once the stored objects are proven to hold those bytes.
-            try await proveStored(release.files.filter { !asLive.contains($0.key) }, localFiles: staging.localFiles, trustStored: request.trustStored)
+            // written — once the stored objects are proven to hold those bytes (all of them:
+            // confirming the target is all an unchanged publish does, so it re-reads).
+            try await proveStored(release.files, localFiles: staging.localFiles, trustStored: request.trustStored)
             return unchangedReport(state: state, settings: settings, warnings: warnings)
         }
         // Shared tree files: their stored bytes are proven before the manifest names them again.
