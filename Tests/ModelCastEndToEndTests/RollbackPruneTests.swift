@@ -397,6 +397,27 @@ final class RollbackPruneTests: XCTestCase {
         _ = hand
     }
 
+    /// An object prune keeps only because a kept record's rollback section names it
+    /// (the release before the oldest kept one) is still listed in the hosting files, so
+    /// serve serves it and the upload scripts upload it.
+    func testObjectsAKeptRollbackSectionNamesStayListed() throws {
+        let scratch = try Scratch()
+        let inputs = try models(in: scratch)
+        let site = scratch.at("site")
+        for (index, version) in Self.versions.enumerated() {
+            let result = try modelcast(["publish", inputs[version]!.path, "--name", "m", "--version", version,
+                                        "--base-url", "https://cdn.example.com/m", "--to", site], environment: epoch(index))
+            XCTAssertEqual(result.status, 0, result.stderr)
+        }
+        let pruned = try modelcast(["prune", site, "--keep", "2"])
+        XCTAssertEqual(pruned.status, 0, pruned.stderr)
+        let kept = "models/m/\(Self.versions[0])/m.bin"
+        XCTAssertTrue(FileManager.default.fileExists(atPath: site + "/" + kept), "record 2's rollback section names it")
+        let objects = try String(contentsOfFile: site + "/_modelcast/objects.json", encoding: .utf8)
+        XCTAssertTrue(objects.contains("\"\(kept)\"") || objects.contains("\"\(kept.replacingOccurrences(of: "/", with: "\\/"))\""), objects)
+        XCTAssertEqual(try modelcast(["verify", site]).status, 0)
+    }
+
     /// The same on S3: three publishes, rollback, a device reading through the public
     /// URL, prune with the rollback target present, and a stale multipart upload aborted.
     func testRollbackAndPruneOnS3() throws {

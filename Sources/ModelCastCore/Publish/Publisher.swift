@@ -251,7 +251,8 @@ public struct Publisher: Sendable {
     ) async throws -> [String] {
         var artifacts: [String: ObjectMetadata] = [:]
         for record in records {
-            for model in Array(record.models.values) + (record.prototypes.map { [$0] } ?? []) {
+            // A record's rollback section names objects too: prune keeps them, so they are listed.
+            for model in Array(record.models.values) + (record.prototypes.map { [$0] } ?? []) + (record.rollback.map { Array($0.models.values) } ?? []) {
                 for file in model.files {
                     guard let digest = SHA256Digest(hex: file.sha256) else { continue }
                     artifacts[file.key] = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: file.contentType, size: file.size, sha256: digest)

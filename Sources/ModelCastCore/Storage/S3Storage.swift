@@ -261,17 +261,7 @@ public final class S3Storage: Storage, @unchecked Sendable {
     }
 
     public func get(_ key: String, limit: Int) async throws -> Data? {
-        try validateKey(key)
-        let objectKey = target.objectKey(key)
-        let response: S3Response
-        do {
-            response = try await client.send("GET", key: objectKey, operation: "GET", responseLimit: limit)
-        } catch let error as S3ResponseTooLarge {
-            throw StorageError.tooLarge(key: key, size: error.size, limit: limit)
-        }
-        if response.status == 404 { return nil }
-        guard response.status == 200 else { throw client.error(response, operation: "GET", key: objectKey) }
-        return response.body
+        try await getWithETag(key, limit: limit)?.data
     }
 
     public func getWithETag(_ key: String, limit: Int) async throws -> (data: Data, etag: String)? {
