@@ -42,7 +42,7 @@ struct TargetOptions: ParsableArguments {
     var partSize: Int = 16
 
     @Option(help: "Parts uploaded at once.")
-    var concurrentParts: Int = 8
+    var concurrentParts: Int = 16
 
     /// The target settings for `target`.
     func settings(for target: String) -> TargetSettings {

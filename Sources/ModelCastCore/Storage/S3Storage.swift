@@ -8,7 +8,7 @@ public struct S3UploadPolicy: Sendable {
     /// Part size: every part but the last has exactly this size (R2 requires equal parts).
     public var partSize: Int64 = 16 << 20
     /// Parts uploaded at once.
-    public var concurrentParts = 8
+    public var concurrentParts = 16
     /// Whether objects carry an S3 SHA-256 checksum the store checks and keeps.
     public var checksum = S3ChecksumMode.sha256
 
