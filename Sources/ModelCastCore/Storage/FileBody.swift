@@ -6,8 +6,9 @@ import NIOHTTP1
 import NIOPosix
 
 /// A byte range of a file as an S3 request body, written through async-http-client's
-/// stream writer as fast as the connection takes it (the writer's futures are its
-/// back-pressure), so memory stays flat whatever the part size.
+/// stream writer as fast as the connection takes it: a new write goes out only while
+/// fewer than `writesInFlight` are unacknowledged (the response delegate reports each
+/// completed write), so memory stays flat whatever the part size.
 ///
 /// On plain HTTP each write is a `FileRegion`: the kernel sends the page-cached bytes
 /// (sendfile), with no copy through user space. Over TLS the bytes must be encrypted in
