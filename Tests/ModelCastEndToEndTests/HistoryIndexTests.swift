@@ -124,6 +124,17 @@ final class HistoryIndexTests: XCTestCase {
         XCTAssertEqual(rolled.status, 0, rolled.stderr)
     }
 
+    /// With nothing published, `history --rebuild-index` refuses, naming where it looked,
+    /// and writes nothing.
+    func testRebuildingTheIndexOfAnEmptyTargetIsRefused() throws {
+        let scratch = try Scratch()
+        let target = try scratch.mkdir("empty")
+        let result = try modelcast(["history", target, "--rebuild-index"])
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.stderr.contains("no release history at \(target)/manifests/"), result.stderr)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: target), [])
+    }
+
     /// `history` reads every record and says when the index does not name them;
     /// `history --rebuild-index` rewrites it; prune's index names only the kept records.
     func testHistoryReportsAndRebuildsTheIndexAndPruneKeepsItExact() throws {

@@ -200,7 +200,7 @@ extension Publisher {
                     cacheControl: CachePolicy.immutable, contentType: result.contentType, size: result.size, sha256: result.sha256))
             },
             historyKey: TargetLayout.historyKey(manifestKey: settings.manifestKey, sequence: release.sequence), historyData: historyData,
-            historyMetadata: try ObjectMetadata(of: historyData, cacheControl: CachePolicy.immutable, contentType: "application/json"),
+            historyMetadata: try TargetLayout.recordMetadata(of: historyData),
             signature: try signatureData.map {
                 ($0, try ObjectMetadata(of: $0, cacheControl: settings.manifestCacheControl, contentType: SignedManifest.signatureContentType))
             },
@@ -234,7 +234,8 @@ extension Publisher {
         let manifestKey = plan.settings.manifestKey
         let key = HistoryIndex.key(manifestKey: manifestKey)
         let before = state.indexEntries.filter { $0.record.sequence != plan.release.sequence }
-        let index = HistoryIndex(entries: before + [try HistoryIndex.entry(record: plan.release, bytes: plan.historyData)])
+        // The plan already holds the record's bytes and digest.
+        let index = HistoryIndex(entries: before + [HistoryIndex.Entry(record: plan.release, metadata: plan.historyMetadata, bytes: plan.historyData)])
         let data = index.encoded(manifestKey: manifestKey)
         let metadata = try HistoryIndex.metadata(of: data)
         try await storage.replace(key, data: data, metadata: metadata, ifMatch: state.index.etag)

@@ -39,7 +39,12 @@ struct HistoryIndex: Sendable {
     }
 
     static func entry(record: Release, bytes: Data) throws -> Entry {
-        Entry(record: record, metadata: try ObjectMetadata(of: bytes, cacheControl: CachePolicy.immutable, contentType: "application/json"), bytes: bytes)
+        Entry(record: record, metadata: try TargetLayout.recordMetadata(of: bytes), bytes: bytes)
+    }
+
+    /// The entry of a record read from the store (`source` names it in errors).
+    static func entry(decoding bytes: Data, source: String) throws -> Entry {
+        try entry(record: try Release.decode(bytes, source: source), bytes: bytes)
     }
 
     private struct File: Decodable {

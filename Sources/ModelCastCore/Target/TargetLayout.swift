@@ -31,6 +31,11 @@ public enum TargetLayout {
         "models/\(model)/blobs/\(sha256.hex)"
     }
 
+    /// How a history record is stored: JSON, immutable under its key.
+    static func recordMetadata(of data: Data) throws -> ObjectMetadata {
+        try ObjectMetadata(of: data, cacheControl: CachePolicy.immutable, contentType: "application/json")
+    }
+
     /// The key of the history record of `sequence`.
     static func historyKey(manifestKey: String, sequence: Int64) -> String {
         historyPrefix(manifestKey: manifestKey) + String(format: "%08lld", sequence) + ".json"

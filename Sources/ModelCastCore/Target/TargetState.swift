@@ -101,12 +101,12 @@ public struct TargetState: Sendable {
     private static func recordsAfter(_ sequence: Int64, storage: any Storage, manifestKey: String) async throws -> [HistoryIndex.Entry] {
         var found: [HistoryIndex.Entry] = []
         var next = sequence + 1
-        while let data = try await storage.get(TargetLayout.historyKey(manifestKey: manifestKey, sequence: next), limit: TargetLayout.recordLimit) {
+        while true {
             let key = TargetLayout.historyKey(manifestKey: manifestKey, sequence: next)
-            found.append(try HistoryIndex.entry(record: try Release.decode(data, source: "\(storage.location)/\(key)"), bytes: data))
+            guard let data = try await storage.get(key, limit: TargetLayout.recordLimit) else { return found }
+            found.append(try HistoryIndex.entry(decoding: data, source: "\(storage.location)/\(key)"))
             next += 1
         }
-        return found
     }
 
     /// Why the index's account of the live release cannot be trusted, or nil: the record
@@ -146,7 +146,7 @@ public struct TargetState: Sendable {
         }
         let entries = try await boundedMap(keys, concurrency: 8) { key -> HistoryIndex.Entry? in
             guard let data = try await storage.get(key, limit: TargetLayout.recordLimit) else { return nil }
-            return try HistoryIndex.entry(record: try Release.decode(data, source: "\(storage.location)/\(key)"), bytes: data)
+            return try HistoryIndex.entry(decoding: data, source: "\(storage.location)/\(key)")
         }
         return entries.compactMap { $0 }.sorted { $0.record.sequence < $1.record.sequence }
     }
