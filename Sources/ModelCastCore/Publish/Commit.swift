@@ -232,18 +232,13 @@ extension Publisher {
     /// putting back the state's records (or removing an index that did not exist).
     private func writeIndex(adding plan: CommitPlan, state: TargetState, journal: UndoJournal) async throws {
         let manifestKey = plan.settings.manifestKey
-        let key = HistoryIndex.key(manifestKey: manifestKey)
         let before = state.indexEntries.filter { $0.record.sequence != plan.release.sequence }
         // The plan already holds the record's bytes and digest.
-        let index = HistoryIndex(entries: before + [HistoryIndex.Entry(record: plan.release, metadata: plan.historyMetadata, bytes: plan.historyData)])
-        let data = index.encoded(manifestKey: manifestKey)
-        let metadata = try HistoryIndex.metadata(of: data)
-        try await storage.replace(key, data: data, metadata: metadata, ifMatch: state.index.etag)
-        let storage = self.storage
-        journal.record("restore \(key)") {
-            guard !state.index.etag.isEmpty else { return try await storage.delete(key) }
-            let previous = HistoryIndex(entries: before).encoded(manifestKey: manifestKey)
-            try await storage.replace(key, data: previous, metadata: try HistoryIndex.metadata(of: previous), ifMatch: nil)
+        let added = HistoryIndex.Entry(record: plan.release, metadata: plan.historyMetadata, bytes: plan.historyData)
+        try await writeIndex(before + [added], manifestKey: manifestKey, ifMatch: state.index.etag)
+        journal.record("restore \(HistoryIndex.key(manifestKey: manifestKey))") {
+            guard !state.index.etag.isEmpty else { return try await self.storage.delete(HistoryIndex.key(manifestKey: manifestKey)) }
+            try await self.writeIndex(before, manifestKey: manifestKey, ifMatch: nil)
         }
     }
 

@@ -127,8 +127,9 @@ extension Publisher {
             abortedUploads: uploads.map { "\($0.key) (\($0.uploadID))" }, requests: storage.requestCounts)
     }
 
-    /// Replaces the history index with `entries` (oldest first) if it is still as read.
-    func writeIndex(_ entries: [HistoryIndex.Entry], manifestKey: String, ifMatch: String) async throws {
+    /// Replaces the history index with `entries` (oldest first) if it is still as read
+    /// (`ifMatch`: its etag, "" for none; nil replaces whatever is there).
+    func writeIndex(_ entries: [HistoryIndex.Entry], manifestKey: String, ifMatch: String?) async throws {
         let data = HistoryIndex(entries: entries).encoded(manifestKey: manifestKey)
         try await storage.replace(HistoryIndex.key(manifestKey: manifestKey), data: data, metadata: try HistoryIndex.metadata(of: data), ifMatch: ifMatch)
     }

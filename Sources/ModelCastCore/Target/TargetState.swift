@@ -71,15 +71,13 @@ public struct TargetState: Sendable {
         }
         let live = try await LiveObjects.read(storage, manifestKey: manifestKey)
         if reading == .indexed, let stored {
-            var entries = stored.entries
-            let newer = try await recordsAfter(entries.last?.record.sequence ?? 0, storage: storage, manifestKey: manifestKey)
-            entries += newer
+            // Records the index does not name yet are read and join it.
+            let entries = stored.entries + (try await recordsAfter(stored.entries.last?.record.sequence ?? 0, storage: storage, manifestKey: manifestKey))
             let state = TargetState(entries: entries, live: live)
             if let problem = try await liveRecordProblem(state, storage: storage, manifestKey: manifestKey) {
                 index.problem = problem
             } else {
                 var state = state
-                index.unnamed = newer.map(\.record.sequence)
                 state.index = index
                 state.indexManifestKey = manifestKey
                 return state
@@ -220,11 +218,6 @@ public struct IndexState: Sendable {
     public var etag = ""
     /// Why the index was not used (every record was read instead), or nil.
     public var problem: String?
-    /// Records newer than the index that it does not name yet.
-    public var unnamed: [Int64] = []
-
-    /// The index names exactly the records there are.
-    public var isCurrent: Bool { problem == nil && unnamed.isEmpty }
 }
 
 /// One release in a target's history, for `modelcast history`.
