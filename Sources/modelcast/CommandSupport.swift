@@ -7,8 +7,14 @@ struct PublishedTargetOptions: ParsableArguments {
     @Argument(help: ArgumentHelp("Target: a published directory or s3://bucket/prefix (or $MODELCAST_TARGET).", valueName: "TARGET"))
     var target: String?
 
-    @Option(help: "Key of the manifest in the target.")
-    var manifestKey = "manifest.json"
+    @Option(name: .customLong("manifest-key"), help: "Key of the manifest in the target.")
+    var baseManifestKey = "manifest.json"
+
+    @Option(help: ArgumentHelp("Release channel: stable (the default) at the manifest key, any other NAME at channels/NAME/<manifest key>.", valueName: "NAME"))
+    var channel = Channels.stable
+
+    /// The channel's manifest key.
+    var manifestKey: String { Channels.manifestKey(channel: channel, base: baseManifestKey) }
 
     @Option(help: ArgumentHelp("Directory of *.mustache files overriding the built-in templates.", valueName: "DIR"))
     var templates: String?
@@ -24,7 +30,8 @@ struct PublishedTargetOptions: ParsableArguments {
         guard let target = target ?? environment["MODELCAST_TARGET"] else {
             throw ValidationError("give the TARGET (a directory or s3://bucket/prefix) or set MODELCAST_TARGET")
         }
-        try PublishRequest.validateManifestKey(manifestKey)
+        try PublishRequest.validateManifestKey(baseManifestKey)
+        try Channels.validate(channel)
         return s3.settings(for: target)
     }
 }

@@ -101,7 +101,7 @@ extension ModelCast {
         @Option(help: "Minimum app version (tiers min_app_version, catalog minAppVersion, modelcast min_app_version).")
         var minAppVersion: String?
 
-        @Option(help: "Release channel written in the modelcast manifest (default: stable).")
+        @Option(help: ArgumentHelp("Release channel to publish to (default: stable, at the manifest key); any other NAME is published at channels/NAME/<manifest key>, with its own history and sequence, sharing the artifacts. Version rules apply per channel.", valueName: "NAME"))
         var channel: String?
 
         @Option(help: "Key of the manifest in the target (default: manifest.json).")

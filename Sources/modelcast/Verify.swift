@@ -60,8 +60,11 @@ extension ModelCast {
         @Option(help: "Read the manifest as this profile instead of detecting it.")
         var profile: ManifestProfile?
 
-        @Option(help: "Manifest key inside a published directory.")
+        @Option(help: "Manifest key inside a published directory or s3:// target.")
         var manifestKey = "manifest.json"
+
+        @Option(help: ArgumentHelp("For a directory or s3:// target: verify only this channel (default: every channel the target holds, stable and channels/*/).", valueName: "NAME"))
+        var channel: String?
 
         @Flag(help: "Accept http:// URLs (local testing; iOS refuses plain http).")
         var allowHTTP = false
@@ -137,13 +140,16 @@ extension ModelCast {
                 }
             }
             let display = progressOptions.display(json: json)
+            if let channel { try Channels.validate(channel) }
             if source.lowercased().hasPrefix("s3://") {
                 let report = try await withStorage(targetOptions.settings(for: source), environment: ProcessInfo.processInfo.environment, log: display.log) { storage in
-                    var verifier = BucketVerifier(storage: storage, manifestKey: manifestKey, strict: strict)
-                    verifier.publicKeys = keys
-                    verifier.requireSignature = requireSignature
-                    verifier.allowLegacySignature = allowLegacySignature
-                    return await verifier.verify()
+                    try await eachChannel(of: storage) { key in
+                        var verifier = BucketVerifier(storage: storage, manifestKey: key, strict: strict)
+                        verifier.publicKeys = keys
+                        verifier.requireSignature = requireSignature
+                        verifier.allowLegacySignature = allowLegacySignature
+                        return await verifier.verify()
+                    }
                 }
                 try finish(report)
                 return
@@ -172,19 +178,31 @@ extension ModelCast {
             if origin != nil, !target.isHTTP || target.localManifest != nil {
                 throw ValidationError("--origin applies to a manifest URL (what a CDN serves), not to \(source)")
             }
+            if channel != nil, target.directory == nil {
+                throw ValidationError("--channel applies to a published directory or s3:// target, not to \(source): a manifest URL or file is one channel's manifest already")
+            }
             let http = HTTPFetcher(idleTimeout: min(requestTimeout, 15))
-            let fetcher: any ObjectFetcher = target.directory.map { $0 as any ObjectFetcher } ?? http
             if let directory = target.directory {
                 if options.expectedPrefixes.isEmpty { options.expectedPrefixes = [directory.baseURL] }
                 // The directory's history says which release went live last.
-                options.historyStorage = try TargetSettings(target: source).open(environment: ProcessInfo.processInfo.environment)
-                options.historyManifestKey = manifestKey
+                let storage = try TargetSettings(target: source).open(environment: ProcessInfo.processInfo.environment)
+                options.historyStorage = storage
+                let directoryOptions = options
+                let report = try await eachChannel(of: storage) { key in
+                    var options = directoryOptions
+                    options.historyManifestKey = key
+                    let url = Publisher.url(base: directory.baseURL, key: key)
+                    return await Verifier(fetcher: directory, options: options).verify(manifestURL: url)
+                }
+                await http.shutdown()
+                try finish(report)
+                return
             }
             let verifyOptions = options
             func run(origin: (any Storage)?) async -> VerifyReport {
                 var options = verifyOptions
                 options.origin = origin
-                return await Verifier(fetcher: fetcher, options: options).verify(manifestURL: target.manifestURL, localManifest: target.localManifest, localSignature: target.localSignature)
+                return await Verifier(fetcher: http, options: options).verify(manifestURL: target.manifestURL, localManifest: target.localManifest, localSignature: target.localSignature)
             }
             let report: VerifyReport
             if let origin {
@@ -194,6 +212,21 @@ extension ModelCast {
             }
             await http.shutdown()
             try finish(report)
+        }
+
+        /// Verifies `--channel`'s manifest, or every channel the target holds (stable's
+        /// alone, unmerged, when it has no other).
+        func eachChannel(of storage: any Storage, _ verify: (String) async throws -> VerifyReport) async throws -> VerifyReport {
+            var channels: [String]
+            if let channel { channels = [channel] } else { channels = try await Channels.list(storage, base: manifestKey) }
+            if channels.isEmpty { channels = [Channels.stable] }  // what is missing is then reported
+            var reports: [(channel: String, manifestKey: String, report: VerifyReport)] = []
+            for name in channels {
+                let key = Channels.manifestKey(channel: name, base: manifestKey)
+                reports.append((name, key, try await verify(key)))
+            }
+            if channel == nil, reports.count == 1 { return reports[0].report }
+            return VerifyReport.merging(reports, source: source, strict: strict)
         }
 
         /// Prints the report and exits with the status it calls for: 0 passed, 3 when the

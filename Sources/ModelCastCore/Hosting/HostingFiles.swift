@@ -99,8 +99,17 @@ public struct HostingFiles: Sendable {
             ]
         }
         let all = objects.enumerated().map { entry($0.element, last: $0.offset == objects.count - 1) }
-        let manifest = objects.last { $0.role == .manifest }.map { entry($0, last: true) } ?? [:]
-        let signature = objects.last { $0.role == .signature }.map { entry($0, last: false) }
+        // Every channel's manifest (stable's first), each with its detached signature.
+        let signatures = Dictionary(objects.filter { $0.role == .signature }.map { ($0.key, $0) }, uniquingKeysWith: { $1 })
+        let manifests: [[String: Any]] = objects.filter { $0.role == .manifest }.map { object in
+            var manifest = entry(object, last: false)
+            // `false`, not absent: an unsigned channel's section must not find the enclosing context's signature.
+            manifest["signature"] = signatures[SignedManifest.signatureKey(for: object.key)].map { entry($0, last: false) } ?? false
+            return manifest
+        }
+        // `manifest` and `signature`: the first channel's, for templates written before channels.
+        let manifest = manifests.first ?? [:]
+        let signature = manifest["signature"] as? [String: Any]
         let generator = "modelcast \(ModelCastVersion.current)"
         var context: [String: Any] = [
             "generator": generator,
@@ -111,6 +120,7 @@ public struct HostingFiles: Sendable {
             "root": root,
             "immutable_cache_control": CachePolicy.immutable,
             "manifest": manifest,
+            "manifests": manifests,
             "objects": all,
             "artifacts": all.filter { ($0["role"] as? String) == HostedObject.Role.artifact.rawValue },
             "content_type_rules": contentTypeRules.map { ["path": $0.path, "content_type": $0.contentType] },

@@ -45,9 +45,10 @@ public struct PruneReport: Codable, Sendable {
 }
 
 extension Publisher {
-    /// Deletes the objects and history records of releases outside the kept window. It
-    /// never deletes an object the live manifest, its rollback target, or any kept
-    /// release names, nor a record newer than the live one (a publish may be under way).
+    /// Deletes the objects and history records of releases outside the kept window of one
+    /// channel. It never deletes an object the live manifest, its rollback target, any kept
+    /// release or any record of another channel names, nor a record newer than the live one
+    /// (a publish may be under way).
     /// The hosting files are rewritten first; deleting is the last step.
     public func prune(_ request: PruneRequest) async throws -> PruneReport {
         guard request.keep >= 1 else {
@@ -79,6 +80,11 @@ extension Publisher {
 
         var protected = live.referencedKeys
         for record in keptRecords { protected.formUnion(record.referencedKeys) }
+        // Artifacts are shared by every channel: what any other channel's history names
+        // stays (its own prune decides when its records go).
+        for key in try await Channels.otherManifestKeys(storage, besides: request.manifestKey) {
+            for record in try await TargetState.load(from: storage, manifestKey: key).history { protected.formUnion(record.referencedKeys) }
+        }
         var candidates = Set<String>()
         for record in dropped { candidates.formUnion(record.referencedKeys) }
         var artifacts: [String] = []

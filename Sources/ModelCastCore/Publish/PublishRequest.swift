@@ -36,9 +36,11 @@ public struct PublishRequest: Sendable {
     public var profile: ManifestProfile
     /// `https://host/prefix`: manifest URLs are this plus the object key.
     public var baseURL: String
-    /// The manifest's key (its stable URL is base URL + key).
+    /// The manifest's key (its stable URL is base URL + key): the channel's
+    /// (`channels/beta/manifest.json` for the target's `manifest.json`, `Channels`).
     public var manifestKey: String
     public var manifestCacheControl: String
+    /// The channel published to; `manifestKey` is its manifest.
     public var channel: String
     public var minAppVersion: String?
     /// Release-wide metadata.
@@ -80,7 +82,8 @@ public struct PublishRequest: Sendable {
         self.prototypes = prototypes
         self.profile = profile
         self.baseURL = baseURL
-        self.manifestKey = manifestKey
+        // `manifestKey` names the target's manifest; a channel other than stable lives beside it.
+        self.manifestKey = manifestKey.hasPrefix(Channels.folder) ? manifestKey : Channels.manifestKey(channel: channel, base: manifestKey)
         self.manifestCacheControl = manifestCacheControl
         self.channel = channel
         self.minAppVersion = minAppVersion
@@ -97,8 +100,12 @@ public struct PublishRequest: Sendable {
     public func validate() throws {
         try URLParts.validateBaseURL(baseURL)
         try CachePolicy.validateManifest(manifestCacheControl)
-        try Self.validateManifestKey(manifestKey)
-        guard !channel.isEmpty else { throw ModelCastError.usage("channel must not be empty") }
+        try Channels.validate(channel)
+        let (keyChannel, base) = Channels.split(manifestKey: manifestKey)
+        try Self.validateManifestKey(base)
+        guard keyChannel == channel else {
+            throw ModelCastError.usage("manifest key '\(manifestKey)' is channel \(keyChannel)'s, not channel \(channel)'s")
+        }
         guard !models.isEmpty else { throw ModelCastError.usage("nothing to publish: give at least one MODEL or a config file with models") }
         var names = Set<String>()
         for model in models + (prototypes.map { [$0] } ?? []) {
@@ -124,8 +131,9 @@ public struct PublishRequest: Sendable {
     /// A manifest key: a `.json` key outside the folders modelcast manages.
     public static func validateManifestKey(_ manifestKey: String) throws {
         try validateKey(manifestKey)
-        guard manifestKey.hasSuffix(".json"), !manifestKey.hasPrefix("models/"), !manifestKey.hasPrefix("manifests/"), !manifestKey.hasPrefix("_") else {
-            throw ModelCastError.usage("manifest key '\(manifestKey)' must end in .json and not live under models/, manifests/ or _modelcast/")
+        guard manifestKey.hasSuffix(".json"), !manifestKey.hasPrefix("models/"), !manifestKey.hasPrefix("manifests/"), !manifestKey.hasPrefix("_"),
+              !manifestKey.hasPrefix(Channels.folder) else {
+            throw ModelCastError.usage("manifest key '\(manifestKey)' must end in .json and not live under models/, manifests/, channels/ or _modelcast/ (a channel's manifest is chosen with --channel)")
         }
     }
 

@@ -243,14 +243,22 @@ public struct Publisher: Sendable {
 
     /// Renders the hosting files for every object the target holds: the artifacts of
     /// `records` still present, their history records (`recordObjects`), then `live`
-    /// (signature and manifest, manifest last). Returns the warnings where the directory
-    /// crosses a host's documented limit (`HostLimits`).
+    /// (signature and manifest, manifest last) — and the same of every other channel, as
+    /// the target holds it, so publishing one channel never drops another's rules.
+    /// Returns the warnings where the directory crosses a host's documented limit (`HostLimits`).
     @discardableResult
     func writeHostingFiles(
         _ hosting: HostingTarget, records: [Release], recordObjects: [Int64: ObjectMetadata], live: [HostedObject], excluding: Set<String> = []
     ) async throws -> [String] {
+        var channels = [ChannelObjects(manifestKey: hosting.manifestKey, records: records, recordObjects: recordObjects, live: live)]
+        for key in try await Channels.otherManifestKeys(storage, besides: hosting.manifestKey) {
+            let state = try await TargetState.load(from: storage, manifestKey: key)
+            channels.append(ChannelObjects(manifestKey: key, records: state.history, recordObjects: state.recordObjects, live: try liveHostedObjects(state: state, manifestKey: key)))
+        }
+        // Stable's manifest first, then the other channels by name.
+        channels.sort { ($0.manifestKey.hasPrefix(Channels.folder) ? 1 : 0, $0.manifestKey) < ($1.manifestKey.hasPrefix(Channels.folder) ? 1 : 0, $1.manifestKey) }
         var artifacts: [String: ObjectMetadata] = [:]
-        for record in records {
+        for record in channels.flatMap(\.records) {
             // A record's rollback section names objects too: prune keeps them, so they are listed.
             for model in Array(record.models.values) + (record.prototypes.map { [$0] } ?? []) + (record.rollback.map { Array($0.models.values) } ?? []) {
                 for file in model.files {
@@ -266,11 +274,13 @@ public struct Publisher: Sendable {
                 objects.append(HostedObject(key: key, role: .artifact, metadata: artifacts[key]!))
             }
         }
-        for record in records {
-            guard let metadata = recordObjects[record.sequence] else { continue }
-            objects.append(HostedObject(key: TargetLayout.historyKey(manifestKey: hosting.manifestKey, sequence: record.sequence), role: .history, metadata: metadata))
+        for channel in channels {
+            for record in channel.records {
+                guard let metadata = channel.recordObjects[record.sequence] else { continue }
+                objects.append(HostedObject(key: TargetLayout.historyKey(manifestKey: channel.manifestKey, sequence: record.sequence), role: .history, metadata: metadata))
+            }
         }
-        objects += live
+        objects += channels.flatMap(\.live)
         let files = try HostingFiles(objects: objects, baseURL: hosting.baseURL, root: realPath(hosting.root) ?? hosting.root, templates: hosting.templates)
         for file in files.files {
             let path = hosting.root + "/" + file.path
@@ -281,6 +291,15 @@ public struct Publisher: Sendable {
             try atomic.commit(durable: true)
         }
         return files.warnings
+    }
+
+    /// What one channel adds to the hosting files.
+    struct ChannelObjects {
+        let manifestKey: String
+        let records: [Release]
+        let recordObjects: [Int64: ObjectMetadata]
+        /// Its signature and manifest, manifest last.
+        let live: [HostedObject]
     }
 
     /// Where and how a directory target's hosting files are written. Loading it reads

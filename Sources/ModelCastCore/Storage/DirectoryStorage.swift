@@ -149,12 +149,16 @@ public struct DirectoryStorage: Storage {
 
     public func list(prefix: String) async throws -> [String] {
         var keys: [String] = []
-        guard let enumerator = FileManager.default.enumerator(atPath: root) else { return [] }
-        while let relative = enumerator.nextObject() as? String {
+        // Only the folder the prefix names is walked (`channels/` is not the whole tree).
+        let folder = prefix.contains("/") ? String(prefix[..<prefix.lastIndex(of: "/")!]) : ""
+        if !folder.isEmpty, (try? validateKey(folder)) == nil { return [] }
+        let start = folder.isEmpty ? root : root + "/" + folder
+        guard let enumerator = FileManager.default.enumerator(atPath: start) else { return [] }
+        while let below = enumerator.nextObject() as? String {
+            let relative = folder.isEmpty ? below : folder + "/" + below
             if relative.hasPrefix(".") || relative.contains("/.") { continue }  // staging and temporary files
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isDirectory), !isDirectory.boolValue,
-               relative.hasPrefix(prefix) {
+            if relative.hasPrefix(prefix), FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isDirectory), !isDirectory.boolValue {
                 keys.append(relative)
             }
         }

@@ -7,10 +7,14 @@ public enum TargetLayout {
     /// Largest manifest or history record modelcast reads back.
     public static let recordLimit = 16 << 20
 
-    /// The history key for a manifest key and sequence: `manifests/00000042.json`
-    /// for `manifest.json`, `manifests/<stem>/00000042.json` for any other manifest.
+    /// The history folder of a manifest key: `manifests/` for `manifest.json`,
+    /// `manifests/<stem>/` for any other manifest.
+    /// A channel's history is the same beneath `manifests/channels/NAME/`
+    /// (`manifests/channels/beta/00000042.json` for `channels/beta/manifest.json`).
     public static func historyPrefix(manifestKey: String) -> String {
-        manifestKey == "manifest.json" ? "manifests/" : "manifests/" + String(manifestKey.dropLast(".json".count)) + "/"
+        let (channel, base) = Channels.split(manifestKey: manifestKey)
+        let folder = channel == Channels.stable ? "manifests/" : "manifests/" + Channels.folder + channel + "/"
+        return base == "manifest.json" ? folder : folder + String(base.dropLast(".json".count)) + "/"
     }
 
     /// The history index of a manifest key (`HistoryIndex`): `_modelcast/history-index.json`

@@ -103,7 +103,33 @@ public struct VerifyReport: Codable, Sendable {
     /// The exit status this report calls for: 0 passed, 3 only unreachable hosts, else 1.
     public var exitStatus: ExitStatus { passed ? .success : failedOnlyToReachHosts ? .io : .refused }
 
-    enum CodingKeys: String, CodingKey { case source, profile, sequence, checks, strict, passed, failures, warnings }
+    /// For a target verified channel by channel (`verify DIR`, `verify s3://…`): each
+    /// channel's manifest and outcome, stable's first. Empty for one manifest.
+    public var channels: [ChannelOutcome] = []
+
+    /// One channel of a target's verify.
+    public struct ChannelOutcome: Codable, Sendable, Equatable {
+        public let channel: String
+        public let manifestKey: String
+        public let profile: String?
+        public let sequence: Int64?
+        public let passed: Bool
+
+        enum CodingKeys: String, CodingKey { case channel, profile, sequence, passed, manifestKey = "manifest_key" }
+    }
+
+    /// One report for several channels' reports: every check, in channel order (a check's
+    /// subject names its manifest or object), with the first channel's profile and sequence.
+    public static func merging(_ reports: [(channel: String, manifestKey: String, report: VerifyReport)], source: String, strict: Bool) -> VerifyReport {
+        var merged = VerifyReport(source: source, profile: reports.first?.report.profile, sequence: reports.first?.report.sequence,
+                                  checks: reports.flatMap(\.report.checks), strict: strict)
+        merged.channels = reports.map {
+            ChannelOutcome(channel: $0.channel, manifestKey: $0.manifestKey, profile: $0.report.profile, sequence: $0.report.sequence, passed: $0.report.passed)
+        }
+        return merged
+    }
+
+    enum CodingKeys: String, CodingKey { case source, profile, sequence, checks, strict, passed, failures, warnings, channels }
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -114,6 +140,7 @@ public struct VerifyReport: Codable, Sendable {
         try c.encode(failures, forKey: .failures)
         try c.encode(warnings, forKey: .warnings)
         try c.encode(strict, forKey: .strict)
+        if !channels.isEmpty { try c.encode(channels, forKey: .channels) }
         try c.encode(checks, forKey: .checks)
     }
 
@@ -132,11 +159,18 @@ public struct VerifyReport: Codable, Sendable {
         sequence = try c.decodeIfPresent(Int64.self, forKey: .sequence)
         checks = try c.decode([VerifyCheck].self, forKey: .checks)
         strict = try c.decode(Bool.self, forKey: .strict)
+        channels = try c.decodeIfPresent([ChannelOutcome].self, forKey: .channels) ?? []
     }
 
     /// A table: status, check, subject, detail; then a summary line.
     public var text: String {
         var lines = ["verify \(source)" + (profile.map { " (profile \($0)\(sequence.map { ", sequence \($0)" } ?? ""))" } ?? "")]
+        if !channels.isEmpty {
+            lines[0] = "verify \(source): \(channels.count) channel\(channels.count == 1 ? "" : "s")"
+            for channel in channels {
+                lines.append("  \(channel.channel): \(channel.manifestKey)" + (channel.profile.map { " (profile \($0)\(channel.sequence.map { ", sequence \($0)" } ?? ""))" } ?? "") + (channel.passed ? "" : " FAILED"))
+            }
+        }
         let checkWidth = max(5, checks.map(\.check.count).max() ?? 0)
         for check in checks {
             let status = check.status.rawValue.uppercased().padding(toLength: 4, withPad: " ", startingAt: 0)

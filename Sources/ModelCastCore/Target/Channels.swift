@@ -1,0 +1,59 @@
+import Foundation
+
+/// Release channels: one target holds several, each with its own manifest, history and
+/// sequence, all sharing the immutable artifacts under `models/`.
+///
+/// `stable` is the manifest key itself (`manifest.json`); any other channel NAME lives at
+/// `channels/NAME/<manifest key>` (`channels/beta/manifest.json`), with its history under
+/// `manifests/channels/NAME/<stem>/` and its own history index. `channels/` is reserved:
+/// no `--manifest-key` may start with it.
+public enum Channels {
+    /// The channel a target serves at the manifest key itself.
+    public static let stable = "stable"
+    /// Where every other channel's manifest lives.
+    static let folder = "channels/"
+
+    /// A channel name: `[a-z0-9][a-z0-9-]*`, at most 64 characters.
+    public static func validate(_ name: String) throws {
+        let first = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyz0123456789")
+        let rest = first.union(CharacterSet(charactersIn: "-"))
+        guard let head = name.unicodeScalars.first, first.contains(head), name.count <= 64,
+              name.unicodeScalars.allSatisfy({ rest.contains($0) }) else {
+            throw ModelCastError.usage("channel '\(name)' must be lowercase letters, digits and '-', starting with a letter or digit (at most 64 characters), e.g. beta")
+        }
+    }
+
+    /// The manifest key of `channel` for the target's manifest key `base`.
+    public static func manifestKey(channel: String, base: String = "manifest.json") -> String {
+        channel == stable ? base : folder + channel + "/" + base
+    }
+
+    /// The channel a manifest key belongs to and the target's manifest key it derives from:
+    /// `channels/beta/manifest.json` → (beta, manifest.json); any other key is stable's.
+    public static func split(manifestKey: String) -> (channel: String, base: String) {
+        guard manifestKey.hasPrefix(folder) else { return (stable, manifestKey) }
+        let rest = manifestKey.dropFirst(folder.count)
+        guard let slash = rest.firstIndex(of: "/") else { return (stable, manifestKey) }
+        return (String(rest[..<slash]), String(rest[rest.index(after: slash)...]))
+    }
+
+    /// Every channel with a live manifest in the target, `stable` first, the others by name.
+    /// One HEAD and one listing of `channels/` (which holds only manifests and signatures).
+    public static func list(_ storage: any Storage, base: String = "manifest.json") async throws -> [String] {
+        var names: [String] = []
+        if try await storage.head(base) != nil { names.append(stable) }
+        var others = Set<String>()
+        for key in try await storage.list(prefix: folder) {
+            let (channel, keyBase) = split(manifestKey: key)
+            if channel != stable, keyBase == base, (try? validate(channel)) != nil { others.insert(channel) }
+        }
+        return names + others.sorted()
+    }
+
+    /// The manifest keys of every channel but the one at `manifestKey`, for what must cover
+    /// them all (hosting files, prune).
+    static func otherManifestKeys(_ storage: any Storage, besides manifestKey: String) async throws -> [String] {
+        let base = split(manifestKey: manifestKey).base
+        return try await list(storage, base: base).map { Self.manifestKey(channel: $0, base: base) }.filter { $0 != manifestKey }
+    }
+}
