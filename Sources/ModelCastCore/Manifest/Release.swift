@@ -95,6 +95,9 @@ public struct Release: Decodable, Equatable, Sendable {
     /// The release devices fall back to: the one live before this publish, or for a
     /// rollback the release it returns to.
     public var rollback: ReleaseRollback?
+    /// A staged rollout (modelcast profile only): `models` are the candidate, `rollback`
+    /// the fallback, and each device picks one by the rollout's cohort rule.
+    public var rollout: Rollout?
     /// Sequence of the release that was live when this one was published (nil for the
     /// first). The chain of `replaces` is what actually went live, which rollback and
     /// prune trust over the bare list of records.
@@ -102,13 +105,13 @@ public struct Release: Decodable, Equatable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case format, formatVersion = "format_version", sequence, publishedAt = "published_at"
-        case expiresAt = "expires_at", channel, profile, minAppVersion = "min_app_version", meta, models, prototypes, rollback, replaces
+        case expiresAt = "expires_at", channel, profile, minAppVersion = "min_app_version", meta, models, prototypes, rollback, rollout, replaces
     }
 
     public init(
         sequence: Int64, publishedAt: String, expiresAt: String? = nil, channel: String, profile: String,
         minAppVersion: String? = nil, meta: [String: JSONValue] = [:], models: [String: ReleaseModel],
-        prototypes: ReleaseModel? = nil, rollback: ReleaseRollback? = nil, replaces: Int64? = nil
+        prototypes: ReleaseModel? = nil, rollback: ReleaseRollback? = nil, rollout: Rollout? = nil, replaces: Int64? = nil
     ) {
         self.sequence = sequence
         self.publishedAt = publishedAt
@@ -120,6 +123,7 @@ public struct Release: Decodable, Equatable, Sendable {
         self.models = models
         self.prototypes = prototypes
         self.rollback = rollback
+        self.rollout = rollout
         self.replaces = replaces
     }
 
@@ -143,6 +147,7 @@ public struct Release: Decodable, Equatable, Sendable {
         models = try c.decode([String: ReleaseModel].self, forKey: .models)
         prototypes = try c.decodeIfPresent(ReleaseModel.self, forKey: .prototypes)
         rollback = try c.decodeIfPresent(ReleaseRollback.self, forKey: .rollback)
+        rollout = try c.decodeIfPresent(Rollout.self, forKey: .rollout)
         replaces = try c.decodeIfPresent(Int64.self, forKey: .replaces)
     }
 
@@ -164,8 +169,10 @@ public struct Release: Decodable, Equatable, Sendable {
 
     /// The same release content, ignoring when and in which sequence it was published:
     /// two releases with equal content make a re-publish a no-op.
-    public func sameContent(as other: Release) -> Bool {
+    /// With `ignoringRollout`, a staged rollout of the same release counts as the same.
+    public func sameContent(as other: Release, ignoringRollout: Bool = false) -> Bool {
         var a = self, b = other
+        if ignoringRollout { a.rollout = nil; b.rollout = nil }
         a.sequence = 0; b.sequence = 0
         a.publishedAt = ""; b.publishedAt = ""
         a.rollback = nil; b.rollback = nil
@@ -190,6 +197,7 @@ public struct Release: Decodable, Equatable, Sendable {
         if !meta.isEmpty { members.append(.init("meta", Self.sortedObject(meta))) }
         members.append(.init("models", .object(models.keys.sorted().map { .init($0, models[$0]!.jsonValue()) })))
         if let prototypes { members.append(.init("prototypes", prototypes.jsonValue())) }
+        if let rollout { members.append(.init("rollout", rollout.jsonValue())) }
         if let rollback {
             members.append(.init("rollback", .object([
                 .init("sequence", .int(rollback.sequence)),

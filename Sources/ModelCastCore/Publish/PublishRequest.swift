@@ -68,6 +68,13 @@ public struct PublishRequest: Sendable {
     /// Re-read every stored object the release names, also those the live release names
     /// with the same bytes (by default those are proven by the live record instead).
     public var reverifyStored = false
+    /// Publish as a staged rollout (modelcast profile): this share of devices, in
+    /// hundredths of a percent (`Rollout.parsePercent`), takes the release; the rest keep
+    /// the live one. nil: every device takes it.
+    public var rolloutPercent: Int?
+    /// A staged rollout whose share follows a schedule (`Rollout.parseSchedule`:
+    /// `1%,10%@24h,50%@72h,100%@7d`), evaluated by each device against its clock.
+    public var rolloutSchedule: String?
     /// Where `publishedAt` came from when it is not the current time (`SOURCE_DATE_EPOCH=…`), for messages.
     public var publishedAtOrigin: String?
 
@@ -121,6 +128,16 @@ public struct PublishRequest: Sendable {
                     throw ModelCastError.usage("model \(model.name) is published as a tree (--no-zip), which is one directory, but it has \(model.files.count) paths: \(model.files.joined(separator: ", "))")
                 }
             }
+        }
+        if rolloutPercent != nil || rolloutSchedule != nil {
+            try RolloutRules.checkProfile(profile, flag: rolloutSchedule != nil ? "--rollout-schedule" : "--rollout")
+            guard rolloutPercent == nil || rolloutSchedule == nil else {
+                throw ModelCastError.usage("give --rollout or --rollout-schedule, not both")
+            }
+            if let rolloutPercent, !(1...10_000).contains(rolloutPercent) {
+                throw ModelCastError.usage("--rollout \(Rollout.percentText(rolloutPercent))%: a rollout starts above 0% and at most 100%")
+            }
+            if let rolloutSchedule { _ = try Rollout.parseSchedule(rolloutSchedule, start: publishedAt) }
         }
         if prototypes != nil && !profile.writesPrototypes {
             throw ModelCastError.usage("prototypes are written only by the catalog and modelcast profiles, not \(profile.rawValue)")

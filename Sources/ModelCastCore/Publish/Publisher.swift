@@ -113,13 +113,30 @@ public struct Publisher: Sendable {
 
         try checkVersionsKeepTheirFiles(models, wentLive: state.wentLive, givenVersions: givenVersions)
 
-        let release = Release(
+        var release = Release(
             sequence: state.nextSequence, publishedAt: formatTimestamp(request.publishedAt),
             expiresAt: request.signing?.expiresAt(from: request.publishedAt).map(formatTimestamp),
             channel: request.channel, profile: request.profile.rawValue, minAppVersion: request.minAppVersion,
             meta: request.meta, models: models, prototypes: prototypes,
-            rollback: live.map { ReleaseRollback(sequence: $0.sequence, models: $0.models) }, replaces: live?.sequence)
+            rollback: RolloutRules.fallback(replacing: live, at: request.publishedAt), replaces: live?.sequence)
         let settings = CommitSettings(request, profile: request.profile, baseURL: request.baseURL, manifestCacheControl: request.manifestCacheControl, signing: request.signing)
+        if let rollout = live?.rollout, rollout.isInProgress(at: request.publishedAt) {
+            // One staged rollout at a time: what a new release would fall back to is unclear.
+            guard let current = state.liveRecord, current.sameContent(as: release, ignoringRollout: true) else {
+                throw RolloutRules.inProgress(rollout, live: live!, at: request.publishedAt, location: "\(storage.location)/\(request.manifestKey)")
+            }
+            try await proveStored(release.files, localFiles: staging.localFiles, trustStored: request.trustStored)
+            log("a staged rollout of this release is in progress (\(Rollout.percentText(rollout.basisPoints(at: request.publishedAt)))% of devices); nothing was written: change it with `modelcast rollout`")
+            return unchangedReport(state: state, settings: settings, warnings: warnings)
+        }
+        if request.rolloutPercent != nil || request.rolloutSchedule != nil {
+            guard live != nil else {
+                throw ModelCastError.usage("\(request.rolloutSchedule != nil ? "--rollout-schedule" : "--rollout"): nothing is live at \(storage.location)/\(request.manifestKey) for the other devices to stay on; publish the first release without it")
+            }
+            let schedule = try request.rolloutSchedule.map { try Rollout.parseSchedule($0, start: request.publishedAt) }
+            release.rollout = Rollout(basisPoints: request.rolloutPercent ?? schedule![0].basisPoints, salt: Rollout.salt(for: release),
+                                      startedAt: release.publishedAt, schedule: schedule)
+        }
 
         // Files the live release names with these very bytes: the live record (checked
         // against the store) proves them, so a change to one model of a large catalog does

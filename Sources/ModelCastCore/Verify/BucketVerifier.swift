@@ -66,6 +66,7 @@ public struct BucketVerifier: Sendable {
             log.add(.pass, .manifestParse, source, "profile \(facts.profile.rawValue)")
             if let comment { signatures.crossCheck(comment, facts: facts, source: source, log: log) }
             if let expiresAt = facts.expiresAt { checkExpiry(expiresAt, source: source, log: log, now: now, warning: expiryWarning) }
+            Verifier.checkRollout(facts, subject: source, log: log)
 
             guard let latest = state.history.last else {
                 log.add(.warn, .manifestHistory, source, "no history record under \(TargetLayout.historyPrefix(manifestKey: manifestKey)): objects cannot be listed")

@@ -255,7 +255,19 @@ public struct Verifier: Sendable {
             checkExpiry(expiresAt, source: url, log: log, now: options.now, warning: options.expiryWarning)
         }
         checkSequence(sequence, profile: facts.profile, url: url, log: log)
+        Self.checkRollout(facts, subject: url, log: log)
         return ManifestFacts(profile: facts.profile, sequence: sequence, expiresAt: facts.expiresAt, objects: accepted)
+    }
+
+    /// The rollout block, when there is one: share within 0–100 %, a salt, a start time, a
+    /// schedule increasing in time and share, and a fallback (the candidate's and the
+    /// fallback's objects are both among the objects checked).
+    static func checkRollout(_ facts: ManifestFacts, subject: String, log: CheckLog) {
+        guard let problems = facts.rolloutProblems else { return }
+        if problems.isEmpty {
+            log.add(.pass, .manifestRollout, subject, "staged rollout: percent, salt, started_at and schedule valid; the fallback's objects are checked with the candidate's")
+        }
+        for problem in problems { log.add(.fail, .manifestRollout, subject, problem) }
     }
 
     /// Fetches the manifest and checks how it is served (status, size, Content-Type,

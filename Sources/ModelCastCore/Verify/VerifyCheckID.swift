@@ -28,6 +28,7 @@ public enum VerifyCheckID: String, CaseIterable, Sendable {
     case manifestOrigin = "manifest.origin"
     case manifestParse = "manifest.parse"
     case manifestRedirect = "manifest.redirect"
+    case manifestRollout = "manifest.rollout"
     case manifestSequence = "manifest.sequence"
     case manifestSignature = "manifest.signature"
     case manifestSize = "manifest.size"

@@ -24,6 +24,17 @@ public struct ManifestFacts: Sendable {
     public let expiresAt: String?
     /// Every object devices may download: current models first, then rollback targets.
     public let objects: [ExpectedObject]
+    /// For a manifest with a staged rollout: what is wrong with its rollout block (empty
+    /// when nothing). nil when there is no rollout.
+    public var rolloutProblems: [String]? = nil
+
+    public init(profile: ManifestProfile, sequence: Int64?, expiresAt: String?, objects: [ExpectedObject], rolloutProblems: [String]? = nil) {
+        self.profile = profile
+        self.sequence = sequence
+        self.expiresAt = expiresAt
+        self.objects = objects
+        self.rolloutProblems = rolloutProblems
+    }
 
     /// Reads a manifest of any profile (`profile` nil: detect it from the fields present).
     public static func read(_ data: Data, profile requested: ManifestProfile? = nil, source: String) throws -> ManifestFacts {

@@ -15,6 +15,12 @@ struct ModelcastProfile: ProfileDefinition {
 
     func checkShape(_ release: Release) throws {
         try requireModels(release)
+        if let rollout = release.rollout {
+            guard release.rollback != nil else {
+                throw ModelCastError.usage("a rollout needs a release to fall back to (the manifest's rollback section): publish the first release without --rollout")
+            }
+            if let problem = rollout.problems.first { throw ModelCastError.usage("rollout: \(problem)") }
+        }
     }
 
     func render(_ release: Release) -> JSONValue {
@@ -39,6 +45,8 @@ struct ModelcastProfile: ProfileDefinition {
         for name in release.models.keys.sorted() { try add(release.models[name]!, name: name, rollback: false) }
         if let prototypes = release.prototypes { try add(prototypes, name: "prototypes", rollback: false) }
         for name in (release.rollback?.models.keys.sorted() ?? []) { try add(release.rollback!.models[name]!, name: name, rollback: true) }
-        return ManifestFacts(profile: .modelcast, sequence: release.sequence, expiresAt: release.expiresAt, objects: objects)
+        var rolloutProblems = release.rollout?.problems
+        if release.rollout != nil, release.rollback == nil { rolloutProblems?.append("there is no rollback section to fall back to") }
+        return ManifestFacts(profile: .modelcast, sequence: release.sequence, expiresAt: release.expiresAt, objects: objects, rolloutProblems: rolloutProblems)
     }
 }

@@ -1,0 +1,134 @@
+import Foundation
+
+/// `promote`: one channel serves another channel's live release.
+public struct PromoteRequest: Sendable {
+    /// The channel whose live release is promoted.
+    public var from: String
+    /// The channel that serves it next.
+    public var to: String
+    /// Promote only this model; the destination's other models stay. nil: the whole release.
+    public var model: String?
+    /// The target's manifest key (the channels' keys derive from it).
+    public var baseManifestKey: String
+    public var templatesDirectory: String?
+    public var dryRun: Bool
+    public var publishedAt: Date
+    public var signing: SigningSettings?
+    public var allowUnsigned = false
+    public var publishedAtOrigin: String?
+    public var trustStored = false
+    /// Continue from a destination manifest that no history record explains.
+    public var adoptLive = false
+    /// Promote as a staged rollout on the destination (hundredths of a percent, or a schedule).
+    public var rolloutPercent: Int?
+    public var rolloutSchedule: String?
+
+    public init(from: String, to: String, model: String? = nil, baseManifestKey: String = "manifest.json", templatesDirectory: String? = nil,
+                dryRun: Bool = false, publishedAt: Date = Date(), signing: SigningSettings? = nil) {
+        self.from = from
+        self.to = to
+        self.model = model
+        self.baseManifestKey = baseManifestKey
+        self.templatesDirectory = templatesDirectory
+        self.dryRun = dryRun
+        self.publishedAt = publishedAt
+        self.signing = signing
+    }
+
+    /// The destination channel's manifest key.
+    public var manifestKey: String { Channels.manifestKey(channel: to, base: baseManifestKey) }
+    /// The source channel's manifest key.
+    public var sourceManifestKey: String { Channels.manifestKey(channel: from, base: baseManifestKey) }
+}
+
+extension PromoteRequest: GoLiveRequest {}
+
+extension Publisher {
+    /// Makes channel `to` serve exactly channel `from`'s live release (the same keys and
+    /// SHA-256; every object proven in the store first) as a new record of `to`, with `to`'s
+    /// next sequence and its live release as the fallback. Nothing is uploaded.
+    public func promote(_ request: PromoteRequest) async throws -> PublishReport {
+        try Channels.validate(request.from)
+        try Channels.validate(request.to)
+        try PublishRequest.validateManifestKey(request.baseManifestKey)
+        guard request.from != request.to else { throw ModelCastError.usage("--from and --to are both \(request.from): promote moves a release between two channels") }
+        let lock = try lockTarget(dryRun: request.dryRun)
+        defer { withExtendedLifetime(lock) {} }
+        let sourcePlace = "\(storage.location)/\(request.sourceManifestKey)"
+        let source = try await TargetState.load(from: storage, manifestKey: request.sourceManifestKey)
+        guard source.manifestData != nil else { throw ModelCastError.targetState("channel \(request.from) has nothing published (no \(sourcePlace)): there is nothing to promote") }
+        guard let promoted = source.liveRecord else {
+            throw ModelCastError.targetState("the live manifest of channel \(request.from) (\(sourcePlace)) matches no history record: modelcast cannot tell what it serves, so it promotes nothing")
+        }
+        if let rollout = promoted.rollout, rollout.isInProgress(at: request.publishedAt) {
+            throw ModelCastError.liveReleaseConflict("channel \(request.from) is in a staged rollout (\(Rollout.percentText(rollout.basisPoints(at: request.publishedAt)))% of its devices): complete it there first, so the release promoted is the one all of them run")
+        }
+        if let model = request.model, promoted.models[model] == nil {
+            throw ModelCastError.usage("--model \(model): channel \(request.from)'s live release has no model \(model) (it has \(promoted.models.keys.sorted().joined(separator: ", ")))")
+        }
+        let state = try await TargetState.load(from: storage, manifestKey: request.manifestKey)
+        let live = state.live
+        if let rollout = live?.rollout, rollout.isInProgress(at: request.publishedAt) {
+            throw RolloutRules.inProgress(rollout, live: live!, at: request.publishedAt, location: "\(storage.location)/\(request.manifestKey)")
+        }
+        let profile = ManifestProfile(rawValue: live?.profile ?? promoted.profile) ?? .modelcast
+        if request.rolloutPercent != nil || request.rolloutSchedule != nil {
+            try RolloutRules.checkProfile(profile, flag: request.rolloutSchedule != nil ? "--rollout-schedule" : "--rollout")
+            guard live != nil else { throw ModelCastError.usage("--rollout: channel \(request.to) has nothing live for the other devices to stay on; promote without it") }
+        }
+        try request.signing?.validate(profile: profile)
+
+        var models = promoted.models
+        var prototypes = promoted.prototypes
+        if let model = request.model {
+            models = live?.models ?? [:]
+            models[model] = promoted.models[model]
+            prototypes = live?.prototypes
+        } else if let live {
+            let dropped = live.models.keys.filter { promoted.models[$0] == nil }.sorted()
+            guard dropped.isEmpty else {
+                throw ModelCastError.liveReleaseConflict("channel \(request.from)'s release has no model \(dropped.joined(separator: ", ")), which channel \(request.to) serves: promoting it would drop \(dropped.count == 1 ? "it" : "them"). Promote single models with --model")
+            }
+        }
+        try checkPromotedVersions(models, request: request, state: state)
+        let expiresIn = request.signing?.expiresIn ?? promoted.validityPeriod
+        var release = Release(
+            sequence: state.nextSequence, publishedAt: formatTimestamp(request.publishedAt),
+            expiresAt: expiresIn.map { formatTimestamp(request.publishedAt.addingTimeInterval($0)) },
+            channel: request.to, profile: profile.rawValue,
+            minAppVersion: request.model == nil ? promoted.minAppVersion : live?.minAppVersion,
+            meta: request.model == nil ? promoted.meta : live?.meta ?? [:], models: models, prototypes: prototypes,
+            rollback: RolloutRules.fallback(replacing: live, at: request.publishedAt), replaces: live?.sequence)
+        if request.rolloutPercent != nil || request.rolloutSchedule != nil {
+            let schedule = try request.rolloutSchedule.map { try Rollout.parseSchedule($0, start: request.publishedAt) }
+            release.rollout = Rollout(basisPoints: request.rolloutPercent ?? schedule![0].basisPoints, salt: Rollout.salt(for: release),
+                                      startedAt: release.publishedAt, schedule: schedule)
+        }
+        guard let baseURL = state.baseURL ?? source.baseURL else {
+            throw ModelCastError.targetState("cannot tell the base URL the target is served from (no record names a file)")
+        }
+        let settings = CommitSettings(request, profile: profile, baseURL: baseURL,
+                                      manifestCacheControl: liveManifestCacheControl(state: state, manifestKey: request.manifestKey), signing: request.signing)
+        if let current = state.liveRecord, current.sameContent(as: release) {
+            log("channel \(request.to) already serves this release (sequence \(current.sequence)); nothing was written")
+            return unchangedReport(state: state, settings: settings, warnings: [])
+        }
+        // Every object is proven in the store by the commit's plan before the manifest names it.
+        return try await commit(release, state: state, settings: settings, artifacts: [:], warnings: [])
+    }
+
+    /// The destination's version rules: no model goes below its live version (that is a
+    /// rollback), and a version that went live there keeps its files.
+    private func checkPromotedVersions(_ models: [String: ReleaseModel], request: PromoteRequest, state: TargetState) throws {
+        for (name, model) in models.sorted(by: { $0.key < $1.key }) {
+            if let current = state.live?.models[name], let new = SemanticVersion(model.version), let old = SemanticVersion(current.version), new < old {
+                throw ModelCastError.versionConflict("model \(name) \(model.version) of channel \(request.from) is lower than channel \(request.to)'s live \(current.version); to go back, use rollback --channel \(request.to)")
+            }
+            for previous in state.wentLive.reversed().compactMap({ $0.models[name] }) where previous.version == model.version {
+                if previous.files.map(\.sha256) != model.files.map(\.sha256) {
+                    throw ModelCastError.versionConflict("version \(model.version) of model \(name) went live on channel \(request.to) with different files than channel \(request.from)'s; publish a new version instead")
+                }
+            }
+        }
+    }
+}

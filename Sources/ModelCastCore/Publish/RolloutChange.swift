@@ -1,0 +1,121 @@
+import Foundation
+
+/// The rules a staged rollout follows on the publishing side.
+enum RolloutRules {
+    /// Only the modelcast profile's clients know the cohort rule.
+    static func checkProfile(_ profile: ManifestProfile, flag: String) throws {
+        guard profile == .modelcast else {
+            throw ModelCastError.usage("\(flag) needs the modelcast profile: \(profile.rawValue) clients have no cohort rule (\(profile.definition.clientRule)), so every device would take the release at once. Publish it to another channel (--channel beta, a second manifest URL in the app) instead")
+        }
+    }
+
+    /// The release devices fall back to from one that replaces `live`: `live` itself, or,
+    /// when `live` is a halted rollout, the fallback every device is running.
+    static func fallback(replacing live: Release?, at now: Date) -> ReleaseRollback? {
+        guard let live else { return nil }
+        if let rollout = live.rollout, rollout.basisPoints(at: now) == 0, !rollout.isInProgress(at: now), let fallback = live.rollback {
+            return fallback
+        }
+        return ReleaseRollback(sequence: live.sequence, models: live.models)
+    }
+
+    /// The refusal of a new release while `live`'s rollout is in progress.
+    static func inProgress(_ rollout: Rollout, live: Release, at now: Date, location: String) -> ModelCastError {
+        .liveReleaseConflict("a staged rollout of sequence \(live.sequence) is in progress at \(location) (\(Rollout.percentText(rollout.basisPoints(at: now)))% of devices\(rollout.schedule == nil ? "" : " now, on a schedule")): finish it with `modelcast rollout TARGET --complete`, or stop it with `modelcast rollout TARGET --halt`, before publishing another release")
+    }
+}
+
+/// A change to the staged rollout in progress (`modelcast rollout TARGET …`).
+public struct RolloutChangeRequest: Sendable {
+    public enum Change: Sendable, Equatable {
+        /// A new share, in hundredths of a percent (a schedule is replaced by it).
+        case percent(Int)
+        /// 0 %: every device runs the fallback, those that took the candidate included.
+        case halt
+        /// The candidate becomes the plain release for every device.
+        case complete
+    }
+
+    public var change: Change
+    public var manifestKey: String
+    public var templatesDirectory: String?
+    public var dryRun: Bool
+    public var publishedAt: Date
+    /// The signing key; nil keeps the manifest unsigned (refused when it is signed).
+    public var signing: SigningSettings?
+    public var allowUnsigned = false
+    public var publishedAtOrigin: String?
+    public var trustStored = false
+
+    public init(change: Change, manifestKey: String = "manifest.json", templatesDirectory: String? = nil, dryRun: Bool = false,
+                publishedAt: Date = Date(), signing: SigningSettings? = nil) {
+        self.change = change
+        self.manifestKey = manifestKey
+        self.templatesDirectory = templatesDirectory
+        self.dryRun = dryRun
+        self.publishedAt = publishedAt
+        self.signing = signing
+    }
+}
+
+extension RolloutChangeRequest: GoLiveRequest {
+    /// A rollout change keeps the live release: it never adopts one no record explains.
+    var adoptLive: Bool { false }
+}
+
+extension Publisher {
+    /// Publishes the live release again with its rollout changed, as the next sequence
+    /// (signed when the live manifest is): the salt and start stay, so devices already in
+    /// the cohort stay in it. Refused when no rollout is in progress.
+    public func changeRollout(_ request: RolloutChangeRequest) async throws -> PublishReport {
+        let lock = try lockTarget(dryRun: request.dryRun)
+        defer { withExtendedLifetime(lock) {} }
+        let state = try await TargetState.load(from: storage, manifestKey: request.manifestKey)
+        let place = "\(storage.location)/\(request.manifestKey)"
+        guard state.manifestData != nil else { throw ModelCastError.targetState("nothing is published at \(place): there is no rollout to change") }
+        guard let live = state.liveRecord else {
+            throw ModelCastError.targetState("the live manifest at \(place) matches no history record (edited by hand?): its rollout cannot be changed")
+        }
+        guard let rollout = live.rollout else {
+            throw ModelCastError.liveReleaseConflict("no staged rollout is in progress at \(place): sequence \(live.sequence) is served to every device (start one with publish --rollout)")
+        }
+        let now = request.publishedAt
+        let current = rollout.basisPoints(at: now)
+        var release = live
+        var warnings: [String] = []
+        switch request.change {
+        case .percent(let share):
+            guard (0...10_000).contains(share) else { throw ModelCastError.usage("--percent \(Rollout.percentText(share)) is outside 0–100") }
+            if share < current {
+                warnings.append("lowering the rollout from \(Rollout.percentText(current))% to \(Rollout.percentText(share))%: devices between the two go back to the fallback")
+            }
+            release.rollout = Rollout(basisPoints: share, salt: rollout.salt, startedAt: rollout.startedAt)
+        case .halt:
+            if rollout.isHalted { throw ModelCastError.liveReleaseConflict("the rollout at \(place) is already halted (0%): every device runs the fallback") }
+            release.rollout = Rollout(basisPoints: 0, salt: rollout.salt, startedAt: rollout.startedAt)
+        case .complete:
+            if rollout.isHalted {
+                throw ModelCastError.liveReleaseConflict("the rollout at \(place) is halted (0%): completing it would send every device the candidate it was halted for. Raise it with --percent first, or publish a fix")
+            }
+            release.rollout = nil
+        }
+        for warning in warnings { log("warning: " + warning) }
+        var signing = request.signing
+        if var settings = signing, settings.signer != nil, let data = state.manifestData, InlineSignature.split(data) != nil {
+            settings.inline = true  // the live manifest carries its signature inline: so does this one
+            signing = settings
+        }
+        let expiresIn = signing?.expiresIn ?? live.validityPeriod
+        release.sequence = state.nextSequence
+        release.publishedAt = formatTimestamp(now)
+        release.expiresAt = expiresIn.map { formatTimestamp(now.addingTimeInterval($0)) }
+        release.replaces = live.sequence
+        guard let profile = ManifestProfile(rawValue: live.profile), let baseURL = state.baseURL else {
+            throw ModelCastError.targetState("the live release at \(place) has unknown profile '\(live.profile)' or names no file")
+        }
+        try signing?.validate(profile: profile)
+        let settings = CommitSettings(request, profile: profile, baseURL: baseURL,
+                                      manifestCacheControl: liveManifestCacheControl(state: state, manifestKey: request.manifestKey), signing: signing)
+        return try await commit(release, state: state, settings: settings, artifacts: [:], warnings: warnings)
+    }
+}
