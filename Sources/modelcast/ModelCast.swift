@@ -21,7 +21,7 @@ struct ModelCast: AsyncParsableCommand {
               2  usage: the command line could not be parsed, or no command given
               3  input/output or network failure (running again may help)
             """,
-        subcommands: [Inspect.self, Pack.self, Publish.self, Verify.self, Rollback.self, Prune.self, History.self, Resign.self, Keygen.self, Serve.self]
+        subcommands: [Inspect.self, Pack.self, Publish.self, Verify.self, Rollback.self, Promote.self, Rollout.self, Prune.self, History.self, Resign.self, Keygen.self, Serve.self]
     )
 }
 

@@ -31,6 +31,8 @@ extension ModelCast {
                                             and shared by every version that has them
                   manifests/SEQUENCE.json   every release that went live (for rollback
                                             and prune)
+                  channels/NAME/manifest.json  channel NAME's manifest (--channel NAME),
+                                            its history under manifests/channels/NAME/
                   _headers, _modelcast/     header rules, object metadata, upload
                                             scripts, nginx snippet
 
@@ -48,6 +50,10 @@ extension ModelCast {
                 record, the live manifest and its signature; a live manifest no record explains is \
                 refused unless --adopt-live. Stored objects are proven (hashed, or the store's own \
                 SHA-256 checksum) before the manifest names them again.
+                --rollout 10% (or --rollout-schedule) publishes a staged rollout: the manifest names \
+                this release as the candidate and the live one as the fallback, and each device \
+                decides by a salted hash of its id (see `modelcast rollout --help`). While a rollout \
+                is in progress, another release is refused: complete or halt it first.
                 published_at comes from SOURCE_DATE_EPOCH when it is set (reproducible manifests); \
                 with --expires-in, a manifest that would already be expired is refused.
                 """
@@ -103,6 +109,9 @@ extension ModelCast {
 
         @Option(help: ArgumentHelp("Release channel to publish to (default: stable, at the manifest key); any other NAME is published at channels/NAME/<manifest key>, with its own history and sequence, sharing the artifacts. Version rules apply per channel.", valueName: "NAME"))
         var channel: String?
+
+        @OptionGroup(title: "Staged rollout (modelcast profile)")
+        var rolloutOptions: RolloutStartOptions
 
         @Option(help: "Key of the manifest in the target (default: manifest.json).")
         var manifestKey: String?
@@ -169,6 +178,8 @@ extension ModelCast {
             request.adoptLive = adoptLive
             request.trustStored = trustStored
             request.reverifyStored = reverifyStored
+            (request.rolloutPercent, request.rolloutSchedule) = try rolloutOptions.parsed()
+            try request.validate()
             request.signing = try signingOptions.settings(environment: environment)
             request.allowUnsigned = signingOptions.unsigned
             let gate = try verifyGate(verifyURL, manifestKey: request.manifestKey)

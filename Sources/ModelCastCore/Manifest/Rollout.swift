@@ -200,3 +200,74 @@ extension Rollout: Decodable {
         schedule = try c.decodeIfPresent([StepCoding].self, forKey: .schedule)?.map { Step(at: $0.at, basisPoints: try hundredths($0.percent, at: .schedule)) }
     }
 }
+
+/// What `modelcast rollout simulate` reports: the documented rule evaluated over
+/// synthetic device ids (`device-0`, `device-1`, …) at one time.
+public struct RolloutSimulation: Codable, Sendable {
+    /// One side of the rollout: the release and how many devices run it.
+    public struct Side: Codable, Sendable {
+        public let sequence: Int64?
+        /// Model name → version.
+        public let versions: [String: String]
+        public let devices: Int
+        /// Share of the devices, in percent.
+        public let share: Double
+    }
+
+    public let sequence: Int64
+    /// The time the rule was evaluated at (RFC 3339).
+    public let at: String
+    /// The share the rule gives the candidate at that time, in percent.
+    public let percent: Double
+    /// Which schedule step applies (1-based), when there is a schedule.
+    public let scheduleStep: Int?
+    public let devices: Int
+    public let candidate: Side
+    public let fallback: Side
+
+    enum CodingKeys: String, CodingKey {
+        case sequence, at, percent, devices, candidate, fallback
+        case scheduleStep = "schedule_step"
+    }
+
+    /// Evaluates `release`'s rollout for `devices` synthetic ids at `now`; a release with no
+    /// rollout sends every device to its models.
+    public init(release: Release, devices: Int, at now: Date) {
+        let rollout = release.rollout
+        var onCandidate = devices
+        if let rollout {
+            let share = rollout.basisPoints(at: now)
+            onCandidate = (0..<devices).reduce(0) { $0 + (Rollout.bucket(salt: rollout.salt, deviceID: "device-\($1)") < share ? 1 : 0) }
+        }
+        func percent(_ count: Int) -> Double { devices == 0 ? 0 : (Double(count) / Double(devices) * 10_000).rounded() / 100 }
+        sequence = release.sequence
+        at = formatTimestamp(now)
+        self.percent = Double(rollout?.basisPoints(at: now) ?? 10_000) / 100
+        scheduleStep = rollout?.schedule.map { steps in steps.filter { parseTimestamp($0.at).map { $0 <= now } ?? false }.count }
+        self.devices = devices
+        candidate = Side(sequence: release.sequence, versions: release.models.mapValues(\.version), devices: onCandidate, share: percent(onCandidate))
+        fallback = Side(sequence: rollout == nil ? nil : release.rollback?.sequence, versions: rollout == nil ? [:] : release.rollback?.models.mapValues(\.version) ?? [:],
+                        devices: devices - onCandidate, share: percent(devices - onCandidate))
+    }
+
+    /// A few lines for a terminal.
+    public var text: String {
+        func versions(_ side: Side) -> String { side.versions.keys.sorted().map { "\($0) \(side.versions[$0]!)" }.joined(separator: ", ") }
+        func row(_ label: String, _ side: Side) -> String {
+            let release = side.sequence.map { "sequence \($0)" } ?? "-"
+            return "  \(label.padding(toLength: 10, withPad: " ", startingAt: 0))\(release.padding(toLength: 16, withPad: " ", startingAt: 0))\(String(side.devices).leftPadded(to: 9)) devices  \(String(format: "%6.2f", side.share))%  \(versions(side))"
+        }
+        let step = scheduleStep.map { $0 == 0 ? " (before the schedule's first step)" : " (schedule step \($0))" } ?? ""
+        return """
+            rollout of sequence \(sequence) at \(at): \(Rollout.percentText(Int((percent * 100).rounded())))% of devices on the candidate\(step)
+            \(row("candidate", candidate))
+            \(row("fallback", fallback))
+            """ + "\n"
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+}

@@ -9,7 +9,7 @@ public func formatTimestamp(_ date: Date) -> String {
 }
 
 /// Parses RFC 3339 times as modelcast writes them (with or without fractional seconds).
-func parseTimestamp(_ text: String) -> Date? {
+public func parseTimestamp(_ text: String) -> Date? {
     let formatter = ISO8601DateFormatter()
     formatter.formatOptions = [.withInternetDateTime]
     if let date = formatter.date(from: text) { return date }

@@ -69,9 +69,12 @@ extension Publisher {
         let state = try await TargetState.load(from: storage, manifestKey: request.manifestKey)
         let live = state.live
         if let rollout = live?.rollout, rollout.isInProgress(at: request.publishedAt) {
-            throw RolloutRules.inProgress(rollout, live: live!, at: request.publishedAt, location: "\(storage.location)/\(request.manifestKey)")
+            throw RolloutRules.inProgress(rollout, live: live!, at: request.publishedAt, storage: storage, manifestKey: request.manifestKey)
         }
         let profile = ManifestProfile(rawValue: live?.profile ?? promoted.profile) ?? .modelcast
+        if let share = request.rolloutPercent, !(1...10_000).contains(share) {
+            throw ModelCastError.usage("--rollout \(Rollout.percentText(share))%: a rollout starts above 0% and at most 100%")
+        }
         if request.rolloutPercent != nil || request.rolloutSchedule != nil {
             try RolloutRules.checkProfile(profile, flag: request.rolloutSchedule != nil ? "--rollout-schedule" : "--rollout")
             guard live != nil else { throw ModelCastError.usage("--rollout: channel \(request.to) has nothing live for the other devices to stay on; promote without it") }

@@ -123,7 +123,7 @@ public struct Publisher: Sendable {
         if let rollout = live?.rollout, rollout.isInProgress(at: request.publishedAt) {
             // One staged rollout at a time: what a new release would fall back to is unclear.
             guard let current = state.liveRecord, current.sameContent(as: release, ignoringRollout: true) else {
-                throw RolloutRules.inProgress(rollout, live: live!, at: request.publishedAt, location: "\(storage.location)/\(request.manifestKey)")
+                throw RolloutRules.inProgress(rollout, live: live!, at: request.publishedAt, storage: storage, manifestKey: request.manifestKey)
             }
             try await proveStored(release.files, localFiles: staging.localFiles, trustStored: request.trustStored)
             log("a staged rollout of this release is in progress (\(Rollout.percentText(rollout.basisPoints(at: request.publishedAt)))% of devices); nothing was written: change it with `modelcast rollout`")

@@ -20,8 +20,10 @@ enum RolloutRules {
     }
 
     /// The refusal of a new release while `live`'s rollout is in progress.
-    static func inProgress(_ rollout: Rollout, live: Release, at now: Date, location: String) -> ModelCastError {
-        .liveReleaseConflict("a staged rollout of sequence \(live.sequence) is in progress at \(location) (\(Rollout.percentText(rollout.basisPoints(at: now)))% of devices\(rollout.schedule == nil ? "" : " now, on a schedule")): finish it with `modelcast rollout TARGET --complete`, or stop it with `modelcast rollout TARGET --halt`, before publishing another release")
+    static func inProgress(_ rollout: Rollout, live: Release, at now: Date, storage: any Storage, manifestKey: String) -> ModelCastError {
+        let (channel, base) = Channels.split(manifestKey: manifestKey)
+        let command = "modelcast rollout \(storage.location)" + (channel == Channels.stable ? "" : " --channel \(channel)") + (base == "manifest.json" ? "" : " --manifest-key \(base)")
+        return .liveReleaseConflict("a staged rollout of sequence \(live.sequence) is in progress at \(storage.location)/\(manifestKey) (\(Rollout.percentText(rollout.basisPoints(at: now)))% of devices\(rollout.schedule == nil ? "" : " now, on a schedule")): finish it with `\(command) --complete`, or stop it with `\(command) --halt`, before publishing another release")
     }
 }
 

@@ -455,3 +455,25 @@ extension FetchError: ExitStatusProviding {
     /// A host that could not be reached or did not answer in time.
     public var exitStatus: ExitStatus { .io }
 }
+
+/// GETs a small object (a manifest) over HTTP(S) as a device would: no redirect followed,
+/// at most `limit` bytes, HTTP 200 only.
+public func downloadSmallObject(_ url: String, limit: Int = 4 << 20, timeout: TimeInterval = 30) async throws -> Data {
+    let fetcher = HTTPFetcher()
+    let body = NIOLockedValueBox<[UInt8]>([])
+    let result: Result<FetchResponse, Error>
+    do {
+        result = .success(try await fetcher.fetch(url, range: nil, limit: Int64(limit), deadline: Date().addingTimeInterval(timeout)) { chunk in
+            body.withLockedValue { $0.append(contentsOf: chunk) }
+        })
+    } catch {
+        result = .failure(error)
+    }
+    await fetcher.shutdown()
+    let response = try result.get()
+    guard response.status == 200 else {
+        throw ModelCastError.io(operation: "GET", path: url, reason: "HTTP \(response.status)\(response.isRedirect ? " (a redirect to \(response.headers["location"]!); give the final URL)" : "")")
+    }
+    guard !response.exceededLimit else { throw ModelCastError.io(operation: "GET", path: url, reason: "larger than \(limit) bytes") }
+    return Data(body.withLockedValue { $0 })
+}
