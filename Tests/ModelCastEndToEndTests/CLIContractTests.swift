@@ -108,10 +108,10 @@ final class CLIContractTests: XCTestCase {
     // MARK: 16. Help says each thing once, and rollback's names explain themselves
 
     func testHelpListsEachOptionOnceWithItsDefaultOnce() throws {
-        for command in ["inspect", "pack", "publish", "verify", "rollback", "prune", "history", "resign", "keygen", "serve"] {
+        for command in ["inspect", "pack", "publish", "verify", "rollback", "promote", "rollout", "rollout set", "rollout simulate", "prune", "history", "resign", "keygen", "serve"] {
             var environment = ProcessInfo.processInfo.environment
             environment["COLUMNS"] = "400"
-            let help = try modelcast([command, "--help"], environment: environment)
+            let help = try modelcast(command.split(separator: " ").map(String.init) + ["--help"], environment: environment)
             XCTAssertEqual(help.status, 0)
             XCTAssertFalse(help.stdout.contains("Show the version"), "\(command): --version is the top level's only")
             let blocks = help.stdout.components(separatedBy: "\n  -")

@@ -18,13 +18,13 @@ public enum TargetLayout {
     }
 
     /// The history index of a manifest key (`HistoryIndex`): `_modelcast/history-index.json`
-    /// for `manifest.json`, `_modelcast/history-index.<key>` for any other (a `/` in it
-    /// written `%2F`). Not under `manifests/`, where every object is immutable (hosts
-    /// cache it for a year, upload scripts never overwrite it): the index changes with
-    /// every release.
+    /// for `manifest.json`, `_modelcast/history-index/<key>` for any other
+    /// (`_modelcast/history-index/channels/beta/manifest.json`): the manifest key itself,
+    /// unescaped, as no `%` may appear in a key S3-compatible servers all sign alike.
+    /// Not under `manifests/`, where every object is immutable (hosts cache it for a year,
+    /// upload scripts never overwrite it): the index changes with every release.
     public static func indexKey(manifestKey: String) -> String {
-        manifestKey == "manifest.json" ? "_modelcast/history-index.json"
-            : "_modelcast/history-index." + manifestKey.replacingOccurrences(of: "%", with: "%25").replacingOccurrences(of: "/", with: "%2F")
+        manifestKey == "manifest.json" ? "_modelcast/history-index.json" : "_modelcast/history-index/" + manifestKey
     }
 
     /// The content-addressed key of a tree model's file: `models/NAME/blobs/<sha256 hex>`.
