@@ -24,7 +24,7 @@ extension ModelCast {
         @Option(help: ArgumentHelp("The channel whose live release is promoted.", valueName: "NAME"))
         var from: String
 
-        @Option(help: ArgumentHelp("The channel that serves it next (default: stable).", valueName: "NAME"))
+        @Option(help: ArgumentHelp("The channel that serves it next.", valueName: "NAME"))
         var to = Channels.stable
 
         @Option(help: "Promote only this model; the destination's other models stay.")

@@ -11,7 +11,9 @@ extension ModelCast {
                 re-signs of one release count once, and its newest record stays), the live \
                 manifest's rollback target, and any record newer than the live one (a publish under \
                 way). Everything they name stays; objects only older releases named are deleted, \
-                then those releases' history records. It prunes one channel's history                 (--channel, default stable); artifacts are shared, so an object any record of                 another channel names always stays. The hosting files are rewritten first, so \
+                then those releases' history records. It prunes one channel's history \
+                (--channel, default stable); artifacts are shared, so an object any record of \
+                another channel names always stays. The hosting files are rewritten first, so \
                 they never list a deleted object, and so is the history index (naming the kept \
                 records only); deleting is the last step. --dry-run lists what would go.
 

@@ -12,9 +12,10 @@ extension ModelCast {
                 candidate, its rollback section the fallback, and each device decides for itself, \
                 so static hosting is enough:
 
-                  bucket  = first 8 bytes of SHA-256(salt + ":" + device_id), big-endian, mod 10000
-                  percent = with a schedule, the percent of its last step whose time has come
-                            (0 before the first); else the block's percent
+                  h       = SHA-256(salt + ":" + device_id)
+                  bucket  = (first 8 bytes of h, big-endian) mod 10000
+                  percent = with a schedule: the percent of its last step whose
+                            time has come (0 before the first); else the percent
                   the device runs the candidate when bucket < percent x 100
 
                 `modelcast rollout TARGET --percent 50` raises it (a new sequence; the salt stays, so \
@@ -105,7 +106,7 @@ extension ModelCast.Rollout {
         @Option(help: ArgumentHelp("When to evaluate the rule: an RFC 3339 time, or +DURATION from now (+24h, +7d). Default: now.", valueName: "TIME"))
         var at: String?
 
-        @Option(help: ArgumentHelp("For a directory or s3:// target: the channel (default: stable).", valueName: "NAME"))
+        @Option(help: ArgumentHelp("For a directory or s3:// target: the channel.", valueName: "NAME"))
         var channel = Channels.stable
 
         @Option(help: "For a directory or s3:// target: the key of its manifest.")

@@ -218,7 +218,12 @@ extension ModelCast {
         /// alone, unmerged, when it has no other).
         func eachChannel(of storage: any Storage, _ verify: (String) async throws -> VerifyReport) async throws -> VerifyReport {
             var channels: [String]
-            if let channel { channels = [channel] } else { channels = try await Channels.list(storage, base: manifestKey) }
+            if let channel {
+                channels = [channel]
+            } else {
+                // A store that cannot be listed is reported by the verify of stable's manifest, in its table.
+                channels = (try? await Channels.list(storage, base: manifestKey)) ?? []
+            }
             if channels.isEmpty { channels = [Channels.stable] }  // what is missing is then reported
             var reports: [(channel: String, manifestKey: String, report: VerifyReport)] = []
             for name in channels {

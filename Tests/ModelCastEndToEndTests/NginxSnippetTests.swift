@@ -53,6 +53,10 @@ final class NginxSnippetTests: XCTestCase {
             let result = try modelcast(["publish", model, "--name", "m", "--version", version, "--base-url", base, "--to", site, "--sign", work.at("k.key")], environment: environment)
             XCTAssertEqual(result.status, 0, result.stderr)
         }
+        // A second channel: the snippet serves its manifest and signature too.
+        let beta = try modelcast(["publish", "examples/models/retrained/TinyClassifier.mlpackage", "--name", "m", "--version", "1.2.0", "--channel", "beta",
+                                  "--base-url", base, "--to", site, "--sign", work.at("k.key")], environment: environment)
+        XCTAssertEqual(beta.status, 0, beta.stderr)
         let config = """
             daemon off;
             worker_processes 1;
@@ -126,6 +130,16 @@ final class NginxSnippetTests: XCTestCase {
         let verify = try modelcast(["verify", base + "/manifest.json", "--allow-http", "--public-key", work.at("k.pub")])
         XCTAssertEqual(verify.status, 0, verify.stdout)
         XCTAssertTrue(verify.stdout.contains("PASS  manifest.signature"), verify.stdout)
+
+        for key in ["channels/beta/manifest.json", "channels/beta/manifest.json.minisig"] {
+            let response = try fetch(base + "/" + key, headers: ["Accept-Encoding: gzip"])
+            XCTAssertEqual(response.status, 200, key)
+            XCTAssertEqual(response.headers["cache-control"], "no-cache, no-store", key)
+            XCTAssertNil(response.headers["content-encoding"], key)
+            XCTAssertEqual(response.sha256, try SHA256Hasher.digest(Data(contentsOf: URL(fileURLWithPath: site + "/" + key))).hex, key)
+        }
+        let betaVerify = try modelcast(["verify", base + "/channels/beta/manifest.json", "--allow-http", "--public-key", work.at("k.pub")])
+        XCTAssertEqual(betaVerify.status, 0, betaVerify.stdout)
 
         let history = try fetch(base + "/manifests/00000001.json")
         XCTAssertEqual(history.status, 200)

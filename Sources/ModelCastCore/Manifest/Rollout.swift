@@ -152,11 +152,12 @@ public struct Rollout: Equatable, Sendable {
         return steps
     }
 
-    /// The salt of a rollout starting with `release`: derived from its sequence, time and
-    /// files, so each rollout's cohort is its own and the same inputs give the same manifest.
+    /// The salt of a rollout starting with `release`: derived from its channel, sequence
+    /// and files (their URLs, so the target too, and SHA-256), so each rollout's cohort is
+    /// its own, and the same inputs give the same manifest on any machine.
     static func salt(for release: Release) -> String {
-        var text = "modelcast-rollout\n\(release.sequence)\n\(release.publishedAt)\n"
-        for file in release.files { text += file.key + " " + file.sha256 + "\n" }
+        var text = "modelcast-rollout\n\(release.channel)\n\(release.sequence)\n"
+        for file in release.files { text += file.url + " " + file.sha256 + "\n" }
         return String(((try? SHA256Hasher.digest(Array(text.utf8)))?.hex ?? "").prefix(32))
     }
 }

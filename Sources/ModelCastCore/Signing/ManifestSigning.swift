@@ -120,24 +120,6 @@ public struct SigningSettings: Sendable {
     }
 }
 
-/// Parses `30d`, `12h`, `90m`, `3600s` or `2w` into seconds.
-public func parseDuration(_ text: String) throws -> TimeInterval {
-    let units: [Character: TimeInterval] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
-    guard let unit = text.last, let scale = units[unit], let count = Int(text.dropLast()), count > 0 else {
-        throw ModelCastError.usage("duration '\(text)' is not a positive whole number followed by s, m, h, d or w (e.g. 30d)")
-    }
-    return TimeInterval(count) * scale
-}
-
-/// Writes seconds as `parseDuration` reads them, in the largest of d, h, m, s that divides them.
-public func formatDuration(_ seconds: TimeInterval) -> String {
-    let whole = Int64(seconds.rounded())
-    for (unit, scale) in [("d", Int64(86_400)), ("h", 3600), ("m", 60)] where whole != 0 && whole % scale == 0 {
-        return "\(whole / scale)\(unit)"
-    }
-    return "\(whole)s"
-}
-
 extension MinisignSecretKey: ManifestSigner {
     public var keyIDHex: String { keyID.hex }
 

@@ -7,7 +7,8 @@ public struct VerifyOptions: Sendable {
     public var profile: ManifestProfile?
     /// Accept http:// URLs (local testing only: iOS refuses them).
     public var allowHTTP = false
-    /// URL prefixes objects must live under; empty means the manifest's own directory.
+    /// URL prefixes objects must live under; empty means the manifest's own directory (for
+    /// a channel's manifest, `…/channels/NAME/manifest.json`, the directory above `channels/`).
     public var expectedPrefixes: [String] = []
     /// Accept object URLs outside the expected prefixes.
     public var allowExternalURLs = false
@@ -362,7 +363,7 @@ public struct Verifier: Sendable {
             }
         }
         if !local, let storage = options.origin {
-            let key = options.originManifestKey ?? (String(URLParts.path(of: url).split(separator: "/").last ?? "manifest.json").removingPercentEncoding ?? "manifest.json")
+            let key = options.originManifestKey ?? manifestKey(ofManifestURL: url)
             do {
                 try await OriginManifest.load(from: storage, manifestKey: key).compare(served: data, servedSequence: sequence, source: url, log: log)
             } catch {
@@ -644,7 +645,7 @@ public struct Verifier: Sendable {
 
     /// The rules object URLs (and their redirects) must pass.
     func objectRules(manifestURL: String) -> URLRules {
-        let prefixes = options.expectedPrefixes.isEmpty ? [directory(of: manifestURL)] : options.expectedPrefixes.map { $0.hasSuffix("/") ? $0 : $0 + "/" }
+        let prefixes = options.expectedPrefixes.isEmpty ? [targetRoot(ofManifestURL: manifestURL)] : options.expectedPrefixes.map { $0.hasSuffix("/") ? $0 : $0 + "/" }
         return URLRules(prefixes: prefixes, allowHTTP: options.allowHTTP, allowExternalURLs: options.allowExternalURLs)
     }
 
@@ -762,6 +763,24 @@ func isJSONMediaType(_ contentType: String) -> Bool {
 func directory(of url: String) -> String {
     guard let slash = url.lastIndex(of: "/") else { return url }
     return String(url[...slash])
+}
+
+/// Where a manifest URL's target is served from: its directory, or for a channel's
+/// manifest (`…/channels/beta/manifest.json`) the directory above `channels/beta/`, where
+/// the artifacts every channel shares live.
+func targetRoot(ofManifestURL url: String) -> String {
+    let own = directory(of: url)
+    let segments = own.dropLast().split(separator: "/", omittingEmptySubsequences: false)
+    guard segments.count >= 4, segments[segments.count - 2] == Channels.folder.dropLast(),
+          (try? Channels.validate(String(segments[segments.count - 1]))) != nil else { return own }
+    return segments.dropLast(2).joined(separator: "/") + "/"
+}
+
+/// A manifest URL's key in its target: the file name, under `channels/NAME/` for a channel's.
+func manifestKey(ofManifestURL url: String) -> String {
+    let root = targetRoot(ofManifestURL: url)
+    let relative = url.hasPrefix(root) ? String(url.dropFirst(root.count)) : String(url.split(separator: "/").last ?? "manifest.json")
+    return (relative.split(separator: "?").first.map(String.init) ?? relative).removingPercentEncoding ?? "manifest.json"
 }
 
 
