@@ -10,7 +10,7 @@ struct PublishedTargetOptions: ParsableArguments {
     @Option(name: .customLong("manifest-key"), help: "Key of the manifest in the target.")
     var baseManifestKey = "manifest.json"
 
-    @Option(help: ArgumentHelp("Release channel: stable (the default) at the manifest key, any other NAME at channels/NAME/<manifest key>.", valueName: "NAME"))
+    @Option(help: ArgumentHelp("Release channel: stable at the manifest key, any other NAME at channels/NAME/<manifest key>.", valueName: "NAME"))
     var channel = Channels.stable
 
     /// The channel's manifest key.
@@ -58,6 +58,33 @@ func sourceDateEpoch(_ environment: [String: String]) throws -> (date: Date, ori
         throw ValidationError("SOURCE_DATE_EPOCH must be a number of seconds, got '\(epoch)'")
     }
     return (Date(timeIntervalSince1970: seconds), "SOURCE_DATE_EPOCH=\(epoch)")
+}
+
+/// What rollback, resign, promote and rollout share: how the new manifest is proven,
+/// signed and gated before it goes live.
+struct GoLiveOptions: ParsableArguments {
+    @Flag(help: SafetyHelp.trustStored)
+    var trustStored = false
+
+    @OptionGroup(title: "Signing")
+    var signingOptions: SigningOptions
+
+    @Option(help: ArgumentHelp("Before the manifest goes live, verify the new release through this public base URL.", valueName: "URL"))
+    var verifyURL: String?
+
+    @Flag(help: "Show the manifest that would be published; write nothing.")
+    var dryRun = false
+
+    /// The signing settings (key loaded), or nil for an unsigned manifest.
+    func signing(environment: [String: String]) throws -> SigningSettings? {
+        try signingOptions.settings(environment: environment)
+    }
+
+    /// A publisher for `storage` that logs to standard error and, with --verify-url, checks
+    /// the staged manifest of `manifestKey` through the public URL before it goes live.
+    func publisher(_ storage: any Storage, manifestKey: String) throws -> Publisher {
+        Publisher(storage: storage, log: { printError($0) }, beforeManifest: try verifyGate(verifyURL, manifestKey: manifestKey))
+    }
 }
 
 /// Help shared by the commands that make a release live.

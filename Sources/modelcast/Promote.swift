@@ -42,17 +42,8 @@ extension ModelCast {
         @Flag(help: SafetyHelp.adoptLive)
         var adoptLive = false
 
-        @Flag(help: SafetyHelp.trustStored)
-        var trustStored = false
-
-        @OptionGroup(title: "Signing")
-        var signingOptions: SigningOptions
-
-        @Option(help: ArgumentHelp("Before the manifest goes live, verify the new release through this public base URL.", valueName: "URL"))
-        var verifyURL: String?
-
-        @Flag(help: "Show the manifest that would be published; write nothing.")
-        var dryRun = false
+        @OptionGroup
+        var goLive: GoLiveOptions
 
         @Flag(help: "Print a JSON summary instead of text.")
         var json = false
@@ -65,15 +56,15 @@ extension ModelCast {
             guard let target = target ?? environment["MODELCAST_TARGET"] else {
                 throw ValidationError("give the TARGET (a directory or s3://bucket/prefix) or set MODELCAST_TARGET")
             }
-            var request = PromoteRequest(from: from, to: to, model: model, baseManifestKey: manifestKey, templatesDirectory: templates, dryRun: dryRun)
+            var request = PromoteRequest(from: from, to: to, model: model, baseManifestKey: manifestKey, templatesDirectory: templates, dryRun: goLive.dryRun)
             if let epoch = try sourceDateEpoch(environment) { (request.publishedAt, request.publishedAtOrigin) = epoch }
             request.adoptLive = adoptLive
-            request.trustStored = trustStored
-            request.signing = try signingOptions.settings(environment: environment)
-            request.allowUnsigned = signingOptions.unsigned
+            request.trustStored = goLive.trustStored
+            request.signing = try goLive.signing(environment: environment)
+            request.allowUnsigned = goLive.signingOptions.unsigned
             (request.rolloutPercent, request.rolloutSchedule) = try rolloutOptions.parsed()
             let report = try await withStorage(s3.settings(for: target), environment: environment) { [request] storage in
-                try await Publisher(storage: storage, log: { printError($0) }, beforeManifest: try verifyGate(verifyURL, manifestKey: request.manifestKey)).promote(request)
+                try await goLive.publisher(storage, manifestKey: request.manifestKey).promote(request)
             }
             try printPublishReport(report, json: json, done: "promoted \(from) to \(to): published", wouldDo: "would promote \(from) to \(to) as")
         }

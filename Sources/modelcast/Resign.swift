@@ -20,27 +20,18 @@ extension ModelCast {
         @OptionGroup
         var targetOptions: PublishedTargetOptions
 
-        @Flag(help: SafetyHelp.trustStored)
-        var trustStored = false
-
-        @OptionGroup(title: "Signing")
-        var signingOptions: SigningOptions
-
-        @Option(help: ArgumentHelp("Before the manifest goes live, verify the new release through this public base URL.", valueName: "URL"))
-        var verifyURL: String?
-
-        @Flag(help: "Show the manifest that would be published; write nothing.")
-        var dryRun = false
+        @OptionGroup
+        var goLive: GoLiveOptions
 
         func run() async throws {
             let environment = ProcessInfo.processInfo.environment
             var request = ResignRequest(
-                manifestKey: targetOptions.manifestKey, signing: try signingOptions.settings(environment: environment) ?? SigningSettings(),
-                templatesDirectory: targetOptions.templates, dryRun: dryRun, allowUnsigned: signingOptions.unsigned)
+                manifestKey: targetOptions.manifestKey, signing: try goLive.signing(environment: environment) ?? SigningSettings(),
+                templatesDirectory: targetOptions.templates, dryRun: goLive.dryRun, allowUnsigned: goLive.signingOptions.unsigned)
             if let epoch = try sourceDateEpoch(environment) { (request.publishedAt, request.publishedAtOrigin) = epoch }
-            request.trustStored = trustStored
+            request.trustStored = goLive.trustStored
             let report = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { storage in
-                try await Publisher(storage: storage, log: { printError($0) }, beforeManifest: try verifyGate(verifyURL, manifestKey: targetOptions.manifestKey)).resign(request)
+                try await goLive.publisher(storage, manifestKey: targetOptions.manifestKey).resign(request)
             }
             try printPublishReport(report, json: targetOptions.json, done: "re-signed: published", wouldDo: "would re-sign with")
         }

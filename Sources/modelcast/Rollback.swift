@@ -55,17 +55,8 @@ extension ModelCast {
         @Flag(help: SafetyHelp.adoptLive)
         var adoptLive = false
 
-        @Flag(help: SafetyHelp.trustStored)
-        var trustStored = false
-
-        @OptionGroup(title: "Signing")
-        var signingOptions: SigningOptions
-
-        @Option(help: ArgumentHelp("Before the manifest goes live, verify the new release through this public base URL.", valueName: "URL"))
-        var verifyURL: String?
-
-        @Flag(help: "Show the manifest that would be published; write nothing.")
-        var dryRun = false
+        @OptionGroup
+        var goLive: GoLiveOptions
 
         func run() async throws {
             let environment = ProcessInfo.processInfo.environment
@@ -75,14 +66,14 @@ extension ModelCast {
             let version = self.version ?? deprecatedTo!
             var request = RollbackRequest(
                 version: version, model: model, bump: bump, bumpVersion: bumpTo, manifestKey: targetOptions.manifestKey,
-                manifestCacheControl: manifestCacheControl, baseURL: baseURL, templatesDirectory: targetOptions.templates, dryRun: dryRun)
+                manifestCacheControl: manifestCacheControl, baseURL: baseURL, templatesDirectory: targetOptions.templates, dryRun: goLive.dryRun)
             if let epoch = try sourceDateEpoch(environment) { (request.publishedAt, request.publishedAtOrigin) = epoch }
             request.adoptLive = adoptLive
-            request.trustStored = trustStored
-            request.signing = try signingOptions.settings(environment: environment)
-            request.allowUnsigned = signingOptions.unsigned
+            request.trustStored = goLive.trustStored
+            request.signing = try goLive.signing(environment: environment)
+            request.allowUnsigned = goLive.signingOptions.unsigned
             let report = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { storage in
-                try await Publisher(storage: storage, log: { printError($0) }, beforeManifest: try verifyGate(verifyURL, manifestKey: targetOptions.manifestKey)).rollback(request)
+                try await goLive.publisher(storage, manifestKey: targetOptions.manifestKey).rollback(request)
             }
             try printPublishReport(report, json: targetOptions.json, done: "rolled back to \(version): published", wouldDo: "would roll back to \(version) with")
         }

@@ -50,17 +50,8 @@ extension ModelCast.Rollout {
         @Flag(help: "Finish it: the candidate becomes the plain release for every device.")
         var complete = false
 
-        @Flag(help: SafetyHelp.trustStored)
-        var trustStored = false
-
-        @OptionGroup(title: "Signing")
-        var signingOptions: SigningOptions
-
-        @Option(help: ArgumentHelp("Before the manifest goes live, verify the new release through this public base URL.", valueName: "URL"))
-        var verifyURL: String?
-
-        @Flag(help: "Show the manifest that would be published; write nothing.")
-        var dryRun = false
+        @OptionGroup
+        var goLive: GoLiveOptions
 
         func run() async throws {
             let changes: [RolloutChangeRequest.Change] = (try percent.map { [.percent(try ModelCastCore.Rollout.parsePercent($0))] } ?? [])
@@ -69,13 +60,13 @@ extension ModelCast.Rollout {
                 throw ValidationError(changes.isEmpty ? "give one of --percent PERCENT, --halt or --complete" : "give only one of --percent, --halt and --complete")
             }
             let environment = ProcessInfo.processInfo.environment
-            var request = RolloutChangeRequest(change: changes[0], manifestKey: targetOptions.manifestKey, templatesDirectory: targetOptions.templates, dryRun: dryRun)
+            var request = RolloutChangeRequest(change: changes[0], manifestKey: targetOptions.manifestKey, templatesDirectory: targetOptions.templates, dryRun: goLive.dryRun)
             if let epoch = try sourceDateEpoch(environment) { (request.publishedAt, request.publishedAtOrigin) = epoch }
-            request.signing = try signingOptions.settings(environment: environment)
-            request.allowUnsigned = signingOptions.unsigned
-            request.trustStored = trustStored
+            request.signing = try goLive.signing(environment: environment)
+            request.allowUnsigned = goLive.signingOptions.unsigned
+            request.trustStored = goLive.trustStored
             let report = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { [request] storage in
-                try await Publisher(storage: storage, log: { printError($0) }, beforeManifest: try verifyGate(verifyURL, manifestKey: request.manifestKey)).changeRollout(request)
+                try await goLive.publisher(storage, manifestKey: request.manifestKey).changeRollout(request)
             }
             let done = switch changes[0] {
             case .percent(let share): "rollout set to \(ModelCastCore.Rollout.percentText(share))%"

@@ -103,9 +103,7 @@ extension Publisher {
             meta: request.model == nil ? promoted.meta : live?.meta ?? [:], models: models, prototypes: prototypes,
             rollback: RolloutRules.fallback(replacing: live, at: request.publishedAt), replaces: live?.sequence)
         if request.rolloutPercent != nil || request.rolloutSchedule != nil {
-            let schedule = try request.rolloutSchedule.map { try Rollout.parseSchedule($0, start: request.publishedAt) }
-            release.rollout = Rollout(basisPoints: request.rolloutPercent ?? schedule![0].basisPoints, salt: Rollout.salt(for: release),
-                                      startedAt: release.publishedAt, schedule: schedule)
+            release.rollout = try RolloutRules.start(percent: request.rolloutPercent, schedule: request.rolloutSchedule, for: release, at: request.publishedAt)
         }
         guard let baseURL = state.baseURL ?? source.baseURL else {
             throw ModelCastError.targetState("cannot tell the base URL the target is served from (no record names a file)")

@@ -133,9 +133,7 @@ public struct Publisher: Sendable {
             guard live != nil else {
                 throw ModelCastError.usage("\(request.rolloutSchedule != nil ? "--rollout-schedule" : "--rollout"): nothing is live at \(storage.location)/\(request.manifestKey) for the other devices to stay on; publish the first release without it")
             }
-            let schedule = try request.rolloutSchedule.map { try Rollout.parseSchedule($0, start: request.publishedAt) }
-            release.rollout = Rollout(basisPoints: request.rolloutPercent ?? schedule![0].basisPoints, salt: Rollout.salt(for: release),
-                                      startedAt: release.publishedAt, schedule: schedule)
+            release.rollout = try RolloutRules.start(percent: request.rolloutPercent, schedule: request.rolloutSchedule, for: release, at: request.publishedAt)
         }
 
         // Files the live release names with these very bytes: the live record (checked

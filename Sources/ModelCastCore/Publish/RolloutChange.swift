@@ -19,6 +19,14 @@ enum RolloutRules {
         return ReleaseRollback(sequence: live.sequence, models: live.models)
     }
 
+    /// The rollout a release starts with: a fixed share (hundredths of a percent) or a
+    /// schedule from its publish time, and its own salt.
+    static func start(percent: Int?, schedule text: String?, for release: Release, at start: Date) throws -> Rollout {
+        let schedule = try text.map { try Rollout.parseSchedule($0, start: start) }
+        return Rollout(basisPoints: percent ?? schedule?.first?.basisPoints ?? 0, salt: Rollout.salt(for: release),
+                       startedAt: release.publishedAt, schedule: schedule)
+    }
+
     /// The refusal of a new release while `live`'s rollout is in progress.
     static func inProgress(_ rollout: Rollout, live: Release, at now: Date, storage: any Storage, manifestKey: String) -> ModelCastError {
         let (channel, base) = Channels.split(manifestKey: manifestKey)
