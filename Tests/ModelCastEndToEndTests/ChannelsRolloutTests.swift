@@ -109,6 +109,62 @@ final class ChannelsRolloutTests: XCTestCase {
         XCTAssertEqual(report?.channels.map(\.channel), ["beta"])
     }
 
+    /// promote --model moves one model of a multi-model release; the destination's other
+    /// model stays as it is, and a model lower than the destination's is refused.
+    func testPromoteOneModelOfSeveral() throws {
+        let scratch = try Scratch()
+        let target = scratch.at("out")
+        let a1 = try scratch.write("a1/a.bin", patternBytes(700, seed: 1))
+        let b1 = try scratch.write("b1/b.bin", patternBytes(800, seed: 2))
+        let a2 = try scratch.write("a2/a.bin", patternBytes(900, seed: 3))
+        let b2 = try scratch.write("b2/b.bin", patternBytes(1000, seed: 4))
+        func publish(_ a: String, _ b: String, _ version: String, _ extra: [String]) throws {
+            let result = try modelcast(["publish", "a=" + a, "b=" + b, "--version", version, "--base-url", base, "--to", target] + extra)
+            XCTAssertEqual(result.status, 0, result.stderr)
+        }
+        try publish(a1, b1, "1.0.0", [])
+        try publish(a2, b2, "2.0.0", ["--channel", "beta"])
+        let promote = try modelcast(["promote", target, "--from", "beta", "--model", "a"])
+        XCTAssertEqual(promote.status, 0, promote.stderr)
+        let stable = try XCTUnwrap(try manifest(target + "/manifest.json")["models"] as? [String: [String: Any]])
+        XCTAssertEqual(stable["a"]?["version"] as? String, "2.0.0")
+        XCTAssertEqual(stable["b"]?["version"] as? String, "1.0.0")
+        try assertVerifies(target, channels: ["stable", "beta"])
+        // beta going back below stable's model a is refused when promoted the other way.
+        let down = try scratch.write("a0/a.bin", patternBytes(650, seed: 5))
+        let beta = try modelcast(["rollback", target, "--channel", "beta", "--version", "2.0.0"])
+        XCTAssertEqual(beta.status, 0, beta.stderr)
+        let low = try modelcast(["publish", "a=" + down, "b=" + b2, "--version", "1.5.0", "--base-url", base, "--to", target, "--channel", "nightly"])
+        XCTAssertEqual(low.status, 0, low.stderr)
+        let refused = try modelcast(["promote", target, "--from", "nightly", "--model", "a"])
+        XCTAssertNotEqual(refused.status, 0)
+        XCTAssertTrue(refused.stderr.contains("model a 1.5.0 of channel nightly is lower than channel stable's live 2.0.0"), refused.stderr)
+    }
+
+    /// Two publishes to two channels of one S3 target at the same moment both land, each
+    /// channel with its own history, and the target verifies.
+    func testTwoChannelsPublishedAtOnceOnS3() throws {
+        let moto = try MotoS3()
+        let scratch = try Scratch()
+        let target = "s3://\(moto.bucket)/race"
+        let first = try modelcast(["publish", try scratch.write("v0/m.bin", patternBytes(500, seed: 9)), "--name", "m", "--version", "1.0.0",
+                                   "--base-url", base, "--to", target], environment: moto.environment)
+        XCTAssertEqual(first.status, 0, first.stderr)
+        let files = [try scratch.write("s/m.bin", patternBytes(3 << 20, seed: 10)), try scratch.write("b/m.bin", patternBytes(3 << 20, seed: 11))]
+        let results = ResultsBox()
+        let (environment, base) = (moto.environment, self.base)
+        DispatchQueue.concurrentPerform(iterations: 2) { index in
+            let channel = index == 0 ? "stable" : "beta"
+            results.set(index, try? modelcast(["publish", files[index], "--name", "m", "--version", "1.1.\(index)", "--channel", channel,
+                                               "--base-url", base, "--to", target], environment: environment))
+        }
+        for index in 0..<2 { XCTAssertEqual(results.get(index)?.status, 0, results.get(index)?.stderr ?? "") }
+        let (verified, report) = try verifyJSON([target], environment: moto.environment)
+        XCTAssertEqual(verified.status, 0, verified.stdout)
+        XCTAssertEqual(report?.channels.map(\.channel), ["stable", "beta"])
+        XCTAssertEqual(report?.channels.map(\.sequence), [2, 1])
+    }
+
     /// Bad channel input is refused, naming the value, and leaves the target as it was.
     func testBadChannelInputIsRefused() throws {
         let scratch = try Scratch()
@@ -360,4 +416,12 @@ extension Scratch {
     func listingOf(_ directory: String) throws -> [String] {
         (FileManager.default.enumerator(atPath: directory)?.allObjects as? [String] ?? []).sorted()
     }
+}
+
+/// Results of processes run on several threads.
+final class ResultsBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var results: [Int: ProcessOutput] = [:]
+    func set(_ index: Int, _ result: ProcessOutput?) { lock.lock(); results[index] = result; lock.unlock() }
+    func get(_ index: Int) -> ProcessOutput? { lock.lock(); defer { lock.unlock() }; return results[index] }
 }
