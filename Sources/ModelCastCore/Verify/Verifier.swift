@@ -363,7 +363,7 @@ public struct Verifier: Sendable {
             }
         }
         if !local, let storage = options.origin {
-            let key = options.originManifestKey ?? manifestKey(ofManifestURL: url)
+            let key = options.originManifestKey ?? targetKey(ofManifestURL: url)
             do {
                 try await OriginManifest.load(from: storage, manifestKey: key).compare(served: data, servedSequence: sequence, source: url, log: log)
             } catch {
@@ -777,7 +777,7 @@ func targetRoot(ofManifestURL url: String) -> String {
 }
 
 /// A manifest URL's key in its target: the file name, under `channels/NAME/` for a channel's.
-func manifestKey(ofManifestURL url: String) -> String {
+func targetKey(ofManifestURL url: String) -> String {
     let root = targetRoot(ofManifestURL: url)
     let relative = url.hasPrefix(root) ? String(url.dropFirst(root.count)) : String(url.split(separator: "/").last ?? "manifest.json")
     return (relative.split(separator: "?").first.map(String.init) ?? relative).removingPercentEncoding ?? "manifest.json"
