@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "modelcast", targets: ["modelcast"]),
         .library(name: "ModelCastCore", targets: ["ModelCastCore"]),
+        .library(name: "ModelCastFormat", targets: ["ModelCastFormat"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -28,10 +29,13 @@ let package = Package(
             pkgConfig: "libarchive",
             providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]
         ),
+        // What the server and the client must agree on: manifest types, the minisign
+        // format and its prehash, the rollout rule, version order. No dependencies.
+        .target(name: "ModelCastFormat"),
         .target(
             name: "ModelCastCore",
             dependencies: [
-                "CLibCrypto", "CLibArchive",
+                "ModelCastFormat", "CLibCrypto", "CLibArchive",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

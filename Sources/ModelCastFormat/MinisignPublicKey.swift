@@ -16,7 +16,7 @@ public struct MinisignPublicKey: Hashable, Sendable, CustomStringConvertible {
     public let key: [UInt8]
 
     /// The signature algorithm bytes every minisign key starts with.
-    static let algorithm: [UInt8] = Array("Ed".utf8)
+    package static let algorithm: [UInt8] = Array("Ed".utf8)
 
     /// Wraps a key id and 32 key bytes; throws for any other key length.
     public init(keyID: MinisignKeyID, key: [UInt8]) throws {
@@ -61,10 +61,6 @@ public struct MinisignPublicKey: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-    /// Reads and parses a public key file (or a file holding the bare base64 line).
-    public static func load(path: String) throws -> MinisignPublicKey {
-        try MinisignPublicKey(text: try readKeyFile(path), source: path)
-    }
 
     private init(decodingLine line: Substring, source: String, line number: Int?) throws {
         let location = number.map { "line \($0): " } ?? ""
@@ -91,12 +87,6 @@ public struct MinisignPublicKey: Hashable, Sendable, CustomStringConvertible {
     /// The public key file's text, exactly as `minisign -G` writes it.
     public var fileContents: String {
         "\(untrustedCommentPrefix)minisign public key \(keyID.hex)\n\(base64)\n"
-    }
-
-    /// Writes the public key file (mode 0644). Refuses to replace an existing file
-    /// unless `force` is true.
-    public func write(to path: String, force: Bool = false) throws {
-        try writeKeyFile(path, contents: fileContents, mode: 0o644, force: force)
     }
 
     /// "minisign public key <KEYID>".

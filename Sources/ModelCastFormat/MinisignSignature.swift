@@ -35,11 +35,11 @@ public struct MinisignSignature: Sendable, Equatable {
 
     /// minisign reads the untrusted comment line into a 1024-byte buffer (prefix,
     /// comment, line feed, NUL).
-    static let maximumUntrustedCommentBytes = 1024 - untrustedCommentPrefix.utf8.count - 2
+    package static let maximumUntrustedCommentBytes = 1024 - untrustedCommentPrefix.utf8.count - 2
     /// minisign reads the trusted comment line into an 8192-byte buffer.
-    static let maximumTrustedCommentBytes = 8192 - trustedCommentPrefix.utf8.count - 2
+    package static let maximumTrustedCommentBytes = 8192 - trustedCommentPrefix.utf8.count - 2
 
-    init(algorithm: Algorithm, keyID: MinisignKeyID, signature: [UInt8], untrustedComment: String, trustedComment: String, globalSignature: [UInt8]) {
+    package init(algorithm: Algorithm, keyID: MinisignKeyID, signature: [UInt8], untrustedComment: String, trustedComment: String, globalSignature: [UInt8]) {
         self.algorithm = algorithm
         self.keyID = keyID
         self.signature = signature
@@ -95,11 +95,6 @@ public struct MinisignSignature: Sendable, Equatable {
         globalSignature = global
     }
 
-    /// Reads and parses a `.minisig` file; errors name `path`.
-    public static func load(path: String) throws -> MinisignSignature {
-        try MinisignSignature(fileContents: try readKeyFile(path), source: path)
-    }
-
     /// The signature file's text, exactly as minisign writes it.
     public var fileContents: String {
         let structure = Array(algorithm.rawValue.utf8) + keyID.bytes + signature
@@ -108,7 +103,9 @@ public struct MinisignSignature: Sendable, Equatable {
     }
 
     /// Verifies this signature over `message` with the trusted key whose key id it
-    /// names, then the trusted comment's signature, like `minisign -V`.
+    /// names, then the trusted comment's signature, like `minisign -V`. `ed25519` checks
+    /// one Ed25519 signature (signature, message, 32-byte public key): libcrypto's on the
+    /// server, swift-crypto's in `ModelCastClient`; the rules around it are these, once.
     ///
     /// Throws `untrustedSigningKey` when no key in `publicKeys` has the signature's
     /// key id, `signatureMismatch` when the message (or the signature) was altered,
@@ -116,7 +113,9 @@ public struct MinisignSignature: Sendable, Equatable {
     /// `unsupportedSignatureAlgorithm` for a legacy signature when `allowLegacy` is
     /// false (as `minisign -V -H` refuses them).
     public func verify(
-        message: [UInt8], publicKeys: [MinisignPublicKey], source: String = "signature", allowLegacy: Bool = true
+        message: [UInt8], publicKeys: [MinisignPublicKey], source: String = "signature", allowLegacy: Bool = true,
+        prehash: ([UInt8]) throws -> [UInt8] = { BLAKE2b.hash($0, outputLength: 64) },
+        ed25519: (_ signature: [UInt8], _ message: [UInt8], _ publicKey: [UInt8]) throws -> Bool
     ) throws -> VerifiedSignature {
         if algorithm == .legacy && !allowLegacy {
             throw ModelCastError.unsupportedSignatureAlgorithm(source: source, algorithm: "'Ed' (legacy, not prehashed), which is not accepted here")
@@ -125,37 +124,17 @@ public struct MinisignSignature: Sendable, Equatable {
         guard !candidates.isEmpty else {
             throw ModelCastError.untrustedSigningKey(source: source, keyID: keyID.hex, trustedKeyIDs: publicKeys.map(\.keyID.hex))
         }
-        let signed = algorithm == .prehashed ? try BLAKE2b512Hasher.digest(message) : message
+        let signed = algorithm == .prehashed ? try prehash(message) : message
         // Two trusted keys could share a key id (8 random bytes); the signature
         // decides which of them made it.
-        var matchingKey: Ed25519PublicKey?
-        var matchingPublicKey: MinisignPublicKey?
-        for candidate in candidates {
-            let key = try Ed25519PublicKey(bytes: candidate.key)
-            if try key.isValidSignature(signature, for: signed) {
-                matchingKey = key
-                matchingPublicKey = candidate
-                break
-            }
-        }
-        guard let key = matchingKey, let publicKey = matchingPublicKey else {
+        guard let publicKey = try candidates.first(where: { try ed25519(signature, signed, $0.key) }) else {
             throw ModelCastError.signatureMismatch(source: source, keyID: keyID.hex)
         }
-        guard try key.isValidSignature(globalSignature, for: signature + Array(trustedComment.utf8)) else {
+        guard try ed25519(globalSignature, signature + Array(trustedComment.utf8), publicKey.key) else {
             throw ModelCastError.trustedCommentMismatch(source: source, keyID: keyID.hex)
         }
         return VerifiedSignature(
             publicKey: publicKey, algorithm: algorithm, trustedComment: trustedComment, untrustedComment: untrustedComment)
-    }
-
-    /// Parses `signatureFile` (the `.minisig` text) and verifies it over `message`;
-    /// see `verify(message:publicKeys:source:allowLegacy:)`.
-    public static func verify(
-        message: [UInt8], signatureFile: String, publicKeys: [MinisignPublicKey],
-        source: String = "signature", allowLegacy: Bool = true
-    ) throws -> VerifiedSignature {
-        try MinisignSignature(fileContents: signatureFile, source: source)
-            .verify(message: message, publicKeys: publicKeys, source: source, allowLegacy: allowLegacy)
     }
 }
 

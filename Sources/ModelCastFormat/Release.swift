@@ -18,7 +18,7 @@ public struct ReleaseFile: Codable, Equatable, Sendable {
     /// device writes it. nil for a model's own files (the file, the zip, a companion).
     public var path: String?
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case name, key, url, sha256, size, path
         case contentType = "content_type"
     }
@@ -55,7 +55,7 @@ public struct ReleaseModel: Codable, Equatable, Sendable {
         self.tree = tree
     }
 
-    enum CodingKeys: String, CodingKey { case version, tree, files, meta }
+    package enum CodingKeys: String, CodingKey { case version, tree, files, meta }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -71,6 +71,11 @@ public struct ReleaseRollback: Codable, Equatable, Sendable {
     /// Sequence of the release being pointed back to.
     public var sequence: Int64
     public var models: [String: ReleaseModel]
+
+    public init(sequence: Int64, models: [String: ReleaseModel]) {
+        self.sequence = sequence
+        self.models = models
+    }
 }
 
 /// A release: everything a manifest says, in modelcast's own format. It is the
@@ -103,7 +108,7 @@ public struct Release: Decodable, Equatable, Sendable {
     /// prune trust over the bare list of records.
     public var replaces: Int64?
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case format, formatVersion = "format_version", sequence, publishedAt = "published_at"
         case expiresAt = "expires_at", channel, profile, minAppVersion = "min_app_version", meta, models, prototypes, rollback, rollout, replaces
     }
@@ -208,12 +213,12 @@ public struct Release: Decodable, Equatable, Sendable {
         return .object(members)
     }
 
-    static func sortedObject(_ dictionary: [String: JSONValue]) -> JSONValue {
+    package static func sortedObject(_ dictionary: [String: JSONValue]) -> JSONValue {
         .object(dictionary.keys.sorted().map { .init($0, canonical(dictionary[$0]!)) })
     }
 
     /// Sorts the keys of nested objects so equal content always serialises the same way.
-    static func canonical(_ value: JSONValue) -> JSONValue {
+    package static func canonical(_ value: JSONValue) -> JSONValue {
         switch value {
         case .object(let members):
             return .object(members.sorted { $0.key < $1.key }.map { .init($0.key, canonical($0.value)) })
@@ -233,7 +238,7 @@ public struct Release: Decodable, Equatable, Sendable {
 }
 
 extension ReleaseModel {
-    func jsonValue() -> JSONValue {
+    package func jsonValue() -> JSONValue {
         var members: [JSONValue.Member] = [.init("version", .string(version))]
         if let tree { members.append(.init("tree", .string(tree))) }
         members.append(.init("files", .array(files.map { file in
@@ -254,7 +259,7 @@ extension ReleaseModel {
 }
 
 /// A readable one-line account of a `DecodingError`.
-func describe(decodingError error: Error) -> String {
+package func describe(decodingError error: Error) -> String {
     guard let error = error as? DecodingError else { return String(describing: error) }
     func path(_ context: DecodingError.Context) -> String {
         context.codingPath.map(\.stringValue).joined(separator: ".")
@@ -271,7 +276,7 @@ func describe(decodingError error: Error) -> String {
 extension Release {
     /// The objects devices download for this release: every model's files and the
     /// prototypes', each key once, in key order (the rollback section is not included).
-    var files: [ReleaseFile] {
+    package var files: [ReleaseFile] {
         var byKey: [String: ReleaseFile] = [:]
         for model in Array(models.values) + (prototypes.map { [$0] } ?? []) {
             for file in model.files { byKey[file.key] = file }

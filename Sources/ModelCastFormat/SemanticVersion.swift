@@ -91,5 +91,5 @@ public struct SemanticVersion: Comparable, Hashable, Sendable, CustomStringConve
 }
 
 extension Character {
-    var isASCIIDigit: Bool { isASCII && isNumber }
+    package var isASCIIDigit: Bool { isASCII && isNumber }
 }

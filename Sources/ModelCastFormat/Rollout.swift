@@ -46,8 +46,8 @@ public struct Rollout: Equatable, Sendable {
 
     /// The device's bucket, 0…9 999: SHA-256 of `salt:deviceID`, first 8 bytes big-endian, mod 10 000.
     public static func bucket(salt: String, deviceID: String) -> Int {
-        let digest = (try? SHA256Hasher.digest(Array((salt + ":" + deviceID).utf8))) ?? SHA256Digest(bytes: [UInt8](repeating: 0, count: 32))!
-        let value = digest.bytes.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        let digest = SHA256Small.hash(Array((salt + ":" + deviceID).utf8))
+        let value = digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         return Int(value % buckets)
     }
 
@@ -155,15 +155,15 @@ public struct Rollout: Equatable, Sendable {
     /// The salt of a rollout starting with `release`: derived from its channel, sequence
     /// and files (their URLs, so the target too, and SHA-256), so each rollout's cohort is
     /// its own, and the same inputs give the same manifest on any machine.
-    static func salt(for release: Release) -> String {
+    package static func salt(for release: Release) -> String {
         var text = "modelcast-rollout\n\(release.channel)\n\(release.sequence)\n"
         for file in release.files { text += file.url + " " + file.sha256 + "\n" }
-        return String(((try? SHA256Hasher.digest(Array(text.utf8)))?.hex ?? "").prefix(32))
+        return SHA256Small.hash(Array(text.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined()
     }
 }
 
 extension Rollout {
-    func jsonValue() -> JSONValue {
+    package func jsonValue() -> JSONValue {
         func percent(_ basisPoints: Int) -> JSONValue {
             basisPoints % 100 == 0 ? .int(Int64(basisPoints / 100)) : .double(Double(basisPoints) / 100)
         }
@@ -180,10 +180,10 @@ extension Rollout {
 }
 
 extension Rollout: Decodable {
-    enum CodingKeys: String, CodingKey { case percent, salt, startedAt = "started_at", schedule }
-    struct StepCoding: Decodable {
-        let at: String
-        let percent: Double
+    package enum CodingKeys: String, CodingKey { case percent, salt, startedAt = "started_at", schedule }
+    package struct StepCoding: Decodable {
+        package let at: String
+        package let percent: Double
     }
 
     public init(from decoder: Decoder) throws {
@@ -226,7 +226,7 @@ public struct RolloutSimulation: Codable, Sendable {
     public let candidate: Side
     public let fallback: Side
 
-    enum CodingKeys: String, CodingKey {
+    package enum CodingKeys: String, CodingKey {
         case sequence, at, percent, devices, candidate, fallback
         case scheduleStep = "schedule_step"
     }

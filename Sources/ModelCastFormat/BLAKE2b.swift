@@ -1,5 +1,4 @@
 import Foundation
-internal import CLibCrypto
 
 /// BLAKE2b (RFC 7693), unkeyed, with any digest length from 1 to 64 bytes.
 ///
@@ -9,7 +8,7 @@ internal import CLibCrypto
 /// only offers the fixed 64-byte BLAKE2B-512 as a digest, hence this small
 /// implementation. Messages hashed here are tiny (106 bytes per key check), so
 /// it is written for clarity, not speed; large inputs go to `BLAKE2b512Hasher`.
-struct BLAKE2b {
+public struct BLAKE2b {
     /// The eight 64-bit words of SHA-512's initial hash value (RFC 7693 §2.6).
     private static let iv: [UInt64] = [
         0x6a09_e667_f3bc_c908, 0xbb67_ae85_84ca_a73b, 0x3c6e_f372_fe94_f82b, 0xa54f_f53a_5f1d_36f1,
@@ -34,7 +33,7 @@ struct BLAKE2b {
     private static let blockSize = 128
 
     /// The digest length in bytes, 1...64.
-    let outputLength: Int
+    package let outputLength: Int
     private var state: [UInt64]
     /// Bytes compressed so far (the 128-bit counter `t`; 64 bits are plenty here).
     private var counter: UInt64 = 0
@@ -44,7 +43,7 @@ struct BLAKE2b {
     private var finished = false
 
     /// Starts an unkeyed BLAKE2b with an `outputLength`-byte digest (1...64).
-    init(outputLength: Int) {
+    public init(outputLength: Int) {
         precondition((1...64).contains(outputLength), "BLAKE2b output length must be 1...64 bytes")
         self.outputLength = outputLength
         state = Self.iv
@@ -54,7 +53,7 @@ struct BLAKE2b {
     }
 
     /// Feeds bytes into the hash.
-    mutating func update<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
+    public mutating func update<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 {
         precondition(!finished, "BLAKE2b used after finalize()")
         for byte in bytes {
             if buffer.count == Self.blockSize {
@@ -67,7 +66,7 @@ struct BLAKE2b {
     }
 
     /// Finishes the hash and returns `outputLength` bytes.
-    mutating func finalize() -> [UInt8] {
+    public mutating func finalize() -> [UInt8] {
         precondition(!finished, "BLAKE2b finalized twice")
         finished = true
         counter &+= UInt64(buffer.count)
@@ -84,7 +83,7 @@ struct BLAKE2b {
     }
 
     /// The digest of `bytes` in one call.
-    static func hash<Bytes: Collection>(_ bytes: Bytes, outputLength: Int) -> [UInt8] where Bytes.Element == UInt8 {
+    public static func hash<Bytes: Collection>(_ bytes: Bytes, outputLength: Int) -> [UInt8] where Bytes.Element == UInt8 {
         var hasher = BLAKE2b(outputLength: outputLength)
         hasher.update(bytes)
         return hasher.finalize()
@@ -133,31 +132,4 @@ struct BLAKE2b {
 @inline(__always)
 private func rotateRight(_ value: UInt64, _ count: UInt64) -> UInt64 {
     (value >> count) | (value << (64 - count))
-}
-
-/// Streaming BLAKE2b-512 over libcrypto's EVP interface: the prehash of
-/// minisign's default ("ED") signatures. One instance owns one `EVP_MD_CTX`.
-public final class BLAKE2b512Hasher {
-    private let digest: EVPDigest
-
-    /// Starts a new digest.
-    public init() throws {
-        digest = try EVPDigest(EVP_blake2b512(), name: "BLAKE2b-512", size: 64)
-    }
-
-    /// Feeds bytes into the digest.
-    public func update(_ bytes: UnsafeRawBufferPointer) { digest.update(bytes) }
-
-    /// Feeds the bytes of a collection into the digest.
-    public func update<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 { digest.update(bytes) }
-
-    /// Finishes the digest (64 bytes); the hasher cannot be used afterwards.
-    public func finalize() -> [UInt8] { digest.finalize() }
-
-    /// The BLAKE2b-512 digest of a byte string in one call.
-    public static func digest<Bytes: Collection>(_ bytes: Bytes) throws -> [UInt8] where Bytes.Element == UInt8 {
-        let hasher = try BLAKE2b512Hasher()
-        hasher.update(bytes)
-        return hasher.finalize()
-    }
 }

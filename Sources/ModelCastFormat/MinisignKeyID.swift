@@ -29,11 +29,6 @@ public struct MinisignKeyID: Hashable, Sendable, CustomStringConvertible {
         bytes = withUnsafeBytes(of: value.littleEndian, Array.init)
     }
 
-    /// A new random key id from libcrypto's CSPRNG.
-    public static func random() throws -> MinisignKeyID {
-        MinisignKeyID(bytes: try randomBytes(8))!
-    }
-
     /// The stored bytes read as a little-endian integer.
     public var value: UInt64 {
         bytes.reversed().reduce(0) { $0 << 8 | UInt64($1) }
@@ -56,16 +51,16 @@ private func hexNibble(_ c: UInt8) -> UInt8? {
 }
 
 /// The prefix of the first line of every minisign file.
-let untrustedCommentPrefix = "untrusted comment: "
+package let untrustedCommentPrefix = "untrusted comment: "
 /// The prefix of a signature file's third line.
-let trustedCommentPrefix = "trusted comment: "
+package let trustedCommentPrefix = "trusted comment: "
 
 /// The lines of a minisign file: split at LF, each line's trailing CR dropped (a
 /// file that went through a Windows editor), trailing empty lines ignored.
 ///
 /// Works on Unicode scalars, not Characters: Swift treats CR LF as one Character,
 /// which would hide the line break.
-func minisignLines(_ text: String) -> [Substring] {
+package func minisignLines(_ text: String) -> [Substring] {
     var lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { scalars -> Substring in
         let line = scalars.last == "\r" ? scalars.dropLast() : scalars
         return Substring(line)
@@ -77,7 +72,7 @@ func minisignLines(_ text: String) -> [Substring] {
 /// The text after `prefix` when `line` starts with exactly those bytes, else nil.
 /// Byte-wise, because a Character comparison would merge a combining mark at the
 /// start of a comment into the prefix's final space.
-func textAfterPrefix(_ prefix: String, in line: Substring) -> String? {
+package func textAfterPrefix(_ prefix: String, in line: Substring) -> String? {
     let bytes = Array(line.utf8), prefixBytes = Array(prefix.utf8)
     guard bytes.starts(with: prefixBytes) else { return nil }
     return String(decoding: bytes[prefixBytes.count...], as: UTF8.self)
@@ -85,7 +80,7 @@ func textAfterPrefix(_ prefix: String, in line: Substring) -> String? {
 
 /// Decodes standard base64 with padding (what minisign writes), or nil. Surrounding
 /// spaces and tabs are ignored, as a pasted key often carries them.
-func decodeBase64(_ text: Substring) -> [UInt8]? {
+package func decodeBase64(_ text: Substring) -> [UInt8]? {
     let trimmed = text.trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
     guard !trimmed.isEmpty, var data = Data(base64Encoded: trimmed) else { return nil }
     // The decoded bytes may be a secret key: clear the intermediate copy.
@@ -94,13 +89,13 @@ func decodeBase64(_ text: Substring) -> [UInt8]? {
 }
 
 /// Standard base64 with padding.
-func encodeBase64(_ bytes: [UInt8]) -> String {
+package func encodeBase64(_ bytes: [UInt8]) -> String {
     Data(bytes).base64EncodedString()
 }
 
 /// The two algorithm bytes of a minisign structure as text for an error message:
 /// printable ASCII as is ("Ed"), anything else in hex ("0x0000").
-func describeAlgorithm(_ bytes: ArraySlice<UInt8>) -> String {
+package func describeAlgorithm(_ bytes: ArraySlice<UInt8>) -> String {
     if bytes.allSatisfy({ (0x21...0x7e).contains($0) }) {
         return "'" + String(decoding: bytes, as: UTF8.self) + "'"
     }
@@ -112,7 +107,7 @@ func describeAlgorithm(_ bytes: ArraySlice<UInt8>) -> String {
 /// (1024 bytes for the untrusted comment line, 8192 for the trusted one, each
 /// including its prefix, the line feed and the terminating NUL), so longer
 /// comments would make a file minisign cannot read.
-func checkComment(_ comment: String, kind: String, maximumBytes: Int) throws {
+package func checkComment(_ comment: String, kind: String, maximumBytes: Int) throws {
     for (offset, byte) in comment.utf8.enumerated() {
         switch byte {
         case 0x0a: throw ModelCastError.invalidComment(kind: kind, reason: "contains a line feed (at byte \(offset)); it must be a single line")
