@@ -3,11 +3,16 @@ import PackageDescription
 
 let package = Package(
     name: "modelcast",
-    platforms: [.macOS(.v14)],
+    // The CLI's server-side dependencies (Hummingbird, async-http-client) set macOS 14;
+    // ModelCastClient itself uses nothing newer than iOS 15 / macOS 12 (README: Client library).
+    platforms: [.macOS(.v14), .iOS(.v15)],
     products: [
         .executable(name: "modelcast", targets: ["modelcast"]),
         .library(name: "ModelCastCore", targets: ["ModelCastCore"]),
         .library(name: "ModelCastFormat", targets: ["ModelCastFormat"]),
+        // The app side: check, download, prove, install. Foundation, swift-crypto and
+        // ZIPFoundation only; none of the server-side dependencies.
+        .library(name: "ModelCastClient", targets: ["ModelCastClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -17,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.60.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.19"),
     ],
     targets: [
         .systemLibrary(
@@ -65,6 +72,20 @@ let package = Package(
             ]
         ),
         .target(
+            name: "ModelCastClient",
+            dependencies: [
+                "ModelCastFormat",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ]
+        ),
+        // A small command-line "device" built on ModelCastClient (README: Client library).
+        .executableTarget(
+            name: "modelcast-device",
+            dependencies: ["ModelCastClient"],
+            path: "examples/device"
+        ),
+        .target(
             name: "ModelCastTestSupport",
             dependencies: ["ModelCastCore"],
             path: "Tests/ModelCastTestSupport"
@@ -78,6 +99,10 @@ let package = Package(
             name: "ModelCastEndToEndTests",
             dependencies: ["ModelCastCore", "ModelCastTestSupport", .product(name: "Yams", package: "Yams")],
             exclude: ["Golden"]
+        ),
+        .testTarget(
+            name: "ModelCastClientTests",
+            dependencies: ["ModelCastClient", "ModelCastCore", "ModelCastTestSupport"]
         ),
     ]
 )

@@ -44,4 +44,18 @@ public struct TrustedComment: Sendable, Equatable {
         if versions.count == 1, let only = versions.first { return only }
         return release.models.keys.sorted().map { "\($0)@\(release.models[$0]!.version)" }.joined(separator: ",")
     }
+
+    /// Where the manifest and this signed comment disagree (empty when they agree): the
+    /// sequence, and the expiry (a manifest without `expires_at` may carry one only here).
+    /// The server's verify and the client judge a signature by these same rules.
+    public func mismatches(sequence: Int64?, expiresAt: String?) -> [String] {
+        var problems: [String] = []
+        if let sequence, sequence != self.sequence {
+            problems.append("the manifest says sequence \(sequence), its signature says \(self.sequence)")
+        }
+        if let expiresAt, expiresAt != self.expiresAt {
+            problems.append("the manifest says expires_at \(expiresAt), its signature says \(self.expiresAt ?? "never")")
+        }
+        return problems
+    }
 }

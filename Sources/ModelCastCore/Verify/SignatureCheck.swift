@@ -75,11 +75,8 @@ struct SignatureCheck {
 
     /// The signed facts against the manifest's own: the same sequence and expiry.
     func crossCheck(_ comment: TrustedComment, facts: ManifestFacts, source: String, log: CheckLog) {
-        if let sequence = facts.sequence, sequence != comment.sequence {
-            log.add(.fail, .manifestSignature, source, "the manifest says sequence \(sequence), its signature says \(comment.sequence)")
-        }
-        if let expiresAt = facts.expiresAt, expiresAt != comment.expiresAt {
-            log.add(.fail, .manifestSignature, source, "the manifest says expires_at \(expiresAt), its signature says \(comment.expiresAt ?? "never")")
+        for problem in comment.mismatches(sequence: facts.sequence, expiresAt: facts.expiresAt) {
+            log.add(.fail, .manifestSignature, source, problem)
         }
         if facts.expiresAt == nil, let expiresAt = comment.expiresAt {
             checkExpiry(expiresAt, source: source, log: log, now: now, warning: expiryWarning)

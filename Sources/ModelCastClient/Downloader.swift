@@ -1,0 +1,172 @@
+import Crypto
+import Foundation
+import ModelCastFormat
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Progress of an update, as `ModelUpdater.progress` reports it.
+public struct UpdateProgress: Sendable, Equatable {
+    /// The file being downloaded (its name in the manifest).
+    public let file: String
+    /// Bytes of this update on disk so far (resumed bytes included) and in all.
+    public let completedBytes: Int64
+    public let totalBytes: Int64
+}
+
+/// Downloads one file of a release to `downloads/<sha256>`: streamed to disk with its
+/// SHA-256 computed as it is written, never past the manifest's size, and resumed from
+/// `downloads/<sha256>.part` after a dropped connection or an app restart (`Range` with
+/// `If-Range`, the 206 checked against the offset and the size). Only a file whose
+/// bytes hash to the manifest's SHA-256 becomes `downloads/<sha256>`.
+struct Downloader: Sendable {
+    let directory: URL
+    let retries: Int
+    let timeout: TimeInterval
+
+    /// Bytes of `file` already on disk (complete or partial).
+    func bytesOnDisk(_ file: ReleaseFile) -> Int64 {
+        let complete = path(file, suffix: "")
+        if let size = fileSize(complete) { return size }
+        return min(fileSize(path(file, suffix: ".part")) ?? 0, file.size)
+    }
+
+    /// The proven file, downloading what is missing. `progress` gets the bytes on disk.
+    func fetch(_ file: ReleaseFile, progress: @escaping @Sendable (Int64) -> Void) async throws -> URL {
+        let complete = path(file, suffix: "")
+        if fileSize(complete) == file.size, try hash(of: complete) == file.sha256 { return complete }
+        try? FileManager.default.removeItem(at: complete)
+        var attempt = 0
+        while true {
+            do {
+                return try await attemptDownload(file, progress: progress)
+            } catch let error as ClientError where attempt < retries && error.isRetriable {
+                attempt += 1
+                if case .badRangeResponse = error {
+                    // The partial file cannot be continued: start it again.
+                    try? FileManager.default.removeItem(at: path(file, suffix: ".part"))
+                    try? FileManager.default.removeItem(at: path(file, suffix: ".etag"))
+                }
+                try await Task.sleep(nanoseconds: UInt64(200_000_000 * attempt))
+            }
+        }
+    }
+
+    private func attemptDownload(_ file: ReleaseFile, progress: @escaping @Sendable (Int64) -> Void) async throws -> URL {
+        let part = path(file, suffix: ".part")
+        let validatorFile = path(file, suffix: ".etag")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        if !FileManager.default.fileExists(atPath: part.path) { FileManager.default.createFile(atPath: part.path, contents: nil) }
+        guard let handle = try? FileHandle(forUpdating: part) else { throw ClientError.io(path: part.path, reason: "cannot open for writing") }
+        defer { try? handle.close() }
+        var offset = Int64(try handle.seekToEnd())
+        if offset > file.size {
+            try handle.truncate(atOffset: 0)
+            offset = 0
+        }
+        // The bytes already there are part of the digest: hash them first.
+        let state = DownloadState(offset: offset)
+        if offset > 0 {
+            try handle.seek(toOffset: 0)
+            while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { state.hasher.update(data: chunk) }
+        }
+        let validator = offset > 0 ? (try? String(contentsOf: validatorFile, encoding: .utf8)) : nil
+        var request = URLRequest(url: URL(string: file.url)!)
+        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        if offset > 0 {
+            request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
+            if let validator { request.setValue(validator, forHTTPHeaderField: "If-Range") }
+        }
+        let url = file.url
+        let size = file.size
+        let name = file.name
+        _ = try await HTTPStream.get(request, timeout: timeout, onResponse: { response in
+            switch response.statusCode {
+            case 200:
+                // The whole object (a first request, or the server would not resume): start over.
+                if state.written > 0 {
+                    try handle.truncate(atOffset: 0)
+                    state.restart()
+                }
+                if let length = response.value(forHTTPHeaderField: "Content-Length").flatMap(Int64.init), length != size {
+                    throw ClientError.sizeMismatch(file: name, expected: size, actual: length)
+                }
+            case 206:
+                let expected = "bytes \(state.written)-\(size - 1)/\(size)"
+                guard state.written > 0, response.value(forHTTPHeaderField: "Content-Range") == expected else {
+                    throw ClientError.badRangeResponse(url: url, reason: "Content-Range '\(response.value(forHTTPHeaderField: "Content-Range") ?? "")', expected '\(expected)'")
+                }
+            default:
+                throw ClientError.http(url: url, status: response.statusCode)
+            }
+            try handle.seek(toOffset: UInt64(state.written))
+            if let tag = response.value(forHTTPHeaderField: "ETag") ?? response.value(forHTTPHeaderField: "Last-Modified") {
+                try? tag.write(to: validatorFile, atomically: true, encoding: .utf8)
+            }
+        }, onData: { chunk in
+            // Never past the promised size: more bytes are an error, not a longer file.
+            guard state.written + Int64(chunk.count) <= size else {
+                throw ClientError.sizeMismatch(file: name, expected: size, actual: state.written + Int64(chunk.count))
+            }
+            try handle.write(contentsOf: chunk)
+            state.hasher.update(data: chunk)
+            state.written += Int64(chunk.count)
+            progress(state.written)
+        })
+        guard state.written == size else {
+            throw ClientError.network(url: url, reason: "the body ended after \(state.written) of \(size) bytes")
+        }
+        try handle.synchronize()
+        let actual = state.hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        guard actual == file.sha256 else {
+            try? FileManager.default.removeItem(at: part)
+            try? FileManager.default.removeItem(at: validatorFile)
+            throw ClientError.hashMismatch(file: name, expected: file.sha256, actual: actual)
+        }
+        let complete = path(file, suffix: "")
+        try? FileManager.default.removeItem(at: complete)
+        do { try FileManager.default.moveItem(at: part, to: complete) } catch {
+            throw ClientError.io(path: complete.path, reason: String(describing: error))
+        }
+        try? FileManager.default.removeItem(at: validatorFile)
+        return complete
+    }
+
+    /// Removes every download but those of `keep` (SHA-256 hex).
+    func removeAll(except keep: Set<String>) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        for name in names where !keep.contains(String(name.prefix(64))) {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
+        }
+    }
+
+    func path(_ file: ReleaseFile, suffix: String) -> URL {
+        directory.appendingPathComponent(file.sha256.lowercased() + suffix)
+    }
+}
+
+/// The running state of one download (touched from the session's serial queue only).
+private final class DownloadState: @unchecked Sendable {
+    var hasher = SHA256()
+    var written: Int64
+
+    init(offset: Int64) { written = offset }
+
+    func restart() {
+        hasher = SHA256()
+        written = 0
+    }
+}
+
+func fileSize(_ url: URL) -> Int64? {
+    (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value
+}
+
+/// SHA-256 of a file, lowercase hex, read in 1 MiB pieces.
+func hash(of url: URL) throws -> String {
+    guard let handle = try? FileHandle(forReadingFrom: url) else { throw ClientError.io(path: url.path, reason: "cannot read") }
+    defer { try? handle.close() }
+    var hasher = SHA256()
+    while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
+    return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+}
