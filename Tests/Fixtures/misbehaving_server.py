@@ -44,6 +44,10 @@ http://127.0.0.1:PORT/<mode> is served with that mode's fault:
   sigerror      answers 500 to every *.minisig request (a signature that exists but cannot be fetched)
   rangeflaky    answers 503 to the first request for each distinct byte range of each path
   wrongtotal    206 answers claim, in Content-Range, an object one byte larger than the one served
+  dropfirst     objects carry an ETag; the first GET of each object sends the headers (with the
+                whole Content-Length) and the first half of the body, then drops the connection;
+                a Range request is answered 206 only when its If-Range is that ETag. Its log
+                lines add the request's Range and If-Range headers.
 """
 import gzip
 import zlib
@@ -64,7 +68,10 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def log_request_line(self):
-        sys.stderr.write("%s %s\n" % (self.command, self.path))
+        extra = ""
+        if self.path.lstrip("/").startswith("dropfirst"):
+            extra = " Range: %s If-Range: %s" % (self.headers.get("Range"), self.headers.get("If-Range"))
+        sys.stderr.write("%s %s%s\n" % (self.command, self.path, extra))
         sys.stderr.flush()
 
     def do_HEAD(self):
@@ -133,6 +140,26 @@ class Handler(BaseHTTPRequestHandler):
             headers["Cache-Control"] = "public, max-age=3600"
         status = 200
         range_header = self.headers.get("Range")
+        if mode == "dropfirst" and rest.startswith("models/"):
+            import hashlib
+            etag = '"%s"' % hashlib.sha256(body).hexdigest()[:16]
+            headers["ETag"] = etag
+            if range_header and self.headers.get("If-Range") != etag:
+                range_header = None  # the validator does not match: the whole object
+            key = "dropfirst " + rest
+            COUNTS[key] = COUNTS.get(key, 0) + 1
+            if COUNTS[key] == 1 and not head and not range_header:
+                self.send_response(200)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body[:len(body) // 2])
+                self.wfile.flush()
+                import socket
+                self.connection.shutdown(socket.SHUT_RDWR)
+                self.close_connection = True
+                return
         if range_header and range_header.startswith("bytes=") and mode != "norange" and not is_manifest:
             start, _, end = range_header[6:].partition("-")
             start = int(start)
