@@ -113,6 +113,53 @@ final class ClientTests: XCTestCase {
                        try sha256(repositoryRoot + "/examples/models/retrained/TinyClassifier.mlpackage/Data/com.apple.CoreML/weights/weight.bin"))
     }
 
+    /// Through nginx and the snippet publish wrote (gzip on for everything nginx may
+    /// compress): a signed two-file model on the beta channel installs, bytes exact.
+    func testInstallThroughNginxOnAChannel() async throws {
+        guard let binary = NginxServer.binary else { throw XCTSkip("nginx is not installed (scripts/setup installs it)") }
+        let site = try Site()
+        let model = try site.work.write("v1/m.bin", patternBytes(700_000, seed: 5))
+        let companion = try site.work.write("v1/m-extra.bin", patternBytes(90_000, seed: 6))
+        try site.publish([model, companion], version: "1.0.0", ["--channel", "beta"])
+        let nginx = try NginxServer(binary: binary, site: site.root, port: site.port, work: site.work, probe: site.base + "/channels/beta/manifest.json")
+        defer { withExtendedLifetime(nginx) {} }
+        let updater = try ModelUpdater(site.configuration(channel: "beta"))
+        let outcome = try await updater.update()
+        XCTAssertEqual(outcome, .updated(sequence: 1, models: ["m": "1.0.0"]))
+        let installed = try XCTUnwrap(updater.installed("m"))
+        XCTAssertEqual(try sha256(installed.mainFile.path), try sha256(model))
+        XCTAssertEqual(try sha256(installed.directory.appendingPathComponent("m-extra.bin").path), try sha256(companion))
+    }
+
+    /// `ModelCastClient` depends on none of the server side: the closure of its target's
+    /// dependencies, read from `swift package dump-package`, is ModelCastFormat,
+    /// swift-crypto's Crypto and ZIPFoundation.
+    func testTheClientPullsInNoServerSideDependency() throws {
+        // Its own scratch path: the test runner's build holds the lock on .build.
+        let scratch = try Scratch("modelcast-dump")
+        let dump = try runProcess("/usr/bin/env", ["swift", "package", "--scratch-path", scratch.path, "dump-package"], cwd: repositoryRoot)
+        XCTAssertEqual(dump.status, 0, dump.stderr)
+        let package = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
+        var dependencies: [String: [String]] = [:]
+        for target in package["targets"] as? [[String: Any]] ?? [] {
+            let name = target["name"] as? String ?? ""
+            dependencies[name] = (target["dependencies"] as? [[String: Any]] ?? []).compactMap { dependency in
+                if let byName = dependency["byName"] as? [Any] { return byName.first as? String }
+                if let target = dependency["target"] as? [Any] { return target.first as? String }
+                if let product = dependency["product"] as? [Any], let name = product.first as? String { return "product:\(name)" }
+                return nil
+            }
+        }
+        var closure = Set<String>()
+        var queue = ["ModelCastClient"]
+        while let next = queue.popLast() {
+            for dependency in dependencies[next] ?? [] where closure.insert(dependency).inserted { queue.append(dependency) }
+        }
+        XCTAssertEqual(closure, ["ModelCastFormat", "product:Crypto", "product:ZIPFoundation"])
+        XCTAssertEqual(dependencies["ModelCastFormat"], [], "the shared target has no dependency at all")
+        XCTAssertTrue(dependencies["ModelCastCore"]?.contains("ModelCastFormat") ?? false, "the server builds on the same format code")
+    }
+
     /// Staged rollouts: over the ids device-0 … device-199 the client takes the candidate
     /// exactly as often as `modelcast rollout simulate` says, each device by the documented
     /// rule; a halt sends a device that took the candidate back to the fallback, reusing it.

@@ -6,15 +6,7 @@ import ModelCastTestSupport
 /// Serves a published directory through a real nginx (on 127.0.0.1) with the
 /// generated snippet, and checks the headers a device would get.
 final class NginxSnippetTests: XCTestCase {
-    var nginx: Process?
     var work: Scratch?
-
-    override func tearDown() {
-        if let nginx, nginx.isRunning {
-            nginx.terminate()
-            nginx.waitUntilExit()
-        }
-    }
 
     /// HTTP response headers (lower-cased names) and the body's SHA-256, via curl.
     func fetch(_ url: String, headers: [String] = []) throws -> (status: Int, headers: [String: String], sha256: String, size: Int) {
@@ -36,12 +28,11 @@ final class NginxSnippetTests: XCTestCase {
     }
 
     func testGeneratedSnippetServesTheHeadersDevicesNeed() throws {
-        guard let nginxBinary = ["/usr/sbin/nginx", "/usr/bin/nginx"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+        guard let nginxBinary = NginxServer.binary else {
             throw XCTSkip("nginx is not installed (scripts/setup installs it)")
         }
         let work = try Scratch("modelcast-nginx")
         self.work = work
-        chmod(work.path, 0o755)  // nginx workers run unprivileged
         let port = try freeLoopbackPort()
         let base = "http://127.0.0.1:\(port)/ml"
         let site = work.at("site")
@@ -57,44 +48,8 @@ final class NginxSnippetTests: XCTestCase {
         let beta = try modelcast(["publish", "examples/models/retrained/TinyClassifier.mlpackage", "--name", "m", "--version", "1.2.0", "--channel", "beta",
                                   "--base-url", base, "--to", site, "--sign", work.at("k.key")], environment: environment)
         XCTAssertEqual(beta.status, 0, beta.stderr)
-        let config = """
-            daemon off;
-            worker_processes 1;
-            pid \(work.at("nginx.pid"));
-            error_log \(work.at("error.log"));
-            events { worker_connections 64; }
-            http {
-                access_log off;
-                client_body_temp_path \(work.at("tmp-body"));
-                proxy_temp_path \(work.at("tmp-proxy"));
-                fastcgi_temp_path \(work.at("tmp-fastcgi"));
-                uwsgi_temp_path \(work.at("tmp-uwsgi"));
-                scgi_temp_path \(work.at("tmp-scgi"));
-                gzip on;
-                gzip_types *;
-                gzip_min_length 1;
-                server {
-                    listen 127.0.0.1:\(port);
-                    include \(site)/_modelcast/nginx.conf;
-                }
-            }
-            """
-        try config.write(toFile: work.at("nginx.conf"), atomically: true, encoding: .utf8)
-        let test = try runProcess(nginxBinary, ["-t", "-p", work.path, "-c", work.at("nginx.conf"), "-e", work.at("error.log")])
-        XCTAssertEqual(test.status, 0, "nginx rejects the generated snippet: \(test.stderr)")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: nginxBinary)
-        process.arguments = ["-p", work.path, "-c", work.at("nginx.conf"), "-e", work.at("error.log")]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        nginx = process
-        var ready = false
-        for _ in 0..<200 where !ready {
-            usleep(25_000)
-            ready = (try? runProcess("/usr/bin/env", ["curl", "-s", "-o", "/dev/null", base + "/manifest.json"]).status) == 0
-        }
-        XCTAssertTrue(ready, "nginx did not start: \((try? String(contentsOfFile: work.at("error.log"), encoding: .utf8)) ?? "")")
+        let server = try NginxServer(binary: nginxBinary, site: site, port: port, work: work, probe: base + "/manifest.json")
+        defer { withExtendedLifetime(server) {} }
 
         let live = try Release.decode(Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json")), source: "manifest")
         // The manifest: fresh on every request, JSON, byte-identical even to a client asking for gzip.

@@ -468,3 +468,69 @@ public final class MotoS3 {
         try awsCLI(["s3api", "put-bucket-policy", "--bucket", bucket, "--policy", policy])
     }
 }
+
+/// nginx on 127.0.0.1 serving a published directory with the snippet publish wrote
+/// (`_modelcast/nginx.conf`), gzip on for everything it is allowed to compress.
+public final class NginxServer {
+    public let process = Process()
+    public let port: Int
+
+    /// nil (the test is skipped) when nginx is not installed.
+    public static var binary: String? {
+        ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+
+    /// Starts nginx for `site` (published with a base URL on `port`); `work` holds its
+    /// configuration, logs and temporary files. Returns once it answers `probe`.
+    public init(binary: String, site: String, port: Int, work: Scratch, probe: String) throws {
+        self.port = port
+        chmod(work.path, 0o755)  // nginx workers run unprivileged
+        let config = """
+            daemon off;
+            worker_processes 1;
+            pid \(work.at("nginx.pid"));
+            error_log \(work.at("error.log"));
+            events { worker_connections 64; }
+            http {
+                access_log off;
+                client_body_temp_path \(work.at("tmp-body"));
+                proxy_temp_path \(work.at("tmp-proxy"));
+                fastcgi_temp_path \(work.at("tmp-fastcgi"));
+                uwsgi_temp_path \(work.at("tmp-uwsgi"));
+                scgi_temp_path \(work.at("tmp-scgi"));
+                gzip on;
+                gzip_types *;
+                gzip_min_length 1;
+                server {
+                    listen 127.0.0.1:\(port);
+                    include \(site)/_modelcast/nginx.conf;
+                }
+            }
+            """
+        try config.write(toFile: work.at("nginx.conf"), atomically: true, encoding: .utf8)
+        let test = try runProcess(binary, ["-t", "-p", work.path, "-c", work.at("nginx.conf"), "-e", work.at("error.log")])
+        guard test.status == 0 else {
+            throw NSError(domain: "NginxServer", code: 1, userInfo: [NSLocalizedDescriptionKey: "nginx rejects the generated snippet: \(test.stderr)"])
+        }
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["-p", work.path, "-c", work.at("nginx.conf"), "-e", work.at("error.log")]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var ready = false
+        for _ in 0..<200 where !ready {
+            usleep(25_000)
+            ready = (try? runProcess("/usr/bin/env", ["curl", "-s", "-o", "/dev/null", probe]).status) == 0
+        }
+        guard ready else {
+            throw NSError(domain: "NginxServer", code: 2, userInfo: [NSLocalizedDescriptionKey: "nginx did not start: \((try? String(contentsOfFile: work.at("error.log"), encoding: .utf8)) ?? "")"])
+        }
+    }
+
+    deinit {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+}
