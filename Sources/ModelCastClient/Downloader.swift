@@ -38,8 +38,13 @@ struct Downloader: Sendable {
         try? FileManager.default.removeItem(at: complete)
         var attempt = 0
         while true {
+            // Bytes kept from an earlier attempt or launch: if the whole fails its digest,
+            // they may be what was wrong, so one more attempt starts from nothing.
+            let hadPartial = (fileSize(path(file, suffix: ".part")) ?? 0) > 0
             do {
                 return try await attemptDownload(file, progress: progress)
+            } catch ClientError.hashMismatch where hadPartial && attempt < retries {
+                attempt += 1
             } catch let error as ClientError where attempt < retries && error.isRetriable {
                 attempt += 1
                 if case .badRangeResponse = error {
@@ -70,6 +75,10 @@ struct Downloader: Sendable {
             try handle.seek(toOffset: 0)
             while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { state.hasher.update(data: chunk) }
         }
+        if offset == file.size {
+            // Every byte arrived before the app stopped (or was killed) short of the rename.
+            return try finish(file, handle: handle, digest: state.hasher.finalize())
+        }
         let validator = offset > 0 ? (try? String(contentsOf: validatorFile, encoding: .utf8)) : nil
         var request = URLRequest(url: URL(string: file.url)!)
         request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
@@ -96,6 +105,8 @@ struct Downloader: Sendable {
                 guard state.written > 0, response.value(forHTTPHeaderField: "Content-Range") == expected else {
                     throw ClientError.badRangeResponse(url: url, reason: "Content-Range '\(response.value(forHTTPHeaderField: "Content-Range") ?? "")', expected '\(expected)'")
                 }
+            case 416:
+                throw ClientError.badRangeResponse(url: url, reason: "HTTP 416 for bytes \(state.written)- of \(size)")
             default:
                 throw ClientError.http(url: url, status: response.statusCode)
             }
@@ -116,8 +127,17 @@ struct Downloader: Sendable {
         guard state.written == size else {
             throw ClientError.network(url: url, reason: "the body ended after \(state.written) of \(size) bytes")
         }
+        return try finish(file, handle: handle, digest: state.hasher.finalize())
+    }
+
+    /// Proves the complete partial file by its digest and renames it into place; a wrong
+    /// one is deleted (the next attempt starts over).
+    private func finish(_ file: ReleaseFile, handle: FileHandle, digest: SHA256.Digest) throws -> URL {
+        let part = path(file, suffix: ".part")
+        let validatorFile = path(file, suffix: ".etag")
         try handle.synchronize()
-        let actual = state.hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        let actual = digest.map { String(format: "%02x", $0) }.joined()
+        let name = file.name
         guard actual == file.sha256 else {
             try? FileManager.default.removeItem(at: part)
             try? FileManager.default.removeItem(at: validatorFile)

@@ -223,6 +223,31 @@ final class ClientTests: XCTestCase {
         XCTAssertLessThanOrEqual(offset, 2 << 20, "no more than the half the server sent")
     }
 
+    /// A download killed after its last byte but before its rename (a complete `.part`)
+    /// is proven and used as it is: no request for it (a `Range` past the end would get
+    /// a 416), and a `.part` with wrong bytes is thrown away and fetched again.
+    func testACompletePartialDownloadIsProvenNotRequestedAgain() async throws {
+        let site = try Site()
+        let model = try site.work.write("v1/m.bin", patternBytes(200_000, seed: 8))
+        try site.publish([model], version: "1.0.0")
+        try site.start()
+        let sha = try sha256(model)
+        let downloads = site.work.at("device/downloads")
+        try FileManager.default.createDirectory(atPath: downloads, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: model, toPath: downloads + "/\(sha).part")
+        let updater = try ModelUpdater(site.configuration())
+        let outcome = try await updater.update()
+        XCTAssertEqual(outcome, .updated(sequence: 1, models: ["m": "1.0.0"]))
+        XCTAssertFalse(site.requests.contains { $0.contains("/models/models/m/") }, site.requests.joined(separator: "\n"))
+
+        let other = try ModelUpdater(site.configuration(directory: "device2"))
+        try FileManager.default.createDirectory(atPath: site.work.at("device2/downloads"), withIntermediateDirectories: true)
+        _ = try site.work.write("device2/downloads/\(sha).part", patternBytes(200_000, seed: 9))
+        let second = try await other.update()
+        XCTAssertEqual(second, .updated(sequence: 1, models: ["m": "1.0.0"]))
+        XCTAssertEqual(try sha256(try XCTUnwrap(other.installed("m")).mainFile.path), sha)
+    }
+
     /// A corrupted artifact is refused with both digests named, and the installed model
     /// stays as it was.
     func testCorruptedArtifactIsRejectedAndTheCurrentModelStays() async throws {

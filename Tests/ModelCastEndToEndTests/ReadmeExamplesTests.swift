@@ -147,6 +147,22 @@ final class ReadmeExamplesTests: XCTestCase {
         XCTAssertEqual(written.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init), shown)
     }
 
+    /// The client walkthrough (`examples/device/walkthrough.sh`) runs and prints the
+    /// README's text block: publish, device, publish, device, rollback, device.
+    func testClientWalkthroughPrintsWhatTheReadmeShows() throws {
+        let text = try readme()
+        let shown = try XCTUnwrap(blocks("text", in: text).first { $0.first?.hasPrefix("== first launch") ?? false }, "the README shows no walkthrough output")
+        XCTAssertTrue(blocks("sh", in: text).contains { $0.contains { $0.contains("examples/device/walkthrough.sh") } })
+        let binaries = (modelcastBinary as NSString).deletingLastPathComponent
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = binaries + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        environment["PORT"] = String(try freeLoopbackPort())
+        environment.removeValue(forKey: "SOURCE_DATE_EPOCH")
+        let result = try runProcess(repositoryRoot + "/examples/device/walkthrough.sh", [], environment: environment)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(), ArraySlice(shown))
+    }
+
     /// The set-up section's publish command, as a newcomer runs it, prints what the
     /// README's publish example shows: one model, two files.
     func testSetUpPublishCommandPrintsTheReadmesOutput() throws {

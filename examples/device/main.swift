@@ -72,6 +72,7 @@ progress.cancel()
 let state = URL(fileURLWithPath: directory).appendingPathComponent("models")
 for name in ((try? FileManager.default.contentsOfDirectory(atPath: state.path)) ?? []).sorted() {
     if let model = updater.installed(name) {
-        print("running \(model.name) \(model.version): \(model.mainFile.path)")
+        // The path an app opens: through the `current` link, which an update swaps in one rename.
+        print("running \(model.name) \(model.version): models/\(name)/current/\(model.mainFile.lastPathComponent)")
     }
 }
