@@ -12,6 +12,12 @@ public struct UpdateProgress: Sendable, Equatable {
     /// Bytes of this update on disk so far (resumed bytes included) and in all.
     public let completedBytes: Int64
     public let totalBytes: Int64
+
+    public init(file: String, completedBytes: Int64, totalBytes: Int64) {
+        self.file = file
+        self.completedBytes = completedBytes
+        self.totalBytes = totalBytes
+    }
 }
 
 /// Downloads one file of a release to `downloads/<sha256>`: streamed to disk with its

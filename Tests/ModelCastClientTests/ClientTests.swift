@@ -73,6 +73,14 @@ final class ClientTests: XCTestCase {
         try site.publish([v1], version: "1.0.0")
         try site.start()
         let updater = try ModelUpdater(site.configuration())
+        let progress = Task { () -> [UpdateProgress] in
+            var steps: [UpdateProgress] = []
+            for await step in updater.progress {
+                steps.append(step)
+                if step.completedBytes == step.totalBytes { break }
+            }
+            return steps
+        }
 
         let outcome1 = try await updater.update()
 
@@ -80,6 +88,9 @@ final class ClientTests: XCTestCase {
         var installed = try XCTUnwrap(updater.installed("m"))
         XCTAssertEqual(installed.version, "1.0.0")
         XCTAssertEqual(try sha256(installed.mainFile.path), try sha256(v1))
+        let steps = await progress.value
+        XCTAssertEqual(steps.last, UpdateProgress(file: "m.bin", completedBytes: 300_000, totalBytes: 300_000))
+        XCTAssertEqual(steps.map(\.completedBytes), steps.map(\.completedBytes).sorted(), "progress only grows")
         let outcome2 = try await updater.update()
         XCTAssertEqual(outcome2, .notModified, "the manifest's ETag makes the second check a 304")
 
@@ -97,6 +108,12 @@ final class ClientTests: XCTestCase {
         XCTAssertEqual(outcome4, .updated(sequence: 3, models: ["m": "1.0.0"]))
         XCTAssertEqual(try sha256(try XCTUnwrap(updater.installed("m")).mainFile.path), try sha256(v1))
         XCTAssertEqual(site.requests.filter { $0.contains("/models/models/") }.count, downloadsBefore, "the kept 1.0.0 is reused, not downloaded")
+
+        // A third version: the oldest (not current, not the one kept) is deleted.
+        try site.publish([try site.work.write("v3/m.bin", patternBytes(320_000, seed: 3))], version: "1.2.0")
+        _ = try await updater.update()
+        let kept = try FileManager.default.contentsOfDirectory(atPath: previous).filter { !$0.hasPrefix(".") }.sorted()
+        XCTAssertEqual(kept.map { String($0.prefix(5)) }, ["1.0.0", "1.2.0"], "current 1.2.0 and the one before it")
 
         // A directory model, zipped and as a tree: unpacked whole, file for file.
         let zipped = try ModelUpdater(site.configuration(directory: "device-zip"))
@@ -158,6 +175,21 @@ final class ClientTests: XCTestCase {
         XCTAssertEqual(closure, ["ModelCastFormat", "product:Crypto", "product:ZIPFoundation"])
         XCTAssertEqual(dependencies["ModelCastFormat"], [], "the shared target has no dependency at all")
         XCTAssertTrue(dependencies["ModelCastCore"]?.contains("ModelCastFormat") ?? false, "the server builds on the same format code")
+    }
+
+    /// Checking the manifest again and again holds no descriptor open: an app checks on
+    /// every launch and every foreground.
+    func testRepeatedChecksLeakNoDescriptors() async throws {
+        let site = try Site()
+        try site.publish([try site.work.write("v1/m.bin", patternBytes(2000, seed: 1))], version: "1.0.0")
+        try site.start()
+        let updater = try ModelUpdater(site.configuration())
+        _ = try await updater.check()
+        let before = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+        for _ in 0..<50 { _ = try await updater.check() }
+        try await Task.sleep(nanoseconds: 500_000_000)
+        let after = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+        XCTAssertLessThan(after - before, 5, "descriptors before \(before), after 50 checks \(after)")
     }
 
     /// Staged rollouts: over the ids device-0 … device-199 the client takes the candidate
