@@ -7,13 +7,10 @@ import ModelCastTestSupport
 /// directory it serves, and answers byte ranges as RFC 9110 says (checked against a
 /// real nginx serving the same directory with the generated snippet).
 final class ServeTests: XCTestCase {
-    var nginx: Process?
+    var nginx: NginxServer?
 
     override func tearDown() {
-        if let nginx, nginx.isRunning {
-            nginx.terminate()
-            nginx.waitUntilExit()
-        }
+        nginx = nil  // stops it
     }
 
     var environment: [String: String] {
@@ -175,43 +172,8 @@ final class ServeTests: XCTestCase {
 
     /// Starts nginx on 127.0.0.1:`port` with the snippet modelcast wrote into `site`.
     func startNginx(site: String, port: Int, work: Scratch) throws {
-        guard let binary = ["/usr/sbin/nginx", "/usr/bin/nginx"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            throw XCTSkip("nginx is not installed (scripts/setup installs it)")
-        }
-        chmod(work.path, 0o755)  // nginx workers run unprivileged
-        let config = """
-            daemon off;
-            worker_processes 1;
-            pid \(work.at("nginx.pid"));
-            error_log \(work.at("error.log"));
-            events { worker_connections 64; }
-            http {
-                access_log off;
-                client_body_temp_path \(work.at("tmp-body"));
-                proxy_temp_path \(work.at("tmp-proxy"));
-                fastcgi_temp_path \(work.at("tmp-fastcgi"));
-                uwsgi_temp_path \(work.at("tmp-uwsgi"));
-                scgi_temp_path \(work.at("tmp-scgi"));
-                server {
-                    listen 127.0.0.1:\(port);
-                    include \(site)/_modelcast/nginx.conf;
-                }
-            }
-            """
-        try config.write(toFile: work.at("nginx.conf"), atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["-p", work.path, "-c", work.at("nginx.conf"), "-e", work.at("error.log")]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        nginx = process
-        var ready = false
-        for _ in 0..<200 where !ready {
-            usleep(25_000)
-            ready = (try? runProcess("/usr/bin/env", ["curl", "-sf", "-o", "/dev/null", "http://127.0.0.1:\(port)/ml/manifest.json"]).status) == 0
-        }
-        XCTAssertTrue(ready, "nginx did not start: \((try? String(contentsOfFile: work.at("error.log"), encoding: .utf8)) ?? "")")
+        guard let binary = NginxServer.binary else { throw XCTSkip("nginx is not installed (scripts/setup installs it)") }
+        nginx = try NginxServer(binary: binary, site: site, port: port, work: work, probe: "http://127.0.0.1:\(port)/ml/manifest.json", gzip: false)
     }
 
     /// What RFC 9110 §14 requires for one Range header on a representation of `size`

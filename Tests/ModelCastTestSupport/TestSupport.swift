@@ -470,7 +470,8 @@ public final class MotoS3 {
 }
 
 /// nginx on 127.0.0.1 serving a published directory with the snippet publish wrote
-/// (`_modelcast/nginx.conf`), gzip on for everything it is allowed to compress.
+/// (`_modelcast/nginx.conf`), with gzip on (unless `gzip` is false) for everything the
+/// snippet lets it compress.
 public final class NginxServer {
     public let process = Process()
     public let port: Int
@@ -482,7 +483,7 @@ public final class NginxServer {
 
     /// Starts nginx for `site` (published with a base URL on `port`); `work` holds its
     /// configuration, logs and temporary files. Returns once it answers `probe`.
-    public init(binary: String, site: String, port: Int, work: Scratch, probe: String) throws {
+    public init(binary: String, site: String, port: Int, work: Scratch, probe: String, gzip: Bool = true) throws {
         self.port = port
         chmod(work.path, 0o755)  // nginx workers run unprivileged
         let config = """
@@ -498,9 +499,7 @@ public final class NginxServer {
                 fastcgi_temp_path \(work.at("tmp-fastcgi"));
                 uwsgi_temp_path \(work.at("tmp-uwsgi"));
                 scgi_temp_path \(work.at("tmp-scgi"));
-                gzip on;
-                gzip_types *;
-                gzip_min_length 1;
+                \(gzip ? "gzip on; gzip_types *; gzip_min_length 1;" : "")
                 server {
                     listen 127.0.0.1:\(port);
                     include \(site)/_modelcast/nginx.conf;
