@@ -28,7 +28,7 @@ public struct UpdateProgress: Sendable, Equatable {
 struct Downloader: Sendable {
     let directory: URL
     let retries: Int
-    let timeout: TimeInterval
+    let http: HTTPStream
 
     /// Bytes of `file` already on disk (complete or partial).
     func bytesOnDisk(_ file: ReleaseFile) -> Int64 {
@@ -95,7 +95,7 @@ struct Downloader: Sendable {
         let url = file.url
         let size = file.size
         let name = file.name
-        _ = try await HTTPStream.get(request, timeout: timeout, onResponse: { response in
+        _ = try await http.get(request, onResponse: { response in
             switch response.statusCode {
             case 200:
                 // The whole object (a first request, or the server would not resume): start over.

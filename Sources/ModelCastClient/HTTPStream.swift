@@ -3,106 +3,67 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// One GET whose body is handed over chunk by chunk as it arrives (so a file is hashed
+/// GETs whose bodies are handed over chunk by chunk as they arrive (so a file is hashed
 /// while it is written, and a body is never read past a limit), with Foundation's
-/// `URLSession` only.
+/// `URLSession` only. One session per `ModelUpdater`, so the manifest, its signature and
+/// the files share connections; each request has its own handlers.
 final class HTTPStream: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    /// What the response head said; returning false cancels the request.
+    /// What the response head said; throwing cancels the request with that error.
     typealias ResponseHandler = (HTTPURLResponse) throws -> Void
     /// Each body chunk, in order; throwing cancels the request with that error.
     typealias DataHandler = (Data) throws -> Void
 
-    private let onResponse: ResponseHandler
-    private let onData: DataHandler
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<HTTPURLResponse, Error>?
-    private var response: HTTPURLResponse?
-    private var failure: Error?
+    private final class Request {
+        let onResponse: ResponseHandler
+        let onData: DataHandler
+        let continuation: CheckedContinuation<HTTPURLResponse, Error>
+        var response: HTTPURLResponse?
+        var failure: Error?
 
-    private init(onResponse: @escaping ResponseHandler, onData: @escaping DataHandler) {
-        self.onResponse = onResponse
-        self.onData = onData
+        init(onResponse: @escaping ResponseHandler, onData: @escaping DataHandler, continuation: CheckedContinuation<HTTPURLResponse, Error>) {
+            self.onResponse = onResponse
+            self.onData = onData
+            self.continuation = continuation
+        }
     }
 
-    /// Sends `request` and streams its answer; returns the response once the body is
-    /// complete. Callbacks run one at a time, in order.
-    static func get(_ request: URLRequest, timeout: TimeInterval, onResponse: @escaping ResponseHandler, onData: @escaping DataHandler) async throws -> HTTPURLResponse {
-        let stream = HTTPStream(onResponse: onResponse, onData: onData)
+    private let lock = NSLock()
+    private var requests: [Int: Request] = [:]
+    private var session: URLSession!
+
+    /// `timeout`: seconds a request may wait for data before it counts as dropped.
+    init(timeout: TimeInterval) {
+        super.init()
         let configuration = URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
         let queue = OperationQueue()
-        queue.maxConcurrentOperationCount = 1
-        let session = URLSession(configuration: configuration, delegate: stream, delegateQueue: queue)
-        defer { session.finishTasksAndInvalidate() }
-        return try await withCheckedThrowingContinuation { continuation in
-            stream.lock.lock()
-            stream.continuation = continuation
-            stream.lock.unlock()
-            session.dataTask(with: request).resume()
-        }
+        queue.maxConcurrentOperationCount = 1  // every callback in order, one at a time
+        session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
     }
 
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse, completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
-        guard let http = response as? HTTPURLResponse else {
-            fail(ClientError.network(url: response.url?.absoluteString ?? "", reason: "not an HTTP response"))
-            completionHandler(.cancel)
-            return
-        }
-        do {
-            try onResponse(http)
+    /// Ends the session once its requests are done (the session holds its delegate until then).
+    func invalidate() {
+        session.finishTasksAndInvalidate()
+    }
+
+    /// Sends `request` and streams its answer; returns the response once the body is complete.
+    func get(_ request: URLRequest, onResponse: @escaping ResponseHandler, onData: @escaping DataHandler) async throws -> HTTPURLResponse {
+        try await withCheckedThrowingContinuation { continuation in
+            let task = session.dataTask(with: request)
             lock.lock()
-            self.response = http
+            requests[task.taskIdentifier] = Request(onResponse: onResponse, onData: onData, continuation: continuation)
             lock.unlock()
-            completionHandler(.allow)
-        } catch {
-            fail(error)
-            completionHandler(.cancel)
+            task.resume()
         }
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        lock.lock()
-        let failed = failure != nil
-        lock.unlock()
-        guard !failed else { return }
-        do { try onData(data) } catch {
-            fail(error)
-            dataTask.cancel()
-        }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-        lock.lock()
-        let continuation = self.continuation
-        self.continuation = nil
-        let failure = self.failure
-        let response = self.response
-        lock.unlock()
-        guard let continuation else { return }
-        if let failure {
-            continuation.resume(throwing: failure)
-        } else if let error {
-            continuation.resume(throwing: ClientError.network(url: task.originalRequest?.url?.absoluteString ?? "", reason: error.localizedDescription))
-        } else if let response {
-            continuation.resume(returning: response)
-        } else {
-            continuation.resume(throwing: ClientError.network(url: task.originalRequest?.url?.absoluteString ?? "", reason: "no response"))
-        }
-    }
-
-    private func fail(_ error: Error) {
-        lock.lock()
-        if failure == nil { failure = error }
-        lock.unlock()
     }
 
     /// A GET of a small object into memory, refusing more than `limit` bytes.
-    static func small(_ request: URLRequest, limit: Int, timeout: TimeInterval) async throws -> (HTTPURLResponse, Data) {
+    func small(_ request: URLRequest, limit: Int) async throws -> (HTTPURLResponse, Data) {
         let body = Body()
         let url = request.url?.absoluteString ?? ""
-        let response = try await get(request, timeout: timeout, onResponse: { response in
+        let response = try await get(request, onResponse: { response in
             if let length = response.value(forHTTPHeaderField: "Content-Length").flatMap(Int.init), length > limit {
                 throw ClientError.manifestTooLarge(url: url, limit: limit)
             }
@@ -110,6 +71,52 @@ final class HTTPStream: NSObject, URLSessionDataDelegate, @unchecked Sendable {
             try body.append(chunk, limit: limit, url: url)
         })
         return (response, body.data)
+    }
+
+    private func request(_ task: URLSessionTask) -> Request? {
+        lock.lock()
+        defer { lock.unlock() }
+        return requests[task.taskIdentifier]
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse, completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
+        guard let request = request(dataTask) else { return completionHandler(.cancel) }
+        do {
+            guard let http = response as? HTTPURLResponse else {
+                throw ClientError.network(url: response.url?.absoluteString ?? "", reason: "not an HTTP response")
+            }
+            try request.onResponse(http)
+            request.response = http
+            completionHandler(.allow)
+        } catch {
+            request.failure = error
+            completionHandler(.cancel)
+        }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        guard let request = request(dataTask), request.failure == nil else { return }
+        do { try request.onData(data) } catch {
+            request.failure = error
+            dataTask.cancel()
+        }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+        lock.lock()
+        let request = requests.removeValue(forKey: task.taskIdentifier)
+        lock.unlock()
+        guard let request else { return }
+        let url = task.originalRequest?.url?.absoluteString ?? ""
+        if let failure = request.failure {
+            request.continuation.resume(throwing: failure)
+        } else if let error {
+            request.continuation.resume(throwing: ClientError.network(url: url, reason: error.localizedDescription))
+        } else if let response = request.response {
+            request.continuation.resume(returning: response)
+        } else {
+            request.continuation.resume(throwing: ClientError.network(url: url, reason: "no response"))
+        }
     }
 
     private final class Body: @unchecked Sendable {

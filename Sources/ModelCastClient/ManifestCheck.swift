@@ -16,6 +16,7 @@ struct CheckedManifest: Sendable {
 /// Fetches the manifest the way a careful device does.
 struct ManifestFetcher: Sendable {
     let configuration: ClientConfiguration
+    let http: HTTPStream
 
     /// nil when the server says the manifest is unchanged since `etag` (HTTP 304).
     func fetch(ifNoneMatch etag: String?) async throws -> CheckedManifest? {
@@ -23,7 +24,7 @@ struct ManifestFetcher: Sendable {
         var request = URLRequest(url: url)
         if let etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
         request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        let (response, data) = try await HTTPStream.small(request, limit: configuration.maxManifestBytes, timeout: configuration.requestTimeout)
+        let (response, data) = try await http.small(request, limit: configuration.maxManifestBytes)
         if response.statusCode == 304 { return nil }
         guard response.statusCode == 200 else { throw ClientError.http(url: url.absoluteString, status: response.statusCode) }
         let signed = try await checkSignature(data)
@@ -75,7 +76,7 @@ struct ManifestFetcher: Sendable {
         } else {
             var request = URLRequest(url: URL(string: url + ".minisig")!)
             request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-            let (response, body) = try await HTTPStream.small(request, limit: 16 << 10, timeout: configuration.requestTimeout)
+            let (response, body) = try await http.small(request, limit: 16 << 10)
             if response.statusCode == 404 { throw ClientError.unsigned(url: url) }
             guard response.statusCode == 200 else { throw ClientError.http(url: url + ".minisig", status: response.statusCode) }
             signatureFile = String(decoding: body, as: UTF8.self)

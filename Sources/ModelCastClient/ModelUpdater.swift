@@ -37,11 +37,14 @@ public actor ModelUpdater {
     private let installer: Installer
     private let downloader: Downloader
     private let statePath: URL
+    /// One session for every request of this updater (connections are reused).
+    private let http: HTTPStream
 
     public init(_ configuration: ClientConfiguration) throws {
         self.configuration = configuration
         installer = Installer(directory: configuration.directory.appendingPathComponent("models"))
-        downloader = Downloader(directory: configuration.directory.appendingPathComponent("downloads"), retries: configuration.retries, timeout: configuration.requestTimeout)
+        http = HTTPStream(timeout: configuration.requestTimeout)
+        downloader = Downloader(directory: configuration.directory.appendingPathComponent("downloads"), retries: configuration.retries, http: http)
         statePath = configuration.directory.appendingPathComponent("state.json")
         (progress, progressContinuation) = AsyncStream.makeStream(of: UpdateProgress.self, bufferingPolicy: .bufferingNewest(64))
         do {
@@ -49,6 +52,11 @@ public actor ModelUpdater {
         } catch {
             throw ClientError.io(path: configuration.directory.path, reason: String(describing: error))
         }
+    }
+
+    deinit {
+        http.invalidate()
+        progressContinuation.finish()
     }
 
     /// The version of `name` in use, if one is installed.
@@ -114,7 +122,7 @@ public actor ModelUpdater {
     /// not be below the highest this device accepted from this URL.
     private func acceptedManifest(_ state: inout ClientState) async throws -> (Release, String?)? {
         let url = configuration.manifestURL.absoluteString
-        let fetcher = ManifestFetcher(configuration: configuration)
+        let fetcher = ManifestFetcher(configuration: configuration, http: http)
         // The conditional GET is only safe while every model is installed as recorded.
         let complete = state.installed.keys.allSatisfy { installer.current($0) != nil }
         guard let checked = try await fetcher.fetch(ifNoneMatch: complete ? state.etags[url] : nil) else { return nil }
