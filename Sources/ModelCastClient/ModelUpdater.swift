@@ -97,18 +97,32 @@ public actor ModelUpdater {
         for (name, model) in wanted.sorted(by: { $0.key < $1.key }) {
             built[name] = try installer.build(name, model, downloads: downloads)
         }
-        for (name, model) in wanted.sorted(by: { $0.key < $1.key }) {
-            try installer.activate(name, version: built[name]!)
-            var history = state.installed[name].map { [$0.id] + $0.previous } ?? []
-            history.removeAll { $0 == Installer.versionID(model) }
-            state.installed[name] = ClientState.Installed(
-                version: model.version, id: Installer.versionID(model), mainFile: Self.mainFile(model),
-                previous: Array(history.prefix(configuration.keepPreviousVersions)))
-            changed[name] = model.version
+        // The switch: every model's link, then the state. If any step fails, the links
+        // already switched go back, so a failed update leaves every model as it was.
+        var switched: [(name: String, previous: URL?)] = []
+        let before = state
+        do {
+            for (name, model) in wanted.sorted(by: { $0.key < $1.key }) {
+                let previous = installer.current(name)
+                try installer.activate(name, version: built[name]!)
+                switched.append((name, previous))
+                var history = state.installed[name].map { [$0.id] + $0.previous } ?? []
+                history.removeAll { $0 == Installer.versionID(model) }
+                state.installed[name] = ClientState.Installed(
+                    version: model.version, id: Installer.versionID(model), mainFile: Self.mainFile(model),
+                    previous: Array(history.prefix(configuration.keepPreviousVersions)))
+                changed[name] = model.version
+            }
+            state.sequences[url] = release.sequence
+            state.etags[url] = etag
+            try state.save(statePath)
+        } catch {
+            for (name, previous) in switched.reversed() {
+                if let previous { try? installer.activate(name, version: previous) } else { try? FileManager.default.removeItem(at: installer.currentLink(name)) }
+            }
+            try? before.save(statePath)
+            throw error
         }
-        state.sequences[url] = release.sequence
-        state.etags[url] = etag
-        try state.save(statePath)
         // Older versions and finished downloads go only once the new state is saved.
         for name in Set(wanted.keys).union(state.installed.keys) {
             guard let record = state.installed[name] else { continue }

@@ -280,6 +280,38 @@ final class ClientTests: XCTestCase {
         XCTAssertEqual(try sha256(try XCTUnwrap(other.installed("m")).mainFile.path), sha)
     }
 
+    /// A two-model update whose second switch fails puts the first model back: a failed
+    /// update leaves every model as it was, and the next one goes through.
+    func testAFailedSwitchOfOneModelPutsTheOthersBack() async throws {
+        let site = try Site()
+        func files(_ version: Int) throws -> [String] {
+            ["a=" + (try site.work.write("v\(version)/a.bin", patternBytes(3000, seed: UInt32(10 + version)))),
+             "b=" + (try site.work.write("v\(version)/b.bin", patternBytes(4000, seed: UInt32(20 + version))))]
+        }
+        let first = try modelcast(["publish"] + (try files(1)) + ["--version", "1.0.0", "--base-url", site.base, "--to", site.root, "--sign", site.work.at("k.key")])
+        XCTAssertEqual(first.status, 0, first.stderr)
+        try site.start()
+        let updater = try ModelUpdater(site.configuration())
+        let installed = try await updater.update()
+        XCTAssertEqual(installed, .updated(sequence: 1, models: ["a": "1.0.0", "b": "1.0.0"]))
+        let second = try modelcast(["publish"] + (try files(2)) + ["--version", "1.1.0", "--base-url", site.base, "--to", site.root, "--sign", site.work.at("k.key")])
+        XCTAssertEqual(second.status, 0, second.stderr)
+        // b's link is in the way: a directory where the link goes, which a rename cannot replace.
+        let link = site.work.at("device/models/b/current")
+        try FileManager.default.removeItem(atPath: link)
+        _ = try site.work.write("device/models/b/current/in-the-way", patternBytes(10))
+        do {
+            _ = try await updater.update()
+            XCTFail("the switch of b cannot have succeeded")
+        } catch let error as ClientError {
+            guard case .io = error else { return XCTFail("\(error)") }
+        }
+        XCTAssertEqual(updater.installed("a")?.version, "1.0.0", "a went back to the version it had")
+        try FileManager.default.removeItem(atPath: link)
+        let retried = try await updater.update()
+        XCTAssertEqual(retried, .updated(sequence: 2, models: ["a": "1.1.0", "b": "1.1.0"]))
+    }
+
     /// A corrupted artifact is refused with both digests named, and the installed model
     /// stays as it was.
     func testCorruptedArtifactIsRejectedAndTheCurrentModelStays() async throws {
