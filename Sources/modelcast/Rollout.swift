@@ -53,12 +53,16 @@ extension ModelCast.Rollout {
         @OptionGroup
         var goLive: GoLiveOptions
 
+        func validate() throws {
+            let given = [percent != nil, halt, complete].filter { $0 }.count
+            guard given == 1 else {
+                throw ValidationError(given == 0 ? "give one of --percent PERCENT, --halt or --complete" : "give only one of --percent, --halt and --complete")
+            }
+        }
+
         func run() async throws {
             let changes: [RolloutChangeRequest.Change] = (try percent.map { [.percent(try ModelCastCore.Rollout.parsePercent($0))] } ?? [])
                 + (halt ? [.halt] : []) + (complete ? [.complete] : [])
-            guard changes.count == 1 else {
-                throw ValidationError(changes.isEmpty ? "give one of --percent PERCENT, --halt or --complete" : "give only one of --percent, --halt and --complete")
-            }
             let environment = ProcessInfo.processInfo.environment
             var request = RolloutChangeRequest(change: changes[0], manifestKey: targetOptions.manifestKey, templatesDirectory: targetOptions.templates, dryRun: goLive.dryRun)
             if let epoch = try sourceDateEpoch(environment) { (request.publishedAt, request.publishedAtOrigin) = epoch }
