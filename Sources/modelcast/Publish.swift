@@ -168,6 +168,7 @@ extension ModelCast {
             commandLine.prototypesVersion = prototypesVersion
             commandLine.prototypesClasses = prototypesClasses
             commandLine.dryRun = dryRun
+            (commandLine.rolloutPercent, commandLine.rolloutSchedule) = try rolloutOptions.parsed()
             let display = progressOptions.display(json: json)
             commandLine.progress = display.factory
             let epoch = try sourceDateEpoch(environment)
@@ -178,8 +179,6 @@ extension ModelCast {
             request.adoptLive = adoptLive
             request.trustStored = trustStored
             request.reverifyStored = reverifyStored
-            (request.rolloutPercent, request.rolloutSchedule) = try rolloutOptions.parsed()
-            try request.validate()
             request.signing = try signingOptions.settings(environment: environment)
             request.allowUnsigned = signingOptions.unsigned
             let gate = try verifyGate(verifyURL, manifestKey: request.manifestKey)

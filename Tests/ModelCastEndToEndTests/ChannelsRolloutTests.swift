@@ -138,7 +138,7 @@ final class ChannelsRolloutTests: XCTestCase {
         XCTAssertEqual(low.status, 0, low.stderr)
         let refused = try modelcast(["promote", target, "--from", "nightly", "--model", "a"])
         XCTAssertNotEqual(refused.status, 0)
-        XCTAssertTrue(refused.stderr.contains("model a 1.5.0 of channel nightly is lower than channel stable's live 2.0.0"), refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("version 1.5.0 of model a is lower than the live version 2.0.0; to go back, use rollback --channel stable"), refused.stderr)
     }
 
     /// Two publishes to two channels of one S3 target at the same moment both land, each
@@ -179,6 +179,16 @@ final class ChannelsRolloutTests: XCTestCase {
             (["promote", target, "--from", "stable", "--to", "stable"], "--from and --to are both stable"),
             (["rollout", target, "--percent", "50"], "no staged rollout is in progress"),
             (["rollback", target, "--channel", "nightly", "--version", "1.0.0"], "nothing is published at \(target)/channels/nightly/manifest.json"),
+            (["promote", target, "--from", "stable", "--to", "beta", "--model", "zzz"], "--model zzz: channel stable's live release has no model zzz (it has m)"),
+            (["verify", target, "--channel", "Bad"], "channel 'Bad'"),
+            (["rollout", target, "--percent", "150%"], "percentage '150%' is above 100%"),
+            (["rollout", "simulate", target], "\(target) has no staged rollout: sequence 1 goes to every device"),
+            (["rollout", "simulate", target, "--at", "soon"], "--at 'soon' is neither an RFC 3339 time"),
+            (["publish", v1, "--name", "m", "--version", "1.0.1", "--base-url", base, "--to", target, "--rollout", "10%", "--rollout-schedule", "1%"],
+             "give --rollout or --rollout-schedule, not both"),
+            (["publish", v1, "--name", "m", "--version", "1.0.1", "--base-url", base, "--to", target, "--rollout", "0%"], "--rollout 0%: a rollout starts above 0%"),
+            (["publish", v1, "--name", "m", "--version", "1.0.1", "--base-url", base, "--to", target, "--rollout-schedule", "1%,10%"],
+             "--rollout-schedule step '10%' needs @DELAY"),
         ] {
             let result = try modelcast(arguments)
             XCTAssertNotEqual(result.status, 0, arguments.joined(separator: " "))

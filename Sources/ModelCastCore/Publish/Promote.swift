@@ -72,12 +72,9 @@ extension Publisher {
             throw RolloutRules.inProgress(rollout, live: live!, at: request.publishedAt, storage: storage, manifestKey: request.manifestKey)
         }
         let profile = ManifestProfile(rawValue: live?.profile ?? promoted.profile) ?? .modelcast
-        if let share = request.rolloutPercent, !(1...10_000).contains(share) {
-            throw ModelCastError.usage("--rollout \(Rollout.percentText(share))%: a rollout starts above 0% and at most 100%")
-        }
-        if request.rolloutPercent != nil || request.rolloutSchedule != nil {
-            try RolloutRules.checkProfile(profile, flag: request.rolloutSchedule != nil ? "--rollout-schedule" : "--rollout")
-            guard live != nil else { throw ModelCastError.usage("--rollout: channel \(request.to) has nothing live for the other devices to stay on; promote without it") }
+        try RolloutRules.validateStart(percent: request.rolloutPercent, schedule: request.rolloutSchedule, profile: profile, at: request.publishedAt)
+        if request.rolloutPercent != nil || request.rolloutSchedule != nil, live == nil {
+            throw ModelCastError.usage("--rollout: channel \(request.to) has nothing live for the other devices to stay on; promote without it")
         }
         try request.signing?.validate(profile: profile)
 
@@ -93,7 +90,13 @@ extension Publisher {
                 throw ModelCastError.liveReleaseConflict("channel \(request.from)'s release has no model \(dropped.joined(separator: ", ")), which channel \(request.to) serves: promoting it would drop \(dropped.count == 1 ? "it" : "them"). Promote single models with --model")
             }
         }
-        try checkPromotedVersions(models, request: request, state: state)
+        // The destination's version rules, as a publish there would apply them.
+        var warnings: [String] = []
+        try checkVersions(models.map { ($0.key, $0.value.version) }.sorted { $0.0 < $1.0 }, live: live, rollback: "rollback --channel \(request.to)") { text in
+            warnings.append(text)
+            log("warning: " + text)
+        }
+        try checkVersionsKeepTheirFiles(models, wentLive: state.wentLive, givenVersions: [:])
         let expiresIn = request.signing?.expiresIn ?? promoted.validityPeriod
         var release = Release(
             sequence: state.nextSequence, publishedAt: formatTimestamp(request.publishedAt),
@@ -112,24 +115,9 @@ extension Publisher {
                                       manifestCacheControl: liveManifestCacheControl(state: state, manifestKey: request.manifestKey), signing: request.signing)
         if let current = state.liveRecord, current.sameContent(as: release) {
             log("channel \(request.to) already serves this release (sequence \(current.sequence)); nothing was written")
-            return unchangedReport(state: state, settings: settings, warnings: [])
+            return unchangedReport(state: state, settings: settings, warnings: warnings)
         }
         // Every object is proven in the store by the commit's plan before the manifest names it.
-        return try await commit(release, state: state, settings: settings, artifacts: [:], warnings: [])
-    }
-
-    /// The destination's version rules: no model goes below its live version (that is a
-    /// rollback), and a version that went live there keeps its files.
-    private func checkPromotedVersions(_ models: [String: ReleaseModel], request: PromoteRequest, state: TargetState) throws {
-        for (name, model) in models.sorted(by: { $0.key < $1.key }) {
-            if let current = state.live?.models[name], let new = SemanticVersion(model.version), let old = SemanticVersion(current.version), new < old {
-                throw ModelCastError.versionConflict("model \(name) \(model.version) of channel \(request.from) is lower than channel \(request.to)'s live \(current.version); to go back, use rollback --channel \(request.to)")
-            }
-            for previous in state.wentLive.reversed().compactMap({ $0.models[name] }) where previous.version == model.version {
-                if previous.files.map(\.sha256) != model.files.map(\.sha256) {
-                    throw ModelCastError.versionConflict("version \(model.version) of model \(name) went live on channel \(request.to) with different files than channel \(request.from)'s; publish a new version instead")
-                }
-            }
-        }
+        return try await commit(release, state: state, settings: settings, artifacts: [:], warnings: warnings)
     }
 }

@@ -28,6 +28,9 @@ public struct PublishCommandLine: Sendable {
     public var prototypesVersion: String?
     /// The prototypes' class count; default: the length of the file's "classes" array.
     public var prototypesClasses: Int?
+    /// `--rollout` (hundredths of a percent) and `--rollout-schedule`.
+    public var rolloutPercent: Int?
+    public var rolloutSchedule: String?
     public var dryRun = false
     public var publishedAt = Date()
     /// Reports packing and hashing progress; nil reports nothing.
@@ -82,7 +85,7 @@ public struct PublishCommandLine: Sendable {
             prototypes = p
         }
 
-        let request = PublishRequest(
+        var request = PublishRequest(
             models: models, prototypes: prototypes, profile: profile, baseURL: baseURL,
             manifestKey: manifestKey ?? config?.manifestKey ?? "manifest.json",
             manifestCacheControl: manifestCacheControl ?? config?.manifestCacheControl ?? CachePolicy.manifestDefault,
@@ -90,6 +93,8 @@ public struct PublishCommandLine: Sendable {
             minAppVersion: minAppVersion ?? config?.minAppVersion, meta: releaseMeta,
             compression: compression, templatesDirectory: templatesDirectory, dryRun: dryRun,
             publishedAt: publishedAt, progress: progress)
+        request.rolloutPercent = rolloutPercent
+        request.rolloutSchedule = rolloutSchedule
         try request.validate()
         try validateProfileFields(request)
         return (target, request)

@@ -129,16 +129,7 @@ public struct PublishRequest: Sendable {
                 }
             }
         }
-        if rolloutPercent != nil || rolloutSchedule != nil {
-            try RolloutRules.checkProfile(profile, flag: rolloutSchedule != nil ? "--rollout-schedule" : "--rollout")
-            guard rolloutPercent == nil || rolloutSchedule == nil else {
-                throw ModelCastError.usage("give --rollout or --rollout-schedule, not both")
-            }
-            if let rolloutPercent, !(1...10_000).contains(rolloutPercent) {
-                throw ModelCastError.usage("--rollout \(Rollout.percentText(rolloutPercent))%: a rollout starts above 0% and at most 100%")
-            }
-            if let rolloutSchedule { _ = try Rollout.parseSchedule(rolloutSchedule, start: publishedAt) }
-        }
+        try RolloutRules.validateStart(percent: rolloutPercent, schedule: rolloutSchedule, profile: profile, at: publishedAt)
         if prototypes != nil && !profile.writesPrototypes {
             throw ModelCastError.usage("prototypes are written only by the catalog and modelcast profiles, not \(profile.rawValue)")
         }

@@ -19,6 +19,18 @@ enum RolloutRules {
         return ReleaseRollback(sequence: live.sequence, models: live.models)
     }
 
+    /// The checks a requested rollout passes before the target is read: the profile, one
+    /// of a share (above 0 %, at most 100 %) or a schedule that parses.
+    static func validateStart(percent: Int?, schedule: String?, profile: ManifestProfile, at start: Date) throws {
+        guard percent != nil || schedule != nil else { return }
+        try checkProfile(profile, flag: schedule != nil ? "--rollout-schedule" : "--rollout")
+        guard percent == nil || schedule == nil else { throw ModelCastError.usage("give --rollout or --rollout-schedule, not both") }
+        if let percent, !(1...10_000).contains(percent) {
+            throw ModelCastError.usage("--rollout \(Rollout.percentText(percent))%: a rollout starts above 0% and at most 100%")
+        }
+        if let schedule { _ = try Rollout.parseSchedule(schedule, start: start) }
+    }
+
     /// The rollout a release starts with: a fixed share (hundredths of a percent) or a
     /// schedule from its publish time, and its own salt.
     static func start(percent: Int?, schedule text: String?, for release: Release, at start: Date) throws -> Rollout {
