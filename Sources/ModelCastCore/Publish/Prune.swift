@@ -82,9 +82,8 @@ extension Publisher {
         for record in keptRecords { protected.formUnion(record.referencedKeys) }
         // Artifacts are shared by every channel: what any other channel's history names
         // stays (its own prune decides when its records go).
-        for key in try await Channels.otherManifestKeys(storage, besides: request.manifestKey) {
-            for record in try await TargetState.load(from: storage, manifestKey: key).history { protected.formUnion(record.referencedKeys) }
-        }
+        let others = try await otherChannels(besides: request.manifestKey)
+        for record in others.flatMap(\.state.history) { protected.formUnion(record.referencedKeys) }
         var candidates = Set<String>()
         for record in dropped { candidates.formUnion(record.referencedKeys) }
         var artifacts: [String] = []
@@ -111,7 +110,7 @@ extension Publisher {
                 // The new state first: hosting files that no longer list what is about to go.
                 try await writeHostingFiles(
                     hosting, records: keptRecords, recordObjects: state.recordObjects,
-                    live: try liveHostedObjects(state: state, manifestKey: request.manifestKey), excluding: Set(artifacts))
+                    live: try liveHostedObjects(state: state, manifestKey: request.manifestKey), excluding: Set(artifacts), others: others)
             }
             let progress = artifacts.isEmpty ? nil : request.progress?("deleting \(artifacts.count) object\(artifacts.count == 1 ? "" : "s")", bytes)
             defer { progress?.finish() }

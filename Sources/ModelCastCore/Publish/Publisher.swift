@@ -101,7 +101,7 @@ public struct Publisher: Sendable {
         let live = state.live
         try checkDroppedModels(request, live: live)
         let givenVersions = Self.adoptPublishedVersionTexts(&request, wentLive: state.wentLive)
-        try checkVersions(request, live: live, warn: warn)
+        try checkVersions(request.models.map { ($0.name, $0.version) }, live: live, warn: warn)
 
         // Pack (or, for a dry run, only hash) every file.
         let staging = try StagingArea(storage: storage, dryRun: request.dryRun, request: request)
@@ -195,7 +195,7 @@ public struct Publisher: Sendable {
     /// A version means the same files for good: not only the live release's, any that went
     /// live (after a rollback the live one is older), or equality clients that have it never
     /// update. `givenVersions`: texts with other build metadata that were taken as these versions.
-    private func checkVersionsKeepTheirFiles(_ models: [String: ReleaseModel], wentLive: [Release], givenVersions: [String: String]) throws {
+    func checkVersionsKeepTheirFiles(_ models: [String: ReleaseModel], wentLive: [Release], givenVersions: [String: String]) throws {
         for (name, model) in models {
             for previous in (wentLive.reversed().compactMap { $0.models[name] }) where previous.version == model.version {
                 if previous.files.map(\.sha256) != model.files.map(\.sha256) || previous.files.map(\.placement) != model.files.map(\.placement) {
@@ -231,17 +231,16 @@ public struct Publisher: Sendable {
         }
     }
 
-    /// Versions: never lower than the live one, never the same version with other bytes.
-    private func checkVersions(_ request: PublishRequest, live: Release?, warn: (String) -> Void) throws {
-        for model in request.models {
-            guard let previous = live?.models[model.name] else { continue }
-            let new = SemanticVersion(model.version)!
-            guard let old = SemanticVersion(previous.version) else { continue }
+    /// Versions (model name → version): never lower than the live one (`rollback` names
+    /// the command that goes back), with a warning where a higher one sorts lower as a string.
+    func checkVersions(_ versions: [(name: String, version: String)], live: Release?, rollback: String = "rollback", warn: (String) -> Void) throws {
+        for (name, version) in versions {
+            guard let previous = live?.models[name], let new = SemanticVersion(version), let old = SemanticVersion(previous.version) else { continue }
             if new < old {
-                throw ModelCastError.versionConflict("version \(model.version) of model \(model.name) is lower than the live version \(previous.version); to go back, use rollback")
+                throw ModelCastError.versionConflict("version \(version) of model \(name) is lower than the live version \(previous.version); to go back, use \(rollback)")
             }
-            if new > old, Array(model.version.utf8).lexicographicallyPrecedes(Array(previous.version.utf8)) {
-                warn("version \(model.version) of model \(model.name) sorts below the live \(previous.version) as a plain string: clients that compare version strings with > (the tiers profile's) will not update")
+            if new > old, Array(version.utf8).lexicographicallyPrecedes(Array(previous.version.utf8)) {
+                warn("version \(version) of model \(name) sorts below the live \(previous.version) as a plain string: clients that compare version strings with > (the tiers profile's) will not update")
             }
         }
     }
@@ -262,13 +261,17 @@ public struct Publisher: Sendable {
     /// the target holds it, so publishing one channel never drops another's rules.
     /// Returns the warnings where the directory crosses a host's documented limit (`HostLimits`).
     @discardableResult
+    /// `others`: the other channels' states when the caller has read them already.
     func writeHostingFiles(
-        _ hosting: HostingTarget, records: [Release], recordObjects: [Int64: ObjectMetadata], live: [HostedObject], excluding: Set<String> = []
+        _ hosting: HostingTarget, records: [Release], recordObjects: [Int64: ObjectMetadata], live: [HostedObject], excluding: Set<String> = [],
+        others: [ChannelState]? = nil
     ) async throws -> [String] {
         var channels = [ChannelObjects(manifestKey: hosting.manifestKey, records: records, recordObjects: recordObjects, live: live)]
-        for key in try await Channels.otherManifestKeys(storage, besides: hosting.manifestKey) {
-            let state = try await TargetState.load(from: storage, manifestKey: key)
-            channels.append(ChannelObjects(manifestKey: key, records: state.history, recordObjects: state.recordObjects, live: try liveHostedObjects(state: state, manifestKey: key)))
+        var others = others
+        if others == nil { others = try await otherChannels(besides: hosting.manifestKey) }
+        for other in others! {
+            channels.append(ChannelObjects(manifestKey: other.manifestKey, records: other.state.history, recordObjects: other.state.recordObjects,
+                                           live: try liveHostedObjects(state: other.state, manifestKey: other.manifestKey)))
         }
         // Stable's manifest first, then the other channels by name.
         channels.sort { ($0.manifestKey.hasPrefix(Channels.folder) ? 1 : 0, $0.manifestKey) < ($1.manifestKey.hasPrefix(Channels.folder) ? 1 : 0, $1.manifestKey) }
@@ -306,6 +309,19 @@ public struct Publisher: Sendable {
             try atomic.commit(durable: true)
         }
         return files.warnings
+    }
+
+    /// Another channel of the target, as read.
+    typealias ChannelState = (manifestKey: String, state: TargetState)
+
+    /// Every channel of the target but the one at `manifestKey`, read (their index and live
+    /// manifest): what hosting files and prune must also cover.
+    func otherChannels(besides manifestKey: String) async throws -> [ChannelState] {
+        var others: [ChannelState] = []
+        for key in try await Channels.otherManifestKeys(storage, besides: manifestKey) {
+            others.append((key, try await TargetState.load(from: storage, manifestKey: key)))
+        }
+        return others
     }
 
     /// What one channel adds to the hosting files.
