@@ -158,12 +158,9 @@ struct Downloader: Sendable {
         return complete
     }
 
-    /// Removes every download but those of `keep` (SHA-256 hex).
-    func removeAll(except keep: Set<String>) {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
-        for name in names where !keep.contains(String(name.prefix(64))) {
-            try? FileManager.default.removeItem(at: directory.appendingPathComponent(name))
-        }
+    /// Removes every download, finished or partial (once an update is installed).
+    func removeAll() {
+        try? FileManager.default.removeItem(at: directory)
     }
 
     func path(_ file: ReleaseFile, suffix: String) -> URL {

@@ -62,7 +62,9 @@ struct ManifestFetcher: Sendable {
         guard !configuration.publicKeys.isEmpty else { return (InlineSignature.strip(data), nil) }
         let keys: [MinisignPublicKey]
         do {
-            keys = try configuration.publicKeys.map { try MinisignPublicKey(text: $0, source: "a configured public key") }
+            keys = try configuration.publicKeys.enumerated().map { index, text in
+                try MinisignPublicKey(text: text, source: "configured public key \(index + 1) ('\(text.prefix(60).replacingOccurrences(of: "\n", with: " "))')")
+            }
         } catch {
             throw ClientError.badSignature(url: url, reason: String(describing: error))
         }

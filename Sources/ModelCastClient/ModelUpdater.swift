@@ -72,8 +72,7 @@ public actor ModelUpdater {
     /// downloading anything. nil when the manifest has not changed since the last update.
     public func check() async throws -> UpdatePlan? {
         var state = try ClientState.load(statePath)
-        guard let (release, etag) = try await acceptedManifest(&state) else { return nil }
-        _ = etag
+        guard let (release, _) = try await acceptedManifest(&state) else { return nil }
         let (takesCandidate, models) = chosenModels(release)
         var bytes: Int64 = 0
         for (name, model) in models where installer.kept(name, model) == nil {
@@ -128,7 +127,7 @@ public actor ModelUpdater {
             guard let record = state.installed[name] else { continue }
             installer.prune(name, keep: Set([record.id] + record.previous))
         }
-        downloader.removeAll(except: [])
+        downloader.removeAll()
         return changed.isEmpty ? .upToDate(sequence: release.sequence) : .updated(sequence: release.sequence, models: changed)
     }
 

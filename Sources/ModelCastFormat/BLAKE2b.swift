@@ -6,8 +6,9 @@ import Foundation
 /// 32-byte output. That is not BLAKE2b-512 cut short: the output length is mixed
 /// into the parameter block, so every length gives unrelated digests. OpenSSL 3.0
 /// only offers the fixed 64-byte BLAKE2B-512 as a digest, hence this small
-/// implementation. Messages hashed here are tiny (106 bytes per key check), so
-/// it is written for clarity, not speed; large inputs go to `BLAKE2b512Hasher`.
+/// implementation. It is also the prehash of manifest signatures where no libcrypto
+/// is at hand (`ModelCastClient`): manifests are at most a few MiB. It is written for
+/// clarity, not speed; the server prehashes with libcrypto's `BLAKE2b512Hasher`.
 public struct BLAKE2b {
     /// The eight 64-bit words of SHA-512's initial hash value (RFC 7693 §2.6).
     private static let iv: [UInt64] = [

@@ -398,6 +398,16 @@ final class ClientTests: XCTestCase {
         }
         XCTAssertEqual(updater.installed("m")?.version, "1.1.0")
 
+        // A configured key that is not a minisign public key is named in the error.
+        let garbled = try ModelUpdater(site.configuration(directory: "garbled", keys: ["not a key"]))
+        do {
+            _ = try await garbled.update()
+            XCTFail("a garbled configured key was accepted")
+        } catch let error as ClientError {
+            guard case .badSignature(_, let reason) = error else { return XCTFail("\(error)") }
+            XCTAssertTrue(reason.contains("configured public key 1 ('not a key')"), reason)
+        }
+
         // min_app_version gates the release.
         let app = try Site()
         try app.publish([try app.work.write("v1/m.bin", patternBytes(500, seed: 4))], version: "1.0.0", ["--min-app-version", "2.0.0"])
