@@ -4,17 +4,16 @@ import PackageDescription
 let package = Package(
     name: "modelcast",
     // The CLI's server-side dependencies (Hummingbird, async-http-client) set macOS 14;
-    // ModelCastClient itself uses nothing newer than iOS 15 / macOS 12 (README: Client library).
+    // the client package (client/) declares what it needs itself: iOS 15 / macOS 12.
     platforms: [.macOS(.v14), .iOS(.v15)],
     products: [
         .executable(name: "modelcast", targets: ["modelcast"]),
         .library(name: "ModelCastCore", targets: ["ModelCastCore"]),
-        .library(name: "ModelCastFormat", targets: ["ModelCastFormat"]),
-        // The app side: check, download, prove, install. Foundation, swift-crypto and
-        // ZIPFoundation only; none of the server-side dependencies.
-        .library(name: "ModelCastClient", targets: ["ModelCastClient"]),
     ],
     dependencies: [
+        // ModelCastFormat and ModelCastClient live in their own package (client/), which an
+        // app adopts without any of the dependencies below.
+        .package(path: "client"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.0"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.0.0"),
@@ -22,8 +21,6 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.60.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
-        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.19"),
     ],
     targets: [
         .systemLibrary(
@@ -36,13 +33,10 @@ let package = Package(
             pkgConfig: "libarchive",
             providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]
         ),
-        // What the server and the client must agree on: manifest types, the minisign
-        // format and its prehash, the rollout rule, version order. No dependencies.
-        .target(name: "ModelCastFormat"),
         .target(
             name: "ModelCastCore",
             dependencies: [
-                "ModelCastFormat", "CLibCrypto", "CLibArchive",
+                .product(name: "ModelCastFormat", package: "client"), "CLibCrypto", "CLibArchive",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -71,18 +65,10 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
-        .target(
-            name: "ModelCastClient",
-            dependencies: [
-                "ModelCastFormat",
-                .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
-            ]
-        ),
         // A small command-line "device" built on ModelCastClient (README: Client library).
         .executableTarget(
             name: "modelcast-device",
-            dependencies: ["ModelCastClient"],
+            dependencies: [.product(name: "ModelCastClient", package: "client")],
             path: "examples/device"
         ),
         .target(
@@ -102,7 +88,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ModelCastClientTests",
-            dependencies: ["ModelCastClient", "ModelCastCore", "ModelCastTestSupport"]
+            dependencies: [.product(name: "ModelCastClient", package: "client"), "ModelCastCore", "ModelCastTestSupport"]
         ),
     ]
 )

@@ -334,7 +334,7 @@ final class ClientTests: XCTestCase {
             _ = try await bad.update()
             XCTFail("a corrupted artifact was installed")
         } catch let error as ClientError {
-            guard case .hashMismatch(let file, let expected, let actual) = error else { return XCTFail("\(error)") }
+            guard case .hashMismatch(_, let file, let expected, let actual) = error else { return XCTFail("\(error)") }
             XCTAssertEqual(file, "m.bin")
             XCTAssertEqual(expected, try sha256(v2))
             XCTAssertNotEqual(actual, expected)

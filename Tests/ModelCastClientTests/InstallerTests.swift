@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import ModelCastClient
+import ModelCastFormat
 import ModelCastTestSupport
 
 /// The client's zip unpacking refuses every entry that could leave the model's
@@ -27,11 +28,11 @@ final class InstallerTests: XCTestCase {
         let scratch = try Scratch()
         let installer = Installer(directory: URL(fileURLWithPath: scratch.at("models")))
         let cases: [(label: String, entries: [(name: String, text: String, link: Bool)], reason: String)] = [
-            ("climbs out", [("M.mlpackage/ok", "a", false), ("M.mlpackage/../escape.txt", "b", false)], "path 'M.mlpackage/../escape.txt' could leave the model's directory"),
+            ("climbs out", [("M.mlpackage/ok", "a", false), ("M.mlpackage/../escape.txt", "b", false)], "entry 'M.mlpackage/../escape.txt' could leave the model's directory: it has a segment '..' that is made only of dots (it would name a directory above)"),
             ("another root", [("Other/x", "a", false)], "entry 'Other/x' is outside M.mlpackage/"),
             ("absolute", [("/etc/x", "a", false)], "entry '/etc/x' is outside M.mlpackage/"),
             ("symbolic link", [("M.mlpackage/link", "/etc/passwd", true)], "entry 'M.mlpackage/link' is a symbolic link"),
-            ("empty segment", [("M.mlpackage//x", "a", false)], "path 'M.mlpackage//x' could leave the model's directory"),
+            ("empty segment", [("M.mlpackage//x", "a", false)], "entry 'M.mlpackage//x' could leave the model's directory: it has a segment '' that is empty (a file or directory name is needed)"),
             ("twice", [("M.mlpackage/a", "1", false), ("M.mlpackage/a", "2", false)], "entry 'M.mlpackage/a' appears twice"),
         ]
         for (index, item) in cases.enumerated() {
@@ -39,8 +40,8 @@ final class InstallerTests: XCTestCase {
             try makeZip(zip, item.entries)
             let destination = URL(fileURLWithPath: scratch.at("out\(index)/inside"))
             try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
-            XCTAssertThrowsError(try installer.unpack(URL(fileURLWithPath: zip), into: destination, expectedRoot: "M.mlpackage", file: "M.mlpackage.zip"), item.label) { error in
-                guard case ClientError.unsafeArchive(let file, let reason) = error else { return XCTFail("\(item.label): \(error)") }
+            XCTAssertThrowsError(try installer.unpack(URL(fileURLWithPath: zip), into: destination, expectedRoot: try PathSegment("M.mlpackage"), model: "M", file: "M.mlpackage.zip"), item.label) { error in
+                guard case ClientError.unsafeArchive(_, let file, let reason) = error else { return XCTFail("\(item.label): \(error)") }
                 XCTAssertEqual(file, "M.mlpackage.zip", item.label)
                 XCTAssertEqual(reason, item.reason, item.label)
             }
@@ -53,7 +54,7 @@ final class InstallerTests: XCTestCase {
         let good = scratch.at("good.zip")
         try makeZip(good, [("M.mlpackage/", "", false), ("M.mlpackage/Data/w.bin", "weights", false), ("M.mlpackage/Manifest.json", "{}", false)])
         let destination = URL(fileURLWithPath: scratch.at("good-out"))
-        try installer.unpack(URL(fileURLWithPath: good), into: destination, expectedRoot: "M.mlpackage", file: "M.mlpackage.zip")
+        try installer.unpack(URL(fileURLWithPath: good), into: destination, expectedRoot: try PathSegment("M.mlpackage"), model: "M", file: "M.mlpackage.zip")
         XCTAssertEqual(try String(contentsOf: destination.appendingPathComponent("M.mlpackage/Data/w.bin"), encoding: .utf8), "weights")
     }
 }

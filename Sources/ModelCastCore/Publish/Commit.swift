@@ -163,6 +163,11 @@ extension Publisher {
             warnings.append(text)
             log("warning: " + text)
         }
+        // The one validation devices and verify apply to what is served: a release with any
+        // value they would refuse is never written.
+        do { try release.validate() } catch let error as ManifestValueError {
+            throw ModelCastError.invalidManifest(source: "the release to publish", reason: error.description)
+        }
         try checkNotExpired(release, settings: settings)
         if let problem = state.index.problem, !state.history.isEmpty {
             warn("\(problem): every history record was read instead, and this run writes a new index")

@@ -118,8 +118,8 @@ public struct PublishRequest: Sendable {
         for model in models + (prototypes.map { [$0] } ?? []) {
             try Self.validateName(model.name)
             guard names.insert(model.name).inserted else { throw ModelCastError.usage("model \(model.name) is given twice") }
-            guard SemanticVersion(model.version) != nil else {
-                throw ModelCastError.usage("version '\(model.version)' of model \(model.name) is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.2.0)")
+            guard (try? ModelVersion(model.version)) != nil else {
+                throw ModelCastError.usage("version \(quotedValue(model.version)) of model \(model.name) is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.2.0; at most 128 characters)")
             }
             guard !model.files.isEmpty else { throw ModelCastError.usage("model \(model.name) has no files") }
             if model.layout == .tree {
@@ -128,6 +128,9 @@ public struct PublishRequest: Sendable {
                     throw ModelCastError.usage("model \(model.name) is published as a tree (--no-zip), which is one directory, but it has \(model.files.count) paths: \(model.files.joined(separator: ", "))")
                 }
             }
+        }
+        if let minAppVersion, (try? AppVersion(minAppVersion)) == nil {
+            throw ModelCastError.usage("--min-app-version \(quotedValue(minAppVersion)) is not an app version: one to four numbers separated by dots, e.g. 5.2, 1.4.0 or 1.0.0.123")
         }
         try RolloutRules.validateStart(percent: rolloutPercent, schedule: rolloutSchedule, profile: profile, at: publishedAt)
         if prototypes != nil && !profile.writesPrototypes {
@@ -146,10 +149,8 @@ public struct PublishRequest: Sendable {
     }
 
     static func validateName(_ name: String) throws {
-        let allowed = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
-        guard !name.isEmpty, name.count <= 128, name != ".", name != "..",
-              name.unicodeScalars.allSatisfy({ allowed.contains($0) }) else {
-            throw ModelCastError.usage("model name '\(name)' may use only letters, digits, '.', '_' and '-' (it becomes part of every URL)")
+        guard (try? ModelName(name)) != nil else {
+            throw ModelCastError.usage("model name \(quotedValue(name)) may use only letters, digits, '.', '_' and '-', at most 128 (it becomes part of every URL)")
         }
     }
 

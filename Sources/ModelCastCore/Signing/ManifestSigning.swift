@@ -61,7 +61,7 @@ public struct SigningSettings: Sendable {
     func sign(_ unsigned: Data, release: Release, manifestKey: String, now: Date = Date()) throws -> SignedManifest? {
         guard let signer else { return nil }
         let comment = TrustedComment(
-            timestamp: Int64(now.timeIntervalSince1970), file: (manifestKey as NSString).lastPathComponent,
+            timestamp: Int64(now.timeIntervalSince1970), file: TrustedComment.fileField(channel: release.channel, manifestName: (manifestKey as NSString).lastPathComponent),
             sequence: release.sequence, version: TrustedComment.version(of: release), expiresAt: release.expiresAt).text
         let untrusted = "signature from modelcast secret key \(signer.keyIDHex)"
         var manifest = unsigned

@@ -15,11 +15,8 @@ public enum Channels {
 
     /// A channel name: `[a-z0-9][a-z0-9-]*`, at most 64 characters.
     public static func validate(_ name: String) throws {
-        let first = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyz0123456789")
-        let rest = first.union(CharacterSet(charactersIn: "-"))
-        guard let head = name.unicodeScalars.first, first.contains(head), name.count <= 64,
-              name.unicodeScalars.allSatisfy({ rest.contains($0) }) else {
-            throw ModelCastError.usage("channel '\(name)' must be lowercase letters, digits and '-', starting with a letter or digit (at most 64 characters), e.g. beta")
+        guard (try? ChannelName(name)) != nil else {
+            throw ModelCastError.usage("channel \(quotedValue(name)) must be lowercase letters, digits and '-', starting with a letter or digit (at most 64 characters), e.g. beta")
         }
     }
 

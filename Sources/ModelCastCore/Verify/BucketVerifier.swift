@@ -59,7 +59,7 @@ public struct BucketVerifier: Sendable {
             signatures.allowLegacy = allowLegacySignature
             var comment: TrustedComment?
             if signatures.isEnabled {
-                comment = signatures.run(manifest: data, detached: state.signatureData.map { .found($0) } ?? .absent, manifestName: (manifestKey as NSString).lastPathComponent, source: source, log: log)
+                comment = signatures.run(manifest: data, detached: state.signatureData.map { .found($0) } ?? .absent, manifestName: signedFileName(ofManifestKey: manifestKey), source: source, log: log)
             }
             let facts = try ManifestFacts.read(data, source: source)
             profile = facts.profile.rawValue

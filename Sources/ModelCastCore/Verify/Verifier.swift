@@ -344,7 +344,7 @@ public struct Verifier: Sendable {
         } else {
             detached = await fetchSignature(SignedManifest.signatureKey(for: url), deadline: deadline, rules: manifestRules(manifestURL: url), log: log)
         }
-        let comment = signatures.run(manifest: data, detached: detached, manifestName: (URLParts.path(of: url) as NSString).lastPathComponent, source: url, log: log)
+        let comment = signatures.run(manifest: data, detached: detached, manifestName: signedFileName(ofManifestKey: targetKey(ofManifestURL: url)), source: url, log: log)
         guard log.failures == failuresBefore else {
             log.add(.fail, .manifestTrust, url, "the signature check failed: nothing this manifest names is fetched")
             return .untrusted
@@ -774,6 +774,13 @@ func targetRoot(ofManifestURL url: String) -> String {
     guard segments.count >= 4, segments[segments.count - 2] == Channels.folder.dropLast(),
           (try? Channels.validate(String(segments[segments.count - 1]))) != nil else { return own }
     return segments.dropLast(2).joined(separator: "/") + "/"
+}
+
+/// What the signed comment of the manifest at `key` names: `manifest.json` for stable,
+/// `channels/NAME/manifest.json` for another channel's (`TrustedComment.fileField`).
+func signedFileName(ofManifestKey key: String) -> String {
+    let (channel, base) = Channels.split(manifestKey: key)
+    return TrustedComment.fileField(channel: channel, manifestName: (base as NSString).lastPathComponent)
 }
 
 /// A manifest URL's key in its target: the file name, under `channels/NAME/` for a channel's.

@@ -91,5 +91,5 @@ public struct SemanticVersion: Comparable, Hashable, Sendable, CustomStringConve
 }
 
 extension Character {
-    package var isASCIIDigit: Bool { isASCII && isNumber }
+    public var isASCIIDigit: Bool { isASCII && isNumber }
 }

@@ -51,16 +51,16 @@ private func hexNibble(_ c: UInt8) -> UInt8? {
 }
 
 /// The prefix of the first line of every minisign file.
-package let untrustedCommentPrefix = "untrusted comment: "
+public let untrustedCommentPrefix = "untrusted comment: "
 /// The prefix of a signature file's third line.
-package let trustedCommentPrefix = "trusted comment: "
+public let trustedCommentPrefix = "trusted comment: "
 
 /// The lines of a minisign file: split at LF, each line's trailing CR dropped (a
 /// file that went through a Windows editor), trailing empty lines ignored.
 ///
 /// Works on Unicode scalars, not Characters: Swift treats CR LF as one Character,
 /// which would hide the line break.
-package func minisignLines(_ text: String) -> [Substring] {
+public func minisignLines(_ text: String) -> [Substring] {
     var lines = text.unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false).map { scalars -> Substring in
         let line = scalars.last == "\r" ? scalars.dropLast() : scalars
         return Substring(line)
@@ -72,7 +72,7 @@ package func minisignLines(_ text: String) -> [Substring] {
 /// The text after `prefix` when `line` starts with exactly those bytes, else nil.
 /// Byte-wise, because a Character comparison would merge a combining mark at the
 /// start of a comment into the prefix's final space.
-package func textAfterPrefix(_ prefix: String, in line: Substring) -> String? {
+public func textAfterPrefix(_ prefix: String, in line: Substring) -> String? {
     let bytes = Array(line.utf8), prefixBytes = Array(prefix.utf8)
     guard bytes.starts(with: prefixBytes) else { return nil }
     return String(decoding: bytes[prefixBytes.count...], as: UTF8.self)
@@ -80,7 +80,7 @@ package func textAfterPrefix(_ prefix: String, in line: Substring) -> String? {
 
 /// Decodes standard base64 with padding (what minisign writes), or nil. Surrounding
 /// spaces and tabs are ignored, as a pasted key often carries them.
-package func decodeBase64(_ text: Substring) -> [UInt8]? {
+public func decodeBase64(_ text: Substring) -> [UInt8]? {
     let trimmed = text.trimmingCharacters(in: CharacterSet(charactersIn: " \t"))
     guard !trimmed.isEmpty, var data = Data(base64Encoded: trimmed) else { return nil }
     // The decoded bytes may be a secret key: clear the intermediate copy.
@@ -89,13 +89,13 @@ package func decodeBase64(_ text: Substring) -> [UInt8]? {
 }
 
 /// Standard base64 with padding.
-package func encodeBase64(_ bytes: [UInt8]) -> String {
+public func encodeBase64(_ bytes: [UInt8]) -> String {
     Data(bytes).base64EncodedString()
 }
 
 /// The two algorithm bytes of a minisign structure as text for an error message:
 /// printable ASCII as is ("Ed"), anything else in hex ("0x0000").
-package func describeAlgorithm(_ bytes: ArraySlice<UInt8>) -> String {
+public func describeAlgorithm(_ bytes: ArraySlice<UInt8>) -> String {
     if bytes.allSatisfy({ (0x21...0x7e).contains($0) }) {
         return "'" + String(decoding: bytes, as: UTF8.self) + "'"
     }
@@ -107,7 +107,7 @@ package func describeAlgorithm(_ bytes: ArraySlice<UInt8>) -> String {
 /// (1024 bytes for the untrusted comment line, 8192 for the trusted one, each
 /// including its prefix, the line feed and the terminating NUL), so longer
 /// comments would make a file minisign cannot read.
-package func checkComment(_ comment: String, kind: String, maximumBytes: Int) throws {
+public func checkComment(_ comment: String, kind: String, maximumBytes: Int) throws {
     for (offset, byte) in comment.utf8.enumerated() {
         switch byte {
         case 0x0a: throw ModelCastError.invalidComment(kind: kind, reason: "contains a line feed (at byte \(offset)); it must be a single line")

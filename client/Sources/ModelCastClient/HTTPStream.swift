@@ -32,9 +32,12 @@ final class HTTPStream: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     private var session: URLSession!
 
     /// `timeout`: seconds a request may wait for data before it counts as dropped.
-    init(timeout: TimeInterval) {
+    /// `base`: the app's own session configuration (cellular, constrained-network and
+    /// proxy settings are the app's); its cache is turned off, since the client proves
+    /// every byte itself.
+    init(timeout: TimeInterval, base: URLSessionConfiguration? = nil) {
         super.init()
-        let configuration = URLSessionConfiguration.ephemeral
+        let configuration = (base?.copy() as? URLSessionConfiguration) ?? URLSessionConfiguration.ephemeral
         configuration.timeoutIntervalForRequest = timeout
         configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
         configuration.urlCache = nil
@@ -49,13 +52,26 @@ final class HTTPStream: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     }
 
     /// Sends `request` and streams its answer; returns the response once the body is complete.
+    /// Cancelling the calling task cancels the request at once and throws `CancellationError`.
     func get(_ request: URLRequest, onResponse: @escaping ResponseHandler, onData: @escaping DataHandler) async throws -> HTTPURLResponse {
-        try await withCheckedThrowingContinuation { continuation in
-            let task = session.dataTask(with: request)
-            lock.lock()
-            requests[task.taskIdentifier] = Request(onResponse: onResponse, onData: onData, continuation: continuation)
-            lock.unlock()
-            task.resume()
+        try Task.checkCancellation()
+        let task = session.dataTask(with: request)
+        do {
+            return try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    lock.lock()
+                    requests[task.taskIdentifier] = Request(onResponse: onResponse, onData: onData, continuation: continuation)
+                    lock.unlock()
+                    task.resume()
+                    // Cancelled before the request was registered: the handler below found nothing to stop.
+                    if Task.isCancelled { task.cancel() }
+                }
+            } onCancel: {
+                task.cancel()
+            }
+        } catch {
+            if Task.isCancelled { throw CancellationError() }
+            throw error
         }
     }
 

@@ -18,7 +18,7 @@ public struct ReleaseFile: Codable, Equatable, Sendable {
     /// device writes it. nil for a model's own files (the file, the zip, a companion).
     public var path: String?
 
-    package enum CodingKeys: String, CodingKey {
+    public enum CodingKeys: String, CodingKey {
         case name, key, url, sha256, size, path
         case contentType = "content_type"
     }
@@ -55,7 +55,7 @@ public struct ReleaseModel: Codable, Equatable, Sendable {
         self.tree = tree
     }
 
-    package enum CodingKeys: String, CodingKey { case version, tree, files, meta }
+    public enum CodingKeys: String, CodingKey { case version, tree, files, meta }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -108,7 +108,7 @@ public struct Release: Decodable, Equatable, Sendable {
     /// prune trust over the bare list of records.
     public var replaces: Int64?
 
-    package enum CodingKeys: String, CodingKey {
+    public enum CodingKeys: String, CodingKey {
         case format, formatVersion = "format_version", sequence, publishedAt = "published_at"
         case expiresAt = "expires_at", channel, profile, minAppVersion = "min_app_version", meta, models, prototypes, rollback, rollout, replaces
     }
@@ -154,6 +154,10 @@ public struct Release: Decodable, Equatable, Sendable {
         rollback = try c.decodeIfPresent(ReleaseRollback.self, forKey: .rollback)
         rollout = try c.decodeIfPresent(Rollout.self, forKey: .rollout)
         replaces = try c.decodeIfPresent(Int64.self, forKey: .replaces)
+        // Parse, don't trust: a release that holds any value its types refuse is no release.
+        do { try validate() } catch let error as ManifestValueError {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: error.description))
+        }
     }
 
     /// How long the manifest was valid from its publish time (expires_at − published_at),
@@ -213,12 +217,12 @@ public struct Release: Decodable, Equatable, Sendable {
         return .object(members)
     }
 
-    package static func sortedObject(_ dictionary: [String: JSONValue]) -> JSONValue {
+    public static func sortedObject(_ dictionary: [String: JSONValue]) -> JSONValue {
         .object(dictionary.keys.sorted().map { .init($0, canonical(dictionary[$0]!)) })
     }
 
     /// Sorts the keys of nested objects so equal content always serialises the same way.
-    package static func canonical(_ value: JSONValue) -> JSONValue {
+    public static func canonical(_ value: JSONValue) -> JSONValue {
         switch value {
         case .object(let members):
             return .object(members.sorted { $0.key < $1.key }.map { .init($0.key, canonical($0.value)) })
@@ -230,7 +234,10 @@ public struct Release: Decodable, Equatable, Sendable {
     /// Decodes a release from JSON bytes (a history record or a `modelcast` manifest).
     public static func decode(_ data: Data, source: String) throws -> Release {
         do {
+            try checkJSONDepth(data)
             return try JSONDecoder().decode(Release.self, from: data)
+        } catch let error as ManifestValueError {
+            throw ModelCastError.invalidRecord(source: "release record \(source)", reason: error.description)
         } catch {
             throw ModelCastError.invalidRecord(source: "release record \(source)", reason: describe(decodingError: error))
         }
@@ -238,7 +245,7 @@ public struct Release: Decodable, Equatable, Sendable {
 }
 
 extension ReleaseModel {
-    package func jsonValue() -> JSONValue {
+    public func jsonValue() -> JSONValue {
         var members: [JSONValue.Member] = [.init("version", .string(version))]
         if let tree { members.append(.init("tree", .string(tree))) }
         members.append(.init("files", .array(files.map { file in
@@ -259,7 +266,7 @@ extension ReleaseModel {
 }
 
 /// A readable one-line account of a `DecodingError`.
-package func describe(decodingError error: Error) -> String {
+public func describe(decodingError error: Error) -> String {
     guard let error = error as? DecodingError else { return String(describing: error) }
     func path(_ context: DecodingError.Context) -> String {
         context.codingPath.map(\.stringValue).joined(separator: ".")
@@ -276,7 +283,7 @@ package func describe(decodingError error: Error) -> String {
 extension Release {
     /// The objects devices download for this release: every model's files and the
     /// prototypes', each key once, in key order (the rollback section is not included).
-    package var files: [ReleaseFile] {
+    public var files: [ReleaseFile] {
         var byKey: [String: ReleaseFile] = [:]
         for model in Array(models.values) + (prototypes.map { [$0] } ?? []) {
             for file in model.files { byKey[file.key] = file }

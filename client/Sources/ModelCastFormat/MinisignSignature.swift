@@ -35,11 +35,11 @@ public struct MinisignSignature: Sendable, Equatable {
 
     /// minisign reads the untrusted comment line into a 1024-byte buffer (prefix,
     /// comment, line feed, NUL).
-    package static let maximumUntrustedCommentBytes = 1024 - untrustedCommentPrefix.utf8.count - 2
+    public static let maximumUntrustedCommentBytes = 1024 - untrustedCommentPrefix.utf8.count - 2
     /// minisign reads the trusted comment line into an 8192-byte buffer.
-    package static let maximumTrustedCommentBytes = 8192 - trustedCommentPrefix.utf8.count - 2
+    public static let maximumTrustedCommentBytes = 8192 - trustedCommentPrefix.utf8.count - 2
 
-    package init(algorithm: Algorithm, keyID: MinisignKeyID, signature: [UInt8], untrustedComment: String, trustedComment: String, globalSignature: [UInt8]) {
+    public init(algorithm: Algorithm, keyID: MinisignKeyID, signature: [UInt8], untrustedComment: String, trustedComment: String, globalSignature: [UInt8]) {
         self.algorithm = algorithm
         self.keyID = keyID
         self.signature = signature

@@ -38,6 +38,13 @@ public struct TrustedComment: Sendable, Equatable {
         self.init(timestamp: timestamp, file: file, sequence: sequence, version: version, expiresAt: expires == "never" ? nil : expires)
     }
 
+    /// The `file` field of a channel's manifest signature: the manifest's name for stable
+    /// (`manifest.json`), `channels/NAME/<name>` for any other channel, so a signature
+    /// binds the channel and a signed beta manifest served at stable's URL is refused.
+    public static func fileField(channel: String, manifestName: String) -> String {
+        channel == "stable" ? manifestName : "channels/\(channel)/\(manifestName)"
+    }
+
     /// The version field for a release: one version, or `name@version,…` when they differ.
     public static func version(of release: Release) -> String {
         let versions = Set(release.models.values.map(\.version))

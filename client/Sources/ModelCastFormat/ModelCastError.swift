@@ -167,12 +167,12 @@ extension ModelCastError: LocalizedError, CustomStringConvertible {
 }
 
 /// The text of a C `errno` value, e.g. "Permission denied".
-package func errnoDescription(_ code: Int32 = errno) -> String {
+public func errnoDescription(_ code: Int32 = errno) -> String {
     String(cString: strerror(code))
 }
 
 /// True when `text` holds a C0 control character or DEL (U+0000–U+001F, U+007F).
-package func containsControlCharacter(_ text: String) -> Bool {
+public func containsControlCharacter(_ text: String) -> Bool {
     text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
 }
 

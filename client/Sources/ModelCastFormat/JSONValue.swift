@@ -44,7 +44,7 @@ public indirect enum JSONValue: Equatable, Sendable {
     }
 
     /// The value as it is written nested `level` objects deep (no trailing newline).
-    package func serialized(nestedAt level: Int) -> String {
+    public func serialized(nestedAt level: Int) -> String {
         var out = ""
         write(into: &out, indent: level)
         return out
@@ -81,12 +81,12 @@ public indirect enum JSONValue: Equatable, Sendable {
     }
 
     /// Shortest text that reads back as the same double; integral values keep a `.0`.
-    package static func format(_ d: Double) -> String {
+    public static func format(_ d: Double) -> String {
         precondition(d.isFinite, "JSON has no NaN or infinity")
         return "\(d)"
     }
 
-    package static func appendQuoted(_ s: String, to out: inout String) {
+    public static func appendQuoted(_ s: String, to out: inout String) {
         out.append("\"")
         for scalar in s.unicodeScalars {
             switch scalar {

@@ -28,9 +28,14 @@ struct ManifestFetcher: Sendable {
         if response.statusCode == 304 { return nil }
         guard response.statusCode == 200 else { throw ClientError.http(url: url.absoluteString, status: response.statusCode) }
         let signed = try await checkSignature(data)
+        // Release.decode parses every value into its type (ModelCastFormat's one validation):
+        // a name, version, key, path, digest, URL or size it refuses is named here.
         let release: Release
         do {
             release = try Release.decode(signed.unsigned, source: url.absoluteString)
+        } catch let error as ModelCastError {
+            if case .invalidRecord(_, let reason) = error { throw ClientError.invalidManifest(url: url.absoluteString, reason: reason) }
+            throw ClientError.invalidManifest(url: url.absoluteString, reason: error.description)
         } catch {
             throw ClientError.invalidManifest(url: url.absoluteString, reason: String(describing: error))
         }
@@ -38,14 +43,21 @@ struct ManifestFetcher: Sendable {
             if let problem = comment.mismatches(sequence: release.sequence, expiresAt: release.expiresAt).first {
                 throw ClientError.badSignature(url: url.absoluteString, reason: problem)
             }
-            if comment.file != url.lastPathComponent {
-                throw ClientError.badSignature(url: url.absoluteString, reason: "the signature is for \(comment.file), not \(url.lastPathComponent)")
+            // The signed comment names the channel's manifest (`channels/beta/manifest.json`
+            // for beta), so a signature moved to another channel's URL is refused even by a
+            // client that does not read the manifest's channel field.
+            let expected = TrustedComment.fileField(channel: configuration.channel, manifestName: url.lastPathComponent)
+            if comment.file != expected {
+                throw ClientError.badSignature(url: url.absoluteString, reason: "the signature is for \(quotedValue(comment.file)), not \(expected)")
             }
+        }
+        guard release.channel == configuration.channel else {
+            throw ClientError.wrongChannel(url: url.absoluteString, expected: configuration.channel, actual: release.channel)
         }
         let now = configuration.now()
         for expiresAt in [release.expiresAt, signed.comment?.expiresAt].compactMap({ $0 }) {
             guard let expiry = parseTimestamp(expiresAt) else {
-                throw ClientError.invalidManifest(url: url.absoluteString, reason: "expires_at '\(expiresAt)' is not an RFC 3339 time")
+                throw ClientError.invalidManifest(url: url.absoluteString, reason: "expires_at \(quotedValue(expiresAt)) is not an RFC 3339 time")
             }
             if expiry <= now { throw ClientError.expired(url: url.absoluteString, expiresAt: expiresAt, now: formatTimestamp(now)) }
         }
@@ -76,7 +88,7 @@ struct ManifestFetcher: Sendable {
                 throw ClientError.badSignature(url: url, reason: String(describing: error))
             }
         } else {
-            var request = URLRequest(url: URL(string: url + ".minisig")!)
+            var request = URLRequest(url: configuration.manifestURL.appendingPathExtension("minisig"))
             request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
             let (response, body) = try await http.small(request, limit: 16 << 10)
             if response.statusCode == 404 { throw ClientError.unsigned(url: url) }
@@ -87,7 +99,7 @@ struct ManifestFetcher: Sendable {
             let signature = try MinisignSignature(fileContents: signatureFile!, source: url + ".minisig")
             let verified = try signature.verify(message: [UInt8](signedBytes), publicKeys: keys, source: url, allowLegacy: false, ed25519: Self.ed25519)
             guard let comment = TrustedComment(parsing: verified.trustedComment) else {
-                throw ClientError.badSignature(url: url, reason: "the trusted comment is not modelcast's (it binds no sequence): '\(verified.trustedComment)'")
+                throw ClientError.badSignature(url: url, reason: "the trusted comment is not modelcast's (it binds no sequence): \(quotedValue(verified.trustedComment))")
             }
             return (signedBytes, comment)
         } catch let error as ClientError {

@@ -34,7 +34,7 @@ public struct BLAKE2b {
     private static let blockSize = 128
 
     /// The digest length in bytes, 1...64.
-    package let outputLength: Int
+    public let outputLength: Int
     private var state: [UInt64]
     /// Bytes compressed so far (the 128-bit counter `t`; 64 bits are plenty here).
     private var counter: UInt64 = 0

@@ -16,7 +16,7 @@ public struct MinisignPublicKey: Hashable, Sendable, CustomStringConvertible {
     public let key: [UInt8]
 
     /// The signature algorithm bytes every minisign key starts with.
-    package static let algorithm: [UInt8] = Array("Ed".utf8)
+    public static let algorithm: [UInt8] = Array("Ed".utf8)
 
     /// Wraps a key id and 32 key bytes; throws for any other key length.
     public init(keyID: MinisignKeyID, key: [UInt8]) throws {

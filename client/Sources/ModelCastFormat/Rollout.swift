@@ -155,7 +155,7 @@ public struct Rollout: Equatable, Sendable {
     /// The salt of a rollout starting with `release`: derived from its channel, sequence
     /// and files (their URLs, so the target too, and SHA-256), so each rollout's cohort is
     /// its own, and the same inputs give the same manifest on any machine.
-    package static func salt(for release: Release) -> String {
+    public static func salt(for release: Release) -> String {
         var text = "modelcast-rollout\n\(release.channel)\n\(release.sequence)\n"
         for file in release.files { text += file.url + " " + file.sha256 + "\n" }
         return SHA256Small.hash(Array(text.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined()
@@ -163,7 +163,7 @@ public struct Rollout: Equatable, Sendable {
 }
 
 extension Rollout {
-    package func jsonValue() -> JSONValue {
+    public func jsonValue() -> JSONValue {
         func percent(_ basisPoints: Int) -> JSONValue {
             basisPoints % 100 == 0 ? .int(Int64(basisPoints / 100)) : .double(Double(basisPoints) / 100)
         }
@@ -180,10 +180,10 @@ extension Rollout {
 }
 
 extension Rollout: Decodable {
-    package enum CodingKeys: String, CodingKey { case percent, salt, startedAt = "started_at", schedule }
-    package struct StepCoding: Decodable {
-        package let at: String
-        package let percent: Double
+    public enum CodingKeys: String, CodingKey { case percent, salt, startedAt = "started_at", schedule }
+    public struct StepCoding: Decodable {
+        public let at: String
+        public let percent: Double
     }
 
     public init(from decoder: Decoder) throws {
@@ -226,7 +226,7 @@ public struct RolloutSimulation: Codable, Sendable {
     public let candidate: Side
     public let fallback: Side
 
-    package enum CodingKeys: String, CodingKey {
+    public enum CodingKeys: String, CodingKey {
         case sequence, at, percent, devices, candidate, fallback
         case scheduleStep = "schedule_step"
     }

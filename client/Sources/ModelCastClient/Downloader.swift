@@ -31,24 +31,25 @@ struct Downloader: Sendable {
     let http: HTTPStream
 
     /// Bytes of `file` already on disk (complete or partial).
-    func bytesOnDisk(_ file: ReleaseFile) -> Int64 {
+    func bytesOnDisk(_ file: CheckedFile) -> Int64 {
         let complete = path(file, suffix: "")
         if let size = fileSize(complete) { return size }
         return min(fileSize(path(file, suffix: ".part")) ?? 0, file.size)
     }
 
     /// The proven file, downloading what is missing. `progress` gets the bytes on disk.
-    func fetch(_ file: ReleaseFile, progress: @escaping @Sendable (Int64) -> Void) async throws -> URL {
+    func fetch(_ file: CheckedFile, model: ModelName, progress: @escaping @Sendable (Int64) -> Void) async throws -> URL {
         let complete = path(file, suffix: "")
-        if fileSize(complete) == file.size, try hash(of: complete) == file.sha256 { return complete }
+        if fileSize(complete) == file.size, try hash(of: complete) == file.sha256.rawValue { return complete }
         try? FileManager.default.removeItem(at: complete)
         var attempt = 0
         while true {
+            try Task.checkCancellation()
             // Bytes kept from an earlier attempt or launch: if the whole fails its digest,
             // they may be what was wrong, so one more attempt starts from nothing.
             let hadPartial = (fileSize(path(file, suffix: ".part")) ?? 0) > 0
             do {
-                return try await attemptDownload(file, progress: progress)
+                return try await attemptDownload(file, model: model, progress: progress)
             } catch ClientError.hashMismatch where hadPartial && attempt < retries {
                 attempt += 1
             } catch let error as ClientError where attempt < retries && error.isRetriable {
@@ -63,13 +64,24 @@ struct Downloader: Sendable {
         }
     }
 
-    private func attemptDownload(_ file: ReleaseFile, progress: @escaping @Sendable (Int64) -> Void) async throws -> URL {
+    private func attemptDownload(_ file: CheckedFile, model: ModelName, progress: @escaping @Sendable (Int64) -> Void) async throws -> URL {
         let part = path(file, suffix: ".part")
         let validatorFile = path(file, suffix: ".etag")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        do { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) } catch { throw ClientError.io(directory, error) }
         if !FileManager.default.fileExists(atPath: part.path) { FileManager.default.createFile(atPath: part.path, contents: nil) }
         guard let handle = try? FileHandle(forUpdating: part) else { throw ClientError.io(path: part.path, reason: "cannot open for writing") }
         defer { try? handle.close() }
+        do { return try await attemptDownload(file, model: model, handle: handle, part: part, validatorFile: validatorFile, progress: progress) } catch let error as ClientError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw ClientError.io(part, error)
+        }
+    }
+
+    private func attemptDownload(_ file: CheckedFile, model: ModelName, handle: FileHandle, part: URL, validatorFile: URL,
+                                 progress: @escaping @Sendable (Int64) -> Void) async throws -> URL {
         var offset = Int64(try handle.seekToEnd())
         if offset > file.size {
             try handle.truncate(atOffset: 0)
@@ -83,18 +95,19 @@ struct Downloader: Sendable {
         }
         if offset == file.size {
             // Every byte arrived before the app stopped (or was killed) short of the rename.
-            return try finish(file, handle: handle, digest: state.hasher.finalize())
+            return try finish(file, model: model, handle: handle, digest: state.hasher.finalize())
         }
         let validator = offset > 0 ? (try? String(contentsOf: validatorFile, encoding: .utf8)) : nil
-        var request = URLRequest(url: URL(string: file.url)!)
+        var request = URLRequest(url: file.url.url)
         request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         if offset > 0 {
             request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
             if let validator { request.setValue(validator, forHTTPHeaderField: "If-Range") }
         }
-        let url = file.url
+        let url = file.url.rawValue
         let size = file.size
-        let name = file.name
+        let name = file.name.rawValue
+        let modelName = model.rawValue
         _ = try await http.get(request, onResponse: { response in
             switch response.statusCode {
             case 200:
@@ -104,7 +117,7 @@ struct Downloader: Sendable {
                     state.restart()
                 }
                 if let length = response.value(forHTTPHeaderField: "Content-Length").flatMap(Int64.init), length != size {
-                    throw ClientError.sizeMismatch(file: name, expected: size, actual: length)
+                    throw ClientError.sizeMismatch(model: modelName, file: name, expected: size, actual: length)
                 }
             case 206:
                 let expected = "bytes \(state.written)-\(size - 1)/\(size)"
@@ -123,7 +136,7 @@ struct Downloader: Sendable {
         }, onData: { chunk in
             // Never past the promised size: more bytes are an error, not a longer file.
             guard state.written + Int64(chunk.count) <= size else {
-                throw ClientError.sizeMismatch(file: name, expected: size, actual: state.written + Int64(chunk.count))
+                throw ClientError.sizeMismatch(model: modelName, file: name, expected: size, actual: state.written + Int64(chunk.count))
             }
             try handle.write(contentsOf: chunk)
             state.hasher.update(data: chunk)
@@ -133,26 +146,25 @@ struct Downloader: Sendable {
         guard state.written == size else {
             throw ClientError.network(url: url, reason: "the body ended after \(state.written) of \(size) bytes")
         }
-        return try finish(file, handle: handle, digest: state.hasher.finalize())
+        return try finish(file, model: model, handle: handle, digest: state.hasher.finalize())
     }
 
     /// Proves the complete partial file by its digest and renames it into place; a wrong
     /// one is deleted (the next attempt starts over).
-    private func finish(_ file: ReleaseFile, handle: FileHandle, digest: SHA256.Digest) throws -> URL {
+    private func finish(_ file: CheckedFile, model: ModelName, handle: FileHandle, digest: SHA256.Digest) throws -> URL {
         let part = path(file, suffix: ".part")
         let validatorFile = path(file, suffix: ".etag")
         try handle.synchronize()
         let actual = digest.map { String(format: "%02x", $0) }.joined()
-        let name = file.name
-        guard actual == file.sha256 else {
+        guard actual == file.sha256.rawValue else {
             try? FileManager.default.removeItem(at: part)
             try? FileManager.default.removeItem(at: validatorFile)
-            throw ClientError.hashMismatch(file: name, expected: file.sha256, actual: actual)
+            throw ClientError.hashMismatch(model: model.rawValue, file: file.name.rawValue, expected: file.sha256.rawValue, actual: actual)
         }
         let complete = path(file, suffix: "")
         try? FileManager.default.removeItem(at: complete)
         do { try FileManager.default.moveItem(at: part, to: complete) } catch {
-            throw ClientError.io(path: complete.path, reason: String(describing: error))
+            throw ClientError.io(complete, error)
         }
         try? FileManager.default.removeItem(at: validatorFile)
         return complete
@@ -163,8 +175,9 @@ struct Downloader: Sendable {
         try? FileManager.default.removeItem(at: directory)
     }
 
-    func path(_ file: ReleaseFile, suffix: String) -> URL {
-        directory.appendingPathComponent(file.sha256.lowercased() + suffix)
+    /// `downloads/<sha256><suffix>`: the digest is a `SHA256Hex`, 64 characters from [0-9a-f].
+    func path(_ file: CheckedFile, suffix: String) -> URL {
+        directory.appendingPathComponent(file.sha256.rawValue + suffix)
     }
 }
 

@@ -10,8 +10,8 @@ import Foundation
 /// parts of a minisign signature file, so a client can also rebuild
 /// `manifest.json.minisig` over the signed bytes and check it with minisign.
 public enum InlineSignature {
-    package static let marker = Array(",\n  \"signature\": ".utf8)
-    package static let closing = Array("\n}\n".utf8)
+    public static let marker = Array(",\n  \"signature\": ".utf8)
+    public static let closing = Array("\n}\n".utf8)
 
     /// The signed bytes of `manifest`: the manifest without its signature member, or
     /// the manifest itself when it has none.

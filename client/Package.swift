@@ -1,0 +1,33 @@
+// swift-tools-version:5.9
+import PackageDescription
+
+// The app side of modelcast, as a package of its own: what an app adds (by path, or by the
+// URL of a repository that holds this folder at its root) to check, download, prove and
+// install models. It depends on swift-crypto and ZIPFoundation only; none of the CLI's
+// server-side packages (Hummingbird, SwiftNIO, async-http-client) are resolved or built.
+let package = Package(
+    name: "modelcast-client",
+    platforms: [.macOS(.v12), .iOS(.v15)],
+    products: [
+        // What server and client must agree on: manifest types and the values they may
+        // hold, the minisign format and its prehash, the rollout rule, version order.
+        .library(name: "ModelCastFormat", targets: ["ModelCastFormat"]),
+        // Check, download (resumable), prove and install models atomically.
+        .library(name: "ModelCastClient", targets: ["ModelCastClient"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-crypto", "3.0.0"..<"5.0.0"),
+        .package(url: "https://github.com/weichsel/ZIPFoundation", from: "0.9.19"),
+    ],
+    targets: [
+        .target(name: "ModelCastFormat"),
+        .target(
+            name: "ModelCastClient",
+            dependencies: [
+                "ModelCastFormat",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+            ]
+        ),
+    ]
+)

@@ -1,0 +1,102 @@
+import Foundation
+import ModelCastFormat
+
+/// How a `ModelUpdater` finds, trusts and keeps models.
+public struct ClientConfiguration: Sendable {
+    /// The channel's manifest: `https://cdn.example.com/models/manifest.json` for stable,
+    /// `…/channels/beta/manifest.json` for beta (`manifestURL(base:channel:)`).
+    public var manifestURL: URL
+    /// The channel this app follows. The manifest must say it is this channel's (and a
+    /// signed one's trusted comment must name it), so another channel's manifest served at
+    /// this URL is refused. Defaults to the channel `manifestURL` names in modelcast's
+    /// layout: NAME for `…/channels/NAME/manifest.json`, else `stable`.
+    public var channel: String
+    /// Where the client keeps its state, downloads and installed models, e.g.
+    /// `Application Support/ModelCast` (the client adds `models/`, `downloads/` and
+    /// `state.json` under it). Nothing outside it is ever written or deleted; on Apple
+    /// platforms it is excluded from backups (`excludeFromBackup`).
+    public var directory: URL
+    /// A stable id of this device for staged rollouts (a random UUID kept from the first
+    /// launch is enough). It never leaves the device.
+    public var deviceID: String
+    /// Trusted minisign public keys (the `.pub` file's text or its base64 line). More than
+    /// one during a key rotation. With any key, an unsigned manifest is refused.
+    public var publicKeys: [String]
+    /// The app's version, for `min_app_version`; nil skips that gate.
+    public var appVersion: String?
+    /// Install only these models of the manifest (nil: every model).
+    public var models: Set<String>?
+    /// Versions kept besides the current one, per model, for an instant local rollback.
+    public var keepPreviousVersions: Int
+    /// Largest manifest read; a larger one is refused without being read further.
+    public var maxManifestBytes: Int
+    /// Attempts per download after a dropped connection or a server error (each resumes).
+    public var retries: Int
+    /// Seconds a request may wait for data before it counts as dropped.
+    public var requestTimeout: TimeInterval
+    /// Mark `directory` as excluded from iCloud and iTunes backups (Apple platforms; the
+    /// models can be downloaded again). Ignored elsewhere.
+    public var excludeFromBackup: Bool
+    /// The clock (tests pin it): expiry and rollout schedules are judged by it.
+    public var now: @Sendable () -> Date
+
+    public init(
+        manifestURL: URL, directory: URL, deviceID: String, publicKeys: [String] = [], appVersion: String? = nil,
+        models: Set<String>? = nil, keepPreviousVersions: Int = 1, maxManifestBytes: Int = 4 << 20, retries: Int = 3,
+        requestTimeout: TimeInterval = 30, channel: String? = nil, excludeFromBackup: Bool = true,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.manifestURL = manifestURL
+        self.channel = channel ?? Self.channel(ofManifestURL: manifestURL)
+        self.excludeFromBackup = excludeFromBackup
+        self.directory = directory
+        self.deviceID = deviceID
+        self.publicKeys = publicKeys
+        self.appVersion = appVersion
+        self.models = models
+        self.keepPreviousVersions = keepPreviousVersions
+        self.maxManifestBytes = maxManifestBytes
+        self.retries = retries
+        self.requestTimeout = requestTimeout
+        self.now = now
+    }
+
+    /// The manifest URL of `channel` under a target's base URL: `manifest.json` for stable,
+    /// `channels/NAME/manifest.json` for any other (the layout `modelcast publish --channel` writes).
+    public static func manifestURL(base: URL, channel: String = "stable", manifestKey: String = "manifest.json") -> URL {
+        channel == "stable" ? base.appendingPathComponent(manifestKey) : base.appendingPathComponent("channels").appendingPathComponent(channel).appendingPathComponent(manifestKey)
+    }
+
+    /// The channel a manifest URL names in modelcast's layout: NAME for
+    /// `…/channels/NAME/<manifest>`, else `stable`.
+    public static func channel(ofManifestURL url: URL) -> String {
+        let parts = url.path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count >= 3, parts[parts.count - 3] == "channels" else { return "stable" }
+        return String(parts[parts.count - 2])
+    }
+
+    /// The values the client refuses to start with, named.
+    func validate() throws {
+        guard let scheme = manifestURL.scheme?.lowercased(), scheme == "http" || scheme == "https", manifestURL.host != nil else {
+            throw ClientError.configuration(reason: "manifestURL \(quotedValue(manifestURL.absoluteString)) is not an http or https URL")
+        }
+        guard manifestURL.user == nil, manifestURL.password == nil else {
+            throw ClientError.configuration(reason: "manifestURL carries a user name or password")
+        }
+        do { _ = try ChannelName(channel) } catch {
+            throw ClientError.configuration(reason: "channel \(quotedValue(channel)) is not a channel name (lowercase letters, digits and '-')")
+        }
+        guard directory.isFileURL else { throw ClientError.configuration(reason: "directory \(quotedValue(directory.absoluteString)) is not a file URL") }
+        if let appVersion {
+            do { _ = try AppVersion(appVersion) } catch {
+                throw ClientError.configuration(reason: "appVersion \(quotedValue(appVersion)) is not an app version (e.g. 5.2, 1.4.0, 1.0.0.123)")
+            }
+        }
+        for name in models ?? [] {
+            do { _ = try ModelName(name) } catch { throw ClientError.configuration(reason: "models names \(quotedValue(name)), which is not a model name") }
+        }
+        guard keepPreviousVersions >= 0, retries >= 0, maxManifestBytes > 0, requestTimeout > 0 else {
+            throw ClientError.configuration(reason: "keepPreviousVersions and retries must not be negative, maxManifestBytes and requestTimeout must be positive")
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import ModelCastFormat
+
+/// Why an update did not happen. A failed update leaves every installed model as it was
+/// (when even putting them back failed, `undoFailed` says so). Cancelling the task that
+/// runs an update throws `CancellationError` instead.
+///
+/// Every message names what it is about (the manifest URL, the model, the file, the
+/// value), with values from the manifest quoted and their control characters escaped.
+public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible, LocalizedError {
+    /// The server answered with this HTTP status.
+    case http(url: String, status: Int)
+    /// The connection failed or dropped (after the retries).
+    case network(url: String, reason: String)
+    /// The manifest is larger than `ClientConfiguration.maxManifestBytes`.
+    case manifestTooLarge(url: String, limit: Int)
+    /// The manifest is not a modelcast manifest this client reads, or one of its values is
+    /// refused (the reason names the field's JSON path and the value).
+    case invalidManifest(url: String, reason: String)
+    /// The manifest is another channel's (served, by mistake or by an attacker, at this URL).
+    case wrongChannel(url: String, expected: String, actual: String)
+    /// Keys are configured and the manifest carries no signature.
+    case unsigned(url: String)
+    /// The signature is malformed, by an untrusted key, or does not match the manifest.
+    case badSignature(url: String, reason: String)
+    /// The manifest's `expires_at` (or its signed expiry) has passed: a frozen or replayed manifest.
+    case expired(url: String, expiresAt: String, now: String)
+    /// The manifest's sequence is lower than one this device already accepted (a replay).
+    case replayed(url: String, sequence: Int64, highestAccepted: Int64)
+    /// The release needs a newer app.
+    case requiresNewerApp(minimum: String, current: String)
+    /// A downloaded file's SHA-256 is not the manifest's.
+    case hashMismatch(model: String, file: String, expected: String, actual: String)
+    /// A server sent more (or, finally, fewer) bytes than the manifest's size.
+    case sizeMismatch(model: String, file: String, expected: Int64, actual: Int64)
+    /// A resumed download got an answer that does not continue the partial file.
+    case badRangeResponse(url: String, reason: String)
+    /// Not enough free space for the download and the install.
+    case insufficientDiskSpace(needed: Int64, available: Int64)
+    /// A zip whose entries could escape the model's directory, are not plain files, or
+    /// unpack to more than they declare or than the disk has room for.
+    case unsafeArchive(model: String, file: String, reason: String)
+    /// A local file operation failed (the reason is the system's, e.g. "No space left on device").
+    case io(path: String, reason: String)
+    /// The `ClientConfiguration` has a value the client cannot use.
+    case configuration(reason: String)
+    /// An update failed (`cause`) and putting the models already switched back failed too:
+    /// `models` names those left on the new version.
+    case undoFailed(cause: String, models: [String])
+
+    public var description: String {
+        switch self {
+        case .http(let url, let status): return "\(url): HTTP \(status)"
+        case .network(let url, let reason): return "\(url): \(reason)"
+        case .manifestTooLarge(let url, let limit): return "\(url): the manifest is larger than \(limit) bytes"
+        case .invalidManifest(let url, let reason): return "\(url): not a usable modelcast manifest: \(reason)"
+        case .wrongChannel(let url, let expected, let actual):
+            return "\(url): the manifest is channel \(quotedValue(actual))'s, and this app follows channel '\(expected)'"
+        case .unsigned(let url): return "\(url): the manifest is not signed, and this app trusts only signed manifests"
+        case .badSignature(let url, let reason): return "\(url): bad signature: \(reason)"
+        case .expired(let url, let expiresAt, let now): return "\(url): the manifest expired at \(quotedValue(expiresAt)) (now \(now))"
+        case .replayed(let url, let sequence, let highest): return "\(url): sequence \(sequence) is lower than \(highest), already accepted (a replayed manifest)"
+        case .requiresNewerApp(let minimum, let current): return "the release needs app version \(quotedValue(minimum)) or later; this is \(quotedValue(current))"
+        case .hashMismatch(let model, let file, let expected, let actual): return "model \(model), file \(quotedValue(file)): SHA-256 \(actual), expected \(expected)"
+        case .sizeMismatch(let model, let file, let expected, let actual): return "model \(model), file \(quotedValue(file)): \(actual) bytes, expected \(expected)"
+        case .badRangeResponse(let url, let reason): return "\(url): cannot resume: \(reason)"
+        case .insufficientDiskSpace(let needed, let available): return "\(needed) bytes of free space needed, \(available) available"
+        case .unsafeArchive(let model, let file, let reason): return "model \(model), file \(quotedValue(file)): \(reason)"
+        case .io(let path, let reason): return "\(path): \(reason)"
+        case .configuration(let reason): return "client configuration: \(reason)"
+        case .undoFailed(let cause, let models):
+            return "\(cause); putting the models back failed too, so \(models.joined(separator: ", ")) stayed on the new version"
+        }
+    }
+
+    public var errorDescription: String? { description }
+}
+
+extension ClientError {
+    /// A failure another attempt may get past (a download then resumes where it stopped).
+    var isRetriable: Bool {
+        switch self {
+        case .network, .badRangeResponse: return true
+        case .http(_, let status): return (500...599).contains(status)
+        default: return false
+        }
+    }
+
+    /// A file operation's error as a person reads it: the system's reason (errno's text)
+    /// rather than a Foundation error domain and code.
+    static func io(_ path: URL, _ error: Error) -> ClientError {
+        if let error = error as? ClientError { return error }
+        return .io(path: path.path, reason: readableReason(error))
+    }
+}
+
+/// The POSIX reason under a Foundation file error ("No space left on device"), else its description.
+func readableReason(_ error: Error) -> String {
+    let ns = error as NSError
+    if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+        return String(cString: strerror(Int32(underlying.code)))
+    }
+    if ns.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(ns.code))) }
+    if let posix = error as? POSIXError { return String(cString: strerror(posix.code.rawValue)) }
+    switch ns.code {
+    case NSFileWriteOutOfSpaceError: return "No space left on device"
+    case NSFileNoSuchFileError, NSFileReadNoSuchFileError: return "No such file or directory"
+    case NSFileWriteNoPermissionError, NSFileReadNoPermissionError: return "Permission denied"
+    case NSFileWriteFileExistsError: return "File exists"
+    default: return ns.localizedDescription
+    }
+}

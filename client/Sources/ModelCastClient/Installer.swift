@@ -1,0 +1,278 @@
+import Crypto
+import Foundation
+import ModelCastFormat
+import ZIPFoundation
+
+/// A model version installed on the device.
+public struct InstalledModel: Sendable, Equatable {
+    public let name: String
+    public let version: String
+    /// The version's directory (`models/NAME/versions/VERSION-…`): the model's files by
+    /// their name, a tree model's directory, a zipped directory unpacked.
+    public let directory: URL
+    /// The model itself, through the `current` link: `models/NAME/current/<file>`. The
+    /// path stays the same across updates (the link moves), so an app may keep it.
+    /// For a zipped directory it is the unpacked directory; for a tree model, the tree's directory.
+    public let mainFile: URL
+}
+
+/// What the client writes beside a version's files (`.modelcast-version.json`): where the
+/// version came from. `installed()` and a rebuilt state read it, so they need no network
+/// and survive a lost `state.json`.
+struct VersionRecord: Codable, Equatable {
+    var name: String
+    var version: String
+    /// The model itself, relative to the version directory.
+    var mainFile: String
+    /// The artifacts' SHA-256, in the manifest's order.
+    var artifacts: [String]
+    /// The manifest and sequence that installed it.
+    var manifestURL: String
+    var sequence: Int64
+}
+
+/// Puts proven files in place and switches the model's `current` link with one rename.
+///
+///     models/NAME/versions/VERSION-<id>/   one directory per installed version
+///     models/NAME/current                  a symbolic link to the version in use
+///
+/// A version directory is built under a temporary name and renamed into place whole,
+/// with a record of the artifacts it came from; `current` is replaced by renaming a new
+/// link over it. A crash at any point leaves `current` naming a complete version.
+/// Every path is built from parsed values (`ModelName`, `PathSegment`, `RelativePath`),
+/// never from a manifest's strings.
+struct Installer: Sendable {
+    let directory: URL
+    /// Largest number of entries and unpacked bytes accepted from one zip.
+    static let maxZipEntries = 100_000
+    static let maxZipBytes: Int64 = 64 << 30
+
+    func modelDirectory(_ name: ModelName) -> URL { directory.appendingPathComponent(name.segment.rawValue) }
+    func versionsDirectory(_ name: ModelName) -> URL { modelDirectory(name).appendingPathComponent("versions") }
+    func currentLink(_ name: ModelName) -> URL { modelDirectory(name).appendingPathComponent("current") }
+
+    /// The directory name a version gets: its version and a digest of the artifacts it came
+    /// from, so the same version with the same bytes is recognised (and reused) after a
+    /// rollback. A version is at most 128 characters, so this is a safe file name.
+    static func versionID(_ model: CheckedModel) -> String {
+        let digest = SHA256Small.hash(Array(model.files.map { $0.sha256.rawValue + " " + $0.placement.rawValue }.joined(separator: "\n").utf8))
+        return model.version.rawValue + "-" + digest.prefix(6).map { String(format: "%02x", $0) }.joined()
+    }
+
+    static let recordName = ".modelcast-version.json"
+
+    /// The record of an installed version directory, if it is a complete one.
+    static func record(in version: URL) -> VersionRecord? {
+        guard let data = try? Data(contentsOf: version.appendingPathComponent(recordName)) else { return nil }
+        return try? JSONDecoder().decode(VersionRecord.self, from: data)
+    }
+
+    /// The installed version of `model` when one with exactly these artifacts is kept.
+    func kept(_ model: CheckedModel) -> URL? {
+        let path = versionsDirectory(model.name).appendingPathComponent(Self.versionID(model))
+        guard let record = Self.record(in: path), record.artifacts == model.files.map(\.sha256.rawValue) else { return nil }
+        return path
+    }
+
+    /// Builds the version directory from the proven downloads (by SHA-256) and returns it.
+    func build(_ model: CheckedModel, downloads: [SHA256Hex: URL], manifestURL: String, sequence: Int64) throws -> URL {
+        if let kept = kept(model) { return kept }
+        let versions = versionsDirectory(model.name)
+        let staging = versions.appendingPathComponent(".staging-\(UUID().uuidString)")
+        do {
+            try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
+            for file in model.files {
+                try Task.checkCancellation()
+                guard let source = downloads[file.sha256] else { throw ClientError.io(path: file.name.rawValue, reason: "not downloaded") }
+                if let tree = model.tree, let path = file.path {
+                    let destination = path.appended(to: staging.appendingPathComponent(tree.rawValue))
+                    try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
+                    try FileManager.default.copyItem(at: source, to: destination)
+                } else if let folder = Self.packedDirectoryName(file) {
+                    try unpack(source, into: staging, expectedRoot: folder, model: model.name.rawValue, file: file.name.rawValue)
+                } else {
+                    try FileManager.default.copyItem(at: source, to: staging.appendingPathComponent(file.name.rawValue))
+                }
+            }
+            let record = VersionRecord(name: model.name.rawValue, version: model.version.rawValue, mainFile: Self.mainFile(model).rawValue,
+                                       artifacts: model.files.map(\.sha256.rawValue), manifestURL: manifestURL, sequence: sequence)
+            try JSONEncoder().encode(record).write(to: staging.appendingPathComponent(Self.recordName))
+            let final = versions.appendingPathComponent(Self.versionID(model))
+            try? FileManager.default.removeItem(at: final)  // an incomplete one (no record): it is rebuilt
+            try FileManager.default.moveItem(at: staging, to: final)
+            return final
+        } catch {
+            try? FileManager.default.removeItem(at: staging)
+            if error is CancellationError { throw error }
+            throw ClientError.io(staging, error)
+        }
+    }
+
+    /// The model itself inside its version directory: the tree's directory, a zipped
+    /// directory's unpacked folder, or the first file.
+    static func mainFile(_ model: CheckedModel) -> PathSegment {
+        if let tree = model.tree { return tree }
+        let first = model.files[0]
+        return packedDirectoryName(first) ?? first.name
+    }
+
+    /// Points `current` at `version` with one rename.
+    func activate(_ name: ModelName, version: URL) throws {
+        let link = currentLink(name)
+        let temporary = modelDirectory(name).appendingPathComponent(".current-\(UUID().uuidString)")
+        do {
+            try FileManager.default.createSymbolicLink(atPath: temporary.path, withDestinationPath: "versions/" + version.lastPathComponent)
+            guard rename(temporary.path, link.path) == 0 else {
+                throw ClientError.io(path: link.path, reason: String(cString: strerror(errno)))
+            }
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw ClientError.io(link, error)
+        }
+    }
+
+    /// The version `current` names, if it is a complete one.
+    func current(_ name: ModelName) -> URL? {
+        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: currentLink(name).path),
+              target.hasPrefix("versions/"), let id = try? PathSegment(String(target.dropFirst("versions/".count))) else { return nil }
+        let path = versionsDirectory(name).appendingPathComponent(id.rawValue)
+        return Self.record(in: path) != nil ? path : nil
+    }
+
+    /// What is installed, read from the disk alone: every model directory whose `current`
+    /// link names a complete version.
+    func installedModels() -> [InstalledModel] {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).compactMap { try? ModelName($0) }
+        return names.sorted().compactMap(installed)
+    }
+
+    func installed(_ name: ModelName) -> InstalledModel? {
+        guard let version = current(name), let record = Self.record(in: version), record.name == name.rawValue,
+              let main = try? RelativePath(record.mainFile) else { return nil }
+        return InstalledModel(name: name.rawValue, version: record.version, directory: version, mainFile: main.appended(to: currentLink(name)))
+    }
+
+    /// The version directories of `name` with a complete record, newest change first.
+    func versions(_ name: ModelName) -> [String] {
+        let versions = versionsDirectory(name)
+        let entries = ((try? FileManager.default.contentsOfDirectory(atPath: versions.path)) ?? []).filter { !$0.hasPrefix(".") }
+        let dated = entries.compactMap { entry -> (String, Date)? in
+            let path = versions.appendingPathComponent(entry)
+            guard Self.record(in: path) != nil else { return nil }
+            let date = (try? FileManager.default.attributesOfItem(atPath: path.path)[.modificationDate] as? Date) ?? .distantPast
+            return (entry, date)
+        }
+        return dated.sorted { $0.1 > $1.1 }.map(\.0)
+    }
+
+    /// Deletes versions of `name` other than `keep` (directory names), and leftovers of
+    /// interrupted installs: only what this client created under `models/NAME/`.
+    func prune(_ name: ModelName, keep: Set<String>) {
+        let versions = versionsDirectory(name)
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: versions.path)) ?? [] where !keep.contains(entry) {
+            try? FileManager.default.removeItem(at: versions.appendingPathComponent(entry))
+        }
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: modelDirectory(name).path)) ?? [] where entry.hasPrefix(".current-") {
+            try? FileManager.default.removeItem(at: modelDirectory(name).appendingPathComponent(entry))
+        }
+    }
+
+    /// Deletes a model the manifest no longer names: its `current` link, its versions, and
+    /// its directory once empty. Only a directory holding what this client creates is touched.
+    func remove(_ name: ModelName) {
+        let model = modelDirectory(name)
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: model.path)) ?? []
+        guard entries.allSatisfy({ $0 == "current" || $0 == "versions" || $0.hasPrefix(".current-") }) else { return }
+        try? FileManager.default.removeItem(at: currentLink(name))
+        prune(name, keep: [])
+        try? FileManager.default.removeItem(at: versionsDirectory(name))
+        try? FileManager.default.removeItem(at: model)
+    }
+
+    /// A zip modelcast packed from a directory: `NAME.zip`, served as application/zip,
+    /// its entries under `NAME/`. nil for any other file (installed as it is).
+    static func packedDirectoryName(_ file: CheckedFile) -> PathSegment? {
+        guard file.path == nil, file.name.rawValue.hasSuffix(".zip"), file.contentType == "application/zip" else { return nil }
+        let folder = String(file.name.rawValue.dropLast(4))
+        // A directory model's name keeps its extension (X.mlpackage).
+        return folder.contains(".") ? try? PathSegment(folder) : nil
+    }
+
+    /// Unpacks a zip into `destination` after checking every entry: a relative path under
+    /// `expectedRoot/` with no `..`, `.` or empty segment, a regular file or directory
+    /// (no links), at most `maxZipEntries` entries. While unpacking, the bytes actually
+    /// written are counted: an entry may not inflate past the size its header declares,
+    /// and the whole not past `maxZipBytes` or the free space; every CRC is checked.
+    func unpack(_ zip: URL, into destination: URL, expectedRoot: PathSegment, model: String, file: String) throws {
+        let archive: Archive
+        do { archive = try Archive(url: zip, accessMode: .read) } catch {
+            throw ClientError.unsafeArchive(model: model, file: file, reason: "not a readable zip (\(error))")
+        }
+        var entries: [(Entry, URL)] = []
+        let root = expectedRoot.rawValue
+        for entry in archive {
+            guard entries.count < Self.maxZipEntries else { throw ClientError.unsafeArchive(model: model, file: file, reason: "more than \(Self.maxZipEntries) entries") }
+            let path = entry.path
+            guard path == root + "/" || path.hasPrefix(root + "/") else {
+                throw ClientError.unsafeArchive(model: model, file: file, reason: "entry \(quotedValue(path)) is outside \(root)/")
+            }
+            switch entry.type {
+            case .file, .directory: break
+            case .symlink: throw ClientError.unsafeArchive(model: model, file: file, reason: "entry \(quotedValue(path)) is a symbolic link")
+            }
+            let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
+            let relative: RelativePath
+            do { relative = try RelativePath(trimmed) } catch let error as ManifestValueError {
+                throw ClientError.unsafeArchive(model: model, file: file, reason: "entry \(quotedValue(path)) could leave the model's directory: it \(error.rule)")
+            }
+            entries.append((entry, relative.appended(to: destination)))
+        }
+        let budget = min(Self.maxZipBytes, freeSpace(at: destination.deletingLastPathComponent()) ?? Self.maxZipBytes)
+        var total: Int64 = 0
+        for (entry, target) in entries {
+            try Task.checkCancellation()
+            if entry.type == .directory {
+                try FileManager.default.createDirectory(at: target, withIntermediateDirectories: true)
+                continue
+            }
+            try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+            guard !FileManager.default.fileExists(atPath: target.path) else {
+                throw ClientError.unsafeArchive(model: model, file: file, reason: "entry \(quotedValue(entry.path)) appears twice")
+            }
+            guard FileManager.default.createFile(atPath: target.path, contents: nil), let handle = try? FileHandle(forWritingTo: target) else {
+                throw ClientError.io(path: target.path, reason: "cannot create")
+            }
+            defer { try? handle.close() }
+            let declared = Int64(entry.uncompressedSize)
+            var written: Int64 = 0
+            do {
+                _ = try archive.extract(entry, skipCRC32: false) { chunk in
+                    written += Int64(chunk.count)
+                    total += Int64(chunk.count)
+                    guard written <= declared else {
+                        throw ClientError.unsafeArchive(model: model, file: file, reason: "entry \(quotedValue(entry.path)) inflates past the \(declared) bytes it declares")
+                    }
+                    guard total <= budget else {
+                        throw ClientError.unsafeArchive(model: model, file: file, reason: "unpacks to more than \(budget) bytes (the cap, or the free space)")
+                    }
+                    try handle.write(contentsOf: chunk)
+                }
+            } catch let error as ClientError {
+                throw error
+            } catch {
+                throw ClientError.unsafeArchive(model: model, file: file, reason: "entry \(quotedValue(entry.path)): \(readableReason(error))")
+            }
+            guard written == declared else {
+                throw ClientError.unsafeArchive(model: model, file: file, reason: "entry \(quotedValue(entry.path)) unpacks to \(written) bytes, not the \(declared) it declares")
+            }
+        }
+    }
+}
+
+/// Free bytes on the file system holding `url` (nil when the system cannot tell).
+func freeSpace(at url: URL) -> Int64? {
+    var path = url
+    while !FileManager.default.fileExists(atPath: path.path), path.pathComponents.count > 1 { path.deleteLastPathComponent() }
+    guard let attributes = try? FileManager.default.attributesOfFileSystem(forPath: path.path) else { return nil }
+    return (attributes[.systemFreeSize] as? NSNumber)?.int64Value
+}

@@ -1,0 +1,133 @@
+import Foundation
+
+/// A file of a release with every value parsed into a type that cannot hold a bad one.
+/// What a device writes, where and from which URL is taken from these fields only.
+public struct CheckedFile: Sendable, Equatable {
+    public let name: PathSegment
+    public let key: RelativePath
+    public let url: DownloadURL
+    public let sha256: SHA256Hex
+    /// 0…2^53.
+    public let size: Int64
+    public let contentType: String
+    /// Its path inside a tree model's directory.
+    public let path: RelativePath?
+
+    /// Where the file goes inside the model's version directory: its tree path, or its name.
+    public var placement: RelativePath { path ?? (try! RelativePath(name.rawValue)) }
+}
+
+/// A model of a release, parsed: its name, version, tree directory and files.
+public struct CheckedModel: Sendable, Equatable {
+    public let name: ModelName
+    public let version: ModelVersion
+    /// A tree model's directory name.
+    public let tree: PathSegment?
+    public let files: [CheckedFile]
+}
+
+extension ReleaseFile {
+    /// Every field parsed; a bad one is named by `field` + its key (`models.m.files[0].sha256`).
+    public func checked(at field: String) throws -> CheckedFile {
+        func at<T>(_ key: String, _ make: () throws -> T) throws -> T {
+            do { return try make() } catch let error as ManifestValueError { throw error.at(field + "." + key) }
+        }
+        let name = try at("name") { try PathSegment(self.name) }
+        let key = try at("key") { try RelativePath(self.key) }
+        let url = try at("url") { try DownloadURL(self.url) }
+        let sha256 = try at("sha256") { try SHA256Hex(self.sha256) }
+        let size = try at("size") { try ByteCount(self.size).value }
+        try at("content_type") { try checkPrintable(contentType, limit: 255, what: "a Content-Type") }
+        let path = try at("path") { try self.path.map(RelativePath.init) }
+        return CheckedFile(name: name, key: key, url: url, sha256: sha256, size: size, contentType: contentType, path: path)
+    }
+}
+
+extension ReleaseModel {
+    /// The model named `name`, parsed. A tree model's files all have a path and the others
+    /// none; no two files of a model go to the same place.
+    public func checked(name: String, at field: String) throws -> CheckedModel {
+        let modelName: ModelName
+        do { modelName = try ModelName(name) } catch let error as ManifestValueError { throw error.at(field) }
+        func at<T>(_ key: String, _ make: () throws -> T) throws -> T {
+            do { return try make() } catch let error as ManifestValueError { throw error.at(field + "." + key) }
+        }
+        let version = try at("version") { try ModelVersion(self.version) }
+        let tree = try at("tree") { try self.tree.map(PathSegment.init) }
+        guard !files.isEmpty else { throw ManifestValueError(field: field + ".files", value: "[]", rule: "is empty (a model has at least one file)") }
+        var placements = Set<String>()
+        var checkedFiles: [CheckedFile] = []
+        for (index, file) in files.enumerated() {
+            let checked = try file.checked(at: "\(field).files[\(index)]")
+            guard (checked.path != nil) == (tree != nil) else {
+                throw ManifestValueError(field: "\(field).files[\(index)].path", value: checked.path.map { quotedValue($0.rawValue) } ?? "(none)",
+                                         rule: tree == nil ? "is set, but the model is not a tree (it has no tree directory)" : "is missing: every file of a tree model has a path")
+            }
+            guard placements.insert(checked.placement.rawValue.lowercased()).inserted else {
+                throw ManifestValueError(field: "\(field).files[\(index)]", value: quotedValue(checked.placement.rawValue), rule: "goes to the same place as another file of the model")
+            }
+            checkedFiles.append(checked)
+        }
+        return CheckedModel(name: modelName, version: version, tree: tree, files: checkedFiles)
+    }
+}
+
+extension Release {
+    /// The one validation every release passes: publish before it writes one, verify on
+    /// what is served, the client before anything touches its disk. Throws the first bad
+    /// value as a `ManifestValueError` naming its JSON path.
+    public func validate() throws {
+        func at(_ field: String, _ check: () throws -> Void) throws {
+            do { try check() } catch let error as ManifestValueError { throw error.at(field) }
+        }
+        try at("sequence") { _ = try Self.sequenceValue(sequence) }
+        try at("published_at") { try Self.timestamp(publishedAt) }
+        try at("expires_at") { if let expiresAt { try Self.timestamp(expiresAt) } }
+        try at("channel") { _ = try ChannelName(channel) }
+        try at("profile") { try checkPrintable(profile, limit: 32, what: "a profile name") }
+        try at("min_app_version") { _ = try minAppVersion.map(AppVersion.init) }
+        try at("replaces") { _ = try replaces.map(Self.sequenceValue) }
+        _ = try checkedModels()
+        _ = try prototypes?.checked(name: "prototypes", at: "prototypes")
+        if let rollback {
+            try at("rollback.sequence") { _ = try Self.sequenceValue(rollback.sequence) }
+            for name in rollback.models.keys.sorted() {
+                _ = try rollback.models[name]!.checked(name: name, at: "rollback.models.\(Self.fieldName(name))")
+            }
+        }
+        if let rollout {
+            try at("rollout.salt") { try checkPrintable(rollout.salt, limit: 256, what: "a rollout salt") }
+            if let count = rollout.schedule?.count, count > 1000 {
+                throw ManifestValueError(field: "rollout.schedule", value: "\(count) steps", rule: "has more than 1000 steps")
+            }
+            if let problem = rollout.problems.first { throw ManifestValueError(field: "rollout", value: "", rule: problem) }
+        }
+    }
+
+    /// The release's models, parsed, by name order.
+    public func checkedModels() throws -> [CheckedModel] {
+        try models.keys.sorted().map { try models[$0]!.checked(name: $0, at: "models.\(Self.fieldName($0))") }
+    }
+
+    /// The fallback's models (`rollback.models`), parsed.
+    public func checkedRollbackModels() throws -> [CheckedModel] {
+        guard let rollback else { return [] }
+        return try rollback.models.keys.sorted().map { try rollback.models[$0]!.checked(name: $0, at: "rollback.models.\(Self.fieldName($0))") }
+    }
+
+    /// A key as it can appear in a field path: itself when it is a plain name, else quoted.
+    static func fieldName(_ key: String) -> String {
+        (try? ModelName(key)) != nil ? key : "[" + quotedValue(key) + "]"
+    }
+
+    static func sequenceValue(_ value: Int64) throws -> Int64 {
+        guard (0...ByteCount.maximum).contains(value) else {
+            throw ManifestValueError(field: "value", value: String(value), rule: "is not a sequence from 0 to 2^53")
+        }
+        return value
+    }
+
+    static func timestamp(_ text: String) throws {
+        guard text.utf8.count <= 64, parseTimestamp(text) != nil else { throw ManifestText.refuse(text, "is not an RFC 3339 time") }
+    }
+}
