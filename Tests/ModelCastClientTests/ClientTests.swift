@@ -47,6 +47,9 @@ final class ClientTests: XCTestCase {
             server = process
         }
 
+        /// Stops the server (the device is offline).
+        func stopServer() { server = nil }
+
         /// The GET request lines the server logged.
         var requests: [String] { (server?.standardError ?? "").split(separator: "\n").map(String.init).filter { $0.hasPrefix("GET ") } }
 
@@ -148,25 +151,39 @@ final class ClientTests: XCTestCase {
         XCTAssertEqual(try sha256(installed.directory.appendingPathComponent("m-extra.bin").path), try sha256(companion))
     }
 
-    /// `ModelCastClient` depends on none of the server side: the closure of its target's
-    /// dependencies, read from `swift package dump-package`, is ModelCastFormat,
-    /// swift-crypto's Crypto and ZIPFoundation.
+    /// `ModelCastClient` depends on none of the server side: it lives in a package of its
+    /// own (`client/`) whose only dependencies are swift-crypto and ZIPFoundation; the
+    /// closure of its target's dependencies, read from `swift package dump-package`, is
+    /// ModelCastFormat, Crypto and ZIPFoundation; the CLI's package uses the same package.
     func testTheClientPullsInNoServerSideDependency() throws {
-        // Its own scratch path: the test runner's build holds the lock on .build.
-        let scratch = try Scratch("modelcast-dump")
-        let dump = try runProcess("/usr/bin/env", ["swift", "package", "--scratch-path", scratch.path, "dump-package"], cwd: repositoryRoot)
-        XCTAssertEqual(dump.status, 0, dump.stderr)
-        let package = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
-        var dependencies: [String: [String]] = [:]
-        for target in package["targets"] as? [[String: Any]] ?? [] {
-            let name = target["name"] as? String ?? ""
-            dependencies[name] = (target["dependencies"] as? [[String: Any]] ?? []).compactMap { dependency in
-                if let byName = dependency["byName"] as? [Any] { return byName.first as? String }
-                if let target = dependency["target"] as? [Any] { return target.first as? String }
-                if let product = dependency["product"] as? [Any], let name = product.first as? String { return "product:\(name)" }
-                return nil
-            }
+        func dump(_ directory: String) throws -> [String: Any] {
+            // Its own scratch path: the test runner's build holds the lock on .build.
+            let scratch = try Scratch("modelcast-dump")
+            let dump = try runProcess("/usr/bin/env", ["swift", "package", "--scratch-path", scratch.path, "dump-package"], cwd: directory)
+            XCTAssertEqual(dump.status, 0, dump.stderr)
+            return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(dump.stdout.utf8)) as? [String: Any])
         }
+        func targetDependencies(_ package: [String: Any]) -> [String: [String]] {
+            var dependencies: [String: [String]] = [:]
+            for target in package["targets"] as? [[String: Any]] ?? [] {
+                let name = target["name"] as? String ?? ""
+                dependencies[name] = (target["dependencies"] as? [[String: Any]] ?? []).compactMap { dependency in
+                    if let byName = dependency["byName"] as? [Any] { return byName.first as? String }
+                    if let target = dependency["target"] as? [Any] { return target.first as? String }
+                    if let product = dependency["product"] as? [Any], let name = product.first as? String { return "product:\(name)" }
+                    return nil
+                }
+            }
+            return dependencies
+        }
+        let client = try dump(repositoryRoot + "/client")
+        let packages = (client["dependencies"] as? [[String: Any]] ?? []).compactMap { dependency -> String? in
+            guard let source = (dependency["sourceControl"] as? [[String: Any]])?.first,
+                  let location = (source["location"] as? [String: Any])?["remote"] as? [[String: Any]] else { return nil }
+            return (location.first?["urlString"] as? String).map { String($0.split(separator: "/").last ?? "") }
+        }
+        XCTAssertEqual(packages.sorted(), ["ZIPFoundation", "swift-crypto"], "the client package depends on these two packages only")
+        let dependencies = targetDependencies(client)
         var closure = Set<String>()
         var queue = ["ModelCastClient"]
         while let next = queue.popLast() {
@@ -174,7 +191,10 @@ final class ClientTests: XCTestCase {
         }
         XCTAssertEqual(closure, ["ModelCastFormat", "product:Crypto", "product:ZIPFoundation"])
         XCTAssertEqual(dependencies["ModelCastFormat"], [], "the shared target has no dependency at all")
-        XCTAssertTrue(dependencies["ModelCastCore"]?.contains("ModelCastFormat") ?? false, "the server builds on the same format code")
+        let platforms = (client["platforms"] as? [[String: Any]] ?? []).map { "\($0["platformName"] ?? "") \($0["version"] ?? "")" }
+        XCTAssertEqual(platforms.sorted(), ["ios 15.0", "macos 12.0"], "the client's platforms are its own, not the CLI's")
+        let server = targetDependencies(try dump(repositoryRoot))
+        XCTAssertTrue(server["ModelCastCore"]?.contains("product:ModelCastFormat") ?? false, "the server builds on the same format code")
     }
 
     /// Checking the manifest again and again holds no descriptor open: an app checks on
