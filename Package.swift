@@ -4,16 +4,16 @@ import PackageDescription
 let package = Package(
     name: "modelcast",
     // The CLI's server-side dependencies (Hummingbird, async-http-client) set macOS 14;
-    // the client package (client/) declares what it needs itself: iOS 15 / macOS 12.
+    // the client package (modelcast-client/) declares what it needs itself: iOS 15 / macOS 12.
     platforms: [.macOS(.v14), .iOS(.v15)],
     products: [
         .executable(name: "modelcast", targets: ["modelcast"]),
         .library(name: "ModelCastCore", targets: ["ModelCastCore"]),
     ],
     dependencies: [
-        // ModelCastFormat and ModelCastClient live in their own package (client/), which an
+        // ModelCastFormat and ModelCastClient live in their own package (modelcast-client/), which an
         // app adopts without any of the dependencies below.
-        .package(path: "client"),
+        .package(path: "modelcast-client"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.0"),
         .package(url: "https://github.com/hummingbird-project/swift-mustache", from: "2.0.0"),
@@ -36,7 +36,7 @@ let package = Package(
         .target(
             name: "ModelCastCore",
             dependencies: [
-                .product(name: "ModelCastFormat", package: "client"), "CLibCrypto", "CLibArchive",
+                .product(name: "ModelCastFormat", package: "modelcast-client"), "CLibCrypto", "CLibArchive",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -68,8 +68,14 @@ let package = Package(
         // A small command-line "device" built on ModelCastClient (README: Client library).
         .executableTarget(
             name: "modelcast-device",
-            dependencies: [.product(name: "ModelCastClient", package: "client")],
+            dependencies: [.product(name: "ModelCastClient", package: "modelcast-client")],
             path: "examples/device"
+        ),
+        // The README's client snippet, built as an app would (README: Client library).
+        .executableTarget(
+            name: "modelcast-app-example",
+            dependencies: [.product(name: "ModelCastClient", package: "modelcast-client")],
+            path: "examples/app"
         ),
         .target(
             name: "ModelCastTestSupport",
@@ -88,7 +94,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ModelCastClientTests",
-            dependencies: [.product(name: "ModelCastClient", package: "client"), "ModelCastCore", "ModelCastTestSupport"]
+            dependencies: [.product(name: "ModelCastClient", package: "modelcast-client"), "ModelCastCore", "ModelCastTestSupport"]
         ),
     ]
 )

@@ -152,7 +152,7 @@ final class ClientTests: XCTestCase {
     }
 
     /// `ModelCastClient` depends on none of the server side: it lives in a package of its
-    /// own (`client/`) whose only dependencies are swift-crypto and ZIPFoundation; the
+    /// own (`modelcast-client/`) whose only dependencies are swift-crypto and ZIPFoundation; the
     /// closure of its target's dependencies, read from `swift package dump-package`, is
     /// ModelCastFormat, Crypto and ZIPFoundation; the CLI's package uses the same package.
     func testTheClientPullsInNoServerSideDependency() throws {
@@ -176,7 +176,7 @@ final class ClientTests: XCTestCase {
             }
             return dependencies
         }
-        let client = try dump(repositoryRoot + "/client")
+        let client = try dump(repositoryRoot + "/modelcast-client")
         let packages = (client["dependencies"] as? [[String: Any]] ?? []).compactMap { dependency -> String? in
             guard let source = (dependency["sourceControl"] as? [[String: Any]])?.first,
                   let location = (source["location"] as? [String: Any])?["remote"] as? [[String: Any]] else { return nil }

@@ -57,4 +57,60 @@ final class InstallerTests: XCTestCase {
         try installer.unpack(URL(fileURLWithPath: good), into: destination, expectedRoot: try PathSegment("M.mlpackage"), model: "M", file: "M.mlpackage.zip")
         XCTAssertEqual(try String(contentsOf: destination.appendingPathComponent("M.mlpackage/Data/w.bin"), encoding: .utf8), "weights")
     }
+
+    /// A zip whose headers declare 1,000 bytes for an entry that inflates to 300 MB (about
+    /// 300 KB on the wire) is refused as soon as the entry passes its declared size: the
+    /// bytes actually written are counted, not the headers believed.
+    func testAnEntryInflatingPastItsDeclaredSizeIsRefused() throws {
+        let scratch = try Scratch()
+        let zip = scratch.at("bomb.zip")
+        let script = """
+            import sys, zipfile, zlib
+            path = sys.argv[1]
+            with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+                z.writestr("M.mlpackage/", b"")
+                z.writestr("M.mlpackage/weights.bin", b"\\0" * (300 << 20))
+            data = bytearray(open(path, "rb").read())
+            name = b"M.mlpackage/weights.bin"
+            patched = 0
+            for signature, offset in ((b"PK\\x03\\x04", 22), (b"PK\\x01\\x02", 24)):
+                at = data.find(signature)
+                while at >= 0:
+                    name_at = at + (30 if offset == 22 else 46)
+                    if data[name_at:name_at + len(name)] == name:
+                        data[at + offset:at + offset + 4] = (1000).to_bytes(4, "little")
+                        patched += 1
+                    at = data.find(signature, at + 4)
+            assert patched == 2, patched
+            open(path, "wb").write(data)
+            """
+        let made = try runProcess("/usr/bin/env", ["python3", "-c", script, zip])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let zipSize = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: zip)[.size] as? Int)
+        XCTAssertLessThan(zipSize, 1 << 20, "the bomb is small on the wire")
+        let installer = Installer(directory: URL(fileURLWithPath: scratch.at("models")))
+        let destination = URL(fileURLWithPath: scratch.at("out"))
+        try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
+        XCTAssertThrowsError(try installer.unpack(URL(fileURLWithPath: zip), into: destination, expectedRoot: try PathSegment("M.mlpackage"), model: "M", file: "M.mlpackage.zip")) { error in
+            XCTAssertEqual(error as? ClientError, .unsafeArchive(model: "M", file: "M.mlpackage.zip", reason: "entry 'M.mlpackage/weights.bin' inflates past the 1000 bytes it declares"))
+        }
+        let written = (try? FileManager.default.attributesOfItem(atPath: scratch.at("out/M.mlpackage/weights.bin"))[.size] as? Int) ?? 0
+        XCTAssertLessThanOrEqual(written, 1000, "no more than the declared size reached the disk")
+    }
+
+    /// A file error reads as the system's reason ("No space left on device", here from a
+    /// real write to /dev/full), never as a Foundation error domain and code.
+    func testFileErrorsReadAsTheSystemsReason() throws {
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: "/dev/full"))
+        defer { try? handle.close() }
+        do {
+            try handle.write(contentsOf: Data(repeating: 1, count: 1 << 16))
+            try handle.synchronize()
+            XCTFail("/dev/full took the bytes")
+        } catch {
+            let wrapped = ClientError.io(URL(fileURLWithPath: "/dev/full"), error)
+            XCTAssertEqual(wrapped, .io(path: "/dev/full", reason: "No space left on device"), "\(error)")
+            XCTAssertFalse(wrapped.errorDescription?.contains("Domain") ?? true)
+        }
+    }
 }

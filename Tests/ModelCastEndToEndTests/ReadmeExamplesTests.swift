@@ -173,4 +173,37 @@ final class ReadmeExamplesTests: XCTestCase {
         XCTAssertEqual(words(command), words(example.command), "the set-up command is the publish example")
         try run(Example(command: command, output: example.output))
     }
+
+    /// The README's client snippet is `examples/app/main.swift` (built with the package),
+    /// and it runs: against `modelcast serve`, a first launch installs, the second finds
+    /// nothing new, and the model lands at `ModelCast/models/NAME/current/FILE`.
+    func testClientSnippetIsTheBuiltExampleAndRuns() throws {
+        let text = try readme()
+        let snippet = try XCTUnwrap(blocks("swift", in: text).first { $0.first == "import Foundation" && $0.contains { $0.contains("ModelUpdater(") } },
+                                    "the README shows no client snippet")
+        let example = try String(contentsOfFile: repositoryRoot + "/examples/app/main.swift", encoding: .utf8)
+        XCTAssertEqual(snippet, example.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(), "README and examples/app/main.swift differ")
+        let adding = try XCTUnwrap(blocks("swift", in: text).first { $0.contains { $0.contains(".package(path:") } })
+        XCTAssertEqual(adding.first, ".package(path: \"../modelcast/modelcast-client\"),")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: repositoryRoot + "/modelcast-client/Package.swift"))
+
+        let work = try Scratch("modelcast-app")
+        let port = try freeLoopbackPort()
+        let base = "http://127.0.0.1:\(port)/models"
+        XCTAssertEqual(try modelcast(["keygen", "--unencrypted", "--public-key", work.at("k.pub"), "--secret-key", work.at("k.key")]).status, 0)
+        let published = try modelcast(["publish", try work.write("m.bin", patternBytes(10_000, seed: 1)), "--name", "m", "--version", "1.0.0",
+                                       "--base-url", base, "--to", work.at("site"), "--sign", work.at("k.key")])
+        XCTAssertEqual(published.status, 0, published.stderr)
+        let server = try BackgroundProcess(modelcastBinary, ["serve", work.at("site"), "--port", String(port), "--base-path", "/models"])
+        XCTAssertTrue(server.firstLine.contains("127.0.0.1:\(port)"), server.firstLine)
+        let app = (modelcastBinary as NSString).deletingLastPathComponent + "/modelcast-app-example"
+        let first = try runProcess(app, [base, work.at("support"), work.at("k.pub")])
+        XCTAssertEqual(first.status, 0, first.stderr)
+        let installed = work.at("support/ModelCast/models/m/current/m.bin")
+        XCTAssertEqual(first.stdout, "now running [\"m\": \"1.0.0\"]\nm 1.0.0 \(installed)\n")
+        let second = try runProcess(app, [base, work.at("support"), work.at("k.pub")])
+        XCTAssertEqual(second.stdout, "nothing new\nm 1.0.0 \(installed)\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: work.at("support/ModelCast/models/models")))
+        _ = server
+    }
 }

@@ -105,8 +105,10 @@ public indirect enum JSONValue: Equatable, Sendable {
         out.append("\"")
     }
 
-    /// Parses JSON text (object keys come back sorted).
+    /// Parses JSON text (object keys come back sorted), refusing nesting deeper than 64
+    /// levels before decoding (a hostile document must not exhaust the decoder's stack).
     public init(parsing data: Data) throws {
+        try checkJSONDepth(data, limit: 64)
         self = try JSONDecoder().decode(JSONValue.self, from: data)
     }
 }

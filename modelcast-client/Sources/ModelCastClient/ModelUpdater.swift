@@ -1,7 +1,8 @@
 import Foundation
 import ModelCastFormat
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+// `URLSessionConfiguration` is part of the API (`sessionConfiguration:`); on Linux it lives here.
+@_exported import FoundationNetworking
 #endif
 
 /// What an update did.
