@@ -124,6 +124,18 @@ final class HostileManifestTests: XCTestCase {
         // Sizes.
         Case("size 2^63-1", mentions: "models.m.files[0].size") { file(&$0) { $0["size"] = Int64.max } },
         Case("negative size", mentions: "models.m.files[0].size") { file(&$0) { $0["size"] = -1 } },
+        Case("1,025 files of 2^53 bytes each", mentions: "add up to more than 2^63 bytes") {
+            model(&$0) { model in
+                let first = (model["files"] as! [[String: Any]])[0]
+                model["files"] = (0...1024).map { index -> [String: Any] in
+                    var file = first
+                    file["name"] = "f\(index).bin"
+                    file["size"] = Int64(1) << 53
+                    file["sha256"] = String(repeating: "0", count: 60) + String(format: "%04x", index)
+                    return file
+                }
+            }
+        },
         Case.raw("size 1e300", mentions: "valid JSON") { $0.replacingOccurrences(of: "\"size\":", with: "\"size\":1e300,\"x\":") },
         // Keys and content types.
         Case("key climbing out", mentions: "models.m.files[0].key") { file(&$0) { $0["key"] = "../../x" } },

@@ -158,4 +158,32 @@ final class HostileFormatsCLITests: XCTestCase {
         XCTAssertTrue(help.stdout.contains("--max-zip-entries"), help.stdout)
         XCTAssertTrue(help.stdout.contains("100000"), help.stdout)
     }
+
+    // MARK: - Issue 23: manifest values the client refuses, verify refuses too
+
+    /// `verify DIR` and `verify URL` apply the validation devices apply (one
+    /// `Release.validate`): a served manifest whose digest is a path, or whose model name
+    /// climbs out, fails with the field's JSON path named, and nothing crashes.
+    func testVerifyRefusesManifestValuesTheClientRefuses() throws {
+        let work = try Scratch()
+        let published = try modelcast(["publish", try work.write("m.bin", patternBytes(2000, seed: 1)), "--name", "m", "--version", "1.0.0",
+                                       "--base-url", "https://cdn.example.com/m", "--to", work.at("site")], environment: environment)
+        XCTAssertEqual(published.status, 0, published.stderr)
+        let manifest = work.at("site/manifest.json")
+        let good = try String(contentsOfFile: manifest, encoding: .utf8)
+        let sha = try XCTUnwrap(good.range(of: #"[0-9a-f]{64}"#, options: .regularExpression).map { String(good[$0]) })
+        let cases: [(String, String, String)] = [
+            ("a digest that is a path", good.replacingOccurrences(of: sha, with: "../../canary"), "models.m.files[0].sha256: '../../canary' is not a SHA-256 digest"),
+            ("an uppercase digest", good.replacingOccurrences(of: sha, with: sha.uppercased()), "models.m.files[0].sha256"),
+            ("a name climbing out", good.replacingOccurrences(of: "\"m\": {", with: "\"../../victim\": {"), "models.['../../victim']: '../../victim' is not a model name"),
+        ]
+        for (label, text, expected) in cases {
+            XCTAssertNotEqual(text, good, label)
+            try text.write(toFile: manifest, atomically: true, encoding: .utf8)
+            let verify = try modelcast(["verify", work.at("site")])
+            assertNoTrap(verify, label)
+            XCTAssertEqual(verify.status, 1, "\(label): \(verify.stdout)\(verify.stderr)")
+            XCTAssertTrue((verify.stdout + verify.stderr).contains(expected), "\(label): \(verify.stdout)\(verify.stderr)")
+        }
+    }
 }

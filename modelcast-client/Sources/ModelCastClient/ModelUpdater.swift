@@ -110,7 +110,7 @@ public actor ModelUpdater {
             let (takesCandidate, models) = try chosenModels(release)
             var bytes: Int64 = 0
             for model in models where installer.kept(model) == nil {
-                for file in model.files { bytes = try Self.add(bytes, file.size - downloader.bytesOnDisk(file)) }
+                for file in model.files { bytes = try add(bytes, file.size - downloader.bytesOnDisk(file)) }
             }
             return UpdatePlan(sequence: release.sequence, takesCandidate: takesCandidate,
                               versions: Dictionary(uniqueKeysWithValues: models.map { ($0.name.rawValue, $0.version.rawValue) }), bytesToDownload: bytes)
@@ -265,10 +265,10 @@ public actor ModelUpdater {
         }
         var total: Int64 = 0, onDisk: Int64 = 0
         for (file, _) in files.values {
-            total = try Self.add(total, file.size)
-            onDisk = try Self.add(onDisk, downloader.bytesOnDisk(file))
+            total = try add(total, file.size)
+            onDisk = try add(onDisk, downloader.bytesOnDisk(file))
         }
-        try checkFreeSpace(needed: try Self.add(total - onDisk, total))  // the download, then the installed copy
+        try checkFreeSpace(needed: try add(total - onDisk, total))  // the download, then the installed copy
         var proven: [SHA256Hex: URL] = [:]
         let done = Counter(onDisk)
         let grandTotal = total
@@ -286,9 +286,11 @@ public actor ModelUpdater {
 
     /// `a + b`, refusing a total past what 64 bits hold (a manifest's sizes are each at
     /// most 2^53, but thousands of them could add up past it).
-    static func add(_ a: Int64, _ b: Int64) throws -> Int64 {
+    private func add(_ a: Int64, _ b: Int64) throws -> Int64 {
         let (sum, overflow) = a.addingReportingOverflow(b)
-        guard !overflow else { throw ClientError.insufficientDiskSpace(needed: .max, available: 0) }
+        guard !overflow else {
+            throw ClientError.invalidManifest(url: configuration.manifestURL.absoluteString, reason: "the sizes of its files add up to more than 2^63 bytes")
+        }
         return sum
     }
 
