@@ -84,17 +84,6 @@ enum Main {
     }
 }
 
-/// Writes one line to standard error (logs and warnings, never results).
-func printError(_ text: String) {
-    var stream = StandardError()
-    print(text, to: &stream)
-}
-
-struct StandardError: TextOutputStream {
-    mutating func write(_ string: String) {
-        FileHandle.standardError.write(Data(string.utf8))
-    }
-}
 
 import Foundation
 

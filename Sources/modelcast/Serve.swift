@@ -41,7 +41,7 @@ extension ModelCast {
             let base = basePath.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
             let server = try PreviewServer(root: directory, host: host, port: port, basePath: base, log: { printError($0) })
             try await server.run { url in
-                FileHandle.standardOutput.write(Data((url + "\n").utf8))
+                print(url)
                 printError("serving \(directory) at \(url) (Ctrl-C to stop)")
             }
         }

@@ -152,6 +152,18 @@ final class HostileManifestTests: XCTestCase {
             $0["rollout"] = ["percent": 10, "salt": "", "started_at": "2026-11-20T00:00:00Z"]
             $0["rollback"] = ["sequence": 1, "models": $0["models"]!]
         },
+        Case("rollout salt with an escape sequence", mentions: "rollout.salt: '0123456789abcdef\\u{1b}]0;owned\\u{7}'") {
+            $0["rollout"] = ["percent": 10, "salt": "0123456789abcdef\u{1B}]0;owned\u{07}", "started_at": "2026-11-20T00:00:00Z"]
+            $0["rollback"] = ["sequence": 1, "models": $0["models"]!]
+        },
+        Case("rollout salt of 100 KB", mentions: "rollout.salt") {
+            $0["rollout"] = ["percent": 10, "salt": String(repeating: "a", count: 100_000), "started_at": "2026-11-20T00:00:00Z"]
+            $0["rollback"] = ["sequence": 1, "models": $0["models"]!]
+        },
+        Case("rollout salt that is not hex", mentions: "rollout.salt") {
+            $0["rollout"] = ["percent": 10, "salt": "salt-salt-salt-salt", "started_at": "2026-11-20T00:00:00Z"]
+            $0["rollback"] = ["sequence": 1, "models": $0["models"]!]
+        },
         Case("rollout of 200 percent", mentions: "rollout") {
             $0["rollout"] = ["percent": 200, "salt": "0123456789abcdef0123", "started_at": "2026-11-20T00:00:00Z"]
             $0["rollback"] = ["sequence": 1, "models": $0["models"]!]

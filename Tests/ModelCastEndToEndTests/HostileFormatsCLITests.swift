@@ -186,4 +186,79 @@ final class HostileFormatsCLITests: XCTestCase {
             XCTAssertTrue((verify.stdout + verify.stderr).contains(expected), "\(label): \(verify.stdout)\(verify.stderr)")
         }
     }
+
+    // MARK: - Issue 24 item 5: terminal and hosting-file injection
+
+    /// What a command prints never holds a raw control character: a served manifest whose
+    /// values carry escape sequences (clear screen, set the window title) is reported
+    /// with them escaped, in text and in `--json` (which stays valid JSON).
+    func testNoControlCharacterReachesTheTerminal() throws {
+        let work = try Scratch()
+        let hostile = #"\u001b]0;owned\u0007\u001b[2J\r\u009b31m\u202e"#
+        let sha = String(repeating: "a", count: 64)
+        let manifests = [
+            ("catalog", "{\"models\": {\"m\(hostile)\": {\"version\": \"1.0.0\(hostile)\", \"url\": \"https://cdn.example.com/m/m.bin\", \"checksum\": \"sha256:\(sha)\", \"size\": 1, \"minAppVersion\": \"1.0\(hostile)\"}}, \"minAppVersion\": \"1\(hostile)\"}"),
+            ("tiers", "{\"current_version\": \"1.0\(hostile)\", \"models\": {\"t\(hostile)\": {\"url\": \"https://cdn.example.com/m/m.bin\", \"size_bytes\": 1, \"sha256\": \"\(sha)\", \"min_app_version\": \"1\(hostile)\", \"release_notes\": \"x\(hostile)\"}}, \"rollback_version\": \"0.9\(hostile)\"}"),
+            ("nomlens", "{\"version\": \"1\(hostile)\", \"url\": \"https://cdn.example.com/m/m\(hostile).bin\", \"sha256\": \"\(sha)\", \"num_classes\": 3, \"class_list_version\": \"v\(hostile)\", \"training_date\": \"2026\(hostile)\", \"size_mb\": 1}"),
+            ("modelcast", "{\"format\": \"modelcast-manifest\", \"format_version\": 1, \"sequence\": 1, \"published_at\": \"2026-11-20T00:00:00Z\", \"channel\": \"stable\", \"models\": {\"m\(hostile)\": {}}}"),
+        ]
+        func raw(_ text: String) -> [Unicode.Scalar] {
+            text.unicodeScalars.filter { ($0.value < 0x20 && $0 != "\n" && $0 != "\t") || (0x7F...0x9F).contains($0.value) || $0 == "\u{202E}" }
+        }
+        for (profile, text) in manifests {
+            let site = try work.mkdir("site-\(profile)")
+            try text.write(toFile: site + "/manifest.json", atomically: true, encoding: .utf8)
+            for json in [false, true] {
+                let verify = try modelcast(["verify", site, "--base-url", "https://cdn.example.com/m"] + (json ? ["--json"] : []))
+                assertNoTrap(verify, profile)
+                XCTAssertNotEqual(verify.status, 0, "\(profile): \(verify.stdout)")
+                XCTAssertEqual(raw(verify.stdout), [], "\(profile): raw control characters on standard output: \(verify.stdout.debugDescription)")
+                XCTAssertEqual(raw(verify.stderr), [], "\(profile): raw control characters on standard error: \(verify.stderr.debugDescription)")
+                if json { XCTAssertNoThrow(try JSONSerialization.jsonObject(with: Data(verify.stdout.utf8)), "\(profile): \(verify.stdout)") }
+            }
+        }
+    }
+
+    /// A base URL with a line feed (or a space, or a control character) is refused, so it
+    /// never splits a line of `_headers` or nginx.conf; the error shows it escaped.
+    func testABaseURLThatWouldSplitAHostingFileIsRefused() throws {
+        let work = try Scratch()
+        for base in ["https://x.example/a\nb", "https://x.example/a b", "https://x.example/a\u{1B}[2J", "https://x.example/\u{E9}"] {
+            let publish = try modelcast(["publish", "examples/models/tiny-llm.gguf", "--version", "1.0.0", "--base-url", base, "--to", work.at("site")], environment: environment)
+            assertNoTrap(publish, base)
+            XCTAssertEqual(publish.status, 1, publish.stderr)
+            XCTAssertTrue(publish.stderr.contains("contains a space, a control character or a non-ASCII character"), publish.stderr)
+            XCTAssertFalse(publish.stderr.unicodeScalars.contains { $0.value == 0x1B }, publish.stderr)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: work.at("site")), "nothing written for \(base.debugDescription)")
+        }
+    }
+
+    // MARK: - Issue 24 item 10: credentials in URLs
+
+    /// A password given in any URL (an endpoint, a base URL, a URL to verify) never
+    /// appears in what a failing command prints, in text or in the `--json` error object.
+    func testAPasswordInAnyURLIsNeverEchoed() throws {
+        let work = try Scratch()
+        let secret = "supersecret-4711"
+        var environment = self.environment
+        environment["AWS_ACCESS_KEY_ID"] = "AKIAEXAMPLEEXAMPLE"
+        environment["AWS_SECRET_ACCESS_KEY"] = "not-the-secret-we-grep-for"
+        environment["AWS_REGION"] = "us-east-1"
+        let gguf = "examples/models/tiny-llm.gguf"
+        let runs: [[String]] = [
+            ["publish", gguf, "--version", "1.0.0", "--base-url", "https://cdn.example.com/m", "--to", "s3://bucket/p", "--endpoint", "http://AKIA:\(secret)@127.0.0.1:9"],
+            ["publish", gguf, "--version", "1.0.0", "--base-url", "https://user:\(secret)@cdn.example.com/m", "--to", work.at("site")],
+            ["verify", "http://user:\(secret)@127.0.0.1:9/manifest.json"],
+            ["verify", "s3://bucket/p", "--endpoint", "https://u:\(secret)@127.0.0.1:9"],
+        ]
+        for arguments in runs {
+            for json in [false, true] {
+                let result = try modelcast(arguments + (json ? ["--json"] : []), environment: environment)
+                assertNoTrap(result, arguments.joined(separator: " "))
+                XCTAssertNotEqual(result.status, 0, "\(arguments): \(result.stdout)")
+                XCTAssertFalse((result.stdout + result.stderr).contains(secret), "\(arguments): \(result.stdout)\(result.stderr)")
+                XCTAssertTrue((result.stdout + result.stderr).contains("<redacted>@"), "\(arguments): \(result.stdout)\(result.stderr)")
+            }
+        }
+    }
 }

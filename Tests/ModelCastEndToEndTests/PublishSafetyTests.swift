@@ -110,6 +110,56 @@ final class PublishSafetyTests: XCTestCase {
         XCTAssertTrue(signature.contains("sequence:4\t"), signature)
     }
 
+    /// The manifest, the history and its index deleted, the signature kept: its trusted
+    /// comment still witnesses sequence 3, so the next publish is 4, not 1 (issue 24, item 9).
+    func testSequenceFromASignatureLeftWithoutItsManifest() throws {
+        let site = try Scratch(), keys = try Scratch()
+        XCTAssertEqual(try modelcast(["keygen", "--unencrypted", "--public-key", keys.at("k.pub"), "--secret-key", keys.at("k.key")]).status, 0)
+        for version in ["1.0.0", "1.1.0", "1.2.0"] {
+            try publishOK([gguf, "--version", version, "--base-url", base, "--to", site.path, "--sign", keys.at("k.key")])
+        }
+        for gone in ["manifest.json", "manifests", "_modelcast"] { try FileManager.default.removeItem(atPath: site.at(gone)) }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: site.at("manifest.json.minisig")))
+        try publishOK([gguf, "--version", "1.3.0", "--base-url", base, "--to", site.path, "--sign", keys.at("k.key")])
+        XCTAssertEqual(try manifest(site).sequence, 4)
+    }
+
+    /// Temporary files a killed run left in the target (`.NAME.modelcast-PID-RANDOM.tmp`)
+    /// are removed by the next command that takes the target's lock, so a sync of the
+    /// directory never uploads them; files of the same look that are not ours stay (issue 24, item 3).
+    func testTemporaryFilesAKilledRunLeftAreRemovedByTheNext() throws {
+        let site = try Scratch()
+        try publishOK([gguf, "--version", "1.0.0", "--base-url", base, "--to", site.path])
+        let leftovers = [".manifest.json.modelcast-4242-1a2b.tmp", "models/tiny-llm/1.0.0/.tiny-llm.gguf.modelcast-7-ff.tmp",
+                         "manifests/.00000001.json.modelcast-12-abc.tmp", "_modelcast/.objects.json.modelcast-99-0.tmp"]
+        let kept = [".keep", "notes.modelcast-1-2.tmp", ".x.modelcast-pid-ff.tmp", "models/.modelcast-1-2.tmp"]
+        for path in leftovers + kept { _ = try site.write(path, Array("leftover".utf8)) }
+        try publishOK([gguf, "--version", "1.1.0", "--base-url", base, "--to", site.path])
+        for path in leftovers { XCTAssertFalse(FileManager.default.fileExists(atPath: site.at(path)), "\(path) is still there") }
+        for path in kept { XCTAssertTrue(FileManager.default.fileExists(atPath: site.at(path)), "\(path) was removed") }
+    }
+
+    /// A file system that fills up at any point of a publish (a tmpfs of 4 KiB to 240 KiB,
+    /// step 4 KiB): the exit status is 3, an I/O failure, wherever the write failed, and
+    /// never 1 (issue 24, item 11). Needs root for the mounts.
+    func testAFullDiskIsAnIOFailureAtEveryFillLevel() throws {
+        let work = try Scratch()
+        let mountPoint = try work.mkdir("disk")
+        var statuses: [Int: Int32] = [:]
+        for kib in stride(from: 4, through: 240, by: 4) {
+            let mounted = try runProcess("/bin/mount", ["-t", "tmpfs", "-o", "size=\(kib)k", "tmpfs", mountPoint])
+            guard mounted.status == 0 else { throw XCTSkip("cannot mount a tmpfs here (\(mounted.stderr)): needs root") }
+            defer { _ = try? runProcess("/bin/umount", [mountPoint]) }
+            let result = try publish([gguf, mmproj, "--version", "1.0.0", "--base-url", base, "--to", mountPoint + "/site"])
+            statuses[kib] = result.status
+            XCTAssertTrue(result.status == 0 || result.status == 3, "\(kib) KiB: status \(result.status): \(result.stderr)")
+            if result.status == 3 {
+                XCTAssertTrue(result.stderr.contains("No space left on device"), "\(kib) KiB: \(result.stderr)")
+            }
+        }
+        XCTAssertTrue(statuses.values.contains(3) && statuses.values.contains(0), "the sweep crosses the size a publish needs: \(statuses.sorted { $0.key < $1.key })")
+    }
+
     // MARK: 4. Build metadata does not make another version
 
     func testBuildMetadataIsTheSameVersion() throws {

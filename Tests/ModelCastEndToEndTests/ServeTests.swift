@@ -361,4 +361,38 @@ final class ServeTests: XCTestCase {
         XCTAssertEqual(post.status, 405)
         XCTAssertEqual(post.headers["allow"], "GET, HEAD")
     }
+
+    /// `serve` answers nothing reached through a symbolic link that leaves the served
+    /// directory: not `manifest.json` itself, not a file, not a file under a linked
+    /// directory (issue 24, item 7); a link that stays inside still serves.
+    func testServeRefusesLinksThatLeaveTheDirectory() throws {
+        let work = try Scratch()
+        let site = work.at("site")
+        let port = try freeLoopbackPort()
+        try publish(try work.write("m.bin", patternBytes(5000, seed: 1)), version: "1.0.0", base: "http://127.0.0.1:\(port)", to: site)
+        _ = try work.write("outside/secret.json", Array("{\"secret\": true}".utf8))
+        _ = try work.write("outside/models/m/1.0.0/m.bin", Array("outside bytes".utf8))
+        let server = try BackgroundProcess(modelcastBinary, ["serve", site, "--port", String(port)])
+        XCTAssertTrue(server.firstLine.contains("127.0.0.1:\(port)"), server.firstLine)
+        let base = "http://127.0.0.1:\(port)"
+        XCTAssertEqual(try fetch(base + "/models/m/1.0.0/m.bin", scratch: work).status, 200)
+
+        // A link inside the directory still serves.
+        try FileManager.default.moveItem(atPath: site + "/manifest.json", toPath: site + "/manifest-real.json")
+        try FileManager.default.createSymbolicLink(atPath: site + "/manifest.json", withDestinationPath: "manifest-real.json")
+        XCTAssertEqual(try fetch(base + "/manifest.json", scratch: work).status, 200)
+        // manifest.json itself linked outside.
+        try FileManager.default.removeItem(atPath: site + "/manifest.json")
+        try FileManager.default.createSymbolicLink(atPath: site + "/manifest.json", withDestinationPath: work.at("outside/secret.json"))
+        let manifest = try fetch(base + "/manifest.json", scratch: work)
+        XCTAssertEqual(manifest.status, 404)
+        XCTAssertFalse(String(decoding: manifest.body, as: UTF8.self).contains("secret"))
+        // A directory on the way linked outside.
+        try FileManager.default.removeItem(atPath: site + "/models/m")
+        try FileManager.default.createSymbolicLink(atPath: site + "/models/m", withDestinationPath: work.at("outside/models/m"))
+        let artifact = try fetch(base + "/models/m/1.0.0/m.bin", scratch: work)
+        XCTAssertEqual(artifact.status, 404)
+        XCTAssertFalse(String(decoding: artifact.body, as: UTF8.self).contains("outside bytes"))
+        _ = server
+    }
 }

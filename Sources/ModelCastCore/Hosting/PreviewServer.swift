@@ -167,7 +167,7 @@ struct PublishedObjectsMiddleware<Context: RequestContext>: RouterMiddleware {
         let declared = objects.current()
         var response: Response
         if let key = key(for: path), isServed(key, declared) {
-            response = StaticFile.response(path: root + "/" + key, request: request)
+            response = StaticFile.response(path: root + "/" + key, inside: root, request: request)
             if response.status == .ok || response.status == .partialContent || response.status == .notModified {
                 let metadata = declared?[key]
                 response.headers[.cacheControl] = metadata?.cacheControl ?? defaultCacheControl(key)
@@ -210,7 +210,7 @@ struct PublishedObjectsMiddleware<Context: RequestContext>: RouterMiddleware {
 enum StaticFile {
     static let chunkSize = 256 * 1024
 
-    static func response(path: String, request: Request) -> Response {
+    static func response(path: String, inside root: String, request: Request) -> Response {
         guard request.method == .get || request.method == .head else {
             return Response(status: .methodNotAllowed, headers: [.allow: "GET, HEAD"])
         }
@@ -219,6 +219,12 @@ enum StaticFile {
         guard fd >= 0 else { return Response(status: .notFound) }
         let file = FileDescriptor(fd: fd, path: path)
         guard let info = try? file.status(), case .regular = FileType(mode: info.st_mode) else {
+            return Response(status: .notFound)
+        }
+        // The file actually opened must lie inside the served directory: nothing reached
+        // through a symbolic link (the file's, or a directory's on the way) that leaves it.
+        // Checked on the open descriptor, so a link swapped in meanwhile changes nothing.
+        guard let opened = openedPath(fd), let realRoot = realPath(root), opened.hasPrefix(realRoot == "/" ? "/" : realRoot + "/") else {
             return Response(status: .notFound)
         }
         let size = Int64(info.st_size)
@@ -293,4 +299,18 @@ enum StaticFile {
         let file: FileDescriptor
         init(_ file: FileDescriptor) { self.file = file }
     }
+}
+
+/// The path of the file an open descriptor refers to, links resolved (nil if the system cannot say).
+func openedPath(_ fd: Int32) -> String? {
+    #if os(Linux)
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let count = readlink("/proc/self/fd/\(fd)", &buffer, buffer.count - 1)
+    guard count > 0 else { return nil }
+    return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    #else
+    var buffer = [CChar](repeating: 0, count: Int(MAXPATHLEN))
+    guard fcntl(fd, F_GETPATH, &buffer) != -1 else { return nil }
+    return String(cString: buffer)
+    #endif
 }

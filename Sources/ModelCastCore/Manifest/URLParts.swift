@@ -23,7 +23,19 @@ enum URLParts {
     }
 
     /// An absolute http(s) URL with a host and no query or fragment.
+    /// True when the URL's authority has a `user[:password]@` part.
+    static func hasUserInfo(_ url: String) -> Bool {
+        guard let scheme = url.range(of: "://") else { return false }
+        let authority = url[scheme.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        return authority.contains("@")
+    }
+
     static func validateBaseURL(_ url: String) throws {
+        // It is written into every manifest and into the hosting files (`_headers`,
+        // nginx.conf, upload scripts), whose syntax a line feed or a space would break.
+        guard url.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }) else {
+            throw ModelCastError.usage("base URL \(quotedValue(url)) contains a space, a control character or a non-ASCII character: percent-encode it (IDN hosts in punycode)")
+        }
         let lower = url.lowercased()
         guard lower.hasPrefix("https://") || lower.hasPrefix("http://") else {
             throw ModelCastError.usage("base URL '\(url)' must start with https:// (or http:// for local testing)")

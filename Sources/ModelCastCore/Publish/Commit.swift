@@ -265,7 +265,7 @@ extension Publisher {
             let leftovers = await journal.undo()
             guard !leftovers.isEmpty else { return error }
             leftovers.forEach { warn($0) }
-            return ModelCastError.commitFailed("\(error); undoing it left \(leftovers.count) problem\(leftovers.count == 1 ? "" : "s"): \(leftovers.joined(separator: "; "))")
+            return CommitError("\(error); undoing it left \(leftovers.count) problem\(leftovers.count == 1 ? "" : "s"): \(leftovers.joined(separator: "; "))", cause: error)
         }
         do {
             for artifact in plan.artifacts {
@@ -331,16 +331,16 @@ extension Publisher {
             do {
                 current = try await storage.get(settings.manifestKey, limit: TargetLayout.recordLimit)
             } catch let readError {
-                throw ModelCastError.commitFailed("the store did not confirm the manifest write (\(error)) and it could not be read back (\(readError)); nothing was restored, so the signature matches the new manifest if it lands. Check the target with `modelcast verify` and publish again")
+                throw CommitError("the store did not confirm the manifest write (\(error)) and it could not be read back (\(readError)); nothing was restored, so the signature matches the new manifest if it lands. Check the target with `modelcast verify` and publish again", cause: error)
             }
             if current == plan.manifestData {
                 warn("the store did not confirm the manifest write (\(error)), but the new manifest is live")
             } else if current == state.manifestData {
                 let leftovers = await journal.undoOnly(labelsStartingWith: "restore ")
                 leftovers.forEach { warn($0) }
-                throw ModelCastError.commitFailed("the manifest was not replaced (\(error)); the previous manifest is still live, and this release's objects stay in place for the next attempt" + (leftovers.isEmpty ? "" : "; " + leftovers.joined(separator: "; ")))
+                throw CommitError("the manifest was not replaced (\(error)); the previous manifest is still live, and this release's objects stay in place for the next attempt" + (leftovers.isEmpty ? "" : "; " + leftovers.joined(separator: "; ")), cause: error)
             } else {
-                throw ModelCastError.commitFailed("the store did not confirm the manifest write (\(error)) and another manifest is live now (a concurrent publish?); nothing was restored, so the signature matches the new manifest if it lands. Check the target with `modelcast verify` and publish again")
+                throw CommitError("the store did not confirm the manifest write (\(error)) and another manifest is live now (a concurrent publish?); nothing was restored, so the signature matches the new manifest if it lands. Check the target with `modelcast verify` and publish again", cause: error)
             }
         }
         objects.append(.init(key: settings.manifestKey, role: "manifest", outcome: "replaced", size: plan.manifestMetadata.size, sha256: plan.manifestMetadata.sha256.hex))

@@ -278,7 +278,22 @@ public struct DirectoryStorage: Storage {
         if !create, (try linkStatus(root)) == nil { return nil }
         let lock = try lock()
         removeStaleStaging()
+        removeStaleTemporaryFiles()
         return lock
+    }
+
+    /// Removes the temporary files a killed command left beside what it was writing
+    /// (`.NAME.modelcast-PID-RANDOM.tmp`, `AtomicFile`'s names) anywhere in the target, so
+    /// a sync of the directory never uploads one. Call with the lock held: no other
+    /// modelcast command is writing there then. Nothing else is touched, links are not followed.
+    public func removeStaleTemporaryFiles() {
+        guard let walker = FileManager.default.enumerator(atPath: root) else { return }
+        while let relative = walker.nextObject() as? String {
+            let name = (relative as NSString).lastPathComponent
+            guard AtomicFile.isTemporaryName(name), let info = try? linkStatus(root + "/" + relative),
+                  case .regular = FileType(mode: info.st_mode) else { continue }
+            unlink(root + "/" + relative)
+        }
     }
 
     public func finishStaging() { cleanUpStaging() }

@@ -44,6 +44,9 @@ public struct S3Endpoint: Sendable, Equatable {
     /// `endpoint` nil means AWS itself (virtual-host style); a custom endpoint defaults to path style.
     public init(endpoint: String?, region: String, pathStyle: Bool?) throws {
         if let endpoint {
+            guard !URLParts.hasUserInfo(endpoint) else {
+                throw ModelCastError.usage("endpoint \(redactingURLCredentials(endpoint)) carries a user name or password: S3 credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), never from the URL")
+            }
             let lower = endpoint.lowercased()
             guard lower.hasPrefix("https://") || lower.hasPrefix("http://"), URLParts.path(of: endpoint).isEmpty,
                   !endpoint.contains("?"), endpoint.count > 8 else {

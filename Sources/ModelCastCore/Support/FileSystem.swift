@@ -152,6 +152,14 @@ final class AtomicFile {
 
     deinit { discard() }
 
+    /// True for a name this type gives its temporary files: `.NAME.modelcast-PID-RANDOM.tmp`.
+    static func isTemporaryName(_ name: String) -> Bool {
+        guard name.hasPrefix("."), name.hasSuffix(".tmp"), let marker = name.range(of: ".modelcast-", options: .backwards) else { return false }
+        let tail = name[marker.upperBound...].dropLast(4).split(separator: "-", omittingEmptySubsequences: false)
+        return marker.lowerBound > name.index(after: name.startIndex) && tail.count == 2
+            && !tail[0].isEmpty && tail[0].allSatisfy(\.isASCIIDigit) && !tail[1].isEmpty && tail[1].allSatisfy(\.isHexDigit)
+    }
+
     /// Renames the finished file over the destination. With `durable`, first fsyncs
     /// the data and afterwards the directory, so the new file survives a crash
     /// (publishing needs that; a build artifact from `pack` does not, like `cp`).

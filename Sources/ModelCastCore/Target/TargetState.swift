@@ -190,7 +190,7 @@ extension TargetState {
             .flatMap { TrustedComment(parsing: $0.trustedComment)?.sequence }
         let sequences = [liveRecord?.sequence, liveManifestRelease?.sequence, signedSequence].compactMap { $0 }
         self.init(
-            history: history, manifestInfo: live.info, manifestData: live.manifest, signatureData: live.signature, liveRecord: liveRecord,
+            history: history, manifestInfo: live.info, manifestData: live.manifest, signatureData: live.manifest == nil ? nil : live.signature, liveRecord: liveRecord,
             liveManifestSequence: sequences.max(), liveManifestRelease: liveManifestRelease)
         indexEntries = entries
         recordObjects = Dictionary(uniqueKeysWithValues: entries.map { ($0.record.sequence, $0.metadata) })
@@ -207,7 +207,9 @@ struct LiveObjects {
     static func read(_ storage: any Storage, manifestKey: String) async throws -> LiveObjects {
         let info = try await storage.head(manifestKey)
         let data = info == nil ? nil : try await storage.get(manifestKey, limit: TargetLayout.recordLimit)
-        let signature = data == nil ? nil : try await storage.get(SignedManifest.signatureKey(for: manifestKey), limit: SignedManifest.maximumSignatureSize)
+        // Read even without a manifest: a signature left behind still witnesses the
+        // sequence devices have seen (the next publish goes above it).
+        let signature = try await storage.get(SignedManifest.signatureKey(for: manifestKey), limit: SignedManifest.maximumSignatureSize)
         return LiveObjects(info: info, manifest: data, signature: signature)
     }
 }

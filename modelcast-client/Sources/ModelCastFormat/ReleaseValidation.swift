@@ -96,7 +96,9 @@ extension Release {
             }
         }
         if let rollout {
-            try at("rollout.salt") { try checkPrintable(rollout.salt, limit: 256, what: "a rollout salt") }
+            guard Rollout.isValidSalt(rollout.salt) else {
+                throw ManifestValueError(field: "rollout.salt", value: quotedValue(rollout.salt), rule: "is not 16 to 64 lowercase hexadecimal digits")
+            }
             if let count = rollout.schedule?.count, count > 1000 {
                 throw ManifestValueError(field: "rollout.schedule", value: "\(count) steps", rule: "has more than 1000 steps")
             }

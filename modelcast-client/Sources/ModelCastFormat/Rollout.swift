@@ -41,6 +41,12 @@ public struct Rollout: Equatable, Sendable {
         self.schedule = schedule
     }
 
+    /// A salt is 16 to 64 lowercase hexadecimal digits (modelcast writes 32): printable
+    /// anywhere, and the same bytes in every language's cohort rule.
+    public static func isValidSalt(_ salt: String) -> Bool {
+        (16...64).contains(salt.utf8.count) && salt.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
     /// Buckets the rule divides devices into (hundredths of a percent).
     public static let buckets: UInt64 = 10_000
 
@@ -83,7 +89,7 @@ public struct Rollout: Equatable, Sendable {
     public var problems: [String] {
         var problems: [String] = []
         if !(0...10_000).contains(basisPoints) { problems.append("percent \(Self.percentText(basisPoints)) is outside 0–100") }
-        if salt.count < 16 { problems.append("salt '\(salt)' is shorter than 16 characters") }
+        if !Self.isValidSalt(salt) { problems.append("salt \(quotedValue(salt)) is not 16 to 64 lowercase hexadecimal digits") }
         if parseTimestamp(startedAt) == nil { problems.append("started_at '\(startedAt)' is not an RFC 3339 time") }
         if let schedule {
             if schedule.isEmpty { problems.append("schedule has no steps") }
