@@ -286,7 +286,9 @@ final class ZipInspectorTests: XCTestCase {
         }
 
         let beyond = try await problems { put(directory + 7, width: 4, into: &$0, at: second + 42) }
-        XCTAssertEqual(beyond, [#"entry "b.bin": local header offset \#(directory + 7) is beyond the central directory start \#(directory)"#])
+        XCTAssertEqual(beyond.first, #"entry "b.bin": local header offset \#(directory + 7) is beyond the central directory start \#(directory)"#)
+        // b.bin's bytes are then accounted for by no entry (issue 24, item 4).
+        XCTAssertTrue(beyond.dropFirst().allSatisfy { $0.contains("that no entry accounts for") }, "\(beyond)")
 
         // Both central directory entries point at the first local header.
         let shared = try await problems { put(0, width: 4, into: &$0, at: second + 42) }
@@ -726,5 +728,69 @@ final class ZipInspectorTests: XCTestCase {
                 zf.writestr(f"e{i}", b"")
             """#, in: scratch, name: "six.zip")
         await assertInvalid(six, reason: "end of central directory declares 6 entries, more than the limit of 5", maxEntries: 5)
+    }
+
+    // MARK: - Issue 24 item 4: names and entries the central directory does not show
+
+    /// An Info-ZIP Unicode Path extra field (0x7075) naming another path (here one that
+    /// climbs out, and an absolute one) is refused, in the central directory and in the
+    /// local header: unzip extracts to that name, not the one verify checks.
+    func testUnicodePathExtraFieldsAreRefused() async throws {
+        let scratch = try Scratch()
+        for (index, hidden) in ["../../evil", "/tmp/evil", "M/ok"].enumerated() {
+            let zip = try craft(#"""
+                import struct, zlib
+                name = "M/ok"
+                hidden = sys.argv[2].encode()
+                extra = struct.pack("<HHBI", 0x7075, 5 + len(hidden), 1, zlib.crc32(name.encode())) + hidden
+                info = zipfile.ZipInfo(name)
+                info.extra = extra
+                zf.writestr(info, b"payload")
+                """#.replacingOccurrences(of: "sys.argv[2]", with: "'\(hidden)'"), in: scratch, name: "unicode\(index).zip")
+            let inspection = try await inspect(zip)
+            let problems = inspection.problems.joined(separator: "\n")
+            XCTAssertTrue(problems.contains("an Info-ZIP Unicode Path extra field (0x7075) names it"), "\(hidden): \(problems)")
+            XCTAssertTrue(problems.contains(hidden), "\(hidden): \(problems)")
+        }
+    }
+
+    /// A local entry the central directory does not list (before the first listed one, or
+    /// between two) leaves bytes no entry accounts for: refused, though a streaming
+    /// extractor would write it. Data descriptors between entries are accounted for.
+    func testLocalEntriesTheCentralDirectoryDoesNotListAreRefused() async throws {
+        let scratch = try Scratch()
+        for (label, names, hiddenIndex) in [("first", ["M/hidden", "M/a"], 0), ("between", ["M/a", "M/hidden", "M/b"], 1)] {
+            let zip = try craft(names.map { "zf.writestr(\"\($0)\", b\"payload of \($0)\")" }.joined(separator: "\n"), in: scratch, name: "\(label).zip")
+            // Drop the hidden entry's central directory header and fix the end record.
+            var bytes = try contents(zip)
+            let headers = centralHeaders(bytes)
+            let hidden = headers[hiddenIndex]
+            let length = 46 + [28, 30, 32].map { Int(bytes[hidden.at + $0]) | Int(bytes[hidden.at + $0 + 1]) << 8 }.reduce(0, +)
+            bytes.removeSubrange(hidden.at..<(hidden.at + length))
+            let end = bytes.count - 22
+            put(names.count - 1, width: 2, into: &bytes, at: end + 8)
+            put(names.count - 1, width: 2, into: &bytes, at: end + 10)
+            put(u32(bytes, end + 12) - length, width: 4, into: &bytes, at: end + 12)
+            try save(bytes, to: zip)
+            let inspection = try await inspect(zip)
+            XCTAssertEqual(inspection.entries.count, names.count - 1, label)
+            XCTAssertTrue(inspection.problems.contains { $0.contains("that no entry accounts for") }, "\(label): \(inspection.problems)")
+        }
+        // Streamed entries (data descriptors after each entry's data) still add up.
+        let streamed = scratch.at("streamed.zip")
+        try python(#"""
+            import sys, zipfile
+            class Unseekable:
+                def __init__(self, f): self.f = f
+                def write(self, b): return self.f.write(b)
+                def flush(self): self.f.flush()
+            with open(sys.argv[1], "wb") as raw:
+                with zipfile.ZipFile(Unseekable(raw), "w", zipfile.ZIP_DEFLATED) as zf:
+                    zf.writestr("M/a", b"a" * 1000)
+                    zf.writestr("M/b", b"b" * 1000)
+            """#, streamed, in: scratch)
+        let inspection = try await inspect(streamed)
+        XCTAssertTrue(inspection.entries.allSatisfy { $0.flags & 0x0008 != 0 }, "written with data descriptors")
+        XCTAssertEqual(inspection.problems, [])
     }
 }

@@ -158,7 +158,12 @@ public enum GGUFReader {
                 }
                 let type = try reader.u32("type of \(name)", path: path)
                 let offset = try reader.u64("offset of \(name)", path: path)
-                if let info = GGUFTables.tensorTypes[type], UInt64(info.blockSize) > 1, first % UInt64(info.blockSize) != 0 {
+                // An unknown type has no known size, so where the tensor ends (and whether the
+                // file is whole) could not be checked: refused rather than guessed.
+                guard let info = GGUFTables.tensorTypes[type] else {
+                    throw fail("tensor \(name) has type \(type), which this modelcast does not know (it knows llama.cpp's types \(GGUFTables.tensorTypes.keys.sorted().map(String.init).joined(separator: ", "))): a newer type needs a newer modelcast")
+                }
+                if UInt64(info.blockSize) > 1, first % UInt64(info.blockSize) != 0 {
                     throw fail("tensor \(name) row of \(first) elements is not a multiple of its \(info.name) block size \(info.blockSize)")
                 }
                 guard offset % alignment == 0 else {
@@ -180,13 +185,8 @@ public enum GGUFReader {
             for tensor in tensors {
                 layout.parameterCount = try sum(layout.parameterCount, tensor.elements, "parameter count overflows 64 bits at tensor \(tensor.name) (\(tensor.elements) elements)")
                 let start = try sum(dataOffset, tensor.offset, "tensor \(tensor.name): offset \(tensor.offset) overflows: the data start \(dataOffset) plus the offset exceeds 2^64")
-                guard let info = GGUFTables.tensorTypes[tensor.type] else {
-                    // A newer type: its size is unknown, but it must start inside the file.
-                    guard start <= fileSize else {
-                        throw fail("truncated: tensor \(tensor.name) (type \(tensor.type), size unknown) starts at \(start), beyond the end of the file (\(fileSize) bytes)")
-                    }
-                    continue
-                }
+                // Every type was checked when the records were read.
+                guard let info = GGUFTables.tensorTypes[tensor.type] else { throw fail("tensor \(tensor.name) has unknown type \(tensor.type)") }
                 let bytes = try product(tensor.elements / UInt64(info.blockSize), UInt64(info.typeSize),
                                         "tensor \(tensor.name): size overflows 64 bits (\(tensor.elements) elements of \(info.name), \(info.typeSize) bytes per \(info.blockSize))")
                 let end = try sum(start, bytes, "tensor \(tensor.name): offset \(tensor.offset) plus size \(bytes) overflows: the data end exceeds 2^64 (data start \(dataOffset))")
@@ -221,8 +221,8 @@ public enum GGUFReader {
         }
         switch type {
         case 8:
-            let length = try reader.u64("length of \(key)", path: path)
-            try reader.skip(length, what: key, path: path)
+            // Read, not skipped: every string must be UTF-8 (a chat template, a token).
+            _ = try reader.string(key, path: path, limit: 16 << 20)
         case 9:
             guard depth < maxArrayNesting else {
                 throw ModelCastError.invalidModel(path: path, format: "GGUF", reason: "\(key): arrays nested too deeply")
@@ -306,6 +306,11 @@ struct BufferedReader {
             throw ModelCastError.invalidModel(path: path, format: "GGUF", reason: "\(what): string length \(length) exceeds \(limit)")
         }
         guard length <= fileSize - offset else { throw truncated(what, path: path) }
-        return String(decoding: try bytes(Int(length), what: what, path: path), as: UTF8.self)
+        let raw = try bytes(Int(length), what: what, path: path)
+        // GGUF strings are UTF-8; anything else is refused, not repaired with U+FFFD.
+        guard let text = String(validating: raw, as: UTF8.self) else {
+            throw ModelCastError.invalidModel(path: path, format: "GGUF", reason: "\(what) is not valid UTF-8")
+        }
+        return text
     }
 }

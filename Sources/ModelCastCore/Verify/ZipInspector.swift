@@ -406,6 +406,7 @@ public enum ZipInspector {
         var usesZip64 = false
         var missing: [String] = []
         let wide = zip64Field(in: extra, label: label(), problems: &problems)
+        problems += unicodePathProblems(in: extra, label: label())
         var cursor = 0
         func take(_ width: Int, _ field: String) -> UInt64? {
             guard let wide, cursor + width <= wide.count else { missing.append(field); return nil }
@@ -472,6 +473,27 @@ public enum ZipInspector {
             position += 4 + length
         }
         return found
+    }
+
+    /// An Info-ZIP Unicode Path extra field (0x7075) carries a second name that unzip and
+    /// bsdtar extract to instead of the header's: verify checks one name per entry, so an
+    /// entry with another name hidden in its extra field is refused (modelcast never writes one).
+    static func unicodePathProblems(in extra: [UInt8], label: @autoclosure () -> String) -> [String] {
+        let fields = Fields(extra)
+        var position = 0
+        var problems: [String] = []
+        while position + 4 <= fields.count {
+            let id = fields.u16(position), length = Int(fields.u16(position + 2))
+            guard position + 4 + length <= fields.count else { break }  // zip64Field reports it
+            if id == 0x7075 {
+                // Version (1 byte), CRC-32 of the header's name (4), then the UTF-8 name.
+                let body = extra[(position + 4)..<(position + 4 + length)]
+                let name = body.count > 5 ? String(decoding: body.dropFirst(5), as: UTF8.self) : ""
+                problems.append("\(label()): an Info-ZIP Unicode Path extra field (0x7075) names it \(quoted(name)); unzip and bsdtar extract to that name, which is not the one checked (modelcast never writes this field)")
+            }
+            position += 4 + length
+        }
+        return problems
     }
 
     /// Names that would land outside the destination, or mean different files on different systems.
@@ -632,6 +654,7 @@ public enum ZipInspector {
         }
         let extra = Array(bytes[min(localHeaderSize + nameLength, bytes.count)..<min(localHeaderSize + nameLength + extraLength, bytes.count)])
         let wide = extraFits && extra.count == extraLength ? zip64Field(in: extra, label: subject, problems: &problems) : nil
+        if extraFits && extra.count == extraLength { problems += unicodePathProblems(in: extra, label: subject + " (local header)") }
 
         let flags = header.u16(6), method = header.u16(8), crc = header.u32(14)
         var compressed = UInt64(header.u32(18)), uncompressed = UInt64(header.u32(22))
@@ -725,6 +748,25 @@ public enum ZipInspector {
         let placed = entries
             .filter { $0.entry.localHeaderOffset < directoryStart }
             .sorted { ($0.entry.localHeaderOffset, $0.index) < ($1.entry.localHeaderOffset, $1.index) }
+        // Every byte accounted for: the first local header at offset 0, each entry's data
+        // ending where the next local header starts, the last one's where the central
+        // directory starts. Bytes in between could hold a local entry the central directory
+        // does not list, which a streaming extractor would write.
+        if let first = placed.first, first.entry.localHeaderOffset > 0 {
+            problems.append("\(first.entry.localHeaderOffset) bytes before the first local header (\(quoted(first.entry.name))) that no entry accounts for")
+        }
+        for (index, parsed) in placed.enumerated() {
+            guard let end = parsed.dataEnd else { continue }
+            let next = index + 1 < placed.count ? placed[index + 1].entry.localHeaderOffset : directoryStart
+            // With flag bit 3, `dataEnd` counts the shortest data descriptor (12 bytes); it may
+            // be 4 longer with its signature, 8 with zip64 sizes, 12 with both.
+            let descriptorSlack: Set<Int64> = parsed.entry.flags & 0x0008 != 0 ? [4, 8, 12] : []
+            if end < next, !descriptorSlack.contains(next - end) {
+                let what = index + 1 < placed.count ? "the local header of \(quoted(placed[index + 1].entry.name))" : "the central directory"
+                problems.append("\(entryLabel(parsed.entry.name, index: parsed.index)): \(next - end) bytes between its data (ending at \(end)) and \(what) at \(next) that no entry accounts for (a local entry the central directory does not list?)")
+                concerned.insert(parsed.index)
+            }
+        }
         for (index, parsed) in placed.enumerated() {
             guard let end = parsed.dataEnd else { continue }
             var label: String { entryLabel(parsed.entry.name, index: parsed.index) }
