@@ -29,11 +29,20 @@ private func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
 
 /// `text` with the user name and password of every URL in it replaced by `<redacted>`
 /// (`https://<redacted>@host/…`): a credential given in a URL never reaches a terminal,
-/// a log or a `--json` error object.
+/// a log or a `--json` error object. A URL's authority is what follows `scheme://` up to
+/// the next `/`, `?`, `#`, quote, backslash or white space; its part before the last `@` goes.
 public func redactingURLCredentials(_ text: String) -> String {
     guard text.contains("@"), text.contains("://") else { return text }
-    let range = NSRange(text.startIndex..., in: text)
-    return credentialsInURL.stringByReplacingMatches(in: text, range: range, withTemplate: "$1<redacted>@")
+    var out = ""
+    var rest = Substring(text)
+    while let marker = rest.range(of: "://") {
+        out += rest[..<marker.upperBound]
+        rest = rest[marker.upperBound...]
+        let authority = rest.prefix { !"/?#'\"\\".contains($0) && !$0.isWhitespace }
+        if let at = authority.lastIndex(of: "@"), at > authority.startIndex {
+            out += "<redacted>"
+            rest = rest[at...]
+        }
+    }
+    return out + rest
 }
-
-private let credentialsInURL = try! NSRegularExpression(pattern: #"(?i)\b([a-z][a-z0-9+.-]*://)[^\s/?#@'"\\]+@"#)

@@ -93,6 +93,12 @@ public struct PathSegment: Hashable, Sendable, CustomStringConvertible {
         rawValue = text
     }
 
+    /// A segment built from a value another type of this file already parsed under
+    /// stricter rules (a digest, a model name): no second check, no force unwrap. A static
+    /// function, not an initialiser, so `PathSegment.init` always names the checking one.
+    fileprivate static func alreadyParsed(_ text: String) -> PathSegment { PathSegment(unchecked: text) }
+    private init(unchecked text: String) { rawValue = text }
+
     public var description: String { rawValue }
 }
 
@@ -113,6 +119,12 @@ public struct RelativePath: Hashable, Sendable, CustomStringConvertible {
         }
         rawValue = text
         self.segments = segments
+    }
+
+    /// The path of one segment.
+    public init(_ segment: PathSegment) {
+        rawValue = segment.rawValue
+        segments = [segment]
     }
 
     /// `base` with each segment appended: always inside `base`.
@@ -137,7 +149,7 @@ public struct SHA256Hex: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The digest as a file name (it is one: 64 characters from [0-9a-f]).
-    public var segment: PathSegment { try! PathSegment(rawValue) }
+    public var segment: PathSegment { .alreadyParsed(rawValue) }
     public var description: String { rawValue }
 }
 
@@ -158,7 +170,7 @@ public struct ModelName: Hashable, Comparable, Sendable, CustomStringConvertible
         (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) || byte == 46 || byte == 95 || byte == 45
     }
 
-    public var segment: PathSegment { try! PathSegment(rawValue) }
+    public var segment: PathSegment { .alreadyParsed(rawValue) }
     public var description: String { rawValue }
     public static func < (a: ModelName, b: ModelName) -> Bool { a.rawValue < b.rawValue }
 }
@@ -183,7 +195,9 @@ public struct ModelVersion: Hashable, Sendable, CustomStringConvertible {
 /// A channel name: `[a-z0-9][a-z0-9-]*`, at most 64 characters.
 public struct ChannelName: Hashable, Sendable, CustomStringConvertible {
     public let rawValue: String
-    public static let stable = try! ChannelName("stable")
+    public static let stable = ChannelName(unchecked: "stable")
+
+    private init(unchecked text: String) { rawValue = text }
 
     public init(_ text: String) throws {
         let bytes = Array(text.utf8)

@@ -14,7 +14,7 @@ public struct CheckedFile: Sendable, Equatable {
     public let path: RelativePath?
 
     /// Where the file goes inside the model's version directory: its tree path, or its name.
-    public var placement: RelativePath { path ?? (try! RelativePath(name.rawValue)) }
+    public var placement: RelativePath { path ?? RelativePath(name) }
 }
 
 /// A model of a release, parsed: its name, version, tree directory and files.
@@ -38,7 +38,7 @@ extension ReleaseFile {
         let sha256 = try at("sha256") { try SHA256Hex(self.sha256) }
         let size = try at("size") { try ByteCount(self.size).value }
         try at("content_type") { try checkPrintable(contentType, limit: 255, what: "a Content-Type") }
-        let path = try at("path") { try self.path.map(RelativePath.init) }
+        let path = try at("path") { try self.path.map { try RelativePath($0) } }
         return CheckedFile(name: name, key: key, url: url, sha256: sha256, size: size, contentType: contentType, path: path)
     }
 }
@@ -53,7 +53,7 @@ extension ReleaseModel {
             do { return try make() } catch let error as ManifestValueError { throw error.at(field + "." + key) }
         }
         let version = try at("version") { try ModelVersion(self.version) }
-        let tree = try at("tree") { try self.tree.map(PathSegment.init) }
+        let tree = try at("tree") { try self.tree.map { try PathSegment($0) } }
         guard !files.isEmpty else { throw ManifestValueError(field: field + ".files", value: "[]", rule: "is empty (a model has at least one file)") }
         var placements = Set<String>()
         var checkedFiles: [CheckedFile] = []
