@@ -15,6 +15,9 @@ makes a rule match only requests carrying a header whose name starts with it
   reset          close the connection without forwarding or answering
   lose-response  forward the request, then close the connection without answering
   delay:SECONDS  read the request, wait that long, then forward it as usual
+  hold:NAME      read the request, wait until the file RULES_FILE + ".NAME"
+                 exists (at most 300 s), then forward it as usual: a test
+                 orders two writers' requests exactly
   unsupported-header  answer 400 InvalidArgument "Unsupported header 'NAME'
                  received for this API call." naming the matched header, as
                  Backblaze B2 answers S3 checksum headers (every matching
@@ -25,6 +28,7 @@ request is appended to RULES_FILE + ".log" as "METHOD PATH -> outcome".
 """
 import http.client
 import json
+import os
 import socket
 import sys
 import threading
@@ -108,6 +112,11 @@ class Proxy(BaseHTTPRequestHandler):
             return
         if action and action.startswith("delay:"):
             time.sleep(float(action.split(":", 1)[1]))
+        if action and action.startswith("hold:"):
+            gate = RULES + "." + action.split(":", 1)[1]
+            deadline = time.time() + 300
+            while not os.path.exists(gate) and time.time() < deadline:
+                time.sleep(0.02)
         upstream = http.client.HTTPConnection("127.0.0.1", UPSTREAM, timeout=60)
         headers = {k: v for k, v in self.headers.items() if k.lower() not in ("connection",)}
         upstream.request(self.command, self.path, body=body, headers=headers)

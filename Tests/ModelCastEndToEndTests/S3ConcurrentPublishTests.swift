@@ -254,4 +254,114 @@ final class S3ConcurrentPublishTests: XCTestCase {
         let pending = try moto.awsCLI(["s3api", "list-multipart-uploads", "--bucket", moto.bucket, "--output", "json"])
         XCTAssertFalse(pending.contains("UploadId"), "refused uploads are aborted: \(pending)")
     }
+
+    /// Issue 24, item 1, deterministic: publisher A creates the artifact, then its history
+    /// write is held in the proxy while publisher B (same version, same bytes) finds the
+    /// object, adopts it and goes live. A then loses the history write. Identical bytes
+    /// have identical ETags, so A's conditional delete of "its" object would succeed: A
+    /// must see that a release (B's, live) names the key and leave it.
+    func testALosingPublisherLeavesTheObjectTheWinnerAdopted() throws {
+        let moto = try MotoS3()
+        let work = try Scratch()
+        let rules = work.at("rules.json")
+        let (proxy, endpoint) = try moto.startFaultProxy(rules: rules, json: #"[{"method": "PUT", "contains": "manifests/00000001.json", "action": "hold:go"}]"#)
+        defer { withExtendedLifetime(proxy) {} }
+        try work.write("model.bin", patternBytes(5000, seed: 9))
+        let target = "s3://\(moto.bucket)/same"
+        let arguments = ["m=" + work.at("model.bin"), "--version", "1.0.0", "--base-url", "https://cdn.example.com/same", "--to", target]
+        var slow = moto.environment
+        slow["AWS_ENDPOINT_URL"] = endpoint
+        slow["SOURCE_DATE_EPOCH"] = "1790000000"
+        let first = try Publish(arguments, environment: slow, logs: work.at("a"))
+        XCTAssertTrue(waitForLog(rules, ["PUT", "manifests/00000001.json", "hold:go"]), "A never reached its history write: \(first.stderr)")
+        var direct = moto.environment
+        direct["SOURCE_DATE_EPOCH"] = "1790000100"
+        let second = try modelcast(["publish"] + arguments, environment: direct)
+        XCTAssertEqual(second.status, 0, second.stderr)
+        try Data().write(to: URL(fileURLWithPath: rules + ".go"))
+        XCTAssertEqual(first.wait(), 1, first.stderr)
+        _ = try assertLiveManifestVerifies(moto, prefix: "same", "after A lost")
+        XCTAssertTrue(first.stderr.contains("models/m/1.0.0/model.bin"), "A says which object it left and why: \(first.stderr)")
+        let verify = try modelcast(["verify", target, "--json"], environment: moto.environment)
+        XCTAssertEqual(verify.status, 0, verify.stdout + verify.stderr)
+    }
+
+    /// Issue 24, item 1, the narrow window: A fails (its history write refused) and
+    /// starts removing the artifact it created; its DELETE is held. Meanwhile B adopts the
+    /// object and writes its history record. Whichever way the two interleave, B must not
+    /// make a manifest live that names an object A removed: here B sees A's announced
+    /// removal, waits for it, finds the object gone and refuses; the live release (an
+    /// earlier one) still verifies.
+    func testAPublisherDoesNotGoLiveOnAnObjectARemovalTookAway() throws {
+        let moto = try MotoS3()
+        let work = try Scratch()
+        try work.write("base.bin", patternBytes(3000, seed: 1))
+        try work.write("model.bin", patternBytes(5000, seed: 9))
+        let target = "s3://\(moto.bucket)/window"
+        var direct = moto.environment
+        direct["SOURCE_DATE_EPOCH"] = "1790000000"
+        let base = try modelcast(["publish", "base=" + work.at("base.bin"), "--version", "1.0.0", "--base-url", "https://cdn.example.com/window", "--to", target], environment: direct)
+        XCTAssertEqual(base.status, 0, base.stderr)
+
+        let rules = work.at("rules.json")
+        let (proxy, endpoint) = try moto.startFaultProxy(rules: rules, json: #"""
+            [{"method": "PUT", "contains": "manifests/00000002.json", "action": "503", "times": 99},
+             {"method": "DELETE", "contains": "models/m/1.0.0/model.bin", "action": "hold:go"}]
+            """#)
+        defer { withExtendedLifetime(proxy) {} }
+        let arguments = ["base=" + work.at("base.bin"), "m=" + work.at("model.bin"), "--version", "1.0.0",
+                         "--base-url", "https://cdn.example.com/window", "--to", target]
+        var slow = direct
+        slow["AWS_ENDPOINT_URL"] = endpoint
+        slow["SOURCE_DATE_EPOCH"] = "1790000050"
+        let first = try Publish(arguments, environment: slow, logs: work.at("a"))
+        XCTAssertTrue(waitForLog(rules, ["DELETE", "models/m/1.0.0/model.bin", "hold:go"]), "A never came to remove its object: \(first.stderr)")
+        direct["SOURCE_DATE_EPOCH"] = "1790000100"
+        let second = try Publish(arguments, environment: direct, logs: work.at("b"))
+        let deadline = Date().addingTimeInterval(60)
+        while !second.stderr.contains("waiting") && second.process.isRunning && Date() < deadline { usleep(20_000) }
+        XCTAssertTrue(second.stderr.contains("waiting"), "B waits for the removal it sees announced: \(second.stderr)")
+        try Data().write(to: URL(fileURLWithPath: rules + ".go"))
+        XCTAssertNotEqual(first.wait(), 0, first.stderr)
+        XCTAssertEqual(second.wait(), 1, second.stderr)
+        XCTAssertTrue(second.stderr.contains("models/m/1.0.0/model.bin") && second.stderr.contains("run again"), second.stderr)
+        let live = try assertLiveManifestVerifies(moto, prefix: "window", "after the removal")
+        XCTAssertEqual(live.models.keys.sorted(), ["base"], "the earlier release is still live")
+        let again = try modelcast(["publish"] + arguments, environment: direct)
+        XCTAssertEqual(again.status, 0, "running again publishes: " + again.stderr)
+        _ = try assertLiveManifestVerifies(moto, prefix: "window", "after running again")
+    }
+
+    /// Issue 24, item 1, ordinary runs: ten rounds of two publishes of one version with the
+    /// same bytes, the second started 0 to 0.45 s after the first (five rounds at a time,
+    /// each on its own prefix). Whoever wins, the live manifest names only objects that
+    /// are there with its SHA-256.
+    func testTenRoundsOfIdenticalConcurrentPublishesLeaveAVerifyingTarget() throws {
+        let moto = try MotoS3()
+        let work = try Scratch()
+        try work.write("model.bin", patternBytes(20_000, seed: 12))
+        for batch in 0..<2 {
+            var runs: [(prefix: String, first: Publish, second: Publish)] = []
+            for index in 0..<5 {
+                let round = batch * 5 + index
+                let prefix = "same\(round)"
+                let arguments = ["m=" + work.at("model.bin"), "--version", "1.0.0", "--base-url", "https://cdn.example.com/\(prefix)",
+                                 "--to", "s3://\(moto.bucket)/\(prefix)"]
+                var environment = moto.environment
+                environment["SOURCE_DATE_EPOCH"] = "1790000000"
+                let first = try Publish(arguments, environment: environment, logs: work.at("\(prefix)-1"))
+                usleep(UInt32(round) * 50_000)
+                environment["SOURCE_DATE_EPOCH"] = "1790000100"
+                runs.append((prefix, first, try Publish(arguments, environment: environment, logs: work.at("\(prefix)-2"))))
+            }
+            for run in runs {
+                let statuses = [run.first.wait(), run.second.wait()]
+                let label = "\(run.prefix): exit \(statuses), stderr:\n\(run.first.stderr)\n---\n\(run.second.stderr)"
+                XCTAssertTrue(statuses.contains(0) && statuses.allSatisfy { $0 == 0 || $0 == 1 }, label)
+                _ = try assertLiveManifestVerifies(moto, prefix: run.prefix, label)
+                let verify = try modelcast(["verify", "s3://\(moto.bucket)/\(run.prefix)", "--json"], environment: moto.environment)
+                XCTAssertEqual(verify.status, 0, label + "\n" + verify.stdout)
+            }
+        }
+    }
 }

@@ -110,6 +110,11 @@ struct CommitPlan {
     let warnings: [String]
 }
 
+/// The keys a run stored itself (`PutOutcome.created`), for its undo.
+final class CreatedKeys: @unchecked Sendable {
+    var keys: [String] = []
+}
+
 /// Best-effort undo steps recorded while a plan is applied, run newest first. A step
 /// that fails is reported (returned), never silently swallowed.
 final class UndoJournal {
@@ -267,15 +272,20 @@ extension Publisher {
             leftovers.forEach { warn($0) }
             return CommitError("\(error); undoing it left \(leftovers.count) problem\(leftovers.count == 1 ? "" : "s"): \(leftovers.joined(separator: "; "))", cause: error)
         }
+        // What this run stored itself. Undone last, and only where no release names it: the
+        // same bytes have the same ETag, so another run that found them may rely on them.
+        let created = CreatedKeys()
+        journal.record("remove the objects this run stored") {
+            let outcome = try await self.removeUnnamed(created.keys)
+            for kept in outcome.kept { self.log("warning: left \(kept.key) in place: \(kept.reason)") }
+        }
         do {
             for artifact in plan.artifacts {
                 let result = artifact.staged.result
                 let put = try await storage.putIfAbsent(artifact.key, staged: StagedObject(
                     path: result.path, metadata: artifact.metadata, isTemporary: !artifact.staged.inPlace, source: result.source, parts: result.parts))
                 consumed(artifact.key)
-                if put == .created {
-                    journal.record("remove \(artifact.key)") { try await self.storage.delete(artifact.key) }
-                }
+                if put == .created { created.keys.append(artifact.key) }
                 // Prove the object is there, whole and with its headers, before anything names it.
                 try await Self.checkStored(artifact.key, expected: artifact.metadata, storage: storage)
                 objects.append(.init(key: artifact.key, role: "artifact", outcome: put == .created ? "created" : "unchanged",
@@ -293,7 +303,21 @@ extension Publisher {
                 journal.record("remove \(plan.historyKey)") { try await self.storage.delete(plan.historyKey) }
             }
             objects.append(.init(key: plan.historyKey, role: "history", outcome: "created", size: plan.historyMetadata.size, sha256: plan.historyMetadata.sha256.hex))
+            if let signature = plan.signature {
+                // The release's signature is kept beside its record before the live one
+                // changes: a run stopped between the signature and the manifest writes
+                // leaves what the next command needs to put the live pair right.
+                let keptKey = TargetLayout.signatureRecordKey(manifestKey: settings.manifestKey, sequence: plan.release.sequence)
+                let kept = try ObjectMetadata(of: signature.data, cacheControl: CachePolicy.immutable, contentType: SignedManifest.signatureContentType)
+                if try await storage.putIfAbsent(keptKey, data: signature.data, metadata: kept) == .created {
+                    journal.record("remove \(keptKey)") { try await self.storage.delete(keptKey) }
+                }
+            }
             try await writeIndex(adding: plan, state: state, journal: journal)
+            // This run's record is written: a run removing objects from here on sees it.
+            // What the release names that this run did not store must have outlived any
+            // removal announced before.
+            try await confirmNotRemoved(plan.release.referencedKeys.subtracting(created.keys))
 
             if let hosting = plan.hosting {
                 var hosted = [HostedObject(key: settings.manifestKey, role: .manifest, metadata: plan.manifestMetadata)]

@@ -55,7 +55,7 @@ extension Publisher {
         let lock = try lockTarget(dryRun: request.dryRun)
         defer { withExtendedLifetime(lock) {} }
         let sourcePlace = "\(storage.location)/\(request.sourceManifestKey)"
-        let source = try await TargetState.load(from: storage, manifestKey: request.sourceManifestKey)
+        let source = try await loadForWriting(manifestKey: request.sourceManifestKey, dryRun: request.dryRun)
         guard source.manifestData != nil else { throw ModelCastError.targetState("channel \(request.from) has nothing published (no \(sourcePlace)): there is nothing to promote") }
         guard let promoted = source.liveRecord else {
             throw ModelCastError.targetState("the live manifest of channel \(request.from) (\(sourcePlace)) matches no history record: modelcast cannot tell what it serves, so it promotes nothing")
@@ -66,7 +66,7 @@ extension Publisher {
         if let model = request.model, promoted.models[model] == nil {
             throw ModelCastError.usage("--model \(model): channel \(request.from)'s live release has no model \(model) (it has \(promoted.models.keys.sorted().joined(separator: ", ")))")
         }
-        let state = try await TargetState.load(from: storage, manifestKey: request.manifestKey)
+        let state = try await loadForWriting(manifestKey: request.manifestKey, dryRun: request.dryRun)
         let live = state.live
         if let rollout = live?.rollout, rollout.isInProgress(at: request.publishedAt) {
             throw RolloutRules.inProgress(rollout, live: live!, at: request.publishedAt, storage: storage, manifestKey: request.manifestKey)

@@ -56,7 +56,7 @@ extension Publisher {
         }
         let lock = try lockTarget(dryRun: request.dryRun)
         defer { withExtendedLifetime(lock) {} }
-        let state = try await TargetState.load(from: storage, manifestKey: request.manifestKey, reading: .all)
+        let state = try await loadForWriting(manifestKey: request.manifestKey, reading: .all, dryRun: request.dryRun)
         guard state.manifestData != nil else {
             throw ModelCastError.targetState("no manifest at \(storage.location)/\(request.manifestKey): prune needs the live manifest to know what must stay")
         }
@@ -97,7 +97,7 @@ extension Publisher {
             artifacts.append(key)
             sizes.append(size)
         }
-        let bytes = sizes.reduce(0, +)
+        var bytes = sizes.reduce(0, +)
         let records = dropped.map { TargetLayout.historyKey(manifestKey: request.manifestKey, sequence: $0.sequence) }
         let hosting = try HostingTarget(storage: storage, manifestKey: request.manifestKey, baseURL: baseURL, templatesDirectory: request.templatesDirectory)
         let uploads = try await staleUploads(olderThan: request.abortUploadsOlderThan)
@@ -114,12 +114,29 @@ extension Publisher {
             }
             let progress = artifacts.isEmpty ? nil : request.progress?("deleting \(artifacts.count) object\(artifacts.count == 1 ? "" : "s")", bytes)
             defer { progress?.finish() }
-            for (key, size) in zip(artifacts, sizes) {
+            // Where runs write at the same time, a publish may have found one of these
+            // objects and be about to name it again: `removeUnnamed` keeps any a record
+            // other than the dropped ones names by the time it removes them.
+            let sizeOf = Dictionary(zip(artifacts, sizes), uniquingKeysWith: { first, _ in first })
+            var known: [String: Set<String>] = [:]
+            for record in state.history {
+                known[TargetLayout.historyKey(manifestKey: request.manifestKey, sequence: record.sequence)] = record.referencedKeys
+            }
+            let outcome = try await removeUnnamed(artifacts, ignoringRecords: Set(records), known: known) { key in
+                progress?.advance(by: Int(sizeOf[key] ?? 0))
+            }
+            for kept in outcome.kept { log("warning: left \(kept.key) in place: \(kept.reason)") }
+            artifacts = outcome.removed
+            bytes = artifacts.reduce(0) { $0 + (sizeOf[$1] ?? 0) }
+            // Announcements a killed run left behind.
+            for key in try await storage.list(prefix: Removals.prefix) where Removals.isStale(key) {
                 try await storage.delete(key)
-                progress?.advance(by: Int(size))
             }
             // Records last: an interrupted prune still knows what it was removing.
             for key in records { try await storage.delete(key) }
+            for record in dropped {
+                try await storage.delete(TargetLayout.signatureRecordKey(manifestKey: request.manifestKey, sequence: record.sequence))
+            }
             for upload in uploads { try await storage.abortUpload(upload) }
             // Everything the live manifest names must still be there.
             for key in live.referencedKeys.sorted() where try await storage.head(key) == nil {

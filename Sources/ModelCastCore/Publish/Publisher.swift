@@ -97,7 +97,7 @@ public struct Publisher: Sendable {
 
         let lock = try lockTarget(dryRun: request.dryRun, create: true)
         defer { withExtendedLifetime(lock) {} }
-        let state = try await TargetState.load(from: storage, manifestKey: request.manifestKey)
+        let state = try await loadForWriting(manifestKey: request.manifestKey, dryRun: request.dryRun)
         let live = state.live
         try checkDroppedModels(request, live: live)
         let givenVersions = Self.adoptPublishedVersionTexts(&request, wentLive: state.wentLive)

@@ -33,7 +33,7 @@ extension Publisher {
     public func resign(_ request: ResignRequest) async throws -> PublishReport {
         let lock = try lockTarget(dryRun: request.dryRun)
         defer { withExtendedLifetime(lock) {} }
-        let state = try await TargetState.load(from: storage, manifestKey: request.manifestKey)
+        let state = try await loadForWriting(manifestKey: request.manifestKey, dryRun: request.dryRun)
         guard state.manifestData != nil else {
             throw ModelCastError.targetState("nothing is published at \(storage.location)/\(request.manifestKey): there is nothing to re-sign")
         }

@@ -68,7 +68,7 @@ extension Publisher {
 
         let lock = try lockTarget(dryRun: request.dryRun)
         defer { withExtendedLifetime(lock) {} }
-        let state = try await TargetState.load(from: storage, manifestKey: request.manifestKey)
+        let state = try await loadForWriting(manifestKey: request.manifestKey, dryRun: request.dryRun)
         guard let live = state.live else {
             throw ModelCastError.targetState("nothing is published at \(storage.location)/\(request.manifestKey): there is nothing to roll back")
         }

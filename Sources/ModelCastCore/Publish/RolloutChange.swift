@@ -92,7 +92,7 @@ extension Publisher {
     public func changeRollout(_ request: RolloutChangeRequest) async throws -> PublishReport {
         let lock = try lockTarget(dryRun: request.dryRun)
         defer { withExtendedLifetime(lock) {} }
-        let state = try await TargetState.load(from: storage, manifestKey: request.manifestKey)
+        let state = try await loadForWriting(manifestKey: request.manifestKey, dryRun: request.dryRun)
         let place = "\(storage.location)/\(request.manifestKey)"
         guard state.manifestData != nil else { throw ModelCastError.targetState("nothing is published at \(place): there is no rollout to change") }
         guard let live = state.liveRecord else {

@@ -272,6 +272,9 @@ public struct DirectoryStorage: Storage {
 
     public var hostingRoot: String? { root }
 
+    /// Every write runs under the directory's lock.
+    public var writersTakeTurns: Bool { true }
+
     /// The lock, taken after stale staging is cleared; nil when the directory is missing
     /// and `create` is false (commands on what is published leave a missing one missing).
     public func lockForWriting(create: Bool) throws -> (any StorageLock)? {

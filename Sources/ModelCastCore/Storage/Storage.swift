@@ -155,6 +155,11 @@ public protocol Storage: Sendable {
     /// Removes staging space left empty after a publish.
     func finishStaging()
 
+    /// True when `lockForWriting` gives one writer the target to itself (a directory).
+    /// False where runs write at the same time and conditional writes keep them apart
+    /// (an object store): removing an object then follows `Removals`.
+    var writersTakeTurns: Bool { get }
+
     /// True when a plain file can be uploaded from where it is (no staged copy): the
     /// store reads it while uploading and checks it did not change.
     var uploadsInPlace: Bool { get }
@@ -207,6 +212,7 @@ extension Storage {
     public func lockForWriting(create: Bool) throws -> (any StorageLock)? { nil }
     public func finishStaging() {}
     public var uploadsInPlace: Bool { false }
+    public var writersTakeTurns: Bool { false }
     public func uploadPartSize(forObjectOf size: Int64) -> Int64? { nil }
     public var hostingRoot: String? { nil }
     public func abandonedUploads(startedBefore date: Date) async throws -> [PendingUpload] { [] }

@@ -45,6 +45,13 @@ public enum TargetLayout {
         historyPrefix(manifestKey: manifestKey) + String(format: "%08lld", sequence) + ".json"
     }
 
+    /// Where a signed release keeps its detached signature beside its history record
+    /// (`manifests/00000007.json.minisig`), so the signature of whatever manifest is live
+    /// can be put back (`SignaturePair`). Immutable, like the record.
+    static func signatureRecordKey(manifestKey: String, sequence: Int64) -> String {
+        historyKey(manifestKey: manifestKey, sequence: sequence) + ".minisig"
+    }
+
     /// The live manifest bytes a record renders to (its own profile).
     static func rendering(of record: Release) -> Data? {
         guard let profile = ManifestProfile(rawValue: record.profile), let value = try? profile.render(record) else { return nil }
