@@ -22,6 +22,9 @@ makes a rule match only requests carrying a header whose name starts with it
                  received for this API call." naming the matched header, as
                  Backblaze B2 answers S3 checksum headers (every matching
                  request: "times" and "skip" do not apply)
+  block          read the request and never forward nor answer it (the test
+                 kills the client meanwhile: a write that never happened)
+"methods" (a list) may stand for "method": the rule matches any of them.
 "times" (default 1) is how many matching requests the rule applies to, after
 "skip" (default 0) matching requests were let through untouched. Every
 request is appended to RULES_FILE + ".log" as "METHOD PATH -> outcome".
@@ -61,7 +64,8 @@ def matching_rule(method, path, headers):
         for index, rule in enumerate(rules):
             key = json.dumps(rule, sort_keys=True) + str(index)
             header = carried_header(rule, headers)
-            if rule.get("method", method) == method and rule.get("contains", "") in path and header is not None:
+            methods = rule.get("methods") or [rule.get("method", method)]
+            if method in methods and rule.get("contains", "") in path and header is not None:
                 if rule["action"] == "unsupported-header":
                     return "unsupported-header:" + header
                 seen = USED.get(key, 0)
@@ -106,6 +110,19 @@ class Proxy(BaseHTTPRequestHandler):
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
+            return
+        if action == "block":
+            self.connection.settimeout(1)
+            deadline = time.time() + 600
+            while time.time() < deadline:
+                try:
+                    if self.connection.recv(1, socket.MSG_PEEK) == b"":
+                        break
+                except socket.timeout:
+                    continue
+                except OSError:
+                    break
+            self.close_connection = True
             return
         if action == "reset":
             self.abort()

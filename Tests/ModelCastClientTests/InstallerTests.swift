@@ -58,6 +58,75 @@ final class InstallerTests: XCTestCase {
         XCTAssertEqual(try String(contentsOf: destination.appendingPathComponent("M.mlpackage/Data/w.bin"), encoding: .utf8), "weights")
     }
 
+    /// Issue 24, item 4, the client's side: bytes the checked entry list does not show.
+    /// (a) an Info-ZIP Unicode Path extra field (0x7075) giving an entry a second name,
+    /// which unzip and bsdtar use; (b) a local entry the central directory does not list
+    /// (first, or between two), which a streaming extractor writes; (c) bytes between
+    /// entries. Each is refused before anything is written, naming what it found.
+    func testZipBytesTheEntryListDoesNotShowAreRefused() throws {
+        let scratch = try Scratch()
+        let installer = Installer(directory: URL(fileURLWithPath: scratch.at("models")))
+        let script = #"""
+            import io, struct, sys, zipfile, zlib
+            path, mode = sys.argv[1], sys.argv[2]
+            buffer = io.BytesIO()
+            with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as z:
+                if mode.startswith("unicode:"):
+                    name, hidden = "M.mlpackage/ok", mode.split(":", 1)[1].encode()
+                    info = zipfile.ZipInfo(name)
+                    info.extra = struct.pack("<HHBI", 0x7075, 5 + len(hidden), 1, zlib.crc32(name.encode())) + hidden
+                    z.writestr(info, b"payload")
+                else:
+                    for name in ["M.mlpackage/a", "M.mlpackage/hidden", "M.mlpackage/b"]:
+                        z.writestr(name, b"payload of " + name.encode())
+            data = bytearray(buffer.getvalue())
+            end = len(data) - 22
+            count, size, start = struct.unpack_from("<HII", data, end + 10)
+            headers, at = [], start
+            while at < end:
+                n, e, c = struct.unpack_from("<HHH", data, at + 28)
+                headers.append((at, 46 + n + e + c))
+                at += 46 + n + e + c
+            if mode.startswith("hidden-"):
+                at, length = headers[0 if mode == "hidden-first" else 1]
+                del data[at:at + length]
+                end -= length
+                struct.pack_into("<HHI", data, end + 8, count - 1, count - 1, size - length)
+            elif mode == "gap":
+                second = struct.unpack_from("<I", data, headers[1][0] + 42)[0]
+                data[second:second] = b"\0" * 100
+                start += 100
+                for at, _ in headers[1:]:
+                    struct.pack_into("<I", data, at + 100 + 42, struct.unpack_from("<I", data, at + 100 + 42)[0] + 100)
+                struct.pack_into("<I", data, end + 100 + 16, start)
+            open(path, "wb").write(data)
+            """#
+        let cases: [(mode: String, reason: String)] = [
+            ("unicode:../../evil", "an Info-ZIP Unicode Path extra field (0x7075)"),
+            ("unicode:/tmp/evil", "an Info-ZIP Unicode Path extra field (0x7075)"),
+            ("unicode:M.mlpackage/ok", "an Info-ZIP Unicode Path extra field (0x7075)"),
+            ("hidden-first", "that no listed entry accounts for"),
+            ("hidden-between", "that no listed entry accounts for"),
+            ("gap", "that no listed entry accounts for"),
+        ]
+        for (index, item) in cases.enumerated() {
+            let zip = scratch.at("z\(index).zip")
+            let made = try runProcess("/usr/bin/env", ["python3", "-c", script, zip, item.mode])
+            XCTAssertEqual(made.status, 0, made.stderr)
+            // Python's own reader still opens it: the bytes are a zip, only not an honest one.
+            XCTAssertEqual(try runProcess("/usr/bin/env", ["python3", "-c", "import sys, zipfile; zipfile.ZipFile(sys.argv[1]).namelist()", zip]).status, 0, item.mode)
+            let destination = URL(fileURLWithPath: scratch.at("out\(index)/a/b/inside"))
+            try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
+            XCTAssertThrowsError(try installer.unpack(URL(fileURLWithPath: zip), into: destination, expectedRoot: try PathSegment("M.mlpackage"), model: "M", file: "M.mlpackage.zip"), item.mode) { error in
+                guard case ClientError.unsafeArchive(let model, let file, let reason) = error else { return XCTFail("\(item.mode): \(error)") }
+                XCTAssertEqual([model, file], ["M", "M.mlpackage.zip"], item.mode)
+                XCTAssertTrue(reason.contains(item.reason), "\(item.mode): \(reason)")
+            }
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: destination.path), [], "\(item.mode): nothing written")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: scratch.at("out\(index)/a/evil")), item.mode)
+        }
+    }
+
     /// A zip whose headers declare 1,000 bytes for an entry that inflates to 300 MB (about
     /// 300 KB on the wire) is refused as soon as the entry passes its declared size: the
     /// bytes actually written are counted, not the headers believed.

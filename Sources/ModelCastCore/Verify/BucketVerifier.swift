@@ -59,7 +59,11 @@ public struct BucketVerifier: Sendable {
             signatures.allowLegacy = allowLegacySignature
             var comment: TrustedComment?
             if signatures.isEnabled {
+                let failuresBefore = log.failures
                 comment = signatures.run(manifest: data, detached: state.signatureData.map { .found($0) } ?? .absent, manifestName: signedFileName(ofManifestKey: manifestKey), source: source, log: log)
+                if log.failures != failuresBefore, let repair = SignaturePair.repair(for: state, manifestKey: manifestKey) {
+                    log.add(.fail, .manifestTrust, source, SignaturePair.describe(repair, location: storage.location, manifestKey: manifestKey))
+                }
             }
             let facts = try ManifestFacts.read(data, source: source)
             profile = facts.profile.rawValue

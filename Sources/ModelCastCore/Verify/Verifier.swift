@@ -346,7 +346,14 @@ public struct Verifier: Sendable {
         }
         let comment = signatures.run(manifest: data, detached: detached, manifestName: signedFileName(ofManifestKey: targetKey(ofManifestURL: url)), source: url, log: log)
         guard log.failures == failuresBefore else {
-            log.add(.fail, .manifestTrust, url, "the signature check failed: nothing this manifest names is fetched")
+            var reason = "the signature check failed: nothing this manifest names is fetched"
+            // A target's own pair left mismatched by a stopped run heals: say how.
+            if let storage = options.historyStorage,
+               let state = try? await TargetState.load(from: storage, manifestKey: options.historyManifestKey),
+               let repair = SignaturePair.repair(for: state, manifestKey: options.historyManifestKey) {
+                reason += ". " + SignaturePair.describe(repair, location: storage.location, manifestKey: options.historyManifestKey)
+            }
+            log.add(.fail, .manifestTrust, url, reason)
             return .untrusted
         }
         return .trusted(comment)

@@ -198,12 +198,34 @@ struct Installer: Sendable {
         return folder.contains(".") ? try? PathSegment(folder) : nil
     }
 
-    /// Unpacks a zip into `destination` after checking every entry: a relative path under
+    /// Refuses a zip with bytes its entry list does not show (`ZipLayout`): a hidden local
+    /// entry, a gap, a second name in an extra field.
+    func checkLayout(_ zip: URL, model: String, file: String) throws {
+        let handle: FileHandle
+        do { handle = try FileHandle(forReadingFrom: zip) } catch {
+            throw ClientError.unsafeArchive(model: model, file: file, reason: "not a readable zip (\(readableReason(error)))")
+        }
+        defer { try? handle.close() }
+        do {
+            let size = Int64(try handle.seekToEnd())
+            try ZipLayout.check(size: size) { offset, count in
+                try handle.seek(toOffset: UInt64(offset))
+                return [UInt8](try handle.read(upToCount: count) ?? Data())
+            }
+        } catch let problem as ZipLayout.Problem {
+            throw ClientError.unsafeArchive(model: model, file: file, reason: problem.description)
+        } catch {
+            throw ClientError.unsafeArchive(model: model, file: file, reason: "not a readable zip (\(readableReason(error)))")
+        }
+    }
+
+    /// Unpacks a zip into `destination` after checking every entry (and its layout): a relative path under
     /// `expectedRoot/` with no `..`, `.` or empty segment, a regular file or directory
     /// (no links), at most `maxZipEntries` entries. While unpacking, the bytes actually
     /// written are counted: an entry may not inflate past the size its header declares,
     /// and the whole not past `maxZipBytes` or the free space; every CRC is checked.
     func unpack(_ zip: URL, into destination: URL, expectedRoot: PathSegment, model: String, file: String) throws {
+        try checkLayout(zip, model: model, file: file)
         let archive: Archive
         do { archive = try Archive(url: zip, accessMode: .read) } catch {
             throw ClientError.unsafeArchive(model: model, file: file, reason: "not a readable zip (\(error))")

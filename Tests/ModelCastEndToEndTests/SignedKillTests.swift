@@ -1,0 +1,200 @@
+import Foundation
+import XCTest
+import ModelCastTestSupport
+
+/// Issue 24, item 2: a signed publish, rollback, resign and promote killed (SIGKILL) just
+/// before each of its writes, on a directory (an LD_PRELOAD library kills the process
+/// before its Nth rename, link or unlink inside the target) and on moto (the fault proxy
+/// holds the Nth PUT, POST or DELETE while the test kills the process, so the write never
+/// lands). After every kill, `verify` either passes or names the mismatch and how it
+/// heals; the next command (here a prune that removes nothing) puts the live pair right
+/// before anything else, and stock `minisign` and `verify` accept the live manifest.
+final class SignedKillTests: XCTestCase {
+    struct Keys {
+        let publicKey: String, secretKey: String, base64: String
+    }
+
+    func keygen(_ scratch: Scratch) throws -> Keys {
+        let result = try modelcast(["keygen", "--unencrypted", "--public-key", scratch.at("k.pub"), "--secret-key", scratch.at("k.key")])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let lines = try String(contentsOfFile: scratch.at("k.pub"), encoding: .utf8).split(separator: "\n")
+        return Keys(publicKey: scratch.at("k.pub"), secretKey: scratch.at("k.key"), base64: String(lines[1]))
+    }
+
+    /// The operations under test, for a target and its base URL.
+    func operations(_ target: String, keys: Keys, work: Scratch) throws -> [(name: String, arguments: [String])] {
+        let file = try work.write("in/4.bin", patternBytes(3000, seed: 44))
+        return [
+            ("publish", ["publish", "m=" + file, "--version", "4.0.0", "--base-url", "https://cdn.example.com/k", "--to", target, "--sign", keys.secretKey]),
+            ("rollback", ["rollback", target, "--version", "1.0.0", "--sign", keys.secretKey]),
+            ("resign", ["resign", target, "--sign", keys.secretKey]),
+            ("promote", ["promote", target, "--from", "beta", "--to", "stable", "--sign", keys.secretKey]),
+        ]
+    }
+
+    /// Signed 1.0.0 and 2.0.0 on stable, 3.0.0 on beta.
+    func publishBaseline(_ target: String, keys: Keys, work: Scratch, environment: [String: String]?) throws {
+        for (version, channel) in [("1.0.0", "stable"), ("2.0.0", "stable"), ("3.0.0", "beta")] {
+            let file = try work.write("in/\(version).bin", patternBytes(3000, seed: UInt32(version.first!.asciiValue!)))
+            let result = try modelcast(["publish", "m=" + file, "--version", version, "--base-url", "https://cdn.example.com/k", "--to", target,
+                                        "--sign", keys.secretKey, "--channel", channel], environment: environment)
+            XCTAssertEqual(result.status, 0, result.stderr)
+        }
+    }
+
+    /// Runs modelcast in the background with `environment`, returning the process.
+    func start(_ arguments: [String], environment: [String: String], logs: String) throws -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: modelcastBinary)
+        process.arguments = arguments
+        process.environment = environment
+        process.standardInput = FileHandle.nullDevice
+        _ = FileManager.default.createFile(atPath: logs, contents: nil)
+        process.standardOutput = FileHandle(forWritingAtPath: logs)
+        process.standardError = FileHandle(forWritingAtPath: logs)
+        try process.run()
+        return process
+    }
+
+    func waitForExit(_ process: Process, timeout: TimeInterval = 120) {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+    }
+
+    /// After a kill: `verify` passes or explains; the next command repairs; minisign and verify accept the pair.
+    func checkAfterKill(_ label: String, target: String, keys: Keys, environment: [String: String]?, livePair: () throws -> (manifest: String, signature: String)) throws {
+        let before = try modelcast(["verify", target, "--public-key", keys.publicKey], environment: environment)
+        if before.status != 0 {
+            let said = before.stdout + before.stderr
+            XCTAssertTrue(said.contains("puts the live manifest's signature back") || said.contains("removes it") || !said.contains("signature"),
+                          "\(label): verify names a mismatched pair and how it heals:\n\(said)")
+        }
+        let next = try modelcast(["prune", target, "--keep", "100"], environment: environment)
+        XCTAssertEqual(next.status, 0, "\(label): the next command runs:\n\(next.stderr)")
+        let pair = try livePair()
+        let stock = try runProcess("/usr/bin/env", ["minisign", "-Vm", pair.manifest, "-x", pair.signature, "-P", keys.base64])
+        XCTAssertEqual(stock.status, 0, "\(label): after the next command, minisign accepts the live pair:\n\(stock.stderr)\n\(next.stderr)")
+        let after = try modelcast(["verify", target, "--public-key", keys.publicKey], environment: environment)
+        XCTAssertEqual(after.status, 0, "\(label): verify after the next command:\n\(after.stdout)\(after.stderr)")
+    }
+
+    func testAKillBeforeEveryWriteOfASignedCommandOnADirectory() throws {
+        let work = try Scratch()
+        let library = work.at("killat.so")
+        let built = try runProcess("/usr/bin/env", ["cc", "-shared", "-fPIC", "-O1", "-o", library, repositoryRoot + "/Tests/Fixtures/killat.c", "-ldl"])
+        XCTAssertEqual(built.status, 0, built.stderr)
+        let keys = try keygen(work)
+        let base = work.at("base")
+        try publishBaseline(base, keys: keys, work: work, environment: nil)
+        var writes: [String: Int] = [:]
+        for (index, operation) in try operations("TARGET", keys: keys, work: work).enumerated() {
+            for n in 1...40 {
+                let target = work.at("t\(index)-\(n)")
+                XCTAssertEqual(try runProcess("/bin/cp", ["-a", base, target]).status, 0)
+                var environment = ProcessInfo.processInfo.environment
+                environment["LD_PRELOAD"] = library
+                environment["KILLAT_ROOT"] = target
+                environment["KILLAT_N"] = String(n)
+                let process = try start(operation.arguments.map { $0 == "TARGET" ? target : $0 },
+                                        environment: environment, logs: work.at("t\(index)-\(n).log"))
+                waitForExit(process)
+                let label = "\(operation.name), killed before write \(n)"
+                if process.terminationReason == .exit {
+                    XCTAssertEqual(process.terminationStatus, 0, "\(operation.name) ran to the end: " + ((try? String(contentsOfFile: work.at("t\(index)-\(n).log"), encoding: .utf8)) ?? ""))
+                    writes[operation.name] = n - 1
+                    try checkAfterKill("\(operation.name), not killed", target: target, keys: keys, environment: nil) {
+                        (target + "/manifest.json", target + "/manifest.json.minisig")
+                    }
+                    break
+                }
+                XCTAssertEqual(process.terminationStatus, SIGKILL, label)
+                try checkAfterKill(label, target: target, keys: keys, environment: nil) {
+                    (target + "/manifest.json", target + "/manifest.json.minisig")
+                }
+                try? FileManager.default.removeItem(atPath: target)
+            }
+        }
+        print("writes before completion (directory): \(writes)")
+        for name in ["publish", "rollback", "resign", "promote"] {
+            XCTAssertGreaterThanOrEqual(writes[name] ?? 0, 4, "\(name) was killed at each of its writes: \(writes)")
+        }
+    }
+
+    /// Copies the objects named (under a prefix) to another prefix, headers and SHA-256
+    /// checksum kept (boto3, which moto brings; the keys come from the test's listing).
+    static let copyPrefix = """
+        import boto3, os, sys
+        bucket, source, destination = sys.argv[1:4]
+        s3 = boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL"])
+        for key in sys.argv[4:]:
+                s3.copy_object(Bucket=bucket, Key=destination + key[len(source):], CopySource={"Bucket": bucket, "Key": key},
+                           MetadataDirective="COPY", ChecksumAlgorithm="SHA256")
+        """
+
+    /// Downloads objects to files: `BUCKET KEY FILE [KEY FILE]…`.
+    static let download = """
+        import boto3, os, sys
+        s3 = boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL"])
+        for key, path in zip(sys.argv[2::2], sys.argv[3::2]):
+            s3.download_file(sys.argv[1], key, path)
+        """
+
+    func testAKillBeforeEveryWriteOfASignedCommandOnS3() throws {
+        let moto = try MotoS3()
+        let work = try Scratch()
+        let keys = try keygen(work)
+        let rules = work.at("rules.json")
+        let (proxy, endpoint) = try moto.startFaultProxy(rules: rules, json: "[]")
+        defer { withExtendedLifetime(proxy) {} }
+        try publishBaseline("s3://\(moto.bucket)/base", keys: keys, work: work, environment: moto.environment)
+        let baseKeys = try moto.listing().keys.filter { $0.hasPrefix("base/") }.sorted()
+        var writes: [String: Int] = [:]
+        var round = 0
+        for (index, operation) in try operations("TARGET", keys: keys, work: work).enumerated() {
+            for n in 1...40 {
+                round += 1
+                let prefix = "t\(index)-\(n)"
+                let target = "s3://\(moto.bucket)/\(prefix)"
+                let copied = try runProcess("/usr/bin/env", ["python3", "-c", Self.copyPrefix, moto.bucket, "base/", prefix + "/"] + baseKeys, environment: moto.environment)
+                XCTAssertEqual(copied.status, 0, copied.stderr)
+                // Fresh rules: the Nth write is held, and the process killed while it waits.
+                try #"[{"methods": ["PUT", "POST", "DELETE"], "contains": "/\#(prefix)/", "skip": \#(n - 1), "action": "block", "times": 1}]"#
+                    .write(toFile: rules, atomically: true, encoding: .utf8)
+                var environment = moto.environment
+                environment["AWS_ENDPOINT_URL"] = endpoint
+                let process = try start(operation.arguments.map { $0 == "TARGET" ? target : $0 }, environment: environment, logs: work.at(prefix + ".log"))
+                let deadline = Date().addingTimeInterval(120)
+                var blocked = false
+                while process.isRunning && Date() < deadline {
+                    let log = (try? String(contentsOfFile: rules + ".log", encoding: .utf8)) ?? ""
+                    if log.contains("/\(prefix)/") && log.split(separator: "\n").contains(where: { $0.contains("/\(prefix)/") && $0.hasSuffix("-> block") }) {
+                        blocked = true
+                        break
+                    }
+                    usleep(10_000)
+                }
+                if blocked { kill(process.processIdentifier, SIGKILL) }
+                waitForExit(process)
+                let pair = { () throws -> (manifest: String, signature: String) in
+                    let manifest = work.at("\(prefix)-manifest.json"), signature = work.at("\(prefix)-manifest.json.minisig")
+                    let fetched = try runProcess("/usr/bin/env", ["python3", "-c", Self.download, moto.bucket,
+                                                                  prefix + "/manifest.json", manifest, prefix + "/manifest.json.minisig", signature], environment: moto.environment)
+                    XCTAssertEqual(fetched.status, 0, fetched.stderr)
+                    return (manifest, signature)
+                }
+                if !blocked {
+                    XCTAssertEqual(process.terminationStatus, 0, "\(operation.name) ran to the end: " + ((try? String(contentsOfFile: work.at(prefix + ".log"), encoding: .utf8)) ?? ""))
+                    writes[operation.name] = n - 1
+                    try checkAfterKill("\(operation.name) on S3, not killed", target: target, keys: keys, environment: moto.environment, livePair: pair)
+                    break
+                }
+                try checkAfterKill("\(operation.name) on S3, killed before write \(n)", target: target, keys: keys, environment: moto.environment, livePair: pair)
+            }
+        }
+        print("writes before completion (S3): \(writes)")
+        for name in ["publish", "rollback", "resign", "promote"] {
+            XCTAssertGreaterThanOrEqual(writes[name] ?? 0, 4, "\(name) was killed at each of its writes: \(writes)")
+        }
+    }
+}
