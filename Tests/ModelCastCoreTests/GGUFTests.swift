@@ -191,6 +191,24 @@ final class GGUFOverflowTests: XCTestCase {
         try assertInvalid(b, contains: ["tensor token_embd.weight", "offset 18446744073709551584", "overflows"])
     }
 
+    /// Found by the issue 24 campaign (gguf-py refused it: "array is too big"): a zero
+    /// extent made every later extent pass, so a shape of [0, 2^62, 8] was accepted. Each
+    /// extent is a non-negative int64 (ggml's `ne`), and the extents other than zero must
+    /// multiply to less than 2^63, so every reader can represent the shape.
+    func testAZeroExtentDoesNotHideAnOverflowingShape() throws {
+        var b = GGUFBuilder()
+        b.addString("general.architecture", "llama")
+        b.tensors = [("empty", [0, 1 << 62, 8], 0, 0)]
+        b.dataBytes = 32
+        try assertInvalid(b, contains: ["tensor empty", "shape overflows"])
+        b.tensors = [("negative", [0, UInt64(1) << 63], 0, 0)]
+        try assertInvalid(b, contains: ["tensor negative", "shape overflows"])
+        // An empty tensor with a representable shape is valid.
+        b.tensors = [("empty", [0, 4096, 8], 0, 0)]
+        let scratch = try Scratch()
+        XCTAssertNoThrow(try GGUFReader.read(path: try scratch.write("empty.gguf", b.build())), "a [0, 4096, 8] tensor is valid")
+    }
+
     /// Elements × bytes per element: 2^61 F64 elements fit the shape check but not a 64-bit byte count.
     func testTensorByteSizeOverflowIsRefusedNamingTheTensor() throws {
         var b = GGUFBuilder()

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import ModelCastCore
+import ModelCastFormat
 import ModelCastTestSupport
 
 /// Deterministic mutation fuzzing of the two readers that parse untrusted bytes
@@ -13,11 +14,21 @@ import ModelCastTestSupport
 /// be replayed and turned into a named regression test.
 ///
 /// `MODELCAST_FUZZ_SCALE=N` runs N times as many cases and `MODELCAST_FUZZ_SEED=S`
-/// shifts every generator's seed, for a longer campaign outside the suite.
+/// shifts every generator's seed, for a longer campaign outside the suite;
+/// `MODELCAST_FUZZ_KEEP=DIR` saves every mutant modelcast accepts there (named by its
+/// SHA-256), for independent readers to judge (`bench/fuzz-campaign`).
 final class MutationFuzzTests: XCTestCase {
     static let scale = max(1, Int(ProcessInfo.processInfo.environment["MODELCAST_FUZZ_SCALE"] ?? "") ?? 1)
     static let seedShift = UInt64(ProcessInfo.processInfo.environment["MODELCAST_FUZZ_SEED"] ?? "") ?? 0
     static let corpus = repositoryRoot + "/Tests/Fixtures/fuzz"
+    static let keep = ProcessInfo.processInfo.environment["MODELCAST_FUZZ_KEEP"].flatMap { $0.isEmpty ? nil : $0 }
+
+    /// Saves an accepted mutant for the campaign's independent readers.
+    static func keepAccepted(_ bytes: [UInt8], suffix: String) throws {
+        guard let keep else { return }
+        try FileManager.default.createDirectory(atPath: keep, withIntermediateDirectories: true)
+        try Data(bytes).write(to: URL(fileURLWithPath: keep + "/" + (try SHA256Hasher.digest(Data(bytes))).hex + suffix))
+    }
     /// Mutations land in the first 4 KiB (the seeds are smaller, so anywhere in them).
     static let window = 4096
     /// Longest a single case may take in a debug build before it counts as a hang.
@@ -112,6 +123,7 @@ final class MutationFuzzTests: XCTestCase {
             do {
                 _ = try ModelInspector.describe(path)
                 tally.passed += 1
+                try Self.keepAccepted(bytes, suffix: ".gguf")
             } catch let error as ModelCastError {
                 tally.refused += 1
                 guard case .invalidModel(let named, let format, let reason) = error else {
@@ -135,10 +147,12 @@ final class MutationFuzzTests: XCTestCase {
         let start = Date()
         let model = try fuzzGGUF("tiny-llm.gguf", cases: 500, seed: 0x6767_7566_0001)
         let projector = try fuzzGGUF("tiny-llm-mmproj.gguf", cases: 300, seed: 0x6767_7566_0002)
-        print("GGUF fuzz: tiny-llm.gguf \(model); tiny-llm-mmproj.gguf \(projector); \(String(format: "%.1f", Date().timeIntervalSince(start))) s")
+        // gguf-py's writer (llama.cpp's): every metadata type, arrays of strings, F32/F16/Q8_0/Q4_0 tensors.
+        let types = try fuzzGGUF("gguf-py-types.gguf", cases: 300, seed: 0x6767_7566_0003)
+        print("GGUF fuzz: tiny-llm.gguf \(model); tiny-llm-mmproj.gguf \(projector); gguf-py-types.gguf \(types); \(String(format: "%.1f", Date().timeIntervalSince(start))) s")
         // The mutations must reach past the magic: most are refused, some still parse.
-        XCTAssertGreaterThan(model.refused + projector.refused, 400 * Self.scale)
-        XCTAssertGreaterThan(model.passed + projector.passed, 20 * Self.scale)
+        XCTAssertGreaterThan(model.refused + projector.refused + types.refused, 550 * Self.scale)
+        XCTAssertGreaterThan(model.passed + projector.passed + types.passed, 20 * Self.scale)
     }
 
     // MARK: - Zip
@@ -161,15 +175,34 @@ final class MutationFuzzTests: XCTestCase {
         let original = try seed(name)
         let clean = try await ZipInspector.inspect(MemoryBytes(bytes: original))
         XCTAssertEqual(clean.problems, [], "the seed itself must be clean")
+        XCTAssertNoThrow(try ZipLayout.check(size: Int64(original.count)) { offset, count in
+            Array(original[Int(offset)..<min(original.count, Int(offset) + count)])
+        }, "the client's layout check passes the seed")
         var rng = SplitMix64(seed: rngSeed &+ Self.seedShift)
         var tally = Tally()
         for index in 0..<(cases * Self.scale) {
             let (bytes, steps) = Self.mutate(original, rng: &rng)
             let context = "\(name) case \(index): \(steps.joined(separator: ", "))"
             let start = Date()
+            // The devices' layout check (ModelCastFormat) reads every mutant too: it must not
+            // trap, and it must never refuse what verify finds clean (devices would refuse a
+            // release verify passed).
+            var layoutProblem: String?
+            do {
+                try ZipLayout.check(size: Int64(bytes.count)) { offset, count in
+                    let start = Int(min(offset, Int64(bytes.count)))
+                    return Array(bytes[start..<(start + min(count, bytes.count - start))])
+                }
+            } catch {
+                layoutProblem = "\(error)"
+            }
             do {
                 let inspection = try await ZipInspector.inspect(MemoryBytes(bytes: bytes))
                 if inspection.problems.isEmpty { tally.passed += 1 } else { tally.withProblems += 1 }
+                if inspection.problems.isEmpty {
+                    XCTAssertNil(layoutProblem, "\(context): verify finds it clean, the client's layout check refuses it")
+                    try Self.keepAccepted(bytes, suffix: ".zip")
+                }
                 XCTAssertGreaterThanOrEqual(inspection.totalUncompressedSize, 0, context)
             } catch let error as ModelCastError {
                 tally.refused += 1
@@ -193,7 +226,7 @@ final class MutationFuzzTests: XCTestCase {
         let start = Date()
         var lines: [String] = []
         var total = Tally()
-        for (name, cases, seed) in [("packed-store.zip", 1000, UInt64(0x7A69_7001)), ("packed-deflate.zip", 500, 0x7A69_7002), ("python-zip64.zip", 500, 0x7A69_7003)] {
+        for (name, cases, seed) in [("packed-store.zip", 1000, UInt64(0x7A69_7001)), ("packed-deflate.zip", 500, 0x7A69_7002), ("python-zip64.zip", 500, 0x7A69_7003), ("infozip-extra.zip", 500, 0x7A69_7004)] {
             let tally = try await fuzzZip(name, cases: cases, seed: seed)
             lines.append("\(name) \(tally)")
             total.passed += tally.passed

@@ -754,6 +754,20 @@ final class ZipInspectorTests: XCTestCase {
         }
     }
 
+    /// Found by the issue 24 campaign: a central header whose "version needed to
+    /// extract" is above 6.3 (the newest APPNOTE defines) passed verify, while Python's
+    /// zipfile refuses to read the entry ("zip file version 10.4").
+    func testAnEntryNeedingAnUndefinedZipVersionIsRefused() async throws {
+        let scratch = try Scratch()
+        let zip = try craft(#"zf.writestr("M/a", b"payload")"#, in: scratch, name: "version.zip")
+        var bytes = try contents(zip)
+        let header = centralHeaders(bytes)[0]
+        put(104, width: 1, into: &bytes, at: header.at + 6)
+        try save(bytes, to: zip)
+        let inspection = try await inspect(zip)
+        XCTAssertTrue(inspection.problems.contains { $0.contains("needs zip version 10.4 to extract") }, "\(inspection.problems)")
+    }
+
     /// A local entry the central directory does not list (before the first listed one, or
     /// between two) leaves bytes no entry accounts for: refused, though a streaming
     /// extractor would write it. Data descriptors between entries are accounted for.

@@ -146,15 +146,26 @@ public enum GGUFReader {
                 guard dimensions >= 1, dimensions <= maxDimensions else {
                     throw fail("tensor \(name) has \(dimensions) dimensions (1...\(maxDimensions) allowed)")
                 }
+                // Each extent is ggml's non-negative int64 `ne`; the extents other than zero
+                // multiply to less than 2^63 (a zero extent must not hide an overflowing
+                // shape: every reader has to represent it), and the element count is their
+                // product with the zeros.
                 var elements: UInt64 = 1
+                var nonzero: UInt64 = 1
                 var first: UInt64 = 0
                 for axis in 0..<dimensions {
                     let extent = try reader.u64("shape of \(name)", path: path)
                     if axis == 0 { first = extent }
-                    elements = try product(elements, extent, "tensor \(name) shape overflows: dimension \(axis) of \(extent) makes the element count exceed 2^64")
-                    guard elements < UInt64(Int64.max) else {
-                        throw fail("tensor \(name) shape overflows: \(elements) elements (dimension \(axis) of \(extent)) exceed 2^63")
+                    guard extent < UInt64(Int64.max) else {
+                        throw fail("tensor \(name) shape overflows: dimension \(axis) of \(extent) exceeds 2^63")
                     }
+                    if extent != 0 {
+                        nonzero = try product(nonzero, extent, "tensor \(name) shape overflows: dimension \(axis) of \(extent) makes the element count exceed 2^64")
+                        guard nonzero < UInt64(Int64.max) else {
+                            throw fail("tensor \(name) shape overflows: \(nonzero) elements (dimension \(axis) of \(extent)) exceed 2^63")
+                        }
+                    }
+                    elements = extent == 0 ? 0 : elements * extent
                 }
                 let type = try reader.u32("type of \(name)", path: path)
                 let offset = try reader.u64("offset of \(name)", path: path)

@@ -448,6 +448,10 @@ public enum ZipInspector {
         case 0o120000: report("symbolic link (mode \(octal(mode)))")
         default: report("not a regular file or directory (\(fileTypeName(fileType)), mode \(octal(mode)))")
         }
+        // The low byte of "version needed to extract" is the APPNOTE version ×10: above 6.3
+        // no specification defines it, and readers (Python's zipfile) refuse the entry.
+        let needed = directory.u16(position + 6) & 0xFF
+        if needed > 63 { report("needs zip version \(needed / 10).\(needed % 10) to extract (above 6.3, the newest the zip specification defines; readers refuse it)") }
         if disk != 0 { report("starts on disk \(disk) (multi-disk archive)") }
         if flags & 1 != 0 { report("encrypted (general purpose flag bit 0)") }
         if method != 0 && method != 8 { report("compression method \(method) (\(methodName(method))) is neither store (0) nor deflate (8)") }

@@ -75,10 +75,13 @@ public enum ZipLayout {
         let recordStart = size - Int64(tailLength) + Int64(end)
         var record = EndRecord(entryCount: Int64(u16(tail, end + 10)), directoryStart: Int64(u32(tail, end + 16)), directorySize: Int64(u32(tail, end + 12)))
         var directoryEnd = recordStart
-        if record.entryCount == 0xFFFF || record.directoryStart == 0xFFFF_FFFF || record.directorySize == 0xFFFF_FFFF {
-            guard recordStart >= 20 else { throw Problem(description: "a zip64 archive without its locator") }
-            let locator = try exactly(read, recordStart - 20, 20, "the zip64 locator")
-            guard u32(locator, 0) == 0x0706_4b50 else { throw Problem(description: "a zip64 archive without its locator") }
+        let overflowed = record.entryCount == 0xFFFF || record.directoryStart == 0xFFFF_FFFF || record.directorySize == 0xFFFF_FFFF
+        // A zip64 end record may be written even where the plain fields hold the values
+        // (Python's zipfile does): its locator, right before the end record, says so.
+        let locator = recordStart >= 20 ? try exactly(read, recordStart - 20, 20, "the zip64 locator") : []
+        let hasLocator = locator.count == 20 && u32(locator, 0) == 0x0706_4b50
+        if overflowed && !hasLocator { throw Problem(description: "a zip64 archive without its locator") }
+        if hasLocator {
             let zip64Start = Int64(bitPattern: u64(locator, 8))
             guard zip64Start >= 0, zip64Start <= recordStart - 76 else { throw Problem(description: "the zip64 end record at \(zip64Start) is outside the file") }
             let zip64 = try exactly(read, zip64Start, 56, "the zip64 end record")
