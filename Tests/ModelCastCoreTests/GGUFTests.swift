@@ -203,6 +203,10 @@ final class GGUFOverflowTests: XCTestCase {
         try assertInvalid(b, contains: ["tensor empty", "shape overflows"])
         b.tensors = [("negative", [0, UInt64(1) << 63], 0, 0)]
         try assertInvalid(b, contains: ["tensor negative", "shape overflows"])
+        // Found in the campaign's second run: [9151314442816847904, 0] F32 (gguf-py: "array
+        // is too big"): the shape's bytes, zero extents counted as one, exceed 2^63.
+        b.tensors = [("wide", [9_151_314_442_816_847_904, 0], 0, 0)]
+        try assertInvalid(b, contains: ["tensor wide", "overflows"])
         // An empty tensor with a representable shape is valid.
         b.tensors = [("empty", [0, 4096, 8], 0, 0)]
         let scratch = try Scratch()

@@ -174,6 +174,13 @@ public enum GGUFReader {
                 guard let info = GGUFTables.tensorTypes[type] else {
                     throw fail("tensor \(name) has type \(type), which this modelcast does not know (it knows llama.cpp's types \(GGUFTables.tensorTypes.keys.sorted().map(String.init).joined(separator: ", "))): a newer type needs a newer modelcast")
                 }
+                // The shape's bytes, zero extents counted as one, fit 63 bits: readers size the
+                // shape before they look at the data (numpy refuses it otherwise).
+                let shapeBytes = try product(nonzero / UInt64(info.blockSize), UInt64(info.typeSize),
+                                             "tensor \(name): size overflows 64 bits (\(nonzero) elements of \(info.name), \(info.typeSize) bytes per \(info.blockSize))")
+                guard shapeBytes < UInt64(Int64.max) else {
+                    throw fail("tensor \(name) shape overflows: \(nonzero) elements of \(info.name) take \(shapeBytes) bytes, over 2^63")
+                }
                 if UInt64(info.blockSize) > 1, first % UInt64(info.blockSize) != 0 {
                     throw fail("tensor \(name) row of \(first) elements is not a multiple of its \(info.name) block size \(info.blockSize)")
                 }
