@@ -13,7 +13,7 @@ for path in arguments.dropFirst() {
     let text = try String(contentsOfFile: path, encoding: .utf8)
     var hashes = "#"
     while text.contains("\"" + hashes) || text.contains("\\" + hashes) { hashes += "#" }
-    let name = ((path as NSString).lastPathComponent as NSString).deletingPathExtension
+    let name = URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent
     source += "        \"\(name)\": \(hashes)\"\"\"\n\(text)\n\"\"\"\(hashes),\n"
 }
 source += "    ]\n}\n"

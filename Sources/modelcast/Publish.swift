@@ -80,6 +80,9 @@ extension ModelCast {
         @Flag(help: SafetyHelp.adoptLive)
         var adoptLive = false
 
+        @Flag(help: "Publish with a --base-url other than the live release's (refused otherwise): devices then fetch new files from the new URL, while the rollback objects and cached manifests stay at the old one.")
+        var moveBaseURL = false
+
         @Flag(help: SafetyHelp.trustStored)
         var trustStored = false
 
@@ -177,6 +180,7 @@ extension ModelCast {
             request.publishedAtOrigin = epoch?.origin
             request.removeModels = removeModel
             request.adoptLive = adoptLive
+            request.movesBaseURL = moveBaseURL
             request.trustStored = trustStored
             request.reverifyStored = reverifyStored
             request.signing = try signingOptions.settings(environment: environment)

@@ -16,15 +16,23 @@ struct SigningOptions: ParsableArguments {
     @Flag(help: "Replace a signed live manifest with an unsigned one (refused otherwise).")
     var unsigned = false
 
+    @Flag(help: ArgumentHelp("Sign with a key other than the live manifest's (refused otherwise): devices that pinned only the old key refuse this and every later update. Ship an app that pins both keys first (README: Rotating the signing key)."))
+    var rotateKey = false
+
     /// The signing settings, with the key loaded (nil when nothing was asked for).
     func settings(environment: [String: String]) throws -> SigningSettings? {
-        if unsigned, sign != nil || inlineSignature {
-            throw ValidationError("--unsigned cannot be combined with --sign or --inline-signature")
+        if unsigned, sign != nil || inlineSignature || rotateKey {
+            throw ValidationError("--unsigned cannot be combined with --sign, --inline-signature or --rotate-key")
         }
         let signer = try loadKey(environment: environment)
         let expiresIn = try self.expiresIn.map(parseDuration)
+        if rotateKey, signer == nil {
+            throw ValidationError("--rotate-key needs the new signing key (--sign KEYFILE or $MODELCAST_SIGNING_KEY)")
+        }
         guard signer != nil || expiresIn != nil || inlineSignature else { return nil }
-        return SigningSettings(signer: signer, expiresIn: expiresIn, inline: inlineSignature)
+        var settings = SigningSettings(signer: signer, expiresIn: expiresIn, inline: inlineSignature)
+        settings.rotatesKey = rotateKey
+        return settings
     }
 
     private func loadKey(environment: [String: String]) throws -> MinisignSecretKey? {

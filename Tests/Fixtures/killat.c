@@ -1,6 +1,6 @@
 /*
  * killat.so: an LD_PRELOAD library for modelcast's crash tests (built by the tests
- * with cc). It kills the process with SIGKILL just before its Nth write that changes
+ * with clang, which every Swift toolchain has). It kills the process with SIGKILL just before its Nth write that changes
  * what a directory target holds, so a test can stop a real run at every write:
  *
  *     KILLAT_ROOT=/abs/target KILLAT_N=3 LD_PRELOAD=killat.so modelcast publish ...

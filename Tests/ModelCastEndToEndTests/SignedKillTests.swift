@@ -82,7 +82,7 @@ final class SignedKillTests: XCTestCase {
     func testAKillBeforeEveryWriteOfASignedCommandOnADirectory() throws {
         let work = try Scratch()
         let library = work.at("killat.so")
-        let built = try runProcess("/usr/bin/env", ["cc", "-shared", "-fPIC", "-O1", "-o", library, repositoryRoot + "/Tests/Fixtures/killat.c", "-ldl"])
+        let built = try runProcess("/usr/bin/env", ["clang", "-shared", "-fPIC", "-O1", "-o", library, repositoryRoot + "/Tests/Fixtures/killat.c", "-ldl"])
         XCTAssertEqual(built.status, 0, built.stderr)
         let keys = try keygen(work)
         let base = work.at("base")

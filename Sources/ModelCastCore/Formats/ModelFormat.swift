@@ -51,7 +51,7 @@ public enum ModelInspector {
                 throw ModelCastError.symlink(path: path, target: linkTarget(path))
             }
         }
-        let ownName = ((path.hasSuffix("/") ? String(path.dropLast()) : path) as NSString).lastPathComponent
+        let ownName = PathText.lastComponent((path.hasSuffix("/") ? String(path.dropLast()) : path))
         // The model's own name becomes the artifact's name (and a line of `pack`'s output).
         guard !containsControlCharacter(ownName) else { throw ModelCastError.controlCharacterInName(path: path) }
         let lowerName = ownName.lowercased()

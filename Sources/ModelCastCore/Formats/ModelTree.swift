@@ -37,7 +37,7 @@ public struct ModelTree: Sendable {
             throw ModelCastError.usage("not a directory: \(root)")
         }
         let trimmed = root.hasSuffix("/") && root.count > 1 ? String(root.dropLast()) : root
-        let baseName = (trimmed as NSString).lastPathComponent
+        let baseName = PathText.lastComponent(trimmed)
         guard let topName = String(validating: Array(baseName.utf8), as: UTF8.self) else {
             throw ModelCastError.nonUTF8Name(path: root)
         }

@@ -165,7 +165,7 @@ public struct Packer: Sendable {
     /// `Model.mlpackage` → `Model.mlpackage.zip`; a file keeps its name unless zipped.
     public func artifactName(for d: ModelDescription, zip: Bool) -> String {
         let trimmed = d.path.count > 1 && d.path.hasSuffix("/") ? String(d.path.dropLast()) : d.path
-        let base = (trimmed as NSString).lastPathComponent.precomposedStringWithCanonicalMapping
+        let base = PathText.lastComponent(trimmed).precomposedStringWithCanonicalMapping
         return zip ? base + ".zip" : base
     }
 
@@ -184,7 +184,7 @@ public struct Packer: Sendable {
                 }
                 destination = (output.hasSuffix("/") ? output : output + "/") + artifactName
             } else {
-                let parent = (output as NSString).deletingLastPathComponent
+                let parent = PathText.parent(output)
                 var isDir: ObjCBool = false
                 if !parent.isEmpty, !(FileManager.default.fileExists(atPath: parent, isDirectory: &isDir) && isDir.boolValue) {
                     throw ModelCastError.usage("output directory does not exist: \(parent)")
@@ -195,7 +195,7 @@ public struct Packer: Sendable {
             destination = artifactName
         }
         if model.isDirectory {
-            let parent = (destination as NSString).deletingLastPathComponent
+            let parent = PathText.parent(destination)
             let resolvedParent = realPath(parent.isEmpty ? "." : parent)
             let resolvedModel = realPath(model.path)
             if let resolvedParent, let resolvedModel,

@@ -191,6 +191,7 @@ extension Publisher {
 
         let unsigned = Data(try settings.profile.render(release).serialized().utf8)
         let hosting = try HostingTarget(storage: storage, manifestKey: settings.manifestKey, baseURL: settings.baseURL, templatesDirectory: settings.templatesDirectory)
+        try checkSigningKey(settings: settings, state: state)
         let signed = try settings.signing.flatMap { try $0.sign(unsigned, release: release, manifestKey: settings.manifestKey) }
         let dropsSignature = signed == nil && state.signatureData != nil
         if dropsSignature {
@@ -217,6 +218,15 @@ extension Publisher {
             manifestData: manifestData,
             manifestMetadata: try ObjectMetadata(of: manifestData, cacheControl: settings.manifestCacheControl, contentType: "application/json"),
             dropsSignature: dropsSignature, hosting: hosting, warnings: warnings)
+    }
+
+    /// A signed target keeps its key: devices pin it, and a manifest signed with another
+    /// key is refused by every one of them, this release and every later one. Another key
+    /// needs `--rotate-key` (after an app that pins both has shipped).
+    func checkSigningKey(settings: CommitSettings, state: TargetState) throws {
+        guard let signer = settings.signing?.signer, settings.signing?.rotatesKey != true,
+              let liveKey = state.liveSigningKeyID, liveKey != signer.keyIDHex else { return }
+        throw ModelCastError.liveReleaseConflict("the live manifest at \(storage.location)/\(settings.manifestKey) is signed with key \(liveKey), and this run signs with key \(signer.keyIDHex): every device that pinned \(liveKey) would refuse this release and every later one. To rotate keys, first ship an app version that pins both, then pass --rotate-key (README: Rotating the signing key); to keep the key, sign with the one whose id is \(liveKey)")
     }
 
     /// The report of a dry run: the plan, with what the target already holds of each artifact.
@@ -316,8 +326,11 @@ extension Publisher {
             try await writeIndex(adding: plan, state: state, journal: journal)
             // This run's record is written: a run removing objects from here on sees it.
             // What the release names that this run did not store must have outlived any
-            // removal announced before.
-            try await confirmNotRemoved(plan.release.referencedKeys.subtracting(created.keys))
+            // removal announced before; what the live record names needs no check (no run
+            // removes what a record names, and the live record stays while it is live, as
+            // this run's manifest write requires), so an unchanged model costs nothing.
+            try await confirmNotRemoved(plan.release.referencedKeys.subtracting(created.keys)
+                .subtracting(state.liveRecord?.referencedKeys ?? []))
 
             if let hosting = plan.hosting {
                 var hosted = [HostedObject(key: settings.manifestKey, role: .manifest, metadata: plan.manifestMetadata)]

@@ -103,13 +103,18 @@ public struct PublishCommandLine: Sendable {
     /// The config file's models with the command line's MODEL arguments merged in: plain
     /// paths are the files of one model (a GGUF and its mmproj), named by --name or else
     /// after the first of them; `NAME=PATH` adds a file to model NAME. `--version` applies
-    /// to every model given here (or, with no MODEL, to every model of the config file).
+    /// to the models given here only: a config file names each model's version, and one
+    /// `--version` over all of them would move unchanged models to a new version (every
+    /// device downloading the same bytes again), so that combination is refused.
     private func mergedModels(_ configured: [PublishRequest.Model]) throws -> [PublishRequest.Model] {
-        var models = configured
         guard !self.models.isEmpty else {
-            if let version { for index in models.indices { models[index].version = version } }
-            return models
+            if let version, !configured.isEmpty {
+                let named = configured.map { "\($0.name) \($0.version)" }.joined(separator: ", ")
+                throw ModelCastError.usage("--version \(version) with --config \(configPath ?? "") would set every model it names to \(version) (\(named)), so devices would download unchanged models again: set each model's version in the config, or publish one model with NAME=PATH --version \(version)")
+            }
+            return configured
         }
+        var models = configured
         guard let version = version else {
             throw ModelCastError.usage("--version is required when models are given on the command line")
         }
@@ -225,7 +230,7 @@ public struct PublishCommandLine: Sendable {
     /// The model name a plain path gives: its file name without the extension.
     static func modelName(namedAfter path: String) throws -> String {
         let trimmed = path.count > 1 && path.hasSuffix("/") ? String(path.dropLast()) : path
-        var stem = (trimmed as NSString).lastPathComponent
+        var stem = PathText.lastComponent(trimmed)
         if let dot = stem.lastIndex(of: "."), dot != stem.startIndex { stem = String(stem[..<dot]) }
         do {
             try PublishRequest.validateName(stem)

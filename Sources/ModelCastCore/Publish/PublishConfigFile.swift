@@ -57,7 +57,7 @@ public struct PublishConfigFile: Sendable {
         if let unknown = top.keys.filter({ !topLevelKeys.contains($0) }).sorted().first {
             throw fail("unknown key '\(unknown)' (known: \(topLevelKeys.sorted().joined(separator: ", ")))")
         }
-        let base = (path as NSString).deletingLastPathComponent
+        let base = PathText.parent(path)
         func resolve(_ file: String) -> String {
             file.hasPrefix("/") || base.isEmpty ? file : base + "/" + file
         }

@@ -63,6 +63,8 @@ public struct PublishRequest: Sendable {
     public var removeModels: [String] = []
     /// Continue from a live manifest that no history record explains (refused otherwise).
     public var adoptLive = false
+    /// Publish with a base URL other than the live release's (refused otherwise).
+    public var movesBaseURL = false
     /// Accept a stored object's size where the store cannot prove its SHA-256 itself.
     public var trustStored = false
     /// Re-read every stored object the release names, also those the live release names

@@ -99,6 +99,7 @@ public struct Publisher: Sendable {
         defer { withExtendedLifetime(lock) {} }
         let state = try await loadForWriting(manifestKey: request.manifestKey, dryRun: request.dryRun)
         let live = state.live
+        try checkBaseURL(request, state: state, warn: warn)
         try checkDroppedModels(request, live: live)
         let givenVersions = Self.adoptPublishedVersionTexts(&request, wentLive: state.wentLive)
         try checkVersions(request.models.map { ($0.name, $0.version) }, live: live, warn: warn)
@@ -172,6 +173,28 @@ public struct Publisher: Sendable {
     /// Takes the target's lock, where it has one (publishes, rollbacks and prunes run one
     /// at a time). Only a publish creates a missing target; the commands that work on what
     /// is already published leave a missing one missing (and find nothing there).
+    /// A release keeps the base URL the live one was built from: devices, CDN rules and
+    /// pinned hosts follow it, and the rollback section still names objects there. Another
+    /// base URL (scheme, host or path) needs `--move-base-url`, and then the run says what
+    /// must stay served at the old one.
+    func checkBaseURL(_ request: PublishRequest, state: TargetState, warn: (String) -> Void) throws {
+        guard state.manifestData != nil, let old = state.baseURL else { return }
+        func normalized(_ url: String) -> String {
+            var text = url
+            while text.hasSuffix("/") { text.removeLast() }
+            guard let scheme = text.range(of: "://") else { return text }
+            let rest = text[scheme.upperBound...]
+            let host = rest.prefix { $0 != "/" }
+            return text[..<scheme.lowerBound].lowercased() + "://" + host.lowercased() + rest.dropFirst(host.count)
+        }
+        guard normalized(old) != normalized(request.baseURL) else { return }
+        guard request.movesBaseURL else {
+            throw ModelCastError.liveReleaseConflict("the live release at \(storage.location)/\(request.manifestKey) was published with --base-url \(old), and this publish names \(request.baseURL): devices would fetch the new files from there while the rollback section and every cached manifest point at \(old). To move on purpose, pass --move-base-url (and keep \(old) serving until every device has the new manifest); otherwise publish with --base-url \(old)")
+        }
+        let kept = state.live.map { $0.models.values.flatMap(\.files).map(\.key).sorted() } ?? []
+        warn("the base URL moves from \(old) to \(request.baseURL): keep \(old) serving \(kept.isEmpty ? "the live release's objects" : kept.joined(separator: ", ")) (the rollback section names them there) and the old manifest until every device has this one")
+    }
+
     func lockTarget(dryRun: Bool, create: Bool = false) throws -> (any StorageLock)? {
         dryRun ? nil : try storage.lockForWriting(create: create)
     }
@@ -302,7 +325,7 @@ public struct Publisher: Sendable {
         let files = try HostingFiles(objects: objects, baseURL: hosting.baseURL, root: realPath(hosting.root) ?? hosting.root, templates: hosting.templates)
         for file in files.files {
             let path = hosting.root + "/" + file.path
-            try makeDirectories((path as NSString).deletingLastPathComponent)
+            try makeDirectories(PathText.parent(path))
             let atomic = try AtomicFile(destination: path)
             try Data(file.content.utf8).withUnsafeBytes { try atomic.descriptor.writeAll($0) }
             if file.path.hasSuffix(".sh") { _ = fchmod(atomic.descriptor.fd, 0o755) }

@@ -110,7 +110,7 @@ final class StagingArea {
     /// since it was listed is refused rather than published under the wrong hash.
     private func stageTreeFile(_ file: TreeListing.File) throws -> StagedArtifact {
         func result(_ path: String, source: FileSnapshot?) -> PackResult {
-            PackResult(path: path, name: (file.path as NSString).lastPathComponent, size: file.size, sha256: file.sha256, kind: .file, files: 1,
+            PackResult(path: path, name: PathText.lastComponent(file.path), size: file.size, sha256: file.sha256, kind: .file, files: 1,
                        format: .tree, compression: nil, contentType: file.contentType, source: source, parts: file.parts)
         }
         guard let directory, !storage.uploadsInPlace else {

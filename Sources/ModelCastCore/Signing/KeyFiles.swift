@@ -36,8 +36,8 @@ func writeKeyFile(_ path: String, contents: String, mode: mode_t, force: Bool) t
     if !force, linkStatusExists(path) {
         throw keyFileExistsError(path)
     }
-    let directory = (path as NSString).deletingLastPathComponent
-    let name = (path as NSString).lastPathComponent
+    let directory = PathText.parent(path)
+    let name = PathText.lastComponent(path)
     let temporary = (directory.isEmpty ? "." : directory)
         + "/.\(name).modelcast-\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 16)).tmp"
     TemporaryFiles.shared.register(temporary)

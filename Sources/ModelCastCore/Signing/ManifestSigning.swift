@@ -32,6 +32,8 @@ public struct SigningSettings: Sendable {
     public var expiresIn: TimeInterval?
     /// Also carry the signature inside the manifest (modelcast profile only).
     public var inline: Bool
+    /// Signing with a key other than the live manifest's is intended (`--rotate-key`).
+    public var rotatesKey = false
 
     public init(signer: (any ManifestSigner)? = nil, expiresIn: TimeInterval? = nil, inline: Bool = false) {
         self.signer = signer
@@ -61,7 +63,7 @@ public struct SigningSettings: Sendable {
     func sign(_ unsigned: Data, release: Release, manifestKey: String, now: Date = Date()) throws -> SignedManifest? {
         guard let signer else { return nil }
         let comment = TrustedComment(
-            timestamp: Int64(now.timeIntervalSince1970), file: TrustedComment.fileField(channel: release.channel, manifestName: (manifestKey as NSString).lastPathComponent),
+            timestamp: Int64(now.timeIntervalSince1970), file: TrustedComment.fileField(channel: release.channel, manifestName: PathText.lastComponent(manifestKey)),
             sequence: release.sequence, version: TrustedComment.version(of: release), expiresAt: release.expiresAt).text
         let untrusted = "signature from modelcast secret key \(signer.keyIDHex)"
         var manifest = unsigned

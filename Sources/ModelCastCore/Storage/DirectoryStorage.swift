@@ -63,8 +63,8 @@ public struct DirectoryStorage: Storage {
     /// `putIfAbsent` copies a staged file that cannot be linked across one.
     func siblingStaging() -> String? {
         guard let real = realPath(root), real != "/" else { return nil }
-        let parent = (real as NSString).deletingLastPathComponent
-        let name = (real as NSString).lastPathComponent
+        let parent = PathText.parent(real)
+        let name = PathText.lastComponent(real)
         var target = stat(), above = stat()
         guard !name.isEmpty, stat(real, &target) == 0, stat(parent, &above) == 0, target.st_dev == above.st_dev else { return nil }
         return (parent == "/" ? "" : parent) + "/" + Self.siblingStagingPrefix + name
@@ -173,7 +173,7 @@ public struct DirectoryStorage: Storage {
                 TemporaryFiles.shared.unregister(staged.path)
             }
         }
-        try makeDirectories((destination as NSString).deletingLastPathComponent)
+        try makeDirectories(PathText.parent(destination))
         var code = EXDEV
         if staged.isTemporary {
             let staging = try FileDescriptor.openForReading(staged.path)
@@ -213,7 +213,7 @@ public struct DirectoryStorage: Storage {
 
     public func putIfAbsent(_ key: String, data: Data, metadata: ObjectMetadata) async throws -> PutOutcome {
         let destination = try path(key)
-        try makeDirectories((destination as NSString).deletingLastPathComponent)
+        try makeDirectories(PathText.parent(destination))
         let file = try AtomicFile(destination: destination)
         try data.withUnsafeBytes { try file.descriptor.writeAll($0) }
         try file.descriptor.sync()
@@ -251,7 +251,7 @@ public struct DirectoryStorage: Storage {
                 throw StorageError.preconditionFailed(key: key, expected: ifMatch.isEmpty ? "none" : ifMatch, actual: current.isEmpty ? "none" : current)
             }
         }
-        try makeDirectories((destination as NSString).deletingLastPathComponent)
+        try makeDirectories(PathText.parent(destination))
         let file = try AtomicFile(destination: destination)
         try data.withUnsafeBytes { try file.descriptor.writeAll($0) }
         try file.commit(durable: true)
@@ -292,7 +292,7 @@ public struct DirectoryStorage: Storage {
     public func removeStaleTemporaryFiles() {
         guard let walker = FileManager.default.enumerator(atPath: root) else { return }
         while let relative = walker.nextObject() as? String {
-            let name = (relative as NSString).lastPathComponent
+            let name = PathText.lastComponent(relative)
             guard AtomicFile.isTemporaryName(name), let info = try? linkStatus(root + "/" + relative),
                   case .regular = FileType(mode: info.st_mode) else { continue }
             unlink(root + "/" + relative)

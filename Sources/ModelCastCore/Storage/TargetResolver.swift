@@ -38,11 +38,43 @@ public struct TargetSettings: Sendable {
         if endpoint != nil || region != nil || pathStyle != nil || checksum != nil {
             throw ModelCastError.usage("--endpoint, --region, --path-style and --checksum apply to s3:// targets, not the directory \(target)")
         }
+        try Self.checkDirectoryTarget(target)
         return DirectoryStorage(root: target, log: log)
     }
 }
 
 extension TargetSettings {
+    /// A directory target as typed must not be a mistyped bucket: anything that looks like
+    /// a URL scheme but is not `s3://` is refused, and so is a directory whose parent does
+    /// not exist (as `cp` refuses), each naming the value and the likely meaning. A
+    /// pipeline whose `--to "$MODEL_BUCKET"` went wrong fails instead of publishing into
+    /// a local folder nobody serves.
+    static func checkDirectoryTarget(_ target: String) throws {
+        guard !target.isEmpty else {
+            throw ModelCastError.usage("the target is empty: give a directory (site) or s3://BUCKET/PREFIX (is a variable unset?)")
+        }
+        if let colon = target.firstIndex(of: ":") {
+            let scheme = target[..<colon]
+            if let first = scheme.first, first.isASCII, first.isLetter,
+               scheme.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+.-".contains($0)) }) {
+                let rest = target[target.index(after: colon)...].drop { $0 == "/" }
+                throw ModelCastError.usage("the target \(quotedValue(target)) looks like a URL (scheme '\(scheme):'), but only s3://BUCKET/PREFIX targets are URLs (AWS S3, R2 and other S3-compatible stores): did you mean s3://\(rest)? (a directory whose name has a ':' can be given as ./\(target))")
+            }
+        }
+        let parent = PathText.parent(target)
+        var isDirectory: ObjCBool = false
+        guard parent.isEmpty || (FileManager.default.fileExists(atPath: parent, isDirectory: &isDirectory) && isDirectory.boolValue) else {
+            let components = target.split(separator: "/", omittingEmptySubsequences: true)
+            let hint: String
+            if let first = components.first, first.lowercased() == "s3", components.count > 1 {
+                hint = "did you mean s3://\(components.dropFirst().joined(separator: "/"))?"
+            } else {
+                hint = "for a bucket, write s3://\(target.hasPrefix("/") ? String(target.dropFirst()) : target); for a directory, create \(quotedValue(parent)) first"
+            }
+            throw ModelCastError.usage("the target \(quotedValue(target)) is a directory whose parent \(quotedValue(parent)) does not exist: \(hint)")
+        }
+    }
+
     /// `--checksum`, else `$MODELCAST_S3_CHECKSUM`, else `sha256`.
     func checksumMode(_ environment: [String: String]) throws -> S3ChecksumMode {
         if let checksum { return checksum }

@@ -132,8 +132,8 @@ final class AtomicFile {
     /// Creates the temporary file (mode 0644) in the destination's directory.
     init(destination: String) throws {
         self.destination = destination
-        let directory = (destination as NSString).deletingLastPathComponent
-        let name = (destination as NSString).lastPathComponent
+        let directory = PathText.parent(destination)
+        let name = PathText.lastComponent(destination)
         let random = UInt32.random(in: 0...UInt32.max)
         let temp = (directory.isEmpty ? "." : directory) + "/.\(name).modelcast-\(getpid())-\(String(random, radix: 16)).tmp"
         // Registered before it exists: a signal arriving at any point after the
@@ -197,7 +197,7 @@ final class AtomicFile {
 /// fsyncs the directory holding `path` so a rename survives a crash. Best effort:
 /// some file systems refuse fsync on directories, and the data itself is already synced.
 func syncDirectory(of path: String) {
-    let directory = (path as NSString).deletingLastPathComponent
+    let directory = PathText.parent(path)
     let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     if fd >= 0 {
         _ = fsync(fd)

@@ -32,6 +32,16 @@ public struct TargetState: Sendable {
     /// have is not in the history, so a publish must be told to continue from it.
     public var liveIsUnexplained: Bool { manifestData != nil && liveRecord == nil }
 
+    /// The key id (hex) that signed the live manifest: its detached signature's, else its
+    /// inline one's; nil when unsigned or unreadable.
+    public var liveSigningKeyID: String? {
+        var files: [String] = []
+        if let signature = signatureData { files.append(String(decoding: signature, as: UTF8.self)) }
+        if let manifest = manifestData, let inline = InlineSignature.split(manifest),
+           let file = try? InlineSignature.signatureFile(fromMember: inline.member) { files.append(file) }
+        return files.lazy.compactMap { try? MinisignSignature(fileContents: $0) }.first?.keyID.hex
+    }
+
     /// The sequence the next record gets: above every record and above whatever the
     /// live manifest and its signature have shown devices, so it never goes back.
     public var nextSequence: Int64 { max(history.last?.sequence ?? 0, liveManifestSequence ?? 0) + 1 }

@@ -787,7 +787,7 @@ func targetRoot(ofManifestURL url: String) -> String {
 /// `channels/NAME/manifest.json` for another channel's (`TrustedComment.fileField`).
 func signedFileName(ofManifestKey key: String) -> String {
     let (channel, base) = Channels.split(manifestKey: key)
-    return TrustedComment.fileField(channel: channel, manifestName: (base as NSString).lastPathComponent)
+    return TrustedComment.fileField(channel: channel, manifestName: PathText.lastComponent(base))
 }
 
 /// A manifest URL's key in its target: the file name, under `channels/NAME/` for a channel's.

@@ -38,7 +38,7 @@ public struct VerifyTarget: Sendable {
         let signaturePath = SignedManifest.signatureKey(for: source)
         let signature = FileManager.default.fileExists(atPath: signaturePath)
             ? try readCapped(signaturePath, limit: SignedManifest.maximumSignatureSize, what: "a minisign signature") : nil
-        let name = (source as NSString).lastPathComponent
+        let name = PathText.lastComponent(source)
         return VerifyTarget(
             manifestURL: (base.hasSuffix("/") ? base : base + "/") + URLParts.percentEncodedPath(name), directory: nil, localManifest: data,
             localSignature: signature)
