@@ -43,6 +43,14 @@ enum Main {
             printError("Error: no command given")
             exit(ExitStatus.usage.rawValue)
         }
+        // A mistyped command gets the closest one, not a generic parse error.
+        let commands = ModelCast.configuration.subcommands.map { $0._commandName } + ["help", "refresh"]
+        if let first = arguments.first, !first.hasPrefix("-"), !commands.contains(first) {
+            let message = "unknown command \(Spelling.quoted(first, among: commands)); the commands are \(commands.filter { $0 != "help" }.joined(separator: ", "))"
+            printError("Error: " + message)
+            if json { print(jsonErrorObject(status: .usage, message: message), terminator: "") }
+            exit(ExitStatus.usage.rawValue)
+        }
         do {
             var command = try ModelCast.parseAsRoot(arguments)
             if var asyncCommand = command as? AsyncParsableCommand {

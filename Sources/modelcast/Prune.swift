@@ -29,7 +29,8 @@ extension ModelCast {
         @OptionGroup
         var targetOptions: PublishedTargetOptions
 
-        @Option(help: ArgumentHelp("Distinct releases that went live to keep, newest first (the live one counts).", valueName: "N"))
+        // Unconditional: `--keep -1` is a (bad) value, not an unknown option.
+        @Option(parsing: .unconditional, help: ArgumentHelp("Distinct releases that went live to keep, newest first (the live one counts).", valueName: "N"))
         var keep: Int
 
         @Option(help: ArgumentHelp("S3: abort multipart uploads started at least this long ago (e.g. 1d, 12h).", valueName: "DURATION"))

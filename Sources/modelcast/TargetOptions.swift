@@ -3,7 +3,8 @@ import ModelCastCore
 
 /// How to reach an S3-compatible store (`s3://bucket/prefix`).
 struct S3ConnectionOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("S3-compatible endpoint, e.g. https://ACCOUNT.r2.cloudflarestorage.com (or $AWS_ENDPOINT_URL).", valueName: "URL"))
+    // `--endpoint-url` is the aws cli's spelling (the upload script uses it): accepted too.
+    @Option(name: [.long, .customLong("endpoint-url")], help: ArgumentHelp("S3-compatible endpoint, e.g. https://ACCOUNT.r2.cloudflarestorage.com (or $AWS_ENDPOINT_URL).", valueName: "URL"))
     var endpoint: String?
 
     @Option(help: "Region (R2: auto; default $AWS_REGION, the AWS config file, or us-east-1).")

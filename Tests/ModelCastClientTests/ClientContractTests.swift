@@ -85,7 +85,7 @@ final class ClientContractTests: XCTestCase {
         let (server, port) = try startMisbehavingServer(work.at("sites"))
         let base = "http://127.0.0.1:\(port)/drip"
         let model = try work.write("m.bin", patternBytes(100_000, seed: 4))
-        let published = try modelcast(["publish", model, "--name", "m", "--version", "1.0.0", "--base-url", base, "--to", work.at("sites/drip")])
+        let published = try modelcast(["publish", model, "--name", "m", "--version", "1.0.0", "--base-url", base, "--to", try work.atMadeParent("sites/drip")])
         XCTAssertEqual(published.status, 0, published.stderr)
         let updater = try ModelUpdater(ClientConfiguration(manifestURL: URL(string: base + "/manifest.json")!,
                                                            directory: URL(fileURLWithPath: work.at("device")), deviceID: "d", requestTimeout: 60))

@@ -256,7 +256,7 @@ final class ClientTests: XCTestCase {
         let port = try freeLoopbackPort()
         let base = "http://127.0.0.1:\(port)/dropfirst"
         let model = try work.write("m.bin", patternBytes(4 << 20, seed: 3))
-        let published = try modelcast(["publish", model, "--name", "m", "--version", "1.0.0", "--base-url", base, "--to", work.at("sites/dropfirst")])
+        let published = try modelcast(["publish", model, "--name", "m", "--version", "1.0.0", "--base-url", base, "--to", try work.atMadeParent("sites/dropfirst")])
         XCTAssertEqual(published.status, 0, published.stderr)
         let server = try BackgroundProcess("/usr/bin/env", ["python3", repositoryRoot + "/Tests/Fixtures/misbehaving_server.py", work.at("sites"), String(port)])
         XCTAssertEqual(server.firstLine, "ready")
@@ -340,9 +340,9 @@ final class ClientTests: XCTestCase {
         let v1 = try work.write("v1/m.bin", patternBytes(50_000, seed: 1))
         let v2 = try work.write("v2/m.bin", patternBytes(60_000, seed: 2))
         for mode in ["ok", "corrupt"] {
-            XCTAssertEqual(try modelcast(["publish", v1, "--name", "m", "--version", "1.0.0", "--base-url", "http://127.0.0.1:\(port)/\(mode)", "--to", work.at("sites/\(mode)")]).status, 0)
+            XCTAssertEqual(try modelcast(["publish", v1, "--name", "m", "--version", "1.0.0", "--base-url", "http://127.0.0.1:\(port)/\(mode)", "--to", try work.atMadeParent("sites/\(mode)")]).status, 0)
         }
-        XCTAssertEqual(try modelcast(["publish", v2, "--name", "m", "--version", "1.1.0", "--base-url", "http://127.0.0.1:\(port)/corrupt", "--to", work.at("sites/corrupt")]).status, 0)
+        XCTAssertEqual(try modelcast(["publish", v2, "--name", "m", "--version", "1.1.0", "--base-url", "http://127.0.0.1:\(port)/corrupt", "--to", try work.atMadeParent("sites/corrupt")]).status, 0)
         let server = try BackgroundProcess("/usr/bin/env", ["python3", repositoryRoot + "/Tests/Fixtures/misbehaving_server.py", work.at("sites"), String(port)])
         XCTAssertEqual(server.firstLine, "ready")
         let directory = URL(fileURLWithPath: work.at("device"))

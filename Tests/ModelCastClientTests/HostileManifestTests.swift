@@ -217,7 +217,7 @@ final class HostileManifestTests: XCTestCase {
         }
         let port = try freeLoopbackPort()
         let base = "http://127.0.0.1:\(port)/ok"
-        let site = work.at("sites/ok")
+        let site = try work.atMadeParent("sites/ok")
         _ = try modelcast(["keygen", "--unencrypted", "--public-key", work.at("k.pub"), "--secret-key", work.at("k.key")])
         let published = try modelcast(["publish", try work.write("v1/m.bin", patternBytes(50_000, seed: 1)), "--name", "m", "--version", "1.0.0",
                                         "--base-url", base, "--to", site, "--sign", work.at("k.key")])

@@ -16,6 +16,8 @@ final class VerifyNetworkTests: XCTestCase {
 
     /// Publishes two releases (a zipped package, then a GGUF) to `site` under `base`.
     func publishTwoReleases(to site: String, base: String) throws {
+        // The parent exists, as publish requires (a missing one is likely a mistyped target).
+        try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: site).deletingLastPathComponent().path, withIntermediateDirectories: true)
         for (model, version) in [("examples/models/TinyClassifier.mlpackage", "1.0.0"), ("examples/models/tiny-llm.gguf", "1.1.0")] {
             let result = try modelcast(["publish", model, "--name", "m", "--version", version, "--base-url", base, "--to", site], environment: environment)
             XCTAssertEqual(result.status, 0, result.stderr)
@@ -152,7 +154,7 @@ final class VerifyNetworkTests: XCTestCase {
         // 2 MiB: its deadline (--request-timeout + size at 256 KiB/s = 11 s) leaves room for
         // the idle timeout (3 s here) to end each attempt.
         let model = try work.write("big.bin", patternBytes(2 << 20))
-        let published = try modelcast(["publish", model, "--name", "m", "--version", "1.0.0", "--base-url", "http://127.0.0.1:\(port)/stall", "--to", work.at("sites/stall")], environment: environment)
+        let published = try modelcast(["publish", model, "--name", "m", "--version", "1.0.0", "--base-url", "http://127.0.0.1:\(port)/stall", "--to", try work.atMadeParent("sites/stall")], environment: environment)
         XCTAssertEqual(published.status, 0, published.stderr)
         let server = try BackgroundProcess("/usr/bin/env", ["python3", repositoryRoot + "/Tests/Fixtures/misbehaving_server.py", work.at("sites"), String(port)])
         XCTAssertEqual(server.firstLine, "ready")

@@ -14,6 +14,8 @@ final class VerifyServeCLITests: XCTestCase {
 
     /// Publishes two releases (a zipped package, then a GGUF) to `site` under `base`.
     func publishTwoReleases(to site: String, base: String) throws {
+        // The parent exists, as publish requires (a missing one is likely a mistyped target).
+        try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: site).deletingLastPathComponent().path, withIntermediateDirectories: true)
         for (model, version) in [("examples/models/TinyClassifier.mlpackage", "1.0.0"), ("examples/models/tiny-llm.gguf", "1.1.0")] {
             let result = try modelcast(["publish", model, "--name", "m", "--version", version, "--base-url", base, "--to", site], environment: environment)
             XCTAssertEqual(result.status, 0, result.stderr)
@@ -276,7 +278,7 @@ final class VerifyServeCLITests: XCTestCase {
         XCTAssertEqual(keys.status, 0, keys.stderr)
         for site in ["ok", "sigerror"] {
             let result = try modelcast(["publish", "examples/models/tiny-llm.gguf", "--name", "m", "--version", "1.0.0", "--base-url", "http://127.0.0.1:\(port)/\(site)",
-                                        "--to", work.at("sites/\(site)"), "--sign", work.at("k.key"), "--inline-signature"], environment: environment)
+                                        "--to", try work.atMadeParent("sites/\(site)"), "--sign", work.at("k.key"), "--inline-signature"], environment: environment)
             XCTAssertEqual(result.status, 0, result.stderr)
         }
         let server = try BackgroundProcess("/usr/bin/env", ["python3", repositoryRoot + "/Tests/Fixtures/misbehaving_server.py", work.at("sites"), String(port)])

@@ -42,6 +42,13 @@ public final class Scratch {
         return at(relative)
     }
 
+    /// The path of `relative` with its parent directory made (publish refuses a target
+    /// whose parent is missing, as a likely typo).
+    public func atMadeParent(_ relative: String) throws -> String {
+        try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: at(relative)).deletingLastPathComponent().path, withIntermediateDirectories: true)
+        return at(relative)
+    }
+
     /// Every file and directory under the scratch root, relative, sorted.
     public func listing() -> [String] {
         (FileManager.default.subpaths(atPath: path) ?? []).sorted()

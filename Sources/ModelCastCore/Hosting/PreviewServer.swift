@@ -30,6 +30,11 @@ public struct PreviewServer: Sendable {
         self.host = host
         self.port = port
         self.log = log
+        // Only what publish listed is served: a directory it never wrote (a project folder)
+        // has no list, and serving it would expose every file in it.
+        guard FileManager.default.fileExists(atPath: root + "/" + HostedObjectsFile.relativePath) else {
+            throw ModelCastError.targetState("\(root) holds no published target: \(HostedObjectsFile.relativePath), which publish writes to list what serve may answer, is missing. Serve the directory you published to (modelcast publish … --to DIR), or publish there first")
+        }
         let objects = PublishedObjectList(root: root, log: log)
         let baseURL = try objects.loadFirst()
         let served = basePath ?? baseURL.map { URLParts.path(of: $0) } ?? ""
@@ -56,7 +61,12 @@ public struct PreviewServer: Sendable {
                 await onReady("http://\(shownHost):\(bound)\(basePath)")
             },
             logger: logger)
-        try await app.runService()
+        do {
+            try await app.runService()
+        } catch let error as IOError where error.errnoCode == EADDRINUSE {
+            throw ModelCastError.io(operation: "listen on", path: "\(host):\(port)",
+                                    reason: "the address is already in use (another modelcast serve, or another server?): stop it, or choose another --port (--port 0 picks a free one)")
+        }
     }
 }
 

@@ -54,8 +54,18 @@ public struct PublishConfigFile: Sendable {
             throw ModelCastError.usage("config \(path) must be a mapping of keys (profile, base_url, models, …)")
         }
         func fail(_ message: String) -> ModelCastError { .usage("config \(path): \(message)") }
-        if let unknown = top.keys.filter({ !topLevelKeys.contains($0) }).sorted().first {
-            throw fail("unknown key '\(unknown)' (known: \(topLevelKeys.sorted().joined(separator: ", ")))")
+        // Every unknown key at once, each with the closest known one: one run shows them all.
+        var unknown = top.keys.filter { !topLevelKeys.contains($0) }.sorted().map { Spelling.quoted($0, among: topLevelKeys.sorted()) }
+        for (section, fileKeys) in [("models", ["files", "file"])] {
+            guard let models = top[section] as? [String: Any] else { continue }
+            let known = ["version", "meta", "layout"] + fileKeys
+            for name in models.keys.sorted() {
+                guard let entry = models[name] as? [String: Any] else { continue }
+                unknown += entry.keys.filter { !known.contains($0) }.sorted().map { "'\(section).\(name).\($0)'" + (Spelling.suggestion(for: $0, among: known).map { " (did you mean '\($0)'?)" } ?? "") }
+            }
+        }
+        guard unknown.isEmpty else {
+            throw fail("unknown key\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")) (known at the top: \(topLevelKeys.sorted().joined(separator: ", ")); in a model: version, files, meta, layout)")
         }
         let base = PathText.parent(path)
         func resolve(_ file: String) -> String {

@@ -61,9 +61,9 @@ extension TargetSettings {
                 throw ModelCastError.usage("the target \(quotedValue(target)) looks like a URL (scheme '\(scheme):'), but only s3://BUCKET/PREFIX targets are URLs (AWS S3, R2 and other S3-compatible stores): did you mean s3://\(rest)? (a directory whose name has a ':' can be given as ./\(target))")
             }
         }
+        // A parent that exists but is no directory is left to the write, an I/O failure.
         let parent = PathText.parent(target)
-        var isDirectory: ObjCBool = false
-        guard parent.isEmpty || (FileManager.default.fileExists(atPath: parent, isDirectory: &isDirectory) && isDirectory.boolValue) else {
+        guard parent.isEmpty || FileManager.default.fileExists(atPath: parent) else {
             let components = target.split(separator: "/", omittingEmptySubsequences: true)
             let hint: String
             if let first = components.first, first.lowercased() == "s3", components.count > 1 {
