@@ -352,7 +352,7 @@ extension Publisher {
                 // follows, a client sees a mismatch and keeps what it has.
                 journal.record("restore \(settings.signatureKey)") { try await self.restoreSignature(state.signatureData, settings: settings) }
                 try await storage.replace(settings.signatureKey, data: signature.data, metadata: signature.metadata, ifMatch: nil)
-                objects.append(.init(key: settings.signatureKey, role: "signature", outcome: "replaced", size: signature.metadata.size, sha256: signature.metadata.sha256.hex))
+                objects.append(.init(key: settings.signatureKey, role: "signature", outcome: state.signatureData == nil ? "created" : "replaced", size: signature.metadata.size, sha256: signature.metadata.sha256.hex))
             }
         } catch {
             throw await failed(error)
@@ -380,7 +380,7 @@ extension Publisher {
                 throw CommitError("the store did not confirm the manifest write (\(error)) and another manifest is live now (a concurrent publish?); nothing was restored, so the signature matches the new manifest if it lands. Check the target with `modelcast verify` and publish again", cause: error)
             }
         }
-        objects.append(.init(key: settings.manifestKey, role: "manifest", outcome: "replaced", size: plan.manifestMetadata.size, sha256: plan.manifestMetadata.sha256.hex))
+        objects.append(.init(key: settings.manifestKey, role: "manifest", outcome: state.manifestData == nil ? "created" : "replaced", size: plan.manifestMetadata.size, sha256: plan.manifestMetadata.sha256.hex))
         // The new manifest is live: from here on nothing it names is removed, whatever fails.
         if plan.dropsSignature {
             do { try await storage.delete(settings.signatureKey) } catch {
