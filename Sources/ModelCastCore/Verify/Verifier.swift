@@ -501,7 +501,11 @@ public struct Verifier: Sendable {
             return
         }
         log.add(.pass, .artifactStatus, url, "\(label): HTTP 200")
-        let digest = sink.finish()
+        let digest: SHA256Digest
+        do { digest = try sink.finish() } catch {
+            log.add(.fail, .artifactFetch, url, "\(label): \(error)")
+            return
+        }
 
         if let encoding = response.headers["content-encoding"], encoding.lowercased() != "identity" {
             log.add(.fail, .artifactContentEncoding, url, "\(label): \(encoding): devices would hash encoded bytes or lose Range resumption; serve it as stored")
@@ -841,7 +845,8 @@ final class HashingSink: Sendable {
     // @unchecked: SHA256Hasher is a mutable class (an OpenSSL context), not Sendable.
     // State is private to HashingSink and only ever reached through `state`'s lock.
     private struct State: @unchecked Sendable {
-        var hasher = try! SHA256Hasher()
+        /// nil until the first chunk (and again after a reset): made where a failure can be thrown.
+        var hasher: SHA256Hasher?
         var head: [UInt8] = []
     }
     private let state = NIOLockedValueBox(State())
@@ -850,8 +855,9 @@ final class HashingSink: Sendable {
     init(progress: ProgressReporter?) { self.progress = progress }
 
     @Sendable func append(_ chunk: UnsafeRawBufferPointer) throws {
-        state.withLockedValue {
-            $0.hasher.update(chunk)
+        try state.withLockedValue {
+            if $0.hasher == nil { $0.hasher = try SHA256Hasher() }
+            $0.hasher?.update(chunk)
             if $0.head.count < 1024 { $0.head.append(contentsOf: chunk.prefix(1024 - $0.head.count)) }
         }
         progress?.advance(by: chunk.count)
@@ -861,8 +867,8 @@ final class HashingSink: Sendable {
         state.withLockedValue { $0 = State() }
     }
 
-    func finish() -> SHA256Digest {
-        state.withLockedValue { $0.hasher.finalize() }
+    func finish() throws -> SHA256Digest {
+        try state.withLockedValue { try ($0.hasher ?? SHA256Hasher()).finalize() }
     }
 
     func prefix(_ count: Int) -> [UInt8] {
