@@ -161,3 +161,12 @@ func profileTable(_ text: (ManifestProfile) -> String) -> String {
         return (lines + [line]).joined(separator: "\n")
     }.joined(separator: "\n")
 }
+
+/// What a command says when interrupted before anything went live (SIGINT, SIGTERM):
+/// the line starts "interrupted by SIGINT: ". A commit in progress finishes first and
+/// says what went live instead (Interrupts).
+enum InterruptMessage {
+    static let publish = "nothing went live (the live manifest is unchanged) and what this run staged was removed; run the same command again to publish (objects already stored are reused, an interrupted upload resumes)"
+    static let goLive = "nothing went live (the live manifest is unchanged); run the same command again"
+    static let prune = "prune stopped part-way: the live release and every object a kept release names are intact; run the same command again to finish"
+}

@@ -44,11 +44,11 @@ extension ModelCast {
                     passphrase = value
                 } else {
                     guard let first = try Passphrase.readFromTerminal(prompt: "passphrase for \(secretKey): ") else {
-                        throw ValidationError("no terminal to ask for a passphrase: set \(Passphrase.environmentVariable), or pass --unencrypted for a key kept only in a CI secret store")
+                        throw ModelCastError.usage("no terminal to ask for a passphrase: set \(Passphrase.environmentVariable), or pass --unencrypted for a key kept only in a CI secret store; nothing was written")
                     }
-                    guard !first.isEmpty else { throw ValidationError("the passphrase is empty; pass --unencrypted for an unprotected key") }
+                    guard !first.isEmpty else { throw ModelCastError.usage("the passphrase is empty; pass --unencrypted for an unprotected key; nothing was written") }
                     guard try Passphrase.readFromTerminal(prompt: "the same passphrase again: ") == first else {
-                        throw ValidationError("the two passphrases differ; nothing was written")
+                        throw ModelCastError.usage("the two passphrases differ; nothing was written")
                     }
                     passphrase = first
                 }

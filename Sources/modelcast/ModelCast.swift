@@ -16,10 +16,13 @@ struct ModelCast: AsyncParsableCommand {
 
             Exit status:
               0  success (verify: every check passed)
-              1  refused, or a check failed: a bad model, a version rule, a conflict
-                 with the target, a failed verify check
-              2  usage: the command line could not be parsed, or no command given
-              3  input/output or network failure (running again may help)
+              1  refused, or a check failed: a bad model, a version rule, a value a
+                 rule refuses, a conflict with the target, a bucket that does not
+                 exist, a failed verify check
+              2  usage: the command line is incomplete or cannot be parsed (unknown
+                 option, missing argument or setting, wrong type), or no command given
+              3  input/output or network failure: unreachable, no or refused
+                 credentials, access denied (running again may help)
             """,
         subcommands: [Inspect.self, Pack.self, Publish.self, Verify.self, Rollback.self, Promote.self, Rollout.self, Prune.self, History.self, Resign.self, Keygen.self, Serve.self]
     )
@@ -51,20 +54,24 @@ enum Main {
             if json { print(jsonErrorObject(status: .usage, message: message), terminator: "") }
             exit(ExitStatus.usage.rawValue)
         }
+        // The command the line named, once parsed: an error its run throws shows its usage.
+        var parsed: ParsableCommand.Type?
         do {
             var command = try ModelCast.parseAsRoot(arguments)
+            parsed = type(of: command)
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
                 try command.run()
             }
         } catch {
-            exit(report(error, json: json).rawValue)
+            exit(report(error, json: json, command: parsed).rawValue)
         }
     }
 
-    /// Prints `error` (stderr; with `json`, also the error object on stdout) and returns the status.
-    static func report(_ error: Error, json: Bool) -> ExitStatus {
+    /// Prints `error` (stderr; with `json`, also the error object on stdout) and returns the
+    /// status. `command` is the command that was running (nil when the line did not parse).
+    static func report(_ error: Error, json: Bool, command: ParsableCommand.Type?) -> ExitStatus {
         if let code = error as? ExitCode {
             // A command that already printed its result (verify's report) and only sets the status.
             return ExitStatus(rawValue: code.rawValue) ?? .refused
@@ -77,11 +84,21 @@ enum Main {
         }
         let status: ExitStatus
         let message: String
-        if parserCode == .validationFailure {
-            // The parser's own errors and ValidationError: the usage line helps here.
+        if parserCode == .validationFailure, let command {
+            // A ValidationError from a command's run: its own usage line, not the top level's.
+            status = .usage
+            message = ModelCast.message(for: error)
+            printError("Error: \(message)\n" + usageLines(command))
+        } else if parserCode == .validationFailure {
+            // The parser's own errors: it knows which command's usage to show.
             status = .usage
             message = ModelCast.message(for: error)
             printError(ModelCast.fullMessage(for: error))
+        } else if ExitStatus(for: error) == .usage, let command {
+            // A required setting missing from the command line (and the config file).
+            status = .usage
+            message = (error as? LocalizedError)?.errorDescription ?? ModelCast.message(for: error)
+            printError("Error: \(message)\n" + usageLines(command))
         } else {
             status = ExitStatus(for: error)
             message = (error as? LocalizedError)?.errorDescription ?? ModelCast.message(for: error)
@@ -89,6 +106,13 @@ enum Main {
         }
         if json { print(jsonErrorObject(status: status, message: message), terminator: "") }
         return status
+    }
+
+    /// The usage line of `command` and where its help is, as the parser prints them.
+    static func usageLines(_ command: ParsableCommand.Type) -> String {
+        let usage = ModelCast.usageString(for: command)
+        let name = usage.split(separator: " ").prefix { !$0.hasPrefix("[") && !$0.hasPrefix("<") && !$0.hasPrefix("-") }.joined(separator: " ")
+        return "Usage: \(usage)\n  See '\(name) --help' for more information."
     }
 }
 

@@ -52,6 +52,7 @@ extension ModelCast {
         var s3: S3ConnectionOptions
 
         func run() async throws {
+            Interrupts.shared.setMessage(InterruptMessage.goLive)
             let environment = ProcessInfo.processInfo.environment
             guard let target = target ?? environment["MODELCAST_TARGET"] else {
                 throw ValidationError("give the TARGET (a directory or s3://bucket/prefix) or set MODELCAST_TARGET")

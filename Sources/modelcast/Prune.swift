@@ -43,6 +43,7 @@ extension ModelCast {
         var progressOptions: ProgressOptions
 
         func run() async throws {
+            Interrupts.shared.setMessage(InterruptMessage.prune)
             let environment = ProcessInfo.processInfo.environment
             let settings = try targetOptions.settings(environment: environment)
             if abortUploadsOlderThan != nil, !settings.isS3 {

@@ -150,6 +150,7 @@ extension ModelCast {
         var progressOptions: ProgressOptions
 
         func run() async throws {
+            Interrupts.shared.setMessage(InterruptMessage.publish)
             let environment = ProcessInfo.processInfo.environment
             var commandLine = PublishCommandLine()
             commandLine.models = models

@@ -24,6 +24,7 @@ extension ModelCast {
         var goLive: GoLiveOptions
 
         func run() async throws {
+            Interrupts.shared.setMessage(InterruptMessage.goLive)
             let environment = ProcessInfo.processInfo.environment
             var request = ResignRequest(
                 manifestKey: targetOptions.manifestKey, signing: try goLive.signing(environment: environment) ?? SigningSettings(),

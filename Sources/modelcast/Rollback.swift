@@ -59,6 +59,7 @@ extension ModelCast {
         var goLive: GoLiveOptions
 
         func run() async throws {
+            Interrupts.shared.setMessage(InterruptMessage.goLive)
             let environment = ProcessInfo.processInfo.environment
             if let deprecatedTo, version == nil {
                 printError("warning: rollback --to VERSION is deprecated (publish's --to names a target): use --version \(deprecatedTo)")

@@ -58,9 +58,14 @@ extension ModelCast.Rollout {
             guard given == 1 else {
                 throw ValidationError(given == 0 ? "give one of --percent PERCENT, --halt or --complete" : "give only one of --percent, --halt and --complete")
             }
+            // Not a number at all is a parse error; a number the rules refuse (above 100) is not.
+            if let percent, Double(percent.hasSuffix("%") ? String(percent.dropLast()) : percent) == nil {
+                throw ValidationError("--percent '\(percent)' is not a number (e.g. 50%, 0.5%)")
+            }
         }
 
         func run() async throws {
+            Interrupts.shared.setMessage(InterruptMessage.goLive)
             let changes: [RolloutChangeRequest.Change] = (try percent.map { [.percent(try ModelCastCore.Rollout.parsePercent($0))] } ?? [])
                 + (halt ? [.halt] : []) + (complete ? [.complete] : [])
             let environment = ProcessInfo.processInfo.environment

@@ -17,7 +17,8 @@ makes a rule match only requests carrying a header whose name starts with it
   delay:SECONDS  read the request, wait that long, then forward it as usual
   hold:NAME      read the request, wait until the file RULES_FILE + ".NAME"
                  exists (at most 300 s), then forward it as usual: a test
-                 orders two writers' requests exactly
+                 orders two writers' requests exactly (RULES_FILE + ".NAME.waiting"
+                 is created when a request starts waiting)
   unsupported-header  answer 400 InvalidArgument "Unsupported header 'NAME'
                  received for this API call." naming the matched header, as
                  Backblaze B2 answers S3 checksum headers (every matching
@@ -131,6 +132,7 @@ class Proxy(BaseHTTPRequestHandler):
             time.sleep(float(action.split(":", 1)[1]))
         if action and action.startswith("hold:"):
             gate = RULES + "." + action.split(":", 1)[1]
+            open(gate + ".waiting", "a").close()  # the test sees the request has arrived
             deadline = time.time() + 300
             while not os.path.exists(gate) and time.time() < deadline:
                 time.sleep(0.02)

@@ -9,7 +9,8 @@
  * the new name) and unlink/unlinkat/remove (by the name removed), whose path lies
  * inside KILLAT_ROOT with no component starting with '.' (temporary files, staging
  * and the lock are not what a host serves). Nothing else is changed. Without both
- * variables the library does nothing.
+ * variables the library does nothing. KILLAT_SIGNAL=INT or TERM raises that signal
+ * instead of SIGKILL (the write goes ahead if the process survives it).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -50,7 +51,13 @@ static void before_write(int dirfd, const char *path) {
     size_t length = strlen(root);
     if (strncmp(full, root, length) != 0 || (full[length] != '/' && full[length] != 0)) return;
     if (strstr(full + length, "/.")) return;
-    if (__atomic_add_fetch(&seen, 1, __ATOMIC_SEQ_CST) == atol(n)) kill(getpid(), SIGKILL);
+    if (__atomic_add_fetch(&seen, 1, __ATOMIC_SEQ_CST) != atol(n)) return;
+    /* KILLAT_SIGNAL=INT or TERM: that signal instead, raised on this thread, so the
+       process's handler runs before the write (a Ctrl-C or a `kill` at exactly this point). */
+    const char *name = getenv("KILLAT_SIGNAL");
+    if (name && strcmp(name, "INT") == 0) raise(SIGINT);
+    else if (name && strcmp(name, "TERM") == 0) raise(SIGTERM);
+    else kill(getpid(), SIGKILL);
 }
 
 #define NEXT(name) static __typeof__(name) *next; if (!next) next = dlsym(RTLD_NEXT, #name)

@@ -50,8 +50,7 @@ final class CLIContractTests: XCTestCase {
         let blocker = try site.write("blocker", [1])
         let io = try modelcast(["publish", gguf, "--version", "1.0.0", "--base-url", base, "--to", blocker + "/site"])
         XCTAssertEqual(io.status, 3, io.stderr)
-        // The network: a store refusing the credentials (S3PublishTests.testWrongSecretIsRejectedAndNeverPrinted)
-        // and a refused connection (VerifyNetworkTests) are 3 as well.
+        // Every command × every kind of failure, a store's included: ExitStatusTableCLITests.
     }
 
     // MARK: 14. --json errors are JSON on stdout

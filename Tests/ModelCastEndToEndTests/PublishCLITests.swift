@@ -187,7 +187,7 @@ final class PublishCLITests: XCTestCase {
              "model name 'bad name' may use only"),
             (["examples/models/tiny-llm.gguf", "--version", "1.3.0", "--base-url", base, "--to", site.path, "--meta", "novalue"], 1,
              "--meta novalue: expected key=value"),
-            (["examples/models/tiny-llm.gguf", "--base-url", base, "--to", site.path], 1,
+            (["examples/models/tiny-llm.gguf", "--base-url", base, "--to", site.path], 2,
              "--version is required"),
         ]
         for (arguments, status, message) in cases {

@@ -162,7 +162,7 @@ final class S3PublishTests: XCTestCase {
         none["AWS_SHARED_CREDENTIALS_FILE"] = "/nonexistent/credentials"
         let missing = try modelcast(["publish", "examples/models/tiny-llm.gguf", "--version", "1.0.0", "--base-url", "https://cdn.example.com",
                                      "--to", "s3://\(moto.bucket)/x"], environment: none)
-        XCTAssertEqual(missing.status, 1)
+        XCTAssertEqual(missing.status, 3, "the table's credentials row")
         XCTAssertTrue(missing.stderr.contains("no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"), missing.stderr)
     }
 

@@ -390,7 +390,7 @@ public final class MotoS3 {
         if checkSignatures {
             _ = try aws(["iam", "create-user", "--user-name", "modelcast"])
             _ = try aws(["iam", "put-user-policy", "--user-name", "modelcast", "--policy-name", "s3",
-                         "--policy-document", #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"*"}]}"#])
+                         "--policy-document", #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["s3:*","iam:*"],"Resource":"*"}]}"#])
             let key = try JSONSerialization.jsonObject(with: Data(try aws(["iam", "create-access-key", "--user-name", "modelcast"]).utf8)) as? [String: Any]
             let accessKey = key?["AccessKey"] as? [String: Any]
             accessKeyID = accessKey?["AccessKeyId"] as? String ?? ""

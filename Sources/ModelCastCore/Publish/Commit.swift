@@ -285,6 +285,10 @@ extension Publisher {
         // What this run stored itself. Undone last, and only where no release names it: the
         // same bytes have the same ETag, so another run that found them may rely on them.
         let created = CreatedKeys()
+        // From the history record on, an interrupt waits for the manifest (Interrupts).
+        var committing = false
+        var wentLive: String?
+        defer { if committing { Interrupts.shared.endCommit(live: wentLive) } }
         journal.record("remove the objects this run stored") {
             let outcome = try await self.removeUnnamed(created.keys)
             for kept in outcome.kept { self.log("warning: left \(kept.key) in place: \(kept.reason)") }
@@ -309,6 +313,8 @@ extension Publisher {
             // was lost, or an identical publish running at the same time. This run cannot
             // tell which, so it never deletes such a record: only what it saw itself create.
             // A different record under the key is a conflict the store reports as an error.
+            Interrupts.shared.beginCommit()
+            committing = true
             if try await storage.putIfAbsent(plan.historyKey, data: plan.historyData, metadata: plan.historyMetadata) == .created {
                 journal.record("remove \(plan.historyKey)") { try await self.storage.delete(plan.historyKey) }
             }
@@ -387,6 +393,7 @@ extension Publisher {
                 warn("could not remove the old signature \(settings.signatureKey) (\(error)); it no longer matches the manifest: delete it")
             }
         }
+        wentLive = "after the release went live: sequence \(plan.release.sequence) is published to \(storage.location); there is nothing to resume"
         return report(plan, state: state, objects: objects, warnings: warnings)
     }
 

@@ -40,18 +40,21 @@ public struct PublishCommandLine: Sendable {
 
     /// The target directory and the checked request.
     public func makeRequest() throws -> (target: String, request: PublishRequest) {
+        guard !models.isEmpty || configPath != nil else {
+            throw MissingSetting("nothing to publish: give MODEL files (with --version, --base-url and --to) or --config FILE")
+        }
         let config = try configPath.map(PublishConfigFile.load(path:))
         let profile = profile ?? config?.profile ?? .modelcast
         guard let baseURL = baseURL ?? config?.baseURL else {
-            throw ModelCastError.usage("--base-url is required (the https:// address the target directory is served from)")
+            throw MissingSetting("--base-url is required (the https:// address the target directory is served from)")
         }
         guard let target = target ?? config?.target else {
-            throw ModelCastError.usage("--to is required (a directory, or s3://bucket/prefix)")
+            throw MissingSetting("--to is required (a directory, or s3://bucket/prefix)")
         }
 
         var models = try mergedModels(config?.models ?? [])
         guard !models.isEmpty else {
-            throw ModelCastError.usage("nothing to publish: give MODEL files or --config with a models section")
+            throw MissingSetting("nothing to publish: give MODEL files or --config with a models section")
         }
 
         let releaseMeta = config?.meta ?? [:]
@@ -116,7 +119,7 @@ public struct PublishCommandLine: Sendable {
         }
         var models = configured
         guard let version = version else {
-            throw ModelCastError.usage("--version is required when models are given on the command line")
+            throw MissingSetting("--version is required when models are given on the command line")
         }
         var order: [String] = []
         var files: [String: [String]] = [:]

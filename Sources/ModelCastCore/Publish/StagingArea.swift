@@ -36,7 +36,7 @@ final class StagingArea {
         guard directory != nil else { return }
         for artifact in staged.values where !artifact.inPlace {
             unlink(artifact.result.path)
-            TemporaryFiles.shared.unregister(artifact.result.path)
+            Interrupts.shared.unregisterTemporary(artifact.result.path)
         }
         staged = [:]
         storage.finishStaging()

@@ -40,10 +40,10 @@ func writeKeyFile(_ path: String, contents: String, mode: mode_t, force: Bool) t
     let name = PathText.lastComponent(path)
     let temporary = (directory.isEmpty ? "." : directory)
         + "/.\(name).modelcast-\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 16)).tmp"
-    TemporaryFiles.shared.register(temporary)
+    Interrupts.shared.registerTemporary(temporary)
     defer {
         unlink(temporary)  // gone already after a rename; a leftover link otherwise
-        TemporaryFiles.shared.unregister(temporary)
+        Interrupts.shared.unregisterTemporary(temporary)
     }
     try writeNewFile(temporary, reportedAs: path, bytes: bytes, mode: mode)
     if force {

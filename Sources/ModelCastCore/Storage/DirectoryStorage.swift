@@ -48,10 +48,12 @@ public struct DirectoryStorage: Storage {
             if mkdir(sibling, 0o700) != 0 && errno != EEXIST {
                 // An unwritable parent: stage inside the target instead.
             } else if Self.isPrivateDirectory(sibling) {
+                Interrupts.shared.registerDirectory(sibling)
                 return sibling
             }
         }
         try makeDirectories(inTreeStaging)
+        Interrupts.shared.registerDirectory(inTreeStaging)
         return inTreeStaging
     }
 
@@ -170,10 +172,10 @@ public struct DirectoryStorage: Storage {
         defer {
             if staged.isTemporary {
                 unlink(staged.path)
-                TemporaryFiles.shared.unregister(staged.path)
+                Interrupts.shared.unregisterTemporary(staged.path)
             }
         }
-        try makeDirectories(PathText.parent(destination))
+        try makeFolders(for: destination)
         var code = EXDEV
         if staged.isTemporary {
             let staging = try FileDescriptor.openForReading(staged.path)
@@ -181,6 +183,7 @@ public struct DirectoryStorage: Storage {
             // link(2) fails if the key exists: an atomic put-if-absent, never an overwrite.
             if link(staged.path, destination) == 0 {
                 syncDirectory(of: destination)
+                Interrupts.shared.registerUncommitted(destination)
                 return .created
             }
             code = errno
@@ -202,6 +205,7 @@ public struct DirectoryStorage: Storage {
             copy.discard()
             if linked {
                 syncDirectory(of: destination)
+                Interrupts.shared.registerUncommitted(destination)
                 return .created
             }
         }
@@ -209,6 +213,19 @@ public struct DirectoryStorage: Storage {
             throw ModelCastError.io(operation: "store", path: destination, reason: errnoDescription(code))
         }
         return try compareExisting(key: key, path: destination, size: staged.metadata.size, sha256: staged.metadata.sha256)
+    }
+
+    /// Makes the folders `destination` needs; the ones made here are removed if the run is
+    /// interrupted before its commit (with the object, when nothing else is in them).
+    private func makeFolders(for destination: String) throws {
+        var missing: [String] = []
+        var folder = PathText.parent(destination)
+        while folder.count > root.count, (try? linkStatus(folder)) == nil {
+            missing.append(folder)
+            folder = PathText.parent(folder)
+        }
+        try makeDirectories(PathText.parent(destination))
+        for made in missing.reversed() { Interrupts.shared.registerUncommitted(made) }
     }
 
     public func putIfAbsent(_ key: String, data: Data, metadata: ObjectMetadata) async throws -> PutOutcome {

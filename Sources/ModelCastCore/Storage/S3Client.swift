@@ -12,11 +12,36 @@ public struct S3Error: Error, Sendable, Equatable, LocalizedError, CustomStringC
     public let status: Int
     public let code: String
     public let message: String
+    /// The bucket and the store's endpoint the request went to ("" when not known).
+    public var bucket = ""
+    public var endpoint = ""
 
-    public var description: String {
+    /// Codes with which a store says it does not accept the credentials themselves.
+    static let credentialCodes: Set<String> = [
+        "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken", "InvalidToken", "TokenRefreshRequired",
+        "InvalidClientTokenId", "AuthorizationHeaderMalformed",
+    ]
+
+    /// The request and the store's answer, as sent and received.
+    private var answer: String {
         // Status 0: no HTTP answer at all; the message says what happened instead.
         if status == 0 { return "\(operation) \(key): \(message)" }
         return "\(operation) \(key): HTTP \(status)\(code.isEmpty ? "" : " \(code)")\(message.isEmpty ? "" : ": \(message)")"
+    }
+
+    private var at: String { endpoint.isEmpty ? "" : " at \(endpoint)" }
+
+    public var description: String {
+        if code == "NoSuchBucket" {
+            return "bucket \(quotedValue(bucket))\(at) does not exist (\(answer)): check the bucket name of the target, or create the bucket"
+        }
+        if Self.credentialCodes.contains(code) {
+            return "the store\(at) refused the credentials (\(answer)): check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE's entry in ~/.aws/credentials), and AWS_SESSION_TOKEN for temporary ones"
+        }
+        if code == "AccessDenied" || code == "AllAccessDisabled" {
+            return "access denied to bucket \(quotedValue(bucket))\(at) (\(answer)): the credentials are valid but lack the permission; the bucket's or the user's policy must allow it"
+        }
+        return answer
     }
 
     public var errorDescription: String? { description }
@@ -135,7 +160,8 @@ final class S3Client: @unchecked Sendable {
     private func connectionError(_ error: S3TransportError, operation: String, key: String, attempts: Int, since started: Date) -> S3Error {
         let elapsed = formatSeconds(Date().timeIntervalSince(started))
         let tries = attempts == 1 ? "after \(elapsed) s" : "\(attempts) attempts in \(elapsed) s"
-        return S3Error(operation: operation, key: key, status: 0, code: "ConnectionError", message: "\(error.message) (\(tries))")
+        return S3Error(operation: operation, key: key, status: 0, code: "ConnectionError", message: "\(error.message) (\(tries))",
+                       bucket: bucket, endpoint: endpoint.url)
     }
 
     /// The host (and port) requests go to, for messages.
@@ -346,7 +372,8 @@ final class S3Client: @unchecked Sendable {
            message.lowercased().contains("checksum") || (operation.hasPrefix("HEAD") && response.body.isEmpty) {
             message += (message.isEmpty ? "" : " ") + "(a store that refuses S3's checksum headers, as Backblaze B2 does, needs --checksum none)"
         }
-        return S3Error(operation: operation, key: key, status: response.status, code: Self.errorCode(response.body) ?? "", message: message)
+        return S3Error(operation: operation, key: key, status: response.status, code: Self.errorCode(response.body) ?? "", message: message,
+                       bucket: bucket, endpoint: endpoint.url)
     }
 
     static func errorCode(_ body: Data) -> String? { XMLFields.first("Code", in: body) }

@@ -87,7 +87,7 @@ public enum AWSEnvironment {
     public static func credentials(_ environment: [String: String]) throws -> AWSCredentials {
         if let id = environment["AWS_ACCESS_KEY_ID"], !id.isEmpty {
             guard let secret = environment["AWS_SECRET_ACCESS_KEY"], !secret.isEmpty else {
-                throw ModelCastError.usage("AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not")
+                throw MissingCredentials("AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not")
             }
             let token = environment["AWS_SESSION_TOKEN"].flatMap { $0.isEmpty ? nil : $0 }
             return AWSCredentials(accessKeyID: id, secretAccessKey: secret, sessionToken: token)
@@ -99,9 +99,9 @@ public enum AWSEnvironment {
             if let id = section["aws_access_key_id"], let secret = section["aws_secret_access_key"] {
                 return AWSCredentials(accessKeyID: id, secretAccessKey: secret, sessionToken: section["aws_session_token"])
             }
-            throw ModelCastError.usage("no credentials for profile '\(profile)' in \(path) (need aws_access_key_id and aws_secret_access_key)")
+            throw MissingCredentials("no credentials for profile '\(profile)' in \(path) (need aws_access_key_id and aws_secret_access_key)")
         }
-        throw ModelCastError.usage("no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE with \(path)")
+        throw MissingCredentials("no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE with \(path)")
     }
 
     /// The region: flag, then environment, then the config file, then us-east-1.
@@ -141,4 +141,13 @@ public enum AWSEnvironment {
         }
         return sections
     }
+}
+
+/// No usable credentials for an s3:// target. Like credentials the store refuses, an I/O
+/// failure (status 3): what is missing is the environment's, not the command line's.
+public struct MissingCredentials: Error, LocalizedError, CustomStringConvertible, Equatable, Sendable {
+    public let message: String
+    init(_ message: String) { self.message = message }
+    public var errorDescription: String? { message }
+    public var description: String { message }
 }

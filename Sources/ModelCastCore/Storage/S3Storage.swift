@@ -88,6 +88,7 @@ public final class S3Storage: Storage, @unchecked Sendable {
             throw ModelCastError.io(operation: "create staging directory", path: NSTemporaryDirectory(), reason: errnoDescription())
         }
         staging = String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        Interrupts.shared.registerDirectory(staging)
     }
 
     deinit { try? FileManager.default.removeItem(atPath: staging) }
@@ -273,7 +274,8 @@ public final class S3Storage: Storage, @unchecked Sendable {
         } catch let error as S3ResponseTooLarge {
             throw StorageError.tooLarge(key: key, size: error.size, limit: limit)
         }
-        if response.status == 404 { return nil }
+        // A missing bucket is no missing object: nothing of the target can be read or written.
+        if response.status == 404, S3Client.errorCode(response.body) != "NoSuchBucket" { return nil }
         guard response.status == 200 else { throw client.error(response, operation: "GET", key: objectKey) }
         return (response.body, response.headers["etag"] ?? "")
     }
@@ -317,7 +319,7 @@ public final class S3Storage: Storage, @unchecked Sendable {
         defer {
             if staged.isTemporary {
                 unlink(staged.path)
-                TemporaryFiles.shared.unregister(staged.path)
+                Interrupts.shared.unregisterTemporary(staged.path)
             }
         }
         try validateKey(key)
@@ -508,7 +510,8 @@ public final class S3Storage: Storage, @unchecked Sendable {
             // The store cannot be reached (an abort would not get through either): the
             // parts stored so far stay for the next publish of these bytes to resume.
             throw S3Error(operation: error.operation, key: error.key, status: error.status, code: error.code,
-                          message: error.message + "; the parts uploaded so far stay in the store, and the next publish of these bytes resumes the upload")
+                          message: error.message + "; the parts uploaded so far stay in the store, and the next publish of these bytes resumes the upload",
+                          bucket: error.bucket, endpoint: error.endpoint)
         } catch {
             if upload.createdHere { await abandon(objectKey, uploadID: upload.id) }
             throw error

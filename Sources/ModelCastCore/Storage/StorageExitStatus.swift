@@ -8,8 +8,10 @@ extension StorageError: ExitStatusProviding {
 }
 
 extension S3Error: ExitStatusProviding {
-    /// The store answered with an error (credentials, permissions, its own failure).
-    public var exitStatus: ExitStatus { .io }
+    /// A bucket that does not exist is refused (running again changes nothing, as for a
+    /// directory target whose parent is missing); any other answer (credentials,
+    /// permissions, the store's own failure) is I/O.
+    public var exitStatus: ExitStatus { code == "NoSuchBucket" ? .refused : .io }
 }
 
 extension S3TransportError: ExitStatusProviding {
@@ -22,5 +24,9 @@ extension S3ResponseTooLarge: ExitStatusProviding {
 
 extension NetworkFailure: ExitStatusProviding {
     /// Refused, unreachable, a failed TLS handshake, a stall: the network.
+    public var exitStatus: ExitStatus { .io }
+}
+
+extension MissingCredentials: ExitStatusProviding {
     public var exitStatus: ExitStatus { .io }
 }

@@ -138,11 +138,11 @@ final class AtomicFile {
         let temp = (directory.isEmpty ? "." : directory) + "/.\(name).modelcast-\(getpid())-\(String(random, radix: 16)).tmp"
         // Registered before it exists: a signal arriving at any point after the
         // file appears finds it in the table.
-        TemporaryFiles.shared.register(temp)
+        Interrupts.shared.registerTemporary(temp)
         let fd = open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             let reason = errnoDescription()
-            TemporaryFiles.shared.unregister(temp)
+            Interrupts.shared.unregisterTemporary(temp)
             throw ModelCastError.io(operation: "create", path: destination, reason: reason)
         }
         _ = fchmod(fd, 0o644)
@@ -172,7 +172,7 @@ final class AtomicFile {
             throw ModelCastError.io(operation: "rename", path: destination, reason: reason)
         }
         done = true
-        TemporaryFiles.shared.unregister(temporaryPath)
+        Interrupts.shared.unregisterTemporary(temporaryPath)
         if durable { syncDirectory(of: destination) }
     }
 
@@ -190,7 +190,7 @@ final class AtomicFile {
         done = true
         try? descriptor.close()  // the file is being thrown away; a close error changes nothing
         unlink(temporaryPath)
-        TemporaryFiles.shared.unregister(temporaryPath)
+        Interrupts.shared.unregisterTemporary(temporaryPath)
     }
 }
 
@@ -203,74 +203,6 @@ func syncDirectory(of path: String) {
         _ = fsync(fd)
         _ = Glibc.close(fd)
     }
-}
-
-/// Temporary files in flight, removed if the process is interrupted (SIGINT,
-/// SIGTERM, SIGHUP) so an aborted run leaves nothing behind. The paths live in a
-/// fixed table of C strings so the signal handler only calls `unlink`, which is
-/// async-signal-safe.
-// Deliberately not a NIOLockedValueBox/Mutex: the signal handler must read the table
-// while another thread may hold the lock (a handler that took it could deadlock), so the
-// table lives outside any box, as raw C memory reached through `temporaryFileTable`.
-// `lock` orders register/unregister among threads only; the handler never takes it.
-// That is a contract the compiler cannot check, hence `@unchecked`.
-final class TemporaryFiles: @unchecked Sendable {
-    static let shared = TemporaryFiles()
-    static let capacity = 256
-    private let lock = NSLock()
-    private let table: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>
-    private var installed = false
-
-    private init() {
-        table = .allocate(capacity: Self.capacity)
-        table.initialize(repeating: nil, count: Self.capacity)
-        temporaryFileTable = table
-    }
-
-    func register(_ path: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        if !installed {
-            installed = true
-            var unblock = sigset_t()
-            sigemptyset(&unblock)
-            for sig in [SIGINT, SIGTERM, SIGHUP] {
-                signal(sig, removeTemporaryFilesAndDie)
-                sigaddset(&unblock, sig)
-            }
-            // A parent may have started us with these blocked; they must reach the handler.
-            pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
-        }
-        for index in 0..<Self.capacity where table[index] == nil {
-            table[index] = strdup(path)
-            return
-        }
-    }
-
-    func unregister(_ path: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        for index in 0..<Self.capacity {
-            if let entry = table[index], strcmp(entry, path) == 0 {
-                table[index] = nil
-                free(entry)
-                return
-            }
-        }
-    }
-}
-
-nonisolated(unsafe) private var temporaryFileTable: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
-
-/// Signal handler: unlink every registered temporary file, then die of the same signal.
-private func removeTemporaryFilesAndDie(_ sig: Int32) {
-    if let table = temporaryFileTable {
-        for index in 0..<TemporaryFiles.capacity {
-            if let path = table[index] { unlink(path) }
-        }
-    }
-    signal(sig, SIG_DFL)
-    raise(sig)
 }
 
 /// `lstat` of a path, or nil when it does not exist.
