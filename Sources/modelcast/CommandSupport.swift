@@ -106,9 +106,16 @@ func printPublishReport(_ report: PublishReport, json: Bool, done: String, would
         return
     }
     print("\(report.dryRun ? "dry run: \(wouldDo)" : done) sequence \(report.sequence) to \(report.target) (profile \(report.profile))")
-    let width = report.objects.map(\.outcome.count).max() ?? 0
-    for object in report.objects {
+    // What was already stored is one line per model (an unchanged model uploads nothing).
+    let listed = report.objects.filter { $0.outcome != "unchanged" && $0.outcome != "exists" }
+    let reused = report.models.filter { $0.reused > 0 }
+    let width = (listed.map(\.outcome.count) + (reused.isEmpty ? [] : ["unchanged".count])).max() ?? 0
+    for object in listed {
         print("  \(object.outcome.padding(toLength: width, withPad: " ", startingAt: 0))  \(object.key)  \(object.size) bytes  sha256 \(object.sha256)")
+    }
+    for model in reused {
+        let files = model.reused == model.files ? counted(model.files, "file") : "\(model.reused) of \(model.files) files"
+        print("  \("unchanged".padding(toLength: width, withPad: " ", startingAt: 0))  \(model.name) \(model.version): \(files) already stored, not uploaded")
     }
     print("manifest: \(report.manifestURL)")
     if report.dryRun { print(report.manifest, terminator: "") }
@@ -169,4 +176,9 @@ enum InterruptMessage {
     static let publish = "nothing went live (the live manifest is unchanged) and what this run staged was removed; run the same command again to publish (objects already stored are reused, an interrupted upload resumes)"
     static let goLive = "nothing went live (the live manifest is unchanged); run the same command again"
     static let prune = "prune stopped part-way: the live release and every object a kept release names are intact; run the same command again to finish"
+}
+
+/// "1 file", "2 files": a count with its noun, pluralised.
+func counted(_ count: Int, _ noun: String, plural: String? = nil) -> String {
+    "\(count) \(count == 1 ? noun : plural ?? noun + "s")"
 }

@@ -9,7 +9,11 @@ extension ModelCast {
             discussion: """
                 STATE is `live` (the manifest devices fetch now), `went live` (a rollback target), \
                 `never live` (its publish stopped before the manifest was written) or `pending` \
-                (newer than the live manifest: a publish under way, or one that failed last).
+                (newer than the live manifest: a publish under way, or one that failed last). \
+                WHAT says what the release did, read from the records: published, a staged rollout \
+                (started, its share, halted: every device on the fallback, completed), rolled back \
+                to an earlier release's files, promoted from another channel, or the same files again \
+                (a resign). --json prints {"target", "channel", "manifest_key", "releases": [...]}.
 
                 history reads every record (eight at a time), so its cost grows with the history; \
                 publish, rollback, resign and verify read the history index (_modelcast/history-index.json) \
@@ -28,12 +32,19 @@ extension ModelCast {
         func run() async throws {
             let environment = ProcessInfo.processInfo.environment
             let manifestKey = targetOptions.manifestKey
-            let entries = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { storage in
+            let channel = targetOptions.channel
+            let (location, entries) = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { storage in
+                // The other channels' records name promotions (what a release was promoted from).
+                var others: [String: [Release]] = [:]
+                for name in (try? await Channels.list(storage, base: targetOptions.baseManifestKey)) ?? [] where name != channel {
+                    let key = Channels.manifestKey(channel: name, base: targetOptions.baseManifestKey)
+                    if let state = try? await TargetState.load(from: storage, manifestKey: key) { others[name] = state.history }
+                }
                 if rebuildIndex {
                     let state = try await Publisher(storage: storage, log: { printError($0) }).rebuildIndex(manifestKey: manifestKey)
                     let was = state.index.problem.map { "it was not usable: \($0)" } ?? "it was already current"
                     printError("rewrote \(storage.location)/\(TargetLayout.indexKey(manifestKey: manifestKey)) from \(state.history.count) record\(state.history.count == 1 ? "" : "s") (\(was))")
-                    return state.entries
+                    return (storage.location, state.entries(otherChannels: others))
                 }
                 let state = try await TargetState.load(from: storage, manifestKey: manifestKey, reading: .all)
                 if let problem = state.index.problem, !state.history.isEmpty {
@@ -42,19 +53,22 @@ extension ModelCast {
                 guard !state.history.isEmpty else {
                     throw ModelCastError.targetState("no release history at \(storage.location)/\(TargetLayout.historyPrefix(manifestKey: manifestKey)): \(state.manifestData == nil ? "nothing is published there" : "its manifest was not published by modelcast")")
                 }
-                return state.entries
+                return (storage.location, state.entries(otherChannels: others))
             }
             if targetOptions.json {
-                print(try JSONOutput.encode(entries), terminator: "")
+                print(try JSONOutput.encode(HistoryReport(target: location, channel: channel, manifestKey: manifestKey, releases: entries)), terminator: "")
                 return
             }
-            print("SEQUENCE  PUBLISHED             STATE       MODELS")
-            for entry in entries {
-                let models = entry.versions.keys.sorted().map { "\($0) \(entry.versions[$0]!)" }.joined(separator: ", ")
+            print("channel \(channel): \(location)/\(manifestKey)")
+            let models = entries.map { entry in entry.versions.keys.sorted().map { "\($0) \(entry.versions[$0]!)" }.joined(separator: ", ") }
+            let width = max(6, models.map(\.count).max() ?? 0)
+            print("SEQUENCE  PUBLISHED             STATE       " + "MODELS".padding(toLength: width, withPad: " ", startingAt: 0) + "  WHAT")
+            for (entry, models) in zip(entries, models) {
                 let sequence = String(entry.sequence)
                 print(String(repeating: " ", count: max(0, 8 - sequence.count)) + sequence + "  "
                       + entry.publishedAt.padding(toLength: 20, withPad: " ", startingAt: 0) + "  "
-                      + entry.state.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0) + "  " + models)
+                      + entry.state.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0) + "  "
+                      + models.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + (entry.detail ?? ""))
             }
         }
     }

@@ -40,9 +40,14 @@ extension ModelCast {
             }
             let base = basePath.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }
             let server = try PreviewServer(root: directory, host: host, port: port, basePath: base, log: { printError($0) })
+            let published = server.publishedBaseURL
             try await server.run { url in
                 print(url)
                 printError("serving \(directory) at \(url) (Ctrl-C to stop)")
+                if let published, published != url {
+                    // The manifest's URLs name the production host: verify fetches them here instead.
+                    printError("published for \(published): devices fetch its objects there; check this preview with: modelcast verify \(url)/manifest.json --stand-in-for \(published)")
+                }
             }
         }
     }

@@ -99,6 +99,9 @@ extension ModelCast {
         @Option(help: ArgumentHelp("For a manifest URL: the target the CDN serves from (s3://bucket/prefix or a published directory); the URL must serve the bytes of its live manifest.", valueName: "TARGET"))
         var origin: String?
 
+        @Option(help: ArgumentHelp("For a manifest URL on a stand-in server (modelcast serve): the base URL the release was published for. Its objects must lie under it and are fetched from the same paths on the stand-in.", valueName: "BASE_URL"))
+        var standInFor: String?
+
         @Flag(help: "Fail on warnings too.")
         var strict = false
 
@@ -119,6 +122,12 @@ extension ModelCast {
             guard retries >= 0, retries <= 10 else { throw ValidationError("--retries must be between 0 and 10, got \(retries)") }
             guard jobs >= 1, jobs <= 64 else { throw ValidationError("--jobs must be between 1 and 64, got \(jobs)") }
             guard maxZipEntries >= 1 else { throw ValidationError("--max-zip-entries must be at least 1, got \(maxZipEntries)") }
+            if let standInFor {
+                let lower = standInFor.lowercased()
+                guard lower.hasPrefix("https://") || lower.hasPrefix("http://"), !(URLComponents(string: standInFor)?.host ?? "").isEmpty else {
+                    throw ValidationError("--stand-in-for '\(standInFor)' is not a base URL: give the https:// address the release was published for (its --base-url)")
+                }
+            }
             if source.lowercased().hasPrefix("s3://") {
                 // s3:// reads the target through the S3 API: these would be silently ignored.
                 let ignored = [(state != nil, "--state"), (profile != nil, "--profile"), (!baseURL.isEmpty, "--base-url"),
@@ -172,7 +181,11 @@ extension ModelCast {
             options.allowLegacySignature = allowLegacySignature
 
             let target = try VerifyTarget.resolve(source, baseURLs: baseURL, manifestKey: manifestKey, maxManifestBytes: options.maxManifestBytes)
-            if target.isHTTP, target.localManifest == nil, !allowHTTP, target.manifestURL.lowercased().hasPrefix("http://") {
+            if standInFor != nil, !target.isHTTP || target.localManifest != nil {
+                throw ValidationError("--stand-in-for applies to a manifest URL on a stand-in server (modelcast serve), not to \(source)")
+            }
+            // A stand-in is a local preview: plain http is what it serves.
+            if target.isHTTP, target.localManifest == nil, !allowHTTP, standInFor == nil, target.manifestURL.lowercased().hasPrefix("http://") {
                 throw ValidationError("\(target.manifestURL) is plain http: pass --allow-http to verify a local test server")
             }
             if origin != nil, !target.isHTTP || target.localManifest != nil {
@@ -198,11 +211,16 @@ extension ModelCast {
                 try finish(report)
                 return
             }
+            var fetcher: any ObjectFetcher = http
+            if let standInFor {
+                if options.expectedPrefixes.isEmpty { options.expectedPrefixes = [standInFor] }
+                fetcher = StandInFetcher(http, production: standInFor, manifestURL: target.manifestURL)
+            }
             let verifyOptions = options
             func run(origin: (any Storage)?) async -> VerifyReport {
                 var options = verifyOptions
                 options.origin = origin
-                return await Verifier(fetcher: http, options: options).verify(manifestURL: target.manifestURL, localManifest: target.localManifest, localSignature: target.localSignature)
+                return await Verifier(fetcher: fetcher, options: options).verify(manifestURL: target.manifestURL, localManifest: target.localManifest, localSignature: target.localSignature)
             }
             let report: VerifyReport
             if let origin {

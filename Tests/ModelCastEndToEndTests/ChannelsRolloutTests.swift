@@ -102,7 +102,7 @@ final class ChannelsRolloutTests: XCTestCase {
         // The history of each channel is its own.
         let betaHistory = try modelcast(["history", target, "--channel", "beta", "--json"])
         XCTAssertEqual(betaHistory.status, 0, betaHistory.stderr)
-        XCTAssertEqual(try JSONDecoder().decode([HistoryEntry].self, from: Data(betaHistory.stdout.utf8)).map(\.sequence), [1])
+        XCTAssertEqual(try JSONDecoder().decode(HistoryReport.self, from: Data(betaHistory.stdout.utf8)).releases.map(\.sequence), [1])
         // verify --channel checks that one only.
         let (onlyBeta, report) = try verifyJSON([target, "--channel", "beta"])
         XCTAssertEqual(onlyBeta.status, 0, onlyBeta.stdout)
@@ -231,7 +231,7 @@ final class ChannelsRolloutTests: XCTestCase {
         let rule = Rollout(basisPoints: 1_000, salt: salt, startedAt: "2026-01-01T00:00:00Z")
         let cohort10 = Set((0..<100_000).filter { rule.selects(deviceID: "device-\($0)", at: Date()) })
         XCTAssertEqual(simulation.candidate.devices, cohort10.count)
-        XCTAssertEqual(simulation.candidate.share, 10, accuracy: 0.5)
+        XCTAssertEqual(simulation.candidate.percent, 10, accuracy: 0.5)
         XCTAssertEqual(simulation.fallback.versions, ["m": "1.0.0"])
 
         // Another release while it runs: refused, target untouched.
@@ -253,7 +253,7 @@ final class ChannelsRolloutTests: XCTestCase {
         XCTAssertEqual((live["rollout"] as? [String: Any])?["percent"] as? Int, 50)
         XCTAssertEqual(live["sequence"] as? Int, 3)
         let raised = try JSONDecoder().decode(RolloutSimulation.self, from: Data(try modelcast(["rollout", "simulate", target, "--json"]).stdout.utf8))
-        XCTAssertEqual(raised.candidate.share, 50, accuracy: 0.5)
+        XCTAssertEqual(raised.candidate.percent, 50, accuracy: 0.5)
         let rule50 = Rollout(basisPoints: 5_000, salt: salt, startedAt: "2026-01-01T00:00:00Z")
         XCTAssertTrue(cohort10.allSatisfy { rule50.selects(deviceID: "device-\($0)", at: Date()) })
         try assertVerifies(target, channels: ["stable"])
@@ -302,7 +302,7 @@ final class ChannelsRolloutTests: XCTestCase {
             XCTAssertEqual(simulated.status, 0, simulated.stderr)
             let simulation = try JSONDecoder().decode(RolloutSimulation.self, from: Data(simulated.stdout.utf8))
             XCTAssertEqual(simulation.percent, expected, at)
-            XCTAssertEqual(simulation.candidate.share, expected, accuracy: 0.5, at)
+            XCTAssertEqual(simulation.candidate.percent, expected, accuracy: 0.5, at)
         }
         // The JSON Schema takes the rollout block and refuses one without a salt, above 100%, or with no fallback.
         let script = """

@@ -15,7 +15,7 @@ final class HistoryIndexTests: XCTestCase {
     func sequences(_ target: String) throws -> [Int64] {
         let history = try modelcast(["history", target, "--json"])
         XCTAssertEqual(history.status, 0, history.stderr)
-        let entries = try JSONDecoder().decode([HistoryEntry].self, from: Data(history.stdout.utf8))
+        let entries = try JSONDecoder().decode(HistoryReport.self, from: Data(history.stdout.utf8)).releases
         return entries.map(\.sequence).sorted()
     }
 

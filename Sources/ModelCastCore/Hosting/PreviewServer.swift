@@ -41,7 +41,11 @@ public struct PreviewServer: Sendable {
         objects.basePath = (served, basePath != nil)
         self.objects = objects
         self.basePath = served
+        self.publishedBaseURL = baseURL
     }
+
+    /// The base URL the directory was published for (from `_modelcast/objects.json`).
+    public let publishedBaseURL: String?
 
     /// Runs until SIGINT or SIGTERM. `onReady` receives the base URL once listening
     /// (with the actual port when `port` is 0).

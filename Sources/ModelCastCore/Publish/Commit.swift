@@ -412,7 +412,8 @@ extension Publisher {
             target: storage.location, profile: plan.settings.profile.rawValue, unchanged: false, dryRun: plan.settings.dryRun,
             sequence: plan.release.sequence, previousSequence: state.live?.sequence, manifestKey: plan.settings.manifestKey,
             manifestURL: Self.url(base: plan.settings.baseURL, key: plan.settings.manifestKey), objects: objects,
-            warnings: warnings, manifest: String(decoding: plan.manifestData, as: UTF8.self), requests: storage.requestCounts)
+            warnings: warnings, manifest: String(decoding: plan.manifestData, as: UTF8.self), requests: storage.requestCounts,
+            models: PublishReport.models(of: plan.release, objects: objects))
     }
 
     /// A manifest that is expired when written (a `published_at` fixed in the past, e.g.

@@ -11,6 +11,19 @@ public struct PublishReport: Codable, Sendable {
         public let sha256: String
     }
 
+    /// One model of the release: its version, and how many of its files this run stored
+    /// and how many were already there (an unchanged model costs no upload).
+    public struct Model: Codable, Sendable, Equatable {
+        public let name: String
+        public let version: String
+        public let files: Int
+        public let size: Int64
+        /// Files this run stored (a dry run: would store).
+        public let stored: Int
+        /// Files already in the target, reused as they are.
+        public let reused: Int
+    }
+
     public let target: String
     public let profile: String
     /// True when the target already held exactly this release: nothing was written.
@@ -22,14 +35,92 @@ public struct PublishReport: Codable, Sendable {
     public let manifestURL: String
     public let objects: [Object]
     public let warnings: [String]
-    /// The manifest as published (or as it would be).
+    /// The manifest as published (or as it would be): its bytes as text. In JSON, the
+    /// manifest as an object, with `manifest_sha256` of its bytes.
     public let manifest: String
     /// Requests sent to a network store, by HTTP method.
     public var requests: [String: Int]?
+    /// The release's models, by name.
+    public var models: [Model] = []
+
+    public init(target: String, profile: String, unchanged: Bool, dryRun: Bool, sequence: Int64, previousSequence: Int64?, manifestKey: String,
+                manifestURL: String, objects: [Object], warnings: [String], manifest: String, requests: [String: Int]?, models: [Model] = []) {
+        self.target = target
+        self.profile = profile
+        self.unchanged = unchanged
+        self.dryRun = dryRun
+        self.sequence = sequence
+        self.previousSequence = previousSequence
+        self.manifestKey = manifestKey
+        self.manifestURL = manifestURL
+        self.objects = objects
+        self.warnings = warnings
+        self.manifest = manifest
+        self.requests = requests
+        self.models = models
+    }
+
+    /// The models of `release`, with what `objects` says this run stored of their files.
+    static func models(of release: Release?, objects: [Object]) -> [Model] {
+        guard let release else { return [] }
+        let stored = Set(objects.filter { $0.role == "artifact" && ($0.outcome == "created" || $0.outcome == "would store") }.map(\.key))
+        return release.models.keys.sorted().map { name in
+            let model = release.models[name]!
+            let count = model.files.filter { stored.contains($0.key) }.count
+            return Model(name: name, version: model.version, files: model.files.count, size: model.files.reduce(0) { $0 + $1.size },
+                         stored: count, reused: model.files.count - count)
+        }
+    }
 
     enum CodingKeys: String, CodingKey {
-        case target, profile, unchanged, sequence, objects, warnings, manifest, requests
+        case target, profile, unchanged, sequence, models, objects, warnings, manifest, requests
         case dryRun = "dry_run", previousSequence = "previous_sequence", manifestKey = "manifest_key", manifestURL = "manifest_url"
+        case manifestSHA256 = "manifest_sha256"
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(target, forKey: .target)
+        try c.encode(profile, forKey: .profile)
+        try c.encode(unchanged, forKey: .unchanged)
+        try c.encode(dryRun, forKey: .dryRun)
+        try c.encode(sequence, forKey: .sequence)
+        try c.encodeIfPresent(previousSequence, forKey: .previousSequence)
+        try c.encode(manifestKey, forKey: .manifestKey)
+        try c.encode(manifestURL, forKey: .manifestURL)
+        try c.encode(models, forKey: .models)
+        try c.encode(objects, forKey: .objects)
+        try c.encode(warnings, forKey: .warnings)
+        let bytes = Data(manifest.utf8)
+        // The manifest as JSON (what a pipeline reads), and the SHA-256 of its exact bytes.
+        if let value = try? JSONValue(parsing: bytes) {
+            try c.encode(value, forKey: .manifest)
+        } else {
+            try c.encode(manifest, forKey: .manifest)
+        }
+        if !bytes.isEmpty { try c.encode(SHA256Hasher.digest(bytes).hex, forKey: .manifestSHA256) }
+        try c.encodeIfPresent(requests, forKey: .requests)
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        target = try c.decode(String.self, forKey: .target)
+        profile = try c.decode(String.self, forKey: .profile)
+        unchanged = try c.decode(Bool.self, forKey: .unchanged)
+        dryRun = try c.decode(Bool.self, forKey: .dryRun)
+        sequence = try c.decode(Int64.self, forKey: .sequence)
+        previousSequence = try c.decodeIfPresent(Int64.self, forKey: .previousSequence)
+        manifestKey = try c.decode(String.self, forKey: .manifestKey)
+        manifestURL = try c.decode(String.self, forKey: .manifestURL)
+        objects = try c.decode([Object].self, forKey: .objects)
+        warnings = try c.decode([String].self, forKey: .warnings)
+        if let text = try? c.decode(String.self, forKey: .manifest) {
+            manifest = text
+        } else {
+            manifest = try c.decode(JSONValue.self, forKey: .manifest).serialized()
+        }
+        requests = try c.decodeIfPresent([String: Int].self, forKey: .requests)
+        models = try c.decodeIfPresent([Model].self, forKey: .models) ?? []
     }
 }
 
@@ -275,7 +366,8 @@ public struct Publisher: Sendable {
             target: storage.location, profile: settings.profile.rawValue, unchanged: true, dryRun: settings.dryRun,
             sequence: sequence, previousSequence: sequence, manifestKey: settings.manifestKey,
             manifestURL: Self.url(base: settings.baseURL, key: settings.manifestKey), objects: [], warnings: warnings,
-            manifest: state.manifestData.map { String(decoding: $0, as: UTF8.self) } ?? "", requests: storage.requestCounts)
+            manifest: state.manifestData.map { String(decoding: $0, as: UTF8.self) } ?? "", requests: storage.requestCounts,
+            models: PublishReport.models(of: state.liveRecord, objects: []))
     }
 
     /// Renders the hosting files for every object the target holds: the artifacts of

@@ -245,6 +245,31 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
         case pending
     }
 
+    /// What the release did, read from the records (HistoryActions).
+    public enum Action: String, Codable, Sendable {
+        case publish, rollout
+        case rolloutHalt = "rollout-halt"
+        case rolloutComplete = "rollout-complete"
+        case rollback, promote
+        /// The same files as the release it replaced: a resign, or a publish of nothing new.
+        case republish
+    }
+
+    /// A staged rollout the release carries.
+    public struct RolloutFacts: Codable, Sendable, Equatable {
+        /// The candidate's share when the release was written (a schedule moves it on).
+        public let percent: Double
+        public let halted: Bool
+        public let scheduled: Bool
+        /// The release the other devices stay on.
+        public let fallbackSequence: Int64?
+
+        enum CodingKeys: String, CodingKey {
+            case percent, halted, scheduled
+            case fallbackSequence = "fallback_sequence"
+        }
+    }
+
     public let sequence: Int64
     public let publishedAt: String
     public let expiresAt: String?
@@ -253,27 +278,64 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
     public let versions: [String: String]
     /// Sequence of the release devices fall back to from this one.
     public let rollbackSequence: Int64?
+    public var action: Action?
+    /// The action in words: "rollout halted: every device on sequence 1".
+    public var detail: String?
+    public var rollout: RolloutFacts?
 
     enum CodingKeys: String, CodingKey {
-        case sequence, state, versions
+        case sequence, state, versions, action, detail, rollout
         case publishedAt = "published_at", expiresAt = "expires_at", rollbackSequence = "rollback_sequence"
     }
 }
 
+/// `modelcast history --json`: the channel and its releases, newest first.
+public struct HistoryReport: Codable, Sendable {
+    public let target: String
+    public let channel: String
+    public let manifestKey: String
+    public let releases: [HistoryEntry]
+
+    public init(target: String, channel: String, manifestKey: String, releases: [HistoryEntry]) {
+        self.target = target
+        self.channel = channel
+        self.manifestKey = manifestKey
+        self.releases = releases
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case target, channel, releases
+        case manifestKey = "manifest_key"
+    }
+}
+
 extension TargetState {
-    /// Every record with what became of it, newest first.
-    public var entries: [HistoryEntry] {
+    /// Every record with what became of it and what it did, newest first. `otherChannels`
+    /// are the other channels' records (channel → records), to name promotions.
+    public func entries(otherChannels: [String: [Release]] = [:]) -> [HistoryEntry] {
         let went = Set(wentLive.map(\.sequence))
         let liveSequence = liveRecord?.sequence
+        let actions = HistoryActions(history: history, otherChannels: otherChannels)
         return history.reversed().map { record in
             let state: HistoryEntry.State
             if record.sequence == liveSequence { state = .live }
             else if went.contains(record.sequence) { state = .wentLive }
             else if let live, record.sequence > live.sequence { state = .pending }
             else { state = .neverLive }
-            return HistoryEntry(
+            var entry = HistoryEntry(
                 sequence: record.sequence, publishedAt: record.publishedAt, expiresAt: record.expiresAt, state: state,
                 versions: record.models.mapValues(\.version), rollbackSequence: record.rollback?.sequence)
+            let (action, detail) = actions.describe(record)
+            entry.action = action
+            entry.detail = detail
+            entry.rollout = record.rollout.map {
+                HistoryEntry.RolloutFacts(percent: Double($0.basisPoints) / 100, halted: $0.isHalted, scheduled: $0.schedule != nil,
+                                          fallbackSequence: record.rollback?.sequence)
+            }
+            return entry
         }
     }
+
+    /// `entries()` without other channels.
+    public var entries: [HistoryEntry] { entries() }
 }

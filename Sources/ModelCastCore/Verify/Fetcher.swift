@@ -40,6 +40,48 @@ public protocol ObjectFetcher: Sendable {
         _ url: String, range: ClosedRange<Int64>?, limit: Int64, deadline: Date,
         consume: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Void
     ) async throws -> FetchResponse
+
+    /// What a URL is actually read from, as the report names it: the URL itself over
+    /// HTTP, a file for a directory, another server's URL for a stand-in.
+    func origin(of url: String) -> String
+
+    /// True when objects are read from files: HTTP status, Range and headers are then
+    /// what the hosting files declare, not a server's answers.
+    var readsFiles: Bool { get }
+}
+
+extension ObjectFetcher {
+    public func origin(of url: String) -> String { url }
+    public var readsFiles: Bool { false }
+}
+
+/// Fetches through `inner` with every URL under `production` (a base URL) read from the
+/// same path under `standIn` instead: a preview server (`modelcast serve`) standing in for
+/// the CDN a release was published for. The manifest's URLs are checked as written.
+public struct StandInFetcher: ObjectFetcher {
+    public let inner: any ObjectFetcher
+    public let production: String
+    public let standIn: String
+
+    /// `manifestURL` is the manifest's URL on the stand-in: its target's root stands in
+    /// for `production`.
+    public init(_ inner: any ObjectFetcher, production: String, manifestURL: String) {
+        self.inner = inner
+        self.production = production.hasSuffix("/") ? String(production.dropLast()) : production
+        let root = targetRoot(ofManifestURL: manifestURL)
+        self.standIn = root.hasSuffix("/") ? String(root.dropLast()) : root
+    }
+
+    public func origin(of url: String) -> String {
+        url.hasPrefix(production + "/") ? standIn + url.dropFirst(production.count) : url
+    }
+
+    public func fetch(
+        _ url: String, range: ClosedRange<Int64>?, limit: Int64, deadline: Date,
+        consume: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Void
+    ) async throws -> FetchResponse {
+        try await inner.fetch(origin(of: url), range: range, limit: limit, deadline: deadline, consume: consume)
+    }
 }
 
 /// How far one request got before it ended: what a timeout or a failure reports.
@@ -380,6 +422,12 @@ public struct DirectoryFetcher: ObjectFetcher {
         self.baseURL = base.hasSuffix("/") ? String(base.dropLast()) : base
         self.declared = declared
     }
+
+    public func origin(of url: String) -> String {
+        key(for: url).map { root + "/" + $0 } ?? url
+    }
+
+    public var readsFiles: Bool { true }
 
     /// The key a URL maps to, or nil when it lies outside the base URL.
     public func key(for url: String) -> String? {

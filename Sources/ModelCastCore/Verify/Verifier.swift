@@ -108,6 +108,10 @@ public struct VerifyReport: Codable, Sendable {
     /// channel's manifest and outcome, stable's first. Empty for one manifest.
     public var channels: [ChannelOutcome] = []
 
+    /// The URL the manifest is served at, when `source` is something else that was read in
+    /// its place (a directory's file, a stand-in server's URL).
+    public var servedAs: String?
+
     /// One channel of a target's verify.
     public struct ChannelOutcome: Codable, Sendable, Equatable {
         public let channel: String
@@ -130,11 +134,12 @@ public struct VerifyReport: Codable, Sendable {
         return merged
     }
 
-    enum CodingKeys: String, CodingKey { case source, profile, sequence, checks, strict, passed, failures, warnings, channels }
+    enum CodingKeys: String, CodingKey { case source, servedAs = "served_as", profile, sequence, checks, strict, passed, failures, warnings, channels }
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(source, forKey: .source)
+        try c.encodeIfPresent(servedAs, forKey: .servedAs)
         try c.encodeIfPresent(profile, forKey: .profile)
         try c.encodeIfPresent(sequence, forKey: .sequence)
         try c.encode(passed, forKey: .passed)
@@ -161,11 +166,13 @@ public struct VerifyReport: Codable, Sendable {
         checks = try c.decode([VerifyCheck].self, forKey: .checks)
         strict = try c.decode(Bool.self, forKey: .strict)
         channels = try c.decodeIfPresent([ChannelOutcome].self, forKey: .channels) ?? []
+        servedAs = try c.decodeIfPresent(String.self, forKey: .servedAs)
     }
 
     /// A table: status, check, subject, detail; then a summary line.
     public var text: String {
-        var lines = ["verify \(source)" + (profile.map { " (profile \($0)\(sequence.map { ", sequence \($0)" } ?? ""))" } ?? "")]
+        let facts = [servedAs.map { "served as \($0)" }, profile.map { "profile \($0)" }, sequence.map { "sequence \($0)" }].compactMap { $0 }
+        var lines = ["verify \(source)" + (facts.isEmpty ? "" : " (\(facts.joined(separator: ", ")))")]
         if !channels.isEmpty {
             lines[0] = "verify \(source): \(channels.count) channel\(channels.count == 1 ? "" : "s")"
             for channel in channels {
@@ -198,7 +205,8 @@ public struct Verifier: Sendable {
     /// given (its own headers are then not checked; the objects are still fetched).
     /// `localSignature` is the detached signature of a local manifest (its `.minisig` file).
     public func verify(manifestURL: String, localManifest: Data? = nil, localSignature: Data? = nil) async -> VerifyReport {
-        let log = CheckLog()
+        let fetcher = self.fetcher
+        let log = CheckLog(origin: { fetcher.origin(of: $0) })
         let deadline = options.now.addingTimeInterval(options.timeout)
         var facts: ManifestFacts?
         do {
@@ -216,7 +224,9 @@ public struct Verifier: Sendable {
                 }
             }
         }
-        return VerifyReport(source: manifestURL, profile: facts?.profile.rawValue, sequence: facts?.sequence, checks: log.checks, strict: options.strict)
+        var report = VerifyReport(source: fetcher.origin(of: manifestURL), profile: facts?.profile.rawValue, sequence: facts?.sequence, checks: log.checks, strict: options.strict)
+        if report.source != manifestURL { report.servedAs = manifestURL }
+        return report
     }
 
     // MARK: - The manifest
@@ -281,7 +291,7 @@ public struct Verifier: Sendable {
             log.add(.fail, .manifestStatus, url, "HTTP \(response.status), expected 200")
             return nil
         }
-        log.add(.pass, .manifestStatus, url, "HTTP 200")
+        log.add(.pass, .manifestStatus, url, fetcher.readsFiles ? "read from the file" : "HTTP 200")
         guard !response.exceededLimit else {
             log.add(.fail, .manifestSize, url, "larger than \(options.maxManifestBytes) bytes; refusing to parse it")
             return nil
@@ -463,7 +473,8 @@ public struct Verifier: Sendable {
                 let object = objects[index]
                 next += 1
                 group.addTask {
-                    let objectLog = CheckLog()
+                    let fetcher = self.fetcher
+                    let objectLog = CheckLog(origin: { fetcher.origin(of: $0) })
                     await self.checkObject(object, profile: facts.profile, rules: rules, deadline: deadline, progress: progress, log: objectLog)
                     return (index, objectLog.checks)
                 }
@@ -500,7 +511,7 @@ public struct Verifier: Sendable {
             log.add(.fail, .artifactStatus, url, "\(label): HTTP \(response.status), expected 200")
             return
         }
-        log.add(.pass, .artifactStatus, url, "\(label): HTTP 200")
+        log.add(.pass, .artifactStatus, url, "\(label): " + (fetcher.readsFiles ? "read from the file" : "HTTP 200"))
         let digest: SHA256Digest
         do { digest = try sink.finish() } catch {
             log.add(.fail, .artifactFetch, url, "\(label): \(error)")
@@ -614,7 +625,9 @@ public struct Verifier: Sendable {
         do {
             let ranged = try await fetchWithRetries(url, range: 0...end, limit: end + 2, deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), rules: rules, reset: { rangeBody.reset() }, consume: rangeBody.append)
             if ranged.status == 206 && ranged.bytesRead == end + 1 && Array(rangeBody.data) == sink.prefix(Int(end + 1)) {
-                log.add(.pass, .artifactRange, url, "\(label): 206 for bytes 0-\(end)")
+                log.add(.pass, .artifactRange, url, fetcher.readsFiles
+                        ? "\(label): bytes 0-\(end) read from the file match (whether the web server answers Range requests is checked by verify URL)"
+                        : "\(label): 206 for bytes 0-\(end)")
             } else if ranged.status == 206 {
                 log.add(.fail, .artifactRange, url, "\(label): 206 but \(ranged.bytesRead) bytes that differ from the object's first \(end + 1)")
             } else {
@@ -805,12 +818,18 @@ func targetKey(ofManifestURL url: String) -> String {
 /// Thread-safe list of checks, in the order they were made.
 final class CheckLog: Sendable {
     private let list = NIOLockedValueBox<[VerifyCheck]>([])
+    /// Maps a check's subject (a URL) to what was actually read for it.
+    private let origin: @Sendable (String) -> String
+
+    init(origin: @escaping @Sendable (String) -> String = { $0 }) {
+        self.origin = origin
+    }
 
     /// The checks so far, in order.
     var checks: [VerifyCheck] { list.withLockedValue { $0 } }
 
     func add(_ status: VerifyCheck.Status, _ check: VerifyCheckID, _ subject: String, _ detail: String, hostNotReached: Bool = false) {
-        let entry = VerifyCheck(status: status, check: check.rawValue, subject: subject, detail: detail, hostNotReached: hostNotReached)
+        let entry = VerifyCheck(status: status, check: check.rawValue, subject: origin(subject), detail: detail, hostNotReached: hostNotReached)
         list.withLockedValue { $0.append(entry) }
     }
 

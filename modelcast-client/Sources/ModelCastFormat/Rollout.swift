@@ -217,8 +217,8 @@ public struct RolloutSimulation: Codable, Sendable {
         /// Model name → version.
         public let versions: [String: String]
         public let devices: Int
-        /// Share of the devices, in percent.
-        public let share: Double
+        /// Share of the devices, in percent (0–100), as the rollout's own `percent` is.
+        public let percent: Double
     }
 
     public let sequence: Int64
@@ -252,9 +252,9 @@ public struct RolloutSimulation: Codable, Sendable {
         self.percent = Double(rollout?.basisPoints(at: now) ?? 10_000) / 100
         scheduleStep = rollout?.schedule.map { steps in steps.filter { parseTimestamp($0.at).map { $0 <= now } ?? false }.count }
         self.devices = devices
-        candidate = Side(sequence: release.sequence, versions: release.models.mapValues(\.version), devices: onCandidate, share: percent(onCandidate))
+        candidate = Side(sequence: release.sequence, versions: release.models.mapValues(\.version), devices: onCandidate, percent: percent(onCandidate))
         fallback = Side(sequence: rollout == nil ? nil : release.rollback?.sequence, versions: rollout == nil ? [:] : release.rollback?.models.mapValues(\.version) ?? [:],
-                        devices: devices - onCandidate, share: percent(devices - onCandidate))
+                        devices: devices - onCandidate, percent: percent(devices - onCandidate))
     }
 
     /// A few lines for a terminal.
@@ -262,7 +262,7 @@ public struct RolloutSimulation: Codable, Sendable {
         func versions(_ side: Side) -> String { side.versions.keys.sorted().map { "\($0) \(side.versions[$0]!)" }.joined(separator: ", ") }
         func row(_ label: String, _ side: Side) -> String {
             let release = side.sequence.map { "sequence \($0)" } ?? "-"
-            return "  \(label.padding(toLength: 10, withPad: " ", startingAt: 0))\(release.padding(toLength: 16, withPad: " ", startingAt: 0))\(String(side.devices).leftPadded(to: 9)) devices  \(String(format: "%6.2f", side.share))%  \(versions(side))"
+            return "  \(label.padding(toLength: 10, withPad: " ", startingAt: 0))\(release.padding(toLength: 16, withPad: " ", startingAt: 0))\(String(side.devices).leftPadded(to: 9)) devices  \(String(format: "%6.2f", side.percent))%  \(versions(side))"
         }
         let step = scheduleStep.map { $0 == 0 ? " (before the schedule's first step)" : " (schedule step \($0))" } ?? ""
         return """
