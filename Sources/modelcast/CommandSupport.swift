@@ -143,9 +143,9 @@ func verifyStaged(_ manifest: Data, manifestKey: String, baseURL: String) async 
     await http.shutdown()
     let failures = report.checks.filter { $0.status == .fail }
     guard failures.isEmpty else {
-        throw ModelCastError.commitFailed("--verify-url \(baseURL): the staged release fails \(failures.count) checks; the manifest was not published:\n" + failures.map { "  \($0.check) \($0.subject): \($0.detail)" }.joined(separator: "\n"))
+        throw ModelCastError.commitFailed("--verify-url \(baseURL): the staged release fails \(counted(failures.count, "check")); the manifest was not published:\n" + failures.map { "  \($0.check) \($0.subject): \($0.detail)" }.joined(separator: "\n"))
     }
-    printError("verified the staged release through \(baseURL): \(report.checks.count) checks passed")
+    printError("verified the staged release through \(baseURL): \(counted(report.checks.count, "check")) passed")
 }
 
 /// One line per profile for `--help`, in the profiles' own words: the name, then `text`

@@ -64,7 +64,7 @@ extension ModelCast {
             print("\(report.dryRun ? "dry run: " : "")kept sequences \(report.keptSequences.map(String.init).joined(separator: ", ")) at \(report.target)")
             for key in report.deleted { print("  \(verb)  \(key)") }
             for upload in report.abortedUploads { print("  \(report.dryRun ? "would abort" : "aborted")  \(upload)") }
-            print("\(verb) \(report.deleted.count) objects, \(report.deletedBytes) bytes of artifacts")
+            print("\(verb) \(counted(report.deleted.count, "object")), \(report.deletedBytes) bytes of artifacts")
         }
     }
 }

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import ModelCastCore
 
+extension HostLimits.Host: ExpressibleByArgument {}
+
 extension ManifestProfile: ExpressibleByArgument {}
 
 extension ModelCast {
@@ -82,6 +84,9 @@ extension ModelCast {
 
         @Flag(help: "Publish with a --base-url other than the live release's (refused otherwise): devices then fetch new files from the new URL, while the rollback objects and cached manifests stay at the old one.")
         var moveBaseURL = false
+
+        @Option(help: ArgumentHelp("A host the directory is deployed to: pages (Cloudflare Pages: 25 MiB per file, 100 _headers rules) or wrangler (R2 uploads with wrangler: 300 MiB per file); repeatable. Publish then warns when what it adds crosses that host's limits (without it, no host's limits are checked).", valueName: "HOST"))
+        var hostedOn: [HostLimits.Host] = []
 
         @Flag(help: SafetyHelp.trustStored)
         var trustStored = false
@@ -182,6 +187,7 @@ extension ModelCast {
             request.removeModels = removeModel
             request.adoptLive = adoptLive
             request.movesBaseURL = moveBaseURL
+            request.hostedOn = Set(hostedOn)
             request.trustStored = trustStored
             request.reverifyStored = reverifyStored
             request.signing = try signingOptions.settings(environment: environment)

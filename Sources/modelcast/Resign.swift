@@ -34,7 +34,14 @@ extension ModelCast {
             let report = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { storage in
                 try await goLive.publisher(storage, manifestKey: targetOptions.manifestKey).resign(request)
             }
-            try printPublishReport(report, json: targetOptions.json, done: "re-signed: published", wouldDo: "would re-sign with")
+            if request.signing.signer == nil {
+                // No key: only the expiry moved, and the manifest stays unsigned; say so.
+                let expiry = (try? Release.decode(Data(report.manifest.utf8), source: "the new manifest"))?.expiresAt.map { " (expires_at \($0))" } ?? ""
+                try printPublishReport(report, json: targetOptions.json, done: "unsigned, so nothing was signed: renewed the expiry\(expiry) and published",
+                                       wouldDo: "unsigned, so nothing would be signed: would renew the expiry\(expiry) with")
+            } else {
+                try printPublishReport(report, json: targetOptions.json, done: "re-signed: published", wouldDo: "would re-sign with")
+            }
         }
     }
 }

@@ -31,7 +31,7 @@ final class HostingLimitsCLITests: XCTestCase {
         var models: [String] = []
         for index in 0..<99 { models.append(String(format: "m%03d=", index) + (try modelFile(index, in: work))) }
         models.append("classifier=" + repositoryRoot + "/examples/models/TinyClassifier.mlpackage")
-        let (result, report) = try publishJSON(models + ["--version", "1.0.0", "--base-url", base, "--to", work.at("site")], cwd: work.path)
+        let (result, report) = try publishJSON(models + ["--version", "1.0.0", "--base-url", base, "--to", work.at("site"), "--hosted-on", "pages"], cwd: work.path)
         XCTAssertEqual(report.objects.filter { $0.role == "artifact" }.count, 100)
         XCTAssertEqual(report.warnings, [])
         XCTAssertFalse(result.stderr.contains("warning:"), result.stderr)
@@ -51,7 +51,9 @@ final class HostingLimitsCLITests: XCTestCase {
         XCTAssertTrue(verify.stdout.contains("PASS  artifact.content-type"), verify.stdout)
     }
 
-    func testAnArtifactOverPagesFileLimitWarns() throws {
+    /// Issue 25, item 15: host limits are checked only for a host the user deploys to
+    /// (`--hosted-on`), once, about what this publish adds (never the history again).
+    func testAnArtifactOverPagesFileLimitWarnsOnlyWhenDeployingThere() throws {
         let work = try Scratch()
         // Sparse: 25 MiB and one byte, written as a hole.
         let big = work.at("big.bin")
@@ -59,10 +61,36 @@ final class HostingLimitsCLITests: XCTestCase {
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: big))
         try handle.truncate(atOffset: (25 << 20) + 1)
         try handle.close()
-        let (result, report) = try publishJSON([big, "--version", "1.0.0", "--base-url", base, "--to", work.at("site")], cwd: work.path)
+        let small = try work.write("small.bin", patternBytes(100, seed: 1))
+        func config(_ smallVersion: String) throws -> String {
+            try work.write("modelcast-\(smallVersion).yml", text: """
+                base_url: \(base)
+                models:
+                  big:
+                    version: 1.0.0
+                    files: [\(big)]
+                  small:
+                    version: \(smallVersion)
+                    files: [\(small)]
+                """)
+        }
+        // Not deploying to Pages: nothing about Pages.
+        let (quiet, quietReport) = try publishJSON([big, "--version", "1.0.0", "--base-url", base, "--to", work.at("plain")], cwd: work.path)
+        XCTAssertEqual(quietReport.warnings, [])
+        XCTAssertFalse(quiet.stderr.contains("Cloudflare"), quiet.stderr)
+
+        let site = work.at("site")
+        let (result, report) = try publishJSON(["--config", try config("1.0.0"), "--to", site, "--hosted-on", "pages"], cwd: work.path)
         XCTAssertEqual(report.warnings.count, 1, "\(report.warnings)")
         let warning = try XCTUnwrap(report.warnings.first)
         for part in ["models/big/1.0.0/big.bin", "25 MiB", "Cloudflare Pages"] { XCTAssertTrue(warning.contains(part), warning) }
-        XCTAssertTrue(result.stderr.contains("warning: " + warning), result.stderr)
+        XCTAssertEqual(result.stderr.components(separatedBy: "warning: " + warning).count - 1, 1, "once: \(result.stderr)")
+        // The next publish adds only the small model: the big one, already there, is not listed again.
+        try work.write("small.bin", patternBytes(120, seed: 2))
+        let (next, nextReport) = try publishJSON(["--config", try config("1.1.0"), "--to", site, "--hosted-on", "pages"], cwd: work.path)
+        XCTAssertEqual(nextReport.warnings, [], next.stderr)
+        // wrangler's 300 MiB is not Pages' 25 MiB: deploying with wrangler only, nothing to say.
+        let (_, wranglerReport) = try publishJSON([big, "--version", "1.0.0", "--base-url", base, "--to", work.at("r2"), "--hosted-on", "wrangler"], cwd: work.path)
+        XCTAssertEqual(wranglerReport.warnings, [])
     }
 }

@@ -133,12 +133,19 @@ final class PublishCLITests: XCTestCase {
         XCTAssertTrue(json.stdout.contains("\"unchanged\" : true"), json.stdout)
     }
 
+    /// Only clients that compare version strings (the tiers profile's) are warned about;
+    /// the default profile's compare sequences (issue 25, item 14).
     func testStringOrderWarning() throws {
-        let site = try Scratch()
+        let site = try Scratch(), tiers = try Scratch()
         let common = ["examples/models/tiny-llm.gguf", "--base-url", base, "--to", site.path]
         try publishOK(common + ["--version", "1.9.0"])
         let result = try publishOK(common + ["--version", "1.10.0"])
-        XCTAssertTrue(result.stderr.contains("warning: version 1.10.0 of model tiny-llm sorts below the live 1.9.0 as a plain string"), result.stderr)
+        XCTAssertFalse(result.stderr.contains("sorts below"), result.stderr)
+        let tiered = ["examples/models/tiny-llm.gguf", "--profile", "tiers", "--meta", "release_notes=n", "--min-app-version", "1.0",
+                      "--base-url", base, "--to", tiers.path]
+        try publishOK(tiered + ["--version", "1.9.0"])
+        let warned = try publishOK(tiered + ["--version", "1.10.0"])
+        XCTAssertTrue(warned.stderr.contains("warning: version 1.10.0 of model tiny-llm sorts below the live 1.9.0 as a plain string"), warned.stderr)
     }
 
     func testDryRunWritesNothing() throws {

@@ -135,7 +135,12 @@ final class UploadScriptTests: XCTestCase {
             XCTAssertEqual(published.status, 0, published.stderr)
             let upload = try runScript(site.at("_modelcast/upload-aws.sh"), [dest, "--endpoint-url", s3.endpoint], environment: s3.moto.environment)
             XCTAssertEqual(upload.status, 0, upload.stderr)
-            return puts(s3.takeRequests())
+            let requests = puts(s3.takeRequests())
+            // One summary line (issue 25, item 14): the immutable objects it sent, counted, and what it replaced.
+            let sent = requests.filter { !$0.hasSuffix("/manifest.json") && !$0.contains("/_modelcast/") }.count
+            XCTAssertTrue(upload.stdout.hasPrefix("upload-aws.sh: uploaded \(sent) object\(sent == 1 ? "" : "s") ("), upload.stdout)
+            XCTAssertTrue(upload.stdout.contains("already stored; replaced") && upload.stdout.hasSuffix("manifest.json at \(dest)\n"), upload.stdout)
+            return requests
         }
         XCTAssertEqual(try publishAndUpload("1.0.0").filter { $0.contains("/blobs/") }.count, 3)
         try source.write("TinyClassifier.mlpackage/Data/com.apple.CoreML/weights/weight.bin", patternBytes(16384, seed: 7))

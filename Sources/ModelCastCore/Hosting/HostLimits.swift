@@ -4,6 +4,14 @@ import Foundation
 /// publish gives when the directory crosses one (it still publishes: the directory is
 /// right for other hosts, and for this one once the offending files are served elsewhere).
 public enum HostLimits {
+    /// A host whose limits publish checks when the user deploys there (`--hosted-on`).
+    public enum Host: String, CaseIterable, Sendable {
+        /// Cloudflare Pages: 25 MiB per file, 100 `_headers` rules of 2,000 characters a line.
+        case pages
+        /// R2 uploaded with wrangler (`_modelcast/upload-wrangler.sh`): 300 MiB per upload.
+        case wrangler
+    }
+
     /// developers.cloudflare.com/pages/platform/limits: "A `_headers` file can have a
     /// maximum of 100 header rules."
     public static let pagesHeaderRules = 100
@@ -30,19 +38,19 @@ public enum HostLimits {
     /// One warning per limit that `objects` (in upload order) and the rendered hosting
     /// `files` cross; none when nothing does. `ownRules`: the artifacts `_headers` gives a
     /// rule of their own (no pattern covers them).
-    static func warnings(objects: [HostedObject], files: [(path: String, content: String)], ownRules: Int) -> [String] {
+    static func warnings(objects: [HostedObject], files: [(path: String, content: String)], ownRules: Int, hosts: Set<Host> = Set(Host.allCases)) -> [String] {
         var sizes = objects.map { (name: $0.key, size: $0.metadata.size) }
         sizes += files.filter { $0.path != "_headers" }.map { (name: $0.path, size: Int64($0.content.utf8.count)) }
         var warnings: [String] = []
-        if let headers = files.first(where: { $0.path == "_headers" })?.content {
+        if hosts.contains(.pages), let headers = files.first(where: { $0.path == "_headers" })?.content {
             warnings += headerWarnings(headers, ownRules: ownRules)
         }
         let overPages = sizes.filter { $0.size > pagesFileSize }
-        if !overPages.isEmpty {
+        if hosts.contains(.pages), !overPages.isEmpty {
             warnings.append("\(describe(overPages)) over the 25 MiB Cloudflare Pages allows per file: serve \(overPages.count == 1 ? "it" : "them") from a bucket (R2, S3) rather than a Pages deployment")
         }
         let overWrangler = sizes.filter { $0.size > wranglerUploadSize }
-        if !overWrangler.isEmpty {
+        if hosts.contains(.wrangler), !overWrangler.isEmpty {
             warnings.append("\(describe(overWrangler)) over the 300 MiB wrangler uploads with one `wrangler r2 object put`: _modelcast/upload-wrangler.sh cannot upload \(overWrangler.count == 1 ? "it" : "them"); use _modelcast/upload-aws.sh or upload-rclone.sh against R2's S3 endpoint")
         }
         return warnings

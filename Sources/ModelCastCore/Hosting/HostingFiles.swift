@@ -29,7 +29,16 @@ public struct HostingFiles: Sendable {
     public let files: [(path: String, content: String)]
     /// Where these files and objects cross a host's documented limit (Cloudflare Pages,
     /// wrangler): one line each, naming the limit, the host and what crosses it.
-    public let warnings: [String]
+    public var warnings: [String] { warnings(hosts: Set(HostLimits.Host.allCases), added: nil) }
+    private let objects: [HostedObject]
+    private let ownRules: Int
+
+    /// The warnings for the hosts the user deploys to, about `added` objects only (what a
+    /// publish stores; nil: every object) and the hosting files themselves.
+    public func warnings(hosts: Set<HostLimits.Host>, added: Set<String>?) -> [String] {
+        let checked = added.map { keys in objects.filter { keys.contains($0.key) } } ?? objects
+        return HostLimits.warnings(objects: checked, files: files, ownRules: ownRules, hosts: hosts)
+    }
 
     /// Where a rendered template goes: `_headers` at the root (hosts read it there),
     /// the rest under `_modelcast/`.
@@ -71,7 +80,8 @@ public struct HostingFiles: Sendable {
             rendered.append((Self.outputPath(forTemplate: name), template.render(context)))
         }
         files = rendered
-        warnings = HostLimits.warnings(objects: objects, files: rendered, ownRules: rules.filter { !$0.isPattern }.count)
+        self.objects = objects
+        ownRules = rules.filter { !$0.isPattern }.count
     }
 
     static func context(objects: [HostedObject], baseURL: String, root: String, contentTypeRules: [ContentTypeRule]) -> [String: Any] {

@@ -127,9 +127,9 @@ final class PublishedObjectList: Sendable {
             } catch {
                 if state.examined != nil, let declared = state.declared {
                     if case ModelCastError.notFound = error {
-                        log("\(path) is gone; still serving the previous list of \(declared.count) objects")
+                        log("\(path) is gone; still serving the previous list of \(counted(declared.count, "object"))")
                     } else {
-                        log("cannot reload \(path): \(error); still serving the previous list of \(declared.count) objects")
+                        log("cannot reload \(path): \(error); still serving the previous list of \(counted(declared.count, "object"))")
                     }
                 }
                 state.examined = nil
@@ -159,9 +159,9 @@ final class PublishedObjectList: Sendable {
             if !state.basePath.given, newPath != state.basePath.path {
                 note = "; it names base URL \(file.baseURL), but serve keeps serving under '\(state.basePath.path)' until it is restarted"
             }
-            log("reloaded _modelcast/objects.json: \(file.declared.count) objects\(note)")
+            log("reloaded _modelcast/objects.json: \(counted(file.declared.count, "object"))\(note)")
         case .failure(let error):
-            let previous = state.declared.map { "the previous list of \($0.count) objects" } ?? "every file, as before"
+            let previous = state.declared.map { "the previous list of \(counted($0.count, "object"))" } ?? "every file, as before"
             log("cannot reload \(path): \(error); still serving \(previous)")
         }
     }

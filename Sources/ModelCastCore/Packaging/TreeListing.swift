@@ -67,7 +67,7 @@ public struct TreeListing: Codable, Sendable, Equatable {
         }
         let top = tree.entries[0].archiveName
         let entries = tree.entries.filter { !$0.isDirectory }
-        let reporter = progress?("hashing \(top.dropLast()) (\(entries.count) files)", tree.totalSize)
+        let reporter = progress?("hashing \(top.dropLast()) (\(counted(entries.count, "file")))", tree.totalSize)
         defer { reporter?.finish() }
         let order = entries.indices.sorted { entries[$0].size > entries[$1].size }
         let results = ResultBox<DigestResult>(count: entries.count)

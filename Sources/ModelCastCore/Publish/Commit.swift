@@ -51,6 +51,9 @@ public struct CommitSettings: Sendable {
     /// Where `published_at` came from when it is not the current time, for messages
     /// (`SOURCE_DATE_EPOCH=1700000000`).
     public var publishedAtOrigin: String?
+    /// The hosts the directory is deployed to, whose documented limits are checked for
+    /// what this run adds (`--hosted-on`); none: no host's limits are checked.
+    public var hostedOn: Set<HostLimits.Host> = []
 
     public init(
         profile: ManifestProfile, manifestKey: String, manifestCacheControl: String = CachePolicy.manifestDefault,
@@ -349,7 +352,8 @@ extension Publisher {
                     try await self.writeHostingFiles(hosting, records: state.history, recordObjects: state.recordObjects,
                                                      live: try self.liveHostedObjects(state: state, manifestKey: settings.manifestKey))
                 }
-                for warning in try await writeHostingFiles(hosting, records: state.history + [plan.release], recordObjects: recordObjects, live: hosted) {
+                for warning in try await writeHostingFiles(hosting, records: state.history + [plan.release], recordObjects: recordObjects, live: hosted,
+                                                           hostedOn: settings.hostedOn, added: Set(created.keys)) {
                     warn(warning)
                 }
             }

@@ -92,7 +92,7 @@ extension Publisher {
         }
         // The destination's version rules, as a publish there would apply them.
         var warnings: [String] = []
-        try checkVersions(models.map { ($0.key, $0.value.version) }.sorted { $0.0 < $1.0 }, live: live, rollback: "rollback --channel \(request.to)") { text in
+        try checkVersions(models.map { ($0.key, $0.value.version) }.sorted { $0.0 < $1.0 }, live: live, profile: profile, rollback: "rollback --channel \(request.to)") { text in
             warnings.append(text)
             log("warning: " + text)
         }

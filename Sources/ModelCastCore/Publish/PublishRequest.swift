@@ -65,6 +65,9 @@ public struct PublishRequest: Sendable {
     public var adoptLive = false
     /// Publish with a base URL other than the live release's (refused otherwise).
     public var movesBaseURL = false
+    /// The hosts the directory is deployed to (`--hosted-on`): their documented limits are
+    /// checked for what this publish adds.
+    public var hostedOn: Set<HostLimits.Host> = []
     /// Accept a stored object's size where the store cannot prove its SHA-256 itself.
     public var trustStored = false
     /// Re-read every stored object the release names, also those the live release names

@@ -193,7 +193,7 @@ public struct Publisher: Sendable {
         try checkBaseURL(request, state: state, warn: warn)
         try checkDroppedModels(request, live: live)
         let givenVersions = Self.adoptPublishedVersionTexts(&request, wentLive: state.wentLive)
-        try checkVersions(request.models.map { ($0.name, $0.version) }, live: live, warn: warn)
+        try checkVersions(request.models.map { ($0.name, $0.version) }, live: live, profile: request.profile, warn: warn)
 
         // Pack (or, for a dry run, only hash) every file.
         let staging = try StagingArea(storage: storage, dryRun: request.dryRun, request: request)
@@ -211,7 +211,8 @@ public struct Publisher: Sendable {
             channel: request.channel, profile: request.profile.rawValue, minAppVersion: request.minAppVersion,
             meta: request.meta, models: models, prototypes: prototypes,
             rollback: RolloutRules.fallback(replacing: live, at: request.publishedAt), replaces: live?.sequence)
-        let settings = CommitSettings(request, profile: request.profile, baseURL: request.baseURL, manifestCacheControl: request.manifestCacheControl, signing: request.signing)
+        var settings = CommitSettings(request, profile: request.profile, baseURL: request.baseURL, manifestCacheControl: request.manifestCacheControl, signing: request.signing)
+        settings.hostedOn = request.hostedOn
         if let rollout = live?.rollout, rollout.isInProgress(at: request.publishedAt) {
             // One staged rollout at a time: what a new release would fall back to is unclear.
             guard let current = state.liveRecord, current.sameContent(as: release, ignoringRollout: true) else {
@@ -346,14 +347,15 @@ public struct Publisher: Sendable {
     }
 
     /// Versions (model name → version): never lower than the live one (`rollback` names
-    /// the command that goes back), with a warning where a higher one sorts lower as a string.
-    func checkVersions(_ versions: [(name: String, version: String)], live: Release?, rollback: String = "rollback", warn: (String) -> Void) throws {
+    /// the command that goes back), with a warning where a higher one sorts lower as a
+    /// string, for `profile` only when its clients compare version strings (tiers).
+    func checkVersions(_ versions: [(name: String, version: String)], live: Release?, profile: ManifestProfile, rollback: String = "rollback", warn: (String) -> Void) throws {
         for (name, version) in versions {
             guard let previous = live?.models[name], let new = SemanticVersion(version), let old = SemanticVersion(previous.version) else { continue }
             if new < old {
                 throw ModelCastError.versionConflict("version \(version) of model \(name) is lower than the live version \(previous.version); to go back, use \(rollback)")
             }
-            if new > old, Array(version.utf8).lexicographicallyPrecedes(Array(previous.version.utf8)) {
+            if profile == .tiers, new > old, Array(version.utf8).lexicographicallyPrecedes(Array(previous.version.utf8)) {
                 warn("version \(version) of model \(name) sorts below the live \(previous.version) as a plain string: clients that compare version strings with > (the tiers profile's) will not update")
             }
         }
@@ -379,7 +381,7 @@ public struct Publisher: Sendable {
     /// `others`: the other channels' states when the caller has read them already.
     func writeHostingFiles(
         _ hosting: HostingTarget, records: [Release], recordObjects: [Int64: ObjectMetadata], live: [HostedObject], excluding: Set<String> = [],
-        others: [ChannelState]? = nil
+        others: [ChannelState]? = nil, hostedOn: Set<HostLimits.Host> = [], added: Set<String> = []
     ) async throws -> [String] {
         var channels = [ChannelObjects(manifestKey: hosting.manifestKey, records: records, recordObjects: recordObjects, live: live)]
         var others = others
@@ -423,7 +425,8 @@ public struct Publisher: Sendable {
             if file.path.hasSuffix(".sh") { _ = fchmod(atomic.descriptor.fd, 0o755) }
             try atomic.commit(durable: true)
         }
-        return files.warnings
+        // Only the hosts the user deploys to, and only about what this run adds.
+        return files.warnings(hosts: hostedOn, added: added)
     }
 
     /// Another channel of the target, as read.

@@ -27,13 +27,15 @@ struct SignatureCheck {
     /// Checks every signature `manifest` has. `detached` is the `.minisig` beside it.
     /// Returns the trusted comment modelcast wrote, once verified.
     func run(manifest: Data, detached: DetachedSignature, manifestName: String, source: String, log: CheckLog) -> TrustedComment? {
-        var signatures: [(check: VerifyCheckID, file: String, message: Data)] = []
+        // Each signature's errors name its file: `manifest.json.minisig`, or the manifest's
+        // inline signature.
+        var signatures: [(check: VerifyCheckID, name: String, file: String, message: Data)] = []
         if case .found(let detached) = detached {
-            signatures.append((.manifestSignature, String(decoding: detached, as: UTF8.self), manifest))
+            signatures.append((.manifestSignature, "\(manifestName).minisig", String(decoding: detached, as: UTF8.self), manifest))
         }
         if let inline = InlineSignature.split(manifest) {
             do {
-                signatures.append((.manifestInlineSignature, try InlineSignature.signatureFile(fromMember: inline.member), inline.signed))
+                signatures.append((.manifestInlineSignature, "the inline signature of \(manifestName)", try InlineSignature.signatureFile(fromMember: inline.member), inline.signed))
             } catch {
                 log.add(.fail, .manifestInlineSignature, source, String(describing: error))
             }
@@ -48,7 +50,7 @@ struct SignatureCheck {
         var comment: TrustedComment?
         for signature in signatures {
             do {
-                let parsed = try MinisignSignature(fileContents: signature.file, source: signature.check.rawValue)
+                let parsed = try MinisignSignature(fileContents: signature.file, source: signature.name)
                 guard !publicKeys.isEmpty else {
                     log.add(.warn, signature.check, source, "signed by key \(parsed.keyID.hex), not checked: pass --public-key to check it")
                     continue
@@ -57,7 +59,7 @@ struct SignatureCheck {
                     log.add(.fail, signature.check, source, "a legacy minisign signature ('Ed', the message signed without prehashing, by key \(parsed.keyID.hex)); modelcast writes only prehashed 'ED' signatures: re-sign it (modelcast resign), or pass --allow-legacy-signature to accept it")
                     continue
                 }
-                let verified = try parsed.verify(message: [UInt8](signature.message), publicKeys: publicKeys, source: signature.check.rawValue, allowLegacy: allowLegacy)
+                let verified = try parsed.verify(message: [UInt8](signature.message), publicKeys: publicKeys, source: signature.name, allowLegacy: allowLegacy)
                 let legacy = verified.algorithm == .legacy ? " (legacy 'Ed' signature, accepted by --allow-legacy-signature)" : ""
                 log.add(.pass, signature.check, source, "good signature by key \(verified.keyID.hex)\(legacy); trusted comment: \(verified.trustedComment)")
                 if let parsedComment = TrustedComment(parsing: verified.trustedComment) {

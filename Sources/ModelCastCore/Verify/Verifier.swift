@@ -185,7 +185,7 @@ public struct VerifyReport: Codable, Sendable {
             lines.append("\(status)  \(check.check.padding(toLength: checkWidth, withPad: " ", startingAt: 0))  \(check.subject)  \(check.detail)")
         }
         let passes = checks.count - failures - warnings
-        lines.append("\(passed ? "OK" : "FAILED"): \(passes) checks passed, \(warnings) warnings, \(failures) failures\(strict && warnings > 0 ? " (--strict: warnings fail)" : "")")
+        lines.append("\(passed ? "OK" : "FAILED"): \(counted(passes, "check")) passed, \(counted(warnings, "warning")), \(counted(failures, "failure"))\(strict && warnings > 0 ? " (--strict: warnings fail)" : "")")
         return lines.joined(separator: "\n") + "\n"
     }
 }
@@ -256,7 +256,7 @@ public struct Verifier: Sendable {
             log.add(.fail, .manifestParse, url, String(describing: error))
             return nil
         }
-        log.add(.pass, .manifestParse, url, "profile \(facts.profile.rawValue), \(facts.objects.count) objects")
+        log.add(.pass, .manifestParse, url, "profile \(facts.profile.rawValue), \(counted(facts.objects.count, "object"))")
         if let comment { signatureCheck().crossCheck(comment, facts: facts, source: url, log: log) }
         // A signed manifest of any profile has a sequence: the one in its trusted comment.
         let sequence = facts.sequence ?? comment?.sequence
@@ -406,7 +406,7 @@ public struct Verifier: Sendable {
             }
         }
         if accepted.count == facts.objects.count {
-            log.add(.pass, .manifestUrls, url, "\(facts.objects.count) URLs under \(rules.prefixes.joined(separator: ", "))")
+            log.add(.pass, .manifestUrls, url, "\(counted(facts.objects.count, "URL")) under \(rules.prefixes.joined(separator: ", "))")
         }
         return accepted
     }
@@ -645,7 +645,7 @@ public struct Verifier: Sendable {
         do {
             let inspection = try await ZipInspector.inspect(bytes, maxEntries: options.maxZipEntries)
             if inspection.problems.isEmpty {
-                log.add(.pass, .artifactZip, url, "\(label): \(inspection.entries.count) entries, \(inspection.totalUncompressedSize) bytes unpacked, no unsafe entries")
+                log.add(.pass, .artifactZip, url, "\(label): \(counted(inspection.entries.count, "entry", plural: "entries")), \(inspection.totalUncompressedSize) bytes unpacked, no unsafe entries")
             } else {
                 for problem in inspection.problems { log.add(.fail, .artifactZip, url, "\(label): \(problem)") }
             }

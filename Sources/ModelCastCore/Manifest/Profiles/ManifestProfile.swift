@@ -92,7 +92,7 @@ public enum ManifestProfile: String, CaseIterable, Sendable, Codable {
         if missing.count == 1 {
             throw ModelCastError.usage("profile \(rawValue) needs field \(missing[0].field): pass \(missing[0].remedy) or set it in the config file")
         } else if !missing.isEmpty {
-            throw ModelCastError.usage("profile \(rawValue) needs \(missing.count) fields: " + missing.map { "\($0.field) (pass \($0.remedy))" }.joined(separator: "; ") + "; or set them in the config file")
+            throw ModelCastError.usage("profile \(rawValue) needs \(counted(missing.count, "field")): " + missing.map { "\($0.field) (pass \($0.remedy))" }.joined(separator: "; ") + "; or set them in the config file")
         }
     }
 
