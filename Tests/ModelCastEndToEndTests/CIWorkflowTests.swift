@@ -174,7 +174,8 @@ final class CIWorkflowTests: XCTestCase {
     func history(_ moto: MotoS3) throws -> [[String: Any]] {
         let result = try modelcast(["history", "s3://\(moto.bucket)/prod", "--json"], environment: moto.environment)
         XCTAssertEqual(result.status, 0, result.stderr)
-        return try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]], result.stdout)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], result.stdout)
+        return try XCTUnwrap(object["releases"] as? [[String: Any]], result.stdout)
     }
 
     func liveManifest(_ moto: MotoS3) throws -> Release {

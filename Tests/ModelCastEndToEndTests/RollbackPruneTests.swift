@@ -222,7 +222,7 @@ final class RollbackPruneTests: XCTestCase {
         // history shows what rollback can return to.
         let history = try modelcast(["history", site, "--json"])
         XCTAssertEqual(history.status, 0, history.stderr)
-        let entries = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(history.stdout.utf8)) as? [[String: Any]])
+        let entries = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(history.stdout.utf8)) as? [String: Any])?["releases"] as? [[String: Any]])
         XCTAssertEqual(entries.map { $0["sequence"] as? Int }, [4, 3, 2, 1])
         XCTAssertEqual(entries.map { $0["state"] as? String }, ["pending", "live", "went live", "went live"])
         XCTAssertEqual(entries.map { ($0["versions"] as? [String: String])?["m"] }, ["1.3.0", "1.2.0", "1.1.0", "1.0.0"])

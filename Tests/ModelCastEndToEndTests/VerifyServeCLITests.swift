@@ -112,7 +112,7 @@ final class VerifyServeCLITests: XCTestCase {
         let (tampered, report) = try verifyJSON([work.at("site")])
         XCTAssertEqual(tampered.status, 1)
         let failure = try XCTUnwrap(report?.checks.first { $0.check == "artifact.sha256" && $0.status == .fail })
-        XCTAssertEqual(failure.subject, base + "/models/m/1.1.0/tiny-llm.gguf")
+        XCTAssertEqual(failure.subject, work.at("site") + "/models/m/1.1.0/tiny-llm.gguf", "the file read (issue 25, item 11)")
         XCTAssertTrue(failure.detail.contains("manifest says b67f7c0f2554d969e9bd3d1e3efbb2faa71537a42d6e3c4ec85de5f65b82bb71"), failure.detail)
         // The text table names it too, and the exit status fails the pipeline.
         let text = try modelcast(["verify", work.at("site")])

@@ -39,6 +39,7 @@ trap 'rm -rf "$TMP"' EXIT
 NL='
 '
 PRESENT="$NL"
+UPLOADED=0 UPLOADED_BYTES=0 REUSED=0 REPLACED=""
 CONFLICTS=0
 
 object_key() {
@@ -102,17 +103,19 @@ check() {
 put_new() {
     key="$1" cache_control="$2" content_type="$3" size="$4" sha256="$5" sha256_base64="$6"
     shift 6
-    case "$PRESENT" in *"$NL$key$NL"*) return 0 ;; esac
+    case "$PRESENT" in *"$NL$key$NL"*) REUSED=$((REUSED + 1)); return 0 ;; esac
     target="$(object_key "$key")"
     if [ "$size" -gt 5368709120 ]; then
         aws s3 cp "$DIR/$key" "s3://$BUCKET/$target" --cache-control "$cache_control" --content-type "$content_type" \
             --metadata "sha256=$sha256" --only-show-errors "$@"
+        UPLOADED=$((UPLOADED + 1)) UPLOADED_BYTES=$((UPLOADED_BYTES + size))
         return 0
     fi
     for attempt in 1 2 3; do
         if aws s3api put-object --bucket "$BUCKET" --key "$target" --body "$DIR/$key" --if-none-match '*' \
             --cache-control "$cache_control" --content-type "$content_type" --metadata "sha256=$sha256" \
             --checksum-sha256 "$sha256_base64" "$@" > /dev/null 2> "$TMP/error"; then
+            UPLOADED=$((UPLOADED + 1)) UPLOADED_BYTES=$((UPLOADED_BYTES + size))
             return 0
         fi
         if grep -q 'PreconditionFailed' "$TMP/error"; then
@@ -121,6 +124,7 @@ put_new() {
             stored "$key" "$sha256" "$sha256_base64" "$size" "$@" || status=$?
             if [ $status = 0 ]; then
                 echo "upload-aws.sh: s3://$BUCKET/$target was stored meanwhile with the same content" >&2
+                REUSED=$((REUSED + 1))
                 return 0
             fi
             conflict "$key"
@@ -144,6 +148,7 @@ put_replace() {
     aws s3api put-object --bucket "$BUCKET" --key "$(object_key "$key")" --body "$DIR/$key" \
         --cache-control "$cache_control" --content-type "$content_type" --metadata "sha256=$sha256" \
         --checksum-sha256 "$sha256_base64" "$@" > /dev/null
+    REPLACED="$REPLACED $key"
 }
 
 check 'models/tiny-llm/1.0.0/tiny-llm-mmproj.gguf' 6753569a239cff08d6bfd0966da6c197fe956958dfce80ac06b2095c2caef2e0 Z1NWmiOc/wjWv9CWbabBl/6VaVjfzoCsBrIJXCyu8uA= 1248 "$@"
@@ -163,3 +168,6 @@ put_new 'models/tiny-llm/1.1.0/tiny-llm.gguf' 'public, max-age=31536000, immutab
 put_new 'manifests/00000001.json' 'public, max-age=31536000, immutable' 'application/json' 1066 5090b0ecf3c18f8146ff2308356a4a281863194f6f325701f66a523c2a369715 UJCw7PPBj4FG/yMINWpKKBhjGU9vMlcB9mpSPCo2lxU= "$@"
 put_new 'manifests/00000002.json' 'public, max-age=31536000, immutable' 'application/json' 2103 bad00f8a92b09616457f4342d459a4d17f35c840ee701de92712f3fd2ebd1f7c utAPipKwlhZFf0NC1Fmk0X81yEDucB3pJxLz/S69H3w= "$@"
 put_replace 'manifest.json' 'no-cache, no-store' 'application/json' bad00f8a92b09616457f4342d459a4d17f35c840ee701de92712f3fd2ebd1f7c utAPipKwlhZFf0NC1Fmk0X81yEDucB3pJxLz/S69H3w= "$@"
+# One line on standard output: what was uploaded, what was already there, what went live.
+plural() { if [ "$1" = 1 ]; then echo "$1 $2"; else echo "$1 $2s"; fi; }
+echo "upload-aws.sh: uploaded $(plural $UPLOADED object) ($UPLOADED_BYTES bytes), $(plural $REUSED object) already stored; replaced$REPLACED at $DEST"
