@@ -157,6 +157,7 @@ extension ModelCast {
                         verifier.publicKeys = keys
                         verifier.requireSignature = requireSignature
                         verifier.allowLegacySignature = allowLegacySignature
+                        verifier.maxZipEntries = maxZipEntries
                         return await verifier.verify()
                     }
                 }

@@ -115,6 +115,22 @@ public struct DirectoryStorage: Storage {
         return .hashed
     }
 
+    public func read(_ key: String, range: ClosedRange<Int64>) async throws -> Data {
+        let file = try path(key)
+        guard range.count <= RangedRead.maximum else { throw StorageError.tooLarge(key: key, size: Int64(range.count), limit: RangedRead.maximum) }
+        // Opened without following a link: an object is a regular file.
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try FileDescriptor.openForReading(file, followLinks: false)
+        } catch ModelCastError.notFound {
+            throw StorageError.missing(key)
+        }
+        guard case .regular = FileType(mode: try descriptor.status().st_mode) else {
+            throw ModelCastError.specialFile(path: file, kind: "not a regular file where an object belongs")
+        }
+        return Data(try descriptor.read(at: range.lowerBound, count: range.count))
+    }
+
     public func get(_ key: String, limit: Int) async throws -> Data? {
         let file = try path(key)
         // Only a regular file is an object, as for head(); a symbolic link is refused

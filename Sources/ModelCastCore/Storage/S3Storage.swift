@@ -265,6 +265,25 @@ public final class S3Storage: Storage, @unchecked Sendable {
         try await getWithETag(key, limit: limit)?.data
     }
 
+    public func read(_ key: String, range: ClosedRange<Int64>) async throws -> Data {
+        try validateKey(key)
+        guard range.count <= RangedRead.maximum else { throw StorageError.tooLarge(key: key, size: Int64(range.count), limit: RangedRead.maximum) }
+        let objectKey = target.objectKey(key)
+        let response = try await client.send("GET", key: objectKey, headers: [("Range", "bytes=\(range.lowerBound)-\(range.upperBound)")],
+                                             operation: "GET", responseLimit: range.count + 1)
+        if response.status == 404, S3Client.errorCode(response.body) != "NoSuchBucket" { throw StorageError.missing(key) }
+        // 416: the range starts past the end (nothing there); 206 or a whole 200 otherwise.
+        if response.status == 416 { return Data() }
+        guard response.status == 206 || response.status == 200 else { throw client.error(response, operation: "GET", key: objectKey) }
+        if response.status == 200 {
+            // A store that ignores Range sends the whole object: keep the range asked for.
+            let body = response.body
+            guard range.lowerBound < Int64(body.count) else { return Data() }
+            return body.subdata(in: Int(range.lowerBound)..<min(body.count, Int(range.upperBound) + 1))
+        }
+        return response.body
+    }
+
     public func getWithETag(_ key: String, limit: Int) async throws -> (data: Data, etag: String)? {
         try validateKey(key)
         let objectKey = target.objectKey(key)

@@ -109,6 +109,11 @@ public protocol Storage: Sendable {
     /// Refuses objects larger than `limit`.
     func get(_ key: String, limit: Int) async throws -> Data?
 
+    /// Bytes `range` of `key` (at most 16 MiB; fewer where the object ends first), for
+    /// readers that need a few records of a large object (a zip's central directory).
+    /// Throws `StorageError.missing(key)` when it does not exist.
+    func read(_ key: String, range: ClosedRange<Int64>) async throws -> Data
+
     /// Proves `key` holds exactly `size` bytes with SHA-256 `sha256` before a manifest names it again.
     /// `localFile`: a local file with those bytes (the file being published), if any, which lets a store
     /// check a composite multipart checksum without downloading. `trustStored`: where the store has no
@@ -312,4 +317,9 @@ struct FileHashes {
         if let last = part, inPart > 0 { parts.append(last.finalize()) }
         return FileHashes(size: total, sha256: whole.finalize(), parts: parts)
     }
+}
+
+/// The most one ranged `read` returns.
+enum RangedRead {
+    static let maximum = 16 << 20
 }

@@ -18,6 +18,8 @@ public struct BucketVerifier: Sendable {
     public var allowLegacySignature = false
     public var now = Date()
     public var expiryWarning: TimeInterval = 7 * 24 * 3600
+    /// Refuse a zip artifact with more entries than this (`--max-zip-entries`).
+    public var maxZipEntries = ZipInspector.defaultMaxEntries
 
     public init(storage: any Storage, manifestKey: String = "manifest.json", strict: Bool = false) {
         self.storage = storage
@@ -88,14 +90,19 @@ public struct BucketVerifier: Sendable {
                 log.add(.warn, .manifestHistory, source, "the live manifest is not the rendering of any history record (edited by hand?); checking the objects of the latest, \(latest.sequence)")
             }
             freshness.check(source: source, log: log)
-            var files: [(String, ReleaseFile)] = []
-            for (name, model) in record.models.sorted(by: { $0.key < $1.key }) { files += model.files.map { ("\(name) \(model.version)", $0) } }
-            if let prototypes = record.prototypes { files += prototypes.files.map { ("prototypes \(prototypes.version)", $0) } }
+            // Each file with its model's label and, for the checks verify URL makes too, the
+            // label verify URL gives it (`m 1.0.0/model.zip`), so both word a failure alike.
+            var files: [(String, String, ReleaseFile)] = []
+            func place(_ model: ReleaseModel, _ file: ReleaseFile) -> String { "\(model.tree.map { $0 + "/" } ?? "")\(file.placement)" }
+            for (name, model) in record.models.sorted(by: { $0.key < $1.key }) {
+                files += model.files.map { ("\(name) \(model.version)", "\(name) \(model.version)/\(place(model, $0))", $0) }
+            }
+            if let prototypes = record.prototypes { files += prototypes.files.map { ("prototypes \(prototypes.version)", "prototypes \(prototypes.version)/\(place(prototypes, $0))", $0) } }
             for (name, model) in (record.rollback?.models ?? [:]).sorted(by: { $0.key < $1.key }) {
-                files += model.files.map { ("rollback \(name) \(model.version)", $0) }
+                files += model.files.map { ("rollback \(name) \(model.version)", "rollback \(name) \(model.version)/\(place(model, $0))", $0) }
             }
             var seen = Set<String>()
-            for (label, file) in files where seen.insert(file.key).inserted {
+            for (label, fileLabel, file) in files where seen.insert(file.key).inserted {
                 let subject = "\(storage.location)/\(file.key)"
                 guard let object = try await storage.head(file.key) else {
                     log.add(.fail, .objectExists, subject, "\(label): missing")
@@ -120,6 +127,12 @@ public struct BucketVerifier: Sendable {
                 let contentType = object.contentType ?? ""
                 let typeOK = mediaType(contentType) == mediaType(file.contentType)
                 log.add(typeOK ? .pass : .fail, .objectContentType, subject, "\(label): '\(contentType)'\(typeOK ? "" : ", expected '\(file.contentType)'")")
+                // A zip is unpacked on the device: the same check as verify URL and verify DIR,
+                // its records read with ranged GETs.
+                if ZipSafetyCheck.applies(contentType: file.contentType, name: file.key) {
+                    await ZipSafetyCheck.run(StoredObjectBytes(storage: storage, key: file.key, size: object.size), label: fileLabel, subject: subject,
+                                             maxEntries: maxZipEntries, log: log)
+                }
             }
         } catch {
             // A store that cannot be reached (or refuses the credentials) is a network failure, not a failed check.

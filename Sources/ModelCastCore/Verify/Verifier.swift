@@ -526,7 +526,7 @@ public struct Verifier: Sendable {
         let expectedType = checkHeaders(object, response: response, log: log)
         await checkRange(object, size: response.bytesRead, sink: sink, rules: rules, deadline: deadline, log: log)
         // A zip is unpacked on the device: it must be safe to unpack.
-        if mediaType(expectedType) == "application/zip" || url.lowercased().hasSuffix(".zip"), !response.exceededLimit {
+        if ZipSafetyCheck.applies(contentType: expectedType, name: url), !response.exceededLimit {
             await checkZip(object, size: response.bytesRead, rules: rules, deadline: deadline, log: log)
         }
     }
@@ -640,18 +640,8 @@ public struct Verifier: Sendable {
 
     /// A zip's central directory, read with Range requests: safe to unpack on a device.
     private func checkZip(_ object: ExpectedObject, size: Int64, rules: URLRules, deadline: Date, log: CheckLog) async {
-        let (url, label) = (object.url, object.label)
-        let bytes = RangedHTTPBytes(verifier: self, url: url, size: size, deadline: deadline, rules: rules)
-        do {
-            let inspection = try await ZipInspector.inspect(bytes, maxEntries: options.maxZipEntries)
-            if inspection.problems.isEmpty {
-                log.add(.pass, .artifactZip, url, "\(label): \(counted(inspection.entries.count, "entry", plural: "entries")), \(inspection.totalUncompressedSize) bytes unpacked, no unsafe entries")
-            } else {
-                for problem in inspection.problems { log.add(.fail, .artifactZip, url, "\(label): \(problem)") }
-            }
-        } catch {
-            log.add(.fail, .artifactZip, url, "\(label): \(error)")
-        }
+        let bytes = RangedHTTPBytes(verifier: self, url: object.url, size: size, deadline: deadline, rules: rules)
+        await ZipSafetyCheck.run(bytes, label: object.label, subject: object.url, maxEntries: options.maxZipEntries, log: log)
     }
 
     private func checkRedirects(_ response: FetchResponse, url: String, check: VerifyCheckID, log: CheckLog) {
