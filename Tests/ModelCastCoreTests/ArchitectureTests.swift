@@ -10,12 +10,53 @@ final class ArchitectureTests: XCTestCase {
         let result = try runProcess("/usr/bin/env", ["python3", repositoryRoot + "/scripts/folder-deps"])
         XCTAssertEqual(result.status, 0, "folders that depend on each other:\n" + result.stdout.split(separator: "\n").filter { $0.hasPrefix("CYCLE") }.joined(separator: "\n"))
         // The stack the README describes, checked edge by edge: nothing below uses what is above.
+        // Every edge must go down a total order, so a cycle of any length fails here; a
+        // folder the order does not know fails too (it must be placed in the stack first).
         let order = ["Support", "Digest", "Formats", "Packaging", "Manifest", "Signing", "Storage", "Hosting", "Target", "Publish", "Verify"]
-        for line in result.stdout.split(separator: "\n") {
+        let folders = try FileManager.default.contentsOfDirectory(atPath: repositoryRoot + "/Sources/ModelCastCore").filter { !$0.hasPrefix(".") }
+        XCTAssertEqual(Set(folders).subtracting(order), [], "a Core folder the stack does not place: add it to the README's architecture section and here")
+        var edges = 0
+        for line in result.stdout.split(separator: "\n") where line.contains(" -> ") {
             let parts = line.split(separator: " ")
-            guard parts.count >= 3, parts[1] == "->", let from = order.firstIndex(of: String(parts[0])),
-                  let to = order.firstIndex(of: String(parts[2].dropLast())) else { continue }
-            XCTAssertLessThan(to, from, "\(line): a folder uses one above it in the stack")
+            let from = order.firstIndex(of: String(parts[0])), to = order.firstIndex(of: String(parts[2].dropLast()))
+            XCTAssertNotNil(from, "\(line): a folder the stack does not place")
+            XCTAssertNotNil(to, "\(line): a folder the stack does not place")
+            if let from, let to { XCTAssertLessThan(to, from, "\(line): a folder uses one above it in the stack") }
+            edges += 1
+        }
+        XCTAssertGreaterThan(edges, 20, "scripts/folder-deps printed no edges: \(result.stdout.prefix(200))")
+    }
+
+    /// Every module a target's sources import is one Package.swift declares for that
+    /// target (or the platform's own), so a build never leans on a module that only
+    /// happens to be built for another target.
+    func testEveryImportedModuleIsDeclared() throws {
+        let manifest = try String(contentsOfFile: repositoryRoot + "/Package.swift", encoding: .utf8)
+        let platform: Set<String> = ["Foundation", "Glibc", "Darwin", "Dispatch", "XCTest", "FoundationNetworking", "Synchronization"]
+        let modulesOf: [String: Set<String>] = ["ModelCastCore": ["ModelCastFormat", "CLibCrypto", "CLibArchive"], "modelcast": ["ModelCastCore"]]
+        for target in ["ModelCastCore", "modelcast"] {
+            // The target's block: from its name to the next target.
+            // The target's declaration (not its product's): its name followed by its dependencies.
+            let declaration = try NSRegularExpression(pattern: "name: \"\(target)\",\\s*dependencies:")
+            guard let match = declaration.firstMatch(in: manifest, range: NSRange(manifest.startIndex..., in: manifest)),
+                  let start = Range(match.range, in: manifest) else { XCTFail("no target \(target) in Package.swift"); continue }
+            let rest = manifest[start.upperBound...]
+            let next = [".target(", ".executableTarget(", ".plugin(", ".testTarget("].compactMap { rest.range(of: $0)?.lowerBound }.min() ?? rest.endIndex
+            let block = String(rest[..<next])
+            let enumerator = try XCTUnwrap(FileManager.default.enumerator(atPath: repositoryRoot + "/Sources/" + target))
+            var imported = Set<String>()
+            while let relative = enumerator.nextObject() as? String {
+                guard relative.hasSuffix(".swift") else { continue }
+                let text = try String(contentsOfFile: repositoryRoot + "/Sources/\(target)/\(relative)", encoding: .utf8)
+                for line in text.split(separator: "\n") {
+                    let words = line.split(separator: " ")
+                    guard let index = words.firstIndex(of: "import"), index + 1 < words.count, words[..<index].allSatisfy({ $0.hasPrefix("@") }) else { continue }
+                    imported.insert(String(words[index + 1]))
+                }
+            }
+            for module in imported.subtracting(platform).subtracting(modulesOf[target] ?? []).sorted() {
+                XCTAssertTrue(block.contains("\"\(module)\""), "\(target) imports \(module), which Package.swift does not declare for it")
+            }
         }
     }
 
