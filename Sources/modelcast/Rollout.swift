@@ -140,11 +140,11 @@ extension ModelCast.Rollout {
 
         /// The manifest's bytes, without its inline signature.
         private func manifestBytes() async throws -> Data {
-            let lower = source.lowercased()
             let data: Data
-            if lower.hasPrefix("https://") || lower.hasPrefix("http://") {
+            let kind = TargetKind(of: source)
+            if kind == .served {
                 data = try await downloadSmallObject(source)
-            } else if lower.hasPrefix("s3://") || FileManager.default.isDirectory(source) {
+            } else if kind == .bucket || FileManager.default.isDirectory(source) {
                 let key = Channels.manifestKey(channel: channel, base: manifestKey)
                 let environment = ProcessInfo.processInfo.environment
                 let found = try await withStorage(s3.settings(for: source), environment: environment) { try await $0.get(key, limit: TargetLayout.recordLimit) }

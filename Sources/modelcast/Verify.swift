@@ -128,7 +128,7 @@ extension ModelCast {
                     throw ValidationError("--stand-in-for '\(standInFor)' is not a base URL: give the https:// address the release was published for (its --base-url)")
                 }
             }
-            if source.lowercased().hasPrefix("s3://") {
+            if TargetKind(of: source) == .bucket {
                 // s3:// reads the target through the S3 API: these would be silently ignored.
                 let ignored = [(state != nil, "--state"), (profile != nil, "--profile"), (!baseURL.isEmpty, "--base-url"),
                                (allowHTTP, "--allow-http"), (allowExternalURLs, "--allow-external-urls"), (origin != nil, "--origin")].filter(\.0).map(\.1)
@@ -150,7 +150,7 @@ extension ModelCast {
             }
             let display = progressOptions.display(json: json)
             if let channel { try Channels.validate(channel) }
-            if source.lowercased().hasPrefix("s3://") {
+            if TargetKind(of: source) == .bucket {
                 let report = try await withStorage(targetOptions.settings(for: source), environment: ProcessInfo.processInfo.environment, log: display.log) { storage in
                     try await eachChannel(of: storage) { key in
                         var verifier = BucketVerifier(storage: storage, manifestKey: key, strict: strict)

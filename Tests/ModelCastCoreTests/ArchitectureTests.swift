@@ -60,7 +60,8 @@ final class ArchitectureTests: XCTestCase {
         }
     }
 
-    /// No code outside Storage/ names a concrete target or downcasts a Storage.
+    /// No code outside Storage/ names a concrete target, downcasts a Storage, or decides
+    /// what a target string means.
     func testOnlyStorageNamesConcreteTargets() throws {
         let sources = repositoryRoot + "/Sources"
         let enumerator = try XCTUnwrap(FileManager.default.enumerator(atPath: sources))
@@ -69,6 +70,8 @@ final class ArchitectureTests: XCTestCase {
             guard relative.hasSuffix(".swift"), !relative.hasPrefix("ModelCastCore/Storage/") else { continue }
             let text = try String(contentsOfFile: sources + "/" + relative, encoding: .utf8)
             for name in ["DirectoryStorage", "S3Storage"] where text.contains(name) { offenders.append("\(relative) names \(name)") }
+            // What a target string means is decided once, by TargetKind (Storage/).
+            if text.contains("hasPrefix(\"s3://\")") { offenders.append("\(relative) tests a target string's s3:// prefix itself (use TargetKind)") }
         }
         XCTAssertEqual(offenders, [])
     }

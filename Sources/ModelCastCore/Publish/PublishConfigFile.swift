@@ -87,7 +87,7 @@ public struct PublishConfigFile: Sendable {
             config.profile = parsed
         }
         config.baseURL = try string("base_url", in: top, at: "")
-        config.target = try string("to", in: top, at: "").map { $0.lowercased().hasPrefix("s3://") ? $0 : resolve($0) }
+        config.target = try string("to", in: top, at: "").map { TargetKind(of: $0) == .local ? resolve($0) : $0 }
         config.manifestKey = try string("manifest", in: top, at: "")
         config.manifestCacheControl = try string("manifest_cache_control", in: top, at: "")
         config.channel = try string("channel", in: top, at: "")

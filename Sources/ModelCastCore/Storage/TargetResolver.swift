@@ -1,5 +1,23 @@
 import Foundation
 
+/// What a target or source string the user gave names. The one place that decides it:
+/// no other code looks at a target string's scheme.
+public enum TargetKind: Sendable, Equatable {
+    /// `s3://bucket/prefix`: an S3-compatible store, reached through its API.
+    case bucket
+    /// `https://…` or `http://…`: something served (a manifest URL), read as a device reads it.
+    case served
+    /// Anything else: a local path (a published directory, a manifest file).
+    case local
+
+    public init(of text: String) {
+        let lower = text.lowercased()
+        if lower.hasPrefix("s3://") { self = .bucket }
+        else if lower.hasPrefix("https://") || lower.hasPrefix("http://") { self = .served }
+        else { self = .local }
+    }
+}
+
 /// How to reach a publish target, as the user gave it.
 public struct TargetSettings: Sendable {
     /// A directory path or `s3://bucket/prefix`.
@@ -20,7 +38,7 @@ public struct TargetSettings: Sendable {
     public init(target: String) { self.target = target }
 
     /// True for `s3://` targets.
-    public var isS3: Bool { target.lowercased().hasPrefix("s3://") }
+    public var isS3: Bool { TargetKind(of: target) == .bucket }
 
     /// Opens the target: a `DirectoryStorage` or an `S3Storage` with credentials from
     /// the environment. Options that only apply to S3 are refused for a directory.

@@ -17,8 +17,7 @@ public struct VerifyTarget: Sendable {
     /// Works out the kind of SOURCE and checks what it needs. A local manifest file
     /// larger than `maxManifestBytes` is refused, as a fetched one is.
     public static func resolve(_ source: String, baseURLs: [String], manifestKey: String, maxManifestBytes: Int = VerifyOptions().maxManifestBytes) throws -> VerifyTarget {
-        let lower = source.lowercased()
-        if lower.hasPrefix("https://") || lower.hasPrefix("http://") {
+        if TargetKind(of: source) == .served {
             return VerifyTarget(manifestURL: source, directory: nil, localManifest: nil)
         }
         var isDirectory: ObjCBool = false
