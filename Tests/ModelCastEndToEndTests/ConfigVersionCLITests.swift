@@ -33,3 +33,32 @@ final class ConfigVersionCLITests: XCTestCase {
         XCTAssertTrue(manifest.contains("models/a/0.3.0/") && manifest.contains("models/b/1.3.0/"), manifest)
     }
 }
+
+/// Issue 26, item 6: a config file's scalars are kept as written. An unquoted
+/// `min_app_version: 2.10` was read as the number 2.1, and `version: 1.10` failed as
+/// "not a semantic version" only by luck of the missing patch.
+final class ConfigScalarsAsWrittenTests: XCTestCase {
+    func testUnquotedVersionsKeepTheirDigits() throws {
+        let work = try Scratch()
+        let gguf = repositoryRoot + "/examples/models/tiny-llm.gguf"
+        let config = try work.write("modelcast.yml", text: """
+            base_url: https://cdn.example.com/m
+            min_app_version: 2.10
+            models:
+              tiny-llm:
+                version: 1.10.0
+                files: [\(gguf)]
+                meta:
+                  accuracy: 0.950
+                  classes: 10
+            """)
+        let result = try modelcast(["publish", "--config", config, "--to", work.at("site")])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let manifest = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: work.at("site/manifest.json")))) as? [String: Any])
+        XCTAssertEqual(manifest["min_app_version"] as? String, "2.10", "as written, not 2.1")
+        // Values with no string field to go to are still numbers, as YAML types them.
+        let meta = ((manifest["models"] as? [String: Any])?["tiny-llm"] as? [String: Any])?["meta"] as? [String: Any]
+        XCTAssertEqual(meta?["accuracy"] as? Double, 0.95)
+        XCTAssertEqual(meta?["classes"] as? Int, 10)
+    }
+}

@@ -47,7 +47,7 @@ public struct PublishConfigFile: Sendable {
         }
         let text = String(decoding: data, as: UTF8.self)
         let root: Any?
-        do { root = try Yams.load(yaml: text) } catch {
+        do { root = try Yams.load(yaml: text, .default, Self.constructor) } catch {
             throw ModelCastError.usage("config \(path) is not valid YAML: \(error)")
         }
         guard let top = root as? [String: Any] else {
@@ -74,8 +74,8 @@ public struct PublishConfigFile: Sendable {
         func string(_ key: String, in dictionary: [String: Any], at location: String) throws -> String? {
             guard let value = dictionary[key] else { return nil }
             if let s = value as? String { return s }
-            if let i = value as? Int { return String(i) }
-            if let d = value as? Double { return String(d) }
+            // An unquoted number where a string belongs (a version): the text as written.
+            if let number = value as? YAMLNumber { return number.text }
             throw fail("\(location)\(key) must be a string")
         }
 
@@ -126,7 +126,7 @@ public struct PublishConfigFile: Sendable {
                 if let one = entry[key] as? String { files.append(one) }
                 if let many = entry[key] as? [Any] {
                     for item in many {
-                        guard let file = item as? String else { throw fail("\(location)\(key) must list file paths") }
+                        guard let file = item as? String ?? (item as? YAMLNumber)?.text else { throw fail("\(location)\(key) must list file paths") }
                         files.append(file)
                     }
                 }
@@ -150,10 +150,20 @@ public struct PublishConfigFile: Sendable {
         }
     }
 
+    /// Yams' constructor, with integers and floats kept with the text they were written
+    /// as: `min_app_version: 2.10` is "2.10", not the number 2.1.
+    static var constructor: Constructor {
+        var scalars = Constructor.defaultScalarMap
+        scalars[.int] = { scalar in Int64.construct(from: scalar).map { YAMLNumber(text: scalar.string, json: .int($0)) } }
+        scalars[.float] = { scalar in Double.construct(from: scalar).map { YAMLNumber(text: scalar.string, json: .double($0)) } }
+        return Constructor(scalars)
+    }
+
     /// Converts a YAML value (as Yams loads it) to JSON.
     static func jsonValue(_ value: Any, at location: String, fail: (String) -> ModelCastError) throws -> JSONValue {
         switch value {
         case let b as Bool: return .bool(b)
+        case let number as YAMLNumber: return number.json
         case let i as Int: return .int(Int64(i))
         case let d as Double: return .double(d)
         case let s as String: return .string(s)
@@ -172,4 +182,11 @@ public struct PublishConfigFile: Sendable {
             throw fail("\(location) has an unsupported value \(value)")
         }
     }
+}
+
+/// A number in a config file, with the text it was written as: a string where the
+/// key wants one (a version), a JSON number where a value is free (meta).
+struct YAMLNumber {
+    let text: String
+    let json: JSONValue
 }
