@@ -1,0 +1,39 @@
+import Foundation
+
+/// True for a manifest's Content-Type: `application/json` or a `+json` type, with any parameters
+/// (URL and bucket verify judge it alike).
+func isJSONMediaType(_ contentType: String) -> Bool {
+    let type = mediaType(contentType)
+    return type == "application/json" || type.hasSuffix("+json")
+}
+
+/// `https://h/a/manifest.json` → `https://h/a/`.
+func directory(of url: String) -> String {
+    guard let slash = url.lastIndex(of: "/") else { return url }
+    return String(url[...slash])
+}
+
+/// Where a manifest URL's target is served from: its directory, or for a channel's
+/// manifest (`…/channels/beta/manifest.json`) the directory above `channels/beta/`, where
+/// the artifacts every channel shares live.
+func targetRoot(ofManifestURL url: String) -> String {
+    let own = directory(of: url)
+    let segments = own.dropLast().split(separator: "/", omittingEmptySubsequences: false)
+    guard segments.count >= 4, segments[segments.count - 2] == Channels.folder.dropLast(),
+          (try? Channels.validate(String(segments[segments.count - 1]))) != nil else { return own }
+    return segments.dropLast(2).joined(separator: "/") + "/"
+}
+
+/// What the signed comment of the manifest at `key` names: `manifest.json` for stable,
+/// `channels/NAME/manifest.json` for another channel's (`TrustedComment.fileField`).
+func signedFileName(ofManifestKey key: String) -> String {
+    let (channel, base) = Channels.split(manifestKey: key)
+    return TrustedComment.fileField(channel: channel, manifestName: PathText.lastComponent(base))
+}
+
+/// A manifest URL's key in its target: the file name, under `channels/NAME/` for a channel's.
+func targetKey(ofManifestURL url: String) -> String {
+    let root = targetRoot(ofManifestURL: url)
+    let relative = url.hasPrefix(root) ? String(url.dropFirst(root.count)) : String(url.split(separator: "/").last ?? "manifest.json")
+    return (relative.split(separator: "?").first.map(String.init) ?? relative).removingPercentEncoding ?? "manifest.json"
+}

@@ -1,0 +1,161 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// One check's outcome.
+public struct VerifyCheck: Codable, Sendable, Equatable {
+    public enum Status: String, Codable, Sendable { case pass, warn, fail }
+    public let status: Status
+    /// What was checked (`manifest.cache-control`, `artifact.sha256`, …).
+    public let check: String
+    /// The URL (or file) it was checked on.
+    public let subject: String
+    /// Expected and actual values, or what was seen.
+    public let detail: String
+    /// True for a failure to reach a host at all (refused, DNS, no route, connect
+    /// timeout): nothing could be checked. Not part of the JSON report.
+    public var hostNotReached = false
+
+    enum CodingKeys: String, CodingKey { case status, check, subject, detail }
+
+    public init(status: Status, check: String, subject: String, detail: String, hostNotReached: Bool = false) {
+        self.status = status
+        self.check = check
+        self.subject = subject
+        self.detail = detail
+        self.hostNotReached = hostNotReached
+    }
+}
+
+/// Everything `verify` found.
+public struct VerifyReport: Codable, Sendable {
+    public let source: String
+    public let profile: String?
+    public let sequence: Int64?
+    public let checks: [VerifyCheck]
+    public let strict: Bool
+
+    public var failures: Int { checks.filter { $0.status == .fail }.count }
+    public var warnings: Int { checks.filter { $0.status == .warn }.count }
+    /// True when nothing failed (and, with `strict`, nothing warned).
+    public var passed: Bool { failures == 0 && (!strict || warnings == 0) }
+    /// True when every failure is a host that could not be reached: a network failure
+    /// (exit status 3, running again may help), not a failed check (exit status 1).
+    public var failedOnlyToReachHosts: Bool {
+        let failed = checks.filter { $0.status == .fail }
+        return !failed.isEmpty && failed.allSatisfy(\.hostNotReached)
+    }
+    /// The exit status this report calls for: 0 passed, 3 only unreachable hosts, else 1.
+    public var exitStatus: ExitStatus { passed ? .success : failedOnlyToReachHosts ? .io : .refused }
+
+    /// For a target verified channel by channel (`verify DIR`, `verify s3://…`): each
+    /// channel's manifest and outcome, stable's first. Empty for one manifest.
+    public var channels: [ChannelOutcome] = []
+
+    /// The URL the manifest is served at, when `source` is something else that was read in
+    /// its place (a directory's file, a stand-in server's URL).
+    public var servedAs: String?
+
+    /// One channel of a target's verify.
+    public struct ChannelOutcome: Codable, Sendable, Equatable {
+        public let channel: String
+        public let manifestKey: String
+        public let profile: String?
+        public let sequence: Int64?
+        public let passed: Bool
+
+        enum CodingKeys: String, CodingKey { case channel, profile, sequence, passed, manifestKey = "manifest_key" }
+    }
+
+    /// One report for several channels' reports: every check, in channel order (a check's
+    /// subject names its manifest or object), with the first channel's profile and sequence.
+    public static func merging(_ reports: [(channel: String, manifestKey: String, report: VerifyReport)], source: String, strict: Bool) -> VerifyReport {
+        var merged = VerifyReport(source: source, profile: reports.first?.report.profile, sequence: reports.first?.report.sequence,
+                                  checks: reports.flatMap(\.report.checks), strict: strict)
+        merged.channels = reports.map {
+            ChannelOutcome(channel: $0.channel, manifestKey: $0.manifestKey, profile: $0.report.profile, sequence: $0.report.sequence, passed: $0.report.passed)
+        }
+        return merged
+    }
+
+    enum CodingKeys: String, CodingKey { case source, servedAs = "served_as", profile, sequence, checks, strict, passed, failures, warnings, channels }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(source, forKey: .source)
+        try c.encodeIfPresent(servedAs, forKey: .servedAs)
+        try c.encodeIfPresent(profile, forKey: .profile)
+        try c.encodeIfPresent(sequence, forKey: .sequence)
+        try c.encode(passed, forKey: .passed)
+        try c.encode(failures, forKey: .failures)
+        try c.encode(warnings, forKey: .warnings)
+        try c.encode(strict, forKey: .strict)
+        if !channels.isEmpty { try c.encode(channels, forKey: .channels) }
+        try c.encode(checks, forKey: .checks)
+    }
+
+    public init(source: String, profile: String?, sequence: Int64?, checks: [VerifyCheck], strict: Bool) {
+        self.source = source
+        self.profile = profile
+        self.sequence = sequence
+        self.checks = checks
+        self.strict = strict
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        source = try c.decode(String.self, forKey: .source)
+        profile = try c.decodeIfPresent(String.self, forKey: .profile)
+        sequence = try c.decodeIfPresent(Int64.self, forKey: .sequence)
+        checks = try c.decode([VerifyCheck].self, forKey: .checks)
+        strict = try c.decode(Bool.self, forKey: .strict)
+        channels = try c.decodeIfPresent([ChannelOutcome].self, forKey: .channels) ?? []
+        servedAs = try c.decodeIfPresent(String.self, forKey: .servedAs)
+    }
+
+    /// A table: status, check, subject, detail; then a summary line.
+    public var text: String {
+        let facts = [servedAs.map { "served as \($0)" }, profile.map { "profile \($0)" }, sequence.map { "sequence \($0)" }].compactMap { $0 }
+        var lines = ["verify \(source)" + (facts.isEmpty ? "" : " (\(facts.joined(separator: ", ")))")]
+        if !channels.isEmpty {
+            lines[0] = "verify \(source): \(channels.count) channel\(channels.count == 1 ? "" : "s")"
+            for channel in channels {
+                lines.append("  \(channel.channel): \(channel.manifestKey)" + (channel.profile.map { " (profile \($0)\(channel.sequence.map { ", sequence \($0)" } ?? ""))" } ?? "") + (channel.passed ? "" : " FAILED"))
+            }
+        }
+        let checkWidth = max(5, checks.map(\.check.count).max() ?? 0)
+        for check in checks {
+            let status = check.status.rawValue.uppercased().padding(toLength: 4, withPad: " ", startingAt: 0)
+            lines.append("\(status)  \(check.check.padding(toLength: checkWidth, withPad: " ", startingAt: 0))  \(check.subject)  \(check.detail)")
+        }
+        let passes = checks.count - failures - warnings
+        lines.append("\(passed ? "OK" : "FAILED"): \(counted(passes, "check")) passed, \(counted(warnings, "warning")), \(counted(failures, "failure"))\(strict && warnings > 0 ? " (--strict: warnings fail)" : "")")
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
+
+/// Thread-safe list of checks, in the order they were made.
+final class CheckLog: Sendable {
+    private let list = NIOLockedValueBox<[VerifyCheck]>([])
+    /// Maps a check's subject (a URL) to what was actually read for it.
+    private let origin: @Sendable (String) -> String
+
+    init(origin: @escaping @Sendable (String) -> String = { $0 }) {
+        self.origin = origin
+    }
+
+    /// The checks so far, in order.
+    var checks: [VerifyCheck] { list.withLockedValue { $0 } }
+
+    func add(_ status: VerifyCheck.Status, _ check: VerifyCheckID, _ subject: String, _ detail: String, hostNotReached: Bool = false) {
+        let entry = VerifyCheck(status: status, check: check.rawValue, subject: origin(subject), detail: detail, hostNotReached: hostNotReached)
+        list.withLockedValue { $0.append(entry) }
+    }
+
+    func append(_ more: [VerifyCheck]) {
+        list.withLockedValue { $0 += more }
+    }
+
+    var failures: Int {
+        list.withLockedValue { $0.filter { $0.status == .fail }.count }
+    }
+}
