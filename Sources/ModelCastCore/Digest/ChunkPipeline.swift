@@ -9,6 +9,9 @@ import Foundation
 ///
 /// The producer calls `fill` (read straight into a pool buffer, no copy) or
 /// `append` (copy bytes in), then `finish()`.
+// @unchecked: the buffer pool and queues are mutable state shared by the producer and
+// the consumer threads; every access is under `condition` (an NSCondition), which the
+// compiler cannot see.
 final class ChunkPipeline: @unchecked Sendable {
     /// Large enough that per-chunk overhead vanishes next to SHA-256 at over 1 GB/s,
     /// small enough that the pool stays far below the 64 MiB memory budget.

@@ -16,6 +16,9 @@ public struct DigestResult: Sendable, Equatable {
 /// The consumer ends of a `ChunkPipeline`: one hashes every chunk, one (when there is
 /// a destination) writes it, and one (with a part size) hashes it part by part, each on
 /// its own thread, so the bytes hashed are exactly the bytes written.
+// @unchecked: the hasher (an OpenSSL context), the destination descriptor and the part
+// hasher are each used by exactly one consumer thread of the pipeline, and `count` is
+// read only after the pipeline has finished (its threads joined).
 final class DigestingWriter: @unchecked Sendable {
     private let hasher: SHA256Hasher
     private let destination: FileDescriptor?

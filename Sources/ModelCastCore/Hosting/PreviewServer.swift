@@ -309,6 +309,8 @@ enum StaticFile {
     }
 
     /// The open file, handed to the body writer (only it reads from the file then).
+    // @unchecked: FileDescriptor is a class; once handed over, only the body writer
+    // reads from it (positional reads), and it is closed once, after the last.
     final class OpenFile: @unchecked Sendable {
         let file: FileDescriptor
         init(_ file: FileDescriptor) { self.file = file }

@@ -1,4 +1,5 @@
 import Foundation
+import NIOConcurrencyHelpers
 
 /// An artifact packed for a publish, waiting to be stored.
 struct StagedArtifact {
@@ -114,8 +115,10 @@ struct CommitPlan {
 }
 
 /// The keys a run stored itself (`PutOutcome.created`), for its undo.
-final class CreatedKeys: @unchecked Sendable {
-    var keys: [String] = []
+final class CreatedKeys: Sendable {
+    private let list = NIOLockedValueBox<[String]>([])
+    var keys: [String] { list.withLockedValue { $0 } }
+    func add(_ key: String) { list.withLockedValue { $0.append(key) } }
 }
 
 /// Best-effort undo steps recorded while a plan is applied, run newest first. A step
@@ -302,7 +305,7 @@ extension Publisher {
                 let put = try await storage.putIfAbsent(artifact.key, staged: StagedObject(
                     path: result.path, metadata: artifact.metadata, isTemporary: !artifact.staged.inPlace, source: result.source, parts: result.parts))
                 consumed(artifact.key)
-                if put == .created { created.keys.append(artifact.key) }
+                if put == .created { created.add(artifact.key) }
                 // Prove the object is there, whole and with its headers, before anything names it.
                 try await Self.checkStored(artifact.key, expected: artifact.metadata, storage: storage)
                 objects.append(.init(key: artifact.key, role: "artifact", outcome: put == .created ? "created" : "unchanged",

@@ -87,7 +87,10 @@ final class StagingArea {
             let storage = self.storage
             partSize = { storage.uploadPartSize(forObjectOf: $0) }
         }
-        let listing = try TreeListing.make(description, progress: request.progress, partSize: partSize)
+        // Hashing every file blocks (concurrentPerform over the files): on its own thread.
+        let progress = request.progress
+        let sizes = partSize
+        let listing = try await onOwnThread("modelcast.tree-listing") { try TreeListing.make(description, progress: progress, partSize: sizes) }
         var files: [ReleaseFile] = []
         for file in listing.files {
             let key = TargetLayout.blobKey(model: model.name, sha256: file.sha256)

@@ -75,7 +75,7 @@ enum S3Body: Sendable {
 /// S3's REST API over async-http-client, signed with SigV4, with bounded retries
 /// (exponential backoff and jitter) for 5xx, throttling, 409 ConditionalRequestConflict
 /// and connection errors. Other 4xx answers are returned to the caller.
-final class S3Client: @unchecked Sendable {
+final class S3Client: Sendable {
     let endpoint: S3Endpoint
     let bucket: String
     private let signer: SigV4Signer

@@ -57,7 +57,7 @@ public enum S3ChecksumMode: String, Sendable, CaseIterable {
 /// with `If-None-Match: *` (single PUTs and CompleteMultipartUpload alike) and never
 /// overwritten; the manifest is replaced with `If-Match` on the ETag it had when the
 /// publish started, so concurrent publishers cannot silently overwrite each other.
-public final class S3Storage: Storage, @unchecked Sendable {
+public final class S3Storage: Storage, Sendable {
     public let location: String
     let target: S3Location
     let client: S3Client

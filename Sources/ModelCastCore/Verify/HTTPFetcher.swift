@@ -9,7 +9,7 @@ import NIOHTTP1
 /// device would get it), and an idle-read timeout so a stalled server fails instead
 /// of hanging. A failed connection fails at once with its cause (the pool does not
 /// retry it until the connect timeout); the verifier retries with backoff.
-public final class HTTPFetcher: ObjectFetcher, @unchecked Sendable {
+public final class HTTPFetcher: ObjectFetcher, Sendable {
     private let client: HTTPClient
     /// The most redirects followed for one request.
     public static let maxRedirects = 5
