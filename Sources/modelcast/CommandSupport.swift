@@ -69,10 +69,10 @@ struct GoLiveOptions: ParsableArguments {
     @OptionGroup(title: "Signing")
     var signingOptions: SigningOptions
 
-    @Option(help: ArgumentHelp("Before the manifest goes live, verify the new release through this public base URL.", valueName: "URL"))
+    @Option(help: ArgumentHelp("Before the manifest goes live, verify the staged release through this public base URL.", valueName: "URL"))
     var verifyURL: String?
 
-    @Flag(help: "Show the manifest that would be published; write nothing.")
+    @Flag(help: "Show what would be written and the manifest that would be published; write nothing.")
     var dryRun = false
 
     /// The signing settings (key loaded), or nil for an unsigned manifest.

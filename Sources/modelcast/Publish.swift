@@ -88,8 +88,6 @@ extension ModelCast {
         @Option(help: ArgumentHelp("A host the directory is deployed to: pages (Cloudflare Pages: 25 MiB per file, 100 _headers rules) or wrangler (R2 uploads with wrangler: 300 MiB per file); repeatable. Publish then warns when what it adds crosses that host's limits (without it, no host's limits are checked).", valueName: "HOST"))
         var hostedOn: [HostLimits.Host] = []
 
-        @Flag(help: SafetyHelp.trustStored)
-        var trustStored = false
 
         @Flag(help: "Re-read every stored object the release names. By default, a publish that changes the release proves the files the live release names with the same bytes by its history record (checked against the store), not one by one; an unchanged re-publish, `verify s3://…` and `verify DIR` re-read them all.")
         var reverifyStored = false
@@ -136,17 +134,13 @@ extension ModelCast {
         @Flag(name: .customLong("no-zip"), help: "Publish directory models as trees: every file its own object under models/NAME/blobs/SHA256, shared across versions (modelcast profile only).")
         var noZip = false
 
-        @OptionGroup(title: "Signing")
-        var signingOptions: SigningOptions
-
         @OptionGroup(title: "S3 targets")
         var targetOptions: TargetOptions
 
-        @Option(help: ArgumentHelp("Before the manifest goes live, verify the staged release through this public base URL.", valueName: "URL"))
-        var verifyURL: String?
-
-        @Flag(help: "Show what would be written; write nothing.")
-        var dryRun = false
+        /// What every command that makes a release live shares (signing, --verify-url,
+        /// --dry-run, --trust-stored): declared once, in GoLiveOptions.
+        @OptionGroup
+        var goLive: GoLiveOptions
 
         @Flag(help: "Print a JSON summary instead of text.")
         var json = false
@@ -176,7 +170,7 @@ extension ModelCast {
             commandLine.prototypesPath = prototypes
             commandLine.prototypesVersion = prototypesVersion
             commandLine.prototypesClasses = prototypesClasses
-            commandLine.dryRun = dryRun
+            commandLine.dryRun = goLive.dryRun
             (commandLine.rolloutPercent, commandLine.rolloutSchedule) = try rolloutOptions.parsed()
             let display = progressOptions.display(json: json)
             commandLine.progress = display.factory
@@ -188,11 +182,11 @@ extension ModelCast {
             request.adoptLive = adoptLive
             request.movesBaseURL = moveBaseURL
             request.hostedOn = Set(hostedOn)
-            request.trustStored = trustStored
+            request.trustStored = goLive.trustStored
             request.reverifyStored = reverifyStored
-            request.signing = try signingOptions.settings(environment: environment)
-            request.allowUnsigned = signingOptions.unsigned
-            let gate = try verifyGate(verifyURL, manifestKey: request.manifestKey)
+            request.signing = try goLive.signing(environment: environment)
+            request.allowUnsigned = goLive.signingOptions.unsigned
+            let gate = try verifyGate(goLive.verifyURL, manifestKey: request.manifestKey)
             var settings = targetOptions.settings(for: target)
             settings.progress = display.factory
             let report = try await withStorage(settings, environment: environment, log: display.log) { [request] storage in
