@@ -39,9 +39,9 @@ extension ModelCast {
                                             scripts, nginx snippet
 
                 _headers covers artifacts with one path pattern per kind of file name. A \
-                directory that crosses a limit its hosts document is published with a warning: \
-                Cloudflare Pages' 100 _headers rules or 25 MiB per file, wrangler's 300 MiB per \
-                upload.
+                publish that adds what crosses a limit of a host named with --hosted-on is \
+                published with one warning per limit: Cloudflare Pages' (pages) 100 _headers \
+                rules or 25 MiB per file, wrangler's 300 MiB per upload.
 
                 Profiles (--profile) and how their clients compare versions:
                 \(profileTable { "\($0.summary); \($0.clientRule)" })
