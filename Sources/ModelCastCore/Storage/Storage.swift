@@ -271,17 +271,15 @@ func validateKey(_ key: String) throws {
     }
 }
 
-/// What one read of a local file gave: its size and SHA-256, and with a part size,
-/// the SHA-256 of each part (for S3's composite checksums).
+/// What one read of a stored file gave: its size and SHA-256.
 struct FileHashes {
     var size: Int64
     var sha256: SHA256Digest
-    var parts: [SHA256Digest]
 
-    /// Reads the regular file at `path` once, in 1 MiB blocks (memory stays flat),
-    /// hashing it whole and, with `partSize`, part by part. With `followLinks: false`
-    /// a symbolic link is refused, not followed (the check is on the open file).
-    static func read(_ path: String, followLinks: Bool, partSize: Int64? = nil) throws -> FileHashes {
+    /// Reads the regular file at `path` once, in 1 MiB blocks (memory stays flat). With
+    /// `followLinks: false` a symbolic link is refused, not followed (the check is on the
+    /// open file).
+    static func read(_ path: String, followLinks: Bool) throws -> FileHashes {
         let file = try FileDescriptor.openForReading(path, followLinks: followLinks)
         let info = try file.status()
         guard case .regular = FileType(mode: info.st_mode) else {
@@ -289,33 +287,16 @@ struct FileHashes {
         }
         _ = posix_fadvise(file.fd, 0, 0, Int32(POSIX_FADV_SEQUENTIAL))
         let whole = try SHA256Hasher()
-        var part: SHA256Hasher?
-        var parts: [SHA256Digest] = []
-        var inPart: Int64 = 0
         var total: Int64 = 0
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
         defer { buffer.deallocate() }
         while true {
-            // Never read across a part boundary, so each block belongs to one part.
-            let want = partSize.map { Int(min(Int64(buffer.count), $0 - inPart)) } ?? buffer.count
-            let n = try file.read(into: UnsafeMutableRawBufferPointer(rebasing: buffer[0..<want]))
+            let n = try file.read(into: buffer)
             if n == 0 { break }
-            let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
-            whole.update(bytes)
+            whole.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
             total += Int64(n)
-            if let partSize {
-                if part == nil { part = try SHA256Hasher() }
-                part!.update(bytes)
-                inPart += Int64(n)
-                if inPart == partSize {
-                    parts.append(part!.finalize())
-                    part = nil
-                    inPart = 0
-                }
-            }
         }
-        if let last = part, inPart > 0 { parts.append(last.finalize()) }
-        return FileHashes(size: total, sha256: whole.finalize(), parts: parts)
+        return FileHashes(size: total, sha256: whole.finalize())
     }
 }
 
