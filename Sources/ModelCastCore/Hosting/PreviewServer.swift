@@ -242,8 +242,8 @@ enum StaticFile {
             return Response(status: .notFound)
         }
         let size = Int64(info.st_size)
-        let modified = Int(info.st_mtim.tv_sec)
-        let etag = HTTPValidators.entityTag(inode: UInt64(info.st_ino), modifiedSeconds: modified, modifiedNanoseconds: Int(info.st_mtim.tv_nsec), size: size)
+        let (modified, modifiedNanoseconds) = Platform.modificationTime(info)
+        let etag = HTTPValidators.entityTag(inode: UInt64(info.st_ino), modifiedSeconds: modified, modifiedNanoseconds: modifiedNanoseconds, size: size)
         var headers: HTTPFields = [
             .eTag: etag,
             .lastModified: HTTPValidators.imfFixdate(modified),

@@ -86,7 +86,7 @@ public struct DirectoryStorage: Storage {
         }
         return ObjectInfo(
             size: Int64(info.st_size), contentType: ContentType.forArtifact(named: key),
-            etag: "\(info.st_ino)-\(info.st_mtim.tv_sec).\(info.st_mtim.tv_nsec)-\(info.st_size)")
+            etag: "\(info.st_ino)-\(Platform.modificationTime(info).seconds).\(Platform.modificationTime(info).nanoseconds)-\(info.st_size)")
     }
 
     /// Reads the file back and hashes it (a directory keeps no checksum, so `trustStored`
@@ -381,7 +381,7 @@ public final class DirectoryLock: StorageLock {
             onWait()
             guard flock(fd, LOCK_EX) == 0 else {
                 let reason = errnoDescription()
-                Glibc.close(fd)
+                _ = Platform.close(fd)
                 throw ModelCastError.io(operation: "lock", path: path, reason: reason)
             }
         }
@@ -389,6 +389,6 @@ public final class DirectoryLock: StorageLock {
 
     deinit {
         flock(fd, LOCK_UN)
-        Glibc.close(fd)
+        _ = Platform.close(fd)
     }
 }

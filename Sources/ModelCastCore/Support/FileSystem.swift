@@ -27,12 +27,12 @@ final class FileDescriptor {
         self.path = path
     }
 
-    deinit { if !isClosed { _ = Glibc.close(fd) } }
+    deinit { if !isClosed { _ = Platform.close(fd) } }
 
     /// Reads up to `buffer.count` bytes; 0 at end of file. Retries on EINTR.
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int {
         while true {
-            let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
+            let n = Platform.read(fd, buffer.baseAddress, buffer.count)
             if n >= 0 { return n }
             if errno == EINTR { continue }
             throw ModelCastError.unreadable(path: path, reason: errnoDescription())
@@ -77,7 +77,7 @@ final class FileDescriptor {
     func writeAll(_ bytes: UnsafeRawBufferPointer) throws {
         var offset = 0
         while offset < bytes.count {
-            let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            let n = Platform.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
             if n < 0 {
                 if errno == EINTR { continue }
                 throw ModelCastError.io(operation: "write", path: path, reason: errnoDescription())
@@ -114,7 +114,7 @@ final class FileDescriptor {
     func close() throws {
         guard !isClosed else { return }
         isClosed = true
-        guard Glibc.close(fd) == 0 else {
+        guard Platform.close(fd) == 0 else {
             throw ModelCastError.io(operation: "close", path: path, reason: errnoDescription())
         }
     }
@@ -201,7 +201,7 @@ func syncDirectory(of path: String) {
     let fd = open(directory.isEmpty ? "." : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
     if fd >= 0 {
         _ = fsync(fd)
-        _ = Glibc.close(fd)
+        _ = Platform.close(fd)
     }
 }
 
@@ -257,10 +257,8 @@ public struct FileSnapshot: Sendable, Equatable {
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
         size = Int64(info.st_size)
-        modifiedSeconds = Int(info.st_mtim.tv_sec)
-        modifiedNanoseconds = Int(info.st_mtim.tv_nsec)
-        changedSeconds = Int(info.st_ctim.tv_sec)
-        changedNanoseconds = Int(info.st_ctim.tv_nsec)
+        (modifiedSeconds, modifiedNanoseconds) = Platform.modificationTime(info)
+        (changedSeconds, changedNanoseconds) = Platform.changeTime(info)
     }
 
     /// The file at `path` now (following symbolic links, as opening it does).

@@ -132,7 +132,7 @@ public final class Interrupts: @unchecked Sendable {
         var unblock = sigset_t()
         sigemptyset(&unblock)
         for signal in Self.signals {
-            Glibc.signal(signal.number, handleInterrupt)
+            Platform.setSignalHandler(signal.number, handleInterrupt)
             sigaddset(&unblock, signal.number)
         }
         // A parent may have started us with these blocked; they must reach the handler.
@@ -150,7 +150,7 @@ public final class Interrupts: @unchecked Sendable {
         if let slot = Self.signals.firstIndex(where: { $0.number == sig }), let line = messageTable[slot] {
             _ = write(2, line, strlen(line))
         }
-        Glibc.signal(sig, SIG_DFL)
+        Platform.resetSignal(sig)
         raise(sig)
     }
 
