@@ -58,10 +58,7 @@ public final class Interrupts: @unchecked Sendable {
         defer { lock.unlock() }
         installHandlers()
         for (index, signal) in Self.signals.enumerated() {
-            let line = "interrupted by \(signal.name): \(text)\n"
-            let old = messageTable[index]
-            messageTable[index] = strdup(line)
-            free(old)
+            replaceMessage(at: index, with: "interrupted by \(signal.name): \(text)\n")
         }
     }
 
@@ -78,11 +75,19 @@ public final class Interrupts: @unchecked Sendable {
     /// command's own message is true again). A signal that waited ends the run now.
     func endCommit(live: String?) {
         lock.lock()
-        if let live { for index in Self.signals.indices { let old = messageTable[index]; messageTable[index] = strdup("interrupted by \(Self.signals[index].name) \(live)\n"); free(old) } }
+        if let live {
+            for index in Self.signals.indices { replaceMessage(at: index, with: "interrupted by \(Self.signals[index].name) \(live)\n") }
+        }
         commitDepth -= 1
         let waiting = pendingSignal
         lock.unlock()
         if commitDepth == 0, waiting != 0 { removeAndDie(waiting) }
+    }
+
+    /// Under `lock`. The old string is never freed: a handler running on another thread
+    /// may be writing it out at this moment (a few bytes per command, once or twice).
+    private func replaceMessage(at index: Int, with line: String) {
+        messageTable[index] = strdup(line)
     }
 
     // MARK: Tables
