@@ -177,8 +177,3 @@ enum InterruptMessage {
     static let goLive = "nothing went live (the live manifest is unchanged); run the same command again"
     static let prune = "prune stopped part-way: the live release and every object a kept release names are intact; run the same command again to finish"
 }
-
-/// "1 file", "2 files": a count with its noun, pluralised.
-func counted(_ count: Int, _ noun: String, plural: String? = nil) -> String {
-    "\(count) \(count == 1 ? noun : plural ?? noun + "s")"
-}

@@ -32,39 +32,36 @@ enum Platform {
         #endif
     }
 
-    /// Installs `handler` for `signal` (a C function: it may only make async-signal-safe calls).
-    static func setSignalHandler(_ signal: Int32, _ handler: @convention(c) (Int32) -> Void) {
-        #if canImport(Glibc)
-        _ = Glibc.signal(signal, handler)
-        #else
-        _ = Darwin.signal(signal, handler)
-        #endif
+    /// Installs `handler` for signal `number` (a C function: it may only make
+    /// async-signal-safe calls). `signal` is spelled alike on both systems.
+    static func setSignalHandler(_ number: Int32, _ handler: @convention(c) (Int32) -> Void) {
+        _ = signal(number, handler)
     }
 
-    /// Restores the default action for `signal`.
-    static func resetSignal(_ signal: Int32) {
+    /// Restores the default action for signal `number`.
+    static func resetSignal(_ number: Int32) {
+        _ = signal(number, SIG_DFL)
+    }
+
+    /// A file's modification time: seconds and nanoseconds.
+    static func modificationTime(_ info: stat) -> (seconds: Int, nanoseconds: Int) {
         #if canImport(Glibc)
-        _ = Glibc.signal(signal, SIG_DFL)
+        parts(info.st_mtim)
         #else
-        _ = Darwin.signal(signal, SIG_DFL)
+        parts(info.st_mtimespec)
         #endif
     }
 
     /// A file's status-change time: seconds and nanoseconds.
     static func changeTime(_ info: stat) -> (seconds: Int, nanoseconds: Int) {
         #if canImport(Glibc)
-        (Int(info.st_ctim.tv_sec), Int(info.st_ctim.tv_nsec))
+        parts(info.st_ctim)
         #else
-        (Int(info.st_ctimespec.tv_sec), Int(info.st_ctimespec.tv_nsec))
+        parts(info.st_ctimespec)
         #endif
     }
 
-    /// A file's modification time: seconds and nanoseconds.
-    static func modificationTime(_ info: stat) -> (seconds: Int, nanoseconds: Int) {
-        #if canImport(Glibc)
-        (Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec))
-        #else
-        (Int(info.st_mtimespec.tv_sec), Int(info.st_mtimespec.tv_nsec))
-        #endif
+    private static func parts(_ time: timespec) -> (seconds: Int, nanoseconds: Int) {
+        (Int(time.tv_sec), Int(time.tv_nsec))
     }
 }
