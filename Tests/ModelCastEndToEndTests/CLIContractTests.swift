@@ -12,18 +12,7 @@ final class CLIContractTests: XCTestCase {
 
     /// Checks `documents` (JSON text) against `schema/cli/NAME`; fails naming the first invalid one.
     func validate(_ documents: [String], against name: String, file: StaticString = #filePath, line: UInt = #line) throws {
-        let script = """
-            import json, sys, jsonschema
-            schema = json.load(open(sys.argv[1]))
-            jsonschema.Draft202012Validator.check_schema(schema)
-            validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
-            for index, text in enumerate(json.load(sys.stdin)):
-                validator.validate(json.loads(text))
-            print("valid")
-            """
-        let input = String(decoding: try JSONSerialization.data(withJSONObject: documents), as: UTF8.self)
-        let result = try runProcess("/usr/bin/env", ["python3", "-c", script, repositoryRoot + "/schema/cli/" + name], stdin: input)
-        XCTAssertEqual(result.status, 0, "\(name): \(result.stderr)", file: file, line: line)
+        try validateAgainstSchema(documents, name, file: file, line: line)
     }
 
     // MARK: 13. Exit statuses

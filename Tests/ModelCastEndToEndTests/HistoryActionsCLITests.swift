@@ -61,14 +61,6 @@ final class HistoryActionsCLITests: XCTestCase {
         XCTAssertEqual((releases[4]["rollout"] as? [String: Any])?["percent"] as? Double, 0)
         let beta = try modelcast(["history", site, "--channel", "beta", "--json"])
         XCTAssertEqual((try JSONSerialization.jsonObject(with: Data(beta.stdout.utf8)) as? [String: Any])?["channel"] as? String, "beta")
-        let script = """
-            import json, sys, jsonschema
-            schema = json.load(open(sys.argv[1]))
-            for text in sys.stdin.read().split("\\0"):
-                jsonschema.validate(json.loads(text), schema)
-            """
-        let validated = try runProcess("/usr/bin/env", ["python3", "-c", script, repositoryRoot + "/schema/cli/history.schema.json"],
-                                       stdin: json.stdout + "\0" + beta.stdout)
-        XCTAssertEqual(validated.status, 0, validated.stderr)
+        try validateAgainstSchema([json.stdout, beta.stdout], "history.schema.json")
     }
 }

@@ -7,15 +7,18 @@ import ModelCastTestSupport
 final class PublishOutputCLITests: XCTestCase {
     let base = "https://cdn.example.com/models"
 
-    private func validate(_ outputs: [String], against schema: String, file: StaticString = #filePath, line: UInt = #line) throws {
-        let script = """
-            import json, sys, jsonschema
-            schema = json.load(open(sys.argv[1]))
-            for text in sys.stdin.read().split("\\0"):
-                jsonschema.validate(json.loads(text), schema)
-            """
-        let result = try runProcess("/usr/bin/env", ["python3", "-c", script, repositoryRoot + "/schema/cli/" + schema], stdin: outputs.joined(separator: "\0"))
-        XCTAssertEqual(result.status, 0, "\(schema): \(result.stderr)", file: file, line: line)
+    /// A config with tiny-llm 1.0.0 (unchanged every time) and model `a` at `aVersion`.
+    private func writeConfig(_ work: Scratch, _ name: String, aVersion: String, model: String) throws -> String {
+        try work.write(name, text: """
+            base_url: \(base)
+            models:
+              tiny-llm:
+                version: 1.0.0
+                files: [\(repositoryRoot)/examples/models/tiny-llm.gguf]
+              a:
+                version: \(aVersion)
+                files: [\(model)]
+            """)
     }
 
     func testPublishJSONCarriesTheManifestAsAnObjectAndEveryJSONOutputHasASchema() throws {
@@ -23,28 +26,10 @@ final class PublishOutputCLITests: XCTestCase {
         let site = work.at("site")
         let model = try work.write("a.bin", patternBytes(5000, seed: 3))
         let gguf = repositoryRoot + "/examples/models/tiny-llm.gguf"
-        let config = try work.write("modelcast.yml", text: """
-            base_url: \(base)
-            models:
-              tiny-llm:
-                version: 1.0.0
-                files: [\(gguf)]
-              a:
-                version: 1.0.0
-                files: [\(model)]
-            """)
+        let config = try writeConfig(work, "modelcast.yml", aVersion: "1.0.0", model: model)
         XCTAssertEqual(try modelcast(["publish", "--config", config, "--to", site]).status, 0)
         try work.write("a.bin", patternBytes(6000, seed: 4))
-        let next = try work.write("modelcast-next.yml", text: """
-            base_url: \(base)
-            models:
-              tiny-llm:
-                version: 1.0.0
-                files: [\(gguf)]
-              a:
-                version: 1.1.0
-                files: [\(model)]
-            """)
+        let next = try writeConfig(work, "modelcast-next.yml", aVersion: "1.1.0", model: model)
         let published = try modelcast(["publish", "--config", next, "--to", site, "--json", "--rollout", "10%"])
         XCTAssertEqual(published.status, 0, published.stderr)
         let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(published.stdout.utf8)) as? [String: Any])
@@ -60,16 +45,7 @@ final class PublishOutputCLITests: XCTestCase {
 
         // The human report says what was reused: the unchanged model, by name.
         try work.write("a.bin", patternBytes(7000, seed: 5))
-        let third = try work.write("modelcast-third.yml", text: """
-            base_url: \(base)
-            models:
-              tiny-llm:
-                version: 1.0.0
-                files: [\(gguf)]
-              a:
-                version: 1.2.0
-                files: [\(model)]
-            """)
+        let third = try writeConfig(work, "modelcast-third.yml", aVersion: "1.2.0", model: model)
         XCTAssertEqual(try modelcast(["rollout", site, "--complete"]).status, 0)
         let human = try modelcast(["publish", "--config", third, "--to", site])
         XCTAssertEqual(human.status, 0, human.stderr)
@@ -77,16 +53,7 @@ final class PublishOutputCLITests: XCTestCase {
 
         // rollout, rollout simulate and promote print JSON with a schema, in one style.
         try work.write("a.bin", patternBytes(8000, seed: 6))
-        let fourth = try work.write("modelcast-fourth.yml", text: """
-            base_url: \(base)
-            models:
-              tiny-llm:
-                version: 1.0.0
-                files: [\(gguf)]
-              a:
-                version: 1.3.0
-                files: [\(model)]
-            """)
+        let fourth = try writeConfig(work, "modelcast-fourth.yml", aVersion: "1.3.0", model: model)
         XCTAssertEqual(try modelcast(["publish", "--config", fourth, "--to", site, "--rollout", "5%"]).status, 0)
         let raised = try modelcast(["rollout", site, "--percent", "20", "--json"])
         XCTAssertEqual(raised.status, 0, raised.stderr)
@@ -100,8 +67,8 @@ final class PublishOutputCLITests: XCTestCase {
         XCTAssertEqual(try modelcast(["publish", gguf, "--version", "2.0.0", "--channel", "beta", "--base-url", base, "--to", site]).status, 0)
         let promoted = try modelcast(["promote", site, "--from", "beta", "--to", "stable", "--model", "tiny-llm", "--json"])
         XCTAssertEqual(promoted.status, 0, promoted.stderr)
-        try validate([published.stdout, raised.stdout, promoted.stdout], against: "publish-report.schema.json")
-        try validate([simulated.stdout], against: "rollout-simulate.schema.json")
+        try validateAgainstSchema([published.stdout, raised.stdout, promoted.stdout], "publish-report.schema.json")
+        try validateAgainstSchema([simulated.stdout], "rollout-simulate.schema.json")
         for output in [published.stdout, raised.stdout, promoted.stdout, simulated.stdout] {
             XCTAssertTrue(output.hasPrefix("{\n  \""), "one style (pretty, two-space indent): \(output.prefix(40))")
         }

@@ -28,7 +28,7 @@ final class VerifyWhatWasReadCLITests: XCTestCase {
         XCTAssertEqual(human.status, 0)
         let header = human.stdout.split(separator: "\n").first.map(String.init) ?? ""
         XCTAssertTrue(header.hasPrefix("verify \(site)/manifest.json") && header.contains("served as https://cdn.example.com/models/manifest.json"), header)
-        try XCTAssertTrue(validateSchema(result.stdout, "verify-report.schema.json"))
+        try validateAgainstSchema([result.stdout], "verify-report.schema.json")
     }
 
     /// Item 10: a release published for https://cdn.example.com/models is previewed with
@@ -60,15 +60,5 @@ final class VerifyWhatWasReadCLITests: XCTestCase {
         XCTAssertEqual(bad.status, 2, bad.stderr)
         XCTAssertTrue(bad.stderr.contains("'cdn.example.com'"), bad.stderr)
         withExtendedLifetime(server) {}
-    }
-
-    private func validateSchema(_ json: String, _ name: String) throws -> Bool {
-        let script = """
-            import json, sys, jsonschema
-            jsonschema.validate(json.load(sys.stdin), json.load(open(sys.argv[1])))
-            """
-        let result = try runProcess("/usr/bin/env", ["python3", "-c", script, repositoryRoot + "/schema/cli/" + name], stdin: json)
-        if result.status != 0 { print(result.stderr) }
-        return result.status == 0
     }
 }
