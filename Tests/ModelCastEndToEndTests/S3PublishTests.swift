@@ -316,8 +316,9 @@ extension S3PublishTests {
         let work = try Scratch()
         let proxyPort = try freeLoopbackPort()
         let rules = work.at("rules.json")
-        // Part uploads wait in the proxy, so the file can change while they are in flight.
-        try #"[{"method": "PUT", "contains": "partNumber=", "action": "delay:3", "times": 99}]"#.write(toFile: rules, atomically: true, encoding: .utf8)
+        // Part uploads wait in the proxy until the test has changed the file, so the
+        // change certainly lands while they are in flight (no timing to lose on a slow machine).
+        try #"[{"method": "PUT", "contains": "partNumber=", "action": "hold:parts", "times": 99}]"#.write(toFile: rules, atomically: true, encoding: .utf8)
         let proxy = try BackgroundProcess("/usr/bin/env", ["python3", repositoryRoot + "/Tests/Fixtures/fault_proxy.py", String(proxyPort), String(moto.port), rules])
         XCTAssertEqual(proxy.firstLine, "ready")
         var policy = S3UploadPolicy()
@@ -367,8 +368,13 @@ extension S3PublishTests {
         try work.write("big.bin", patternBytes(6 << 20, seed: 3))
         let big = try hashed(work.at("big.bin"))
         let upload = Task { try await storage.putIfAbsent("big.bin", staged: big) }
-        try await Task.sleep(nanoseconds: 1_000_000_000)
+        let deadline = Date().addingTimeInterval(120)
+        while !FileManager.default.fileExists(atPath: rules + ".parts.waiting") && Date() < deadline {
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        XCTAssertTrue(FileManager.default.fileExists(atPath: rules + ".parts.waiting"), "no part upload reached the proxy")
         try rewrite("big.bin", 6 << 20)
+        try Data().write(to: URL(fileURLWithPath: rules + ".parts"))
         do {
             _ = try await upload.value
             XCTFail("a file changed during a multipart upload must not be completed")
