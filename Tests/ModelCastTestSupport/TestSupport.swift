@@ -346,61 +346,63 @@ public final class MotoS3 {
         port = serverPort
         endpoint = "http://127.0.0.1:\(serverPort)"
         self.bucket = bucket
-        // moto prints its banner on stderr; a tiny wrapper prints "ready" once it answers.
+        // moto prints its banner on stderr; a small wrapper waits until it answers, sets it
+        // up (IAM user, policy, access key, bucket) with botocore in its own process — four
+        // `aws` launches cost about 3 s per server — and prints "ready KEY SECRET".
         let script = """
-            import os, subprocess, sys, time, urllib.request
+            import json, os, subprocess, sys, time, urllib.request
             import ctypes, signal
+            port, mode, log_path, bucket = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
             env = dict(os.environ)
-            if sys.argv[2] == "check":
+            if mode == "check":
                 env["INITIAL_NO_AUTH_ACTION_COUNT"] = "4"
             def die_with_parent():
                 # moto dies with this wrapper, however the wrapper ends (PR_SET_PDEATHSIG = 1).
                 signal.pthread_sigmask(signal.SIG_SETMASK, set())
                 ctypes.CDLL(None).prctl(1, signal.SIGKILL)
-            log = open(sys.argv[3], "ab", buffering=0)  # moto's request log: one line per request
-            p = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", sys.argv[1]], env=env,
+            log = open(log_path, "ab", buffering=0)  # moto's request log: one line per request
+            p = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", port], env=env,
                                  stdout=subprocess.DEVNULL, stderr=log, preexec_fn=die_with_parent)
-            for _ in range(300):
-                try:
-                    urllib.request.urlopen("http://127.0.0.1:%s/moto-api/" % sys.argv[1], timeout=1)
-                    break
-                except Exception:
-                    time.sleep(0.1)
             def stop(*_):
                 p.kill()  # a test server: no need to wait for a graceful exit
                 p.wait()
                 sys.exit(0)
             signal.signal(signal.SIGTERM, stop)
-            print("ready", flush=True)
+            for _ in range(300):
+                try:
+                    urllib.request.urlopen("http://127.0.0.1:%s/moto-api/" % port, timeout=1)
+                    break
+                except Exception:
+                    time.sleep(0.1)
+            import botocore.session
+            session = botocore.session.get_session()
+            endpoint = "http://127.0.0.1:" + port
+            def client(service, key, secret):
+                return session.create_client(service, endpoint_url=endpoint, region_name="us-east-1",
+                                             aws_access_key_id=key, aws_secret_access_key=secret)
+            if mode == "check":
+                # The first four requests pass unsigned-checked: these four.
+                iam = client("iam", "bootstrap", "bootstrap")
+                iam.create_user(UserName="modelcast")
+                iam.put_user_policy(UserName="modelcast", PolicyName="s3", PolicyDocument=json.dumps(
+                    {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": ["s3:*", "iam:*"], "Resource": "*"}]}))
+                access = iam.create_access_key(UserName="modelcast")["AccessKey"]
+                key, secret = access["AccessKeyId"], access["SecretAccessKey"]
+            else:
+                key, secret = "AKIAMODELCASTTEST", "modelcast-test-secret"
+            client("s3", key, secret).create_bucket(Bucket=bucket)
+            print("ready", key, secret, flush=True)
             p.wait()
             """
         requestLogPath = NSTemporaryDirectory() + "/modelcast-moto-\(UUID().uuidString).log"
-        let server = try BackgroundProcess("/usr/bin/env", ["python3", "-c", script, String(serverPort), checkSignatures ? "check" : "open", requestLogPath], timeout: 60)
-        var environment = ProcessInfo.processInfo.environment
-        environment["AWS_ACCESS_KEY_ID"] = "bootstrap"
-        environment["AWS_SECRET_ACCESS_KEY"] = "bootstrap"
-        environment["AWS_DEFAULT_REGION"] = "us-east-1"
-        // Never let the aws cli look for instance credentials off this machine.
-        environment["AWS_EC2_METADATA_DISABLED"] = "true"
-        func aws(_ arguments: [String]) throws -> String {
-            let result = try runProcess("/usr/bin/env", ["aws", "--endpoint-url", "http://127.0.0.1:\(serverPort)"] + arguments, environment: environment)
-            guard result.status == 0 else { throw NSError(domain: "MotoS3", code: Int(result.status), userInfo: [NSLocalizedDescriptionKey: result.stderr]) }
-            return result.stdout
+        let server = try BackgroundProcess("/usr/bin/env", ["python3", "-c", script, String(serverPort), checkSignatures ? "check" : "open", requestLogPath, bucket], timeout: 60)
+        let words = server.firstLine.split(separator: " ").map(String.init)
+        guard words.count == 3, words[0] == "ready" else {
+            throw NSError(domain: "MotoS3", code: 1, userInfo: [NSLocalizedDescriptionKey: "moto did not start: \(server.firstLine) \(server.standardError)"])
         }
-        if checkSignatures {
-            _ = try aws(["iam", "create-user", "--user-name", "modelcast"])
-            _ = try aws(["iam", "put-user-policy", "--user-name", "modelcast", "--policy-name", "s3",
-                         "--policy-document", #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":["s3:*","iam:*"],"Resource":"*"}]}"#])
-            let key = try JSONSerialization.jsonObject(with: Data(try aws(["iam", "create-access-key", "--user-name", "modelcast"]).utf8)) as? [String: Any]
-            let accessKey = key?["AccessKey"] as? [String: Any]
-            accessKeyID = accessKey?["AccessKeyId"] as? String ?? ""
-            secretAccessKey = accessKey?["SecretAccessKey"] as? String ?? ""
-        } else {
-            accessKeyID = "AKIAMODELCASTTEST"
-            secretAccessKey = "modelcast-test-secret"
-        }
+        accessKeyID = words[1]
+        secretAccessKey = words[2]
         self.server = server
-        _ = try awsCLI(["s3api", "create-bucket", "--bucket", bucket])
     }
 
     /// The environment a modelcast or aws process needs to reach this server.
