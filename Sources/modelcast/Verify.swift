@@ -130,8 +130,7 @@ extension ModelCast {
             }
             if TargetKind(of: source) == .bucket {
                 // s3:// reads the target through the S3 API: these would be silently ignored.
-                let ignored = [(state != nil, "--state"), (profile != nil, "--profile"), (!baseURL.isEmpty, "--base-url"),
-                               (allowHTTP, "--allow-http"), (allowExternalURLs, "--allow-external-urls"), (origin != nil, "--origin")].filter(\.0).map(\.1)
+                let ignored = [(state != nil, "--state"), (profile != nil, "--profile"), (!baseURL.isEmpty, "--base-url"), (origin != nil, "--origin")].filter(\.0).map(\.1)
                 if !ignored.isEmpty {
                     throw ValidationError("\(ignored.joined(separator: ", ")) \(ignored.count == 1 ? "applies" : "apply") to a manifest URL, directory or file, not to \(source): an s3:// target is read through the S3 API (verify its https:// URL to check what devices get)")
                 }
@@ -150,20 +149,6 @@ extension ModelCast {
             }
             let display = progressOptions.display(json: json)
             if let channel { try Channels.validate(channel) }
-            if TargetKind(of: source) == .bucket {
-                let report = try await withStorage(targetOptions.settings(for: source), environment: ProcessInfo.processInfo.environment, log: display.log) { storage in
-                    try await eachChannel(of: storage) { key in
-                        var verifier = BucketVerifier(storage: storage, manifestKey: key, strict: strict)
-                        verifier.publicKeys = keys
-                        verifier.requireSignature = requireSignature
-                        verifier.allowLegacySignature = allowLegacySignature
-                        verifier.maxZipEntries = maxZipEntries
-                        return await verifier.verify()
-                    }
-                }
-                try finish(report)
-                return
-            }
             var options = VerifyOptions()
             options.profile = profile
             options.allowHTTP = allowHTTP
@@ -180,7 +165,16 @@ extension ModelCast {
             options.requireSignature = requireSignature
             options.maxZipEntries = maxZipEntries
             options.allowLegacySignature = allowLegacySignature
-
+            if TargetKind(of: source) == .bucket {
+                let storeOptions = options
+                let report = try await withStorage(targetOptions.settings(for: source), environment: ProcessInfo.processInfo.environment, log: display.log) { storage in
+                    try await eachChannel(of: storage) { key in
+                        await Verifier.verify(store: storage, manifestKey: key, options: storeOptions)
+                    }
+                }
+                try finish(report)
+                return
+            }
             let target = try VerifyTarget.resolve(source, baseURLs: baseURL, manifestKey: manifestKey, maxManifestBytes: options.maxManifestBytes)
             if standInFor != nil, !target.isHTTP || target.localManifest != nil {
                 throw ValidationError("--stand-in-for applies to a manifest URL on a stand-in server (modelcast serve), not to \(source)")

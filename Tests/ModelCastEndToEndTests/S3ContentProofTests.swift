@@ -219,7 +219,7 @@ final class S3ContentProofTests: XCTestCase {
         let verify = try modelcast(["verify", target, "--json"], environment: moto.environment)
         XCTAssertEqual(verify.status, 1, verify.stdout)
         let report = try JSONDecoder().decode(VerifyReport.self, from: Data(verify.stdout.utf8))
-        let sha = report.checks.filter { $0.check == "object.sha256" }
+        let sha = report.checks.filter { $0.check == "artifact.sha256" }
         XCTAssertTrue(sha.contains { $0.status == .fail && $0.subject.hasSuffix(key) && $0.detail.contains(try! SHA256Hasher.digest(forged).hex) }, "\(sha)")
     }
 

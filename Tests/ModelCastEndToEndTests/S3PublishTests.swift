@@ -54,7 +54,7 @@ final class S3PublishTests: XCTestCase {
         // verify through the S3 API.
         let bucketReport = try verifyBucket(moto, "s3://\(moto.bucket)/ml")
         XCTAssertEqual(bucketReport?.failures, 0, "\(bucketReport?.checks.filter { $0.status != .pass } ?? [])")
-        XCTAssertEqual(bucketReport?.checks.filter { $0.check == "object.sha256" && $0.status == .pass }.count, 3)
+        XCTAssertEqual(bucketReport?.checks.filter { $0.check == "artifact.sha256" && $0.status == .pass }.count, 3)
     }
 
     /// `--verify-url`: the staged release is verified through the public URL before

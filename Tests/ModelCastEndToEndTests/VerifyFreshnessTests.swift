@@ -99,7 +99,7 @@ final class VerifyFreshnessTests: XCTestCase {
         let target = "s3://\(moto.bucket)/ml"
         let base = "\(moto.endpoint)/\(moto.bucket)/ml"
         for index in 0..<3 { try publish(index, base: base, to: target, environment: environment) }
-        let (fresh, freshReport) = try verifyJSON([target], environment: moto.environment)
+        let (fresh, freshReport) = try verifyJSON([target, "--allow-http"], environment: moto.environment)
         XCTAssertEqual(fresh.status, 0, fresh.stdout)
         XCTAssertEqual(checks(freshReport, "manifest.freshness", .pass).count, 1, fresh.stdout)
         // Through the public URL, compared with the bucket: the same bytes.
@@ -115,7 +115,7 @@ final class VerifyFreshnessTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: oldPath) }
         try moto.awsCLI(["s3api", "put-object", "--bucket", moto.bucket, "--key", "ml/manifest.json", "--body", oldPath,
                          "--cache-control", "no-cache, no-store", "--content-type", "application/json"])
-        let (stale, staleReport) = try verifyJSON([target], environment: moto.environment)
+        let (stale, staleReport) = try verifyJSON([target, "--allow-http"], environment: moto.environment)
         XCTAssertEqual(stale.status, 1, stale.stdout)
         XCTAssertTrue(checks(staleReport, "manifest.freshness", .fail).contains { $0.detail.contains("the live manifest is sequence 1, older than sequence 2, which went live") }, stale.stdout)
 

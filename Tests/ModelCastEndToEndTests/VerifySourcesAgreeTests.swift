@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import ModelCastTestSupport
+@testable import ModelCastCore
 
 /// Issue 26, item 1 (first step): `verify s3://` passed a zip that `verify https://…` and
 /// `verify DIR` refuse. The zip-safety check now runs for all three sources, one check
@@ -42,6 +43,58 @@ final class VerifySourcesAgreeTests: XCTestCase {
         // The entry cap applies to the bucket too.
         let capped = try modelcast(["verify", "s3://models/ml", "--max-zip-entries", "1", "--json"], environment: moto.environment)
         XCTAssertTrue(capped.stdout.contains("--max-zip-entries"), capped.stdout)
+        withExtendedLifetime(server) {}
+    }
+}
+
+extension VerifySourcesAgreeTests {
+    /// Issue 26, item 1: one Verifier reads a URL, a directory and a bucket through three
+    /// adapters. The same tampered object (other bytes of the same size, headers intact)
+    /// fails the same checks, worded the same, through all three; everything else passes.
+    func testTheSameTamperedObjectFailsTheSameWayThroughEverySource() throws {
+        let moto = try MotoS3()
+        let work = try Scratch()
+        let model = work.at("tiny.gguf")
+        try FileManager.default.copyItem(atPath: repositoryRoot + "/examples/models/tiny-llm.gguf", toPath: model)
+        var tampered = Array(try Data(contentsOf: URL(fileURLWithPath: model)))
+        tampered[tampered.count - 1] ^= 0xFF  // past the first 100 bytes a Range check compares
+        try Data(tampered).write(to: URL(fileURLWithPath: work.at("tampered.gguf")))
+        let tamperedSHA = try SHA256Hasher.digest(Data(tampered)).hex
+        let key = "models/m/1.0.0/tiny.gguf"
+        let publishArguments = ["publish", model, "--name", "m", "--version", "1.0.0"]
+
+        /// The failed and warned checks of one verify, as (check, status, detail) with the
+        /// detail's source-specific part (where the object was read) left out by the report.
+        func problems(_ arguments: [String], environment: [String: String]? = nil) throws -> [String] {
+            let (result, report) = try verifyJSON(arguments, environment: environment)
+            XCTAssertEqual(result.status, 1, "\(arguments): \(result.stdout)\(result.stderr)")
+            return (report?.checks ?? []).filter { $0.status != .pass }.map { "\($0.check) \($0.status) \($0.detail)" }
+        }
+        // A directory: the file rewritten in place.
+        XCTAssertEqual(try modelcast(publishArguments + ["--base-url", "https://cdn.example.com/ml", "--to", work.at("site")]).status, 0)
+        try FileManager.default.removeItem(atPath: work.at("site/" + key))
+        try Data(tampered).write(to: URL(fileURLWithPath: work.at("site/" + key)))
+        let directory = try problems([work.at("site")])
+        // A URL (serve), over the same kind of tampered file.
+        let port = try freeLoopbackPort()
+        let served = "http://127.0.0.1:\(port)/ml"
+        XCTAssertEqual(try modelcast(publishArguments + ["--base-url", served, "--to", work.at("served")]).status, 0)
+        try FileManager.default.removeItem(atPath: work.at("served/" + key))
+        try Data(tampered).write(to: URL(fileURLWithPath: work.at("served/" + key)))
+        let server = try BackgroundProcess(modelcastBinary, ["serve", work.at("served"), "--port", String(port)])
+        XCTAssertEqual(server.firstLine, served)
+        let url = try problems([served + "/manifest.json", "--allow-http"])
+        // A bucket: the object overwritten by another client, with the metadata claiming the old digest.
+        XCTAssertEqual(try modelcast(publishArguments + ["--base-url", "https://cdn.example.com/ml", "--to", "s3://models/ml"], environment: moto.environment).status, 0)
+        let original = try SHA256Hasher.digest(Data(contentsOf: URL(fileURLWithPath: model))).hex
+        try moto.awsCLI(["s3api", "put-object", "--bucket", moto.bucket, "--key", "ml/" + key, "--body", work.at("tampered.gguf"),
+                         "--metadata", "sha256=\(original)", "--cache-control", CachePolicy.immutable, "--content-type", "application/octet-stream"])
+        let bucket = try problems(["s3://models/ml"], environment: moto.environment)
+
+        let expected = ["artifact.sha256 fail m 1.0.0/tiny.gguf: got \(tamperedSHA), manifest says \(original)"]
+        XCTAssertEqual(directory, expected)
+        XCTAssertEqual(url, expected)
+        XCTAssertEqual(bucket, expected)
         withExtendedLifetime(server) {}
     }
 }

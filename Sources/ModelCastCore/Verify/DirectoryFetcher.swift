@@ -26,7 +26,7 @@ public struct DirectoryFetcher: ObjectFetcher {
         key(for: url).map { root + "/" + $0 } ?? url
     }
 
-    public var readsFiles: Bool { true }
+    public var reads: FetchedFrom { .files }
 
     /// The key a URL maps to, or nil when it lies outside the base URL.
     public func key(for url: String) -> String? {

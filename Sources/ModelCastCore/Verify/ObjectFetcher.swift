@@ -41,14 +41,68 @@ public protocol ObjectFetcher: Sendable {
     /// HTTP, a file for a directory, another server's URL for a stand-in.
     func origin(of url: String) -> String
 
-    /// True when objects are read from files: HTTP status, Range and headers are then
-    /// what the hosting files declare, not a server's answers.
-    var readsFiles: Bool { get }
+    /// What objects are read from, which decides the checks a source cannot make.
+    var reads: FetchedFrom { get }
+
+    /// Proves the object at `url` holds `size` bytes with SHA-256 `sha256` without the
+    /// verifier downloading it (a store's own checksum), with the headers a fetch would
+    /// give. nil: the source has no such proof; fetch the object and hash it.
+    func prove(_ url: String, size: Int64, sha256: SHA256Digest) async throws -> ProvenObject?
 }
 
 extension ObjectFetcher {
     public func origin(of url: String) -> String { url }
-    public var readsFiles: Bool { false }
+    public var reads: FetchedFrom { .server }
+    public func prove(_ url: String, size: Int64, sha256: SHA256Digest) async throws -> ProvenObject? { nil }
+}
+
+/// What a source reads objects from.
+public enum FetchedFrom: Sendable, Equatable {
+    /// A web server (or CDN) answering HTTP, as devices see it.
+    case server
+    /// Files of a published directory: status, Range and headers are what the hosting
+    /// files declare, not a server's answers.
+    case files
+    /// A store's API (S3's HEAD and ranged GET): headers are what the store keeps with
+    /// each object; redirects and Content-Encoding are the CDN's, not checked here.
+    case storeAPI
+
+    /// How a successful read is described in place of "HTTP 200".
+    var readDescription: String {
+        switch self {
+        case .server: return "HTTP 200"
+        case .files: return "read from the file"
+        case .storeAPI: return "read through the store's API"
+        }
+    }
+}
+
+/// An object proven without being downloaded by the verifier (`ObjectFetcher.prove`).
+public struct ProvenObject: Sendable {
+    /// 200, or 404 when there is no such object.
+    public var status: Int
+    /// The headers it would be served with.
+    public var headers: [String: String]
+    /// Its stored size.
+    public var size: Int64
+    /// What the proof found.
+    public var content: Content
+
+    public enum Content: Sendable, Equatable {
+        /// The bytes are those expected; the detail says how that was proven.
+        case proven(String)
+        /// The bytes differ: their SHA-256 when the proof found it, and how it was found.
+        case differs(actualSHA256: String?, detail: String)
+        /// The size already differs: the bytes were not compared.
+        case sizeDiffers
+    }
+
+    public init(status: Int, headers: [String: String], size: Int64, content: Content) {
+        self.status = status
+        self.headers = headers
+        self.size = size
+        self.content = content
+    }
 }
 
 /// How far one request got before it ended: what a timeout or a failure reports.
@@ -88,6 +142,9 @@ public enum FetchError: Error, Sendable, LocalizedError, CustomStringConvertible
     case redirectRefused(url: String, status: Int, from: String, to: String, reason: String)
     /// An answer that is not what was asked for (a 206 for other bytes, …); not retried.
     case unexpectedAnswer(url: String, message: String)
+    /// A store's API refused or failed the read (no such bucket, refused credentials, not
+    /// reached); `unreachable` when the store could not be reached at all.
+    case store(url: String, message: String, unreachable: Bool)
     /// The last error after `attempts` attempts, over `seconds` in all; `earlier` is the
     /// error of the attempt before, when there was one.
     indirect case gaveUp(FetchError, attempts: Int, seconds: Double, earlier: FetchError?)
@@ -96,7 +153,7 @@ public enum FetchError: Error, Sendable, LocalizedError, CustomStringConvertible
     public var url: String {
         switch self {
         case .timedOut(let url, _, _), .transport(let url, _, _), .tooManyRedirects(let url, _, _),
-             .redirectRefused(let url, _, _, _, _), .unexpectedAnswer(let url, _):
+             .redirectRefused(let url, _, _, _, _), .unexpectedAnswer(let url, _), .store(let url, _, _):
             return url
         case .gaveUp(let last, _, _, _):
             return last.url
@@ -123,7 +180,7 @@ public enum FetchError: Error, Sendable, LocalizedError, CustomStringConvertible
         case .redirectRefused(let url, let status, let from, let to, let reason):
             let via = from == url ? "" : " (after redirects, at \(from))"
             return "HTTP \(status) redirects\(via) to \(to), which was not requested: \(reason)"
-        case .unexpectedAnswer(_, let message):
+        case .unexpectedAnswer(_, let message), .store(_, let message, _):
             return message
         case .gaveUp(let last, let attempts, let seconds, let earlier):
             let tries = attempts == 1 ? "" : ", \(attempts) attempts"
@@ -156,6 +213,7 @@ public enum FetchError: Error, Sendable, LocalizedError, CustomStringConvertible
     public var hostNotReached: Bool {
         switch self {
         case .transport(_, let failure, _): return failure.hostNotReached
+        case .store(_, _, let unreachable): return unreachable
         case .gaveUp(let last, _, _, _): return last.hostNotReached
         default: return false
         }

@@ -40,6 +40,30 @@ public struct Verifier: Sendable {
         return report
     }
 
+    /// Verifies the manifest at `manifestKey` of a target read through its store's API
+    /// (`verify s3://bucket/prefix`): the same checks as for its URL, with the headers the
+    /// store keeps and the bytes proven by the store's checksums, plus what its history
+    /// says. Object URLs map to keys under the base URL the history records were made for.
+    public static func verify(store storage: any Storage, manifestKey: String, options: VerifyOptions) async -> VerifyReport {
+        var options = options
+        options.historyStorage = storage
+        options.historyManifestKey = manifestKey
+        let base: String
+        do {
+            // Without a record the base URL is unknown: the manifest's URLs are then outside the target.
+            base = try await TargetState.load(from: storage, manifestKey: manifestKey).baseURL ?? storage.location
+        } catch {
+            // A store that cannot be reached (or refuses the credentials) is a network failure, not a failed check.
+            let log = CheckLog()
+            let source = "\(storage.location)/\(manifestKey)"
+            log.add(.fail, .storage, source, String(describing: error), hostNotReached: ExitStatus(for: error) == .io)
+            return VerifyReport(source: source, profile: nil, sequence: nil, checks: log.checks, strict: options.strict)
+        }
+        if options.expectedPrefixes.isEmpty { options.expectedPrefixes = [base] }
+        let fetcher = StorageFetcher(storage: storage, baseURL: base)
+        return await Verifier(fetcher: fetcher, options: options).verify(manifestURL: Publisher.url(base: base, key: manifestKey))
+    }
+
     // MARK: - The manifest
 
     /// Every check of the manifest itself, in the order that makes each worth doing: its
@@ -71,8 +95,10 @@ public struct Verifier: Sendable {
         if let comment { signatureCheck().crossCheck(comment, facts: facts, source: url, log: log) }
         // A signed manifest of any profile has a sequence: the one in its trusted comment.
         let sequence = facts.sequence ?? comment?.sequence
-        await checkAgainstTarget(data, sequence: sequence, url: url, local: local != nil, log: log)
-        let accepted = acceptedObjects(facts, manifestURL: url, log: log)
+        // The objects a rollback would restore, where the manifest does not name them itself.
+        let rollback = await checkAgainstTarget(data, sequence: sequence, url: url, local: local != nil, log: log)
+            .filter { object in !facts.objects.contains { $0.url == object.url } }
+        let accepted = acceptedObjects(facts.objects + rollback, manifestURL: url, log: log)
         if let expiresAt = facts.expiresAt {
             checkExpiry(expiresAt, source: url, log: log, now: options.now, warning: options.expiryWarning)
         }
@@ -99,10 +125,10 @@ public struct Verifier: Sendable {
         let response = try await fetchWithRetries(url, range: nil, limit: Int64(options.maxManifestBytes), deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), rules: manifestRules(manifestURL: url), reset: { body.reset() }, consume: body.append)
         checkRedirects(response, url: url, check: .manifestRedirect, log: log)
         guard response.status == 200 else {
-            log.add(.fail, .manifestStatus, url, "HTTP \(response.status), expected 200")
+            log.add(.fail, .manifestStatus, url, statusProblem(response.status))
             return nil
         }
-        log.add(.pass, .manifestStatus, url, fetcher.readsFiles ? "read from the file" : "HTTP 200")
+        log.add(.pass, .manifestStatus, url, fetcher.reads.readDescription)
         guard !response.exceededLimit else {
             log.add(.fail, .manifestSize, url, "larger than \(options.maxManifestBytes) bytes; refusing to parse it")
             return nil
@@ -180,12 +206,16 @@ public struct Verifier: Sendable {
         return .trusted(comment)
     }
 
-    /// What the target says of the served manifest: a published directory's history (it must
-    /// not be older than what went live), and the origin's own copy (`--origin`).
-    private func checkAgainstTarget(_ data: Data, sequence: Int64?, url: String, local: Bool, log: CheckLog) async {
+    /// What the target says of the served manifest: a published directory's or bucket's
+    /// history (the release it renders, and it must not be older than what went live), and
+    /// the origin's own copy (`--origin`). Returns the objects of the release a rollback
+    /// would restore that the manifest does not name: they must be there too.
+    private func checkAgainstTarget(_ data: Data, sequence: Int64?, url: String, local: Bool, log: CheckLog) async -> [ExpectedObject] {
+        var rollback: [ExpectedObject] = []
         if let storage = options.historyStorage {
             do {
-                LiveFreshness(try await TargetState.load(from: storage, manifestKey: options.historyManifestKey)).check(source: url, log: log)
+                let state = try await TargetState.load(from: storage, manifestKey: options.historyManifestKey)
+                rollback = TargetHistoryCheck(state: state, manifestKey: options.historyManifestKey).check(source: url, log: log)
             } catch {
                 log.add(.fail, .manifestFreshness, url, "cannot read the history of \(storage.location): \(error)", hostNotReached: ExitStatus(for: error) == .io)
             }
@@ -198,14 +228,15 @@ public struct Verifier: Sendable {
                 log.add(.fail, .manifestOrigin, url, "cannot read the origin \(storage.location): \(error)", hostNotReached: ExitStatus(for: error) == .io)
             }
         }
+        return rollback
     }
 
     /// URLs: absolute, https, under the expected prefix. Objects whose URL fails are not
     /// fetched: verify never downloads from where it was not told to.
-    private func acceptedObjects(_ facts: ManifestFacts, manifestURL url: String, log: CheckLog) -> [ExpectedObject] {
+    private func acceptedObjects(_ objects: [ExpectedObject], manifestURL url: String, log: CheckLog) -> [ExpectedObject] {
         let rules = objectRules(manifestURL: url)
         var accepted: [ExpectedObject] = []
-        for object in facts.objects {
+        for object in objects {
             switch rules.verdict(object.url) {
             case .accepted:
                 accepted.append(object)
@@ -216,8 +247,8 @@ public struct Verifier: Sendable {
                 log.add(.fail, .manifestUrls, object.url, "\(object.label): \(reason); not fetched")
             }
         }
-        if accepted.count == facts.objects.count {
-            log.add(.pass, .manifestUrls, url, "\(counted(facts.objects.count, "URL")) under \(rules.prefixes.joined(separator: ", "))")
+        if accepted.count == objects.count {
+            log.add(.pass, .manifestUrls, url, "\(counted(objects.count, "URL")) under \(rules.prefixes.joined(separator: ", "))")
         }
         return accepted
     }
@@ -302,6 +333,19 @@ public struct Verifier: Sendable {
     private func checkObject(_ object: ExpectedObject, profile: ManifestProfile, rules: URLRules, deadline: Date, progress: ProgressReporter?, log: CheckLog) async {
         let url = object.url
         let label = object.label
+        // A source that can prove the bytes without a download (a store's checksum) does.
+        if let size = object.size, let expected = object.sha256.flatMap({ SHA256Digest(hex: $0) }) {
+            do {
+                if let proven = try await fetcher.prove(url, size: size, sha256: expected) {
+                    progress?.advance(by: Int(size))
+                    await checkProven(object, proven, expected: expected, rules: rules, deadline: deadline, log: log)
+                    return
+                }
+            } catch {
+                log.add(.fail, .artifactFetch, url, "\(label): \(error)", hostNotReached: (error as? FetchError)?.hostNotReached ?? false)
+                return
+            }
+        }
         let promised = object.size ?? object.approximateSize.map { $0.bytes + $0.tolerance }
         // Never read more than one byte past what the manifest promised.
         let limit = promised.map { $0 + 1 } ?? (64 << 30)
@@ -319,10 +363,10 @@ public struct Verifier: Sendable {
         }
         checkRedirects(response, url: url, check: .artifactRedirect, log: log)
         guard response.status == 200 else {
-            log.add(.fail, .artifactStatus, url, "\(label): HTTP \(response.status), expected 200")
+            log.add(.fail, .artifactStatus, url, "\(label): \(statusProblem(response.status))")
             return
         }
-        log.add(.pass, .artifactStatus, url, "\(label): " + (fetcher.readsFiles ? "read from the file" : "HTTP 200"))
+        log.add(.pass, .artifactStatus, url, "\(label): " + fetcher.reads.readDescription)
         let digest: SHA256Digest
         do { digest = try sink.finish() } catch {
             log.add(.fail, .artifactFetch, url, "\(label): \(error)")
@@ -340,6 +384,36 @@ public struct Verifier: Sendable {
         if ZipSafetyCheck.applies(contentType: expectedType, name: url), !response.exceededLimit {
             await checkZip(object, size: response.bytesRead, rules: rules, deadline: deadline, log: log)
         }
+    }
+
+    /// The checks of an object the source proved without a download: the same as for a
+    /// downloaded one, but for Range, which only a server can answer.
+    private func checkProven(_ object: ExpectedObject, _ proven: ProvenObject, expected: SHA256Digest, rules: URLRules, deadline: Date, log: CheckLog) async {
+        let (url, label) = (object.url, object.label)
+        guard proven.status == 200 else {
+            log.add(.fail, .artifactStatus, url, "\(label): \(statusProblem(proven.status))")
+            return
+        }
+        log.add(.pass, .artifactStatus, url, "\(label): " + fetcher.reads.readDescription)
+        let response = FetchResponse(status: 200, headers: proven.headers, bytesRead: proven.size, exceededLimit: false)
+        checkSize(object, response: response, log: log)
+        switch proven.content {
+        case .proven(let how): log.add(.pass, .artifactSha256, url, "\(label): \(expected.hex) (\(how))")
+        // Worded as for a downloaded object: the same tampering reads the same through every source.
+        case .differs(let actual?, _): log.add(.fail, .artifactSha256, url, "\(label): got \(actual), manifest says \(expected.hex)")
+        case .differs(nil, let detail): log.add(.fail, .artifactSha256, url, "\(label): \(detail)")
+        case .sizeDiffers: log.add(.fail, .artifactSha256, url, "\(label): not checked, the size differs from the manifest's")
+        }
+        let expectedType = checkHeaders(object, response: response, log: log)
+        await checkRange(object, size: proven.size, sink: nil, rules: rules, deadline: deadline, log: log)
+        if ZipSafetyCheck.applies(contentType: expectedType, name: url), proven.size == object.size {
+            await checkZip(object, size: proven.size, rules: rules, deadline: deadline, log: log)
+        }
+    }
+
+    /// An answer other than 200, as the source gives it.
+    private func statusProblem(_ status: Int) -> String {
+        fetcher.reads == .storeAPI && status == 404 ? "missing: the store has no object under its key" : "HTTP \(status), expected 200"
     }
 
     /// Body size and Content-Length against the manifest's size (exact, or size_mb's approximate).
@@ -428,15 +502,20 @@ public struct Verifier: Sendable {
     }
 
     /// Devices resume interrupted downloads with Range requests: the first bytes must come back as a 206.
-    private func checkRange(_ object: ExpectedObject, size: Int64, sink: HashingSink, rules: URLRules, deadline: Date, log: CheckLog) async {
+    private func checkRange(_ object: ExpectedObject, size: Int64, sink: HashingSink?, rules: URLRules, deadline: Date, log: CheckLog) async {
         let (url, label) = (object.url, object.label)
         guard size > 0 else { return }
+        guard let sink, fetcher.reads != .storeAPI else {
+            // A store's API always answers Range; what devices get is the CDN's answer.
+            log.add(.pass, .artifactRange, url, "\(label): not checked through the store's API (whether the CDN answers Range requests is checked by verify URL)")
+            return
+        }
         let end = min(size, 100) - 1
         let rangeBody = ByteCollector()
         do {
             let ranged = try await fetchWithRetries(url, range: 0...end, limit: end + 2, deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), rules: rules, reset: { rangeBody.reset() }, consume: rangeBody.append)
             if ranged.status == 206 && ranged.bytesRead == end + 1 && Array(rangeBody.data) == sink.prefix(Int(end + 1)) {
-                log.add(.pass, .artifactRange, url, fetcher.readsFiles
+                log.add(.pass, .artifactRange, url, fetcher.reads == .files
                         ? "\(label): bytes 0-\(end) read from the file match (whether the web server answers Range requests is checked by verify URL)"
                         : "\(label): 206 for bytes 0-\(end)")
             } else if ranged.status == 206 {

@@ -18,7 +18,6 @@ public enum VerifyCheckID: String, CaseIterable, Sendable {
     case manifestCacheControl = "manifest.cache-control"
     case manifestContentEncoding = "manifest.content-encoding"
     case manifestContentType = "manifest.content-type"
-    case manifestExists = "manifest.exists"
     case manifestExpiry = "manifest.expiry"
     case manifestFetch = "manifest.fetch"
     case manifestFreshness = "manifest.freshness"
@@ -35,10 +34,5 @@ public enum VerifyCheckID: String, CaseIterable, Sendable {
     case manifestStatus = "manifest.status"
     case manifestTrust = "manifest.trust"
     case manifestUrls = "manifest.urls"
-    case objectCacheControl = "object.cache-control"
-    case objectContentType = "object.content-type"
-    case objectExists = "object.exists"
-    case objectSha256 = "object.sha256"
-    case objectSize = "object.size"
     case storage = "storage"
 }
