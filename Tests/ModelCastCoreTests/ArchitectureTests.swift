@@ -81,4 +81,42 @@ final class ArchitectureTests: XCTestCase {
         }
         XCTAssertEqual(offenders, [])
     }
+
+    /// The Storage protocol holds the object operations every store has (at most eight)
+    /// plus its location and its capabilities, with no default implementation of any
+    /// requirement: a new backend states everything, so none gets a missing lock silently.
+    func testStorageIsNarrowAndHasNoDefaultedRequirement() throws {
+        let text = try String(contentsOfFile: repositoryRoot + "/Sources/ModelCastCore/Storage/Storage.swift", encoding: .utf8)
+        let start = try XCTUnwrap(text.range(of: "public protocol Storage: Sendable {"))
+        let end = try XCTUnwrap(text.range(of: "\n}\n", range: start.upperBound..<text.endIndex))
+        let body = text[start.upperBound..<end.lowerBound]
+        let requirements = body.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { $0.hasPrefix("func ") || $0.hasPrefix("var ") }
+        let names = requirements.map { String($0.split(whereSeparator: { " (:".contains($0) })[1]) }
+        let operations = names.filter { $0 != "location" && $0 != "capabilities" }
+        XCTAssertLessThanOrEqual(operations.count, 8, "\(operations)")
+        XCTAssertEqual(Set(names).subtracting(operations), ["location", "capabilities"])
+        // A requirement given a body in an extension of Storage is a default a backend may
+        // forget to override (compared by name and argument labels: `get(_:limit:)`).
+        func selector(_ line: String) -> String {
+            let declaration = line.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "public ", with: "")
+            guard declaration.hasPrefix("func "), let open = declaration.firstIndex(of: "("),
+                  let close = declaration[open...].firstIndex(of: ")") else {
+                return String(declaration.split(whereSeparator: { " :".contains($0) })[1])
+            }
+            let name = declaration[declaration.index(declaration.startIndex, offsetBy: 5)..<open]
+            let labels = declaration[declaration.index(after: open)..<close].split(separator: ",").map { $0.split(separator: " ").first.map(String.init) ?? "" }
+            return "\(name)(\(labels.map { $0.hasSuffix(":") ? $0 : $0 + ":" }.joined()))"
+        }
+        let required = Set(requirements.map(selector))
+        var defaulted: [String] = []
+        for block in text.components(separatedBy: "extension Storage {").dropFirst() {
+            for line in block.components(separatedBy: "\n}\n")[0].split(separator: "\n") {
+                let trimmed = line.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "public ", with: "")
+                guard trimmed.hasPrefix("func ") || trimmed.hasPrefix("var ") else { continue }
+                if required.contains(selector(trimmed)) { defaulted.append(selector(trimmed)) }
+            }
+        }
+        XCTAssertEqual(defaulted, [], "requirements with a default body")
+    }
 }

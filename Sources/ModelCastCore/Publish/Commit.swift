@@ -448,28 +448,16 @@ extension Publisher {
             }
             digests.append(digest)
         }
-        let proofs = ResultBox<ContentProof>(count: files.count)
         let storage = self.storage
-        await withTaskGroup(of: Void.self) { group in
-            var next = 0
-            func start() {
-                guard next < files.count else { return }
-                let (index, file, digest) = (next, files[next], digests[next])
-                next += 1
-                group.addTask {
-                    do {
-                        proofs.set(index, .success(try await storage.proveContent(
-                            file.key, size: file.size, sha256: digest, localFile: localFiles[file.key], trustStored: trustStored)))
-                    } catch {
-                        proofs.set(index, .failure(error))
-                    }
-                }
+        let proofs = await boundedMap(Array(zip(files, digests)), concurrency: Self.concurrentProofs, nonThrowing: { file, digest -> Result<ContentProof, any Error> in
+            do {
+                return .success(try await storage.proveContent(file.key, size: file.size, sha256: digest, localFile: localFiles[file.key], trustStored: trustStored))
+            } catch {
+                return .failure(error)
             }
-            for _ in 0..<Self.concurrentProofs { start() }
-            while await group.next() != nil { start() }
-        }
-        for (file, proof) in zip(files, proofs.values) {
-            switch try proof!.get() {
+        })
+        for (file, proof) in zip(files, proofs) {
+            switch try proof.get() {
             case .hashed, .storeChecksum: break
             case .trustedSize:
                 log("warning: \(storage.location)/\(file.key) has no SHA-256 checksum in the store; --trust-stored accepted its size without reading it")

@@ -137,7 +137,9 @@ extension Publisher {
             for record in dropped {
                 try await storage.delete(TargetLayout.signatureRecordKey(manifestKey: request.manifestKey, sequence: record.sequence))
             }
-            for upload in uploads { try await storage.abortUpload(upload) }
+            if let multipart = storage.capabilities.multipart {
+                for upload in uploads { try await multipart.abort(upload) }
+            }
             // Everything the live manifest names must still be there.
             for key in live.referencedKeys.sorted() where try await storage.head(key) == nil {
                 throw ModelCastError.io(operation: "prune", path: "\(storage.location)/\(key)", reason: "an object the live manifest names is missing after pruning")
@@ -171,8 +173,8 @@ extension Publisher {
 
     /// Multipart uploads on an S3 target started at least `age` ago.
     private func staleUploads(olderThan age: TimeInterval?) async throws -> [PendingUpload] {
-        guard let age else { return [] }
-        return try await storage.abandonedUploads(startedBefore: Date().addingTimeInterval(-age))
+        guard let age, let multipart = storage.capabilities.multipart else { return [] }
+        return try await multipart.abandoned(Date().addingTimeInterval(-age))
     }
 
     /// The live signature and manifest as hosting-file entries (manifest last).

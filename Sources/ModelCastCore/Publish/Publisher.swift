@@ -288,7 +288,7 @@ public struct Publisher: Sendable {
     }
 
     func lockTarget(dryRun: Bool, create: Bool = false) throws -> (any StorageLock)? {
-        dryRun ? nil : try storage.lockForWriting(create: create)
+        dryRun ? nil : try storage.capabilities.lock?.acquire(create)
     }
 
     /// Build metadata does not order versions (semver): a version of equal precedence to
@@ -461,7 +461,7 @@ public struct Publisher: Sendable {
 
         /// nil for targets that are not a directory (they get no hosting files).
         init?(storage: any Storage, manifestKey: String, baseURL: String, templatesDirectory: String?) throws {
-            guard let root = storage.hostingRoot else { return nil }
+            guard let root = storage.capabilities.hostingRoot else { return nil }
             self.root = root
             self.manifestKey = manifestKey
             self.baseURL = baseURL

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Removing objects from a target that other runs write at the same time (an object
-/// store, which has no lock: `Storage.writersTakeTurns` is false).
+/// store, which has no lock: `StorageCapabilities.writersTakeTurns` is false).
 ///
 /// Identical bytes have identical ETags, so a conditional delete cannot tell "the object
 /// this run stored" from "the same bytes another run found there and adopted". A run
@@ -83,7 +83,7 @@ extension Publisher {
         _ keys: [String], ignoringRecords: Set<String> = [], known: [String: Set<String>] = [:], removed: (String) -> Void = { _ in }
     ) async throws -> RemovalOutcome {
         var outcome = RemovalOutcome()
-        guard !storage.writersTakeTurns else {
+        guard !storage.capabilities.writersTakeTurns else {
             for key in keys {
                 try await storage.delete(key)
                 outcome.removed.append(key)
@@ -151,7 +151,7 @@ extension Publisher {
     /// one of them to end, then proves each is still there. Throws, naming the key, when
     /// one is gone (another run removed it): nothing goes live, and running again stores it.
     func confirmNotRemoved(_ keys: Set<String>) async throws {
-        guard !storage.writersTakeTurns, !keys.isEmpty else { return }
+        guard !storage.capabilities.writersTakeTurns, !keys.isEmpty else { return }
         for announcementKey in try await storage.list(prefix: Removals.prefix) where !Removals.isStale(announcementKey) {
             var waited = false
             while let data = try await storage.get(announcementKey, limit: Removals.limit),

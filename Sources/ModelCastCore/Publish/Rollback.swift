@@ -209,7 +209,7 @@ extension Publisher {
     func liveManifestCacheControl(state: TargetState, manifestKey: String) -> String {
         if let value = state.manifestInfo?.cacheControl { return value }
         // A directory has no object metadata but what its hosting files declare.
-        if let root = storage.hostingRoot,
+        if let root = storage.capabilities.hostingRoot,
            let value = (try? HostedObjectsFile(root: root))??.declared[manifestKey]?.cacheControl,
            (try? CachePolicy.validateManifest(value)) != nil {
             return value

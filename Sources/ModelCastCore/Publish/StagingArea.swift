@@ -18,7 +18,7 @@ final class StagingArea {
     init(storage: any Storage, dryRun: Bool, request: PublishRequest) throws {
         self.storage = storage
         self.request = request
-        directory = dryRun ? nil : try storage.stagingDirectory()
+        directory = dryRun ? nil : try storage.capabilities.staging.directory()
     }
 
     /// Every local file behind a key of this release: staged copies and stored tree files.
@@ -39,7 +39,7 @@ final class StagingArea {
             Interrupts.shared.unregisterTemporary(artifact.result.path)
         }
         staged = [:]
-        storage.finishStaging()
+        storage.capabilities.staging.finish()
     }
 
     /// Stages `model` (its files, already described) and returns its release entry.
@@ -55,11 +55,11 @@ final class StagingArea {
         for description in descriptions {
             let packer = Packer()
             // A plain file going to a network store is uploaded from where it is: no copy.
-            let uploadInPlace = storage.uploadsInPlace && !description.isDirectory
+            let uploadInPlace = storage.capabilities.uploadsInPlace && !description.isDirectory
             // Parts a multipart upload will send are hashed in this same pass (a zip's size
             // is close to its files' total; when it lands on the other side of the
             // threshold the store hashes the parts itself).
-            let partSize = directory == nil ? nil : storage.uploadPartSize(forObjectOf: description.totalSize)
+            let partSize = directory == nil ? nil : storage.capabilities.multipart?.partSize(description.totalSize)
             let result = try directory.map {
                 uploadInPlace
                     ? try packer.digest(description, compression: request.compression, progress: request.progress, partSize: partSize)
@@ -85,7 +85,7 @@ final class StagingArea {
         var partSize: (@Sendable (Int64) -> Int64?)?
         if directory != nil {
             let storage = self.storage
-            partSize = { storage.uploadPartSize(forObjectOf: $0) }
+            partSize = { storage.capabilities.multipart?.partSize($0) }
         }
         // Hashing every file blocks (concurrentPerform over the files): on its own thread.
         let progress = request.progress
@@ -116,7 +116,7 @@ final class StagingArea {
             PackResult(path: path, name: PathText.lastComponent(file.path), size: file.size, sha256: file.sha256, kind: .file, files: 1,
                        format: .tree, compression: nil, contentType: file.contentType, source: source, parts: file.parts)
         }
-        guard let directory, !storage.uploadsInPlace else {
+        guard let directory, !storage.capabilities.uploadsInPlace else {
             return StagedArtifact(result: result(file.diskPath, source: file.source), inPlace: true)
         }
         let copy = try AtomicFile(destination: directory + "/" + file.sha256.hex)

@@ -27,6 +27,20 @@ public struct DirectoryStorage: Storage {
 
     public var location: String { root }
 
+    /// A directory stages beside itself, has one writer at a time under its lock, and
+    /// receives the hosting files; it has no multipart uploads and no connections.
+    public var capabilities: StorageCapabilities {
+        StorageCapabilities(
+            staging: StagingSpace(directory: { try stagingDirectory() }, finish: { cleanUpStaging() }),
+            lock: WriterLock { create in try lockForWriting(create: create) },
+            hostingRoot: root, multipart: nil, uploadsInPlace: false, requestCounts: nil, close: nil)
+    }
+
+    /// The version tag of a file: which file (inode), when it last changed, its size.
+    private static func etag(_ info: stat) -> String {
+        "\(info.st_ino)-\(Platform.modificationTime(info).seconds).\(Platform.modificationTime(info).nanoseconds)-\(info.st_size)"
+    }
+
     private func path(_ key: String) throws -> String {
         try validateKey(key)
         return root + "/" + key
@@ -86,7 +100,7 @@ public struct DirectoryStorage: Storage {
         }
         return ObjectInfo(
             size: Int64(info.st_size), contentType: ContentType.forArtifact(named: key),
-            etag: "\(info.st_ino)-\(Platform.modificationTime(info).seconds).\(Platform.modificationTime(info).nanoseconds)-\(info.st_size)")
+            etag: Self.etag(info))
     }
 
     /// Reads the file back and hashes it (a directory keeps no checksum, so `trustStored`
@@ -131,7 +145,8 @@ public struct DirectoryStorage: Storage {
         return Data(try descriptor.read(at: range.lowerBound, count: range.count))
     }
 
-    public func get(_ key: String, limit: Int) async throws -> Data? {
+    /// The etag is of the file opened, so it names exactly the bytes read.
+    public func getWithETag(_ key: String, limit: Int) async throws -> (data: Data, etag: String)? {
         let file = try path(key)
         // Only a regular file is an object, as for head(); a symbolic link is refused
         // (it could point anywhere, at anything of any size).
@@ -162,7 +177,7 @@ public struct DirectoryStorage: Storage {
             data.append(contentsOf: bytes)
             guard data.count <= limit else { throw StorageError.tooLarge(key: key, size: Int64(data.count), limit: limit) }
         }
-        return data
+        return (data, Self.etag(info))
     }
 
     public func list(prefix: String) async throws -> [String] {
@@ -183,7 +198,14 @@ public struct DirectoryStorage: Storage {
         return keys.sorted()
     }
 
-    public func putIfAbsent(_ key: String, staged: StagedObject) async throws -> PutOutcome {
+    public func putIfAbsent(_ key: String, _ body: PutBody) async throws -> PutOutcome {
+        switch body {
+        case .staged(let staged): return try putStaged(key, staged)
+        case .bytes(let data, let metadata): return try putBytes(key, data, metadata)
+        }
+    }
+
+    private func putStaged(_ key: String, _ staged: StagedObject) throws -> PutOutcome {
         let destination = try path(key)
         defer {
             if staged.isTemporary {
@@ -244,7 +266,7 @@ public struct DirectoryStorage: Storage {
         for made in missing.reversed() { Interrupts.shared.registerUncommitted(made) }
     }
 
-    public func putIfAbsent(_ key: String, data: Data, metadata: ObjectMetadata) async throws -> PutOutcome {
+    private func putBytes(_ key: String, _ data: Data, _ metadata: ObjectMetadata) throws -> PutOutcome {
         let destination = try path(key)
         try makeDirectories(PathText.parent(destination))
         let file = try AtomicFile(destination: destination)
@@ -303,11 +325,6 @@ public struct DirectoryStorage: Storage {
         }
     }
 
-    public var hostingRoot: String? { root }
-
-    /// Every write runs under the directory's lock.
-    public var writersTakeTurns: Bool { true }
-
     /// The lock, taken after stale staging is cleared; nil when the directory is missing
     /// and `create` is false (commands on what is published leave a missing one missing).
     public func lockForWriting(create: Bool) throws -> (any StorageLock)? {
@@ -331,8 +348,6 @@ public struct DirectoryStorage: Storage {
             unlink(root + "/" + relative)
         }
     }
-
-    public func finishStaging() { cleanUpStaging() }
 
     /// Takes the target's publish lock (a `flock` on the directory itself, so no
     /// lock file ends up on the host): two publishes to one directory run one after

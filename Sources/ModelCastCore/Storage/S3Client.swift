@@ -99,13 +99,13 @@ final class S3Client: Sendable {
                     operation: operation, responseLimit: responseLimit)
                 if Self.isRetryable(response, errorIn200: errorIn200), attempt < retries {
                     attempt += 1
-                    try await backoff(attempt)
+                    try await Backoff.wait(beforeRetry: attempt)
                     continue
                 }
                 return response
             } catch let error as S3TransportError where attempt < retries && (error.failure?.isTransient ?? true) {
                 attempt += 1
-                try await backoff(attempt)
+                try await Backoff.wait(beforeRetry: attempt)
             } catch let error as S3TransportError {
                 throw connectionError(error, operation: operation, key: key ?? bucket, attempts: attempt + 1, since: started)
             }
@@ -124,10 +124,7 @@ final class S3Client: Sendable {
     /// The host (and port) requests go to, for messages.
     private var endpointHost: String { endpoint.address(bucket: bucket, key: nil).host }
 
-    private func backoff(_ attempt: Int) async throws {
-        let base = min(5.0, 0.2 * pow(2, Double(attempt - 1)))
-        try await Task.sleep(nanoseconds: UInt64((base + Double.random(in: 0...(base / 2))) * 1_000_000_000))
-    }
+
 
     /// 5xx, 429, 409 ConditionalRequestConflict, and SlowDown / RequestTimeout error
     /// documents. A 200 body is read for an error code only with `errorIn200`, where
@@ -293,7 +290,7 @@ final class S3Client: Sendable {
                     let answer = S3Response(status: Int(response.status.code), headers: headersOut, body: data)
                     if Self.isRetryable(answer), attempt < retries {
                         attempt += 1
-                        try await backoff(attempt)
+                        try await Backoff.wait(beforeRetry: attempt)
                         continue
                     }
                     return answer
@@ -313,7 +310,7 @@ final class S3Client: Sendable {
                 return S3Response(status: 200, headers: headersOut, body: Data())
             } catch let error as S3TransportError where attempt < retries && (error.failure?.isTransient ?? true) {
                 attempt += 1
-                try await backoff(attempt)
+                try await Backoff.wait(beforeRetry: attempt)
             } catch let error as S3TransportError {
                 throw connectionError(error, operation: operation, key: key, attempts: attempt + 1, since: started)
             }

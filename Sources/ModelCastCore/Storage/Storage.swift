@@ -94,48 +94,36 @@ public enum ContentProof: Equatable, Sendable {
 /// rollback and prune are written once against this protocol.
 ///
 /// Keys are `/`-separated paths relative to the target root (`models/x/1.0.0/x.gguf`).
+/// The requirements are the eight object operations every store has; what only some
+/// targets offer (a lock, a hosting folder, multipart uploads…) is in `capabilities`,
+/// which each backend states in full: nothing is offered by a silent default.
 public protocol Storage: Sendable {
     /// A display form of the target (`/srv/models`, `s3://bucket/prefix`), never with credentials.
     var location: String { get }
 
-    /// A directory where artifacts can be staged before `putIfAbsent` (same file
-    /// system as the target when that makes storing a rename).
-    func stagingDirectory() throws -> String
+    /// What the target offers beyond objects.
+    var capabilities: StorageCapabilities { get }
 
     /// Metadata of `key`, or nil when it does not exist.
     func head(_ key: String) async throws -> ObjectInfo?
 
-    /// The bytes of a small object (manifests, history records), or nil when it does not exist.
+    /// The bytes of a small object (manifests, history records) with the etag they were
+    /// read under (for a later conditional `replace`), or nil when it does not exist.
     /// Refuses objects larger than `limit`.
-    func get(_ key: String, limit: Int) async throws -> Data?
+    func getWithETag(_ key: String, limit: Int) async throws -> (data: Data, etag: String)?
 
     /// Bytes `range` of `key` (at most 16 MiB; fewer where the object ends first), for
     /// readers that need a few records of a large object (a zip's central directory).
     /// Throws `StorageError.missing(key)` when it does not exist.
     func read(_ key: String, range: ClosedRange<Int64>) async throws -> Data
 
-    /// Proves `key` holds exactly `size` bytes with SHA-256 `sha256` before a manifest names it again.
-    /// `localFile`: a local file with those bytes (the file being published), if any, which lets a store
-    /// check a composite multipart checksum without downloading. `trustStored`: where the store has no
-    /// usable checksum, accept a matching size instead of downloading and hashing.
-    /// Throws `StorageError.missing(key)` when absent, `StorageError.contentMismatch(...)` naming the key,
-    /// expected and actual (size and/or sha256) when different.
-    func proveContent(_ key: String, size: Int64, sha256: SHA256Digest, localFile: String?, trustStored: Bool) async throws -> ContentProof
-
-    /// The bytes of a small object with the etag they were read under (for a later
-    /// conditional `replace`), or nil when it does not exist.
-    func getWithETag(_ key: String, limit: Int) async throws -> (data: Data, etag: String)?
-
     /// Keys under `prefix`, sorted.
     func list(prefix: String) async throws -> [String]
 
-    /// Stores a staged file under `key` unless the key exists. An existing key with
-    /// the same bytes is `.unchanged`; with different bytes it is an error naming the
-    /// key, and nothing is written. Consumes the staged file.
-    func putIfAbsent(_ key: String, staged: StagedObject) async throws -> PutOutcome
-
-    /// Stores small bytes under `key` unless it exists (history records). Same rules as `putIfAbsent`.
-    func putIfAbsent(_ key: String, data: Data, metadata: ObjectMetadata) async throws -> PutOutcome
+    /// Stores `body` under `key` unless the key exists. An existing key with the same
+    /// bytes is `.unchanged`; with different bytes it is an error naming the key, and
+    /// nothing is written. A staged file is consumed.
+    func putIfAbsent(_ key: String, _ body: PutBody) async throws -> PutOutcome
 
     /// Atomically replaces (or creates) `key`: readers see the old or the new bytes,
     /// never a mix. With `ifMatch`, fails when the current object's etag differs
@@ -145,47 +133,124 @@ public protocol Storage: Sendable {
     /// Deletes `key` (no error if it is already gone).
     func delete(_ key: String) async throws
 
+    /// Proves `key` holds exactly `size` bytes with SHA-256 `sha256` before a manifest names it again.
+    /// `localFile`: a local file with those bytes (the file being published), if any, which lets a store
+    /// check a composite multipart checksum without downloading. `trustStored`: where the store has no
+    /// usable checksum, accept a matching size instead of downloading and hashing.
+    /// Throws `StorageError.missing(key)` when absent, `StorageError.contentMismatch(...)` naming the key,
+    /// expected and actual (size and/or sha256) when different.
+    func proveContent(_ key: String, size: Int64, sha256: SHA256Digest, localFile: String?, trustStored: Bool) async throws -> ContentProof
+}
+
+/// What `putIfAbsent` stores.
+public enum PutBody: Sendable {
+    /// An artifact already on local disk.
+    case staged(StagedObject)
+    /// Small bytes held in memory (history records).
+    case bytes(Data, ObjectMetadata)
+}
+
+extension Storage {
+    /// The bytes of a small object, or nil when it does not exist. Refuses objects larger than `limit`.
+    public func get(_ key: String, limit: Int) async throws -> Data? {
+        try await getWithETag(key, limit: limit)?.data
+    }
+
+    /// Stores a staged file under `key` unless the key exists (see `putIfAbsent(_:_:)`).
+    public func putIfAbsent(_ key: String, staged: StagedObject) async throws -> PutOutcome {
+        try await putIfAbsent(key, .staged(staged))
+    }
+
+    /// Stores small bytes under `key` unless it exists (history records).
+    public func putIfAbsent(_ key: String, data: Data, metadata: ObjectMetadata) async throws -> PutOutcome {
+        try await putIfAbsent(key, .bytes(data, metadata))
+    }
+
     /// Requests sent so far by HTTP method, for stores reached over the network.
-    var requestCounts: [String: Int]? { get }
-
-    // What the commands need beyond objects, so no caller ever asks which kind of target
-    // it has. Each has a default for targets that do not have the capability.
-
-    /// Takes the target's exclusive lock for a command that writes (publishes, rollbacks
-    /// and prunes run one at a time), clearing what a killed run left staged. nil: the
-    /// target has no lock (an object store relies on conditional writes), or it does not
-    /// exist and `create` is false.
-    func lockForWriting(create: Bool) throws -> (any StorageLock)?
-
-    /// Removes staging space left empty after a publish.
-    func finishStaging()
-
-    /// True when `lockForWriting` gives one writer the target to itself (a directory).
-    /// False where runs write at the same time and conditional writes keep them apart
-    /// (an object store): removing an object then follows `Removals`.
-    var writersTakeTurns: Bool { get }
-
-    /// True when a plain file can be uploaded from where it is (no staged copy): the
-    /// store reads it while uploading and checks it did not change.
-    var uploadsInPlace: Bool { get }
-
-    /// The part size an object of `size` bytes is uploaded in, or nil when it is stored
-    /// whole. The pass that hashes an artifact hashes those parts too
-    /// (`StagedObject.parts`), so the upload reads the file only to send it.
-    func uploadPartSize(forObjectOf size: Int64) -> Int64?
-
-    /// A local directory the hosting files (`_headers`, `_modelcast/…`) are written into,
-    /// or nil for targets that get none.
-    var hostingRoot: String? { get }
-
-    /// Uploads begun and never finished (a publish killed mid-multipart), started before `date`.
-    func abandonedUploads(startedBefore date: Date) async throws -> [PendingUpload]
-
-    /// Gives up an abandoned upload, freeing what the store keeps for it.
-    func abortUpload(_ upload: PendingUpload) async throws
+    public var requestCounts: [String: Int]? { capabilities.requestCounts?() }
 
     /// Releases what the target holds open (connections). Call once, when done.
-    func close() async
+    public func close() async { await capabilities.close?() }
+}
+
+/// What a target offers beyond the object operations, stated in full by each backend.
+public struct StorageCapabilities: Sendable {
+    /// Where artifacts are staged before `putIfAbsent` (every target has a place).
+    public var staging: StagingSpace
+    /// The target's exclusive lock for a command that writes (publishes, rollbacks and
+    /// prunes run one at a time), for a target whose writers take turns (a directory).
+    /// nil: runs write at the same time and conditional writes keep them apart (an
+    /// object store); removing an object then follows `Removals`.
+    public var lock: WriterLock?
+    /// A local folder the hosting files (`_headers`, `_modelcast/…`) are written into;
+    /// nil for targets that get none.
+    public var hostingRoot: String?
+    /// Uploads in parts, with the upkeep of those a killed publish left (an object store).
+    public var multipart: MultipartUploads?
+    /// True when a plain file can be uploaded from where it is (no staged copy): the
+    /// store reads it while uploading and checks it did not change.
+    public var uploadsInPlace: Bool
+    /// Requests sent so far by HTTP method, for stores reached over the network.
+    public var requestCounts: (@Sendable () -> [String: Int])?
+    /// Releases what the target holds open (connections).
+    public var close: (@Sendable () async -> Void)?
+
+    public init(staging: StagingSpace, lock: WriterLock?, hostingRoot: String?, multipart: MultipartUploads?, uploadsInPlace: Bool,
+                requestCounts: (@Sendable () -> [String: Int])?, close: (@Sendable () async -> Void)?) {
+        self.staging = staging
+        self.lock = lock
+        self.hostingRoot = hostingRoot
+        self.multipart = multipart
+        self.uploadsInPlace = uploadsInPlace
+        self.requestCounts = requestCounts
+        self.close = close
+    }
+
+    /// True when `lock` gives one writer the target to itself.
+    public var writersTakeTurns: Bool { lock != nil }
+}
+
+/// Where a target stages artifacts.
+public struct StagingSpace: Sendable {
+    /// The directory (same file system as the target when that makes storing a rename).
+    public let directory: @Sendable () throws -> String
+    /// Removes staging space left empty after a publish.
+    public let finish: @Sendable () -> Void
+
+    public init(directory: @escaping @Sendable () throws -> String, finish: @escaping @Sendable () -> Void = {}) {
+        self.directory = directory
+        self.finish = finish
+    }
+}
+
+/// A target's exclusive writer lock.
+public struct WriterLock: Sendable {
+    /// Takes the lock, clearing what a killed run left staged; nil when the target does
+    /// not exist and `create` is false.
+    public let acquire: @Sendable (_ create: Bool) throws -> (any StorageLock)?
+
+    public init(acquire: @escaping @Sendable (_ create: Bool) throws -> (any StorageLock)?) {
+        self.acquire = acquire
+    }
+}
+
+/// A store's multipart uploads.
+public struct MultipartUploads: Sendable {
+    /// The part size an object of that many bytes is uploaded in, or nil when it is stored
+    /// whole. The pass that hashes an artifact hashes those parts too
+    /// (`StagedObject.parts`), so the upload reads the file only to send it.
+    public let partSize: @Sendable (_ objectSize: Int64) -> Int64?
+    /// Uploads begun and never finished (a publish killed mid-multipart), started before a date.
+    public let abandoned: @Sendable (_ startedBefore: Date) async throws -> [PendingUpload]
+    /// Gives up an abandoned upload, freeing what the store keeps for it.
+    public let abort: @Sendable (PendingUpload) async throws -> Void
+
+    public init(partSize: @escaping @Sendable (Int64) -> Int64?, abandoned: @escaping @Sendable (Date) async throws -> [PendingUpload],
+                abort: @escaping @Sendable (PendingUpload) async throws -> Void) {
+        self.partSize = partSize
+        self.abandoned = abandoned
+        self.abort = abort
+    }
 }
 
 /// A held target lock, released when the value goes away.
@@ -203,26 +268,6 @@ public struct PendingUpload: Sendable, Equatable {
         self.uploadID = uploadID
         self.initiated = initiated
     }
-}
-
-extension Storage {
-    /// HEAD, then GET: the etag may be of newer bytes than those read, which only makes
-    /// a conditional write that relies on it fail.
-    public func getWithETag(_ key: String, limit: Int) async throws -> (data: Data, etag: String)? {
-        guard let info = try await head(key), let data = try await get(key, limit: limit) else { return nil }
-        return (data, info.etag ?? "")
-    }
-
-    public var requestCounts: [String: Int]? { nil }
-    public func lockForWriting(create: Bool) throws -> (any StorageLock)? { nil }
-    public func finishStaging() {}
-    public var uploadsInPlace: Bool { false }
-    public var writersTakeTurns: Bool { false }
-    public func uploadPartSize(forObjectOf size: Int64) -> Int64? { nil }
-    public var hostingRoot: String? { nil }
-    public func abandonedUploads(startedBefore date: Date) async throws -> [PendingUpload] { [] }
-    public func abortUpload(_ upload: PendingUpload) async throws {}
-    public func close() async {}
 }
 
 /// Errors of the storage layer.

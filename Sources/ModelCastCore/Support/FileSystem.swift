@@ -313,24 +313,3 @@ func makeDirectories(_ path: String) throws {
         throw ModelCastError.io(operation: "create directory", path: path, reason: (error as NSError).localizedFailureReason ?? error.localizedDescription)
     }
 }
-
-/// `transform` applied to every item, at most `concurrency` at a time; results in item order.
-func boundedMap<Item: Sendable, Result: Sendable>(
-    _ items: [Item], concurrency: Int, _ transform: @escaping @Sendable (Item) async throws -> Result
-) async throws -> [Result] {
-    try await withThrowingTaskGroup(of: (Int, Result).self) { group in
-        var results = [Result?](repeating: nil, count: items.count)
-        var next = 0
-        func start() {
-            let index = next
-            group.addTask { (index, try await transform(items[index])) }
-            next += 1
-        }
-        while next < min(concurrency, items.count) { start() }
-        while let (index, result) = try await group.next() {
-            results[index] = result
-            if next < items.count { start() }
-        }
-        return results.map { $0! }
-    }
-}

@@ -233,19 +233,3 @@ extension FetchError: ExitStatusProviding {
     /// A host that could not be reached or did not answer in time.
     public var exitStatus: ExitStatus { .io }
 }
-
-/// Runs `operation`, throwing `onTimeout()` (and cancelling it) if `deadline` passes first.
-func withDeadline<T: Sendable>(_ deadline: Date, onTimeout: @escaping @Sendable () -> Error, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await operation() }
-        group.addTask {
-            let nanoseconds = UInt64(max(0, deadline.timeIntervalSinceNow) * 1_000_000_000)
-            try await Task.sleep(nanoseconds: nanoseconds)
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next() else { throw onTimeout() }
-        guard let value = first else { throw onTimeout() }
-        return value
-    }
-}

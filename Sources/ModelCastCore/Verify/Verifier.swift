@@ -306,27 +306,12 @@ public struct Verifier: Sendable {
         let progress = options.progress?("verifying \(objects.count) object\(objects.count == 1 ? "" : "s")", total)
         defer { progress?.finish() }
         // Objects are checked concurrently; their results are reported in manifest order.
-        var results = [[VerifyCheck]](repeating: [], count: objects.count)
-        await withTaskGroup(of: (Int, [VerifyCheck]).self) { group in
-            var next = 0
-            func start() {
-                guard next < objects.count else { return }
-                let index = next
-                let object = objects[index]
-                next += 1
-                group.addTask {
-                    let fetcher = self.fetcher
-                    let objectLog = CheckLog(origin: { fetcher.origin(of: $0) })
-                    await self.checkObject(object, profile: facts.profile, rules: rules, deadline: deadline, progress: progress, log: objectLog)
-                    return (index, objectLog.checks)
-                }
-            }
-            for _ in 0..<max(1, options.jobs) { start() }
-            while let (index, checks) = await group.next() {
-                results[index] = checks
-                start()
-            }
-        }
+        let results = await boundedMap(objects, concurrency: options.jobs, nonThrowing: { object -> [VerifyCheck] in
+            let fetcher = self.fetcher
+            let objectLog = CheckLog(origin: { fetcher.origin(of: $0) })
+            await self.checkObject(object, profile: facts.profile, rules: rules, deadline: deadline, progress: progress, log: objectLog)
+            return objectLog.checks
+        })
         for checks in results { log.append(checks) }
     }
 
@@ -608,24 +593,21 @@ public struct Verifier: Sendable {
                 let response = try await fetcher.fetch(url, range: range, limit: limit, deadline: deadline, consume: consume)
                 if response.status >= 500 && attempt < options.retries && Date() < deadline {
                     attempt += 1
-                    try await backoff(attempt, deadline: deadline)
+                    try await Backoff.wait(beforeRetry: attempt, deadline: deadline)
                     continue
                 }
                 return response
             } catch let error as FetchError where error.isTransient && attempt < options.retries && Date() < deadline {
                 earlier = error
                 attempt += 1
-                try await backoff(attempt, deadline: deadline)
+                try await Backoff.wait(beforeRetry: attempt, deadline: deadline)
             } catch let error as FetchError {
                 throw FetchError.gaveUp(error, attempts: attempt + 1, seconds: Date().timeIntervalSince(started), earlier: earlier)
             }
         }
     }
 
-    private func backoff(_ attempt: Int, deadline: Date) async throws {
-        let delay = min(0.25 * pow(2, Double(attempt - 1)) + Double.random(in: 0...0.1), max(0, deadline.timeIntervalSinceNow))
-        try await Task.sleep(nanoseconds: UInt64(delay * 1_000_000_000))
-    }
+
 
     /// Why an object URL's path is not a plain key, or nil when it is. The path (below
     /// `prefix`, or all of it when `prefix` is nil; query and fragment dropped) is
