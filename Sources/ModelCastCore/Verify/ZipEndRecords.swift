@@ -1,0 +1,105 @@
+import Foundation
+
+/// The end of central directory record and its zip64 forms: where the central directory is.
+extension ZipInspector {
+    /// Where the central directory is, according to the end records.
+    struct EndRecords {
+        var entryCount: UInt64
+        var directorySize: UInt64
+        var directoryOffset: UInt64
+        /// Where the central directory should end: the zip64 end record if there is one, else the end record.
+        var directoryEndExpected: Int64
+        var isZip64: Bool
+    }
+
+    static func readEndRecords(_ source: some RandomAccessBytes, problems: inout [String]) async throws -> EndRecords {
+        let size = source.size
+        guard size >= Int64(endRecordSize) else {
+            throw invalid(source, "\(size) bytes is too short for a zip archive (the end of central directory record alone is \(endRecordSize) bytes)")
+        }
+        let window = min(size, Int64(endRecordSize + maxCommentLength))
+        let tailStart = size - window
+        let tail = Fields(try await readExactly(source, offset: tailStart, count: Int(window), what: "end of archive"))
+
+        // Search backwards; a record whose comment reaches exactly the end of the
+        // file wins. The signature can also occur inside a comment, so a candidate
+        // whose comment length does not fit is skipped.
+        var exact: Int?
+        var loose: Int?
+        var position = tail.count - endRecordSize
+        while position >= 0 {
+            if tail.u32(position) == endSignature {
+                let commentEnd = position + endRecordSize + Int(tail.u16(position + 20))
+                if commentEnd == tail.count { exact = position; break }
+                if loose == nil, commentEnd < tail.count { loose = position }
+            }
+            position -= 1
+        }
+        guard let found = exact ?? loose else {
+            throw invalid(source, "no end of central directory record in the last \(window) bytes (not a zip archive, or truncated)")
+        }
+        let endOffset = tailStart + Int64(found)
+        let record = Fields(Array(tail.bytes[found..<(found + endRecordSize)]))
+        if exact == nil {
+            let trailing = tail.count - (found + endRecordSize + Int(record.u16(20)))
+            problems.append("\(trailing) bytes follow the end of central directory record and its comment at offset \(endOffset)")
+        }
+
+        let disk = record.u16(4), directoryDisk = record.u16(6)
+        let entriesOnDisk = record.u16(8), entryCount = record.u16(10)
+        let directorySize = record.u32(12), directoryOffset = record.u32(16)
+        if disk != 0 { problems.append("end of central directory: disk number \(disk) (multi-disk archives are not supported)") }
+        if directoryDisk != 0 { problems.append("end of central directory: central directory starts on disk \(directoryDisk) (multi-disk archive)") }
+
+        var result = EndRecords(
+            entryCount: UInt64(entryCount), directorySize: UInt64(directorySize), directoryOffset: UInt64(directoryOffset),
+            directoryEndExpected: endOffset, isZip64: false)
+        var onDisk = UInt64(entriesOnDisk)
+
+        let locatorOffset = endOffset - Int64(zip64LocatorSize)
+        if locatorOffset >= 0 {
+            let locator = Fields(try await readExactly(source, offset: locatorOffset, count: zip64LocatorSize, what: "zip64 end of central directory locator"))
+            if locator.u32(0) == zip64LocatorSignature {
+                let recordDisk = locator.u32(4), recordOffset = locator.u64(8), diskCount = locator.u32(16)
+                if recordDisk != 0 { problems.append("zip64 end of central directory locator: record on disk \(recordDisk) (multi-disk archive)") }
+                if diskCount > 1 { problems.append("zip64 end of central directory locator: \(diskCount) disks (multi-disk archive)") }
+                guard recordOffset <= UInt64(locatorOffset), UInt64(locatorOffset) - recordOffset >= UInt64(zip64EndRecordSize) else {
+                    throw invalid(source, "zip64 end of central directory locator points to offset \(recordOffset), which leaves no room for the \(zip64EndRecordSize)-byte record before the locator at \(locatorOffset)")
+                }
+                let zip64 = Fields(try await readExactly(source, offset: Int64(recordOffset), count: zip64EndRecordSize, what: "zip64 end of central directory record"))
+                guard zip64.u32(0) == zip64EndSignature else {
+                    throw invalid(source, "no zip64 end of central directory record at offset \(recordOffset) (signature \(hex(zip64.u32(0))))")
+                }
+                // The record's size field excludes its first 12 bytes; anything
+                // between the record and the locator is unexplained.
+                let recordEnd = recordOffset.addingReportingOverflow(12).partialValue.addingReportingOverflow(zip64.u64(4))
+                if recordEnd.overflow || recordEnd.partialValue != UInt64(locatorOffset) {
+                    problems.append("zip64 end of central directory record at offset \(recordOffset) declares \(zip64.u64(4)) more bytes, so it does not end at its locator (offset \(locatorOffset))")
+                }
+                let disk64 = zip64.u32(16), directoryDisk64 = zip64.u32(20)
+                if disk64 != 0 { problems.append("zip64 end of central directory: disk number \(disk64) (multi-disk archives are not supported)") }
+                if directoryDisk64 != 0 { problems.append("zip64 end of central directory: central directory starts on disk \(directoryDisk64) (multi-disk archive)") }
+
+                // Where the classic record holds a real value (not the 0xFFFF.. marker),
+                // both records must agree, or two unzip tools could see two archives.
+                let pairs: [(String, UInt64, UInt64, UInt64)] = [
+                    ("entries on this disk", UInt64(entriesOnDisk), 0xFFFF, zip64.u64(24)),
+                    ("total entries", UInt64(entryCount), 0xFFFF, zip64.u64(32)),
+                    ("central directory size", UInt64(directorySize), 0xFFFF_FFFF, zip64.u64(40)),
+                    ("central directory offset", UInt64(directoryOffset), 0xFFFF_FFFF, zip64.u64(48)),
+                ]
+                for (field, classic, marker, wide) in pairs where classic != marker && classic != wide {
+                    problems.append("end of central directory says \(field) \(classic), but the zip64 record says \(wide)")
+                }
+                onDisk = zip64.u64(24)
+                result = EndRecords(
+                    entryCount: zip64.u64(32), directorySize: zip64.u64(40), directoryOffset: zip64.u64(48),
+                    directoryEndExpected: Int64(recordOffset), isZip64: true)
+            }
+        }
+        if onDisk != result.entryCount {
+            problems.append("end of central directory: \(onDisk) entries on this disk but \(result.entryCount) in total (multi-disk archive)")
+        }
+        return result
+    }
+}

@@ -1,0 +1,289 @@
+import Foundation
+
+/// Local headers and data descriptors, read in coalesced ranges, checked against the
+/// central directory, and the layout of the entries in the file (gaps, overlaps, collisions).
+extension ZipInspector {
+    /// The byte ranges the local header pass will want, merged into reads: each entry's
+    /// fixed header, name and (assumed as long as the central one) extra field, and for
+    /// an entry with a data descriptor, the descriptor's likely place. Ranges closer than
+    /// `coalescingGap` share a read of at most `coalescedReadLimit` bytes, so an archive
+    /// of many small files costs a few reads (Range requests over HTTP), not one per entry.
+    static func readPlan(_ placed: [(ParsedEntry, bound: Int64)], directoryStart: Int64) -> [ReadRange] {
+        var wanted: [ReadRange] = []
+        wanted.reserveCapacity(placed.count)
+        for (parsed, bound) in placed {
+            let entry = parsed.entry
+            let fixed = saturatingAdd(entry.localHeaderOffset, Int64(localHeaderSize + parsed.nameBytes.count))
+            let header = saturatingAdd(fixed, Int64(parsed.centralExtraLength))
+            wanted.append(ReadRange(start: entry.localHeaderOffset, end: min(max(fixed, min(header, bound)), directoryStart)))
+            if entry.flags & 0x0008 != 0 {
+                let descriptor = saturatingAdd(header, entry.compressedSize)
+                if descriptor < bound {
+                    wanted.append(ReadRange(start: descriptor, end: min(saturatingAdd(descriptor, 24), bound)))
+                }
+            }
+        }
+        wanted.sort { $0.start < $1.start }
+        var groups: [ReadRange] = []
+        for range in wanted where range.end > range.start {
+            if var last = groups.last, range.start <= saturatingAdd(last.end, coalescingGap),
+               max(last.end, range.end) - last.start <= coalescedReadLimit {
+                last.end = max(last.end, range.end)
+                groups[groups.count - 1] = last
+            } else {
+                groups.append(range)
+            }
+        }
+        return groups
+    }
+
+    struct ReadRange { var start: Int64; var end: Int64 }
+
+    /// Reads through one window: a read the window covers costs nothing; a miss reads
+    /// from the requested offset to the end of its planned group (or just what was asked).
+    struct CoalescingReader<Source: RandomAccessBytes> {
+        let source: Source
+        /// Sorted, disjoint.
+        let groups: [ReadRange]
+        private var windowStart: Int64 = 0
+        private var window: [UInt8] = []
+
+        init(source: Source, groups: [ReadRange]) {
+            self.source = source
+            self.groups = groups
+        }
+
+        /// `count` bytes at `offset`, fewer only at the end of the source.
+        mutating func read(_ offset: Int64, _ count: Int) async throws -> [UInt8] {
+            let end = saturatingAdd(offset, Int64(count))
+            let windowEnd = windowStart + Int64(window.count)
+            if offset >= windowStart, end <= windowEnd {
+                let from = Int(offset - windowStart)
+                return Array(window[from..<(from + count)])
+            }
+            var readEnd = end
+            if let group = group(containing: offset) { readEnd = max(readEnd, group.end) }
+            let bytes = try await source.read(offset: offset, count: Int(min(readEnd - offset, Int64(Int.max))))
+            // A source may return more than asked (a server ignoring Range): keep only what was asked for.
+            window = bytes.count > Int(readEnd - offset) ? Array(bytes.prefix(Int(readEnd - offset))) : bytes
+            windowStart = offset
+            return Array(window.prefix(count))
+        }
+
+        private func group(containing offset: Int64) -> ReadRange? {
+            var low = 0, high = groups.count
+            while low < high {
+                let middle = (low + high) / 2
+                if groups[middle].start <= offset { low = middle + 1 } else { high = middle }
+            }
+            guard low > 0, offset < groups[low - 1].end else { return nil }
+            return groups[low - 1]
+        }
+    }
+
+    /// Reads the entry's local header and compares it with the central directory:
+    /// name, general purpose flags, method, CRC-32 and both sizes (zip64 extra field
+    /// included). With bit 3 set, the CRC-32 and sizes may be zero (deferred to the
+    /// data descriptor, which is read here and judged by `descriptorProblems`).
+    /// Records where the entry's data ends. `bound` is where the next local header (or
+    /// the central directory) starts: the extra field and the descriptor are not read past it.
+    static func readLocalHeader<Source>(of parsed: inout ParsedEntry, reader: inout CoalescingReader<Source>, bound: Int64, problems: inout [String]) async throws {
+        let entry = parsed.entry
+        let offset = entry.localHeaderOffset
+        // Built only when something is reported (quoting scans the name).
+        var label: String { entryLabel(entry.name, index: parsed.index) }
+        var subject: String { "\(label): local header at offset \(offset)" }
+        let fixed = localHeaderSize + parsed.nameBytes.count
+        let guess = Int(min(Int64(fixed + parsed.centralExtraLength), max(Int64(fixed), bound - offset)))
+        var bytes = try await reader.read(offset, guess)
+        guard bytes.count >= localHeaderSize else {
+            problems.append("\(label): local header at offset \(offset) is cut short by the end of the archive")
+            return
+        }
+        var header = Fields(bytes)
+        guard header.u32(0) == localHeaderSignature else {
+            problems.append("\(label): no local file header at offset \(offset) (signature \(hex(header.u32(0))))")
+            return
+        }
+        let nameLength = Int(header.u16(26)), extraLength = Int(header.u16(28))
+        let localName = Array(header.bytes[localHeaderSize..<min(localHeaderSize + nameLength, header.count)])
+        var end = saturatingAdd(offset, Int64(localHeaderSize + nameLength + extraLength))
+        end = saturatingAdd(end, entry.compressedSize)
+        if entry.flags & 0x0008 != 0 { end = saturatingAdd(end, minimumDataDescriptorSize) }
+        parsed.dataEnd = end
+        if nameLength != parsed.nameBytes.count || localName != parsed.nameBytes {
+            let shown = String(decoding: localName, as: UTF8.self) + (localName.count < nameLength ? "…" : "")
+            problems.append("\(label): local header at offset \(offset) names \(quoted(shown)) instead")
+            return  // another entry's header, or none: its other fields say nothing about this entry
+        }
+
+        // An extra field running past the next local header is a layout problem
+        // (reported with the overlaps); its zip64 values are then not compared.
+        let headerEnd = Int64(localHeaderSize + nameLength + extraLength)
+        let extraFits = headerEnd <= bound - offset
+        if extraFits, header.count < localHeaderSize + nameLength + extraLength {
+            bytes = try await reader.read(offset, localHeaderSize + nameLength + extraLength)
+            header = Fields(bytes)
+        }
+        let extra = Array(bytes[min(localHeaderSize + nameLength, bytes.count)..<min(localHeaderSize + nameLength + extraLength, bytes.count)])
+        let wide = extraFits && extra.count == extraLength ? zip64Field(in: extra, label: subject, problems: &problems) : nil
+        if extraFits && extra.count == extraLength { problems += unicodePathProblems(in: extra, label: subject + " (local header)") }
+
+        let flags = header.u16(6), method = header.u16(8), crc = header.u32(14)
+        var compressed = UInt64(header.u32(18)), uncompressed = UInt64(header.u32(22))
+        var fromZip64: Set<String> = []
+        var missing: [String] = []
+        // In a local header the zip64 field holds the uncompressed size, then the compressed size,
+        // each only when its classic field is the 0xFFFFFFFF marker.
+        var cursor = 0
+        func take(_ field: String) -> UInt64? {
+            guard let wide, cursor + 8 <= wide.count else { missing.append(field); return nil }
+            defer { cursor += 8 }
+            fromZip64.insert(field)
+            return wide.u64(cursor)
+        }
+        // A marked size whose zip64 field overlaps what follows is left to the layout check.
+        var checkUncompressed = true, checkCompressed = true
+        if uncompressed == 0xFFFF_FFFF {
+            if extraFits, let value = take("uncompressed size") { uncompressed = value } else { checkUncompressed = false }
+        }
+        if compressed == 0xFFFF_FFFF {
+            if extraFits, let value = take("compressed size") { compressed = value } else { checkCompressed = false }
+        }
+        if !missing.isEmpty {
+            problems.append("\(subject): \(missing.joined(separator: ", ")) marked 0xFFFFFFFF but missing from the zip64 extra field")
+        }
+
+        func differs(_ field: String, _ local: String, _ central: String) {
+            problems.append("\(subject) says \(field) \(local)\(fromZip64.contains(field) ? " (zip64 extra field)" : ""), the central directory says \(central)")
+        }
+        // Bit 3: the CRC-32 and sizes follow the data; the local header may hold zeros instead.
+        let deferred = flags & 0x0008 != 0
+        if flags != entry.flags { differs("general purpose flags", hex16(flags), hex16(entry.flags)) }
+        if method != entry.method { differs("compression method", String(method), String(entry.method)) }
+        if crc != entry.crc32, !(deferred && crc == 0) { differs("CRC-32", hex(crc), hex(entry.crc32)) }
+        if checkCompressed, compressed != UInt64(entry.compressedSize), !(deferred && compressed == 0) {
+            differs("compressed size", String(compressed), String(entry.compressedSize))
+        }
+        if checkUncompressed, uncompressed != UInt64(entry.uncompressedSize), !(deferred && uncompressed == 0) {
+            differs("uncompressed size", String(uncompressed), String(entry.uncompressedSize))
+        }
+
+        // The data descriptor follows the data when both records say there is one.
+        if deferred, flags == entry.flags {
+            let at = saturatingAdd(saturatingAdd(offset, Int64(localHeaderSize + nameLength + extraLength)), entry.compressedSize)
+            if at < bound, bound - at >= minimumDataDescriptorSize {
+                let count = Int(min(24, bound - at))
+                parsed.descriptor = Descriptor(offset: at, bytes: try await reader.read(at, count), wide: wide != nil)
+            }
+        }
+    }
+
+    static let descriptorSignature: UInt32 = 0x0807_4b50
+
+    /// The entry's data descriptor against the central directory: CRC-32 and both
+    /// sizes (eight bytes each when the local header has a zip64 field). The
+    /// signature is optional, so a descriptor that matches read either way passes.
+    static func descriptorProblems(_ parsed: ParsedEntry) -> [String] {
+        guard let descriptor = parsed.descriptor else { return [] }
+        let entry = parsed.entry
+        let fields = Fields(descriptor.bytes)
+        let sizeWidth = descriptor.wide ? 8 : 4
+        let starts = (fields.count >= 4 && fields.u32(0) == descriptorSignature ? [4] : []) + [0]
+        var readings: [(crc: UInt32, compressed: UInt64, uncompressed: UInt64)] = []
+        for start in starts where start + 4 + 2 * sizeWidth <= fields.count {
+            let size = { (at: Int) in descriptor.wide ? fields.u64(at) : UInt64(fields.u32(at)) }
+            readings.append((fields.u32(start), size(start + 4), size(start + 4 + sizeWidth)))
+        }
+        let label = "\(entryLabel(entry.name, index: parsed.index)): data descriptor at offset \(descriptor.offset)"
+        guard let first = readings.first else {
+            return ["\(label) is cut short: \(fields.count) bytes before the next local header or the central directory"]
+        }
+        let central = (crc: entry.crc32, compressed: UInt64(entry.compressedSize), uncompressed: UInt64(entry.uncompressedSize))
+        if readings.contains(where: { $0 == central }) { return [] }
+        var problems: [String] = []
+        if first.crc != central.crc { problems.append("\(label) says CRC-32 \(hex(first.crc)), the central directory says \(hex(central.crc))") }
+        if first.compressed != central.compressed { problems.append("\(label) says compressed size \(first.compressed), the central directory says \(central.compressed)") }
+        if first.uncompressed != central.uncompressed { problems.append("\(label) says uncompressed size \(first.uncompressed), the central directory says \(central.uncompressed)") }
+        return problems
+    }
+
+    /// Entries whose local header lies beyond the central directory start, or
+    /// whose data runs into the central directory or into the next local header;
+    /// and the positions of the entries concerned.
+    static func overlapProblems(_ entries: [ParsedEntry], directoryStart: Int64) -> (problems: [String], entries: Set<Int>) {
+        var problems: [String] = []
+        var concerned = Set<Int>()
+        for parsed in entries where parsed.entry.localHeaderOffset >= directoryStart {
+            problems.append("\(entryLabel(parsed.entry.name, index: parsed.index)): local header offset \(parsed.entry.localHeaderOffset) is beyond the central directory start \(directoryStart)")
+            concerned.insert(parsed.index)
+        }
+        let placed = entries
+            .filter { $0.entry.localHeaderOffset < directoryStart }
+            .sorted { ($0.entry.localHeaderOffset, $0.index) < ($1.entry.localHeaderOffset, $1.index) }
+        // Every byte accounted for: the first local header at offset 0, each entry's data
+        // ending where the next local header starts, the last one's where the central
+        // directory starts. Bytes in between could hold a local entry the central directory
+        // does not list, which a streaming extractor would write.
+        if let first = placed.first, first.entry.localHeaderOffset > 0 {
+            problems.append("\(first.entry.localHeaderOffset) bytes before the first local header (\(quoted(first.entry.name))) that no entry accounts for")
+        }
+        for (index, parsed) in placed.enumerated() {
+            guard let end = parsed.dataEnd else { continue }
+            let next = index + 1 < placed.count ? placed[index + 1].entry.localHeaderOffset : directoryStart
+            // With flag bit 3, `dataEnd` counts the shortest data descriptor (12 bytes); it may
+            // be 4 longer with its signature, 8 with zip64 sizes, 12 with both.
+            let descriptorSlack: Set<Int64> = parsed.entry.flags & 0x0008 != 0 ? [4, 8, 12] : []
+            if end < next, !descriptorSlack.contains(next - end) {
+                let what = index + 1 < placed.count ? "the local header of \(quoted(placed[index + 1].entry.name))" : "the central directory"
+                problems.append("\(entryLabel(parsed.entry.name, index: parsed.index)): \(next - end) bytes between its data (ending at \(end)) and \(what) at \(next) that no entry accounts for (a local entry the central directory does not list?)")
+                concerned.insert(parsed.index)
+            }
+        }
+        for (index, parsed) in placed.enumerated() {
+            guard let end = parsed.dataEnd else { continue }
+            var label: String { entryLabel(parsed.entry.name, index: parsed.index) }
+            if end > directoryStart {
+                problems.append("\(label): data ends at \(end), past the central directory start \(directoryStart)")
+                concerned.insert(parsed.index)
+            } else if index + 1 < placed.count, end > placed[index + 1].entry.localHeaderOffset {
+                let next = placed[index + 1].entry
+                problems.append("\(label): data ends at \(end), overlapping the local header of \(quoted(next.name)) at \(next.localHeaderOffset)")
+                concerned.insert(parsed.index)
+            }
+        }
+        return (problems, concerned)
+    }
+
+    /// Names that would overwrite each other: identical bytes, or equal after NFC
+    /// normalisation and lowercasing (APFS normalises; iOS volumes ignore case).
+    static func collisionProblems(_ entries: [ParsedEntry]) -> [String] {
+        var problems: [String] = []
+        // Keyed by bytes: Swift's String equality is canonical equivalence, which
+        // would merge NFC and NFD spellings and hide which rule matched.
+        var byBytes: [[UInt8]: Int] = [:]
+        var byFolded: [String: Int] = [:]
+        for parsed in entries {
+            let name = parsed.entry.name, index = parsed.index
+            if let first = byBytes[parsed.nameBytes] {
+                problems.append("\(entryLabel(name, index: index)): duplicate name (same as entry #\(first + 1))")
+                continue
+            }
+            byBytes[parsed.nameBytes] = index
+            // "a" and "a/" are the same path on disk.
+            var path = Substring(name)
+            while path.hasSuffix("/") { path = path.dropLast() }
+            // ASCII is its own NFC form and lowercases within ASCII: skip Foundation's
+            // normalisation, which dominates the time of an archive with many entries.
+            let folded = path.utf8.allSatisfy({ $0 < 0x80 })
+                ? String(decoding: path.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
+                : String(path).precomposedStringWithCanonicalMapping.lowercased().precomposedStringWithCanonicalMapping
+            if let first = byFolded[folded] {
+                problems.append("\(entryLabel(name, index: index)): collides with \(quoted(entries[first].entry.name)) after Unicode NFC normalisation and lowercasing (they would overwrite each other on a case-insensitive file system)")
+            } else {
+                byFolded[folded] = index
+            }
+        }
+        return problems
+    }
+}
