@@ -7,8 +7,9 @@ let package = Package(
     // the client package (modelcast-client/) declares what it needs itself: iOS 15 / macOS 12.
     platforms: [.macOS(.v14), .iOS(.v15)],
     products: [
+        // ModelCastCore is the CLI's own: its declarations are `package`, seen by the
+        // executable and the tests, not a library for others (apps use modelcast-client/).
         .executable(name: "modelcast", targets: ["modelcast"]),
-        .library(name: "ModelCastCore", targets: ["ModelCastCore"]),
     ],
     dependencies: [
         // ModelCastFormat and ModelCastClient live in their own package (modelcast-client/), which an

@@ -87,7 +87,7 @@ final class ArchitectureTests: XCTestCase {
     /// requirement: a new backend states everything, so none gets a missing lock silently.
     func testStorageIsNarrowAndHasNoDefaultedRequirement() throws {
         let text = try String(contentsOfFile: repositoryRoot + "/Sources/ModelCastCore/Storage/Storage.swift", encoding: .utf8)
-        let start = try XCTUnwrap(text.range(of: "public protocol Storage: Sendable {"))
+        let start = try XCTUnwrap(text.range(of: "package protocol Storage: Sendable {"))
         let end = try XCTUnwrap(text.range(of: "\n}\n", range: start.upperBound..<text.endIndex))
         let body = text[start.upperBound..<end.lowerBound]
         let requirements = body.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
@@ -99,7 +99,7 @@ final class ArchitectureTests: XCTestCase {
         // A requirement given a body in an extension of Storage is a default a backend may
         // forget to override (compared by name and argument labels: `get(_:limit:)`).
         func selector(_ line: String) -> String {
-            let declaration = line.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "public ", with: "")
+            let declaration = line.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "package ", with: "")
             guard declaration.hasPrefix("func "), let open = declaration.firstIndex(of: "("),
                   let close = declaration[open...].firstIndex(of: ")") else {
                 return String(declaration.split(whereSeparator: { " :".contains($0) })[1])
@@ -112,7 +112,7 @@ final class ArchitectureTests: XCTestCase {
         var defaulted: [String] = []
         for block in text.components(separatedBy: "extension Storage {").dropFirst() {
             for line in block.components(separatedBy: "\n}\n")[0].split(separator: "\n") {
-                let trimmed = line.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "public ", with: "")
+                let trimmed = line.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: "package ", with: "")
                 guard trimmed.hasPrefix("func ") || trimmed.hasPrefix("var ") else { continue }
                 if required.contains(selector(trimmed)) { defaulted.append(selector(trimmed)) }
             }

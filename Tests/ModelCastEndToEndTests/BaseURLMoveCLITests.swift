@@ -12,7 +12,7 @@ final class BaseURLMoveCLITests: XCTestCase {
         let site = work.at("site")
         func publish(_ version: String, _ base: String, _ extra: [String] = []) throws -> ProcessOutput {
             let file = try work.write("in/\(version).bin", patternBytes(2000, seed: UInt32(version.first!.asciiValue!)))
-            return try modelcast(["publish", "m=" + file, "--version", version, "--base-url", base, "--to", site] + extra)
+            return try PublishRun(["m=" + file], name: nil, version: version, baseURL: base, to: site, extra).run()
         }
         XCTAssertEqual(try publish("1.0.0", "https://c.example.com/m").status, 0)
         let before = try Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json"))

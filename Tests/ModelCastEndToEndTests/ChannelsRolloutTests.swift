@@ -8,10 +8,6 @@ import ModelCastTestSupport
 final class ChannelsRolloutTests: XCTestCase {
     let base = "https://cdn.example.com/m"
 
-    func publish(_ file: String, version: String, to target: String, _ extra: [String] = [], environment: [String: String]? = nil) throws -> ProcessOutput {
-        try modelcast(["publish", file, "--name", "m", "--version", version, "--base-url", base, "--to", target] + extra, environment: environment)
-    }
-
     func manifest(_ path: String) throws -> [String: Any] {
         try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
     }
@@ -39,8 +35,8 @@ final class ChannelsRolloutTests: XCTestCase {
         let v1 = try scratch.write("v1/m.bin", patternBytes(900, seed: 1))
         let v2 = try scratch.write("v2/m.bin", patternBytes(1100, seed: 2))
         let v3 = try scratch.write("v3/m.bin", patternBytes(1300, seed: 3))
-        XCTAssertEqual(try publish(v1, version: "1.0.0", to: target).status, 0)
-        let beta = try publish(v2, version: "1.1.0", to: target, ["--channel", "beta"])
+        XCTAssertEqual(try PublishRun([v1], version: "1.0.0", baseURL: base, to: target).run().status, 0)
+        let beta = try PublishRun([v2], version: "1.1.0", baseURL: base, to: target, ["--channel", "beta"]).run()
         XCTAssertEqual(beta.status, 0, beta.stderr)
         XCTAssertTrue(beta.stdout.contains("manifest: \(base)/channels/beta/manifest.json"), beta.stdout)
         XCTAssertEqual(version(try manifest(target + "/manifest.json")), "1.0.0")
@@ -61,12 +57,12 @@ final class ChannelsRolloutTests: XCTestCase {
             }
         }
         // Publishing stable again keeps beta's rules.
-        XCTAssertEqual(try publish(v3, version: "1.0.1", to: target).status, 0)
+        XCTAssertEqual(try PublishRun([v3], version: "1.0.1", baseURL: base, to: target).run().status, 0)
         XCTAssertTrue(try String(contentsOfFile: target + "/_headers", encoding: .utf8).contains("/m/channels/beta/manifest.json"))
         try assertVerifies(target, channels: ["stable", "beta"])
 
         // A lower version on beta is refused there (version rules per channel), though stable has 1.0.1.
-        XCTAssertNotEqual(try publish(v3, version: "1.0.2", to: target, ["--channel", "beta"]).status, 0)
+        XCTAssertNotEqual(try PublishRun([v3], version: "1.0.2", baseURL: base, to: target, ["--channel", "beta"]).run().status, 0)
 
         // promote: stable serves beta's exact files; nothing new is stored under models/.
         let modelsBefore = try scratch.listingOf(target + "/models")
@@ -118,12 +114,8 @@ final class ChannelsRolloutTests: XCTestCase {
         let b1 = try scratch.write("b1/b.bin", patternBytes(800, seed: 2))
         let a2 = try scratch.write("a2/a.bin", patternBytes(900, seed: 3))
         let b2 = try scratch.write("b2/b.bin", patternBytes(1000, seed: 4))
-        func publish(_ a: String, _ b: String, _ version: String, _ extra: [String]) throws {
-            let result = try modelcast(["publish", "a=" + a, "b=" + b, "--version", version, "--base-url", base, "--to", target] + extra)
-            XCTAssertEqual(result.status, 0, result.stderr)
-        }
-        try publish(a1, b1, "1.0.0", [])
-        try publish(a2, b2, "2.0.0", ["--channel", "beta"])
+        try PublishRun(["a=" + a1, "b=" + b1], name: nil, version: "1.0.0", baseURL: base, to: target).succeeds()
+        try PublishRun(["a=" + a2, "b=" + b2], name: nil, version: "2.0.0", baseURL: base, to: target, ["--channel", "beta"]).succeeds()
         let promote = try modelcast(["promote", target, "--from", "beta", "--model", "a"])
         XCTAssertEqual(promote.status, 0, promote.stderr)
         let stable = try XCTUnwrap(try manifest(target + "/manifest.json")["models"] as? [String: [String: Any]])
@@ -170,7 +162,7 @@ final class ChannelsRolloutTests: XCTestCase {
         let scratch = try Scratch()
         let target = scratch.at("out")
         let v1 = try scratch.write("v1/m.bin", patternBytes(900, seed: 1))
-        XCTAssertEqual(try publish(v1, version: "1.0.0", to: target).status, 0)
+        XCTAssertEqual(try PublishRun([v1], version: "1.0.0", baseURL: base, to: target).run().status, 0)
         let before = try snapshot(target)
         for (arguments, expected) in [
             (["publish", v1, "--name", "m", "--version", "1.0.1", "--base-url", base, "--to", target, "--channel", "Beta"], "channel 'Beta'"),
@@ -206,11 +198,11 @@ final class ChannelsRolloutTests: XCTestCase {
         let v1 = try scratch.write("v1/m.bin", patternBytes(900, seed: 1))
         let v2 = try scratch.write("v2/m.bin", patternBytes(1100, seed: 2))
         let v3 = try scratch.write("v3/m.bin", patternBytes(1300, seed: 3))
-        let first = try publish(v1, version: "1.0.0", to: target, ["--rollout", "10%"])
+        let first = try PublishRun([v1], version: "1.0.0", baseURL: base, to: target, ["--rollout", "10%"]).run()
         XCTAssertNotEqual(first.status, 0, "nothing to fall back to")
         XCTAssertTrue(first.stderr.contains("publish the first release without it"), first.stderr)
-        XCTAssertEqual(try publish(v1, version: "1.0.0", to: target).status, 0)
-        let started = try publish(v2, version: "1.1.0", to: target, ["--rollout", "10%"])
+        XCTAssertEqual(try PublishRun([v1], version: "1.0.0", baseURL: base, to: target).run().status, 0)
+        let started = try PublishRun([v2], version: "1.1.0", baseURL: base, to: target, ["--rollout", "10%"]).run()
         XCTAssertEqual(started.status, 0, started.stderr)
         var live = try manifest(target + "/manifest.json")
         let rollout = try XCTUnwrap(live["rollout"] as? [String: Any])
@@ -236,13 +228,13 @@ final class ChannelsRolloutTests: XCTestCase {
 
         // Another release while it runs: refused, target untouched.
         let before = try snapshot(target)
-        let refused = try publish(v3, version: "1.2.0", to: target)
+        let refused = try PublishRun([v3], version: "1.2.0", baseURL: base, to: target).run()
         XCTAssertNotEqual(refused.status, 0)
         XCTAssertTrue(refused.stderr.contains("a staged rollout of sequence 2 is in progress"), refused.stderr)
         XCTAssertTrue(refused.stderr.contains("modelcast rollout \(target) --complete"), refused.stderr)
         XCTAssertEqual(try snapshot(target), before)
         // The same release again is unchanged.
-        let same = try publish(v2, version: "1.1.0", to: target, ["--rollout", "10%"])
+        let same = try PublishRun([v2], version: "1.1.0", baseURL: base, to: target, ["--rollout", "10%"]).run()
         XCTAssertEqual(same.status, 0, same.stderr)
         XCTAssertTrue(same.stdout.hasPrefix("unchanged"), same.stdout)
 
@@ -269,7 +261,7 @@ final class ChannelsRolloutTests: XCTestCase {
         try assertVerifies(target, channels: ["stable"])
 
         // After a halt a fix goes out (its fallback is still 1.0.0, what every device runs).
-        let fix = try publish(v3, version: "1.2.0", to: target, ["--rollout", "20%"])
+        let fix = try PublishRun([v3], version: "1.2.0", baseURL: base, to: target, ["--rollout", "20%"]).run()
         XCTAssertEqual(fix.status, 0, fix.stderr)
         live = try manifest(target + "/manifest.json")
         XCTAssertEqual(((live["rollback"] as? [String: Any])?["sequence"] as? Int), 1)
@@ -290,10 +282,9 @@ final class ChannelsRolloutTests: XCTestCase {
     func testScheduleIsEvaluatedAtEachStep() throws {
         let scratch = try Scratch()
         let target = scratch.at("out")
-        XCTAssertEqual(try publish(try scratch.write("v1/m.bin", patternBytes(900, seed: 1)), version: "1.0.0", to: target).status, 0)
-        let epoch = ["SOURCE_DATE_EPOCH": "1800000000"].merging(ProcessInfo.processInfo.environment) { a, _ in a }
-        let result = try publish(try scratch.write("v2/m.bin", patternBytes(1100, seed: 2)), version: "1.1.0", to: target,
-                                 ["--rollout-schedule", "1%,10%@24h,50%@72h,100%@7d"], environment: epoch)
+        XCTAssertEqual(try PublishRun([try scratch.write("v1/m.bin", patternBytes(900, seed: 1))], version: "1.0.0", baseURL: base, to: target).run().status, 0)
+        let epoch = pinnedEnvironment(epoch: 1_800_000_000)
+        let result = try PublishRun([try scratch.write("v2/m.bin", patternBytes(1100, seed: 2))], version: "1.1.0", baseURL: base, to: target, ["--rollout-schedule", "1%,10%@24h,50%@72h,100%@7d"], environment: epoch).run()
         XCTAssertEqual(result.status, 0, result.stderr)
         let schedule = try XCTUnwrap((try manifest(target + "/manifest.json")["rollout"] as? [String: Any])?["schedule"] as? [[String: Any]])
         XCTAssertEqual(schedule.compactMap { $0["at"] as? String }, ["2027-01-15T08:00:00Z", "2027-01-16T08:00:00Z", "2027-01-18T08:00:00Z", "2027-01-22T08:00:00Z"])
@@ -332,11 +323,11 @@ final class ChannelsRolloutTests: XCTestCase {
         for profile in ["nomlens", "latest"] {
             let target = scratch.at("out-\(profile)")
             let extra = profile == "nomlens" ? ["--meta", "num_classes=3", "--meta", "class_list_version=1", "--meta", "training_date=2026-01-01"] : []
-            let result = try publish(v1, version: "1.0.0", to: target, ["--profile", profile, "--rollout", "10%"] + extra)
+            let result = try PublishRun([v1], version: "1.0.0", baseURL: base, to: target, ["--profile", profile, "--rollout", "10%"] + extra).run()
             XCTAssertNotEqual(result.status, 0)
             XCTAssertTrue(result.stderr.contains("\(profile) clients have no cohort rule"), result.stderr)
             XCTAssertFalse(FileManager.default.fileExists(atPath: target + "/manifest.json"))
-            let beta = try publish(v1, version: "1.0.0", to: target, ["--profile", profile, "--channel", "beta"] + extra)
+            let beta = try PublishRun([v1], version: "1.0.0", baseURL: base, to: target, ["--profile", profile, "--channel", "beta"] + extra).run()
             XCTAssertEqual(beta.status, 0, beta.stderr)
         }
     }
@@ -349,8 +340,8 @@ final class ChannelsRolloutTests: XCTestCase {
         let key = scratch.at("key")
         let keygen = try modelcast(["keygen", "--unencrypted", "--public-key", key + ".pub", "--secret-key", key + ".key"])
         XCTAssertEqual(keygen.status, 0, keygen.stderr)
-        XCTAssertEqual(try publish(try scratch.write("v1/m.bin", patternBytes(900, seed: 1)), version: "1.0.0", to: target, ["--sign", key + ".key"]).status, 0)
-        let started = try publish(try scratch.write("v2/m.bin", patternBytes(1100, seed: 2)), version: "1.1.0", to: target, ["--sign", key + ".key", "--rollout", "5%"])
+        XCTAssertEqual(try PublishRun([try scratch.write("v1/m.bin", patternBytes(900, seed: 1))], version: "1.0.0", baseURL: base, to: target, ["--sign", key + ".key"]).run().status, 0)
+        let started = try PublishRun([try scratch.write("v2/m.bin", patternBytes(1100, seed: 2))], version: "1.1.0", baseURL: base, to: target, ["--sign", key + ".key", "--rollout", "5%"]).run()
         XCTAssertEqual(started.status, 0, started.stderr)
         let (good, _) = try verifyJSON([target, "--public-key", key + ".pub"])
         XCTAssertEqual(good.status, 0, good.stdout)

@@ -20,11 +20,9 @@ final class CommitFailureTests: XCTestCase {
         let base = "https://cdn.example.com/c"
 
         func publish(_ version: String, _ file: String) throws -> ProcessOutput {
-            var environment = moto.environment
+            var environment = pinnedEnvironment(moto.environment, epoch: Int(Date().timeIntervalSince1970))
             environment["AWS_ENDPOINT_URL"] = endpoint
-            environment["SOURCE_DATE_EPOCH"] = String(Int(Date().timeIntervalSince1970))
-            return try modelcast(["publish", file, "--name", "m", "--version", version, "--base-url", base, "--to", target, "--sign", secretKey],
-                                 environment: environment)
+            return try PublishRun([file], version: version, baseURL: base, to: target, ["--sign", secretKey], environment: environment).run()
         }
 
         func setRules(_ json: String) throws {

@@ -8,10 +8,6 @@ import ModelCastTestSupport
 final class HistoryIndexTests: XCTestCase {
     let base = "https://cdn.example.com/m"
 
-    func publish(_ file: String, version: String, to target: String, environment: [String: String]? = nil) throws -> ProcessOutput {
-        try modelcast(["publish", file, "--name", "m", "--version", version, "--base-url", base, "--to", target], environment: environment)
-    }
-
     func sequences(_ target: String) throws -> [Int64] {
         let history = try modelcast(["history", target, "--json"])
         XCTAssertEqual(history.status, 0, history.stderr)
@@ -29,7 +25,7 @@ final class HistoryIndexTests: XCTestCase {
     func publishVersions(_ count: Int, scratch: Scratch, to target: String, environment: [String: String]? = nil) throws {
         for index in 0..<count {
             let file = try scratch.write("v\(index)/m.bin", patternBytes(500, seed: UInt32(index + 1)))
-            let result = try publish(file, version: "1.0.\(index)", to: target, environment: environment)
+            let result = try PublishRun([file], version: "1.0.\(index)", baseURL: base, to: target, environment: environment).run()
             XCTAssertEqual(result.status, 0, result.stderr)
         }
     }
@@ -56,11 +52,11 @@ final class HistoryIndexTests: XCTestCase {
         try publishVersions(2, scratch: scratch, to: target)
         let older = try Data(contentsOf: URL(fileURLWithPath: target + "/_modelcast/history-index.json"))
         let file = try scratch.write("v2/m.bin", patternBytes(500, seed: 9))
-        XCTAssertEqual(try publish(file, version: "1.0.2", to: target).status, 0)
+        XCTAssertEqual(try PublishRun([file], version: "1.0.2", baseURL: base, to: target).run().status, 0)
         try older.write(to: URL(fileURLWithPath: target + "/_modelcast/history-index.json"))
 
         let next = try scratch.write("v3/m.bin", patternBytes(500, seed: 10))
-        let result = try publish(next, version: "1.0.3", to: target)
+        let result = try PublishRun([next], version: "1.0.3", baseURL: base, to: target).run()
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(try indexedSequences(target), [1, 2, 3, 4])
         XCTAssertEqual(try sequences(target), [1, 2, 3, 4])
@@ -75,7 +71,7 @@ final class HistoryIndexTests: XCTestCase {
         let other = scratch.at("other")
         for index in 0..<3 {
             let file = try scratch.write("o\(index)/m.bin", patternBytes(700, seed: UInt32(50 + index)))
-            XCTAssertEqual(try publish(file, version: "2.0.\(index)", to: other).status, 0)
+            XCTAssertEqual(try PublishRun([file], version: "2.0.\(index)", baseURL: base, to: other).run().status, 0)
         }
         let foreign = try Data(contentsOf: URL(fileURLWithPath: other + "/_modelcast/history-index.json"))
 
@@ -93,13 +89,13 @@ final class HistoryIndexTests: XCTestCase {
             try publishVersions(3, scratch: scratch, to: target)
             try item.damage(target + "/_modelcast/history-index.json")
             let file = try scratch.write("next-\(offset)/m.bin", patternBytes(600, seed: UInt32(90 + offset)))
-            let result = try publish(file, version: "1.1.0", to: target)
+            let result = try PublishRun([file], version: "1.1.0", baseURL: base, to: target).run()
             XCTAssertEqual(result.status, 0, "\(item.name): \(result.stderr)")
             XCTAssertTrue(result.stderr.contains(item.warning), "\(item.name): \(result.stderr)")
             XCTAssertEqual(try indexedSequences(target), [1, 2, 3, 4], item.name)
             XCTAssertEqual(try sequences(target), [1, 2, 3, 4], item.name)
             // A version that went live keeps its files, index or not.
-            let reuse = try publish(try scratch.write("reuse-\(offset)/m.bin", patternBytes(500, seed: 77)), version: "1.0.1", to: target)
+            let reuse = try PublishRun([try scratch.write("reuse-\(offset)/m.bin", patternBytes(500, seed: 77))], version: "1.0.1", baseURL: base, to: target).run()
             XCTAssertNotEqual(reuse.status, 0, "\(item.name): 1.0.1 went live with other bytes")
         }
     }

@@ -7,8 +7,7 @@ import ModelCastTestSupport
 /// an error naming the offending field, never crash the process, and never pass verify.
 final class HostileFormatsCLITests: XCTestCase {
     var environment: [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        environment["SOURCE_DATE_EPOCH"] = "1790000000"
+        let environment = pinnedEnvironment()
         return environment
     }
 

@@ -23,7 +23,7 @@ final class KeyRotationCLITests: XCTestCase {
         let site = work.at("site")
         func publish(_ version: String, _ extra: [String], environment: [String: String]? = nil) throws -> ProcessOutput {
             let file = try work.write("in/\(version).bin", patternBytes(2000, seed: UInt32(version.first!.asciiValue!)))
-            return try modelcast(["publish", "m=" + file, "--version", version, "--base-url", "https://cdn.example.com/m", "--to", site] + extra, environment: environment)
+            return try PublishRun(["m=" + file], name: nil, version: version, baseURL: "https://cdn.example.com/m", to: site, extra, environment: environment).run()
         }
         XCTAssertEqual(try publish("1.0.0", ["--sign", a.secret]).status, 0)
         XCTAssertEqual(try publish("2.0.0", ["--sign", a.secret]).status, 0)

@@ -36,8 +36,7 @@ final class NginxSnippetTests: XCTestCase {
         let port = try freeLoopbackPort()
         let base = "http://127.0.0.1:\(port)/ml"
         let site = work.at("site")
-        var environment = ProcessInfo.processInfo.environment
-        environment["SOURCE_DATE_EPOCH"] = "1790000000"
+        let environment = pinnedEnvironment()
         let keys = try modelcast(["keygen", "--unencrypted", "--public-key", work.at("k.pub"), "--secret-key", work.at("k.key")])
         XCTAssertEqual(keys.status, 0, keys.stderr)
         for (model, version) in [("examples/models/tiny-llm.gguf", "1.0.0"), ("examples/models/TinyClassifier.mlpackage", "1.1.0")] {

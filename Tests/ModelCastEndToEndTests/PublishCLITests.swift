@@ -10,8 +10,7 @@ final class PublishCLITests: XCTestCase {
 
     /// A fixed clock, so manifests are reproducible and golden files stable.
     func publish(_ arguments: [String], epoch: Int = 1_790_000_000) throws -> ProcessOutput {
-        var environment = ProcessInfo.processInfo.environment
-        environment["SOURCE_DATE_EPOCH"] = String(epoch)
+        let environment = pinnedEnvironment(epoch: epoch)
         return try modelcast(["publish"] + arguments, environment: environment)
     }
 

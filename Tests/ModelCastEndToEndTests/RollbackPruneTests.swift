@@ -428,8 +428,7 @@ final class RollbackPruneTests: XCTestCase {
         let target = "s3://\(moto.bucket)/ml"
         let base = "\(moto.endpoint)/\(moto.bucket)/ml"
         func run(_ arguments: [String], _ index: Int = 0) throws -> ProcessOutput {
-            var environment = moto.environment
-            environment["SOURCE_DATE_EPOCH"] = String(1_790_000_000 + index * 3600)
+            let environment = pinnedEnvironment(moto.environment, epoch: 1_790_000_000 + index * 3600)
             return try modelcast(arguments, environment: environment)
         }
         let fetch: (String) throws -> Data = { url in
@@ -486,8 +485,7 @@ final class RollbackPruneTests: XCTestCase {
     }
 
     func epoch(_ index: Int) -> [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        environment["SOURCE_DATE_EPOCH"] = String(1_790_000_000 + index * 3600)
+        let environment = pinnedEnvironment(epoch: 1_790_000_000 + index * 3600)
         return environment
     }
 }

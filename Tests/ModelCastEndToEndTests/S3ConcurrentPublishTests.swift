@@ -176,8 +176,7 @@ final class S3ConcurrentPublishTests: XCTestCase {
         try work.write("big/model.bin", patternBytes(12 << 20, seed: 3))
         try work.write("small/model.bin", patternBytes(4096, seed: 4))
         let target = "s3://\(moto.bucket)/race"
-        var environment = moto.environment
-        environment["SOURCE_DATE_EPOCH"] = "1790000000"
+        let environment = pinnedEnvironment(moto.environment)
         func arguments(_ file: String) -> [String] {
             ["m=" + work.at(file), "--version", "1.0.0", "--base-url", "https://cdn.example.com/race", "--to", target,
              "--multipart-threshold", "5", "--part-size", "5"]
@@ -221,8 +220,7 @@ final class S3ConcurrentPublishTests: XCTestCase {
         for index in 0..<30 { try big.write(contentsOf: Data(patternBytes(1 << 20, seed: UInt32(100 + index)))) }
         try big.close()
         try work.write("small/model.bin", patternBytes(4096, seed: 6))
-        var environment = moto.environment
-        environment["SOURCE_DATE_EPOCH"] = "1790000000"
+        var environment = pinnedEnvironment(moto.environment)
         environment["AWS_ENDPOINT_URL"] = endpoint
         let rounds: [(first: String, second: String, gap: Double)] = [
             ("big/model.bin", "small/model.bin", 0.5), ("big/model.bin", "small/model.bin", 0.5),
@@ -274,8 +272,7 @@ final class S3ConcurrentPublishTests: XCTestCase {
         slow["SOURCE_DATE_EPOCH"] = "1790000000"
         let first = try Publish(arguments, environment: slow, logs: work.at("a"))
         XCTAssertTrue(waitForLog(rules, ["PUT", "manifests/00000001.json", "hold:go"]), "A never reached its history write: \(first.stderr)")
-        var direct = moto.environment
-        direct["SOURCE_DATE_EPOCH"] = "1790000100"
+        let direct = pinnedEnvironment(moto.environment, epoch: 1790000100)
         let second = try modelcast(["publish"] + arguments, environment: direct)
         XCTAssertEqual(second.status, 0, second.stderr)
         try Data().write(to: URL(fileURLWithPath: rules + ".go"))
@@ -298,8 +295,7 @@ final class S3ConcurrentPublishTests: XCTestCase {
         try work.write("base.bin", patternBytes(3000, seed: 1))
         try work.write("model.bin", patternBytes(5000, seed: 9))
         let target = "s3://\(moto.bucket)/window"
-        var direct = moto.environment
-        direct["SOURCE_DATE_EPOCH"] = "1790000000"
+        var direct = pinnedEnvironment(moto.environment)
         let base = try modelcast(["publish", "base=" + work.at("base.bin"), "--version", "1.0.0", "--base-url", "https://cdn.example.com/window", "--to", target], environment: direct)
         XCTAssertEqual(base.status, 0, base.stderr)
 
@@ -347,8 +343,7 @@ final class S3ConcurrentPublishTests: XCTestCase {
                 let prefix = "same\(round)"
                 let arguments = ["m=" + work.at("model.bin"), "--version", "1.0.0", "--base-url", "https://cdn.example.com/\(prefix)",
                                  "--to", "s3://\(moto.bucket)/\(prefix)"]
-                var environment = moto.environment
-                environment["SOURCE_DATE_EPOCH"] = "1790000000"
+                var environment = pinnedEnvironment(moto.environment)
                 let first = try Publish(arguments, environment: environment, logs: work.at("\(prefix)-1"))
                 usleep(UInt32(round) * 50_000)
                 environment["SOURCE_DATE_EPOCH"] = "1790000100"

@@ -192,8 +192,7 @@ final class S3ContentProofTests: XCTestCase {
         let moto = try MotoS3()
         let work = try Scratch()
         let target = "s3://\(moto.bucket)/forged"
-        var environment = moto.environment
-        environment["SOURCE_DATE_EPOCH"] = "1790000000"
+        var environment = pinnedEnvironment(moto.environment)
         let first = try modelcast(["publish", "m=examples/models/tiny-llm.gguf", "--version", "1.0.0", "--base-url", "https://cdn.example.com/f", "--to", target],
                                   environment: environment)
         XCTAssertEqual(first.status, 0, first.stderr)
@@ -230,8 +229,7 @@ final class S3ContentProofTests: XCTestCase {
         let moto = try MotoS3()
         let work = try Scratch()
         let target = "s3://\(moto.bucket)/asLive"
-        var environment = moto.environment
-        environment["SOURCE_DATE_EPOCH"] = "1790000000"
+        var environment = pinnedEnvironment(moto.environment)
         let llm = repositoryRoot + "/examples/models/tiny-llm.gguf"
         let projector = repositoryRoot + "/examples/models/tiny-llm-mmproj.gguf"
         func config(_ nVersion: String, _ nFile: String) throws -> String {

@@ -6,8 +6,7 @@ import ModelCastTestSupport
 /// Publishing to a real S3 API server: moto on loopback, checking every signature.
 final class S3PublishTests: XCTestCase {
     func publish(_ moto: MotoS3, _ arguments: [String], endpoint: String? = nil, epoch: Int = 1_790_000_000) throws -> ProcessOutput {
-        var environment = moto.environment
-        environment["SOURCE_DATE_EPOCH"] = String(epoch)
+        var environment = pinnedEnvironment(moto.environment, epoch: epoch)
         if let endpoint { environment["AWS_ENDPOINT_URL"] = endpoint }
         return try modelcast(["publish"] + arguments, environment: environment)
     }
@@ -215,8 +214,7 @@ final class S3PublishTests: XCTestCase {
         let target = "s3://\(moto.bucket)/k"
         XCTAssertEqual(try publish(moto, ["examples/models/tiny-llm.gguf", "--name", "m", "--version", "1.0.0", "--base-url", "https://cdn.example.com/k", "--to", target]).status, 0)
         try src.write("big.bin", patternBytes(24 << 20, seed: 5))
-        var environment = moto.environment
-        environment["SOURCE_DATE_EPOCH"] = "1790000000"
+        let environment = pinnedEnvironment(moto.environment)
         for (index, delay) in [0.05, 0.3, 0.8, 1.5, 3.0].enumerated() {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: modelcastBinary)

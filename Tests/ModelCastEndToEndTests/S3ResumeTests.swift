@@ -12,8 +12,7 @@ final class S3ResumeTests: XCTestCase {
     static let mib = 1 << 20
 
     func environment(_ moto: MotoS3, endpoint: String? = nil) -> [String: String] {
-        var environment = moto.environment
-        environment["SOURCE_DATE_EPOCH"] = "1790000000"
+        var environment = pinnedEnvironment(moto.environment)
         if let endpoint { environment["AWS_ENDPOINT_URL"] = endpoint }
         return environment
     }
@@ -180,8 +179,8 @@ final class S3ResumeTests: XCTestCase {
         let small = try work.write("small.bin", patternBytes(1000, seed: 1))
         let target = "s3://\(moto.bucket)/b2"
         func publish(_ version: String, _ extra: [String], environment: [String: String]? = nil) throws -> ProcessOutput {
-            try modelcast(["publish", "big=\(big)", "small=\(small)", "--version", version, "--base-url", "https://cdn.example.com/b2", "--to", target,
-                           "--multipart-threshold", "5", "--part-size", "5"] + extra, environment: environment ?? self.environment(moto, endpoint: endpoint))
+            try PublishRun(["big=\(big)", "small=\(small)"], name: nil, version: version, baseURL: "https://cdn.example.com/b2", to: target,
+                           ["--multipart-threshold", "5", "--part-size", "5"] + extra, environment: environment ?? self.environment(moto, endpoint: endpoint)).run()
         }
 
         let refused = try publish("1.0.0", [])

@@ -14,14 +14,12 @@ final class ServeTests: XCTestCase {
     }
 
     var environment: [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        environment["SOURCE_DATE_EPOCH"] = "1790000000"
+        let environment = pinnedEnvironment()
         return environment
     }
 
     func publish(_ model: String, version: String, base: String, to site: String, file: StaticString = #filePath, line: UInt = #line) throws {
-        let result = try modelcast(["publish", model, "--name", "m", "--version", version, "--base-url", base, "--to", site], environment: environment)
-        XCTAssertEqual(result.status, 0, result.stderr, file: file, line: line)
+        try PublishRun([model], version: version, baseURL: base, to: site, environment: environment).succeeds(file: file, line: line)
     }
 
     struct Answer {

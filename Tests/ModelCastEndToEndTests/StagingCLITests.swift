@@ -9,8 +9,7 @@ final class StagingCLITests: XCTestCase {
     let base = "https://cdn.example.com/models"
 
     func publishOK(_ arguments: [String], epoch: Int = 1_790_000_000, file: StaticString = #filePath, line: UInt = #line) throws {
-        var environment = ProcessInfo.processInfo.environment
-        environment["SOURCE_DATE_EPOCH"] = String(epoch)
+        let environment = pinnedEnvironment(epoch: epoch)
         let result = try modelcast(["publish"] + arguments, environment: environment)
         XCTAssertEqual(result.status, 0, result.stderr, file: file, line: line)
     }

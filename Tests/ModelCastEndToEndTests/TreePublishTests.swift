@@ -7,8 +7,7 @@ import ModelCastTestSupport
 /// content-addressed key, rebuilt on a device from the manifest, shared across versions.
 final class TreePublishTests: XCTestCase {
     let environment: [String: String] = {
-        var environment = ProcessInfo.processInfo.environment
-        environment["SOURCE_DATE_EPOCH"] = "1790000000"
+        var environment = pinnedEnvironment()
         return environment
     }()
 
@@ -139,11 +138,10 @@ final class TreePublishTests: XCTestCase {
             try scratch.write("shards/part-\(index / 10)/shard-\(String(format: "%02d", index)).bin", patternBytes(4096, seed: UInt32(index + 1)))
         }
         let tree = scratch.at("shards")
-        var environment = moto.environment
-        environment["SOURCE_DATE_EPOCH"] = "1790000000"
+        let environment = pinnedEnvironment(moto.environment)
         func publish(_ version: String) throws -> ProcessOutput {
-            try modelcast(["publish", tree, "--no-zip", "--version", version, "--base-url", "https://cdn.example.com/ml",
-                           "--to", "s3://\(moto.bucket)/ml"], environment: environment)
+            try PublishRun([tree], name: nil, version: version, baseURL: "https://cdn.example.com/ml", to: "s3://\(moto.bucket)/ml", ["--no-zip"],
+                           environment: environment).run()
         }
         func blobPUTs() -> Int {
             moto.loggedRequests().filter { $0.method == "PUT" && $0.path.contains("/blobs/") }.count
@@ -188,8 +186,7 @@ final class TreePublishTests: XCTestCase {
             try scratch.write("shards/shard-\(String(format: "%02d", index)).bin", patternBytes(256 << 10, seed: UInt32(index + 100)))
         }
         let tree = scratch.at("shards")
-        var environment = moto.environment
-        environment["SOURCE_DATE_EPOCH"] = "1790000000"
+        let environment = pinnedEnvironment(moto.environment)
         for target in ["s3://\(moto.bucket)/k", scratch.at("site")] {
             let first = try modelcast(["publish", "examples/models/tiny-llm.gguf", "--name", "shards", "--version", "1.0.0",
                                        "--base-url", "https://cdn.example.com/k", "--to", target], environment: environment)

@@ -14,8 +14,7 @@ final class UploadScriptTests: XCTestCase {
     func publishedSite() throws -> Scratch {
         let site = try Scratch("modelcast-upload-site")
         for (version, epoch) in [("1.0.0", 1_790_000_000), ("1.1.0", 1_790_003_600)] {
-            var environment = ProcessInfo.processInfo.environment
-            environment["SOURCE_DATE_EPOCH"] = String(epoch)
+            let environment = pinnedEnvironment(epoch: epoch)
             let result = try modelcast(["publish", "examples/models/tiny-llm.gguf", "examples/models/tiny-llm-mmproj.gguf", "--name", "tiny-llm",
                                         "--version", version, "--base-url", base, "--to", site.path], environment: environment)
             XCTAssertEqual(result.status, 0, result.stderr)
@@ -249,8 +248,7 @@ final class UploadScriptTests: XCTestCase {
         let dest = "s3://\(s3.moto.bucket)/p"
         func freshSite(_ version: String, epoch: Int) throws -> Scratch {
             let site = try Scratch("modelcast-fresh-site")
-            var environment = ProcessInfo.processInfo.environment
-            environment["SOURCE_DATE_EPOCH"] = String(epoch)
+            let environment = pinnedEnvironment(epoch: epoch)
             let result = try modelcast(["publish", "examples/models/tiny-llm.gguf", "--name", "tiny-llm", "--version", version,
                                         "--base-url", base, "--to", site.path], environment: environment)
             XCTAssertEqual(result.status, 0, result.stderr)

@@ -8,8 +8,7 @@ import ModelCastTestSupport
 /// minisign signatures (item 8).
 final class VerifyFreshnessTests: XCTestCase {
     var environment: [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        environment["SOURCE_DATE_EPOCH"] = "1790000000"
+        let environment = pinnedEnvironment()
         return environment
     }
 
@@ -94,8 +93,7 @@ final class VerifyFreshnessTests: XCTestCase {
     func testS3TargetAndOriginFailAnOlderLiveManifest() throws {
         let moto = try MotoS3(checkSignatures: false)
         try moto.allowPublicReads()
-        var environment = moto.environment
-        environment["SOURCE_DATE_EPOCH"] = "1790000000"
+        let environment = pinnedEnvironment(moto.environment)
         let target = "s3://\(moto.bucket)/ml"
         let base = "\(moto.endpoint)/\(moto.bucket)/ml"
         for index in 0..<3 { try publish(index, base: base, to: target, environment: environment) }

@@ -9,8 +9,7 @@ import ModelCastTestSupport
 /// refuses it before any request.
 final class VerifyNetworkTests: XCTestCase {
     var environment: [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        environment["SOURCE_DATE_EPOCH"] = "1790000000"
+        let environment = pinnedEnvironment()
         return environment
     }
 

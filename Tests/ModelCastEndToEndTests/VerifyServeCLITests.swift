@@ -7,8 +7,7 @@ import ModelCastTestSupport
 /// deliberately misbehaving server; `modelcast serve` as a client sees it.
 final class VerifyServeCLITests: XCTestCase {
     var environment: [String: String] {
-        var environment = ProcessInfo.processInfo.environment
-        environment["SOURCE_DATE_EPOCH"] = "1790000000"
+        let environment = pinnedEnvironment()
         return environment
     }
 

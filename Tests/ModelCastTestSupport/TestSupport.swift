@@ -3,10 +3,10 @@ import ModelCastCore
 import XCTest
 
 /// A scratch directory removed when the value goes away.
-public final class Scratch {
-    public let path: String
+package final class Scratch {
+    package let path: String
 
-    public init(_ label: String = "modelcast-test") throws {
+    package init(_ label: String = "modelcast-test") throws {
         let template = (NSTemporaryDirectory() as NSString).appendingPathComponent("\(label)-XXXXXX")
         var bytes = Array(template.utf8CString)
         guard mkdtemp(&bytes) != nil else { throw NSError(domain: "Scratch", code: Int(errno)) }
@@ -16,11 +16,11 @@ public final class Scratch {
     deinit { try? FileManager.default.removeItem(atPath: path) }
 
     /// `path/relative`.
-    public func at(_ relative: String) -> String { path + "/" + relative }
+    package func at(_ relative: String) -> String { path + "/" + relative }
 
     /// Writes `bytes` at `relative`, creating parent directories.
     @discardableResult
-    public func write(_ relative: String, _ bytes: [UInt8]) throws -> String {
+    package func write(_ relative: String, _ bytes: [UInt8]) throws -> String {
         let full = at(relative)
         try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         guard FileManager.default.createFile(atPath: full, contents: Data(bytes)) else {
@@ -31,32 +31,32 @@ public final class Scratch {
 
     /// Writes UTF-8 text at `relative`.
     @discardableResult
-    public func write(_ relative: String, text: String) throws -> String {
+    package func write(_ relative: String, text: String) throws -> String {
         try write(relative, Array(text.utf8))
     }
 
     /// Creates a directory (and parents).
     @discardableResult
-    public func mkdir(_ relative: String) throws -> String {
+    package func mkdir(_ relative: String) throws -> String {
         try FileManager.default.createDirectory(atPath: at(relative), withIntermediateDirectories: true)
         return at(relative)
     }
 
     /// The path of `relative` with its parent directory made (publish refuses a target
     /// whose parent is missing, as a likely typo).
-    public func atMadeParent(_ relative: String) throws -> String {
+    package func atMadeParent(_ relative: String) throws -> String {
         try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: at(relative)).deletingLastPathComponent().path, withIntermediateDirectories: true)
         return at(relative)
     }
 
     /// Every file and directory under the scratch root, relative, sorted.
-    public func listing() -> [String] {
+    package func listing() -> [String] {
         (FileManager.default.subpaths(atPath: path) ?? []).sorted()
     }
 }
 
 /// Deterministic pseudo-random bytes.
-public func patternBytes(_ count: Int, seed: UInt32 = 1) -> [UInt8] {
+package func patternBytes(_ count: Int, seed: UInt32 = 1) -> [UInt8] {
     var state = seed
     return (0..<count).map { _ in
         state = state &* 1_103_515_245 &+ 12_345
@@ -65,22 +65,22 @@ public func patternBytes(_ count: Int, seed: UInt32 = 1) -> [UInt8] {
 }
 
 /// The repository root (tests read `examples/` and golden files from it).
-public let repositoryRoot: String = {
+package let repositoryRoot: String = {
     var url = URL(fileURLWithPath: #filePath)
     for _ in 0..<3 { url.deleteLastPathComponent() }
     return url.path
 }()
 
 /// The result of running a program.
-public struct ProcessOutput {
-    public let status: Int32
-    public let stdout: String
-    public let stderr: String
+package struct ProcessOutput {
+    package let status: Int32
+    package let stdout: String
+    package let stderr: String
 }
 
 /// Runs `executable` with `arguments`, capturing both streams.
 @discardableResult
-public func runProcess(
+package func runProcess(
     _ executable: String, _ arguments: [String], cwd: String? = nil,
     environment: [String: String]? = nil, stdin: String? = nil
 ) throws -> ProcessOutput {
@@ -123,7 +123,7 @@ final class DataBox: @unchecked Sendable {
 }
 
 /// Finds a program on PATH (or nil).
-public func which(_ name: String) -> String? {
+package func which(_ name: String) -> String? {
     for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
         let candidate = "\(dir)/\(name)"
         if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
@@ -133,7 +133,7 @@ public func which(_ name: String) -> String? {
 
 /// Runs a shell command line and returns its output; fails the test on non-zero exit.
 @discardableResult
-public func shell(_ command: String, cwd: String? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+package func shell(_ command: String, cwd: String? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> String {
     let result = try runProcess("/bin/sh", ["-c", command], cwd: cwd)
     XCTAssertEqual(result.status, 0, "`\(command)` failed: \(result.stderr)", file: file, line: line)
     return result.stdout
@@ -142,7 +142,7 @@ public func shell(_ command: String, cwd: String? = nil, file: StaticString = #f
 /// Compares `actual` with the golden file `name` under `directory`; with
 /// MODELCAST_UPDATE_GOLDEN=1 in the environment it rewrites a differing golden file and
 /// still fails, so every update is a diff someone reviews (`git diff`) before it passes.
-public func assertGolden(_ actual: String, named name: String, in directory: String, file: StaticString = #filePath, line: UInt = #line) throws {
+package func assertGolden(_ actual: String, named name: String, in directory: String, file: StaticString = #filePath, line: UInt = #line) throws {
     let path = directory + "/" + name
     let existing = try? String(contentsOfFile: path, encoding: .utf8)
     if ProcessInfo.processInfo.environment["MODELCAST_UPDATE_GOLDEN"] == "1" {
@@ -159,34 +159,34 @@ public func assertGolden(_ actual: String, named name: String, in directory: Str
 }
 
 /// Builds GGUF files for tests, field by field (little-endian, version 3 layout).
-public struct GGUFBuilder {
-    public var version: UInt32 = 3
-    public var magic: [UInt8] = Array("GGUF".utf8)
-    public var metadata: [[UInt8]] = []
-    public var tensors: [(name: String, shape: [UInt64], type: UInt32, offset: UInt64)] = []
-    public var tensorCountOverride: UInt64?
-    public var metadataCountOverride: UInt64?
-    public var dataBytes: Int = 0
-    public var alignment: UInt64 = 32
+package struct GGUFBuilder {
+    package var version: UInt32 = 3
+    package var magic: [UInt8] = Array("GGUF".utf8)
+    package var metadata: [[UInt8]] = []
+    package var tensors: [(name: String, shape: [UInt64], type: UInt32, offset: UInt64)] = []
+    package var tensorCountOverride: UInt64?
+    package var metadataCountOverride: UInt64?
+    package var dataBytes: Int = 0
+    package var alignment: UInt64 = 32
 
-    public init() {}
+    package init() {}
 
-    public static func u32(_ v: UInt32) -> [UInt8] { withUnsafeBytes(of: v.littleEndian, Array.init) }
-    public static func u64(_ v: UInt64) -> [UInt8] { withUnsafeBytes(of: v.littleEndian, Array.init) }
-    public static func string(_ s: String) -> [UInt8] { u64(UInt64(s.utf8.count)) + Array(s.utf8) }
+    package static func u32(_ v: UInt32) -> [UInt8] { withUnsafeBytes(of: v.littleEndian, Array.init) }
+    package static func u64(_ v: UInt64) -> [UInt8] { withUnsafeBytes(of: v.littleEndian, Array.init) }
+    package static func string(_ s: String) -> [UInt8] { u64(UInt64(s.utf8.count)) + Array(s.utf8) }
 
-    public mutating func addString(_ key: String, _ value: String) {
+    package mutating func addString(_ key: String, _ value: String) {
         metadata.append(Self.string(key) + Self.u32(8) + Self.string(value))
     }
 
-    public mutating func addUInt32(_ key: String, _ value: UInt32) {
+    package mutating func addUInt32(_ key: String, _ value: UInt32) {
         metadata.append(Self.string(key) + Self.u32(4) + Self.u32(value))
     }
 
-    public mutating func addRaw(_ bytes: [UInt8]) { metadata.append(bytes) }
+    package mutating func addRaw(_ bytes: [UInt8]) { metadata.append(bytes) }
 
     /// The file bytes: header, padding, then `dataBytes` of tensor data.
-    public func build() -> [UInt8] {
+    package func build() -> [UInt8] {
         var out = magic + Self.u32(version)
         out += Self.u64(tensorCountOverride ?? UInt64(tensors.count))
         out += Self.u64(metadataCountOverride ?? UInt64(metadata.count))
@@ -204,7 +204,7 @@ public struct GGUFBuilder {
 }
 
 /// The built `modelcast` executable: `$MODELCAST_BIN`, or the one beside the test bundle.
-public let modelcastBinary: String = {
+package let modelcastBinary: String = {
     if let path = ProcessInfo.processInfo.environment["MODELCAST_BIN"] { return path }
     for bundle in Bundle.allBundles where bundle.bundlePath.hasSuffix(".xctest") {
         return (bundle.bundlePath as NSString).deletingLastPathComponent + "/modelcast"
@@ -212,28 +212,82 @@ public let modelcastBinary: String = {
     return repositoryRoot + "/.build/debug/modelcast"
 }()
 
+/// One `modelcast publish` as the tests run it: model files under one name and version,
+/// a base URL and a target; `extra` adds flags, `environment` replaces this process's
+/// (`pinnedEnvironment()` pins the clock). Tests build this instead of writing their own
+/// publish helper.
+package struct PublishRun {
+    package var models: [String]
+    /// `--name`; nil leaves the name to the file.
+    package var name: String?
+    package var version: String
+    package var baseURL: String
+    package var target: String
+    package var extra: [String]
+    package var environment: [String: String]?
+
+    package init(_ models: [String], name: String? = "m", version: String, baseURL: String, to target: String, _ extra: [String] = [],
+                environment: [String: String]? = nil) {
+        self.models = models
+        self.name = name
+        self.version = version
+        self.baseURL = baseURL
+        self.target = target
+        self.extra = extra
+        self.environment = environment
+    }
+
+    /// The command line, without the program name.
+    package var arguments: [String] {
+        ["publish"] + models + (name.map { ["--name", $0] } ?? []) + ["--version", version, "--base-url", baseURL, "--to", target] + extra
+    }
+
+    /// Runs the publish.
+    @discardableResult
+    package func run(cwd: String? = repositoryRoot) throws -> ProcessOutput {
+        try modelcast(arguments, cwd: cwd, environment: environment)
+    }
+
+    /// Runs the publish and fails the test unless it exits 0.
+    @discardableResult
+    package func succeeds(file: StaticString = #filePath, line: UInt = #line) throws -> ProcessOutput {
+        let result = try run()
+        XCTAssertEqual(result.status, 0, "\(arguments.joined(separator: " ")): \(result.stderr)", file: file, line: line)
+        return result
+    }
+}
+
+/// The environment tests run modelcast in: `base` (this process's by default) with the
+/// clock pinned (`SOURCE_DATE_EPOCH`), so manifests, records and reports come out the
+/// same on every run. Every test that pins the clock does it here.
+package func pinnedEnvironment(_ base: [String: String] = ProcessInfo.processInfo.environment, epoch: Int = 1_790_000_000) -> [String: String] {
+    var environment = base
+    environment["SOURCE_DATE_EPOCH"] = String(epoch)
+    return environment
+}
+
 /// Runs the built `modelcast` with `arguments`.
 @discardableResult
-public func modelcast(_ arguments: [String], cwd: String? = repositoryRoot, environment: [String: String]? = nil) throws -> ProcessOutput {
+package func modelcast(_ arguments: [String], cwd: String? = repositoryRoot, environment: [String: String]? = nil) throws -> ProcessOutput {
     try runProcess(modelcastBinary, arguments, cwd: cwd, environment: environment)
 }
 
 /// Runs `modelcast verify ARGUMENTS --json`: the process's output and the report it
 /// printed (nil when stdout is not a report).
-public func verifyJSON(_ arguments: [String], environment: [String: String]? = nil) throws -> (ProcessOutput, VerifyReport?) {
+package func verifyJSON(_ arguments: [String], environment: [String: String]? = nil) throws -> (ProcessOutput, VerifyReport?) {
     let result = try modelcast(["verify"] + arguments + ["--json"], environment: environment)
     let report = try? JSONDecoder().decode(VerifyReport.self, from: Data(result.stdout.utf8))
     return (result, report)
 }
 
 /// The checks of `report` named `name` with `status`.
-public func checks(_ report: VerifyReport?, _ name: String, _ status: VerifyCheck.Status) -> [VerifyCheck] {
+package func checks(_ report: VerifyReport?, _ name: String, _ status: VerifyCheck.Status) -> [VerifyCheck] {
     report?.checks.filter { $0.check == name && $0.status == status } ?? []
 }
 
 /// Every file under `root` (dot files included) with the SHA-256 of its content;
 /// equal snapshots mean the directory was left exactly as it was.
-public func snapshot(_ root: String) throws -> [String: String] {
+package func snapshot(_ root: String) throws -> [String: String] {
     var result: [String: String] = [:]
     guard let enumerator = FileManager.default.enumerator(atPath: root) else { return result }
     while let relative = enumerator.nextObject() as? String {
@@ -250,7 +304,7 @@ public func snapshot(_ root: String) throws -> [String: String] {
 }
 
 /// A free TCP port on 127.0.0.1 (bound once to port 0, then released).
-public func freeLoopbackPort() throws -> Int {
+package func freeLoopbackPort() throws -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }
     var address = sockaddr_in()
@@ -270,13 +324,13 @@ public func freeLoopbackPort() throws -> Int {
 
 /// A server started for a test: its first line of standard output is read (a URL
 /// or "ready") before the test goes on; it is stopped when the value goes away.
-public final class BackgroundProcess {
-    public let process = Process()
-    public let firstLine: String
+package final class BackgroundProcess {
+    package let process = Process()
+    package let firstLine: String
     private let errorFile: String
 
     /// Starts `executable`; fails if it prints no line within `timeout` seconds.
-    public init(_ executable: String, _ arguments: [String], cwd: String? = nil, timeout: TimeInterval = 20) throws {
+    package init(_ executable: String, _ arguments: [String], cwd: String? = nil, timeout: TimeInterval = 20) throws {
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         if let cwd { process.currentDirectoryURL = URL(fileURLWithPath: cwd) }
@@ -308,7 +362,7 @@ public final class BackgroundProcess {
     }
 
     /// What the process wrote to standard error so far.
-    public var standardError: String {
+    package var standardError: String {
         (try? String(contentsOfFile: errorFile, encoding: .utf8)) ?? ""
     }
 
@@ -329,19 +383,19 @@ public final class BackgroundProcess {
 /// the first four requests (creating an IAM user with an s3:* policy, its access key,
 /// and the bucket) pass unsigned, and from then on every request must be signed with
 /// that user's key, so a real server judges every signature modelcast computes.
-public final class MotoS3 {
-    public let port: Int
-    public let endpoint: String
-    public let bucket: String
-    public let accessKeyID: String
-    public let secretAccessKey: String
+package final class MotoS3 {
+    package let port: Int
+    package let endpoint: String
+    package let bucket: String
+    package let accessKeyID: String
+    package let secretAccessKey: String
     private let server: BackgroundProcess
     /// Where moto logs every request it answers (werkzeug's access log).
-    public let requestLogPath: String
+    package let requestLogPath: String
 
     /// `checkSignatures: false` starts moto in its default mode, which skips signature
     /// checks but (unlike the checking mode) serves anonymous GETs a bucket policy allows.
-    public init(bucket: String = "models", checkSignatures: Bool = true) throws {
+    package init(bucket: String = "models", checkSignatures: Bool = true) throws {
         let serverPort = try freeLoopbackPort()
         port = serverPort
         endpoint = "http://127.0.0.1:\(serverPort)"
@@ -406,7 +460,7 @@ public final class MotoS3 {
     }
 
     /// The environment a modelcast or aws process needs to reach this server.
-    public var environment: [String: String] {
+    package var environment: [String: String] {
         var environment = ProcessInfo.processInfo.environment
         environment["AWS_ACCESS_KEY_ID"] = accessKeyID
         environment["AWS_SECRET_ACCESS_KEY"] = secretAccessKey
@@ -420,7 +474,7 @@ public final class MotoS3 {
 
     /// Runs the aws cli (signed with the test user's key) against this server.
     @discardableResult
-    public func awsCLI(_ arguments: [String]) throws -> String {
+    package func awsCLI(_ arguments: [String]) throws -> String {
         let result = try runProcess("/usr/bin/env", ["aws", "--endpoint-url", endpoint] + arguments, environment: environment)
         guard result.status == 0 else {
             throw NSError(domain: "MotoS3", code: Int(result.status), userInfo: [NSLocalizedDescriptionKey: "aws \(arguments): \(result.stderr)"])
@@ -429,7 +483,7 @@ public final class MotoS3 {
     }
 
     /// Every object in the bucket: key → ETag and size.
-    public func listing() throws -> [String: String] {
+    package func listing() throws -> [String: String] {
         let text = try awsCLI(["s3api", "list-objects-v2", "--bucket", bucket, "--output", "json"])
         let json = try JSONSerialization.jsonObject(with: Data(text.isEmpty ? "{}".utf8 : text.utf8)) as? [String: Any]
         var result: [String: String] = [:]
@@ -440,7 +494,7 @@ public final class MotoS3 {
     }
 
     /// Downloads an object with the aws cli and returns its bytes.
-    public func download(_ key: String) throws -> Data {
+    package func download(_ key: String) throws -> Data {
         let file = NSTemporaryDirectory() + "/modelcast-dl-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: file) }
         try awsCLI(["s3", "cp", "--only-show-errors", "s3://\(bucket)/\(key)", file])
@@ -449,7 +503,7 @@ public final class MotoS3 {
 
     /// The requests moto logged so far, in order: method and path (`PUT`, `/models/ml/x`),
     /// as the server saw them — an independent count of what a client sent.
-    public func loggedRequests() -> [(method: String, path: String)] {
+    package func loggedRequests() -> [(method: String, path: String)] {
         let text = (try? String(contentsOfFile: requestLogPath, encoding: .utf8)) ?? ""
         return text.split(separator: "\n").compactMap { line in
             guard let open = line.firstIndex(of: "\""), let close = line[line.index(after: open)...].firstIndex(of: "\"") else { return nil }
@@ -463,7 +517,7 @@ public final class MotoS3 {
 
     /// Starts `Tests/Fixtures/fault_proxy.py` in front of this server with `json` as its
     /// rules (written to `rules`); returns the proxy and its endpoint.
-    public func startFaultProxy(rules: String, json: String) throws -> (BackgroundProcess, String) {
+    package func startFaultProxy(rules: String, json: String) throws -> (BackgroundProcess, String) {
         try json.write(toFile: rules, atomically: true, encoding: .utf8)
         let proxyPort = try freeLoopbackPort()
         let proxy = try BackgroundProcess("/usr/bin/env", ["python3", repositoryRoot + "/Tests/Fixtures/fault_proxy.py", String(proxyPort), String(port), rules])
@@ -472,7 +526,7 @@ public final class MotoS3 {
     }
 
     /// Lets anyone GET objects (so `verify` can go through the public URL).
-    public func allowPublicReads() throws {
+    package func allowPublicReads() throws {
         let policy = #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":"s3:GetObject","Resource":"arn:aws:s3:::\#(bucket)/*"}]}"#
         try awsCLI(["s3api", "put-bucket-policy", "--bucket", bucket, "--policy", policy])
     }
@@ -481,18 +535,18 @@ public final class MotoS3 {
 /// nginx on 127.0.0.1 serving a published directory with the snippet publish wrote
 /// (`_modelcast/nginx.conf`), with gzip on (unless `gzip` is false) for everything the
 /// snippet lets it compress.
-public final class NginxServer {
-    public let process = Process()
-    public let port: Int
+package final class NginxServer {
+    package let process = Process()
+    package let port: Int
 
     /// nil (the test is skipped) when nginx is not installed.
-    public static var binary: String? {
+    package static var binary: String? {
         ["/usr/sbin/nginx", "/usr/bin/nginx"].first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
     /// Starts nginx for `site` (published with a base URL on `port`); `work` holds its
     /// configuration, logs and temporary files. Returns once it answers `probe`.
-    public init(binary: String, site: String, port: Int, work: Scratch, probe: String, gzip: Bool = true) throws {
+    package init(binary: String, site: String, port: Int, work: Scratch, probe: String, gzip: Bool = true) throws {
         self.port = port
         chmod(work.path, 0o755)  // nginx workers run unprivileged
         let config = """
@@ -546,7 +600,7 @@ public final class NginxServer {
 /// Checks `documents` (JSON text) against `schema/cli/NAME` (JSON Schema 2020-12, formats
 /// checked); fails naming the first invalid one. Every test that checks a `--json` output
 /// against its schema goes through this one validator.
-public func validateAgainstSchema(_ documents: [String], _ name: String, file: StaticString = #filePath, line: UInt = #line) throws {
+package func validateAgainstSchema(_ documents: [String], _ name: String, file: StaticString = #filePath, line: UInt = #line) throws {
     let script = """
         import json, sys, jsonschema
         schema = json.load(open(sys.argv[1]))

@@ -3,11 +3,11 @@ internal import CLibCrypto
 
 /// HMAC-SHA256 (RFC 2104) computed by libcrypto's `EVP_MAC` interface, the
 /// OpenSSL 3 replacement for the deprecated `HMAC_*` functions.
-public enum HMACSHA256 {
+package enum HMACSHA256 {
     /// The 32-byte HMAC-SHA256 of `message` under `key`. Keys of any length work,
     /// the empty key included; keys longer than the 64-byte block are hashed first,
     /// as RFC 2104 says.
-    public static func authenticate(key: [UInt8], message: [UInt8]) throws -> [UInt8] {
+    package static func authenticate(key: [UInt8], message: [UInt8]) throws -> [UInt8] {
         try HMACSHA256Context().authenticate(key: key, message: message)
     }
 }

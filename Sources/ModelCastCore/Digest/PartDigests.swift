@@ -5,31 +5,31 @@ internal import CLibCrypto
 /// part may be shorter): what an S3 multipart upload sends as each part's checksum.
 /// Computed in the same read as the stream's whole SHA-256, so the parts are proven
 /// to be the pieces of the bytes the manifest names.
-public struct PartDigests: Sendable, Equatable {
+package struct PartDigests: Sendable, Equatable {
     /// Bytes in every part but the last.
-    public let partSize: Int64
+    package let partSize: Int64
     /// One digest per part, in order.
-    public let digests: [SHA256Digest]
+    package let digests: [SHA256Digest]
 
-    public init(partSize: Int64, digests: [SHA256Digest]) {
+    package init(partSize: Int64, digests: [SHA256Digest]) {
         self.partSize = partSize
         self.digests = digests
     }
 
     /// The byte range of part `index` (0-based) of a stream of `size` bytes.
-    public func range(ofPart index: Int, size: Int64) -> (offset: Int64, length: Int64) {
+    package func range(ofPart index: Int, size: Int64) -> (offset: Int64, length: Int64) {
         let offset = Int64(index) * partSize
         return (offset, min(partSize, size - offset))
     }
 
     /// True when these are the parts of a stream of `size` bytes cut at `partSize`.
-    public func fit(size: Int64, partSize: Int64) -> Bool {
+    package func fit(size: Int64, partSize: Int64) -> Bool {
         self.partSize == partSize && Int64(digests.count) == (size + partSize - 1) / partSize
     }
 
     /// S3's composite checksum of a multipart object with these parts: the SHA-256 of
     /// the parts' digests, concatenated.
-    public func composite() throws -> SHA256Digest {
+    package func composite() throws -> SHA256Digest {
         try SHA256Hasher.digest(digests.flatMap(\.bytes))
     }
 }

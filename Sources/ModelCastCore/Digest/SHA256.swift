@@ -3,18 +3,18 @@ internal import CLibCrypto
 
 /// A SHA-256 digest: 32 raw bytes that print as lowercase hex (manifests) or
 /// base64 (S3's `x-amz-checksum-sha256`).
-public struct SHA256Digest: Hashable, Sendable, CustomStringConvertible, Codable {
+package struct SHA256Digest: Hashable, Sendable, CustomStringConvertible, Codable {
     /// The 32 raw digest bytes.
-    public let bytes: [UInt8]
+    package let bytes: [UInt8]
 
     /// Wraps 32 raw bytes; returns nil for any other length.
-    public init?(bytes: [UInt8]) {
+    package init?(bytes: [UInt8]) {
         guard bytes.count == 32 else { return nil }
         self.bytes = bytes
     }
 
     /// Parses 64 hex digits (either case); returns nil for anything else.
-    public init?(hex: String) {
+    package init?(hex: String) {
         let utf8 = Array(hex.utf8)
         guard utf8.count == 64 else { return nil }
         var out = [UInt8]()
@@ -29,7 +29,7 @@ public struct SHA256Digest: Hashable, Sendable, CustomStringConvertible, Codable
     }
 
     /// Lowercase hex, 64 characters.
-    public var hex: String {
+    package var hex: String {
         let digits = Array("0123456789abcdef".utf8)
         var out = [UInt8]()
         out.reserveCapacity(64)
@@ -41,11 +41,11 @@ public struct SHA256Digest: Hashable, Sendable, CustomStringConvertible, Codable
     }
 
     /// Standard base64 with padding, 44 characters.
-    public var base64: String { Data(bytes).base64EncodedString() }
+    package var base64: String { Data(bytes).base64EncodedString() }
 
-    public var description: String { hex }
+    package var description: String { hex }
 
-    public init(from decoder: Decoder) throws {
+    package init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
         let text = try container.decode(String.self)
         guard let digest = SHA256Digest(hex: text) else {
@@ -54,7 +54,7 @@ public struct SHA256Digest: Hashable, Sendable, CustomStringConvertible, Codable
         self = digest
     }
 
-    public func encode(to encoder: Encoder) throws {
+    package func encode(to encoder: Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(hex)
     }
@@ -71,25 +71,25 @@ private func hexValue(_ c: UInt8) -> UInt8? {
 
 /// Streaming SHA-256 over libcrypto's EVP interface (which uses the CPU's SHA
 /// extensions where present). One instance owns one `EVP_MD_CTX`.
-public final class SHA256Hasher {
+package final class SHA256Hasher {
     private let digest: EVPDigest
 
     /// Starts a new digest.
-    public init() throws {
+    package init() throws {
         digest = try EVPDigest(EVP_sha256(), name: "SHA-256", size: 32)
     }
 
     /// Feeds bytes into the digest.
-    public func update(_ bytes: UnsafeRawBufferPointer) { digest.update(bytes) }
+    package func update(_ bytes: UnsafeRawBufferPointer) { digest.update(bytes) }
 
     /// Feeds the bytes of a collection into the digest.
-    public func update<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 { digest.update(bytes) }
+    package func update<Bytes: Collection>(_ bytes: Bytes) where Bytes.Element == UInt8 { digest.update(bytes) }
 
     /// Finishes the digest; the hasher cannot be used afterwards.
-    public func finalize() -> SHA256Digest { SHA256Digest(bytes: digest.finalize())! }
+    package func finalize() -> SHA256Digest { SHA256Digest(bytes: digest.finalize())! }
 
     /// The digest of a byte string in one call.
-    public static func digest<Bytes: Collection>(_ bytes: Bytes) throws -> SHA256Digest where Bytes.Element == UInt8 {
+    package static func digest<Bytes: Collection>(_ bytes: Bytes) throws -> SHA256Digest where Bytes.Element == UInt8 {
         let hasher = try SHA256Hasher()
         hasher.update(bytes)
         return hasher.finalize()

@@ -2,15 +2,15 @@ import Foundation
 import NIOConcurrencyHelpers
 
 /// The size and SHA-256 of a byte stream.
-public struct DigestResult: Sendable, Equatable {
+package struct DigestResult: Sendable, Equatable {
     /// Bytes seen.
-    public let size: Int64
+    package let size: Int64
     /// SHA-256 of those bytes.
-    public let sha256: SHA256Digest
+    package let sha256: SHA256Digest
     /// For a file: the file as it was when reading began (nil for a stream).
-    public var source: FileSnapshot? = nil
+    package var source: FileSnapshot? = nil
     /// The SHA-256 of each part, when a part size was asked for (same read as `sha256`).
-    public var parts: PartDigests? = nil
+    package var parts: PartDigests? = nil
 }
 
 /// The consumer ends of a `ChunkPipeline`: one hashes every chunk, one (when there is
@@ -56,7 +56,7 @@ final class DigestingWriter: @unchecked Sendable {
 }
 
 /// Hashes files in one read pass, optionally copying them at the same time.
-public enum StreamDigester {
+package enum StreamDigester {
     /// Reads the regular file at `path` once, hashing it (and writing it to `copy`
     /// when given, and hashing each `partSize`-byte part when given) on other threads.
     /// Fails if the file's size changes meanwhile.
@@ -94,12 +94,12 @@ public enum StreamDigester {
     }
 
     /// The size and SHA-256 of the file at `path` (one streaming read, flat memory).
-    public static func digest(ofFileAt path: String, progress: ProgressReporter? = nil) throws -> DigestResult {
+    package static func digest(ofFileAt path: String, progress: ProgressReporter? = nil) throws -> DigestResult {
         try digestFile(at: path, copyingTo: nil, progress: progress)
     }
 
     /// Digests several files concurrently, one per core, in the order given.
-    public static func digest(ofFilesAt paths: [String]) throws -> [DigestResult] {
+    package static func digest(ofFilesAt paths: [String]) throws -> [DigestResult] {
         let results = ResultBox<DigestResult>(count: paths.count)
         DispatchQueue.concurrentPerform(iterations: paths.count) { index in
             results.set(index, Result { try digest(ofFileAt: paths[index]) })

@@ -1,9 +1,9 @@
 import Foundation
 
 /// Content-Type values for published objects.
-public enum ContentType {
+package enum ContentType {
     /// The Content-Type for an artifact file name.
-    public static func forArtifact(named name: String) -> String {
+    package static func forArtifact(named name: String) -> String {
         let lower = name.lowercased()
         if lower.hasSuffix(".zip") { return "application/zip" }
         if lower.hasSuffix(".json") { return "application/json" }
@@ -12,7 +12,7 @@ public enum ContentType {
 }
 
 /// How an artifact holds its model.
-public enum ArtifactFormat: String, Codable, Sendable {
+package enum ArtifactFormat: String, Codable, Sendable {
     case file, zip
     /// A directory published as its files, each its own object (`--no-zip`).
     case tree

@@ -1,31 +1,31 @@
 import Foundation
 
 /// What a GGUF header says about a model.
-public struct GGUFSummary: Sendable, Equatable {
+package struct GGUFSummary: Sendable, Equatable {
     /// Format version (2 or 3).
-    public var version: UInt32
+    package var version: UInt32
     /// Number of tensors.
-    public var tensorCount: UInt64
+    package var tensorCount: UInt64
     /// Number of metadata key/value pairs.
-    public var metadataCount: UInt64
+    package var metadataCount: UInt64
     /// `general.architecture`, e.g. "llama" or "clip".
-    public var architecture: String?
+    package var architecture: String?
     /// `general.name`.
-    public var name: String?
+    package var name: String?
     /// Quantization, from `general.file_type`, or else the type holding most tensor bytes.
-    public var quantization: String?
+    package var quantization: String?
     /// Sum of tensor element counts.
-    public var parameterCount: UInt64
+    package var parameterCount: UInt64
     /// Where tensor data starts.
-    public var dataOffset: UInt64
+    package var dataOffset: UInt64
     /// Where the last tensor's data ends (the file may be longer only by padding).
-    public var dataEnd: UInt64
+    package var dataEnd: UInt64
 }
 
 /// Reads and validates a GGUF file's header without reading tensor data:
 /// magic, version, sane counts, every metadata value and tensor record inside the
 /// file, tensor offsets aligned, and the file long enough for every tensor.
-public enum GGUFReader {
+package enum GGUFReader {
     static let magic: [UInt8] = Array("GGUF".utf8)
     /// GGML_MAX_DIMS.
     static let maxDimensions: UInt32 = 4
@@ -36,7 +36,7 @@ public enum GGUFReader {
     static func hasMagic(_ prefix: [UInt8]) -> Bool { prefix.count >= 4 && Array(prefix.prefix(4)) == magic }
 
     /// Parses the header of the GGUF file at `path`.
-    public static func read(path: String) throws -> GGUFSummary {
+    package static func read(path: String) throws -> GGUFSummary {
         let file = try FileDescriptor.openForReading(path)
         let size = UInt64(try file.status().st_size)
         var parse = HeaderParse(path: path, fileSize: size, reader: BufferedReader(file: file, fileSize: size))

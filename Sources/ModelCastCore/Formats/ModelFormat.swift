@@ -1,7 +1,7 @@
 import Foundation
 
 /// The model formats modelcast recognises.
-public enum ModelKind: String, Sendable, Codable, CaseIterable {
+package enum ModelKind: String, Sendable, Codable, CaseIterable {
     /// llama.cpp / ggml GGUF file.
     case gguf
     /// Core ML package directory (`.mlpackage`).
@@ -21,29 +21,29 @@ public enum ModelKind: String, Sendable, Codable, CaseIterable {
 }
 
 /// What modelcast learned about a model on disk.
-public struct ModelDescription: Sendable {
+package struct ModelDescription: Sendable {
     /// The path as given.
-    public let path: String
+    package let path: String
     /// Detected format.
-    public let kind: ModelKind
+    package let kind: ModelKind
     /// True for directory models (published as a zip).
-    public let isDirectory: Bool
+    package let isDirectory: Bool
     /// Number of regular files (1 for a file model).
-    public let fileCount: Int
+    package let fileCount: Int
     /// Total bytes of those files.
-    public let totalSize: Int64
+    package let totalSize: Int64
     /// Format-specific facts in display order, e.g. ("architecture", "llama").
-    public let details: [(key: String, value: String)]
+    package let details: [(key: String, value: String)]
     /// The scanned tree, for directory models.
-    public let tree: ModelTree?
+    package let tree: ModelTree?
 }
 
 /// Detects and validates model formats.
-public enum ModelInspector {
+package enum ModelInspector {
     /// Detects the format of `path` and validates it. A file that claims a format
     /// by its extension (or, for GGUF, its magic) and fails that format's check is
     /// an error. Directory trees are scanned and refused as `ModelTree.scan` refuses.
-    public static func describe(_ path: String) throws -> ModelDescription {
+    package static func describe(_ path: String) throws -> ModelDescription {
         guard var info = try linkStatus(path) else { throw ModelCastError.notFound(path: path) }
         if case .symlink = FileType(mode: info.st_mode) {
             // The model argument itself may be a link (e.g. `latest.gguf`); follow it once.

@@ -1,37 +1,37 @@
 import Foundation
 
 /// One entry of a directory model, as it will appear in the archive.
-public struct TreeEntry: Sendable, Equatable {
+package struct TreeEntry: Sendable, Equatable {
     /// The name inside the archive: relative to the tree's parent, `/`-separated,
     /// NFC-normalised, with a trailing `/` for directories.
-    public let archiveName: String
+    package let archiveName: String
     /// Where the entry is on disk (the name as the file system spells it).
-    public let diskPath: String
+    package let diskPath: String
     /// True for a directory entry.
-    public let isDirectory: Bool
+    package let isDirectory: Bool
     /// File size in bytes (0 for directories).
-    public let size: Int64
+    package let size: Int64
     /// True when any execute bit is set on a regular file (archived as 0755).
-    public let isExecutable: Bool
+    package let isExecutable: Bool
 }
 
 /// A scanned, validated directory model: every entry a regular file or directory,
 /// names valid UTF-8 and unique after NFC normalisation and case folding, entries
 /// sorted bytewise by archive name. Scanning reads metadata only, never file data.
-public struct ModelTree: Sendable {
+package struct ModelTree: Sendable {
     /// The directory that was scanned.
-    public let root: String
+    package let root: String
     /// The entries, sorted bytewise by `archiveName`, the root directory first.
-    public let entries: [TreeEntry]
+    package let entries: [TreeEntry]
 
     /// Number of regular files.
-    public var fileCount: Int { entries.filter { !$0.isDirectory }.count }
+    package var fileCount: Int { entries.filter { !$0.isDirectory }.count }
     /// Sum of regular file sizes.
-    public var totalSize: Int64 { entries.reduce(0) { $0 + $1.size } }
+    package var totalSize: Int64 { entries.reduce(0) { $0 + $1.size } }
 
     /// Scans `root`. Archive names start with the root's own name (`Model.mlpackage/…`),
     /// so unpacking the zip recreates the directory itself.
-    public static func scan(_ root: String) throws -> ModelTree {
+    package static func scan(_ root: String) throws -> ModelTree {
         guard let info = try linkStatus(root) else { throw ModelCastError.notFound(path: root) }
         guard case .directory = FileType(mode: info.st_mode) else {
             throw ModelCastError.usage("not a directory: \(root)")

@@ -3,9 +3,9 @@ import Foundation
 /// Limits static hosts document for what a directory target holds, and the warnings
 /// publish gives when the directory crosses one (it still publishes: the directory is
 /// right for other hosts, and for this one once the offending files are served elsewhere).
-public enum HostLimits {
+package enum HostLimits {
     /// A host whose limits publish checks when the user deploys there (`--hosted-on`).
-    public enum Host: String, CaseIterable, Sendable {
+    package enum Host: String, CaseIterable, Sendable {
         /// Cloudflare Pages: 25 MiB per file, 100 `_headers` rules of 2,000 characters a line.
         case pages
         /// R2 uploaded with wrangler (`_modelcast/upload-wrangler.sh`): 300 MiB per upload.
@@ -14,21 +14,21 @@ public enum HostLimits {
 
     /// developers.cloudflare.com/pages/platform/limits: "A `_headers` file can have a
     /// maximum of 100 header rules."
-    public static let pagesHeaderRules = 100
+    package static let pagesHeaderRules = 100
     /// developers.cloudflare.com/pages/configuration/headers: "Each line in the `_headers`
     /// file has a 2,000 character limit."
-    public static let pagesHeaderLineLength = 2_000
+    package static let pagesHeaderLineLength = 2_000
     /// developers.cloudflare.com/pages/platform/limits: "The maximum file size for a single
     /// Cloudflare Pages site asset is 25 MiB."
-    public static let pagesFileSize: Int64 = 25 << 20
+    package static let pagesFileSize: Int64 = 25 << 20
     /// developers.cloudflare.com/r2/objects/upload-objects: "Wrangler only supports uploading
     /// files up to 315MB in size" — wrangler's own check (workers-sdk
     /// packages/wrangler/src/r2/constants.ts) is `MAX_UPLOAD_SIZE = 300 * 1024 * 1024`.
-    public static let wranglerUploadSize: Int64 = 300 << 20
+    package static let wranglerUploadSize: Int64 = 300 << 20
 
     /// The rules of a `_headers` file: its lines that are neither indented (a header),
     /// a comment nor blank.
-    public static func headerRuleCount(_ text: String) -> Int {
+    package static func headerRuleCount(_ text: String) -> Int {
         text.split(separator: "\n").filter { line in
             guard let first = line.first else { return false }
             return first != "#" && first != " " && first != "\t"

@@ -3,17 +3,17 @@ import Foundation
 /// `_modelcast/objects.json` as publish writes it: the base URL a directory is served
 /// from and every object's headers. serve answers with them, verify checks a directory
 /// against them, and rollback reads the manifest's declared Cache-Control from them.
-public struct HostedObjectsFile: Sendable {
+package struct HostedObjectsFile: Sendable {
     /// The file's place inside a published directory.
-    public static let relativePath = "_modelcast/objects.json"
+    package static let relativePath = "_modelcast/objects.json"
 
-    public let baseURL: String
+    package let baseURL: String
     /// Headers by key.
-    public let declared: [String: ObjectMetadata]
+    package let declared: [String: ObjectMetadata]
 
     /// Reads the file under `root`; nil when there is none. An entry that cannot be used
     /// is an error naming its key and field (it would otherwise be served with no headers).
-    public init?(root: String) throws {
+    package init?(root: String) throws {
         let path = root + "/" + Self.relativePath
         guard let data = FileManager.default.contents(atPath: path) else { return nil }
         struct File: Decodable {

@@ -2,17 +2,17 @@ import Foundation
 import Mustache
 
 /// One object as the hosting files describe it.
-public struct HostedObject: Sendable, Equatable {
+package struct HostedObject: Sendable, Equatable {
     /// What the object is, which decides its upload order and caching.
-    public enum Role: String, Sendable {
+    package enum Role: String, Sendable {
         case artifact, history, signature, manifest
     }
 
-    public let key: String
-    public let role: Role
-    public let metadata: ObjectMetadata
+    package let key: String
+    package let role: Role
+    package let metadata: ObjectMetadata
 
-    public init(key: String, role: Role, metadata: ObjectMetadata) {
+    package init(key: String, role: Role, metadata: ObjectMetadata) {
         self.key = key
         self.role = role
         self.metadata = metadata
@@ -24,18 +24,18 @@ public struct HostedObject: Sendable, Equatable {
 /// upload scripts (aws cli, rclone, wrangler) that upload the manifest last, and an
 /// nginx snippet. Templates come from the top-level `templates/` folder (compiled
 /// in), and any file of the same name in an override directory replaces its default.
-public struct HostingFiles: Sendable {
+package struct HostingFiles: Sendable {
     /// Rendered files: path relative to the target root → content.
-    public let files: [(path: String, content: String)]
+    package let files: [(path: String, content: String)]
     /// Where these files and objects cross a host's documented limit (Cloudflare Pages,
     /// wrangler): one line each, naming the limit, the host and what crosses it.
-    public var warnings: [String] { warnings(hosts: Set(HostLimits.Host.allCases), added: nil) }
+    package var warnings: [String] { warnings(hosts: Set(HostLimits.Host.allCases), added: nil) }
     private let objects: [HostedObject]
     private let ownRules: Int
 
     /// The warnings for the hosts the user deploys to, about `added` objects only (what a
     /// publish stores; nil: every object) and the hosting files themselves.
-    public func warnings(hosts: Set<HostLimits.Host>, added: Set<String>?) -> [String] {
+    package func warnings(hosts: Set<HostLimits.Host>, added: Set<String>?) -> [String] {
         let checked = added.map { keys in objects.filter { keys.contains($0.key) } } ?? objects
         return HostLimits.warnings(objects: checked, files: files, ownRules: ownRules, hosts: hosts)
     }
@@ -47,7 +47,7 @@ public struct HostingFiles: Sendable {
     }
 
     /// The template texts: the built-in set, overridden or extended by `overrideDirectory`.
-    public static func templates(overrideDirectory: String?) throws -> [String: String] {
+    package static func templates(overrideDirectory: String?) throws -> [String: String] {
         var templates = EmbeddedTemplates.all
         guard let overrideDirectory else { return templates }
         var isDirectory: ObjCBool = false
@@ -66,7 +66,7 @@ public struct HostingFiles: Sendable {
     }
 
     /// Renders every template for `objects` (in upload order) published under `baseURL` from `root`.
-    public init(objects: [HostedObject], baseURL: String, root: String, templates: [String: String]) throws {
+    package init(objects: [HostedObject], baseURL: String, root: String, templates: [String: String]) throws {
         let rules = ContentTypeRules.make(objects: objects, basePath: URLParts.path(of: baseURL))
         let context = Self.context(objects: objects, baseURL: baseURL, root: root, contentTypeRules: rules)
         var rendered: [(String, String)] = []

@@ -11,17 +11,17 @@ import NIOCore
 /// answer 404, as they would on the real host. The list of objects follows new
 /// publishes into the directory (see `PublishedObjectList`). It is for local testing
 /// and examples, not for the internet, so it binds to loopback by default.
-public struct PreviewServer: Sendable {
-    public let root: String
-    public let host: String
-    public let port: Int
+package struct PreviewServer: Sendable {
+    package let root: String
+    package let host: String
+    package let port: Int
     /// The URL path the directory is served under (from the objects file's base URL, or given).
-    public let basePath: String
+    package let basePath: String
     let objects: PublishedObjectList
     let log: @Sendable (String) -> Void
 
     /// Reads `root/_modelcast/objects.json` when it is there (and fails if it cannot be read).
-    public init(root: String, host: String = "127.0.0.1", port: Int = 8080, basePath: String? = nil, log: @escaping @Sendable (String) -> Void) throws {
+    package init(root: String, host: String = "127.0.0.1", port: Int = 8080, basePath: String? = nil, log: @escaping @Sendable (String) -> Void) throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ModelCastError.notFound(path: root)
@@ -45,11 +45,11 @@ public struct PreviewServer: Sendable {
     }
 
     /// The base URL the directory was published for (from `_modelcast/objects.json`).
-    public let publishedBaseURL: String?
+    package let publishedBaseURL: String?
 
     /// Runs until SIGINT or SIGTERM. `onReady` receives the base URL once listening
     /// (with the actual port when `port` is 0).
-    public func run(onReady: @escaping @Sendable (String) async -> Void) async throws {
+    package func run(onReady: @escaping @Sendable (String) async -> Void) async throws {
         let router = Router()
         router.add(middleware: PublishedObjectsMiddleware(root: root, basePath: basePath, objects: objects, log: log))
         var logger = Logger(label: "modelcast.serve")

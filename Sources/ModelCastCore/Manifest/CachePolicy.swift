@@ -1,18 +1,18 @@
 import Foundation
 
 /// The Cache-Control values modelcast publishes with.
-public enum CachePolicy {
+package enum CachePolicy {
     /// The manifest must always be revalidated, or devices miss updates and rollbacks.
-    public static let manifestDefault = "no-cache, no-store"
+    package static let manifestDefault = "no-cache, no-store"
     /// Artifacts and history records never change under their key.
-    public static let immutable = "public, max-age=31536000, immutable"
+    package static let immutable = "public, max-age=31536000, immutable"
     /// The longest freshness modelcast accepts for a manifest, in seconds.
-    public static let manifestMaxAge = 60
+    package static let manifestMaxAge = 60
 
     /// Accepts a manifest Cache-Control only if caches must revalidate it or may
     /// keep it at most `manifestMaxAge` seconds. Anything longer-lived would let
     /// CDNs and devices keep serving an old manifest after a release or rollback.
-    public static func validateManifest(_ value: String) throws {
+    package static func validateManifest(_ value: String) throws {
         let directives = parse(value)
         func refuse(_ why: String) -> ModelCastError {
             .usage("manifest Cache-Control '\(value)' is refused: \(why). Use '\(manifestDefault)' or max-age of at most \(manifestMaxAge)")
@@ -41,10 +41,10 @@ public enum CachePolicy {
     }
 
     /// The shortest freshness accepted for an artifact, in seconds (a day).
-    public static let artifactMinimumMaxAge = 86_400
+    package static let artifactMinimumMaxAge = 86_400
 
     /// How an artifact's Cache-Control is judged.
-    public enum ArtifactVerdict: Equatable, Sendable {
+    package enum ArtifactVerdict: Equatable, Sendable {
         /// Long-lived and immutable.
         case ok
         /// Long-lived, but without `immutable`: caches revalidate an object that never changes.
@@ -58,7 +58,7 @@ public enum CachePolicy {
     /// `artifactMinimumMaxAge` seconds (`max-age`, and `s-maxage` when given, which CDNs
     /// obey instead), and should be told it is `immutable`. Directives are read as
     /// `validateManifest` reads them (case-insensitive, quoted values).
-    public static func validateArtifact(_ value: String) -> ArtifactVerdict {
+    package static func validateArtifact(_ value: String) -> ArtifactVerdict {
         let directives = parse(value)
         guard !directives.isEmpty else { return .refused("it is missing or empty") }
         if let uncached = directives.first(where: { ["no-store", "no-cache", "private"].contains($0.name) }) {

@@ -1,24 +1,24 @@
 import Foundation
 
 /// What `modelcast inspect` prints.
-public struct InspectReport: Encodable, Sendable {
-    public let path: String
-    public let kind: ModelKind
-    public let files: Int
+package struct InspectReport: Encodable, Sendable {
+    package let path: String
+    package let kind: ModelKind
+    package let files: Int
     /// Total bytes of the model's files.
-    public let modelSize: Int64
-    public let details: [String: String]
+    package let modelSize: Int64
+    package let details: [String: String]
     private let orderedDetails: [(key: String, value: String)]
     /// The artifact that would be published.
-    public let artifact: Artifact
+    package let artifact: Artifact
 
     /// The artifact part of the report.
-    public struct Artifact: Encodable, Sendable {
-        public let name: String
-        public let format: ArtifactFormat
-        public let contentType: String
-        public let size: Int64?
-        public let sha256: SHA256Digest?
+    package struct Artifact: Encodable, Sendable {
+        package let name: String
+        package let format: ArtifactFormat
+        package let contentType: String
+        package let size: Int64?
+        package let sha256: SHA256Digest?
 
         enum CodingKeys: String, CodingKey {
             case name, format, size, sha256
@@ -48,7 +48,7 @@ public struct InspectReport: Encodable, Sendable {
         }
     }
 
-    public func encode(to encoder: Encoder) throws {
+    package func encode(to encoder: Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(path, forKey: .path)
         try container.encode(kind, forKey: .kind)
@@ -72,7 +72,7 @@ public struct InspectReport: Encodable, Sendable {
         init?(intValue: Int) { nil }
     }
 
-    public init(description: ModelDescription, artifactName: String, artifact: PackResult?) {
+    package init(description: ModelDescription, artifactName: String, artifact: PackResult?) {
         path = description.path
         kind = description.kind
         files = description.fileCount
@@ -87,7 +87,7 @@ public struct InspectReport: Encodable, Sendable {
     }
 
     /// Aligned `key: value` lines.
-    public var text: String {
+    package var text: String {
         var rows: [(String, String)] = [
             ("path", path), ("kind", kind.rawValue), ("files", String(files)),
             ("model size", "\(modelSize) bytes (\(formatBytes(modelSize)))"),

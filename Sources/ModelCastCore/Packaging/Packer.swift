@@ -1,21 +1,21 @@
 import Foundation
 
 /// Options for `Packer.pack`.
-public struct PackOptions: Sendable {
+package struct PackOptions: Sendable {
     /// Where to write: an existing directory (or a path ending in `/`) receives the
     /// artifact under its own name; anything else is the artifact's file path.
     /// nil means the current directory.
-    public var output: String?
+    package var output: String?
     /// Force (`true`) or forbid (`false`) a zip; nil zips directories and keeps files as they are.
-    public var zip: Bool?
+    package var zip: Bool?
     /// Zip entry compression.
-    public var compression: ZipCompression
+    package var compression: ZipCompression
     /// Reports progress; nil reports nothing.
-    public var progress: ProgressFactory?
+    package var progress: ProgressFactory?
     /// fsync the artifact before renaming it into place.
-    public var durable: Bool
+    package var durable: Bool
 
-    public init(output: String? = nil, zip: Bool? = nil, compression: ZipCompression = .store, progress: ProgressFactory? = nil, durable: Bool = false) {
+    package init(output: String? = nil, zip: Bool? = nil, compression: ZipCompression = .store, progress: ProgressFactory? = nil, durable: Bool = false) {
         self.output = output
         self.durable = durable
         self.zip = zip
@@ -25,32 +25,32 @@ public struct PackOptions: Sendable {
 }
 
 /// A packed artifact: what gets uploaded and named in a manifest.
-public struct PackResult: Codable, Sendable, Equatable {
+package struct PackResult: Codable, Sendable, Equatable {
     /// Path of the artifact on disk.
-    public let path: String
+    package let path: String
     /// The artifact's file name (`Model.mlpackage.zip`, `model.gguf`).
-    public let name: String
+    package let name: String
     /// Artifact size in bytes.
-    public let size: Int64
+    package let size: Int64
     /// SHA-256 of the artifact bytes.
-    public let sha256: SHA256Digest
+    package let sha256: SHA256Digest
     /// Detected model format.
-    public let kind: ModelKind
+    package let kind: ModelKind
     /// Number of model files inside the artifact.
-    public let files: Int
+    package let files: Int
     /// `file` (published as-is) or `zip`.
-    public let format: ArtifactFormat
+    package let format: ArtifactFormat
     /// Zip entry compression (zip artifacts only).
-    public let compression: ZipCompression?
+    package let compression: ZipCompression?
     /// The Content-Type the artifact is served with.
-    public let contentType: String
+    package let contentType: String
     /// For `digest` of a plain file (the artifact is the model file itself): that
     /// file as it was when it was hashed, so an upload from it in place can tell
     /// whether it changed since. Not part of the JSON form.
-    public var source: FileSnapshot? = nil
+    package var source: FileSnapshot? = nil
     /// The SHA-256 of each part, when `stage` or `digest` was given a part size (for an
     /// S3 multipart upload), computed in the same read as `sha256`. Not part of the JSON form.
-    public var parts: PartDigests? = nil
+    package var parts: PartDigests? = nil
 
     enum CodingKeys: String, CodingKey {
         case path, name, size, sha256, kind, files, format, compression
@@ -61,11 +61,11 @@ public struct PackResult: Codable, Sendable, Equatable {
 
 /// Turns a model on disk into a publishable artifact, computing its size and
 /// SHA-256 while the bytes are written, so every input byte is read once.
-public struct Packer: Sendable {
-    public init() {}
+package struct Packer: Sendable {
+    package init() {}
 
     /// Packs `model` according to `options` and returns the artifact.
-    public func pack(_ model: String, options: PackOptions) throws -> PackResult {
+    package func pack(_ model: String, options: PackOptions) throws -> PackResult {
         let description = try ModelInspector.describe(model)
         let asZip = try decideZip(description, options.zip)
         let name = artifactName(for: description, zip: asZip)
@@ -96,7 +96,7 @@ public struct Packer: Sendable {
     /// the caller stores the file under its key, then it is gone). The result's
     /// `path` is the temporary file. With `partSize`, each part of the artifact is
     /// hashed too (`PackResult.parts`), in the same pass.
-    public func stage(_ description: ModelDescription, in directory: String, zip: Bool? = nil, compression: ZipCompression = .store,
+    package func stage(_ description: ModelDescription, in directory: String, zip: Bool? = nil, compression: ZipCompression = .store,
                       progress: ProgressFactory? = nil, partSize: Int64? = nil) throws -> PackResult {
         let asZip = try decideZip(description, zip)
         let name = artifactName(for: description, zip: asZip)
@@ -115,7 +115,7 @@ public struct Packer: Sendable {
 
     /// The artifact `pack` would write, hashed without writing anything. With `partSize`,
     /// each part of the artifact is hashed too (`PackResult.parts`), in the same read.
-    public func digest(_ description: ModelDescription, zip: Bool? = nil, compression: ZipCompression = .store, progress: ProgressFactory? = nil,
+    package func digest(_ description: ModelDescription, zip: Bool? = nil, compression: ZipCompression = .store, progress: ProgressFactory? = nil,
                        partSize: Int64? = nil) throws -> PackResult {
         let asZip = try decideZip(description, zip)
         let name = artifactName(for: description, zip: asZip)
@@ -128,7 +128,7 @@ public struct Packer: Sendable {
 
     /// `pack --no-zip DIR`: hashes every file of the directory model where it is (no copy)
     /// and writes the listing, `NAME.files.json`, where `options.output` says.
-    public func listTree(_ model: String, options: PackOptions) throws -> TreeListing {
+    package func listTree(_ model: String, options: PackOptions) throws -> TreeListing {
         let description = try ModelInspector.describe(model)
         var listing = try TreeListing.make(description, progress: options.progress)
         let destination = try resolveOutput(options.output, artifactName: listing.listingFileName, model: description)
@@ -163,7 +163,7 @@ public struct Packer: Sendable {
     }
 
     /// `Model.mlpackage` → `Model.mlpackage.zip`; a file keeps its name unless zipped.
-    public func artifactName(for d: ModelDescription, zip: Bool) -> String {
+    package func artifactName(for d: ModelDescription, zip: Bool) -> String {
         let trimmed = d.path.count > 1 && d.path.hasSuffix("/") ? String(d.path.dropLast()) : d.path
         let base = PathText.lastComponent(trimmed).precomposedStringWithCanonicalMapping
         return zip ? base + ".zip" : base

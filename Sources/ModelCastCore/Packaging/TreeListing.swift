@@ -4,50 +4,50 @@ import NIOConcurrencyHelpers
 /// A directory model published as a tree (`--no-zip`): every regular file with its path
 /// inside the model, size and SHA-256. The files are hashed where they are, never copied,
 /// several at a time (one per core).
-public struct TreeListing: Codable, Sendable, Equatable {
+package struct TreeListing: Codable, Sendable, Equatable {
     /// One regular file of the tree.
-    public struct File: Codable, Sendable, Equatable {
+    package struct File: Codable, Sendable, Equatable {
         /// The path inside the model directory: `/`-separated, NFC, no leading `./`
         /// (`Data/com.apple.CoreML/weights/weight.bin`).
-        public let path: String
-        public let size: Int64
-        public let sha256: SHA256Digest
+        package let path: String
+        package let size: Int64
+        package let sha256: SHA256Digest
         /// Every file of a tree is served as `application/octet-stream`: its bytes are stored
         /// once under a content-addressed key, whatever path (and extension) names them.
-        public let contentType: String
+        package let contentType: String
         /// Where the file is on disk. Not part of the JSON form.
-        public var diskPath: String = ""
+        package var diskPath: String = ""
         /// The file as it was when it was hashed, so an upload from it in place can tell
         /// whether it changed since. Not part of the JSON form.
-        public var source: FileSnapshot? = nil
+        package var source: FileSnapshot? = nil
         /// The SHA-256 of each part, when `make` was given a part size for a file of this
         /// size (an S3 multipart upload), hashed in the same read. Not part of the JSON form.
-        public var parts: PartDigests? = nil
+        package var parts: PartDigests? = nil
 
         enum CodingKeys: String, CodingKey {
             case path, size, sha256
             case contentType = "content_type"
         }
 
-        public static func == (a: File, b: File) -> Bool {
+        package static func == (a: File, b: File) -> Bool {
             a.path == b.path && a.size == b.size && a.sha256 == b.sha256 && a.contentType == b.contentType
         }
     }
 
     /// Where the listing was written (`pack`), or the model directory (`publish`).
-    public var path: String
+    package var path: String
     /// The directory's own name, NFC (`TinyClassifier.mlpackage`).
-    public let name: String
-    public let kind: ModelKind
+    package let name: String
+    package let kind: ModelKind
     /// Always `tree`.
-    public let format: ArtifactFormat
+    package let format: ArtifactFormat
     /// Sum of the files' sizes.
-    public let size: Int64
+    package let size: Int64
     /// Every regular file, sorted bytewise by path.
-    public let files: [File]
+    package let files: [File]
 
     /// The Content-Type every tree file is stored and served with.
-    public static let fileContentType = "application/octet-stream"
+    package static let fileContentType = "application/octet-stream"
 
     /// How many files are hashed at once at most, whatever the core count: each takes a
     /// reader and a hasher thread and `pipelineBuffer` × 4 bytes of buffers.
@@ -60,7 +60,7 @@ public struct TreeListing: Codable, Sendable, Equatable {
     /// whose size changed since the scan is refused, naming it. `partSize` gives, for a
     /// file's size, the part size it will be uploaded in (nil: stored whole): those parts are
     /// hashed in the same read (`File.parts`).
-    public static func make(_ description: ModelDescription, progress: ProgressFactory? = nil,
+    package static func make(_ description: ModelDescription, progress: ProgressFactory? = nil,
                             partSize: (@Sendable (Int64) -> Int64?)? = nil) throws -> TreeListing {
         guard let tree = description.tree else {
             throw ModelCastError.usage("--no-zip lists the files of a directory model; \(description.path) is a file (it is published as it is)")
@@ -106,5 +106,5 @@ public struct TreeListing: Codable, Sendable, Equatable {
     }
 
     /// The listing as `pack --no-zip` writes it: `NAME.files.json`.
-    public var listingFileName: String { name + ".files.json" }
+    package var listingFileName: String { name + ".files.json" }
 }

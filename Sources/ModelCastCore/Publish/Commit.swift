@@ -34,29 +34,29 @@ extension ResignRequest: GoLiveRequest {
 }
 
 /// How a release goes live; shared by publish, rollback and resign.
-public struct CommitSettings: Sendable {
-    public var profile: ManifestProfile
-    public var manifestKey: String
-    public var manifestCacheControl: String
-    public var baseURL: String
-    public var templatesDirectory: String?
-    public var dryRun: Bool
-    public var signing: SigningSettings?
+package struct CommitSettings: Sendable {
+    package var profile: ManifestProfile
+    package var manifestKey: String
+    package var manifestCacheControl: String
+    package var baseURL: String
+    package var templatesDirectory: String?
+    package var dryRun: Bool
+    package var signing: SigningSettings?
     /// Replace a signed live manifest with an unsigned one; otherwise that is refused.
-    public var allowUnsigned = false
+    package var allowUnsigned = false
     /// Continue from a live manifest that no history record explains (otherwise refused).
-    public var adoptLive = false
+    package var adoptLive = false
     /// Where the store cannot prove an existing object's SHA-256 itself, accept its size
     /// instead of downloading and hashing it.
-    public var trustStored = false
+    package var trustStored = false
     /// Where `published_at` came from when it is not the current time, for messages
     /// (`SOURCE_DATE_EPOCH=1700000000`).
-    public var publishedAtOrigin: String?
+    package var publishedAtOrigin: String?
     /// The hosts the directory is deployed to, whose documented limits are checked for
     /// what this run adds (`--hosted-on`); none: no host's limits are checked.
-    public var hostedOn: Set<HostLimits.Host> = []
+    package var hostedOn: Set<HostLimits.Host> = []
 
-    public init(
+    package init(
         profile: ManifestProfile, manifestKey: String, manifestCacheControl: String = CachePolicy.manifestDefault,
         baseURL: String, templatesDirectory: String? = nil, dryRun: Bool = false, signing: SigningSettings? = nil
     ) {
@@ -82,7 +82,7 @@ public struct CommitSettings: Sendable {
     }
 
     /// The detached signature's key: `manifest.json.minisig`, where minisign looks for it.
-    public var signatureKey: String { SignedManifest.signatureKey(for: manifestKey) }
+    package var signatureKey: String { SignedManifest.signatureKey(for: manifestKey) }
 }
 
 /// Everything a commit writes, rendered, signed and checked before any write: what
@@ -111,7 +111,8 @@ struct CommitPlan {
     let dropsSignature: Bool
     /// Where the hosting files go (directory targets), with their templates loaded.
     let hosting: Publisher.HostingTarget?
-    let warnings: [String]
+    /// The command's warnings: those found so far, and those applying the plan adds.
+    let warnings: Warnings
 }
 
 /// The keys a run stored itself (`PutOutcome.created`), for its undo.
@@ -156,7 +157,7 @@ extension Publisher {
     /// longer needs cleaning up).
     func commit(
         _ release: Release, state: TargetState, settings: CommitSettings, artifacts: [String: StagedArtifact],
-        proven: Set<String> = [], warnings: [String], consumed: (String) -> Void = { _ in }
+        proven: Set<String> = [], warnings: Warnings, consumed: (String) -> Void = { _ in }
     ) async throws -> PublishReport {
         let plan = try await planCommit(release, state: state, settings: settings, artifacts: artifacts, proven: proven, warnings: warnings)
         if settings.dryRun { return try await dryRunReport(plan, state: state) }
@@ -167,13 +168,9 @@ extension Publisher {
     /// (proving the earlier objects the release names) but never writes it.
     func planCommit(
         _ release: Release, state: TargetState, settings: CommitSettings, artifacts: [String: StagedArtifact],
-        proven: Set<String>, warnings: [String]
+        proven: Set<String>, warnings: Warnings
     ) async throws -> CommitPlan {
-        var warnings = warnings
-        func warn(_ text: String) {
-            warnings.append(text)
-            log("warning: " + text)
-        }
+        let warn = warnings.add
         // The one validation devices and verify apply to what is served: a release with any
         // value they would refuse is never written.
         do { try release.validate() } catch let error as ManifestValueError {
@@ -250,7 +247,7 @@ extension Publisher {
             objects.append(.init(key: plan.settings.signatureKey, role: "signature", outcome: "would replace", size: signature.metadata.size, sha256: signature.metadata.sha256.hex))
         }
         objects.append(.init(key: plan.settings.manifestKey, role: "manifest", outcome: "would replace", size: plan.manifestMetadata.size, sha256: plan.manifestMetadata.sha256.hex))
-        return report(plan, state: state, objects: objects, warnings: plan.warnings)
+        return report(plan, state: state, objects: objects, warnings: plan.warnings.all)
     }
 
     /// Replaces the history index with the state's records plus the new one, if the
@@ -274,11 +271,7 @@ extension Publisher {
     /// after it, nothing is removed. An undo step that fails is reported in the error.
     func apply(_ plan: CommitPlan, state: TargetState, consumed: (String) -> Void) async throws -> PublishReport {
         let settings = plan.settings
-        var warnings = plan.warnings
-        func warn(_ text: String) {
-            warnings.append(text)
-            log("warning: " + text)
-        }
+        let warn = plan.warnings.add
         var objects: [PublishReport.Object] = []
         let journal = UndoJournal()
         /// Undoes what was done, and names what could not be undone next to the failure.
@@ -401,7 +394,7 @@ extension Publisher {
             }
         }
         wentLive = "after the release went live: sequence \(plan.release.sequence) is published to \(storage.location); there is nothing to resume"
-        return report(plan, state: state, objects: objects, warnings: warnings)
+        return report(plan, state: state, objects: objects, warnings: plan.warnings.all)
     }
 
     /// Puts the live signature back (or removes the new one when there was none).

@@ -2,16 +2,16 @@ import Foundation
 
 /// Turns metadata given as text (`--meta key=value`) or as YAML/JSON values into
 /// the typed values a profile field needs, with errors naming the field and value.
-public enum MetaInput {
+package enum MetaInput {
     /// A parsed `--meta` argument: `key=value` for every model, `MODEL:key=value` for one.
-    public struct Assignment: Sendable, Equatable {
-        public let model: String?
-        public let path: String
-        public let value: String
+    package struct Assignment: Sendable, Equatable {
+        package let model: String?
+        package let path: String
+        package let value: String
     }
 
     /// Parses `[MODEL:]key=value`.
-    public static func parseAssignment(_ text: String) throws -> Assignment {
+    package static func parseAssignment(_ text: String) throws -> Assignment {
         guard let equals = text.firstIndex(of: "=") else {
             throw ModelCastError.usage("--meta \(text): expected key=value (or MODEL:key=value)")
         }
@@ -29,7 +29,7 @@ public enum MetaInput {
     }
 
     /// Converts command-line text to the type `field` needs (text stays a string when no field applies).
-    public static func value(fromText text: String, for field: ProfileField?, context: String) throws -> JSONValue {
+    package static func value(fromText text: String, for field: ProfileField?, context: String) throws -> JSONValue {
         guard let field else { return .string(text) }
         func bad() -> ModelCastError {
             .usage("\(context): \(field.path) must be a \(field.type.rawValue), got '\(text)'")
@@ -58,7 +58,7 @@ public enum MetaInput {
     }
 
     /// Checks (and where lossless, converts) a structured value for `field`.
-    public static func value(_ value: JSONValue, for field: ProfileField?, context: String) throws -> JSONValue {
+    package static func value(_ value: JSONValue, for field: ProfileField?, context: String) throws -> JSONValue {
         guard let field else { return value }
         func bad() -> ModelCastError {
             .usage("\(context): \(field.path) must be a \(field.type.rawValue), got \(value.serialized().trimmingCharacters(in: .newlines))")

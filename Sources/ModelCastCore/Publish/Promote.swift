@@ -1,29 +1,29 @@
 import Foundation
 
 /// `promote`: one channel serves another channel's live release.
-public struct PromoteRequest: Sendable {
+package struct PromoteRequest: Sendable {
     /// The channel whose live release is promoted.
-    public var from: String
+    package var from: String
     /// The channel that serves it next.
-    public var to: String
+    package var to: String
     /// Promote only this model; the destination's other models stay. nil: the whole release.
-    public var model: String?
+    package var model: String?
     /// The target's manifest key (the channels' keys derive from it).
-    public var baseManifestKey: String
-    public var templatesDirectory: String?
-    public var dryRun: Bool
-    public var publishedAt: Date
-    public var signing: SigningSettings?
-    public var allowUnsigned = false
-    public var publishedAtOrigin: String?
-    public var trustStored = false
+    package var baseManifestKey: String
+    package var templatesDirectory: String?
+    package var dryRun: Bool
+    package var publishedAt: Date
+    package var signing: SigningSettings?
+    package var allowUnsigned = false
+    package var publishedAtOrigin: String?
+    package var trustStored = false
     /// Continue from a destination manifest that no history record explains.
-    public var adoptLive = false
+    package var adoptLive = false
     /// Promote as a staged rollout on the destination (hundredths of a percent, or a schedule).
-    public var rolloutPercent: Int?
-    public var rolloutSchedule: String?
+    package var rolloutPercent: Int?
+    package var rolloutSchedule: String?
 
-    public init(from: String, to: String, model: String? = nil, baseManifestKey: String = "manifest.json", templatesDirectory: String? = nil,
+    package init(from: String, to: String, model: String? = nil, baseManifestKey: String = "manifest.json", templatesDirectory: String? = nil,
                 dryRun: Bool = false, publishedAt: Date = Date(), signing: SigningSettings? = nil) {
         self.from = from
         self.to = to
@@ -36,9 +36,9 @@ public struct PromoteRequest: Sendable {
     }
 
     /// The destination channel's manifest key.
-    public var manifestKey: String { Channels.manifestKey(channel: to, base: baseManifestKey) }
+    package var manifestKey: String { Channels.manifestKey(channel: to, base: baseManifestKey) }
     /// The source channel's manifest key.
-    public var sourceManifestKey: String { Channels.manifestKey(channel: from, base: baseManifestKey) }
+    package var sourceManifestKey: String { Channels.manifestKey(channel: from, base: baseManifestKey) }
 }
 
 extension PromoteRequest: GoLiveRequest {}
@@ -47,7 +47,7 @@ extension Publisher {
     /// Makes channel `to` serve exactly channel `from`'s live release (the same keys and
     /// SHA-256; every object proven in the store first) as a new record of `to`, with `to`'s
     /// next sequence and its live release as the fallback. Nothing is uploaded.
-    public func promote(_ request: PromoteRequest) async throws -> PublishReport {
+    package func promote(_ request: PromoteRequest) async throws -> PublishReport {
         try Channels.validate(request.from)
         try Channels.validate(request.to)
         try PublishRequest.validateManifestKey(request.baseManifestKey)
@@ -91,11 +91,8 @@ extension Publisher {
             }
         }
         // The destination's version rules, as a publish there would apply them.
-        var warnings: [String] = []
-        try checkVersions(models.map { ($0.key, $0.value.version) }.sorted { $0.0 < $1.0 }, live: live, profile: profile, rollback: "rollback --channel \(request.to)") { text in
-            warnings.append(text)
-            log("warning: " + text)
-        }
+        let warnings = warningCollector()
+        try checkVersions(models.map { ($0.key, $0.value.version) }.sorted { $0.0 < $1.0 }, live: live, profile: profile, rollback: "rollback --channel \(request.to)", warn: warnings.add)
         try checkVersionsKeepTheirFiles(models, wentLive: state.wentLive, givenVersions: [:])
         let expiresIn = request.signing?.expiresIn ?? promoted.validityPeriod
         var release = Release(

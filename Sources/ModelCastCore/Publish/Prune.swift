@@ -1,19 +1,19 @@
 import Foundation
 
 /// What `prune` removes.
-public struct PruneRequest: Sendable {
+package struct PruneRequest: Sendable {
     /// How many of the newest distinct releases that went live keep their objects and
     /// records (the live one included; re-signed copies of one release count once).
-    public var keep: Int
-    public var manifestKey: String
-    public var dryRun: Bool
-    public var templatesDirectory: String?
+    package var keep: Int
+    package var manifestKey: String
+    package var dryRun: Bool
+    package var templatesDirectory: String?
     /// On S3, also abort multipart uploads started this long ago or more (nil: leave them).
-    public var abortUploadsOlderThan: TimeInterval?
+    package var abortUploadsOlderThan: TimeInterval?
     /// Reports the deleting of artifacts, by the bytes they held; nil reports nothing.
-    public var progress: ProgressFactory?
+    package var progress: ProgressFactory?
 
-    public init(keep: Int, manifestKey: String = "manifest.json", dryRun: Bool = false, templatesDirectory: String? = nil,
+    package init(keep: Int, manifestKey: String = "manifest.json", dryRun: Bool = false, templatesDirectory: String? = nil,
                 abortUploadsOlderThan: TimeInterval? = nil, progress: ProgressFactory? = nil) {
         self.progress = progress
         self.keep = keep
@@ -25,18 +25,18 @@ public struct PruneRequest: Sendable {
 }
 
 /// What a prune did (or, with dry run, would do).
-public struct PruneReport: Codable, Sendable {
-    public let target: String
-    public let dryRun: Bool
+package struct PruneReport: Codable, Sendable {
+    package let target: String
+    package let dryRun: Bool
     /// Sequences whose records and objects stay.
-    public let keptSequences: [Int64]
+    package let keptSequences: [Int64]
     /// Objects deleted (or to delete), artifacts first, then history records.
-    public let deleted: [String]
+    package let deleted: [String]
     /// Bytes those artifacts held.
-    public let deletedBytes: Int64
+    package let deletedBytes: Int64
     /// Multipart uploads aborted (S3), as `key (upload id)`.
-    public let abortedUploads: [String]
-    public var requests: [String: Int]?
+    package let abortedUploads: [String]
+    package var requests: [String: Int]?
 
     enum CodingKeys: String, CodingKey {
         case target, deleted, requests
@@ -50,7 +50,7 @@ extension Publisher {
     /// release or any record of another channel names, nor a record newer than the live one
     /// (a publish may be under way).
     /// The hosting files are rewritten first; deleting is the last step.
-    public func prune(_ request: PruneRequest) async throws -> PruneReport {
+    package func prune(_ request: PruneRequest) async throws -> PruneReport {
         guard request.keep >= 1 else {
             throw ModelCastError.usage("--keep \(request.keep) would delete the live release: keep at least 1")
         }
@@ -160,7 +160,7 @@ extension Publisher {
 
     /// Reads every record and rewrites the history index from them (`history --rebuild-index`).
     /// Returns the state as read: its `index` says what was wrong with the index before.
-    public func rebuildIndex(manifestKey: String) async throws -> TargetState {
+    package func rebuildIndex(manifestKey: String) async throws -> TargetState {
         let lock = try lockTarget(dryRun: false)
         defer { withExtendedLifetime(lock) {} }
         let state = try await TargetState.load(from: storage, manifestKey: manifestKey, reading: .all)

@@ -3,43 +3,43 @@ import Foundation
 /// The publish command's inputs as the user typed them (flags, and the path of a
 /// `PublishConfigFile`); `makeRequest` merges them
 /// with the config file, types the metadata for the profile, and checks them.
-public struct PublishCommandLine: Sendable {
+package struct PublishCommandLine: Sendable {
     /// `PATH` (files of one model) or `NAME=PATH` (a file of model NAME).
-    public var models: [String] = []
-    public var name: String?
-    public var version: String?
-    public var profile: ManifestProfile?
-    public var baseURL: String?
-    public var target: String?
-    public var configPath: String?
+    package var models: [String] = []
+    package var name: String?
+    package var version: String?
+    package var profile: ManifestProfile?
+    package var baseURL: String?
+    package var target: String?
+    package var configPath: String?
     /// `[MODEL:]key=value`.
-    public var meta: [String] = []
-    public var minAppVersion: String?
-    public var channel: String?
-    public var manifestKey: String?
-    public var manifestCacheControl: String?
-    public var templatesDirectory: String?
-    public var compression: ZipCompression = .store
+    package var meta: [String] = []
+    package var minAppVersion: String?
+    package var channel: String?
+    package var manifestKey: String?
+    package var manifestCacheControl: String?
+    package var templatesDirectory: String?
+    package var compression: ZipCompression = .store
     /// `--no-zip`: directory models given on the command line are published as trees.
-    public var noZip = false
+    package var noZip = false
     /// The catalog's prototypes file (JSON), published beside the models.
-    public var prototypesPath: String?
+    package var prototypesPath: String?
     /// The prototypes' version; default: the file's own top-level "version".
-    public var prototypesVersion: String?
+    package var prototypesVersion: String?
     /// The prototypes' class count; default: the length of the file's "classes" array.
-    public var prototypesClasses: Int?
+    package var prototypesClasses: Int?
     /// `--rollout` (hundredths of a percent) and `--rollout-schedule`.
-    public var rolloutPercent: Int?
-    public var rolloutSchedule: String?
-    public var dryRun = false
-    public var publishedAt = Date()
+    package var rolloutPercent: Int?
+    package var rolloutSchedule: String?
+    package var dryRun = false
+    package var publishedAt = Date()
     /// Reports packing and hashing progress; nil reports nothing.
-    public var progress: ProgressFactory?
+    package var progress: ProgressFactory?
 
-    public init() {}
+    package init() {}
 
     /// The target directory and the checked request.
-    public func makeRequest() throws -> (target: String, request: PublishRequest) {
+    package func makeRequest() throws -> (target: String, request: PublishRequest) {
         guard !models.isEmpty || configPath != nil else {
             throw MissingSetting("nothing to publish: give MODEL files (with --version, --base-url and --to) or --config FILE")
         }

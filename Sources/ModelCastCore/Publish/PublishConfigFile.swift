@@ -24,24 +24,24 @@ import Yams
 ///   file: prototypes/v2.1.0.json
 ///   classes: 150
 /// ```
-public struct PublishConfigFile: Sendable {
-    public var profile: ManifestProfile?
-    public var baseURL: String?
-    public var target: String?
-    public var manifestKey: String?
-    public var manifestCacheControl: String?
-    public var channel: String?
-    public var minAppVersion: String?
-    public var meta: [String: JSONValue] = [:]
-    public var models: [PublishRequest.Model] = []
-    public var prototypes: PublishRequest.Model?
+package struct PublishConfigFile: Sendable {
+    package var profile: ManifestProfile?
+    package var baseURL: String?
+    package var target: String?
+    package var manifestKey: String?
+    package var manifestCacheControl: String?
+    package var channel: String?
+    package var minAppVersion: String?
+    package var meta: [String: JSONValue] = [:]
+    package var models: [PublishRequest.Model] = []
+    package var prototypes: PublishRequest.Model?
 
     static let topLevelKeys: Set<String> = [
         "profile", "base_url", "to", "manifest", "manifest_cache_control", "channel", "min_app_version", "meta", "models", "prototypes",
     ]
 
     /// Reads and checks the file at `path`; every error names the file and the key.
-    public static func load(path: String) throws -> PublishConfigFile {
+    package static func load(path: String) throws -> PublishConfigFile {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ModelCastError.notFound(path: path)
         }

@@ -1,18 +1,18 @@
 import Foundation
 
 /// Everything a publish needs, gathered from flags and the config file.
-public struct PublishRequest: Sendable {
+package struct PublishRequest: Sendable {
     /// One model to publish: a name, a version, its files (the first is the model,
     /// then companions), and the metadata its profile writes.
-    public struct Model: Sendable {
-        public var name: String
-        public var version: String
-        public var files: [String]
-        public var meta: [String: JSONValue]
+    package struct Model: Sendable {
+        package var name: String
+        package var version: String
+        package var files: [String]
+        package var meta: [String: JSONValue]
         /// How a directory model is published: one zip (the default) or its files (`tree`).
-        public var layout: ModelLayout
+        package var layout: ModelLayout
 
-        public init(name: String, version: String, files: [String], meta: [String: JSONValue] = [:], layout: ModelLayout = .zip) {
+        package init(name: String, version: String, files: [String], meta: [String: JSONValue] = [:], layout: ModelLayout = .zip) {
             self.name = name
             self.version = version
             self.files = files
@@ -22,7 +22,7 @@ public struct PublishRequest: Sendable {
     }
 
     /// How a directory model is published.
-    public enum ModelLayout: String, Sendable, CaseIterable {
+    package enum ModelLayout: String, Sendable, CaseIterable {
         /// One deterministic zip of the directory.
         case zip
         /// Every regular file its own object under a content-addressed key
@@ -30,60 +30,60 @@ public struct PublishRequest: Sendable {
         case tree
     }
 
-    public var models: [Model]
+    package var models: [Model]
     /// The catalog profile's prototypes file, published beside the models.
-    public var prototypes: Model?
-    public var profile: ManifestProfile
+    package var prototypes: Model?
+    package var profile: ManifestProfile
     /// `https://host/prefix`: manifest URLs are this plus the object key.
-    public var baseURL: String
+    package var baseURL: String
     /// The manifest's key (its stable URL is base URL + key): the channel's
     /// (`channels/beta/manifest.json` for the target's `manifest.json`, `Channels`).
-    public var manifestKey: String
-    public var manifestCacheControl: String
+    package var manifestKey: String
+    package var manifestCacheControl: String
     /// The channel published to; `manifestKey` is its manifest.
-    public var channel: String
-    public var minAppVersion: String?
+    package var channel: String
+    package var minAppVersion: String?
     /// Release-wide metadata.
-    public var meta: [String: JSONValue]
-    public var compression: ZipCompression
+    package var meta: [String: JSONValue]
+    package var compression: ZipCompression
     /// A directory whose `*.mustache` files replace or extend the built-in templates.
-    public var templatesDirectory: String?
+    package var templatesDirectory: String?
     /// Compute and print everything, write nothing.
-    public var dryRun: Bool
+    package var dryRun: Bool
     /// The publish time written as `published_at`.
-    public var publishedAt: Date
+    package var publishedAt: Date
     /// Reports packing and hashing progress; nil reports nothing.
-    public var progress: ProgressFactory?
+    package var progress: ProgressFactory?
     /// Signing key, expiry and inline signature; nil publishes unsigned with no expiry.
-    public var signing: SigningSettings?
+    package var signing: SigningSettings?
     /// Replace a signed live manifest with an unsigned one (refused otherwise).
-    public var allowUnsigned = false
+    package var allowUnsigned = false
     /// Models of the live manifest this release leaves out on purpose; dropping any
     /// other live model is refused.
-    public var removeModels: [String] = []
+    package var removeModels: [String] = []
     /// Continue from a live manifest that no history record explains (refused otherwise).
-    public var adoptLive = false
+    package var adoptLive = false
     /// Publish with a base URL other than the live release's (refused otherwise).
-    public var movesBaseURL = false
+    package var movesBaseURL = false
     /// The hosts the directory is deployed to (`--hosted-on`): their documented limits are
     /// checked for what this publish adds.
-    public var hostedOn: Set<HostLimits.Host> = []
+    package var hostedOn: Set<HostLimits.Host> = []
     /// Accept a stored object's size where the store cannot prove its SHA-256 itself.
-    public var trustStored = false
+    package var trustStored = false
     /// Re-read every stored object the release names, also those the live release names
     /// with the same bytes (by default those are proven by the live record instead).
-    public var reverifyStored = false
+    package var reverifyStored = false
     /// Publish as a staged rollout (modelcast profile): this share of devices, in
     /// hundredths of a percent (`Rollout.parsePercent`), takes the release; the rest keep
     /// the live one. nil: every device takes it.
-    public var rolloutPercent: Int?
+    package var rolloutPercent: Int?
     /// A staged rollout whose share follows a schedule (`Rollout.parseSchedule`:
     /// `1%,10%@24h,50%@72h,100%@7d`), evaluated by each device against its clock.
-    public var rolloutSchedule: String?
+    package var rolloutSchedule: String?
     /// Where `publishedAt` came from when it is not the current time (`SOURCE_DATE_EPOCH=…`), for messages.
-    public var publishedAtOrigin: String?
+    package var publishedAtOrigin: String?
 
-    public init(
+    package init(
         models: [Model], prototypes: Model? = nil, profile: ManifestProfile = .modelcast, baseURL: String,
         manifestKey: String = "manifest.json", manifestCacheControl: String = CachePolicy.manifestDefault,
         channel: String = "stable", minAppVersion: String? = nil, meta: [String: JSONValue] = [:],
@@ -109,7 +109,7 @@ public struct PublishRequest: Sendable {
     }
 
     /// Checks every value that does not need the target, naming the bad one.
-    public func validate() throws {
+    package func validate() throws {
         try URLParts.validateBaseURL(baseURL)
         try CachePolicy.validateManifest(manifestCacheControl)
         try Channels.validate(channel)
@@ -145,7 +145,7 @@ public struct PublishRequest: Sendable {
 
     /// Model names become key and URL segments: letters, digits, `.`, `_`, `-`.
     /// A manifest key: a `.json` key outside the folders modelcast manages.
-    public static func validateManifestKey(_ manifestKey: String) throws {
+    package static func validateManifestKey(_ manifestKey: String) throws {
         try validateKey(manifestKey)
         guard manifestKey.hasSuffix(".json"), !manifestKey.hasPrefix("models/"), !manifestKey.hasPrefix("manifests/"), !manifestKey.hasPrefix("_"),
               !manifestKey.hasPrefix(Channels.folder) else {
@@ -160,5 +160,5 @@ public struct PublishRequest: Sendable {
     }
 
     /// An absolute http(s) URL with a host and no query or fragment.
-    public static func validateBaseURL(_ url: String) throws { try URLParts.validateBaseURL(url) }
+    package static func validateBaseURL(_ url: String) throws { try URLParts.validateBaseURL(url) }
 }

@@ -1,49 +1,49 @@
 import Foundation
 
 /// What a publish did (or, with dry run, would do).
-public struct PublishReport: Codable, Sendable {
+package struct PublishReport: Codable, Sendable {
     /// One object written (or found already in place).
-    public struct Object: Codable, Sendable, Equatable {
-        public let key: String
-        public let role: String
-        public let outcome: String
-        public let size: Int64
-        public let sha256: String
+    package struct Object: Codable, Sendable, Equatable {
+        package let key: String
+        package let role: String
+        package let outcome: String
+        package let size: Int64
+        package let sha256: String
     }
 
     /// One model of the release: its version, and how many of its files this run stored
     /// and how many were already there (an unchanged model costs no upload).
-    public struct Model: Codable, Sendable, Equatable {
-        public let name: String
-        public let version: String
-        public let files: Int
-        public let size: Int64
+    package struct Model: Codable, Sendable, Equatable {
+        package let name: String
+        package let version: String
+        package let files: Int
+        package let size: Int64
         /// Files this run stored (a dry run: would store).
-        public let stored: Int
+        package let stored: Int
         /// Files already in the target, reused as they are.
-        public let reused: Int
+        package let reused: Int
     }
 
-    public let target: String
-    public let profile: String
+    package let target: String
+    package let profile: String
     /// True when the target already held exactly this release: nothing was written.
-    public let unchanged: Bool
-    public let dryRun: Bool
-    public let sequence: Int64
-    public let previousSequence: Int64?
-    public let manifestKey: String
-    public let manifestURL: String
-    public let objects: [Object]
-    public let warnings: [String]
+    package let unchanged: Bool
+    package let dryRun: Bool
+    package let sequence: Int64
+    package let previousSequence: Int64?
+    package let manifestKey: String
+    package let manifestURL: String
+    package let objects: [Object]
+    package let warnings: [String]
     /// The manifest as published (or as it would be): its bytes as text. In JSON, the
     /// manifest as an object, with `manifest_sha256` of its bytes.
-    public let manifest: String
+    package let manifest: String
     /// Requests sent to a network store, by HTTP method.
-    public var requests: [String: Int]?
+    package var requests: [String: Int]?
     /// The release's models, by name.
-    public var models: [Model] = []
+    package var models: [Model] = []
 
-    public init(target: String, profile: String, unchanged: Bool, dryRun: Bool, sequence: Int64, previousSequence: Int64?, manifestKey: String,
+    package init(target: String, profile: String, unchanged: Bool, dryRun: Bool, sequence: Int64, previousSequence: Int64?, manifestKey: String,
                 manifestURL: String, objects: [Object], warnings: [String], manifest: String, requests: [String: Int]?, models: [Model] = []) {
         self.target = target
         self.profile = profile
@@ -78,7 +78,7 @@ public struct PublishReport: Codable, Sendable {
         case manifestSHA256 = "manifest_sha256"
     }
 
-    public func encode(to encoder: Encoder) throws {
+    package func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(target, forKey: .target)
         try c.encode(profile, forKey: .profile)
@@ -102,7 +102,7 @@ public struct PublishReport: Codable, Sendable {
         try c.encodeIfPresent(requests, forKey: .requests)
     }
 
-    public init(from decoder: Decoder) throws {
+    package init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         target = try c.decode(String.self, forKey: .target)
         profile = try c.decode(String.self, forKey: .profile)
@@ -127,16 +127,16 @@ public struct PublishReport: Codable, Sendable {
 /// Publishes releases to a `Storage`: packs every model, stores the artifacts under
 /// immutable keys, keeps a history record, writes the hosting files, and replaces
 /// the manifest last. Nothing a device can fetch ever names a missing object.
-public struct Publisher: Sendable {
-    public let storage: any Storage
+package struct Publisher: Sendable {
+    package let storage: any Storage
     /// Receives warnings and progress lines (the CLI prints them to standard error).
-    public let log: @Sendable (String) -> Void
+    package let log: @Sendable (String) -> Void
 
     /// Runs after every artifact is stored and checked, before the history record
     /// and the manifest are written; throwing stops the publish with nothing live changed.
-    public let beforeManifest: (@Sendable (Data) async throws -> Void)?
+    package let beforeManifest: (@Sendable (Data) async throws -> Void)?
 
-    public init(storage: any Storage, log: @escaping @Sendable (String) -> Void = { _ in }, beforeManifest: (@Sendable (Data) async throws -> Void)? = nil) {
+    package init(storage: any Storage, log: @escaping @Sendable (String) -> Void = { _ in }, beforeManifest: (@Sendable (Data) async throws -> Void)? = nil) {
         self.storage = storage
         self.log = log
         self.beforeManifest = beforeManifest
@@ -164,14 +164,11 @@ public struct Publisher: Sendable {
 
     /// Publishes `request`. Bad input fails before the target is touched; a failure
     /// while storing removes what this run created and leaves the live manifest as it was.
-    public func publish(_ request: PublishRequest) async throws -> PublishReport {
+    package func publish(_ request: PublishRequest) async throws -> PublishReport {
         var request = request
         try request.validate()
-        var warnings: [String] = []
-        func warn(_ text: String) {
-            warnings.append(text)
-            log("warning: " + text)
-        }
+        let warnings = warningCollector()
+        let warn = warnings.add
         if request.baseURL.lowercased().hasPrefix("http://") {
             warn("base URL \(request.baseURL) is plain http: iOS App Transport Security refuses it outside local testing")
         }
@@ -362,12 +359,12 @@ public struct Publisher: Sendable {
     }
 
     /// The report of a publish that found its release already live.
-    func unchangedReport(state: TargetState, settings: CommitSettings, warnings: [String]) -> PublishReport {
+    func unchangedReport(state: TargetState, settings: CommitSettings, warnings: Warnings) -> PublishReport {
         let sequence = state.liveRecord?.sequence ?? 0
         return PublishReport(
             target: storage.location, profile: settings.profile.rawValue, unchanged: true, dryRun: settings.dryRun,
             sequence: sequence, previousSequence: sequence, manifestKey: settings.manifestKey,
-            manifestURL: Self.url(base: settings.baseURL, key: settings.manifestKey), objects: [], warnings: warnings,
+            manifestURL: Self.url(base: settings.baseURL, key: settings.manifestKey), objects: [], warnings: warnings.all,
             manifest: state.manifestData.map { String(decoding: $0, as: UTF8.self) } ?? "", requests: storage.requestCounts,
             models: PublishReport.models(of: state.liveRecord, objects: []))
     }
@@ -471,7 +468,7 @@ public struct Publisher: Sendable {
     }
 
     /// Base URL + percent-encoded key.
-    public static func url(base: String, key: String) -> String {
+    package static func url(base: String, key: String) -> String {
         (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/" + URLParts.percentEncodedPath(key)
     }
 

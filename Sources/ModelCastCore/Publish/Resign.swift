@@ -1,22 +1,22 @@
 import Foundation
 
 /// Re-sign (and extend) the live manifest without changing what it names.
-public struct ResignRequest: Sendable {
-    public var manifestKey: String
+package struct ResignRequest: Sendable {
+    package var manifestKey: String
     /// The key and the new validity period. Without an expiry, the live manifest's
     /// period (expires_at − published_at) is kept.
-    public var signing: SigningSettings
-    public var templatesDirectory: String?
-    public var dryRun: Bool
-    public var publishedAt: Date
+    package var signing: SigningSettings
+    package var templatesDirectory: String?
+    package var dryRun: Bool
+    package var publishedAt: Date
     /// Replace a signed live manifest with an unsigned one (refused otherwise).
-    public var allowUnsigned: Bool
+    package var allowUnsigned: Bool
     /// Where `publishedAt` came from when it is not the current time (`SOURCE_DATE_EPOCH=…`), for messages.
-    public var publishedAtOrigin: String?
+    package var publishedAtOrigin: String?
     /// Accept a stored object's size where the store cannot prove its SHA-256 itself.
-    public var trustStored = false
+    package var trustStored = false
 
-    public init(manifestKey: String = "manifest.json", signing: SigningSettings, templatesDirectory: String? = nil, dryRun: Bool = false, publishedAt: Date = Date(), allowUnsigned: Bool = false) {
+    package init(manifestKey: String = "manifest.json", signing: SigningSettings, templatesDirectory: String? = nil, dryRun: Bool = false, publishedAt: Date = Date(), allowUnsigned: Bool = false) {
         self.manifestKey = manifestKey
         self.signing = signing
         self.templatesDirectory = templatesDirectory
@@ -30,7 +30,7 @@ extension Publisher {
     /// Publishes the live release again with the next sequence, a fresh signature and a
     /// new expiry: what a scheduled job runs so a signed, expiring manifest never lapses
     /// (the freeze-attack defence) and devices see the sequence move on. No artifact changes.
-    public func resign(_ request: ResignRequest) async throws -> PublishReport {
+    package func resign(_ request: ResignRequest) async throws -> PublishReport {
         let lock = try lockTarget(dryRun: request.dryRun)
         defer { withExtendedLifetime(lock) {} }
         let state = try await loadForWriting(manifestKey: request.manifestKey, dryRun: request.dryRun)
@@ -64,6 +64,6 @@ extension Publisher {
         let settings = CommitSettings(
             request, profile: profile, baseURL: baseURL,
             manifestCacheControl: liveManifestCacheControl(state: state, manifestKey: request.manifestKey), signing: signing)
-        return try await commit(release, state: state, settings: settings, artifacts: [:], warnings: [])
+        return try await commit(release, state: state, settings: settings, artifacts: [:], warnings: warningCollector())
     }
 }

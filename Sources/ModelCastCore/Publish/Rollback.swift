@@ -1,36 +1,36 @@
 import Foundation
 
 /// A rollback: publish a manifest that returns devices to a version that went live before.
-public struct RollbackRequest: Sendable {
+package struct RollbackRequest: Sendable {
     /// The version to return to.
-    public var version: String
+    package var version: String
     /// Roll back only this model; the others stay as they are live. nil: the whole release.
-    public var model: String?
+    package var model: String?
     /// Republish the old bytes under a new, higher version, so clients that never go
     /// "down" (string `>`, semver `>`) install them too.
-    public var bump: Bool
+    package var bump: Bool
     /// The version `bump` publishes under; nil picks the next one that is higher than any
     /// version published so far, both as a semantic version and as a plain string.
-    public var bumpVersion: String?
-    public var manifestKey: String
+    package var bumpVersion: String?
+    package var manifestKey: String
     /// Cache-Control of the manifest; nil keeps the live manifest's.
-    public var manifestCacheControl: String?
+    package var manifestCacheControl: String?
     /// Base URL for the hosting files; nil takes the one the records were published with.
-    public var baseURL: String?
-    public var templatesDirectory: String?
-    public var dryRun: Bool
-    public var publishedAt: Date
-    public var signing: SigningSettings?
+    package var baseURL: String?
+    package var templatesDirectory: String?
+    package var dryRun: Bool
+    package var publishedAt: Date
+    package var signing: SigningSettings?
     /// Replace a signed live manifest with an unsigned one (otherwise refused).
-    public var allowUnsigned: Bool
+    package var allowUnsigned: Bool
     /// Where `publishedAt` came from when it is not the current time (`SOURCE_DATE_EPOCH=…`), for messages.
-    public var publishedAtOrigin: String?
+    package var publishedAtOrigin: String?
     /// Continue from a live manifest that no history record explains (refused otherwise).
-    public var adoptLive = false
+    package var adoptLive = false
     /// Accept a stored object's size where the store cannot prove its SHA-256 itself.
-    public var trustStored = false
+    package var trustStored = false
 
-    public init(
+    package init(
         version: String, model: String? = nil, bump: Bool = false, bumpVersion: String? = nil,
         manifestKey: String = "manifest.json", manifestCacheControl: String? = nil, baseURL: String? = nil,
         templatesDirectory: String? = nil, dryRun: Bool = false, publishedAt: Date = Date(),
@@ -56,7 +56,7 @@ extension Publisher {
     /// record of a release that went live, through the same path as a publish (objects
     /// checked, history record, manifest last). Refuses a version that never went live
     /// or whose objects are gone, naming it.
-    public func rollback(_ request: RollbackRequest) async throws -> PublishReport {
+    package func rollback(_ request: RollbackRequest) async throws -> PublishReport {
         guard SemanticVersion(request.version) != nil else {
             throw ModelCastError.usage("--version '\(request.version)' is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.0.0)")
         }
@@ -76,11 +76,8 @@ extension Publisher {
             throw ModelCastError.targetState("the live release at \(storage.location) has unknown profile '\(live.profile)'")
         }
         try request.signing?.validate(profile: profile)
-        var warnings: [String] = []
-        func warn(_ text: String) {
-            warnings.append(text)
-            log("warning: " + text)
-        }
+        let warnings = warningCollector()
+        let warn = warnings.add
 
         let target = try rollbackTarget(request, state: state, live: live)
         try await state.confirmStored(target, storage: storage)

@@ -48,8 +48,8 @@ enum RolloutRules {
 }
 
 /// A change to the staged rollout in progress (`modelcast rollout TARGET …`).
-public struct RolloutChangeRequest: Sendable {
-    public enum Change: Sendable, Equatable {
+package struct RolloutChangeRequest: Sendable {
+    package enum Change: Sendable, Equatable {
         /// A new share, in hundredths of a percent (a schedule is replaced by it).
         case percent(Int)
         /// 0 %: every device runs the fallback, those that took the candidate included.
@@ -58,18 +58,18 @@ public struct RolloutChangeRequest: Sendable {
         case complete
     }
 
-    public var change: Change
-    public var manifestKey: String
-    public var templatesDirectory: String?
-    public var dryRun: Bool
-    public var publishedAt: Date
+    package var change: Change
+    package var manifestKey: String
+    package var templatesDirectory: String?
+    package var dryRun: Bool
+    package var publishedAt: Date
     /// The signing key; nil keeps the manifest unsigned (refused when it is signed).
-    public var signing: SigningSettings?
-    public var allowUnsigned = false
-    public var publishedAtOrigin: String?
-    public var trustStored = false
+    package var signing: SigningSettings?
+    package var allowUnsigned = false
+    package var publishedAtOrigin: String?
+    package var trustStored = false
 
-    public init(change: Change, manifestKey: String = "manifest.json", templatesDirectory: String? = nil, dryRun: Bool = false,
+    package init(change: Change, manifestKey: String = "manifest.json", templatesDirectory: String? = nil, dryRun: Bool = false,
                 publishedAt: Date = Date(), signing: SigningSettings? = nil) {
         self.change = change
         self.manifestKey = manifestKey
@@ -89,7 +89,7 @@ extension Publisher {
     /// Publishes the live release again with its rollout changed, as the next sequence
     /// (signed when the live manifest is): the salt and start stay, so devices already in
     /// the cohort stay in it. Refused when no rollout is in progress.
-    public func changeRollout(_ request: RolloutChangeRequest) async throws -> PublishReport {
+    package func changeRollout(_ request: RolloutChangeRequest) async throws -> PublishReport {
         let lock = try lockTarget(dryRun: request.dryRun)
         defer { withExtendedLifetime(lock) {} }
         let state = try await loadForWriting(manifestKey: request.manifestKey, dryRun: request.dryRun)
@@ -104,12 +104,12 @@ extension Publisher {
         let now = request.publishedAt
         let current = rollout.basisPoints(at: now)
         var release = live
-        var warnings: [String] = []
+        let warnings = warningCollector()
         switch request.change {
         case .percent(let share):
             guard (0...10_000).contains(share) else { throw ModelCastError.usage("--percent \(Rollout.percentText(share)) is outside 0–100") }
             if share < current {
-                warnings.append("lowering the rollout from \(Rollout.percentText(current))% to \(Rollout.percentText(share))%: devices between the two go back to the fallback")
+                warnings.add("lowering the rollout from \(Rollout.percentText(current))% to \(Rollout.percentText(share))%: devices between the two go back to the fallback")
             }
             release.rollout = Rollout(basisPoints: share, salt: rollout.salt, startedAt: rollout.startedAt)
         case .halt:
@@ -121,7 +121,6 @@ extension Publisher {
             }
             release.rollout = nil
         }
-        for warning in warnings { log("warning: " + warning) }
         var signing = request.signing
         if var settings = signing, settings.signer != nil, let data = state.manifestData, InlineSignature.split(data) != nil {
             settings.inline = true  // the live manifest carries its signature inline: so does this one

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Something that makes minisign signatures (a loaded secret key).
-public protocol ManifestSigner: Sendable {
+package protocol ManifestSigner: Sendable {
     /// The key id as minisign prints it (uppercase hex, no leading zeros).
     var keyIDHex: String { get }
     /// The text of a minisign signature file (`.minisig`) over `message`.
@@ -9,40 +9,40 @@ public protocol ManifestSigner: Sendable {
 }
 
 /// A manifest with its signatures.
-public struct SignedManifest: Sendable {
+package struct SignedManifest: Sendable {
     /// Where minisign looks for a file's signature: `manifest.json.minisig` beside `manifest.json`.
-    public static func signatureKey(for manifestKey: String) -> String { manifestKey + ".minisig" }
+    package static func signatureKey(for manifestKey: String) -> String { manifestKey + ".minisig" }
     /// The largest signature file read (a minisign signature is a few hundred bytes).
     static let maximumSignatureSize = 1 << 16
     /// How signature files are served.
     static let signatureContentType = "text/plain; charset=utf-8"
 
     /// The manifest bytes to publish (with the inline signature member, if asked for).
-    public let manifest: Data
+    package let manifest: Data
     /// `manifest.json.minisig`: minisign's signature over `manifest`.
-    public let signatureFile: String
-    public let trustedComment: String
+    package let signatureFile: String
+    package let trustedComment: String
 }
 
 /// Signing and expiry for a publish, rollback or resign.
-public struct SigningSettings: Sendable {
+package struct SigningSettings: Sendable {
     /// The key to sign with; nil publishes unsigned (an expiry then needs the modelcast profile).
-    public var signer: (any ManifestSigner)?
+    package var signer: (any ManifestSigner)?
     /// How long the manifest stays valid, from its publish time.
-    public var expiresIn: TimeInterval?
+    package var expiresIn: TimeInterval?
     /// Also carry the signature inside the manifest (modelcast profile only).
-    public var inline: Bool
+    package var inline: Bool
     /// Signing with a key other than the live manifest's is intended (`--rotate-key`).
-    public var rotatesKey = false
+    package var rotatesKey = false
 
-    public init(signer: (any ManifestSigner)? = nil, expiresIn: TimeInterval? = nil, inline: Bool = false) {
+    package init(signer: (any ManifestSigner)? = nil, expiresIn: TimeInterval? = nil, inline: Bool = false) {
         self.signer = signer
         self.expiresIn = expiresIn
         self.inline = inline
     }
 
     /// Refuses combinations a profile cannot carry.
-    public func validate(profile: ManifestProfile) throws {
+    package func validate(profile: ManifestProfile) throws {
         if inline, !profile.carriesSignatureAndExpiry {
             throw ModelCastError.usage("--inline-signature needs the modelcast profile; the \(profile.rawValue) manifest has no place for a signature (its clients read manifest.json.minisig)")
         }
@@ -55,7 +55,7 @@ public struct SigningSettings: Sendable {
     }
 
     /// The expiry instant for a manifest published at `date`.
-    public func expiresAt(from date: Date) -> Date? {
+    package func expiresAt(from date: Date) -> Date? {
         expiresIn.map { date.addingTimeInterval($0) }
     }
 
@@ -77,9 +77,9 @@ public struct SigningSettings: Sendable {
 }
 
 extension MinisignSecretKey: ManifestSigner {
-    public var keyIDHex: String { keyID.hex }
+    package var keyIDHex: String { keyID.hex }
 
-    public func minisignSignature(of message: [UInt8], trustedComment: String, untrustedComment: String) throws -> String {
+    package func minisignSignature(of message: [UInt8], trustedComment: String, untrustedComment: String) throws -> String {
         try sign(message: message, trustedComment: trustedComment, untrustedComment: untrustedComment)
     }
 }

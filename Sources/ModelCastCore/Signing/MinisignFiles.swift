@@ -2,12 +2,12 @@ import Foundation
 
 extension MinisignSignature {
     /// Reads and parses a `.minisig` file; errors name `path`.
-    public static func load(path: String) throws -> MinisignSignature {
+    package static func load(path: String) throws -> MinisignSignature {
         try MinisignSignature(fileContents: try readKeyFile(path), source: path)
     }
 
     /// Verifies with libcrypto's Ed25519 and BLAKE2b-512 (`verify(message:…:ed25519:)`).
-    public func verify(
+    package func verify(
         message: [UInt8], publicKeys: [MinisignPublicKey], source: String = "signature", allowLegacy: Bool = true
     ) throws -> VerifiedSignature {
         try verify(message: message, publicKeys: publicKeys, source: source, allowLegacy: allowLegacy,
@@ -17,7 +17,7 @@ extension MinisignSignature {
 
     /// Parses `signatureFile` (the `.minisig` text) and verifies it over `message`;
     /// see `verify(message:publicKeys:source:allowLegacy:)`.
-    public static func verify(
+    package static func verify(
         message: [UInt8], signatureFile: String, publicKeys: [MinisignPublicKey],
         source: String = "signature", allowLegacy: Bool = true
     ) throws -> VerifiedSignature {
@@ -28,12 +28,12 @@ extension MinisignSignature {
 
 extension MinisignPublicKey {
     /// Reads and parses a public key file (or a file holding the bare base64 line).
-    public static func load(path: String) throws -> MinisignPublicKey {
+    package static func load(path: String) throws -> MinisignPublicKey {
         try MinisignPublicKey(text: try readKeyFile(path), source: path)
     }
     /// Writes the public key file (mode 0644). Refuses to replace an existing file
     /// unless `force` is true.
-    public func write(to path: String, force: Bool = false) throws {
+    package func write(to path: String, force: Bool = false) throws {
         try writeKeyFile(path, contents: fileContents, mode: 0o644, force: force)
     }
 
@@ -41,7 +41,7 @@ extension MinisignPublicKey {
 
 extension MinisignKeyID {
     /// A new random key id from libcrypto's CSPRNG.
-    public static func random() throws -> MinisignKeyID {
+    package static func random() throws -> MinisignKeyID {
         MinisignKeyID(bytes: try randomBytes(8))!
     }
 

@@ -1,27 +1,27 @@
 import Foundation
 
 /// A new minisign key pair, for `keygen`.
-public struct MinisignKeyPair: Sendable {
+package struct MinisignKeyPair: Sendable {
     /// The secret half; sign with it, store it with `MinisignSecretKey.write`.
-    public let secretKey: MinisignSecretKey
+    package let secretKey: MinisignSecretKey
     /// The public half, to publish.
-    public var publicKey: MinisignPublicKey { secretKey.publicKey }
+    package var publicKey: MinisignPublicKey { secretKey.publicKey }
 
     /// Wraps an existing secret key.
-    public init(secretKey: MinisignSecretKey) {
+    package init(secretKey: MinisignSecretKey) {
         self.secretKey = secretKey
     }
 
     /// A new key pair: a random 8-byte key id and a random Ed25519 seed, both from
     /// libcrypto's CSPRNG.
-    public static func generate() throws -> MinisignKeyPair {
+    package static func generate() throws -> MinisignKeyPair {
         MinisignKeyPair(secretKey: try MinisignSecretKey.generate())
     }
 
     /// Writes both files like `minisign -G`: the secret key (mode 0600, encrypted
     /// when `passphrase` is given) and the public key (0644). Without `force`,
     /// refuses before writing anything if either file exists.
-    public func write(publicKeyPath: String, secretKeyPath: String, passphrase: String?, force: Bool = false) throws {
+    package func write(publicKeyPath: String, secretKeyPath: String, passphrase: String?, force: Bool = false) throws {
         if !force {
             for path in [secretKeyPath, publicKeyPath] {
                 var info = stat()

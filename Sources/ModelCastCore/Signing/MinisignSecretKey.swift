@@ -16,15 +16,15 @@ import Foundation
 ///
 /// The secret itself lives in libcrypto's memory and is never part of a
 /// description, a debug dump or an error message.
-public struct MinisignSecretKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+package struct MinisignSecretKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The key id that signatures made with this key carry.
-    public let keyID: MinisignKeyID
+    package let keyID: MinisignKeyID
     /// The matching public key.
-    public let publicKey: MinisignPublicKey
+    package let publicKey: MinisignPublicKey
     let privateKey: Ed25519PrivateKey
 
     /// The environment variable CI jobs put a secret key in (its file contents).
-    public static let environmentVariable = "MODELCAST_SIGNING_KEY"
+    package static let environmentVariable = "MODELCAST_SIGNING_KEY"
 
     static let structureLength = 158
     static let kdfScrypt: [UInt8] = Array("Sc".utf8)
@@ -41,7 +41,7 @@ public struct MinisignSecretKey: Sendable, CustomStringConvertible, CustomDebugS
     }
 
     /// A new random key (random key id and seed).
-    public static func generate() throws -> MinisignSecretKey {
+    package static func generate() throws -> MinisignSecretKey {
         try MinisignSecretKey(keyID: try MinisignKeyID.random(), privateKey: try Ed25519PrivateKey.generate())
     }
 
@@ -56,7 +56,7 @@ public struct MinisignSecretKey: Sendable, CustomStringConvertible, CustomDebugS
     /// Throws `passphraseRequired` for an encrypted key without a passphrase,
     /// `wrongPassphrase` when the decrypted key fails its checksum, and
     /// `signingKey` for anything malformed.
-    public init(text: String, passphrase: String?, source: String) throws {
+    package init(text: String, passphrase: String?, source: String) throws {
         var envelope = try SecretKeyEnvelope(text: text, source: source)
         defer { envelope.wipe() }
         if envelope.isEncrypted {
@@ -78,13 +78,13 @@ public struct MinisignSecretKey: Sendable, CustomStringConvertible, CustomDebugS
     }
 
     /// Reads a secret key file; see `init(text:passphrase:source:)`.
-    public static func load(path: String, passphrase: String?) throws -> MinisignSecretKey {
+    package static func load(path: String, passphrase: String?) throws -> MinisignSecretKey {
         try MinisignSecretKey(text: try readKeyFile(path), passphrase: passphrase, source: path)
     }
 
     /// The secret key held in environment variable `name` (file contents or the
     /// base64 line), or nil when the variable is unset or empty.
-    public static func fromEnvironment(
+    package static func fromEnvironment(
         _ name: String = environmentVariable, passphrase: String?,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> MinisignSecretKey? {
@@ -94,14 +94,14 @@ public struct MinisignSecretKey: Sendable, CustomStringConvertible, CustomDebugS
 
     /// Whether the secret key in `text` is encrypted, i.e. whether a passphrase must
     /// be asked for before loading it. Checks the format too.
-    public static func isEncrypted(text: String, source: String) throws -> Bool {
+    package static func isEncrypted(text: String, source: String) throws -> Bool {
         var envelope = try SecretKeyEnvelope(text: text, source: source)
         defer { envelope.wipe() }
         return envelope.isEncrypted
     }
 
     /// Whether the secret key file at `path` is encrypted.
-    public static func isEncrypted(path: String) throws -> Bool {
+    package static func isEncrypted(path: String) throws -> Bool {
         try isEncrypted(text: try readKeyFile(path), source: path)
     }
 
@@ -111,7 +111,7 @@ public struct MinisignSecretKey: Sendable, CustomStringConvertible, CustomDebugS
     /// minisign's default scrypt limits (opslimit 2^25, memlimit 1 GiB: N = 2^20,
     /// r = 8, p = 1, about 1 GiB and a few seconds); with nil it is stored
     /// unencrypted, as `minisign -G -W` does, and the default comment says so.
-    public func fileContents(passphrase: String?, untrustedComment: String? = nil) throws -> String {
+    package func fileContents(passphrase: String?, untrustedComment: String? = nil) throws -> String {
         if let passphrase, passphrase.isEmpty {
             throw ModelCastError.usage("an empty passphrase does not protect a secret key; pass none to write an unencrypted key")
         }
@@ -151,7 +151,7 @@ public struct MinisignSecretKey: Sendable, CustomStringConvertible, CustomDebugS
     /// Writes the secret key file with mode 0600, encrypted when `passphrase` is
     /// given (see `fileContents`). Refuses to replace an existing file unless
     /// `force` is true; the file appears complete or not at all.
-    public func write(to path: String, passphrase: String?, force: Bool = false, untrustedComment: String? = nil) throws {
+    package func write(to path: String, passphrase: String?, force: Bool = false, untrustedComment: String? = nil) throws {
         try writeKeyFile(path, contents: try fileContents(passphrase: passphrase, untrustedComment: untrustedComment), mode: 0o600, force: force)
     }
 
@@ -162,7 +162,7 @@ public struct MinisignSecretKey: Sendable, CustomStringConvertible, CustomDebugS
     /// with it. The trusted comment is covered by the signature; the untrusted one
     /// is not (nil gives minisign's "signature from minisign secret key"). Both
     /// must be single lines.
-    public func signature(for message: [UInt8], trustedComment: String, untrustedComment: String? = nil) throws -> MinisignSignature {
+    package func signature(for message: [UInt8], trustedComment: String, untrustedComment: String? = nil) throws -> MinisignSignature {
         let untrusted = untrustedComment ?? "signature from minisign secret key"
         try checkComment(untrusted, kind: "untrusted comment", maximumBytes: MinisignSignature.maximumUntrustedCommentBytes)
         try checkComment(trustedComment, kind: "trusted comment", maximumBytes: MinisignSignature.maximumTrustedCommentBytes)
@@ -179,18 +179,18 @@ public struct MinisignSecretKey: Sendable, CustomStringConvertible, CustomDebugS
     }
 
     /// The `.minisig` file text for `message`; see `signature(for:trustedComment:untrustedComment:)`.
-    public func sign(message: [UInt8], trustedComment: String, untrustedComment: String? = nil) throws -> String {
+    package func sign(message: [UInt8], trustedComment: String, untrustedComment: String? = nil) throws -> String {
         try signature(for: message, trustedComment: trustedComment, untrustedComment: untrustedComment).fileContents
     }
 
     // MARK: Descriptions (never the secret)
 
     /// "minisign secret key <KEYID>".
-    public var description: String { "minisign secret key \(keyID.hex)" }
+    package var description: String { "minisign secret key \(keyID.hex)" }
     /// The same as `description`: nothing secret.
-    public var debugDescription: String { description }
+    package var debugDescription: String { description }
     /// Shows only the key id to `dump` and debuggers.
-    public var customMirror: Mirror { Mirror(self, children: ["keyID": keyID.hex], displayStyle: .struct) }
+    package var customMirror: Mirror { Mirror(self, children: ["keyID": keyID.hex], displayStyle: .struct) }
 }
 
 /// A secret key file's 158 bytes, parsed but possibly still encrypted. Holds

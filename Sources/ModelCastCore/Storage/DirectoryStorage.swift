@@ -8,9 +8,9 @@ import Foundation
 /// Artifacts are staged outside the directory (a private sibling,
 /// `PARENT/.modelcast-staging-NAME`), so what a killed publish leaves behind is never
 /// uploaded by `aws s3 sync` or `rclone sync` of the target.
-public struct DirectoryStorage: Storage {
+package struct DirectoryStorage: Storage {
     /// The target directory (created if missing).
-    public let root: String
+    package let root: String
     /// The staging directory inside the target, used only where the sibling cannot be
     /// (see `stagingDirectory()`); earlier versions always staged there.
     static let stagingName = ".modelcast-staging"
@@ -20,16 +20,16 @@ public struct DirectoryStorage: Storage {
     /// Receives notes for the user (waiting for another publish's lock).
     let log: @Sendable (String) -> Void
 
-    public init(root: String, log: @escaping @Sendable (String) -> Void = { _ in }) {
+    package init(root: String, log: @escaping @Sendable (String) -> Void = { _ in }) {
         self.root = root.count > 1 && root.hasSuffix("/") ? String(root.dropLast()) : root
         self.log = log
     }
 
-    public var location: String { root }
+    package var location: String { root }
 
     /// A directory stages beside itself, has one writer at a time under its lock, and
     /// receives the hosting files; it has no multipart uploads and no connections.
-    public var capabilities: StorageCapabilities {
+    package var capabilities: StorageCapabilities {
         StorageCapabilities(
             staging: StagingSpace(directory: { try stagingDirectory() }, finish: { cleanUpStaging() }),
             lock: WriterLock { create in try lockForWriting(create: create) },
@@ -57,7 +57,7 @@ public struct DirectoryStorage: Storage {
     /// hosting files and the upload scripts never name that directory (dot-prefixed, not
     /// an object), but a blind `aws s3 sync` of the target would upload what a killed
     /// publish left there until the next command under the target's lock removes it.
-    public func stagingDirectory() throws -> String {
+    package func stagingDirectory() throws -> String {
         if let sibling = siblingStaging() {
             if mkdir(sibling, 0o700) != 0 && errno != EEXIST {
                 // An unwritable parent: stage inside the target instead.
@@ -92,7 +92,7 @@ public struct DirectoryStorage: Storage {
         return info.st_uid == geteuid() && info.st_mode & 0o022 == 0
     }
 
-    public func head(_ key: String) async throws -> ObjectInfo? {
+    package func head(_ key: String) async throws -> ObjectInfo? {
         let file = try path(key)
         guard let info = try linkStatus(file) else { return nil }
         guard case .regular = FileType(mode: info.st_mode) else {
@@ -105,7 +105,7 @@ public struct DirectoryStorage: Storage {
 
     /// Reads the file back and hashes it (a directory keeps no checksum, so `trustStored`
     /// changes nothing): a regular file only, never through a symbolic link.
-    public func proveContent(_ key: String, size: Int64, sha256: SHA256Digest, localFile: String?, trustStored: Bool) async throws -> ContentProof {
+    package func proveContent(_ key: String, size: Int64, sha256: SHA256Digest, localFile: String?, trustStored: Bool) async throws -> ContentProof {
         try prove(key, path: try path(key), size: size, sha256: sha256)
     }
 
@@ -129,7 +129,7 @@ public struct DirectoryStorage: Storage {
         return .hashed
     }
 
-    public func read(_ key: String, range: ClosedRange<Int64>) async throws -> Data {
+    package func read(_ key: String, range: ClosedRange<Int64>) async throws -> Data {
         let file = try path(key)
         guard range.count <= RangedRead.maximum else { throw StorageError.tooLarge(key: key, size: Int64(range.count), limit: RangedRead.maximum) }
         // Opened without following a link: an object is a regular file.
@@ -146,7 +146,7 @@ public struct DirectoryStorage: Storage {
     }
 
     /// The etag is of the file opened, so it names exactly the bytes read.
-    public func getWithETag(_ key: String, limit: Int) async throws -> (data: Data, etag: String)? {
+    package func getWithETag(_ key: String, limit: Int) async throws -> (data: Data, etag: String)? {
         let file = try path(key)
         // Only a regular file is an object, as for head(); a symbolic link is refused
         // (it could point anywhere, at anything of any size).
@@ -180,7 +180,7 @@ public struct DirectoryStorage: Storage {
         return (data, Self.etag(info))
     }
 
-    public func list(prefix: String) async throws -> [String] {
+    package func list(prefix: String) async throws -> [String] {
         var keys: [String] = []
         // Only the folder the prefix names is walked (`channels/` is not the whole tree).
         let folder = prefix.contains("/") ? String(prefix[..<prefix.lastIndex(of: "/")!]) : ""
@@ -198,7 +198,7 @@ public struct DirectoryStorage: Storage {
         return keys.sorted()
     }
 
-    public func putIfAbsent(_ key: String, _ body: PutBody) async throws -> PutOutcome {
+    package func putIfAbsent(_ key: String, _ body: PutBody) async throws -> PutOutcome {
         switch body {
         case .staged(let staged): return try putStaged(key, staged)
         case .bytes(let data, let metadata): return try putBytes(key, data, metadata)
@@ -297,7 +297,7 @@ public struct DirectoryStorage: Storage {
         }
     }
 
-    public func replace(_ key: String, data: Data, metadata: ObjectMetadata, ifMatch: String?) async throws {
+    package func replace(_ key: String, data: Data, metadata: ObjectMetadata, ifMatch: String?) async throws {
         let destination = try path(key)
         // The version check comes first: a stale publisher writes nothing at all.
         if let ifMatch {
@@ -312,7 +312,7 @@ public struct DirectoryStorage: Storage {
         try file.commit(durable: true)
     }
 
-    public func delete(_ key: String) async throws {
+    package func delete(_ key: String) async throws {
         let file = try path(key)
         if unlink(file) != 0 && errno != ENOENT {
             throw ModelCastError.io(operation: "delete", path: file, reason: errnoDescription())
@@ -327,7 +327,7 @@ public struct DirectoryStorage: Storage {
 
     /// The lock, taken after stale staging is cleared; nil when the directory is missing
     /// and `create` is false (commands on what is published leave a missing one missing).
-    public func lockForWriting(create: Bool) throws -> (any StorageLock)? {
+    package func lockForWriting(create: Bool) throws -> (any StorageLock)? {
         if !create, (try linkStatus(root)) == nil { return nil }
         let lock = try lock()
         removeStaleStaging()
@@ -339,7 +339,7 @@ public struct DirectoryStorage: Storage {
     /// (`.NAME.modelcast-PID-RANDOM.tmp`, `AtomicFile`'s names) anywhere in the target, so
     /// a sync of the directory never uploads one. Call with the lock held: no other
     /// modelcast command is writing there then. Nothing else is touched, links are not followed.
-    public func removeStaleTemporaryFiles() {
+    package func removeStaleTemporaryFiles() {
         guard let walker = FileManager.default.enumerator(atPath: root) else { return }
         while let relative = walker.nextObject() as? String {
             let name = PathText.lastComponent(relative)
@@ -352,7 +352,7 @@ public struct DirectoryStorage: Storage {
     /// Takes the target's publish lock (a `flock` on the directory itself, so no
     /// lock file ends up on the host): two publishes to one directory run one after
     /// the other instead of interleaving.
-    public func lock() throws -> DirectoryLock {
+    package func lock() throws -> DirectoryLock {
         try makeDirectories(root)
         return try DirectoryLock(path: root) { [log, root] in log("waiting for another publish to \(root) to finish…") }
     }
@@ -361,7 +361,7 @@ public struct DirectoryStorage: Storage {
     /// the one inside the target: the fallback, and where earlier versions staged), and
     /// the directories themselves (`stagingDirectory()` makes them again when needed).
     /// Call with the lock held: then no other publish can be using them.
-    public func removeStaleStaging() {
+    package func removeStaleStaging() {
         for directory in stagingDirectories() {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
                 unlink(directory + "/" + name)
@@ -371,7 +371,7 @@ public struct DirectoryStorage: Storage {
     }
 
     /// Removes the staging directories that are empty.
-    public func cleanUpStaging() {
+    package func cleanUpStaging() {
         for directory in stagingDirectories() { rmdir(directory) }
     }
 
@@ -385,7 +385,7 @@ public struct DirectoryStorage: Storage {
 }
 
 /// An exclusive `flock` held until the value goes away.
-public final class DirectoryLock: StorageLock {
+package final class DirectoryLock: StorageLock {
     private let fd: Int32
 
     /// `onWait` runs when another process holds the lock, before waiting for it.

@@ -7,8 +7,8 @@ import NIOHTTP1
 /// What went wrong below HTTP, in the words a user needs: the cause (connection
 /// refused, DNS failure, TLS handshake failed, a stall), not the HTTP client's
 /// internal error text. Shared by the S3 client and verify's fetcher.
-public struct NetworkFailure: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Kind: String, Sendable {
+package struct NetworkFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    package enum Kind: String, Sendable {
         /// Nothing listens on the port (ECONNREFUSED).
         case refused
         /// The host name does not resolve.
@@ -27,25 +27,25 @@ public struct NetworkFailure: Error, Sendable, Equatable, CustomStringConvertibl
         case other
     }
 
-    public let kind: Kind
-    public let description: String
+    package let kind: Kind
+    package let description: String
 
-    public init(kind: Kind, description: String) {
+    package init(kind: Kind, description: String) {
         self.kind = kind
         self.description = description
     }
 
     /// True when the host was never reached, so nothing can be said about what it
     /// serves: a network failure (exit status 3), not a failed check.
-    public var hostNotReached: Bool { [.refused, .dns, .connectTimeout, .unreachable].contains(kind) }
+    package var hostNotReached: Bool { [.refused, .dns, .connectTimeout, .unreachable].contains(kind) }
 
     /// Worth another attempt: anything but a TLS failure (a certificate does not start
     /// being trusted by itself).
-    public var isTransient: Bool { kind != .tls }
+    package var isTransient: Bool { kind != .tls }
 
     /// Classifies an error thrown by async-http-client or SwiftNIO for a request to
     /// `host` (`host:port`, named in the description).
-    public init(_ error: Error, host: String) {
+    package init(_ error: Error, host: String) {
         self = Self.classify(error, host: host)
     }
 

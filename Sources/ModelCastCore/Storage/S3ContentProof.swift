@@ -6,7 +6,7 @@ extension S3Storage {
     /// Proves the bytes under `key` by the store's own SHA-256 checksum where it gives a
     /// usable one, else by downloading and hashing them (or, with `trustStored`, by size).
     /// `x-amz-meta-sha256` is never proof: anyone who can write the key can set it.
-    public func proveContent(_ key: String, size: Int64, sha256: SHA256Digest, localFile: String?, trustStored: Bool) async throws -> ContentProof {
+    package func proveContent(_ key: String, size: Int64, sha256: SHA256Digest, localFile: String?, trustStored: Bool) async throws -> ContentProof {
         try await proveContent(key, size: size, sha256: sha256, localFile: localFile, parts: nil, trustStored: trustStored)
     }
 

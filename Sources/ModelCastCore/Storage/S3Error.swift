@@ -2,15 +2,15 @@ import Foundation
 
 /// An error answer from S3 (or an S3-compatible store), with its code and message.
 /// Never carries request headers, so no credential or signature can leak into it.
-public struct S3Error: Error, Sendable, Equatable, LocalizedError, CustomStringConvertible {
-    public let operation: String
-    public let key: String
-    public let status: Int
-    public let code: String
-    public let message: String
+package struct S3Error: Error, Sendable, Equatable, LocalizedError, CustomStringConvertible {
+    package let operation: String
+    package let key: String
+    package let status: Int
+    package let code: String
+    package let message: String
     /// The bucket and the store's endpoint the request went to ("" when not known).
-    public var bucket = ""
-    public var endpoint = ""
+    package var bucket = ""
+    package var endpoint = ""
 
     /// Codes with which a store says it does not accept the credentials themselves.
     static let credentialCodes: Set<String> = [
@@ -27,7 +27,7 @@ public struct S3Error: Error, Sendable, Equatable, LocalizedError, CustomStringC
 
     private var at: String { endpoint.isEmpty ? "" : " at \(endpoint)" }
 
-    public var description: String {
+    package var description: String {
         if code == "NoSuchBucket" {
             return "bucket \(quotedValue(bucket))\(at) does not exist (\(answer)): check the bucket name of the target, or create the bucket"
         }
@@ -40,7 +40,7 @@ public struct S3Error: Error, Sendable, Equatable, LocalizedError, CustomStringC
         return answer
     }
 
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }
 
 /// A response body larger than the request allowed; never retried (the object

@@ -1,13 +1,13 @@
 import Foundation
 
 /// Where an S3 target is, and how to reach it.
-public struct S3Location: Sendable, Equatable, CustomStringConvertible {
-    public let bucket: String
+package struct S3Location: Sendable, Equatable, CustomStringConvertible {
+    package let bucket: String
     /// Key prefix inside the bucket, without leading or trailing `/` ("" for the bucket root).
-    public let prefix: String
+    package let prefix: String
 
     /// Parses `s3://bucket/prefix`.
-    public init(_ url: String) throws {
+    package init(_ url: String) throws {
         guard url.lowercased().hasPrefix("s3://") else {
             throw ModelCastError.usage("'\(url)' is not an s3://bucket/prefix URL")
         }
@@ -28,21 +28,21 @@ public struct S3Location: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The full object key for a target-relative key.
-    public func objectKey(_ key: String) -> String { prefix.isEmpty ? key : prefix + "/" + key }
+    package func objectKey(_ key: String) -> String { prefix.isEmpty ? key : prefix + "/" + key }
 
-    public var description: String { "s3://\(bucket)\(prefix.isEmpty ? "" : "/" + prefix)" }
+    package var description: String { "s3://\(bucket)\(prefix.isEmpty ? "" : "/" + prefix)" }
 }
 
 /// How to reach an S3-compatible service.
-public struct S3Endpoint: Sendable, Equatable {
+package struct S3Endpoint: Sendable, Equatable {
     /// `https://s3.us-east-1.amazonaws.com`, `https://ACCOUNT.r2.cloudflarestorage.com`, `http://127.0.0.1:9000`.
-    public let url: String
-    public let region: String
+    package let url: String
+    package let region: String
     /// Bucket in the path (`/bucket/key`) rather than the host name (`bucket.host`).
-    public let pathStyle: Bool
+    package let pathStyle: Bool
 
     /// `endpoint` nil means AWS itself (virtual-host style); a custom endpoint defaults to path style.
-    public init(endpoint: String?, region: String, pathStyle: Bool?) throws {
+    package init(endpoint: String?, region: String, pathStyle: Bool?) throws {
         if let endpoint {
             guard !URLParts.hasUserInfo(endpoint) else {
                 throw ModelCastError.usage("endpoint \(redactingURLCredentials(endpoint)) carries a user name or password: S3 credentials come from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE), never from the URL")
@@ -83,8 +83,8 @@ public struct S3Endpoint: Sendable, Equatable {
 /// (`AWS_SHARED_CREDENTIALS_FILE`, default `~/.aws/credentials`) with `AWS_PROFILE`;
 /// `AWS_REGION` / `AWS_DEFAULT_REGION` or the config file; `AWS_ENDPOINT_URL_S3` /
 /// `AWS_ENDPOINT_URL`. Errors name the variables and files consulted, never a value.
-public enum AWSEnvironment {
-    public static func credentials(_ environment: [String: String]) throws -> AWSCredentials {
+package enum AWSEnvironment {
+    package static func credentials(_ environment: [String: String]) throws -> AWSCredentials {
         if let id = environment["AWS_ACCESS_KEY_ID"], !id.isEmpty {
             guard let secret = environment["AWS_SECRET_ACCESS_KEY"], !secret.isEmpty else {
                 throw MissingCredentials("AWS_ACCESS_KEY_ID is set but AWS_SECRET_ACCESS_KEY is not")
@@ -105,7 +105,7 @@ public enum AWSEnvironment {
     }
 
     /// The region: flag, then environment, then the config file, then us-east-1.
-    public static func region(_ flag: String?, _ environment: [String: String]) -> String {
+    package static func region(_ flag: String?, _ environment: [String: String]) -> String {
         if let flag { return flag }
         if let region = environment["AWS_REGION"] ?? environment["AWS_DEFAULT_REGION"], !region.isEmpty { return region }
         let profile = environment["AWS_PROFILE"] ?? "default"
@@ -119,7 +119,7 @@ public enum AWSEnvironment {
 
     /// The endpoint: flag, then `AWS_ENDPOINT_URL_S3`, then `AWS_ENDPOINT_URL`. An empty
     /// variable counts as unset (CI systems set unset variables to "").
-    public static func endpoint(_ flag: String?, _ environment: [String: String]) -> String? {
+    package static func endpoint(_ flag: String?, _ environment: [String: String]) -> String? {
         flag ?? [environment["AWS_ENDPOINT_URL_S3"], environment["AWS_ENDPOINT_URL"]].compactMap { $0 }.first { !$0.isEmpty }
     }
 
@@ -145,9 +145,9 @@ public enum AWSEnvironment {
 
 /// No usable credentials for an s3:// target. Like credentials the store refuses, an I/O
 /// failure (status 3): what is missing is the environment's, not the command line's.
-public struct MissingCredentials: Error, LocalizedError, CustomStringConvertible, Equatable, Sendable {
-    public let message: String
+package struct MissingCredentials: Error, LocalizedError, CustomStringConvertible, Equatable, Sendable {
+    package let message: String
     init(_ message: String) { self.message = message }
-    public var errorDescription: String? { message }
-    public var description: String { message }
+    package var errorDescription: String? { message }
+    package var description: String { message }
 }

@@ -29,7 +29,7 @@ extension S3Storage {
         return ((size + S3UploadPolicy.maximumParts - 1) / S3UploadPolicy.maximumParts + mib - 1) / mib * mib
     }
 
-    public func uploadPartSize(forObjectOf size: Int64) -> Int64? {
+    package func uploadPartSize(forObjectOf size: Int64) -> Int64? {
         isMultipart(size) ? partSize(forObjectOf: size) : nil
     }
 

@@ -3,7 +3,7 @@ import Foundation
 /// Multipart uploads begun and never finished: listed and aborted (`prune --abort-uploads-older-than`).
 extension S3Storage {
     /// Multipart uploads in progress under the target prefix (ListMultipartUploads).
-    public func pendingUploads() async throws -> [PendingUpload] {
+    package func pendingUploads() async throws -> [PendingUpload] {
         try await listUploads().map(\.upload)
     }
 
@@ -35,7 +35,7 @@ extension S3Storage {
     }
 
     /// Aborts a multipart upload, freeing the parts the store keeps (and bills) for it.
-    public func abortUpload(key: String, uploadID: String) async throws {
+    package func abortUpload(key: String, uploadID: String) async throws {
         let objectKey = target.objectKey(key)
         let response = try await client.send("DELETE", key: objectKey, query: [("uploadId", uploadID)], operation: "AbortMultipartUpload")
         guard response.status == 204 || response.status == 200 || response.status == 404 else {

@@ -13,8 +13,8 @@ import NIOConcurrencyHelpers
 /// with `If-None-Match: *` (single PUTs and CompleteMultipartUpload alike) and never
 /// overwritten; the manifest is replaced with `If-Match` on the ETag it had when the
 /// publish started, so concurrent publishers cannot silently overwrite each other.
-public final class S3Storage: Storage, Sendable {
-    public let location: String
+package final class S3Storage: Storage, Sendable {
+    package let location: String
 
     let target: S3Location
 
@@ -36,7 +36,7 @@ public final class S3Storage: Storage, Sendable {
 
     /// `progress` is told of each object upload (`uploading KEY`, its size) as its bytes go
     /// out; `log` receives notes for the user (a multipart upload resumed).
-    public init(target: S3Location, endpoint: S3Endpoint, credentials: AWSCredentials, policy: S3UploadPolicy = S3UploadPolicy(), retries: Int = 4,
+    package init(target: S3Location, endpoint: S3Endpoint, credentials: AWSCredentials, policy: S3UploadPolicy = S3UploadPolicy(), retries: Int = 4,
                 progress: ProgressFactory? = nil, log: @escaping @Sendable (String) -> Void = { _ in }) throws {
         try policy.validate()
         self.target = target
@@ -57,7 +57,7 @@ public final class S3Storage: Storage, Sendable {
     deinit { try? FileManager.default.removeItem(atPath: staging) }
 
     /// Closes the HTTP client; call when done.
-    public func shutdown() async {
+    package func shutdown() async {
         await client.shutdown()
         try? FileManager.default.removeItem(atPath: staging)
     }
@@ -65,7 +65,7 @@ public final class S3Storage: Storage, Sendable {
     /// An object store stages in a private temporary directory; its writers run at the same
     /// time (conditional writes keep them apart), it uploads plain files in place and in
     /// parts, and it holds connections open.
-    public var capabilities: StorageCapabilities {
+    package var capabilities: StorageCapabilities {
         StorageCapabilities(
             staging: StagingSpace(directory: { [staging] in staging }),
             lock: nil, hostingRoot: nil,
@@ -78,14 +78,14 @@ public final class S3Storage: Storage, Sendable {
             close: { [self] in await shutdown() })
     }
 
-    public func stagingDirectory() throws -> String { staging }
+    package func stagingDirectory() throws -> String { staging }
 
     /// `x-amz-checksum-mode: ENABLED` (the stored checksum in the answer), unless checksums are off.
     var checksumModeHeaders: [(String, String)] {
         policy.checksum == .sha256 ? [("x-amz-checksum-mode", "ENABLED")] : []
     }
 
-    public func head(_ key: String) async throws -> ObjectInfo? {
+    package func head(_ key: String) async throws -> ObjectInfo? {
         try validateKey(key)
         let objectKey = target.objectKey(key)
         let response = try await client.send("HEAD", key: objectKey, headers: checksumModeHeaders, operation: "HEAD")
@@ -143,7 +143,7 @@ public final class S3Storage: Storage, Sendable {
         }
     }
 
-    public func read(_ key: String, range: ClosedRange<Int64>) async throws -> Data {
+    package func read(_ key: String, range: ClosedRange<Int64>) async throws -> Data {
         try validateKey(key)
         guard range.count <= RangedRead.maximum else { throw StorageError.tooLarge(key: key, size: Int64(range.count), limit: RangedRead.maximum) }
         let objectKey = target.objectKey(key)
@@ -162,7 +162,7 @@ public final class S3Storage: Storage, Sendable {
         return response.body
     }
 
-    public func getWithETag(_ key: String, limit: Int) async throws -> (data: Data, etag: String)? {
+    package func getWithETag(_ key: String, limit: Int) async throws -> (data: Data, etag: String)? {
         try validateKey(key)
         let objectKey = target.objectKey(key)
         let response: S3Response
@@ -177,7 +177,7 @@ public final class S3Storage: Storage, Sendable {
         return (response.body, response.headers["etag"] ?? "")
     }
 
-    public func list(prefix: String) async throws -> [String] {
+    package func list(prefix: String) async throws -> [String] {
         let fullPrefix = target.objectKey(prefix)
         if !listWithoutPrefix.value {
             do {
@@ -212,7 +212,7 @@ public final class S3Storage: Storage, Sendable {
         return keys.sorted()
     }
 
-    public func putIfAbsent(_ key: String, _ body: PutBody) async throws -> PutOutcome {
+    package func putIfAbsent(_ key: String, _ body: PutBody) async throws -> PutOutcome {
         switch body {
         case .staged(let staged): return try await putStaged(key, staged)
         case .bytes(let data, let metadata): return try await putBytes(key, data, metadata)
@@ -293,7 +293,7 @@ public final class S3Storage: Storage, Sendable {
         [("Cache-Control", metadata.cacheControl), ("Content-Type", metadata.contentType), ("x-amz-meta-sha256", metadata.sha256.hex)]
     }
 
-    public func replace(_ key: String, data: Data, metadata: ObjectMetadata, ifMatch: String?) async throws {
+    package func replace(_ key: String, data: Data, metadata: ObjectMetadata, ifMatch: String?) async throws {
         try validateKey(key)
         let objectKey = target.objectKey(key)
         var headers = objectHeaders(metadata) + checksumHeaders(metadata)
@@ -309,7 +309,7 @@ public final class S3Storage: Storage, Sendable {
     /// Deletes `key`. A key this store created is deleted only while it still holds the
     /// object stored (`If-Match` on its ETag): once another writer has replaced it, it is
     /// theirs and stays (a run deletes only what it created).
-    public func delete(_ key: String) async throws {
+    package func delete(_ key: String) async throws {
         try validateKey(key)
         let objectKey = target.objectKey(key)
         var headers: [(String, String)] = []

@@ -1,24 +1,24 @@
 import Foundation
 
 /// Multipart settings for large objects.
-public struct S3UploadPolicy: Sendable {
+package struct S3UploadPolicy: Sendable {
     /// Objects larger than this go through multipart upload (S3 needs it above 5 GiB).
-    public var multipartThreshold: Int64 = 64 << 20
+    package var multipartThreshold: Int64 = 64 << 20
     /// Part size: every part but the last has exactly this size (R2 requires equal parts).
-    public var partSize: Int64 = 16 << 20
+    package var partSize: Int64 = 16 << 20
     /// Parts uploaded at once.
-    public var concurrentParts = 16
+    package var concurrentParts = 16
     /// Whether objects carry an S3 SHA-256 checksum the store checks and keeps.
-    public var checksum = S3ChecksumMode.sha256
+    package var checksum = S3ChecksumMode.sha256
 
-    public static let singlePutLimit: Int64 = 5 << 30
-    public static let minimumPartSize: Int64 = 5 << 20
-    public static let maximumParts: Int64 = 10_000
+    package static let singlePutLimit: Int64 = 5 << 30
+    package static let minimumPartSize: Int64 = 5 << 20
+    package static let maximumParts: Int64 = 10_000
 
-    public init() {}
+    package init() {}
 
     /// Checks the numbers against S3's limits.
-    public func validate() throws {
+    package func validate() throws {
         guard partSize >= Self.minimumPartSize, partSize <= Self.singlePutLimit else {
             throw ModelCastError.usage("part size \(partSize) must be between 5 MiB and 5 GiB (S3's limits)")
         }
@@ -32,7 +32,7 @@ public struct S3UploadPolicy: Sendable {
 }
 
 /// Whether requests carry S3's SHA-256 checksums (`--checksum`).
-public enum S3ChecksumMode: String, Sendable, CaseIterable {
+package enum S3ChecksumMode: String, Sendable, CaseIterable {
     /// `x-amz-checksum-sha256` on every upload (each part's, for a multipart upload), which
     /// the store checks against the bytes and keeps; HEADs ask for the stored checksum
     /// (`x-amz-checksum-mode`), which proves an object without downloading it.

@@ -4,34 +4,34 @@ import Foundation
 /// temporary credentials. `description`, `debugDescription` and the mirror
 /// (`dump`, debuggers) never show the secret or the session token, and show only
 /// the access key id's first 4 characters followed by "…".
-public struct AWSCredentials: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+package struct AWSCredentials: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// The access key id (`AKIA…`, or `ASIA…` for temporary credentials).
-    public let accessKeyID: String
+    package let accessKeyID: String
     /// The secret access key. Only ever used as HMAC key material; never printed.
-    public let secretAccessKey: String
+    package let secretAccessKey: String
     /// The session token of temporary credentials, sent as `X-Amz-Security-Token`;
     /// nil (or empty) for long-term keys. Never printed.
-    public let sessionToken: String?
+    package let sessionToken: String?
 
     /// Wraps a key pair and, for temporary credentials, their session token.
-    public init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil) {
+    package init(accessKeyID: String, secretAccessKey: String, sessionToken: String? = nil) {
         self.accessKeyID = accessKeyID
         self.secretAccessKey = secretAccessKey
         self.sessionToken = sessionToken
     }
 
     /// `AWSCredentials(accessKeyID: AKIA…, secretAccessKey: <redacted>[, sessionToken: <redacted>])`.
-    public var description: String {
+    package var description: String {
         var text = "AWSCredentials(accessKeyID: \(abbreviatedKeyID), secretAccessKey: <redacted>"
         if hasSessionToken { text += ", sessionToken: <redacted>" }
         return text + ")"
     }
 
     /// The same redacted text as `description`.
-    public var debugDescription: String { description }
+    package var debugDescription: String { description }
 
     /// A mirror with the same redactions, so `dump()` and debuggers cannot reveal the secret.
-    public var customMirror: Mirror {
+    package var customMirror: Mirror {
         Mirror(self, children: [
             "accessKeyID": abbreviatedKeyID,
             "secretAccessKey": "<redacted>",
@@ -47,28 +47,28 @@ public struct AWSCredentials: Sendable, Equatable, CustomStringConvertible, Cust
 }
 
 /// A request to sign, as it will be sent on the wire.
-public struct SigV4Request: Sendable {
+package struct SigV4Request: Sendable {
     /// The HTTP method, e.g. `PUT`.
-    public var method: String
+    package var method: String
     /// The Host header exactly as it will be sent: `examplebucket.s3.amazonaws.com`,
     /// or `127.0.0.1:9000` (the port is included when it is not the scheme's default).
-    public var host: String
+    package var host: String
     /// The path exactly as sent, already percent-encoded (see `s3EncodedPath`),
     /// e.g. `/bucket/my%20key`.
-    public var path: String
+    package var path: String
     /// Decoded query items (name, value), in any order; the signer encodes and sorts
     /// them. A parameter without a value (`?lifecycle`) is `("lifecycle", "")`.
-    public var query: [(String, String)]
+    package var query: [(String, String)]
     /// The headers that will be sent and signed, in any order and case; a repeated
     /// name is signed as its values joined with "," in the order given. Host,
     /// Authorization and the headers `SigV4Signer.sign` returns are the signer's
     /// and must not be listed here.
-    public var headers: [(String, String)]
+    package var headers: [(String, String)]
     /// The lowercase hex SHA-256 of the body, or `UNSIGNED-PAYLOAD`.
-    public var payloadSHA256: String
+    package var payloadSHA256: String
 
     /// A request with the given parts.
-    public init(
+    package init(
         method: String, host: String, path: String, query: [(String, String)] = [],
         headers: [(String, String)] = [], payloadSHA256: String
     ) {
@@ -88,16 +88,16 @@ public struct SigV4Request: Sendable {
 /// sent: no normalisation, no second encoding. Other AWS services normalise the
 /// path and encode each segment a second time; pass `normalizePath` and
 /// `doubleEncodePath` for them.
-public struct SigV4Signer: Sendable {
+package struct SigV4Signer: Sendable {
     /// The credentials requests are signed with.
-    public let credentials: AWSCredentials
+    package let credentials: AWSCredentials
     /// The region in the credential scope (`us-east-1`; `auto` for Cloudflare R2).
-    public let region: String
+    package let region: String
     /// The service in the credential scope (`s3`).
-    public let service: String
+    package let service: String
 
     /// A signer for one region and service.
-    public init(credentials: AWSCredentials, region: String, service: String = "s3") {
+    package init(credentials: AWSCredentials, region: String, service: String = "s3") {
         self.credentials = credentials
         self.region = region
         self.service = service
@@ -112,7 +112,7 @@ public struct SigV4Signer: Sendable {
     /// cannot be sent or signed as given (a header value with a line break, a path
     /// that is not percent-encoded, a header the signer sets itself, …), and
     /// `ModelCastError.crypto` when libcrypto fails.
-    public func sign(_ request: SigV4Request, date: Date, normalizePath: Bool = false, doubleEncodePath: Bool = false) throws -> [(String, String)] {
+    package func sign(_ request: SigV4Request, date: Date, normalizePath: Bool = false, doubleEncodePath: Bool = false) throws -> [(String, String)] {
         try validate(request, doubleEncodePath: doubleEncodePath)
         let canonical = canonicalForm(request, date: date, normalizePath: normalizePath, doubleEncodePath: doubleEncodePath)
         let signature = try sign(stringToSign(canonical), dateStamp: canonical.dateStamp)
@@ -128,13 +128,13 @@ public struct SigV4Signer: Sendable {
     /// The canonical request `sign` would hash, for tests and debugging. It never
     /// includes the secret key; it does include the session token, which is a signed
     /// header. Headers the signer sets itself are taken from the signer, not the request.
-    public func canonicalRequest(_ request: SigV4Request, date: Date, normalizePath: Bool = false, doubleEncodePath: Bool = false) -> String {
+    package func canonicalRequest(_ request: SigV4Request, date: Date, normalizePath: Bool = false, doubleEncodePath: Bool = false) -> String {
         canonicalForm(request, date: date, normalizePath: normalizePath, doubleEncodePath: doubleEncodePath).request
     }
 
     /// The string to sign `sign` would compute, for tests and debugging (never
     /// includes the secret).
-    public func stringToSign(_ request: SigV4Request, date: Date, normalizePath: Bool = false, doubleEncodePath: Bool = false) -> String {
+    package func stringToSign(_ request: SigV4Request, date: Date, normalizePath: Bool = false, doubleEncodePath: Bool = false) -> String {
         stringToSign(canonicalForm(request, date: date, normalizePath: normalizePath, doubleEncodePath: doubleEncodePath))
     }
 
@@ -321,7 +321,7 @@ public struct SigV4Signer: Sendable {
 /// hex) of its UTF-8 encoding. "//", spaces (%20) and "+" (%2B) are kept as their
 /// encodings and "." and ".." segments are left alone: S3 keys are not paths, so
 /// nothing is normalised. The result has no leading "/" of its own.
-public func s3EncodedPath(_ key: String) -> String {
+package func s3EncodedPath(_ key: String) -> String {
     uriEncode(Substring(key), keepSlash: true)
 }
 

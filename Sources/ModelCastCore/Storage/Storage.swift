@@ -1,17 +1,17 @@
 import Foundation
 
 /// HTTP headers and facts stored with an object.
-public struct ObjectMetadata: Codable, Equatable, Sendable {
-    public var cacheControl: String
-    public var contentType: String
-    public var size: Int64
-    public var sha256: SHA256Digest
+package struct ObjectMetadata: Codable, Equatable, Sendable {
+    package var cacheControl: String
+    package var contentType: String
+    package var size: Int64
+    package var sha256: SHA256Digest
 
     enum CodingKeys: String, CodingKey {
         case cacheControl = "cache_control", contentType = "content_type", size, sha256
     }
 
-    public init(cacheControl: String, contentType: String, size: Int64, sha256: SHA256Digest) {
+    package init(cacheControl: String, contentType: String, size: Int64, sha256: SHA256Digest) {
         self.cacheControl = cacheControl
         self.contentType = contentType
         self.size = size
@@ -25,17 +25,17 @@ public struct ObjectMetadata: Codable, Equatable, Sendable {
 }
 
 /// What a store knows about an object without reading it.
-public struct ObjectInfo: Equatable, Sendable {
-    public var size: Int64
+package struct ObjectInfo: Equatable, Sendable {
+    package var size: Int64
     /// The SHA-256 the store itself computed over the whole object (an S3 full-object
     /// checksum), never a value a writer set; nil for a plain directory or when there is none.
-    public var sha256: SHA256Digest?
-    public var contentType: String?
-    public var cacheControl: String?
+    package var sha256: SHA256Digest?
+    package var contentType: String?
+    package var cacheControl: String?
     /// An opaque version tag for conditional replaces (an S3 ETag, or a file's inode/mtime).
-    public var etag: String?
+    package var etag: String?
 
-    public init(size: Int64, sha256: SHA256Digest? = nil, contentType: String? = nil, cacheControl: String? = nil, etag: String? = nil) {
+    package init(size: Int64, sha256: SHA256Digest? = nil, contentType: String? = nil, cacheControl: String? = nil, etag: String? = nil) {
         self.size = size
         self.sha256 = sha256
         self.contentType = contentType
@@ -45,25 +45,25 @@ public struct ObjectInfo: Equatable, Sendable {
 }
 
 /// An artifact already written to local disk, ready to be stored under a key.
-public struct StagedObject: Sendable {
+package struct StagedObject: Sendable {
     /// Where the bytes are.
-    public let path: String
-    public let metadata: ObjectMetadata
+    package let path: String
+    package let metadata: ObjectMetadata
     /// True for a temporary copy the store may move or delete; false for the
     /// user's own file, uploaded in place and never touched.
-    public var isTemporary = true
+    package var isTemporary = true
     /// For the user's own file (`isTemporary == false`): the file as it was when
     /// `metadata` (its size and SHA-256) was computed. A store uploading it in place
     /// refuses to finish the upload if the file no longer matches. nil: compare with
     /// the file as it is when the upload starts.
-    public var source: FileSnapshot?
+    package var source: FileSnapshot?
     /// The SHA-256 of each part of the bytes, computed in the read that gave
     /// `metadata.sha256` (see `Storage.uploadPartSize`): a store uploading in parts sends
     /// them as the parts' checksums instead of reading the file again. nil: the store
     /// computes what it needs.
-    public var parts: PartDigests?
+    package var parts: PartDigests?
 
-    public init(path: String, metadata: ObjectMetadata, isTemporary: Bool = true, source: FileSnapshot? = nil, parts: PartDigests? = nil) {
+    package init(path: String, metadata: ObjectMetadata, isTemporary: Bool = true, source: FileSnapshot? = nil, parts: PartDigests? = nil) {
         self.path = path
         self.metadata = metadata
         self.isTemporary = isTemporary
@@ -73,7 +73,7 @@ public struct StagedObject: Sendable {
 }
 
 /// The outcome of `putIfAbsent`.
-public enum PutOutcome: Equatable, Sendable {
+package enum PutOutcome: Equatable, Sendable {
     /// The key did not exist and now holds the object.
     case created
     /// The key already held exactly these bytes: nothing was written.
@@ -81,7 +81,7 @@ public enum PutOutcome: Equatable, Sendable {
 }
 
 /// How an object's bytes were proven by `proveContent`.
-public enum ContentProof: Equatable, Sendable {
+package enum ContentProof: Equatable, Sendable {
     /// Read back and hashed (a directory file, or an S3 object downloaded because the store gave no usable checksum).
     case hashed
     /// The store's own SHA-256 checksum (full-object, or composite over parts compared with `localFile`) matched.
@@ -97,7 +97,7 @@ public enum ContentProof: Equatable, Sendable {
 /// The requirements are the eight object operations every store has; what only some
 /// targets offer (a lock, a hosting folder, multipart uploads…) is in `capabilities`,
 /// which each backend states in full: nothing is offered by a silent default.
-public protocol Storage: Sendable {
+package protocol Storage: Sendable {
     /// A display form of the target (`/srv/models`, `s3://bucket/prefix`), never with credentials.
     var location: String { get }
 
@@ -143,7 +143,7 @@ public protocol Storage: Sendable {
 }
 
 /// What `putIfAbsent` stores.
-public enum PutBody: Sendable {
+package enum PutBody: Sendable {
     /// An artifact already on local disk.
     case staged(StagedObject)
     /// Small bytes held in memory (history records).
@@ -152,50 +152,50 @@ public enum PutBody: Sendable {
 
 extension Storage {
     /// The bytes of a small object, or nil when it does not exist. Refuses objects larger than `limit`.
-    public func get(_ key: String, limit: Int) async throws -> Data? {
+    package func get(_ key: String, limit: Int) async throws -> Data? {
         try await getWithETag(key, limit: limit)?.data
     }
 
     /// Stores a staged file under `key` unless the key exists (see `putIfAbsent(_:_:)`).
-    public func putIfAbsent(_ key: String, staged: StagedObject) async throws -> PutOutcome {
+    package func putIfAbsent(_ key: String, staged: StagedObject) async throws -> PutOutcome {
         try await putIfAbsent(key, .staged(staged))
     }
 
     /// Stores small bytes under `key` unless it exists (history records).
-    public func putIfAbsent(_ key: String, data: Data, metadata: ObjectMetadata) async throws -> PutOutcome {
+    package func putIfAbsent(_ key: String, data: Data, metadata: ObjectMetadata) async throws -> PutOutcome {
         try await putIfAbsent(key, .bytes(data, metadata))
     }
 
     /// Requests sent so far by HTTP method, for stores reached over the network.
-    public var requestCounts: [String: Int]? { capabilities.requestCounts?() }
+    package var requestCounts: [String: Int]? { capabilities.requestCounts?() }
 
     /// Releases what the target holds open (connections). Call once, when done.
-    public func close() async { await capabilities.close?() }
+    package func close() async { await capabilities.close?() }
 }
 
 /// What a target offers beyond the object operations, stated in full by each backend.
-public struct StorageCapabilities: Sendable {
+package struct StorageCapabilities: Sendable {
     /// Where artifacts are staged before `putIfAbsent` (every target has a place).
-    public var staging: StagingSpace
+    package var staging: StagingSpace
     /// The target's exclusive lock for a command that writes (publishes, rollbacks and
     /// prunes run one at a time), for a target whose writers take turns (a directory).
     /// nil: runs write at the same time and conditional writes keep them apart (an
     /// object store); removing an object then follows `Removals`.
-    public var lock: WriterLock?
+    package var lock: WriterLock?
     /// A local folder the hosting files (`_headers`, `_modelcast/…`) are written into;
     /// nil for targets that get none.
-    public var hostingRoot: String?
+    package var hostingRoot: String?
     /// Uploads in parts, with the upkeep of those a killed publish left (an object store).
-    public var multipart: MultipartUploads?
+    package var multipart: MultipartUploads?
     /// True when a plain file can be uploaded from where it is (no staged copy): the
     /// store reads it while uploading and checks it did not change.
-    public var uploadsInPlace: Bool
+    package var uploadsInPlace: Bool
     /// Requests sent so far by HTTP method, for stores reached over the network.
-    public var requestCounts: (@Sendable () -> [String: Int])?
+    package var requestCounts: (@Sendable () -> [String: Int])?
     /// Releases what the target holds open (connections).
-    public var close: (@Sendable () async -> Void)?
+    package var close: (@Sendable () async -> Void)?
 
-    public init(staging: StagingSpace, lock: WriterLock?, hostingRoot: String?, multipart: MultipartUploads?, uploadsInPlace: Bool,
+    package init(staging: StagingSpace, lock: WriterLock?, hostingRoot: String?, multipart: MultipartUploads?, uploadsInPlace: Bool,
                 requestCounts: (@Sendable () -> [String: Int])?, close: (@Sendable () async -> Void)?) {
         self.staging = staging
         self.lock = lock
@@ -207,45 +207,45 @@ public struct StorageCapabilities: Sendable {
     }
 
     /// True when `lock` gives one writer the target to itself.
-    public var writersTakeTurns: Bool { lock != nil }
+    package var writersTakeTurns: Bool { lock != nil }
 }
 
 /// Where a target stages artifacts.
-public struct StagingSpace: Sendable {
+package struct StagingSpace: Sendable {
     /// The directory (same file system as the target when that makes storing a rename).
-    public let directory: @Sendable () throws -> String
+    package let directory: @Sendable () throws -> String
     /// Removes staging space left empty after a publish.
-    public let finish: @Sendable () -> Void
+    package let finish: @Sendable () -> Void
 
-    public init(directory: @escaping @Sendable () throws -> String, finish: @escaping @Sendable () -> Void = {}) {
+    package init(directory: @escaping @Sendable () throws -> String, finish: @escaping @Sendable () -> Void = {}) {
         self.directory = directory
         self.finish = finish
     }
 }
 
 /// A target's exclusive writer lock.
-public struct WriterLock: Sendable {
+package struct WriterLock: Sendable {
     /// Takes the lock, clearing what a killed run left staged; nil when the target does
     /// not exist and `create` is false.
-    public let acquire: @Sendable (_ create: Bool) throws -> (any StorageLock)?
+    package let acquire: @Sendable (_ create: Bool) throws -> (any StorageLock)?
 
-    public init(acquire: @escaping @Sendable (_ create: Bool) throws -> (any StorageLock)?) {
+    package init(acquire: @escaping @Sendable (_ create: Bool) throws -> (any StorageLock)?) {
         self.acquire = acquire
     }
 }
 
 /// A store's multipart uploads.
-public struct MultipartUploads: Sendable {
+package struct MultipartUploads: Sendable {
     /// The part size an object of that many bytes is uploaded in, or nil when it is stored
     /// whole. The pass that hashes an artifact hashes those parts too
     /// (`StagedObject.parts`), so the upload reads the file only to send it.
-    public let partSize: @Sendable (_ objectSize: Int64) -> Int64?
+    package let partSize: @Sendable (_ objectSize: Int64) -> Int64?
     /// Uploads begun and never finished (a publish killed mid-multipart), started before a date.
-    public let abandoned: @Sendable (_ startedBefore: Date) async throws -> [PendingUpload]
+    package let abandoned: @Sendable (_ startedBefore: Date) async throws -> [PendingUpload]
     /// Gives up an abandoned upload, freeing what the store keeps for it.
-    public let abort: @Sendable (PendingUpload) async throws -> Void
+    package let abort: @Sendable (PendingUpload) async throws -> Void
 
-    public init(partSize: @escaping @Sendable (Int64) -> Int64?, abandoned: @escaping @Sendable (Date) async throws -> [PendingUpload],
+    package init(partSize: @escaping @Sendable (Int64) -> Int64?, abandoned: @escaping @Sendable (Date) async throws -> [PendingUpload],
                 abort: @escaping @Sendable (PendingUpload) async throws -> Void) {
         self.partSize = partSize
         self.abandoned = abandoned
@@ -254,16 +254,16 @@ public struct MultipartUploads: Sendable {
 }
 
 /// A held target lock, released when the value goes away.
-public protocol StorageLock: AnyObject {}
+package protocol StorageLock: AnyObject {}
 
 /// A multipart upload begun and never completed or aborted (a publish killed mid-upload).
-public struct PendingUpload: Sendable, Equatable {
+package struct PendingUpload: Sendable, Equatable {
     /// The key relative to the target root.
-    public let key: String
-    public let uploadID: String
-    public let initiated: Date
+    package let key: String
+    package let uploadID: String
+    package let initiated: Date
 
-    public init(key: String, uploadID: String, initiated: Date) {
+    package init(key: String, uploadID: String, initiated: Date) {
         self.key = key
         self.uploadID = uploadID
         self.initiated = initiated
@@ -271,7 +271,7 @@ public struct PendingUpload: Sendable, Equatable {
 }
 
 /// Errors of the storage layer.
-public enum StorageError: Error, Equatable, Sendable, LocalizedError, CustomStringConvertible {
+package enum StorageError: Error, Equatable, Sendable, LocalizedError, CustomStringConvertible {
     /// A key already holds different bytes; immutable keys are never overwritten.
     case conflict(key: String, existingSize: Int64, newSize: Int64, existingSHA256: String?, newSHA256: String)
     /// The object changed since it was read (a concurrent publisher).
@@ -287,7 +287,7 @@ public enum StorageError: Error, Equatable, Sendable, LocalizedError, CustomStri
     /// was found (hashed, the store's checksum).
     case contentMismatch(key: String, expectedSize: Int64, expectedSHA256: String, actualSize: Int64, actualSHA256: String?, detail: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .conflict(let key, let existingSize, let newSize, let existingSHA, let newSHA):
             return "\(key) already exists with different content (\(existingSize) bytes\(existingSHA.map { ", sha256 \($0)" } ?? "")); refusing to overwrite it with \(newSize) bytes, sha256 \(newSHA). Published keys are immutable: publish a new version instead"
@@ -305,7 +305,7 @@ public enum StorageError: Error, Equatable, Sendable, LocalizedError, CustomStri
         }
     }
 
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 }
 
 /// Rejects keys that could escape the target root.

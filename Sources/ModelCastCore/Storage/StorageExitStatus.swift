@@ -4,14 +4,14 @@ import Foundation
 
 extension StorageError: ExitStatusProviding {
     /// A conflict, a changed object, a proof that failed: refusals (running again changes nothing).
-    public var exitStatus: ExitStatus { .refused }
+    package var exitStatus: ExitStatus { .refused }
 }
 
 extension S3Error: ExitStatusProviding {
     /// A bucket that does not exist is refused (running again changes nothing, as for a
     /// directory target whose parent is missing); any other answer (credentials,
     /// permissions, the store's own failure) is I/O.
-    public var exitStatus: ExitStatus { code == "NoSuchBucket" ? .refused : .io }
+    package var exitStatus: ExitStatus { code == "NoSuchBucket" ? .refused : .io }
 }
 
 extension S3TransportError: ExitStatusProviding {
@@ -24,9 +24,9 @@ extension S3ResponseTooLarge: ExitStatusProviding {
 
 extension NetworkFailure: ExitStatusProviding {
     /// Refused, unreachable, a failed TLS handshake, a stall: the network.
-    public var exitStatus: ExitStatus { .io }
+    package var exitStatus: ExitStatus { .io }
 }
 
 extension MissingCredentials: ExitStatusProviding {
-    public var exitStatus: ExitStatus { .io }
+    package var exitStatus: ExitStatus { .io }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// What a target or source string the user gave names. The one place that decides it:
 /// no other code looks at a target string's scheme.
-public enum TargetKind: Sendable, Equatable {
+package enum TargetKind: Sendable, Equatable {
     /// `s3://bucket/prefix`: an S3-compatible store, reached through its API.
     case bucket
     /// `https://…` or `http://…`: something served (a manifest URL), read as a device reads it.
@@ -10,7 +10,7 @@ public enum TargetKind: Sendable, Equatable {
     /// Anything else: a local path (a published directory, a manifest file).
     case local
 
-    public init(of text: String) {
+    package init(of text: String) {
         let lower = text.lowercased()
         if lower.hasPrefix("s3://") { self = .bucket }
         else if lower.hasPrefix("https://") || lower.hasPrefix("http://") { self = .served }
@@ -19,31 +19,31 @@ public enum TargetKind: Sendable, Equatable {
 }
 
 /// How to reach a publish target, as the user gave it.
-public struct TargetSettings: Sendable {
+package struct TargetSettings: Sendable {
     /// A directory path or `s3://bucket/prefix`.
-    public var target: String
-    public var endpoint: String?
-    public var region: String?
+    package var target: String
+    package var endpoint: String?
+    package var region: String?
     /// nil: path style for custom endpoints, virtual-host style for AWS (path style
     /// for a bucket whose name contains '.', which AWS's wildcard certificate cannot cover).
-    public var pathStyle: Bool?
-    public var policy = S3UploadPolicy()
+    package var pathStyle: Bool?
+    package var policy = S3UploadPolicy()
     /// `--checksum`: nil takes `$MODELCAST_S3_CHECKSUM`, else `sha256`.
-    public var checksum: S3ChecksumMode?
-    public var retries = 4
+    package var checksum: S3ChecksumMode?
+    package var retries = 4
     /// Reports each object upload to an S3 target (`uploading KEY`, its size) as its
     /// bytes go out; nil reports nothing.
-    public var progress: ProgressFactory?
+    package var progress: ProgressFactory?
 
-    public init(target: String) { self.target = target }
+    package init(target: String) { self.target = target }
 
     /// True for `s3://` targets.
-    public var isS3: Bool { TargetKind(of: target) == .bucket }
+    package var isS3: Bool { TargetKind(of: target) == .bucket }
 
     /// Opens the target: a `DirectoryStorage` or an `S3Storage` with credentials from
     /// the environment. Options that only apply to S3 are refused for a directory.
     /// `log` receives notes for the user (a directory waiting for another publish's lock).
-    public func open(environment: [String: String], log: @escaping @Sendable (String) -> Void = { _ in }) throws -> any Storage {
+    package func open(environment: [String: String], log: @escaping @Sendable (String) -> Void = { _ in }) throws -> any Storage {
         if isS3 {
             let location = try S3Location(target)
             let endpoint = try s3Endpoint(for: location, environment: environment)

@@ -2,7 +2,7 @@ import Foundation
 
 /// The exit statuses every modelcast command follows (documented in the README and
 /// `modelcast --help`), so a pipeline can tell what to do from the number alone.
-public enum ExitStatus: Int32, Sendable, CaseIterable {
+package enum ExitStatus: Int32, Sendable, CaseIterable {
     /// The command did what was asked (verify: every check passed).
     case success = 0
     /// Refused or failed a check: a bad model, a version rule, a conflict with what the
@@ -16,7 +16,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
     case io = 3
 
     /// The name used in `--json` error objects.
-    public var name: String {
+    package var name: String {
         switch self {
         case .success: return "success"
         case .refused: return "refused"
@@ -27,7 +27,7 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
 
     /// The status for an error a command threw: its own, or for errors from below
     /// modelcast (a socket, a file, a library), an I/O failure.
-    public init(for error: Error) {
+    package init(for error: Error) {
         if let error = error as? any ExitStatusProviding {
             self = error.exitStatus
         } else if error is DecodingError {
@@ -40,12 +40,12 @@ public enum ExitStatus: Int32, Sendable, CaseIterable {
 
 /// An error that says which documented exit status it ends a command with. Each error
 /// type declares its own, in its own folder, so this one knows none of them.
-public protocol ExitStatusProviding: Error {
+package protocol ExitStatusProviding: Error {
     var exitStatus: ExitStatus { get }
 }
 
 extension ModelCastError: ExitStatusProviding {
-    public var exitStatus: ExitStatus {
+    package var exitStatus: ExitStatus {
         switch self {
         case .io, .unreadable, .archive, .crypto, .changedWhilePacking: return .io
         // No default: a new case says here which status it ends a command with.

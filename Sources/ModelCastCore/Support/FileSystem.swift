@@ -244,14 +244,14 @@ func linkTarget(_ path: String) -> String {
 /// or replacement by rename all give a different snapshot (within the file
 /// system's timestamp resolution), so comparing two snapshots tells whether bytes
 /// read earlier may differ from the bytes there now.
-public struct FileSnapshot: Sendable, Equatable {
-    public let device: UInt64
-    public let inode: UInt64
-    public let size: Int64
-    public let modifiedSeconds: Int
-    public let modifiedNanoseconds: Int
-    public let changedSeconds: Int
-    public let changedNanoseconds: Int
+package struct FileSnapshot: Sendable, Equatable {
+    package let device: UInt64
+    package let inode: UInt64
+    package let size: Int64
+    package let modifiedSeconds: Int
+    package let modifiedNanoseconds: Int
+    package let changedSeconds: Int
+    package let changedNanoseconds: Int
 
     init(_ info: stat) {
         device = UInt64(info.st_dev)
@@ -262,7 +262,7 @@ public struct FileSnapshot: Sendable, Equatable {
     }
 
     /// The file at `path` now (following symbolic links, as opening it does).
-    public static func current(_ path: String) throws -> FileSnapshot {
+    package static func current(_ path: String) throws -> FileSnapshot {
         var info = stat()
         guard stat(path, &info) == 0 else {
             let code = errno
@@ -274,7 +274,7 @@ public struct FileSnapshot: Sendable, Equatable {
 
     /// What differs between `earlier` and this snapshot, for messages ("size 100 →
     /// 120 bytes, modified 2026-09-21T12:00:00.000000000Z → 2026-09-21T12:00:05.250000000Z").
-    public func changes(since earlier: FileSnapshot) -> String {
+    package func changes(since earlier: FileSnapshot) -> String {
         func time(_ seconds: Int, _ nanoseconds: Int) -> String {
             var clock = time_t(seconds)
             var parts = tm()

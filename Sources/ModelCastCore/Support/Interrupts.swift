@@ -17,8 +17,8 @@ import Foundation
 /// raise), so everything it reads lives in fixed tables of C strings outside any lock: it
 /// must never wait for a lock another thread holds. `lock` orders writers among threads
 /// only. That is a contract the compiler cannot check, hence `@unchecked`.
-public final class Interrupts: @unchecked Sendable {
-    public static let shared = Interrupts()
+package final class Interrupts: @unchecked Sendable {
+    package static let shared = Interrupts()
     static let capacity = 256
     private let lock = NSLock()
     private var installed = false
@@ -53,7 +53,7 @@ public final class Interrupts: @unchecked Sendable {
 
     /// The command's line for an interrupt before its commit: what is true then (nothing
     /// went live) and how to go on. Installs the handlers.
-    public func setMessage(_ text: String) {
+    package func setMessage(_ text: String) {
         lock.lock()
         defer { lock.unlock() }
         installHandlers()

@@ -7,9 +7,9 @@ import Foundation
 /// instruction inside `String._startOfLastPathComponent`), so no path a user types ever
 /// goes through them. These follow NSString's rules otherwise: trailing slashes are
 /// ignored, the root stays `/`, and a name without a slash has the parent `""`.
-public enum PathText {
+package enum PathText {
     /// `a/b/c` → `c`; `a/b/` → `b`; `/` → `/`; `""` → `""`.
-    public static func lastComponent(_ path: String) -> String {
+    package static func lastComponent(_ path: String) -> String {
         let trimmed = trimmingTrailingSlashes(path)
         guard trimmed != "/" else { return "/" }
         guard let slash = trimmed.lastIndex(of: "/") else { return trimmed }
@@ -17,7 +17,7 @@ public enum PathText {
     }
 
     /// `a/b/c` → `a/b`; `c` → `""`; `/c` → `/`; `/` → `/`; `a//b` → `a`.
-    public static func parent(_ path: String) -> String {
+    package static func parent(_ path: String) -> String {
         let trimmed = trimmingTrailingSlashes(path)
         guard trimmed != "/" else { return "/" }
         guard let slash = trimmed.lastIndex(of: "/") else { return "" }

@@ -2,7 +2,7 @@ import Foundation
 
 /// Receives byte counts as work advances: from the digest thread, or from several
 /// threads at once for concurrent work (verify's downloads, a tree's files).
-public protocol ProgressReporter: AnyObject, Sendable {
+package protocol ProgressReporter: AnyObject, Sendable {
     /// Adds `bytes` to the amount done.
     func advance(by bytes: Int)
     /// The work is over (successfully or not); clears any drawn bar.
@@ -12,10 +12,10 @@ public protocol ProgressReporter: AnyObject, Sendable {
 /// Makes the reporter for one piece of work (`label`, `totalBytes`), or nil to report
 /// nothing. The caller decides how progress looks (a terminal bar, CI log lines, JSON
 /// events); the core only reports.
-public typealias ProgressFactory = @Sendable (_ label: String, _ totalBytes: Int64) -> (any ProgressReporter)?
+package typealias ProgressFactory = @Sendable (_ label: String, _ totalBytes: Int64) -> (any ProgressReporter)?
 
 /// "1.5 GiB"-style text for a byte count.
-public func formatBytes(_ bytes: Int64) -> String {
+package func formatBytes(_ bytes: Int64) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB"]
     var value = Double(bytes)
     var unit = 0

@@ -2,7 +2,7 @@ import Foundation
 import NIOConcurrencyHelpers
 
 /// How progress shows on standard error (`--progress`).
-public enum ProgressMode: String, CaseIterable, Sendable {
+package enum ProgressMode: String, CaseIterable, Sendable {
     /// A bar on a terminal, plain lines otherwise; quiet for work done within a second.
     case auto
     /// A bar redrawn in place (carriage returns), one line per item in flight.
@@ -18,19 +18,19 @@ public enum ProgressMode: String, CaseIterable, Sendable {
 
 /// What a progress display needs from its surroundings. Tests swap in a fake clock, a
 /// fake terminal and a buffer, so the rate limits can be checked without sleeping.
-public struct ProgressConsole: Sendable {
+package struct ProgressConsole: Sendable {
     /// True when the output is a terminal that understands carriage return and ANSI
     /// erase sequences (`auto` draws a bar there).
-    public var isTerminal: Bool
+    package var isTerminal: Bool
     /// The terminal's width in columns; a bar line stays one column narrower so it never wraps.
-    public var columns: @Sendable () -> Int
+    package var columns: @Sendable () -> Int
     /// Seconds on a clock that never goes back.
-    public var now: @Sendable () -> TimeInterval
+    package var now: @Sendable () -> TimeInterval
     /// Writes text as it is (no newline added).
-    public var write: @Sendable (String) -> Void
+    package var write: @Sendable (String) -> Void
 
     /// A console with these parts; `columns` defaults to 80.
-    public init(isTerminal: Bool, columns: @escaping @Sendable () -> Int = { 80 },
+    package init(isTerminal: Bool, columns: @escaping @Sendable () -> Int = { 80 },
                 now: @escaping @Sendable () -> TimeInterval, write: @escaping @Sendable (String) -> Void) {
         self.isTerminal = isTerminal
         self.columns = columns
@@ -40,7 +40,7 @@ public struct ProgressConsole: Sendable {
 
     /// Standard error: a terminal when it is a tty and `TERM` is not `dumb`; its width from
     /// the tty, else `COLUMNS`, else 80; the monotonic clock.
-    public static func standardError(environment: [String: String]) -> ProgressConsole {
+    package static func standardError(environment: [String: String]) -> ProgressConsole {
         let tty = isatty(STDERR_FILENO) == 1 && environment["TERM"] != "dumb"
         let fallback = environment["COLUMNS"].flatMap(Int.init) ?? 80
         return ProgressConsole(
@@ -71,27 +71,27 @@ private func writeToStandardError(_ text: String) {
 /// percentage crosses the next multiple of `stepPercent`, or when `interval` seconds have
 /// passed since the last report while the work advances, and never before the item has
 /// lasted `grace` seconds. Pure: the caller passes the time.
-public struct ProgressLineLimiter: Sendable {
+package struct ProgressLineLimiter: Sendable {
     /// The item's size in bytes.
-    public let total: Int64
+    package let total: Int64
     /// A line each time the percentage reaches the next multiple of this (10: 10 %, 20 %, …).
-    public let stepPercent: Int
+    package let stepPercent: Int
     /// The longest silence, in seconds, while the work advances.
-    public let interval: TimeInterval
+    package let interval: TimeInterval
     /// Seconds the item must last before its first line.
-    public let grace: TimeInterval
+    package let grace: TimeInterval
     /// When the item started, on the caller's clock.
-    public let start: TimeInterval
+    package let start: TimeInterval
     /// Steps of `stepPercent` already reported.
     private var reportedSteps = 0
     private var lastReport: TimeInterval
     /// Whether any line was reported.
-    public private(set) var reported = false
+    package private(set) var reported = false
     /// Whether the 100 % line was reported (nothing follows it).
-    public private(set) var complete = false
+    package private(set) var complete = false
 
     /// A limiter for an item of `total` bytes started at `start`.
-    public init(total: Int64, start: TimeInterval, stepPercent: Int = 10, interval: TimeInterval = 10, grace: TimeInterval = 0) {
+    package init(total: Int64, start: TimeInterval, stepPercent: Int = 10, interval: TimeInterval = 10, grace: TimeInterval = 0) {
         self.total = total
         self.start = start
         self.stepPercent = max(stepPercent, 1)
@@ -101,14 +101,14 @@ public struct ProgressLineLimiter: Sendable {
     }
 
     /// Whole percent of `done` out of the total: 100 only once everything is done.
-    public func percent(_ done: Int64) -> Int {
+    package func percent(_ done: Int64) -> Int {
         guard total > 0 else { return 100 }
         if done >= total { return 100 }
         return min(99, Int(Double(max(done, 0)) * 100 / Double(total)))
     }
 
     /// True when a line is due now that `done` bytes are done at `now`; records it as reported.
-    public mutating func advance(done: Int64, now: TimeInterval) -> Bool {
+    package mutating func advance(done: Int64, now: TimeInterval) -> Bool {
         guard !complete, now - start >= grace else { return false }
         let percent = percent(done)
         let steps = percent / stepPercent
@@ -121,7 +121,7 @@ public struct ProgressLineLimiter: Sendable {
     /// work is complete, that line was not reported yet, and the item reported before or
     /// lasted `grace` seconds (quick work stays quiet). An item that ends short reports no
     /// final line; its failure is said elsewhere.
-    public mutating func finish(done: Int64, now: TimeInterval) -> Bool {
+    package mutating func finish(done: Int64, now: TimeInterval) -> Bool {
         guard !complete, percent(done) == 100, reported || now - start >= grace else { return false }
         record(percent: 100, steps: 100 / stepPercent, now: now)
         return true
@@ -139,9 +139,9 @@ public struct ProgressLineLimiter: Sendable {
 /// Every item reports through one display, so concurrent items (verify's downloads,
 /// uploads) never interleave their output: a bar block is redrawn whole, lines are
 /// written whole. `log` writes a message above a drawn bar instead of through it.
-public final class ProgressDisplay: Sendable {
+package final class ProgressDisplay: Sendable {
     /// Seconds before `auto` shows anything: quick work stays quiet.
-    public static let autoGrace: TimeInterval = 1
+    package static let autoGrace: TimeInterval = 1
     /// The most items a bar block shows; the rest are summed on one more line.
     static let maximumBarLines = 6
 
@@ -172,7 +172,7 @@ public final class ProgressDisplay: Sendable {
     private let state = NIOLockedValueBox(State())
 
     /// `auto` picks a bar when `console` is a terminal and lines otherwise.
-    public init(mode: ProgressMode, console: ProgressConsole) {
+    package init(mode: ProgressMode, console: ProgressConsole) {
         switch mode {
         case .auto: style = console.isTerminal ? .bar(grace: Self.autoGrace) : .lines(grace: Self.autoGrace)
         case .bar: style = .bar(grace: 0)
@@ -184,14 +184,14 @@ public final class ProgressDisplay: Sendable {
     }
 
     /// The factory to hand the core; nil with `none`.
-    public var factory: ProgressFactory? {
+    package var factory: ProgressFactory? {
         guard style != .none else { return nil }
         return { [self] label, total in start(label: label, total: total) }
     }
 
     /// Writes `line` (a log message) and a newline, clearing a drawn bar first and
     /// drawing it again below.
-    public func log(_ line: String) {
+    package func log(_ line: String) {
         state.withLockedValue { state in
             let hadBar = state.drawnLines > 0
             if hadBar { console.write(clearBlock(&state)) }
@@ -360,7 +360,7 @@ final class ProgressItem: ProgressReporter {
 }
 
 /// "3.1/7.8 GiB": both counts in the total's unit.
-public func formatByteFraction(_ done: Int64, of total: Int64) -> String {
+package func formatByteFraction(_ done: Int64, of total: Int64) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB"]
     var unit = 0
     var scale = 1.0

@@ -1,10 +1,10 @@
 import Foundation
 
 /// "Did you mean …?" for a mistyped command, option or key.
-public enum Spelling {
+package enum Spelling {
     /// The candidate closest to `word` (at most two edits, or one a prefix of the other),
     /// or nil when none is close.
-    public static func suggestion(for word: String, among candidates: [String]) -> String? {
+    package static func suggestion(for word: String, among candidates: [String]) -> String? {
         let lowered = word.lowercased()
         let scored = candidates.map { ($0, distance(lowered, $0.lowercased())) }
         if let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= min(2, max(1, word.count / 3)) { return best.0 }
@@ -28,7 +28,7 @@ public enum Spelling {
     }
 
     /// `'x' (did you mean 'y'?)`, or `'x'` when nothing is close.
-    public static func quoted(_ word: String, among candidates: [String]) -> String {
+    package static func quoted(_ word: String, among candidates: [String]) -> String {
         guard let close = suggestion(for: word, among: candidates) else { return "'\(word)'" }
         return "'\(word)' (did you mean '\(close)'?)"
     }

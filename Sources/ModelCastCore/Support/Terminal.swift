@@ -2,19 +2,19 @@ import Foundation
 
 /// Passphrases for secret keys: from an environment variable (CI) or typed at the
 /// terminal with echo off. They are never printed or logged.
-public enum Passphrase {
+package enum Passphrase {
     /// The environment variable a CI job sets to unlock an encrypted secret key.
-    public static let environmentVariable = "MODELCAST_SIGNING_PASSPHRASE"
+    package static let environmentVariable = "MODELCAST_SIGNING_PASSPHRASE"
 
     /// The passphrase from the environment, or typed at the terminal (`prompt` on it),
     /// or nil when there is neither.
-    public static func obtain(prompt: String, environment: [String: String]) throws -> String? {
+    package static func obtain(prompt: String, environment: [String: String]) throws -> String? {
         if let value = environment[environmentVariable], !value.isEmpty { return value }
         return try readFromTerminal(prompt: prompt)
     }
 
     /// Reads one line from /dev/tty with echo off; nil when there is no terminal.
-    public static func readFromTerminal(prompt: String) throws -> String? {
+    package static func readFromTerminal(prompt: String) throws -> String? {
         let fd = open("/dev/tty", O_RDWR | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }

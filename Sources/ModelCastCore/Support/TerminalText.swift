@@ -7,7 +7,7 @@ import Foundation
 /// clear a screen, set a window title or reorder what a person reads. JSON output is
 /// unchanged in meaning: it never holds a raw control character, and the escape is
 /// JSON's own inside a string.
-public func terminalSafe(_ text: String) -> String {
+package func terminalSafe(_ text: String) -> String {
     guard text.unicodeScalars.contains(where: needsEscape) else { return text }
     var out = String.UnicodeScalarView()
     for scalar in text.unicodeScalars {
@@ -31,7 +31,7 @@ private func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
 /// (`https://<redacted>@host/…`): a credential given in a URL never reaches a terminal,
 /// a log or a `--json` error object. A URL's authority is what follows `scheme://` up to
 /// the next `/`, `?`, `#`, quote, backslash or white space; its part before the last `@` goes.
-public func redactingURLCredentials(_ text: String) -> String {
+package func redactingURLCredentials(_ text: String) -> String {
     guard text.contains("@"), text.contains("://") else { return text }
     var out = ""
     var rest = Substring(text)

@@ -1,4 +1,4 @@
 /// modelcast's own version, printed by `modelcast --version`.
-public enum ModelCastVersion {
-    public static let current = "0.1.0"
+package enum ModelCastVersion {
+    package static let current = "0.1.0"
 }

@@ -7,27 +7,27 @@ import Foundation
 /// `channels/NAME/<manifest key>` (`channels/beta/manifest.json`), with its history under
 /// `manifests/channels/NAME/<stem>/` and its own history index. `channels/` is reserved:
 /// no `--manifest-key` may start with it.
-public enum Channels {
+package enum Channels {
     /// The channel a target serves at the manifest key itself.
-    public static let stable = "stable"
+    package static let stable = "stable"
     /// Where every other channel's manifest lives.
     static let folder = "channels/"
 
     /// A channel name: `[a-z0-9][a-z0-9-]*`, at most 64 characters.
-    public static func validate(_ name: String) throws {
+    package static func validate(_ name: String) throws {
         guard (try? ChannelName(name)) != nil else {
             throw ModelCastError.usage("channel \(quotedValue(name)) must be lowercase letters, digits and '-', starting with a letter or digit (at most 64 characters), e.g. beta")
         }
     }
 
     /// The manifest key of `channel` for the target's manifest key `base`.
-    public static func manifestKey(channel: String, base: String = "manifest.json") -> String {
+    package static func manifestKey(channel: String, base: String = "manifest.json") -> String {
         channel == stable ? base : folder + channel + "/" + base
     }
 
     /// The channel a manifest key belongs to and the target's manifest key it derives from:
     /// `channels/beta/manifest.json` → (beta, manifest.json); any other key is stable's.
-    public static func split(manifestKey: String) -> (channel: String, base: String) {
+    package static func split(manifestKey: String) -> (channel: String, base: String) {
         guard manifestKey.hasPrefix(folder) else { return (stable, manifestKey) }
         let rest = manifestKey.dropFirst(folder.count)
         guard let slash = rest.firstIndex(of: "/") else { return (stable, manifestKey) }
@@ -36,7 +36,7 @@ public enum Channels {
 
     /// Every channel with a live manifest in the target, `stable` first, the others by name.
     /// One HEAD and one listing of `channels/` (which holds only manifests and signatures).
-    public static func list(_ storage: any Storage, base: String = "manifest.json") async throws -> [String] {
+    package static func list(_ storage: any Storage, base: String = "manifest.json") async throws -> [String] {
         var names: [String] = []
         if try await storage.head(base) != nil { names.append(stable) }
         var others = Set<String>()

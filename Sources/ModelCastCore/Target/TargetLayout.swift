@@ -3,15 +3,15 @@ import Foundation
 /// Where a target keeps what modelcast writes besides artifacts: the history records
 /// beside each manifest key, and how large a record or manifest may be read back.
 /// Publish, rollback, prune and verify all read a target through these.
-public enum TargetLayout {
+package enum TargetLayout {
     /// Largest manifest or history record modelcast reads back.
-    public static let recordLimit = 16 << 20
+    package static let recordLimit = 16 << 20
 
     /// The history folder of a manifest key: `manifests/` for `manifest.json`,
     /// `manifests/<stem>/` for any other manifest.
     /// A channel's history is the same beneath `manifests/channels/NAME/`
     /// (`manifests/channels/beta/00000042.json` for `channels/beta/manifest.json`).
-    public static func historyPrefix(manifestKey: String) -> String {
+    package static func historyPrefix(manifestKey: String) -> String {
         let (channel, base) = Channels.split(manifestKey: manifestKey)
         let folder = channel == Channels.stable ? "manifests/" : "manifests/" + Channels.folder + channel + "/"
         return base == "manifest.json" ? folder : folder + String(base.dropLast(".json".count)) + "/"
@@ -23,7 +23,7 @@ public enum TargetLayout {
     /// unescaped, as no `%` may appear in a key S3-compatible servers all sign alike.
     /// Not under `manifests/`, where every object is immutable (hosts cache it for a year,
     /// upload scripts never overwrite it): the index changes with every release.
-    public static func indexKey(manifestKey: String) -> String {
+    package static func indexKey(manifestKey: String) -> String {
         manifestKey == "manifest.json" ? "_modelcast/history-index.json" : "_modelcast/history-index/" + manifestKey
     }
 
@@ -31,7 +31,7 @@ public enum TargetLayout {
     /// Every version whose tree holds these bytes names this one object (stored once,
     /// never overwritten); it cannot collide with `models/NAME/VERSION/…`, as `blobs` is
     /// no semantic version.
-    public static func blobKey(model: String, sha256: SHA256Digest) -> String {
+    package static func blobKey(model: String, sha256: SHA256Digest) -> String {
         "models/\(model)/blobs/\(sha256.hex)"
     }
 

@@ -2,39 +2,39 @@ import Foundation
 
 /// What a target holds for one manifest key: the history records, the live manifest,
 /// and which record is live. Publish, rollback, resign and prune all start from it.
-public struct TargetState: Sendable {
+package struct TargetState: Sendable {
     /// Every history record, oldest first.
-    public let history: [Release]
+    package let history: [Release]
     /// Each record's object as stored (by sequence), for the hosting files.
     var recordObjects: [Int64: ObjectMetadata] = [:]
     /// The live manifest as the store reports it (its etag guards the replace), or nil.
-    public let manifestInfo: ObjectInfo?
+    package let manifestInfo: ObjectInfo?
     /// The live manifest's bytes, or nil when there is none.
-    public let manifestData: Data?
+    package let manifestData: Data?
     /// The live detached signature (`manifest.json.minisig`), or nil when unsigned.
-    public let signatureData: Data?
+    package let signatureData: Data?
     /// The record whose rendering is the live manifest. A publish that failed after
     /// writing its record never went live and is never this record.
-    public let liveRecord: Release?
+    package let liveRecord: Release?
 
     /// The sequence the live manifest carries: its own `sequence` (modelcast format) or
     /// the one its detached signature's trusted comment binds, whichever is higher.
-    public internal(set) var liveManifestSequence: Int64? = nil
+    package internal(set) var liveManifestSequence: Int64? = nil
     /// The live manifest read as a release, when it is in modelcast format.
     var liveManifestRelease: Release? = nil
 
     /// The release devices see now. A manifest matching no record (a record lost, or
     /// written by other means) is read as it is when it is in modelcast format, and
     /// otherwise counts as the newest record.
-    public var live: Release? { liveRecord ?? liveManifestRelease ?? (manifestData == nil ? nil : history.last) }
+    package var live: Release? { liveRecord ?? liveManifestRelease ?? (manifestData == nil ? nil : history.last) }
 
     /// True when a live manifest exists that no history record explains: what devices
     /// have is not in the history, so a publish must be told to continue from it.
-    public var liveIsUnexplained: Bool { manifestData != nil && liveRecord == nil }
+    package var liveIsUnexplained: Bool { manifestData != nil && liveRecord == nil }
 
     /// The key id (hex) that signed the live manifest: its detached signature's, else its
     /// inline one's; nil when unsigned or unreadable.
-    public var liveSigningKeyID: String? {
+    package var liveSigningKeyID: String? {
         var files: [String] = []
         if let signature = signatureData { files.append(String(decoding: signature, as: UTF8.self)) }
         if let manifest = manifestData, let inline = InlineSignature.split(manifest),
@@ -44,17 +44,17 @@ public struct TargetState: Sendable {
 
     /// The sequence the next record gets: above every record and above whatever the
     /// live manifest and its signature have shown devices, so it never goes back.
-    public var nextSequence: Int64 { max(history.last?.sequence ?? 0, liveManifestSequence ?? 0) + 1 }
+    package var nextSequence: Int64 { max(history.last?.sequence ?? 0, liveManifestSequence ?? 0) + 1 }
 
     /// Where the history came from, and what a write must do with the index.
-    public internal(set) var index = IndexState()
+    package internal(set) var index = IndexState()
     /// Every record's bytes and metadata, oldest first (what the next index holds).
     var indexEntries: [HistoryIndex.Entry] = []
     /// The manifest key this history belongs to.
     var indexManifestKey = "manifest.json"
 
     /// How a command reads the history.
-    public enum HistoryRead: Sendable {
+    package enum HistoryRead: Sendable {
         /// The index, checked (see `HistoryIndex`), with every record read only when it fails.
         case indexed
         /// Every record, in parallel (`history`, `prune`, `history --rebuild-index`).
@@ -62,7 +62,7 @@ public struct TargetState: Sendable {
     }
 
     /// Reads the history and the live manifest of `manifestKey`.
-    public static func load(from storage: any Storage, manifestKey: String, reading: HistoryRead = .indexed) async throws -> TargetState {
+    package static func load(from storage: any Storage, manifestKey: String, reading: HistoryRead = .indexed) async throws -> TargetState {
         let indexKey = HistoryIndex.key(manifestKey: manifestKey)
         var index = IndexState()
         var stored: HistoryIndex?
@@ -136,7 +136,7 @@ public struct TargetState: Sendable {
     /// Proves `record` is stored with the bytes the history holds (read from the index,
     /// it is read again from its own key): a command about to act on an older record
     /// never trusts the index alone.
-    public func confirmStored(_ record: Release, storage: any Storage) async throws {
+    package func confirmStored(_ record: Release, storage: any Storage) async throws {
         guard let entry = indexEntries.last(where: { $0.record.sequence == record.sequence }) else { return }
         let key = TargetLayout.historyKey(manifestKey: indexManifestKey, sequence: record.sequence)
         let data = try await storage.get(key, limit: TargetLayout.recordLimit)
@@ -163,7 +163,7 @@ public struct TargetState: Sendable {
     /// publish stopped before the manifest write: the next record then replaced an
     /// older one, skipping it (or a record newer than the live one, not yet replaced).
     /// This needs no record but the later one, so it survives pruning.
-    public var wentLive: [Release] {
+    package var wentLive: [Release] {
         guard let live else { return [] }
         let sequences = history.map(\.sequence)
         var skipped = Set<Int64>()
@@ -177,7 +177,7 @@ public struct TargetState: Sendable {
     }
 
     /// The base URL the records' download URLs were built from.
-    public var baseURL: String? {
+    package var baseURL: String? {
         for record in ([live].compactMap { $0 } + history.reversed()) {
             for model in record.models.values {
                 for file in model.files {
@@ -225,16 +225,16 @@ struct LiveObjects {
 }
 
 /// What a command found of the history index (`HistoryIndex`).
-public struct IndexState: Sendable {
+package struct IndexState: Sendable {
     /// The index object's etag as read ("" when there is none): a write must find it unchanged.
-    public var etag = ""
+    package var etag = ""
     /// Why the index was not used (every record was read instead), or nil.
-    public var problem: String?
+    package var problem: String?
 }
 
 /// One release in a target's history, for `modelcast history`.
-public struct HistoryEntry: Codable, Sendable, Equatable {
-    public enum State: String, Codable, Sendable {
+package struct HistoryEntry: Codable, Sendable, Equatable {
+    package enum State: String, Codable, Sendable {
         /// The live manifest is this record.
         case live
         /// It was live once.
@@ -246,7 +246,7 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
     }
 
     /// What the release did, read from the records (HistoryActions).
-    public enum Action: String, Codable, Sendable {
+    package enum Action: String, Codable, Sendable {
         case publish, rollout
         case rolloutHalt = "rollout-halt"
         case rolloutComplete = "rollout-complete"
@@ -256,13 +256,13 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
     }
 
     /// A staged rollout the release carries.
-    public struct RolloutFacts: Codable, Sendable, Equatable {
+    package struct RolloutFacts: Codable, Sendable, Equatable {
         /// The candidate's share when the release was written (a schedule moves it on).
-        public let percent: Double
-        public let halted: Bool
-        public let scheduled: Bool
+        package let percent: Double
+        package let halted: Bool
+        package let scheduled: Bool
         /// The release the other devices stay on.
-        public let fallbackSequence: Int64?
+        package let fallbackSequence: Int64?
 
         enum CodingKeys: String, CodingKey {
             case percent, halted, scheduled
@@ -270,18 +270,18 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
         }
     }
 
-    public let sequence: Int64
-    public let publishedAt: String
-    public let expiresAt: String?
-    public let state: State
+    package let sequence: Int64
+    package let publishedAt: String
+    package let expiresAt: String?
+    package let state: State
     /// Model name → version.
-    public let versions: [String: String]
+    package let versions: [String: String]
     /// Sequence of the release devices fall back to from this one.
-    public let rollbackSequence: Int64?
-    public var action: Action?
+    package let rollbackSequence: Int64?
+    package var action: Action?
     /// The action in words: "rollout halted: every device on sequence 1".
-    public var detail: String?
-    public var rollout: RolloutFacts?
+    package var detail: String?
+    package var rollout: RolloutFacts?
 
     enum CodingKeys: String, CodingKey {
         case sequence, state, versions, action, detail, rollout
@@ -290,13 +290,13 @@ public struct HistoryEntry: Codable, Sendable, Equatable {
 }
 
 /// `modelcast history --json`: the channel and its releases, newest first.
-public struct HistoryReport: Codable, Sendable {
-    public let target: String
-    public let channel: String
-    public let manifestKey: String
-    public let releases: [HistoryEntry]
+package struct HistoryReport: Codable, Sendable {
+    package let target: String
+    package let channel: String
+    package let manifestKey: String
+    package let releases: [HistoryEntry]
 
-    public init(target: String, channel: String, manifestKey: String, releases: [HistoryEntry]) {
+    package init(target: String, channel: String, manifestKey: String, releases: [HistoryEntry]) {
         self.target = target
         self.channel = channel
         self.manifestKey = manifestKey
@@ -312,7 +312,7 @@ public struct HistoryReport: Codable, Sendable {
 extension TargetState {
     /// Every record with what became of it and what it did, newest first. `otherChannels`
     /// are the other channels' records (channel → records), to name promotions.
-    public func entries(otherChannels: [String: [Release]] = [:]) -> [HistoryEntry] {
+    package func entries(otherChannels: [String: [Release]] = [:]) -> [HistoryEntry] {
         let went = Set(wentLive.map(\.sequence))
         let liveSequence = liveRecord?.sequence
         let actions = HistoryActions(history: history, otherChannels: otherChannels)
@@ -337,5 +337,5 @@ extension TargetState {
     }
 
     /// `entries()` without other channels.
-    public var entries: [HistoryEntry] { entries() }
+    package var entries: [HistoryEntry] { entries() }
 }

@@ -53,3 +53,28 @@ final class HashingSink: Sendable {
         state.withLockedValue { Array($0.head.prefix(count)) }
     }
 }
+
+/// Hands a body to a consumer chunk by chunk, never more than `limit` bytes in all: what
+/// every fetcher promises (`ObjectFetcher.fetch`).
+struct LimitedBody {
+    let limit: Int64
+    let consume: @Sendable (UnsafeRawBufferPointer) throws -> Void
+    /// Bytes handed over so far.
+    private(set) var read: Int64 = 0
+    /// True once a chunk went past the limit.
+    private(set) var exceeded = false
+
+    init(limit: Int64, consume: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Void) {
+        self.limit = limit
+        self.consume = consume
+    }
+
+    /// Hands over what of `chunk` fits; false once the limit is passed (stop reading).
+    mutating func pass<Chunk: ContiguousBytes & Collection>(_ chunk: Chunk) throws -> Bool {
+        let take = Int(min(Int64(chunk.count), limit - read))
+        if take > 0 { try chunk.withUnsafeBytes { try consume(UnsafeRawBufferPointer(rebasing: $0[0..<take])) } }
+        read += Int64(take)
+        if take < chunk.count { exceeded = true }
+        return !exceeded
+    }
+}

@@ -3,14 +3,14 @@ import Foundation
 /// Serves objects from a published directory as if it were the host: URLs under
 /// the base URL map to files, headers come from `_modelcast/objects.json` (what
 /// the uploader will set). Lets `verify DIR` check a release before it is synced.
-public struct DirectoryFetcher: ObjectFetcher {
-    public let root: String
-    public let baseURL: String
+package struct DirectoryFetcher: ObjectFetcher {
+    package let root: String
+    package let baseURL: String
     /// Headers by key, from the object-metadata file.
-    public let declared: [String: ObjectMetadata]
+    package let declared: [String: ObjectMetadata]
 
     /// Reads `_modelcast/objects.json` under `root` for the base URL and headers.
-    public init(root: String, baseURL: String? = nil) throws {
+    package init(root: String, baseURL: String? = nil) throws {
         self.root = root
         let file = try HostedObjectsFile(root: root)
         let declared = file?.declared ?? [:]
@@ -22,19 +22,19 @@ public struct DirectoryFetcher: ObjectFetcher {
         self.declared = declared
     }
 
-    public func origin(of url: String) -> String {
+    package func origin(of url: String) -> String {
         key(for: url).map { root + "/" + $0 } ?? url
     }
 
-    public var reads: FetchedFrom { .files }
+    package var reads: FetchedFrom { .files }
 
     /// The key a URL maps to, or nil when it lies outside the base URL.
-    public func key(for url: String) -> String? {
+    package func key(for url: String) -> String? {
         guard url.hasPrefix(baseURL + "/") else { return nil }
         return String(url.dropFirst(baseURL.count + 1)).removingPercentEncoding
     }
 
-    public func fetch(
+    package func fetch(
         _ url: String, range: ClosedRange<Int64>?, limit: Int64, deadline: Date,
         consume: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Void
     ) async throws -> FetchResponse {
@@ -62,22 +62,14 @@ public struct DirectoryFetcher: ObjectFetcher {
             headers["content-range"] = "bytes \(start)-\(end)/\(size)"
         }
         headers["content-length"] = String(end - start + 1)
-        var read: Int64 = 0
+        var body = LimitedBody(limit: limit, consume: consume)
         var offset = start
-        var exceeded = false
         while offset <= end {
-            let count = Int(min(1 << 20, end - offset + 1))
-            let chunk = try file.read(at: offset, count: count)
+            let chunk = try file.read(at: offset, count: Int(min(1 << 20, end - offset + 1)))
             if chunk.isEmpty { break }
-            let take = Int(min(Int64(chunk.count), limit - read))
-            if take > 0 { try chunk.withUnsafeBytes { try consume(UnsafeRawBufferPointer(rebasing: $0[0..<take])) } }
-            read += Int64(take)
             offset += Int64(chunk.count)
-            if take < chunk.count {
-                exceeded = true
-                break
-            }
+            guard try body.pass(chunk) else { break }
         }
-        return FetchResponse(status: status, headers: headers, redirects: [], bytesRead: read, exceededLimit: exceeded)
+        return FetchResponse(status: status, headers: headers, redirects: [], bytesRead: body.read, exceededLimit: body.exceeded)
     }
 }

@@ -9,13 +9,13 @@ import NIOHTTP1
 /// device would get it), and an idle-read timeout so a stalled server fails instead
 /// of hanging. A failed connection fails at once with its cause (the pool does not
 /// retry it until the connect timeout); the verifier retries with backoff.
-public final class HTTPFetcher: ObjectFetcher, Sendable {
+package final class HTTPFetcher: ObjectFetcher, Sendable {
     private let client: HTTPClient
     /// The most redirects followed for one request.
-    public static let maxRedirects = 5
+    package static let maxRedirects = 5
 
     /// `idleTimeout`: the longest silence tolerated while reading.
-    public init(connectTimeout: TimeInterval = 10, idleTimeout: TimeInterval = 15) {
+    package init(connectTimeout: TimeInterval = 10, idleTimeout: TimeInterval = 15) {
         var configuration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
             timeout: .init(connect: .milliseconds(Int64(connectTimeout * 1000)), read: .milliseconds(Int64(idleTimeout * 1000))),
@@ -26,11 +26,11 @@ public final class HTTPFetcher: ObjectFetcher, Sendable {
     }
 
     /// Closes the connection pool; call once when done.
-    public func shutdown() async {
+    package func shutdown() async {
         try? await client.shutdown()
     }
 
-    public func fetch(
+    package func fetch(
         _ url: String, range: ClosedRange<Int64>?, limit: Int64, deadline: Date,
         consume: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Void
     ) async throws -> FetchResponse {
@@ -203,7 +203,7 @@ final class ProgressTracker: Sendable {
 
 /// GETs a small object (a manifest) over HTTP(S) as a device would: no redirect followed,
 /// at most `limit` bytes, HTTP 200 only.
-public func downloadSmallObject(_ url: String, limit: Int = 4 << 20, timeout: TimeInterval = 30) async throws -> Data {
+package func downloadSmallObject(_ url: String, limit: Int = 4 << 20, timeout: TimeInterval = 30) async throws -> Data {
     let fetcher = HTTPFetcher()
     let body = NIOLockedValueBox<[UInt8]>([])
     let result: Result<FetchResponse, Error>

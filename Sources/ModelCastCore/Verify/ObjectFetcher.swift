@@ -1,19 +1,19 @@
 import Foundation
 
 /// A response as the verifier sees it.
-public struct FetchResponse: Sendable {
+package struct FetchResponse: Sendable {
     /// Final HTTP status (after redirects).
-    public var status: Int
+    package var status: Int
     /// Header fields by lower-cased name; repeated fields joined with ", ".
-    public var headers: [String: String]
+    package var headers: [String: String]
     /// Every redirect followed, as "STATUS FROM -> TO".
-    public var redirects: [String]
+    package var redirects: [String]
     /// Body bytes handed to the consumer.
-    public var bytesRead: Int64
+    package var bytesRead: Int64
     /// True when the body had more than the limit (reading stopped there).
-    public var exceededLimit: Bool
+    package var exceededLimit: Bool
 
-    public init(status: Int, headers: [String: String], redirects: [String] = [], bytesRead: Int64, exceededLimit: Bool) {
+    package init(status: Int, headers: [String: String], redirects: [String] = [], bytesRead: Int64, exceededLimit: Bool) {
         self.status = status
         self.headers = headers
         self.redirects = redirects
@@ -22,12 +22,12 @@ public struct FetchResponse: Sendable {
     }
 
     /// True for a 3xx answer with a Location: a redirect for the caller to check and follow.
-    public var isRedirect: Bool { (300..<400).contains(status) && headers["location"] != nil }
+    package var isRedirect: Bool { (300..<400).contains(status) && headers["location"] != nil }
 }
 
 /// Fetches objects the way a device would (plain GETs, no credentials), streaming
 /// the body to a consumer and never reading more than a limit.
-public protocol ObjectFetcher: Sendable {
+package protocol ObjectFetcher: Sendable {
     /// GETs `url` (with a byte range, if given) and hands at most `limit` body bytes to
     /// `consume`; one more byte sets `exceededLimit`. A redirect is not followed: a 3xx
     /// answer is returned with its Location header and nothing consumed, so the caller
@@ -51,13 +51,13 @@ public protocol ObjectFetcher: Sendable {
 }
 
 extension ObjectFetcher {
-    public func origin(of url: String) -> String { url }
-    public var reads: FetchedFrom { .server }
-    public func prove(_ url: String, size: Int64, sha256: SHA256Digest) async throws -> ProvenObject? { nil }
+    package func origin(of url: String) -> String { url }
+    package var reads: FetchedFrom { .server }
+    package func prove(_ url: String, size: Int64, sha256: SHA256Digest) async throws -> ProvenObject? { nil }
 }
 
 /// What a source reads objects from.
-public enum FetchedFrom: Sendable, Equatable {
+package enum FetchedFrom: Sendable, Equatable {
     /// A web server (or CDN) answering HTTP, as devices see it.
     case server
     /// Files of a published directory: status, Range and headers are what the hosting
@@ -78,17 +78,17 @@ public enum FetchedFrom: Sendable, Equatable {
 }
 
 /// An object proven without being downloaded by the verifier (`ObjectFetcher.prove`).
-public struct ProvenObject: Sendable {
+package struct ProvenObject: Sendable {
     /// 200, or 404 when there is no such object.
-    public var status: Int
+    package var status: Int
     /// The headers it would be served with.
-    public var headers: [String: String]
+    package var headers: [String: String]
     /// Its stored size.
-    public var size: Int64
+    package var size: Int64
     /// What the proof found.
-    public var content: Content
+    package var content: Content
 
-    public enum Content: Sendable, Equatable {
+    package enum Content: Sendable, Equatable {
         /// The bytes are those expected; the detail says how that was proven.
         case proven(String)
         /// The bytes differ: their SHA-256 when the proof found it, and how it was found.
@@ -97,7 +97,7 @@ public struct ProvenObject: Sendable {
         case sizeDiffers
     }
 
-    public init(status: Int, headers: [String: String], size: Int64, content: Content) {
+    package init(status: Int, headers: [String: String], size: Int64, content: Content) {
         self.status = status
         self.headers = headers
         self.size = size
@@ -106,15 +106,15 @@ public struct ProvenObject: Sendable {
 }
 
 /// How far one request got before it ended: what a timeout or a failure reports.
-public struct FetchProgress: Sendable, Equatable {
+package struct FetchProgress: Sendable, Equatable {
     /// True once the response head arrived.
-    public var answered: Bool
+    package var answered: Bool
     /// Body bytes received.
-    public var received: Int64
+    package var received: Int64
     /// Seconds since anything last arrived (or since the request was sent).
-    public var idle: Double
+    package var idle: Double
 
-    public init(answered: Bool, received: Int64, idle: Double) {
+    package init(answered: Bool, received: Int64, idle: Double) {
         self.answered = answered
         self.received = received
         self.idle = idle
@@ -131,7 +131,7 @@ public struct FetchProgress: Sendable, Equatable {
 
 /// Errors while fetching. Each says what happened (the cause, not the HTTP client's
 /// internal error) and, once retries are over, how many attempts took how long.
-public enum FetchError: Error, Sendable, LocalizedError, CustomStringConvertible {
+package enum FetchError: Error, Sendable, LocalizedError, CustomStringConvertible {
     /// The request's deadline passed; `progress` says how far it got.
     case timedOut(url: String, seconds: Double, progress: FetchProgress)
     /// A connection-level failure (refused, DNS, TLS, reset, stalled past the idle timeout).
@@ -150,7 +150,7 @@ public enum FetchError: Error, Sendable, LocalizedError, CustomStringConvertible
     indirect case gaveUp(FetchError, attempts: Int, seconds: Double, earlier: FetchError?)
 
     /// The URL the error is about (the one first requested).
-    public var url: String {
+    package var url: String {
         switch self {
         case .timedOut(let url, _, _), .transport(let url, _, _), .tooManyRedirects(let url, _, _),
              .redirectRefused(let url, _, _, _, _), .unexpectedAnswer(let url, _), .store(let url, _, _):
@@ -160,10 +160,10 @@ public enum FetchError: Error, Sendable, LocalizedError, CustomStringConvertible
         }
     }
 
-    public var description: String { "\(url): \(cause)" }
+    package var description: String { "\(url): \(cause)" }
 
     /// What happened, without the URL.
-    public var cause: String {
+    package var cause: String {
         switch self {
         case .timedOut(_, let seconds, let progress):
             return "no complete response within \(formatSeconds(seconds)) s: \(progress.summary)"
@@ -198,7 +198,7 @@ public enum FetchError: Error, Sendable, LocalizedError, CustomStringConvertible
         }
     }
 
-    public var errorDescription: String? { description }
+    package var errorDescription: String? { description }
 
     /// Worth retrying: a failed connection (refused, reset, dropped mid-body, silent past
     /// the idle timeout) may be transient. A request past its deadline is not: its time
@@ -210,7 +210,7 @@ public enum FetchError: Error, Sendable, LocalizedError, CustomStringConvertible
 
     /// True when the host was never reached (connection refused, DNS failure, no route,
     /// connect timeout): nothing was checked, so it is a network failure, not a failed check.
-    public var hostNotReached: Bool {
+    package var hostNotReached: Bool {
         switch self {
         case .transport(_, let failure, _): return failure.hostNotReached
         case .store(_, _, let unreachable): return unreachable
@@ -231,5 +231,5 @@ public enum FetchError: Error, Sendable, LocalizedError, CustomStringConvertible
 
 extension FetchError: ExitStatusProviding {
     /// A host that could not be reached or did not answer in time.
-    public var exitStatus: ExitStatus { .io }
+    package var exitStatus: ExitStatus { .io }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Random access to an archive's bytes: a local file, or an HTTP resource read with Range requests.
-public protocol RandomAccessBytes: Sendable {
+package protocol RandomAccessBytes: Sendable {
     /// Total size in bytes.
     var size: Int64 { get }
     /// A display name for errors (a path or URL).
@@ -12,17 +12,17 @@ public protocol RandomAccessBytes: Sendable {
 
 /// A local file as `RandomAccessBytes`. The file is opened once and read with
 /// `pread`, so every read sees the same file even if the path is replaced meanwhile.
-public struct FileBytes: RandomAccessBytes, @unchecked Sendable {
+package struct FileBytes: RandomAccessBytes, @unchecked Sendable {
     // @unchecked: FileDescriptor is a class, but FileBytes only ever calls its
     // positional read (pread shares no file position between threads) and never closes it.
     private let file: FileDescriptor
     /// Size of the file when it was opened.
-    public let size: Int64
+    package let size: Int64
     /// The path, as given.
-    public let name: String
+    package let name: String
 
     /// Opens the regular file at `path` (a symbolic link is followed).
-    public init(path: String) throws {
+    package init(path: String) throws {
         let file = try FileDescriptor.openForReading(path)
         let info = try file.status()
         switch FileType(mode: info.st_mode) {
@@ -39,7 +39,7 @@ public struct FileBytes: RandomAccessBytes, @unchecked Sendable {
     }
 
     /// `count` bytes at `offset`, fewer only at end of file.
-    public func read(offset: Int64, count: Int) async throws -> [UInt8] {
+    package func read(offset: Int64, count: Int) async throws -> [UInt8] {
         guard offset >= 0, count >= 0 else {
             throw ModelCastError.io(operation: "read \(count) bytes at offset \(offset)", path: name, reason: "invalid range")
         }

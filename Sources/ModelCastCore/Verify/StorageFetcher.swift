@@ -5,30 +5,30 @@ import Foundation
 /// headers are those the store keeps with each object (what it will serve), and an
 /// artifact's bytes are proven by the store's own checksum where it has one, so a
 /// bucket is checked without downloading every model.
-public struct StorageFetcher: ObjectFetcher {
-    public let storage: any Storage
+package struct StorageFetcher: ObjectFetcher {
+    package let storage: any Storage
     /// The base URL the manifest's object URLs were built from, without a trailing `/`.
-    public let baseURL: String
+    package let baseURL: String
 
-    public init(storage: any Storage, baseURL: String) {
+    package init(storage: any Storage, baseURL: String) {
         self.storage = storage
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
     }
 
-    public var reads: FetchedFrom { .storeAPI }
+    package var reads: FetchedFrom { .storeAPI }
 
-    public func origin(of url: String) -> String {
+    package func origin(of url: String) -> String {
         key(for: url).map { "\(storage.location)/\($0)" } ?? url
     }
 
     /// The key a URL maps to, or nil when it lies outside the base URL (or is no plain key).
-    public func key(for url: String) -> String? {
+    package func key(for url: String) -> String? {
         guard url.hasPrefix(baseURL + "/"), let key = String(url.dropFirst(baseURL.count + 1)).removingPercentEncoding,
               (try? validateKey(key)) != nil else { return nil }
         return key
     }
 
-    public func fetch(
+    package func fetch(
         _ url: String, range: ClosedRange<Int64>?, limit: Int64, deadline: Date,
         consume: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Void
     ) async throws -> FetchResponse {
@@ -46,27 +46,22 @@ public struct StorageFetcher: ObjectFetcher {
         }
         // Ranged reads of at most `RangedRead.maximum` bytes: memory stays bounded, and
         // never more than one byte past the limit is asked for.
-        var read: Int64 = 0
+        var body = LimitedBody(limit: limit, consume: consume)
         var offset = start
-        while offset <= end, read <= limit {
+        while offset <= end {
             let last = min(end, offset + Int64(RangedRead.maximum) - 1, start + limit)
             let chunk: Data
             do { chunk = try await stored(url) { try await storage.read(key, range: offset...last) } } catch let error as StorageError {
                 throw FetchError.store(url: url, message: error.description, unreachable: false)  // gone since the HEAD
             }
             if chunk.isEmpty { break }
-            let take = Int(min(Int64(chunk.count), limit - read))
-            if take > 0 { try chunk.withUnsafeBytes { try consume(UnsafeRawBufferPointer(rebasing: $0[0..<take])) } }
-            read += Int64(take)
             offset += Int64(chunk.count)
-            if take < chunk.count {
-                return FetchResponse(status: status, headers: headers, bytesRead: read, exceededLimit: true)
-            }
+            guard try body.pass(chunk) else { break }
         }
-        return FetchResponse(status: status, headers: headers, bytesRead: read, exceededLimit: false)
+        return FetchResponse(status: status, headers: headers, bytesRead: body.read, exceededLimit: body.exceeded)
     }
 
-    public func prove(_ url: String, size: Int64, sha256: SHA256Digest) async throws -> ProvenObject? {
+    package func prove(_ url: String, size: Int64, sha256: SHA256Digest) async throws -> ProvenObject? {
         guard let key = key(for: url), let info = try await stored(url, { try await storage.head(key) }) else {
             return ProvenObject(status: 404, headers: [:], size: 0, content: .sizeDiffers)
         }

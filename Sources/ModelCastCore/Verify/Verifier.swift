@@ -3,11 +3,11 @@ import NIOConcurrencyHelpers
 
 /// Re-downloads what a manifest names, exactly as a device would, and checks
 /// every byte and header.
-public struct Verifier: Sendable {
-    public let fetcher: any ObjectFetcher
-    public let options: VerifyOptions
+package struct Verifier: Sendable {
+    package let fetcher: any ObjectFetcher
+    package let options: VerifyOptions
 
-    public init(fetcher: any ObjectFetcher, options: VerifyOptions) {
+    package init(fetcher: any ObjectFetcher, options: VerifyOptions) {
         self.fetcher = fetcher
         self.options = options
     }
@@ -15,7 +15,7 @@ public struct Verifier: Sendable {
     /// Verifies the manifest at `manifestURL` (fetched), or `localManifest` when
     /// given (its own headers are then not checked; the objects are still fetched).
     /// `localSignature` is the detached signature of a local manifest (its `.minisig` file).
-    public func verify(manifestURL: String, localManifest: Data? = nil, localSignature: Data? = nil) async -> VerifyReport {
+    package func verify(manifestURL: String, localManifest: Data? = nil, localSignature: Data? = nil) async -> VerifyReport {
         let fetcher = self.fetcher
         let log = CheckLog(origin: { fetcher.origin(of: $0) })
         let deadline = options.now.addingTimeInterval(options.timeout)
@@ -44,7 +44,7 @@ public struct Verifier: Sendable {
     /// (`verify s3://bucket/prefix`): the same checks as for its URL, with the headers the
     /// store keeps and the bytes proven by the store's checksums, plus what its history
     /// says. Object URLs map to keys under the base URL the history records were made for.
-    public static func verify(store storage: any Storage, manifestKey: String, options: VerifyOptions) async -> VerifyReport {
+    package static func verify(store storage: any Storage, manifestKey: String, options: VerifyOptions) async -> VerifyReport {
         var options = options
         options.historyStorage = storage
         options.historyManifestKey = manifestKey

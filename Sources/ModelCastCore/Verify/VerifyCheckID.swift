@@ -3,7 +3,7 @@ import Foundation
 /// Every check verify reports, by the identifier the text and `--json` reports show
 /// (`manifest.cache-control`, `artifact.sha256`, …). The raw values are part of the
 /// output contract: never change one.
-public enum VerifyCheckID: String, CaseIterable, Sendable {
+package enum VerifyCheckID: String, CaseIterable, Sendable {
     case artifactCacheControl = "artifact.cache-control"
     case artifactContentEncoding = "artifact.content-encoding"
     case artifactContentLength = "artifact.content-length"

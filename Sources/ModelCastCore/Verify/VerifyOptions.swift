@@ -1,58 +1,58 @@
 import Foundation
 
 /// How `verify` behaves.
-public struct VerifyOptions: Sendable {
+package struct VerifyOptions: Sendable {
     /// Read the manifest as this profile instead of detecting it.
-    public var profile: ManifestProfile?
+    package var profile: ManifestProfile?
     /// Accept http:// URLs (local testing only: iOS refuses them).
-    public var allowHTTP = false
+    package var allowHTTP = false
     /// URL prefixes objects must live under; empty means the manifest's own directory (for
     /// a channel's manifest, `…/channels/NAME/manifest.json`, the directory above `channels/`).
-    public var expectedPrefixes: [String] = []
+    package var expectedPrefixes: [String] = []
     /// Accept object URLs outside the expected prefixes.
-    public var allowExternalURLs = false
+    package var allowExternalURLs = false
     /// Deadline for the whole run, in seconds.
-    public var timeout: TimeInterval = 600
+    package var timeout: TimeInterval = 600
     /// Deadline for the manifest and each small request, in seconds.
-    public var requestTimeout: TimeInterval = 30
+    package var requestTimeout: TimeInterval = 30
     /// Slowest acceptable download speed (bytes/s): an artifact's deadline is
     /// `requestTimeout + size / minimumSpeed`, so a dripping server fails.
-    public var minimumSpeed: Double = 256 * 1024
+    package var minimumSpeed: Double = 256 * 1024
     /// Retries for HTTP 5xx answers and failed connections (refused, reset, dropped
     /// mid-body, silent past the idle timeout). A request that reaches its deadline is not retried.
-    public var retries = 3
+    package var retries = 3
     /// Downloads in flight at once.
-    public var jobs = 4
+    package var jobs = 4
     /// A file recording the highest sequence seen per manifest (replay defence).
-    public var statePath: String?
+    package var statePath: String?
     /// Treat warnings as failures.
-    public var strict = false
+    package var strict = false
     /// Largest manifest read before parsing.
-    public var maxManifestBytes = 4 << 20
+    package var maxManifestBytes = 4 << 20
     /// A zip artifact with more entries is refused (from its end record, before the central directory is read).
-    public var maxZipEntries = ZipInspector.defaultMaxEntries
+    package var maxZipEntries = ZipInspector.defaultMaxEntries
     /// Warn when the manifest expires sooner than this (seconds).
-    public var expiryWarning: TimeInterval = 7 * 24 * 3600
+    package var expiryWarning: TimeInterval = 7 * 24 * 3600
     /// Trusted signing keys: the manifest must carry a good signature by one of them.
-    public var publicKeys: [MinisignPublicKey] = []
+    package var publicKeys: [MinisignPublicKey] = []
     /// Fail an unsigned manifest even without keys to check it against.
-    public var requireSignature = false
+    package var requireSignature = false
     /// Accept a legacy (`Ed`, not prehashed) minisign signature; modelcast writes only `ED`.
-    public var allowLegacySignature = false
+    package var allowLegacySignature = false
     /// The target a published directory is (`verify DIR`): its history says which
     /// sequence went live last, and the live manifest must not be older.
-    public var historyStorage: (any Storage)?
+    package var historyStorage: (any Storage)?
     /// The manifest's key in `historyStorage`.
-    public var historyManifestKey = "manifest.json"
+    package var historyManifestKey = "manifest.json"
     /// The target a CDN serves from (`verify URL --origin TARGET`): the manifest the URL
     /// serves must be the bytes of the origin's live manifest (`originManifestKey`).
-    public var origin: (any Storage)?
+    package var origin: (any Storage)?
     /// The origin's manifest key; nil: the file name of the manifest URL.
-    public var originManifestKey: String?
+    package var originManifestKey: String?
     /// The current time (tests pin it).
-    public var now = Date()
+    package var now = Date()
     /// Reports download progress; nil reports nothing.
-    public var progress: ProgressFactory?
+    package var progress: ProgressFactory?
 
-    public init() {}
+    package init() {}
 }

@@ -2,22 +2,22 @@ import Foundation
 import NIOConcurrencyHelpers
 
 /// One check's outcome.
-public struct VerifyCheck: Codable, Sendable, Equatable {
-    public enum Status: String, Codable, Sendable { case pass, warn, fail }
-    public let status: Status
+package struct VerifyCheck: Codable, Sendable, Equatable {
+    package enum Status: String, Codable, Sendable { case pass, warn, fail }
+    package let status: Status
     /// What was checked (`manifest.cache-control`, `artifact.sha256`, …).
-    public let check: String
+    package let check: String
     /// The URL (or file) it was checked on.
-    public let subject: String
+    package let subject: String
     /// Expected and actual values, or what was seen.
-    public let detail: String
+    package let detail: String
     /// True for a failure to reach a host at all (refused, DNS, no route, connect
     /// timeout): nothing could be checked. Not part of the JSON report.
-    public var hostNotReached = false
+    package var hostNotReached = false
 
     enum CodingKeys: String, CodingKey { case status, check, subject, detail }
 
-    public init(status: Status, check: String, subject: String, detail: String, hostNotReached: Bool = false) {
+    package init(status: Status, check: String, subject: String, detail: String, hostNotReached: Bool = false) {
         self.status = status
         self.check = check
         self.subject = subject
@@ -27,48 +27,48 @@ public struct VerifyCheck: Codable, Sendable, Equatable {
 }
 
 /// Everything `verify` found.
-public struct VerifyReport: Codable, Sendable {
-    public let source: String
-    public let profile: String?
-    public let sequence: Int64?
-    public let checks: [VerifyCheck]
-    public let strict: Bool
+package struct VerifyReport: Codable, Sendable {
+    package let source: String
+    package let profile: String?
+    package let sequence: Int64?
+    package let checks: [VerifyCheck]
+    package let strict: Bool
 
-    public var failures: Int { checks.filter { $0.status == .fail }.count }
-    public var warnings: Int { checks.filter { $0.status == .warn }.count }
+    package var failures: Int { checks.filter { $0.status == .fail }.count }
+    package var warnings: Int { checks.filter { $0.status == .warn }.count }
     /// True when nothing failed (and, with `strict`, nothing warned).
-    public var passed: Bool { failures == 0 && (!strict || warnings == 0) }
+    package var passed: Bool { failures == 0 && (!strict || warnings == 0) }
     /// True when every failure is a host that could not be reached: a network failure
     /// (exit status 3, running again may help), not a failed check (exit status 1).
-    public var failedOnlyToReachHosts: Bool {
+    package var failedOnlyToReachHosts: Bool {
         let failed = checks.filter { $0.status == .fail }
         return !failed.isEmpty && failed.allSatisfy(\.hostNotReached)
     }
     /// The exit status this report calls for: 0 passed, 3 only unreachable hosts, else 1.
-    public var exitStatus: ExitStatus { passed ? .success : failedOnlyToReachHosts ? .io : .refused }
+    package var exitStatus: ExitStatus { passed ? .success : failedOnlyToReachHosts ? .io : .refused }
 
     /// For a target verified channel by channel (`verify DIR`, `verify s3://…`): each
     /// channel's manifest and outcome, stable's first. Empty for one manifest.
-    public var channels: [ChannelOutcome] = []
+    package var channels: [ChannelOutcome] = []
 
     /// The URL the manifest is served at, when `source` is something else that was read in
     /// its place (a directory's file, a stand-in server's URL).
-    public var servedAs: String?
+    package var servedAs: String?
 
     /// One channel of a target's verify.
-    public struct ChannelOutcome: Codable, Sendable, Equatable {
-        public let channel: String
-        public let manifestKey: String
-        public let profile: String?
-        public let sequence: Int64?
-        public let passed: Bool
+    package struct ChannelOutcome: Codable, Sendable, Equatable {
+        package let channel: String
+        package let manifestKey: String
+        package let profile: String?
+        package let sequence: Int64?
+        package let passed: Bool
 
         enum CodingKeys: String, CodingKey { case channel, profile, sequence, passed, manifestKey = "manifest_key" }
     }
 
     /// One report for several channels' reports: every check, in channel order (a check's
     /// subject names its manifest or object), with the first channel's profile and sequence.
-    public static func merging(_ reports: [(channel: String, manifestKey: String, report: VerifyReport)], source: String, strict: Bool) -> VerifyReport {
+    package static func merging(_ reports: [(channel: String, manifestKey: String, report: VerifyReport)], source: String, strict: Bool) -> VerifyReport {
         var merged = VerifyReport(source: source, profile: reports.first?.report.profile, sequence: reports.first?.report.sequence,
                                   checks: reports.flatMap(\.report.checks), strict: strict)
         merged.channels = reports.map {
@@ -79,7 +79,7 @@ public struct VerifyReport: Codable, Sendable {
 
     enum CodingKeys: String, CodingKey { case source, servedAs = "served_as", profile, sequence, checks, strict, passed, failures, warnings, channels }
 
-    public func encode(to encoder: Encoder) throws {
+    package func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(source, forKey: .source)
         try c.encodeIfPresent(servedAs, forKey: .servedAs)
@@ -93,7 +93,7 @@ public struct VerifyReport: Codable, Sendable {
         try c.encode(checks, forKey: .checks)
     }
 
-    public init(source: String, profile: String?, sequence: Int64?, checks: [VerifyCheck], strict: Bool) {
+    package init(source: String, profile: String?, sequence: Int64?, checks: [VerifyCheck], strict: Bool) {
         self.source = source
         self.profile = profile
         self.sequence = sequence
@@ -101,7 +101,7 @@ public struct VerifyReport: Codable, Sendable {
         self.strict = strict
     }
 
-    public init(from decoder: Decoder) throws {
+    package init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         source = try c.decode(String.self, forKey: .source)
         profile = try c.decodeIfPresent(String.self, forKey: .profile)
@@ -113,7 +113,7 @@ public struct VerifyReport: Codable, Sendable {
     }
 
     /// A table: status, check, subject, detail; then a summary line.
-    public var text: String {
+    package var text: String {
         let facts = [servedAs.map { "served as \($0)" }, profile.map { "profile \($0)" }, sequence.map { "sequence \($0)" }].compactMap { $0 }
         var lines = ["verify \(source)" + (facts.isEmpty ? "" : " (\(facts.joined(separator: ", ")))")]
         if !channels.isEmpty {

@@ -1,22 +1,22 @@
 import Foundation
 
 /// What `verify SOURCE` points at: a URL, a published directory, or a local manifest file.
-public struct VerifyTarget: Sendable {
+package struct VerifyTarget: Sendable {
     /// The manifest's URL (for a directory, where it will be served).
-    public let manifestURL: String
+    package let manifestURL: String
     /// Set for a published directory: objects are read from disk.
-    public let directory: DirectoryFetcher?
+    package let directory: DirectoryFetcher?
     /// Set for a local manifest file: its bytes.
-    public let localManifest: Data?
+    package let localManifest: Data?
     /// For a local manifest file: its detached signature (`FILE.minisig`), when there is one.
-    public var localSignature: Data?
+    package var localSignature: Data?
 
     /// True when objects are fetched over HTTP.
-    public var isHTTP: Bool { directory == nil }
+    package var isHTTP: Bool { directory == nil }
 
     /// Works out the kind of SOURCE and checks what it needs. A local manifest file
     /// larger than `maxManifestBytes` is refused, as a fetched one is.
-    public static func resolve(_ source: String, baseURLs: [String], manifestKey: String, maxManifestBytes: Int = VerifyOptions().maxManifestBytes) throws -> VerifyTarget {
+    package static func resolve(_ source: String, baseURLs: [String], manifestKey: String, maxManifestBytes: Int = VerifyOptions().maxManifestBytes) throws -> VerifyTarget {
         if TargetKind(of: source) == .served {
             return VerifyTarget(manifestURL: source, directory: nil, localManifest: nil)
         }

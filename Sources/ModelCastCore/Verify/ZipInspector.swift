@@ -8,7 +8,7 @@ import Foundation
 /// Only the end records, the central directory and the fixed part plus name of
 /// each local header are read, so the cost follows the central directory, not
 /// the archive (which matters when `source` is a remote file read by ranges).
-public enum ZipInspector {
+package enum ZipInspector {
     static let endSignature: UInt32 = 0x0605_4b50
     static let zip64LocatorSignature: UInt32 = 0x0706_4b50
     static let zip64EndSignature: UInt32 = 0x0606_4b50
@@ -30,7 +30,7 @@ public enum ZipInspector {
     /// The most entries an archive may have unless the caller says otherwise
     /// (`verify --max-zip-entries`). Model packages hold tens to thousands of files;
     /// a huge count only costs the device time and memory before it unpacks anything.
-    public static let defaultMaxEntries = 100_000
+    package static let defaultMaxEntries = 100_000
     /// Local headers (and data descriptors) closer together than this are fetched in one read.
     static let coalescingGap: Int64 = 32 << 10
     /// The largest single read of local headers.
@@ -48,7 +48,7 @@ public enum ZipInspector {
     /// entries (refused from the end record's count before the central directory
     /// is read, and again while walking it if that count understates). Everything
     /// else is reported in the result's `problems`.
-    public static func inspect(_ source: some RandomAccessBytes, maxCentralDirectory: Int = 64 << 20, maxEntries: Int = defaultMaxEntries) async throws -> ZipInspection {
+    package static func inspect(_ source: some RandomAccessBytes, maxCentralDirectory: Int = 64 << 20, maxEntries: Int = defaultMaxEntries) async throws -> ZipInspection {
         var problems: [String] = []
         let end = try await readEndRecords(source, problems: &problems)
         guard end.entryCount <= UInt64(max(maxEntries, 0)) else {

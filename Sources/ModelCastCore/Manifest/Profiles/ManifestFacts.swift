@@ -1,34 +1,34 @@
 import Foundation
 
 /// An object a manifest tells devices to download, with what the manifest promises about it.
-public struct ExpectedObject: Sendable {
+package struct ExpectedObject: Sendable {
     /// Which model and file this is, for reports (`tiny-llm/tiny-llm.gguf`, `tier 1b`).
-    public let label: String
-    public let url: String
+    package let label: String
+    package let url: String
     /// Promised SHA-256 (hex), when the profile carries one.
-    public let sha256: String?
+    package let sha256: String?
     /// Promised exact size in bytes.
-    public let size: Int64?
+    package let size: Int64?
     /// A size known only roughly (nomlens' `size_mb`): bytes and allowed difference.
-    public let approximateSize: (bytes: Int64, tolerance: Int64)?
+    package let approximateSize: (bytes: Int64, tolerance: Int64)?
     /// Promised Content-Type, when the profile carries one.
-    public let contentType: String?
+    package let contentType: String?
 }
 
 /// What a manifest says, whatever its profile.
-public struct ManifestFacts: Sendable {
-    public let profile: ManifestProfile
+package struct ManifestFacts: Sendable {
+    package let profile: ManifestProfile
     /// The modelcast format's sequence.
-    public let sequence: Int64?
+    package let sequence: Int64?
     /// The modelcast format's expiry (RFC 3339).
-    public let expiresAt: String?
+    package let expiresAt: String?
     /// Every object devices may download: current models first, then rollback targets.
-    public let objects: [ExpectedObject]
+    package let objects: [ExpectedObject]
     /// For a manifest with a staged rollout: what is wrong with its rollout block (empty
     /// when nothing). nil when there is no rollout.
-    public var rolloutProblems: [String]? = nil
+    package var rolloutProblems: [String]? = nil
 
-    public init(profile: ManifestProfile, sequence: Int64?, expiresAt: String?, objects: [ExpectedObject], rolloutProblems: [String]? = nil) {
+    package init(profile: ManifestProfile, sequence: Int64?, expiresAt: String?, objects: [ExpectedObject], rolloutProblems: [String]? = nil) {
         self.profile = profile
         self.sequence = sequence
         self.expiresAt = expiresAt
@@ -37,7 +37,7 @@ public struct ManifestFacts: Sendable {
     }
 
     /// Reads a manifest of any profile (`profile` nil: detect it from the fields present).
-    public static func read(_ data: Data, profile requested: ManifestProfile? = nil, source: String) throws -> ManifestFacts {
+    package static func read(_ data: Data, profile requested: ManifestProfile? = nil, source: String) throws -> ManifestFacts {
         func fail(_ reason: String) -> ModelCastError { ManifestReader.failure(source: source, reason) }
         // JSON is UTF-8: a bad byte would otherwise surface as a confusing type error deep inside.
         if let offset = firstInvalidUTF8Offset(data) {

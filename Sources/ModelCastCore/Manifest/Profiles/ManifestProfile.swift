@@ -3,7 +3,7 @@ import Foundation
 /// The manifest shapes apps in the field read. Each is written byte-for-byte by its own
 /// type (`ModelcastProfile`, `NomLensProfile`, …, one file each); this enum names them on
 /// the command line and in records, and forwards to the type.
-public enum ManifestProfile: String, CaseIterable, Sendable, Codable {
+package enum ManifestProfile: String, CaseIterable, Sendable, Codable {
     /// modelcast's own versioned, multi-model, multi-file format (a superset of the others).
     case modelcast
     /// NomLens: `version`, `url`, `sha256`, `num_classes`, `class_list_version`, `training_date`, `size_mb`.
@@ -31,47 +31,47 @@ public enum ManifestProfile: String, CaseIterable, Sendable, Codable {
     static let detectionOrder: [ManifestProfile] = [.modelcast, .tiers, .catalog, .nomlens, .latest]
 
     /// What its manifest carries, for help.
-    public var summary: String { definition.summary }
+    package var summary: String { definition.summary }
     /// How its clients decide to download, for help and docs.
-    public var clientRule: String { definition.clientRule }
+    package var clientRule: String { definition.clientRule }
     /// How its clients move back to an earlier version.
-    public var rollbackForm: RollbackForm { definition.rollbackForm }
+    package var rollbackForm: RollbackForm { definition.rollbackForm }
     /// How its clients move back, in a sentence, for rollback's help.
-    public var rollbackRule: String { definition.rollbackRule }
+    package var rollbackRule: String { definition.rollbackRule }
     /// Fields each model must (or may) carry in its metadata.
-    public var modelFields: [ProfileField] { definition.modelFields }
+    package var modelFields: [ProfileField] { definition.modelFields }
     /// Fields of the catalog's prototypes object.
-    public var prototypeFields: [ProfileField] { definition.prototypeFields }
+    package var prototypeFields: [ProfileField] { definition.prototypeFields }
     /// Whether it writes a prototypes object.
-    public var writesPrototypes: Bool { definition.writesPrototypes }
+    package var writesPrototypes: Bool { definition.writesPrototypes }
     /// Whether it can name a directory's files one by one (a tree model, `--no-zip`).
-    public var publishesTrees: Bool { definition.publishesTrees }
+    package var publishesTrees: Bool { definition.publishesTrees }
     /// Whether its manifest has fields for an inline signature and `expires_at`.
-    public var carriesSignatureAndExpiry: Bool { definition.carriesSignatureAndExpiry }
+    package var carriesSignatureAndExpiry: Bool { definition.carriesSignatureAndExpiry }
     /// What its clients would get wrong about this release, said as publish warnings.
-    public func publishWarnings(_ release: Release) -> [String] { definition.publishWarnings(release) }
+    package func publishWarnings(_ release: Release) -> [String] { definition.publishWarnings(release) }
     /// What a rollback that keeps the old version number leaves undone on devices already on `deviceVersion`.
-    public func rollbackWithoutBumpWarning(deviceVersion: String, targetVersion: String) -> String? {
+    package func rollbackWithoutBumpWarning(deviceVersion: String, targetVersion: String) -> String? {
         definition.rollbackWithoutBumpWarning(deviceVersion: deviceVersion, targetVersion: targetVersion)
     }
     /// The `--meta` keys this profile writes for a model (every other key is refused).
-    public var metaKeys: [String] { modelFields.map(\.path) }
+    package var metaKeys: [String] { modelFields.map(\.path) }
     /// Fields this profile writes that modelcast computes from the artifact (never `--meta`).
-    public var computedFields: [String] { definition.computedFields }
+    package var computedFields: [String] { definition.computedFields }
 
     /// The storage key for a file of a model.
-    public func artifactKey(model: String, version: String, fileName: String, sha256: SHA256Digest) -> String {
+    package func artifactKey(model: String, version: String, fileName: String, sha256: SHA256Digest) -> String {
         definition.artifactKey(model: model, version: version, fileName: fileName, sha256: sha256)
     }
 
     /// True when the object's URL itself proves its content (latest's content-derived names).
-    public func urlNamesContent(_ url: String, sha256: SHA256Digest) -> Bool {
+    package func urlNamesContent(_ url: String, sha256: SHA256Digest) -> Bool {
         definition.urlNamesContent(url, sha256: sha256)
     }
 
     /// Checks the release has the shape and fields this profile writes; the error names
     /// the missing field and the model.
-    public func validate(_ release: Release) throws {
+    package func validate(_ release: Release) throws {
         let definition = self.definition
         if !definition.publishesTrees, let name = release.models.keys.sorted().first(where: { release.models[$0]!.tree != nil }) {
             throw ModelCastError.usage(Self.treeRefusal(profile: self, model: name))
@@ -97,12 +97,12 @@ public enum ManifestProfile: String, CaseIterable, Sendable, Codable {
     }
 
     /// Why a tree model cannot go into this profile's manifest, naming both.
-    public static func treeRefusal(profile: ManifestProfile, model: String) -> String {
+    package static func treeRefusal(profile: ManifestProfile, model: String) -> String {
         "profile \(profile.rawValue) gives each model one URL, so model \(model) cannot be published as a tree of files (--no-zip, or layout: tree); publish it zipped, or use the modelcast profile"
     }
 
     /// The manifest this profile's clients read, for `release`.
-    public func render(_ release: Release) throws -> JSONValue {
+    package func render(_ release: Release) throws -> JSONValue {
         try validate(release)
         return definition.render(release)
     }

@@ -65,7 +65,7 @@ extension ProfileDefinition {
 }
 
 /// How a profile's clients go back to an earlier version.
-public enum RollbackForm: Sendable, Equatable {
+package enum RollbackForm: Sendable, Equatable {
     /// The manifest's sequence goes up; clients accept any version it names.
     case higherSequence
     /// Clients download whenever the named version (or file) differs from theirs.
@@ -76,18 +76,18 @@ public enum RollbackForm: Sendable, Equatable {
 }
 
 /// The value type a profile field must have.
-public enum FieldType: String, Sendable {
+package enum FieldType: String, Sendable {
     case string, integer, number, boolean, stringList = "list of strings", date = "date (YYYY-MM-DD)"
 }
 
 /// A field a profile writes beyond url/hash/size, supplied with `--meta` or the config file.
-public struct ProfileField: Sendable {
+package struct ProfileField: Sendable {
     /// Key inside a model's metadata; dots address nested objects (`hardware.gpu`).
-    public let path: String
-    public let type: FieldType
-    public let required: Bool
+    package let path: String
+    package let type: FieldType
+    package let required: Bool
     /// Taken from `--min-app-version` when the model does not set it.
-    public let defaultsToMinAppVersion: Bool
+    package let defaultsToMinAppVersion: Bool
 
     init(_ path: String, _ type: FieldType, required: Bool = true, defaultsToMinAppVersion: Bool = false) {
         self.path = path
