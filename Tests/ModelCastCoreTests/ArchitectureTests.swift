@@ -13,6 +13,11 @@ final class ArchitectureTests: XCTestCase {
         // Every edge must go down a total order, so a cycle of any length fails here; a
         // folder the order does not know fails too (it must be placed in the stack first).
         let order = ["Support", "Digest", "Formats", "Packaging", "Manifest", "Signing", "Storage", "Hosting", "Target", "Publish", "Verify"]
+        // The README's architecture section draws the same stack (`Support ← Digest ← …`).
+        let readme = try String(contentsOfFile: repositoryRoot + "/README.md", encoding: .utf8)
+        let drawn = try XCTUnwrap(readme.split(separator: "\n").first { $0.hasPrefix("Support ← ") }, "the README's architecture section has no stack line")
+        let readmeOrder = drawn.components(separatedBy: " ← ").flatMap { $0.components(separatedBy: ", ") }.filter { $0 != "the executable" }
+        XCTAssertEqual(readmeOrder, order, "the README's stack differs from the one checked here")
         let folders = try FileManager.default.contentsOfDirectory(atPath: repositoryRoot + "/Sources/ModelCastCore").filter { !$0.hasPrefix(".") }
         XCTAssertEqual(Set(folders).subtracting(order), [], "a Core folder the stack does not place: add it to the README's architecture section and here")
         var edges = 0
