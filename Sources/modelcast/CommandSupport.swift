@@ -80,6 +80,15 @@ struct GoLiveOptions: ParsableArguments {
         try signingOptions.settings(environment: environment)
     }
 
+    /// How the command's release goes live, built once: these flags, the templates
+    /// directory, `--adopt-live` where the command has it, and `SOURCE_DATE_EPOCH`.
+    func value(environment: [String: String], templates: String?, adoptLive: Bool = false) throws -> GoLive {
+        let epoch = try sourceDateEpoch(environment)
+        return GoLive(
+            templatesDirectory: templates, dryRun: dryRun, publishedAt: epoch?.date ?? Date(), publishedAtOrigin: epoch?.origin,
+            signing: try signing(environment: environment), allowUnsigned: signingOptions.unsigned, trustStored: trustStored, adoptLive: adoptLive)
+    }
+
     /// A publisher for `storage` that logs to standard error and, with --verify-url, checks
     /// the staged manifest of `manifestKey` through the public URL before it goes live.
     func publisher(_ storage: any Storage, manifestKey: String) throws -> Publisher {

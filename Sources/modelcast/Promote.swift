@@ -57,14 +57,12 @@ extension ModelCast {
             guard let target = target ?? environment["MODELCAST_TARGET"] else {
                 throw ValidationError("give the TARGET (a directory or s3://bucket/prefix) or set MODELCAST_TARGET")
             }
-            var request = PromoteRequest(from: from, to: to, model: model, baseManifestKey: manifestKey, templatesDirectory: templates, dryRun: goLive.dryRun)
-            if let epoch = try sourceDateEpoch(environment) { (request.publishedAt, request.publishedAtOrigin) = epoch }
-            request.adoptLive = adoptLive
-            request.trustStored = goLive.trustStored
-            request.signing = try goLive.signing(environment: environment)
-            request.allowUnsigned = goLive.signingOptions.unsigned
-            (request.rolloutPercent, request.rolloutSchedule) = try rolloutOptions.parsed()
-            let report = try await withStorage(s3.settings(for: target), environment: environment) { [request] storage in
+            let (rolloutPercent, rolloutSchedule) = try rolloutOptions.parsed()
+            let request = PromoteRequest(
+                from: from, to: to, model: model, baseManifestKey: manifestKey,
+                goLive: try goLive.value(environment: environment, templates: templates, adoptLive: adoptLive),
+                rolloutPercent: rolloutPercent, rolloutSchedule: rolloutSchedule)
+            let report = try await withStorage(s3.settings(for: target), environment: environment) { storage in
                 try await goLive.publisher(storage, manifestKey: request.manifestKey).promote(request)
             }
             try printPublishReport(report, json: json, done: "promoted \(from) to \(to): published", wouldDo: "would promote \(from) to \(to) as")

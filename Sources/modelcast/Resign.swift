@@ -26,11 +26,7 @@ extension ModelCast {
         func run() async throws {
             Interrupts.shared.setMessage(InterruptMessage.goLive)
             let environment = ProcessInfo.processInfo.environment
-            var request = ResignRequest(
-                manifestKey: targetOptions.manifestKey, signing: try goLive.signing(environment: environment) ?? SigningSettings(),
-                templatesDirectory: targetOptions.templates, dryRun: goLive.dryRun, allowUnsigned: goLive.signingOptions.unsigned)
-            if let epoch = try sourceDateEpoch(environment) { (request.publishedAt, request.publishedAtOrigin) = epoch }
-            request.trustStored = goLive.trustStored
+            let request = ResignRequest(manifestKey: targetOptions.manifestKey, goLive: try goLive.value(environment: environment, templates: targetOptions.templates))
             let report = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { storage in
                 try await goLive.publisher(storage, manifestKey: targetOptions.manifestKey).resign(request)
             }

@@ -65,14 +65,10 @@ extension ModelCast {
                 printError("warning: rollback --to VERSION is deprecated (publish's --to names a target): use --version \(deprecatedTo)")
             }
             let version = self.version ?? deprecatedTo!
-            var request = RollbackRequest(
+            let request = RollbackRequest(
                 version: version, model: model, bump: bump, bumpVersion: bumpTo, manifestKey: targetOptions.manifestKey,
-                manifestCacheControl: manifestCacheControl, baseURL: baseURL, templatesDirectory: targetOptions.templates, dryRun: goLive.dryRun)
-            if let epoch = try sourceDateEpoch(environment) { (request.publishedAt, request.publishedAtOrigin) = epoch }
-            request.adoptLive = adoptLive
-            request.trustStored = goLive.trustStored
-            request.signing = try goLive.signing(environment: environment)
-            request.allowUnsigned = goLive.signingOptions.unsigned
+                manifestCacheControl: manifestCacheControl, baseURL: baseURL,
+                goLive: try goLive.value(environment: environment, templates: targetOptions.templates, adoptLive: adoptLive))
             let report = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { storage in
                 try await goLive.publisher(storage, manifestKey: targetOptions.manifestKey).rollback(request)
             }

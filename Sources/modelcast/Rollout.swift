@@ -69,12 +69,9 @@ extension ModelCast.Rollout {
             let changes: [RolloutChangeRequest.Change] = (try percent.map { [.percent(try ModelCastCore.Rollout.parsePercent($0))] } ?? [])
                 + (halt ? [.halt] : []) + (complete ? [.complete] : [])
             let environment = ProcessInfo.processInfo.environment
-            var request = RolloutChangeRequest(change: changes[0], manifestKey: targetOptions.manifestKey, templatesDirectory: targetOptions.templates, dryRun: goLive.dryRun)
-            if let epoch = try sourceDateEpoch(environment) { (request.publishedAt, request.publishedAtOrigin) = epoch }
-            request.signing = try goLive.signing(environment: environment)
-            request.allowUnsigned = goLive.signingOptions.unsigned
-            request.trustStored = goLive.trustStored
-            let report = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { [request] storage in
+            let request = RolloutChangeRequest(
+                change: changes[0], manifestKey: targetOptions.manifestKey, goLive: try goLive.value(environment: environment, templates: targetOptions.templates))
+            let report = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { storage in
                 try await goLive.publisher(storage, manifestKey: request.manifestKey).changeRollout(request)
             }
             let done = switch changes[0] {

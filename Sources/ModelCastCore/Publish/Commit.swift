@@ -14,24 +14,18 @@ struct StagedArtifact {
 /// target holds make the `CommitSettings`, and those with the release make the `CommitPlan`.
 protocol GoLiveRequest {
     var manifestKey: String { get }
-    var templatesDirectory: String? { get }
-    var dryRun: Bool { get }
-    /// Replace a signed live manifest with an unsigned one (refused otherwise).
-    var allowUnsigned: Bool { get }
-    /// Continue from a live manifest that no history record explains (refused otherwise).
-    var adoptLive: Bool { get }
-    /// Accept a stored object's size where the store cannot prove its SHA-256 itself.
-    var trustStored: Bool { get }
-    /// Where `publishedAt` came from when it is not the current time, for messages.
-    var publishedAtOrigin: String? { get }
+    var goLive: GoLive { get }
 }
 
-extension PublishRequest: GoLiveRequest {}
-extension RollbackRequest: GoLiveRequest {}
-extension ResignRequest: GoLiveRequest {
-    /// A re-sign keeps the live release: it never adopts one no record explains.
-    var adoptLive: Bool { false }
+extension PublishRequest: GoLiveRequest {
+    /// A publish request keeps its settings as the flags and config file set them.
+    var goLive: GoLive {
+        GoLive(templatesDirectory: templatesDirectory, dryRun: dryRun, publishedAt: publishedAt, publishedAtOrigin: publishedAtOrigin,
+               signing: signing, allowUnsigned: allowUnsigned, trustStored: trustStored, adoptLive: adoptLive)
+    }
 }
+extension RollbackRequest: GoLiveRequest {}
+extension ResignRequest: GoLiveRequest {}
 
 /// How a release goes live; shared by publish, rollback and resign.
 package struct CommitSettings: Sendable {
@@ -74,11 +68,11 @@ package struct CommitSettings: Sendable {
     init(_ request: some GoLiveRequest, profile: ManifestProfile, baseURL: String, manifestCacheControl: String, signing: SigningSettings?) {
         self.init(
             profile: profile, manifestKey: request.manifestKey, manifestCacheControl: manifestCacheControl,
-            baseURL: baseURL, templatesDirectory: request.templatesDirectory, dryRun: request.dryRun, signing: signing)
-        allowUnsigned = request.allowUnsigned
-        adoptLive = request.adoptLive
-        trustStored = request.trustStored
-        publishedAtOrigin = request.publishedAtOrigin
+            baseURL: baseURL, templatesDirectory: request.goLive.templatesDirectory, dryRun: request.goLive.dryRun, signing: signing)
+        allowUnsigned = request.goLive.allowUnsigned
+        adoptLive = request.goLive.adoptLive
+        trustStored = request.goLive.trustStored
+        publishedAtOrigin = request.goLive.publishedAtOrigin
     }
 
     /// The detached signature's key: `manifest.json.minisig`, where minisign looks for it.

@@ -3,36 +3,27 @@ import Foundation
 /// `promote`: one channel serves another channel's live release.
 package struct PromoteRequest: Sendable {
     /// The channel whose live release is promoted.
-    package var from: String
+    package let from: String
     /// The channel that serves it next.
-    package var to: String
+    package let to: String
     /// Promote only this model; the destination's other models stay. nil: the whole release.
-    package var model: String?
+    package let model: String?
     /// The target's manifest key (the channels' keys derive from it).
-    package var baseManifestKey: String
-    package var templatesDirectory: String?
-    package var dryRun: Bool
-    package var publishedAt: Date
-    package var signing: SigningSettings?
-    package var allowUnsigned = false
-    package var publishedAtOrigin: String?
-    package var trustStored = false
-    /// Continue from a destination manifest that no history record explains.
-    package var adoptLive = false
+    package let baseManifestKey: String
+    package let goLive: GoLive
     /// Promote as a staged rollout on the destination (hundredths of a percent, or a schedule).
-    package var rolloutPercent: Int?
-    package var rolloutSchedule: String?
+    package let rolloutPercent: Int?
+    package let rolloutSchedule: String?
 
-    package init(from: String, to: String, model: String? = nil, baseManifestKey: String = "manifest.json", templatesDirectory: String? = nil,
-                dryRun: Bool = false, publishedAt: Date = Date(), signing: SigningSettings? = nil) {
+    package init(from: String, to: String, model: String? = nil, baseManifestKey: String = "manifest.json", goLive: GoLive = GoLive(),
+                 rolloutPercent: Int? = nil, rolloutSchedule: String? = nil) {
         self.from = from
         self.to = to
         self.model = model
         self.baseManifestKey = baseManifestKey
-        self.templatesDirectory = templatesDirectory
-        self.dryRun = dryRun
-        self.publishedAt = publishedAt
-        self.signing = signing
+        self.goLive = goLive
+        self.rolloutPercent = rolloutPercent
+        self.rolloutSchedule = rolloutSchedule
     }
 
     /// The destination channel's manifest key.
@@ -52,31 +43,31 @@ extension Publisher {
         try Channels.validate(request.to)
         try PublishRequest.validateManifestKey(request.baseManifestKey)
         guard request.from != request.to else { throw ModelCastError.usage("--from and --to are both \(request.from): promote moves a release between two channels") }
-        let lock = try lockTarget(dryRun: request.dryRun)
+        let lock = try lockTarget(dryRun: request.goLive.dryRun)
         defer { withExtendedLifetime(lock) {} }
         let sourcePlace = "\(storage.location)/\(request.sourceManifestKey)"
-        let source = try await loadForWriting(manifestKey: request.sourceManifestKey, dryRun: request.dryRun)
+        let source = try await loadForWriting(manifestKey: request.sourceManifestKey, dryRun: request.goLive.dryRun)
         guard source.manifestData != nil else { throw ModelCastError.targetState("channel \(request.from) has nothing published (no \(sourcePlace)): there is nothing to promote") }
         guard let promoted = source.liveRecord else {
             throw ModelCastError.targetState("the live manifest of channel \(request.from) (\(sourcePlace)) matches no history record: modelcast cannot tell what it serves, so it promotes nothing")
         }
-        if let rollout = promoted.rollout, rollout.isInProgress(at: request.publishedAt) {
-            throw ModelCastError.liveReleaseConflict("channel \(request.from) is in a staged rollout (\(Rollout.percentText(rollout.basisPoints(at: request.publishedAt)))% of its devices): complete it there first, so the release promoted is the one all of them run")
+        if let rollout = promoted.rollout, rollout.isInProgress(at: request.goLive.publishedAt) {
+            throw ModelCastError.liveReleaseConflict("channel \(request.from) is in a staged rollout (\(Rollout.percentText(rollout.basisPoints(at: request.goLive.publishedAt)))% of its devices): complete it there first, so the release promoted is the one all of them run")
         }
         if let model = request.model, promoted.models[model] == nil {
             throw ModelCastError.usage("--model \(model): channel \(request.from)'s live release has no model \(model) (it has \(promoted.models.keys.sorted().joined(separator: ", ")))")
         }
-        let state = try await loadForWriting(manifestKey: request.manifestKey, dryRun: request.dryRun)
+        let state = try await loadForWriting(manifestKey: request.manifestKey, dryRun: request.goLive.dryRun)
         let live = state.live
-        if let rollout = live?.rollout, rollout.isInProgress(at: request.publishedAt) {
-            throw RolloutRules.inProgress(rollout, live: live!, at: request.publishedAt, storage: storage, manifestKey: request.manifestKey)
+        if let rollout = live?.rollout, rollout.isInProgress(at: request.goLive.publishedAt) {
+            throw RolloutRules.inProgress(rollout, live: live!, at: request.goLive.publishedAt, storage: storage, manifestKey: request.manifestKey)
         }
         let profile = ManifestProfile(rawValue: live?.profile ?? promoted.profile) ?? .modelcast
-        try RolloutRules.validateStart(percent: request.rolloutPercent, schedule: request.rolloutSchedule, profile: profile, at: request.publishedAt)
+        try RolloutRules.validateStart(percent: request.rolloutPercent, schedule: request.rolloutSchedule, profile: profile, at: request.goLive.publishedAt)
         if request.rolloutPercent != nil || request.rolloutSchedule != nil, live == nil {
             throw ModelCastError.usage("--rollout: channel \(request.to) has nothing live for the other devices to stay on; promote without it")
         }
-        try request.signing?.validate(profile: profile)
+        try request.goLive.signing?.validate(profile: profile)
 
         var models = promoted.models
         var prototypes = promoted.prototypes
@@ -94,22 +85,22 @@ extension Publisher {
         let warnings = warningCollector()
         try checkVersions(models.map { ($0.key, $0.value.version) }.sorted { $0.0 < $1.0 }, live: live, profile: profile, rollback: "rollback --channel \(request.to)", warn: warnings.add)
         try checkVersionsKeepTheirFiles(models, wentLive: state.wentLive, givenVersions: [:])
-        let expiresIn = request.signing?.expiresIn ?? promoted.validityPeriod
+        let expiresIn = request.goLive.signing?.expiresIn ?? promoted.validityPeriod
         var release = Release(
-            sequence: state.nextSequence, publishedAt: formatTimestamp(request.publishedAt),
-            expiresAt: expiresIn.map { formatTimestamp(request.publishedAt.addingTimeInterval($0)) },
+            sequence: state.nextSequence, publishedAt: formatTimestamp(request.goLive.publishedAt),
+            expiresAt: expiresIn.map { formatTimestamp(request.goLive.publishedAt.addingTimeInterval($0)) },
             channel: request.to, profile: profile.rawValue,
             minAppVersion: request.model == nil ? promoted.minAppVersion : live?.minAppVersion,
             meta: request.model == nil ? promoted.meta : live?.meta ?? [:], models: models, prototypes: prototypes,
-            rollback: RolloutRules.fallback(replacing: live, at: request.publishedAt), replaces: live?.sequence)
+            rollback: RolloutRules.fallback(replacing: live, at: request.goLive.publishedAt), replaces: live?.sequence)
         if request.rolloutPercent != nil || request.rolloutSchedule != nil {
-            release.rollout = try RolloutRules.start(percent: request.rolloutPercent, schedule: request.rolloutSchedule, for: release, at: request.publishedAt)
+            release.rollout = try RolloutRules.start(percent: request.rolloutPercent, schedule: request.rolloutSchedule, for: release, at: request.goLive.publishedAt)
         }
         guard let baseURL = state.baseURL ?? source.baseURL else {
             throw ModelCastError.targetState("cannot tell the base URL the target is served from (no record names a file)")
         }
         let settings = CommitSettings(request, profile: profile, baseURL: baseURL,
-                                      manifestCacheControl: liveManifestCacheControl(state: state, manifestKey: request.manifestKey), signing: request.signing)
+                                      manifestCacheControl: liveManifestCacheControl(state: state, manifestKey: request.manifestKey), signing: request.goLive.signing)
         if let current = state.liveRecord, current.sameContent(as: release) {
             log("channel \(request.to) already serves this release (sequence \(current.sequence)); nothing was written")
             return unchangedReport(state: state, settings: settings, warnings: warnings)

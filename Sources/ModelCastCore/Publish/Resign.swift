@@ -2,28 +2,18 @@ import Foundation
 
 /// Re-sign (and extend) the live manifest without changing what it names.
 package struct ResignRequest: Sendable {
-    package var manifestKey: String
-    /// The key and the new validity period. Without an expiry, the live manifest's
-    /// period (expires_at − published_at) is kept.
-    package var signing: SigningSettings
-    package var templatesDirectory: String?
-    package var dryRun: Bool
-    package var publishedAt: Date
-    /// Replace a signed live manifest with an unsigned one (refused otherwise).
-    package var allowUnsigned: Bool
-    /// Where `publishedAt` came from when it is not the current time (`SOURCE_DATE_EPOCH=…`), for messages.
-    package var publishedAtOrigin: String?
-    /// Accept a stored object's size where the store cannot prove its SHA-256 itself.
-    package var trustStored = false
+    package let manifestKey: String
+    /// The key and the new validity period are `goLive.signing`. Without an expiry, the
+    /// live manifest's period (expires_at − published_at) is kept.
+    package let goLive: GoLive
 
-    package init(manifestKey: String = "manifest.json", signing: SigningSettings, templatesDirectory: String? = nil, dryRun: Bool = false, publishedAt: Date = Date(), allowUnsigned: Bool = false) {
+    package init(manifestKey: String = "manifest.json", goLive: GoLive) {
         self.manifestKey = manifestKey
-        self.signing = signing
-        self.templatesDirectory = templatesDirectory
-        self.dryRun = dryRun
-        self.publishedAt = publishedAt
-        self.allowUnsigned = allowUnsigned
+        self.goLive = goLive
     }
+
+    /// The signing settings (none: the expiry alone moves, for the modelcast profile).
+    package var signing: SigningSettings { goLive.signing ?? SigningSettings() }
 }
 
 extension Publisher {
@@ -31,9 +21,9 @@ extension Publisher {
     /// new expiry: what a scheduled job runs so a signed, expiring manifest never lapses
     /// (the freeze-attack defence) and devices see the sequence move on. No artifact changes.
     package func resign(_ request: ResignRequest) async throws -> PublishReport {
-        let lock = try lockTarget(dryRun: request.dryRun)
+        let lock = try lockTarget(dryRun: request.goLive.dryRun)
         defer { withExtendedLifetime(lock) {} }
-        let state = try await loadForWriting(manifestKey: request.manifestKey, dryRun: request.dryRun)
+        let state = try await loadForWriting(manifestKey: request.manifestKey, dryRun: request.goLive.dryRun)
         guard state.manifestData != nil else {
             throw ModelCastError.targetState("nothing is published at \(storage.location)/\(request.manifestKey): there is nothing to re-sign")
         }
@@ -55,8 +45,8 @@ extension Publisher {
         }
         var release = live
         release.sequence = state.nextSequence
-        release.publishedAt = formatTimestamp(request.publishedAt)
-        release.expiresAt = expiresIn.map { formatTimestamp(request.publishedAt.addingTimeInterval($0)) }
+        release.publishedAt = formatTimestamp(request.goLive.publishedAt)
+        release.expiresAt = expiresIn.map { formatTimestamp(request.goLive.publishedAt.addingTimeInterval($0)) }
         release.replaces = live.sequence
         guard let baseURL = state.baseURL else {
             throw ModelCastError.targetState("cannot tell the base URL the target is served from (no record names a file)")

@@ -3,38 +3,25 @@ import Foundation
 /// A rollback: publish a manifest that returns devices to a version that went live before.
 package struct RollbackRequest: Sendable {
     /// The version to return to.
-    package var version: String
+    package let version: String
     /// Roll back only this model; the others stay as they are live. nil: the whole release.
-    package var model: String?
+    package let model: String?
     /// Republish the old bytes under a new, higher version, so clients that never go
     /// "down" (string `>`, semver `>`) install them too.
-    package var bump: Bool
+    package let bump: Bool
     /// The version `bump` publishes under; nil picks the next one that is higher than any
     /// version published so far, both as a semantic version and as a plain string.
-    package var bumpVersion: String?
-    package var manifestKey: String
+    package let bumpVersion: String?
+    package let manifestKey: String
     /// Cache-Control of the manifest; nil keeps the live manifest's.
-    package var manifestCacheControl: String?
+    package let manifestCacheControl: String?
     /// Base URL for the hosting files; nil takes the one the records were published with.
-    package var baseURL: String?
-    package var templatesDirectory: String?
-    package var dryRun: Bool
-    package var publishedAt: Date
-    package var signing: SigningSettings?
-    /// Replace a signed live manifest with an unsigned one (otherwise refused).
-    package var allowUnsigned: Bool
-    /// Where `publishedAt` came from when it is not the current time (`SOURCE_DATE_EPOCH=…`), for messages.
-    package var publishedAtOrigin: String?
-    /// Continue from a live manifest that no history record explains (refused otherwise).
-    package var adoptLive = false
-    /// Accept a stored object's size where the store cannot prove its SHA-256 itself.
-    package var trustStored = false
+    package let baseURL: String?
+    package let goLive: GoLive
 
     package init(
         version: String, model: String? = nil, bump: Bool = false, bumpVersion: String? = nil,
-        manifestKey: String = "manifest.json", manifestCacheControl: String? = nil, baseURL: String? = nil,
-        templatesDirectory: String? = nil, dryRun: Bool = false, publishedAt: Date = Date(),
-        signing: SigningSettings? = nil, allowUnsigned: Bool = false
+        manifestKey: String = "manifest.json", manifestCacheControl: String? = nil, baseURL: String? = nil, goLive: GoLive = GoLive()
     ) {
         self.version = version
         self.model = model
@@ -43,11 +30,7 @@ package struct RollbackRequest: Sendable {
         self.manifestKey = manifestKey
         self.manifestCacheControl = manifestCacheControl
         self.baseURL = baseURL
-        self.templatesDirectory = templatesDirectory
-        self.dryRun = dryRun
-        self.publishedAt = publishedAt
-        self.signing = signing
-        self.allowUnsigned = allowUnsigned
+        self.goLive = goLive
     }
 }
 
@@ -66,16 +49,16 @@ extension Publisher {
         if let manifestCacheControl = request.manifestCacheControl { try CachePolicy.validateManifest(manifestCacheControl) }
         if let baseURL = request.baseURL { try URLParts.validateBaseURL(baseURL) }
 
-        let lock = try lockTarget(dryRun: request.dryRun)
+        let lock = try lockTarget(dryRun: request.goLive.dryRun)
         defer { withExtendedLifetime(lock) {} }
-        let state = try await loadForWriting(manifestKey: request.manifestKey, dryRun: request.dryRun)
+        let state = try await loadForWriting(manifestKey: request.manifestKey, dryRun: request.goLive.dryRun)
         guard let live = state.live else {
             throw ModelCastError.targetState("nothing is published at \(storage.location)/\(request.manifestKey): there is nothing to roll back")
         }
         guard let profile = ManifestProfile(rawValue: live.profile) else {
             throw ModelCastError.targetState("the live release at \(storage.location) has unknown profile '\(live.profile)'")
         }
-        try request.signing?.validate(profile: profile)
+        try request.goLive.signing?.validate(profile: profile)
         let warnings = warningCollector()
         let warn = warnings.add
 
@@ -86,7 +69,7 @@ extension Publisher {
         if let model = request.model { restored[model] = target.models[model] }
         let prototypes = request.model == nil ? target.prototypes : live.prototypes
         let rolledBack = request.model.map { [$0] } ?? target.models.keys.sorted()
-        let proven = try await checkObjectsPresent(restored, prototypes: prototypes, version: request.version, trustStored: request.trustStored)
+        let proven = try await checkObjectsPresent(restored, prototypes: prototypes, version: request.version, trustStored: request.goLive.trustStored)
 
         var models = restored
         if request.bump {
@@ -99,9 +82,9 @@ extension Publisher {
         }
 
         // Without --expires-in, keep the live manifest's validity period: a rollback must not silently drop its expiry.
-        let expiresAt = (request.signing?.expiresIn ?? live.validityPeriod).map { request.publishedAt.addingTimeInterval($0) }
+        let expiresAt = (request.goLive.signing?.expiresIn ?? live.validityPeriod).map { request.goLive.publishedAt.addingTimeInterval($0) }
         let release = Release(
-            sequence: state.nextSequence, publishedAt: formatTimestamp(request.publishedAt), expiresAt: expiresAt.map(formatTimestamp),
+            sequence: state.nextSequence, publishedAt: formatTimestamp(request.goLive.publishedAt), expiresAt: expiresAt.map(formatTimestamp),
             channel: live.channel, profile: live.profile, minAppVersion: request.model == nil ? target.minAppVersion : live.minAppVersion,
             meta: request.model == nil ? target.meta : live.meta, models: models, prototypes: prototypes,
             rollback: ReleaseRollback(sequence: target.sequence, models: rolledBack.reduce(into: [:]) { $0[$1] = restored[$1] }),
@@ -113,7 +96,7 @@ extension Publisher {
         let settings = CommitSettings(
             request, profile: profile, baseURL: baseURL,
             manifestCacheControl: request.manifestCacheControl ?? liveManifestCacheControl(state: state, manifestKey: request.manifestKey),
-            signing: request.signing)
+            signing: request.goLive.signing)
         if let current = state.liveRecord, current.sameContent(as: release) {
             log("\(request.version) is already live (sequence \(current.sequence)); nothing was written")
             return unchangedReport(state: state, settings: settings, warnings: warnings)

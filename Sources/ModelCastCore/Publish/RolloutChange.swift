@@ -58,41 +58,29 @@ package struct RolloutChangeRequest: Sendable {
         case complete
     }
 
-    package var change: Change
-    package var manifestKey: String
-    package var templatesDirectory: String?
-    package var dryRun: Bool
-    package var publishedAt: Date
-    /// The signing key; nil keeps the manifest unsigned (refused when it is signed).
-    package var signing: SigningSettings?
-    package var allowUnsigned = false
-    package var publishedAtOrigin: String?
-    package var trustStored = false
+    package let change: Change
+    package let manifestKey: String
+    /// How the changed manifest goes live (its signing key: nil keeps it unsigned, which
+    /// is refused when it is signed).
+    package let goLive: GoLive
 
-    package init(change: Change, manifestKey: String = "manifest.json", templatesDirectory: String? = nil, dryRun: Bool = false,
-                publishedAt: Date = Date(), signing: SigningSettings? = nil) {
+    package init(change: Change, manifestKey: String = "manifest.json", goLive: GoLive = GoLive()) {
         self.change = change
         self.manifestKey = manifestKey
-        self.templatesDirectory = templatesDirectory
-        self.dryRun = dryRun
-        self.publishedAt = publishedAt
-        self.signing = signing
+        self.goLive = goLive
     }
 }
 
-extension RolloutChangeRequest: GoLiveRequest {
-    /// A rollout change keeps the live release: it never adopts one no record explains.
-    var adoptLive: Bool { false }
-}
+extension RolloutChangeRequest: GoLiveRequest {}
 
 extension Publisher {
     /// Publishes the live release again with its rollout changed, as the next sequence
     /// (signed when the live manifest is): the salt and start stay, so devices already in
     /// the cohort stay in it. Refused when no rollout is in progress.
     package func changeRollout(_ request: RolloutChangeRequest) async throws -> PublishReport {
-        let lock = try lockTarget(dryRun: request.dryRun)
+        let lock = try lockTarget(dryRun: request.goLive.dryRun)
         defer { withExtendedLifetime(lock) {} }
-        let state = try await loadForWriting(manifestKey: request.manifestKey, dryRun: request.dryRun)
+        let state = try await loadForWriting(manifestKey: request.manifestKey, dryRun: request.goLive.dryRun)
         let place = "\(storage.location)/\(request.manifestKey)"
         guard state.manifestData != nil else { throw ModelCastError.targetState("nothing is published at \(place): there is no rollout to change") }
         guard let live = state.liveRecord else {
@@ -101,7 +89,7 @@ extension Publisher {
         guard let rollout = live.rollout else {
             throw ModelCastError.liveReleaseConflict("no staged rollout is in progress at \(place): sequence \(live.sequence) is served to every device (start one with publish --rollout)")
         }
-        let now = request.publishedAt
+        let now = request.goLive.publishedAt
         let current = rollout.basisPoints(at: now)
         var release = live
         let warnings = warningCollector()
@@ -121,7 +109,7 @@ extension Publisher {
             }
             release.rollout = nil
         }
-        var signing = request.signing
+        var signing = request.goLive.signing
         if var settings = signing, settings.signer != nil, let data = state.manifestData, InlineSignature.split(data) != nil {
             settings.inline = true  // the live manifest carries its signature inline: so does this one
             signing = settings
