@@ -18,12 +18,13 @@ extension ModelCast {
                       (its own HTTP headers are not checked: verify its URL once it
                       is served)
                   s3://bucket/prefix
-                      the target through the S3 API: the manifest's stored headers,
-                      its history record, and every object's size and headers (HEAD)
-                      and SHA-256 (the store's own checksum, else downloaded and
-                      hashed; never the x-amz-meta-sha256 metadata); --state,
-                      --profile, --base-url, --allow-http and --allow-external-urls
-                      do not apply
+                      the target through the S3 API, with the checks a URL gets:
+                      headers as the store keeps them, the signature, the URLs
+                      (under the base URL of its history), its history record, every
+                      object's size, headers, zip safety and SHA-256 (the store's own
+                      checksum, else downloaded and hashed; never the
+                      x-amz-meta-sha256 metadata); Range is left to verify URL;
+                      --state, --profile, --base-url and --origin do not apply
 
                 Signature (with --public-key, or --require-signature): checked first, on MANIFEST.minisig \
                 and any inline signature; a missing, malformed, wrong-key or tampered one fails and \
