@@ -28,17 +28,14 @@ package struct DirectoryFetcher: ObjectFetcher {
 
     package var reads: FetchedFrom { .files }
 
-    /// The key a URL maps to, or nil when it lies outside the base URL.
-    package func key(for url: String) -> String? {
-        guard url.hasPrefix(baseURL + "/") else { return nil }
-        return String(url.dropFirst(baseURL.count + 1)).removingPercentEncoding
-    }
+    /// The key a URL maps to, or nil when it lies outside the base URL (or is no plain key).
+    package func key(for url: String) -> String? { keyOfURL(url, under: baseURL) }
 
     package func fetch(
         _ url: String, range: ClosedRange<Int64>?, limit: Int64, deadline: Date,
         consume: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Void
     ) async throws -> FetchResponse {
-        guard let key = key(for: url), (try? validateKey(key)) != nil,
+        guard let key = key(for: url),
               let info = try linkStatus(root + "/" + key), case .regular = FileType(mode: info.st_mode) else {
             return FetchResponse(status: 404, headers: [:], redirects: [], bytesRead: 0, exceededLimit: false)
         }

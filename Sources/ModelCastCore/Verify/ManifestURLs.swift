@@ -37,3 +37,13 @@ func targetKey(ofManifestURL url: String) -> String {
     let relative = url.hasPrefix(root) ? String(url.dropFirst(root.count)) : String(url.split(separator: "/").last ?? "manifest.json")
     return (relative.split(separator: "?").first.map(String.init) ?? relative).removingPercentEncoding ?? "manifest.json"
 }
+
+/// The object key a URL names below `base` (a base URL without a trailing `/`): the rest
+/// of its path, percent-decoded; nil when the URL lies outside `base` or the rest is no
+/// plain key (empty, `.`/`..` or empty segments). What the directory and store fetchers
+/// read for a URL.
+func keyOfURL(_ url: String, under base: String) -> String? {
+    guard url.hasPrefix(base + "/"), let key = String(url.dropFirst(base.count + 1)).removingPercentEncoding,
+          (try? validateKey(key)) != nil else { return nil }
+    return key
+}

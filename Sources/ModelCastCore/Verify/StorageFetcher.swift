@@ -22,11 +22,7 @@ package struct StorageFetcher: ObjectFetcher {
     }
 
     /// The key a URL maps to, or nil when it lies outside the base URL (or is no plain key).
-    package func key(for url: String) -> String? {
-        guard url.hasPrefix(baseURL + "/"), let key = String(url.dropFirst(baseURL.count + 1)).removingPercentEncoding,
-              (try? validateKey(key)) != nil else { return nil }
-        return key
-    }
+    package func key(for url: String) -> String? { keyOfURL(url, under: baseURL) }
 
     package func fetch(
         _ url: String, range: ClosedRange<Int64>?, limit: Int64, deadline: Date,

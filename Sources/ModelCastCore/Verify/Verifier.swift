@@ -50,8 +50,10 @@ package struct Verifier: Sendable {
         options.historyManifestKey = manifestKey
         let base: String
         do {
+            let state = try await TargetState.load(from: storage, manifestKey: manifestKey)
+            options.historyState = state
             // Without a record the base URL is unknown: the manifest's URLs are then outside the target.
-            base = try await TargetState.load(from: storage, manifestKey: manifestKey).baseURL ?? storage.location
+            base = state.baseURL ?? storage.location
         } catch {
             // A store that cannot be reached (or refuses the credentials) is a network failure, not a failed check.
             let log = CheckLog()
@@ -196,7 +198,7 @@ package struct Verifier: Sendable {
             var reason = "the signature check failed: nothing this manifest names is fetched"
             // A target's own pair left mismatched by a stopped run heals: say how.
             if let storage = options.historyStorage,
-               let state = try? await TargetState.load(from: storage, manifestKey: options.historyManifestKey),
+               let state = try? await targetState(storage),
                let repair = SignaturePair.repair(for: state, manifestKey: options.historyManifestKey) {
                 reason += ". " + SignaturePair.describe(repair, location: storage.location, manifestKey: options.historyManifestKey)
             }
@@ -204,6 +206,12 @@ package struct Verifier: Sendable {
             return .untrusted
         }
         return .trusted(comment)
+    }
+
+    /// The history target's state: as already read, else read now.
+    private func targetState(_ storage: any Storage) async throws -> TargetState {
+        if let state = options.historyState { return state }
+        return try await TargetState.load(from: storage, manifestKey: options.historyManifestKey)
     }
 
     /// What the target says of the served manifest: a published directory's or bucket's
@@ -214,7 +222,7 @@ package struct Verifier: Sendable {
         var rollback: [ExpectedObject] = []
         if let storage = options.historyStorage {
             do {
-                let state = try await TargetState.load(from: storage, manifestKey: options.historyManifestKey)
+                let state = try await targetState(storage)
                 rollback = TargetHistoryCheck(state: state, manifestKey: options.historyManifestKey).check(source: url, log: log)
             } catch {
                 log.add(.fail, .manifestFreshness, url, "cannot read the history of \(storage.location): \(error)", hostNotReached: ExitStatus(for: error) == .io)

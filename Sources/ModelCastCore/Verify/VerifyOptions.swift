@@ -42,6 +42,9 @@ package struct VerifyOptions: Sendable {
     /// The target a published directory is (`verify DIR`): its history says which
     /// sequence went live last, and the live manifest must not be older.
     package var historyStorage: (any Storage)?
+    /// `historyStorage`'s state as already read (`verify s3://` reads it to find the base
+    /// URL), so it is not listed and read again; nil: read when needed.
+    package var historyState: TargetState?
     /// The manifest's key in `historyStorage`.
     package var historyManifestKey = "manifest.json"
     /// The target a CDN serves from (`verify URL --origin TARGET`): the manifest the URL
