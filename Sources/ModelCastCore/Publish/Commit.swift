@@ -17,13 +17,7 @@ protocol GoLiveRequest {
     var goLive: GoLive { get }
 }
 
-extension PublishRequest: GoLiveRequest {
-    /// A publish request keeps its settings as the flags and config file set them.
-    var goLive: GoLive {
-        GoLive(templatesDirectory: templatesDirectory, dryRun: dryRun, publishedAt: publishedAt, publishedAtOrigin: publishedAtOrigin,
-               signing: signing, allowUnsigned: allowUnsigned, trustStored: trustStored, adoptLive: adoptLive)
-    }
-}
+extension PublishRequest: GoLiveRequest {}
 extension RollbackRequest: GoLiveRequest {}
 extension ResignRequest: GoLiveRequest {}
 

@@ -18,7 +18,6 @@ package struct PublishCommandLine: Sendable {
     package var channel: String?
     package var manifestKey: String?
     package var manifestCacheControl: String?
-    package var templatesDirectory: String?
     package var compression: ZipCompression = .store
     /// `--no-zip`: directory models given on the command line are published as trees.
     package var noZip = false
@@ -28,11 +27,10 @@ package struct PublishCommandLine: Sendable {
     package var prototypesVersion: String?
     /// The prototypes' class count; default: the length of the file's "classes" array.
     package var prototypesClasses: Int?
-    /// `--rollout` (hundredths of a percent) and `--rollout-schedule`.
-    package var rolloutPercent: Int?
-    package var rolloutSchedule: String?
-    package var dryRun = false
-    package var publishedAt = Date()
+    /// How the release goes live (templates, dry run, time, signing).
+    package var goLive = GoLive()
+    /// What only a publish decides (removed models, a moved base URL, hosts, rollout).
+    package var options = PublishRequest.Options()
     /// Reports packing and hashing progress; nil reports nothing.
     package var progress: ProgressFactory?
 
@@ -51,13 +49,25 @@ package struct PublishCommandLine: Sendable {
         guard let target = target ?? config?.target else {
             throw MissingSetting("--to is required (a directory, or s3://bucket/prefix)")
         }
+        let models = try typedModels(config?.models ?? [], profile: profile)
+        let prototypes = try self.prototypes(config?.prototypes, profile: profile)
+        let request = try PublishRequest(
+            models: models, prototypes: prototypes, profile: profile, baseURL: baseURL,
+            manifestKey: manifestKey ?? config?.manifestKey ?? "manifest.json",
+            manifestCacheControl: manifestCacheControl ?? config?.manifestCacheControl ?? CachePolicy.manifestDefault,
+            channel: channel ?? config?.channel ?? "stable",
+            minAppVersion: minAppVersion ?? config?.minAppVersion, meta: config?.meta ?? [:],
+            compression: compression, progress: progress, goLive: goLive, options: options)
+        return (target, request)
+    }
 
-        var models = try mergedModels(config?.models ?? [])
+    /// The models to publish, their metadata typed for `profile`: the config file's with
+    /// the command line's merged in and `--meta` applied.
+    private func typedModels(_ configured: [PublishRequest.Model], profile: ManifestProfile) throws -> [PublishRequest.Model] {
+        var models = try mergedModels(configured)
         guard !models.isEmpty else {
             throw MissingSetting("nothing to publish: give MODEL files or --config with a models section")
         }
-
-        let releaseMeta = config?.meta ?? [:]
         try applyMeta(to: &models, profile: profile)
         // Values from the config file are typed for the profile too.
         for index in models.indices {
@@ -67,40 +77,29 @@ package struct PublishCommandLine: Sendable {
                 }
             }
         }
+        return models
+    }
+
+    /// The prototypes: `--prototypes FILE`, else the config file's with `--prototypes-version`
+    /// and `--prototypes-classes` applied; their metadata typed for `profile`.
+    private func prototypes(_ configured: PublishRequest.Model?, profile: ManifestProfile) throws -> PublishRequest.Model? {
         if let prototypesClasses, prototypesClasses < 0 {
             throw ModelCastError.usage("--prototypes-classes \(prototypesClasses) must be a count of classes, 0 or more")
         }
         if let prototypesVersion, SemanticVersion(prototypesVersion) == nil {
             throw ModelCastError.usage("--prototypes-version '\(prototypesVersion)' is not a semantic version (MAJOR.MINOR.PATCH, e.g. 2.1.0)")
         }
-        var prototypes = try prototypesPath.map(prototypesModel) ?? config?.prototypes
-        if prototypesPath == nil, var p = prototypes {
-            if let prototypesVersion { p.version = prototypesVersion }
-            if let prototypesClasses { p.meta["classes"] = .int(Int64(prototypesClasses)) }
-            prototypes = p
+        guard var prototypes = try prototypesPath.map(prototypesModel) ?? configured else { return nil }
+        if prototypesPath == nil {
+            if let prototypesVersion { prototypes.version = prototypesVersion }
+            if let prototypesClasses { prototypes.meta["classes"] = .int(Int64(prototypesClasses)) }
         }
-        if var p = prototypes {
-            for field in profile.prototypeFields {
-                if let value = p.meta.value(at: field.path) {
-                    p.meta.set(try MetaInput.value(value, for: field, context: "prototypes"), at: field.path)
-                }
+        for field in profile.prototypeFields {
+            if let value = prototypes.meta.value(at: field.path) {
+                prototypes.meta.set(try MetaInput.value(value, for: field, context: "prototypes"), at: field.path)
             }
-            prototypes = p
         }
-
-        var request = PublishRequest(
-            models: models, prototypes: prototypes, profile: profile, baseURL: baseURL,
-            manifestKey: manifestKey ?? config?.manifestKey ?? "manifest.json",
-            manifestCacheControl: manifestCacheControl ?? config?.manifestCacheControl ?? CachePolicy.manifestDefault,
-            channel: channel ?? config?.channel ?? "stable",
-            minAppVersion: minAppVersion ?? config?.minAppVersion, meta: releaseMeta,
-            compression: compression, templatesDirectory: templatesDirectory, dryRun: dryRun,
-            publishedAt: publishedAt, progress: progress)
-        request.rolloutPercent = rolloutPercent
-        request.rolloutSchedule = rolloutSchedule
-        try request.validate()
-        try validateProfileFields(request)
-        return (target, request)
+        return prototypes
     }
 
     /// The config file's models with the command line's MODEL arguments merged in: plain
@@ -204,20 +203,6 @@ package struct PublishCommandLine: Sendable {
 
     /// Largest prototypes file read to find its version and classes.
     static let prototypesLimit = 64 << 20
-
-    /// Fails early (before packing) when a profile field is missing.
-    private func validateProfileFields(_ request: PublishRequest) throws {
-        var models: [String: ReleaseModel] = [:]
-        for model in request.models {
-            let placeholder = ReleaseFile(name: "", key: "", url: "", sha256: "", size: 0, contentType: "")
-            models[model.name] = ReleaseModel(version: model.version, files: model.files.map { _ in placeholder }, meta: model.meta)
-        }
-        let prototypes = request.prototypes.map { ReleaseModel(version: $0.version, files: [], meta: $0.meta) }
-        let release = Release(
-            sequence: 0, publishedAt: "", channel: request.channel, profile: request.profile.rawValue,
-            minAppVersion: request.minAppVersion, meta: request.meta, models: models, prototypes: prototypes)
-        try request.profile.validate(release)
-    }
 
     /// `NAME=PATH` → (NAME, PATH); a plain `PATH` → (nil, PATH).
     static func split(_ argument: String) throws -> (name: String?, path: String) {

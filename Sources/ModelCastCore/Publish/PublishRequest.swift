@@ -30,66 +30,78 @@ package struct PublishRequest: Sendable {
         case tree
     }
 
-    package var models: [Model]
+    /// The models, in the order given; their version texts may only be replaced by ones
+    /// of the same precedence (`adoptingVersions`).
+    package private(set) var models: [Model]
     /// The catalog profile's prototypes file, published beside the models.
-    package var prototypes: Model?
-    package var profile: ManifestProfile
+    package let prototypes: Model?
+    package let profile: ManifestProfile
     /// `https://host/prefix`: manifest URLs are this plus the object key.
-    package var baseURL: String
+    package let baseURL: String
     /// The manifest's key (its stable URL is base URL + key): the channel's
     /// (`channels/beta/manifest.json` for the target's `manifest.json`, `Channels`).
-    package var manifestKey: String
-    package var manifestCacheControl: String
+    package let manifestKey: String
+    package let manifestCacheControl: String
     /// The channel published to; `manifestKey` is its manifest.
-    package var channel: String
-    package var minAppVersion: String?
+    package let channel: String
+    package let minAppVersion: String?
     /// Release-wide metadata.
-    package var meta: [String: JSONValue]
-    package var compression: ZipCompression
-    /// A directory whose `*.mustache` files replace or extend the built-in templates.
-    package var templatesDirectory: String?
-    /// Compute and print everything, write nothing.
-    package var dryRun: Bool
-    /// The publish time written as `published_at`.
-    package var publishedAt: Date
+    package let meta: [String: JSONValue]
+    package let compression: ZipCompression
     /// Reports packing and hashing progress; nil reports nothing.
-    package var progress: ProgressFactory?
-    /// Signing key, expiry and inline signature; nil publishes unsigned with no expiry.
-    package var signing: SigningSettings?
-    /// Replace a signed live manifest with an unsigned one (refused otherwise).
-    package var allowUnsigned = false
-    /// Models of the live manifest this release leaves out on purpose; dropping any
-    /// other live model is refused.
-    package var removeModels: [String] = []
-    /// Continue from a live manifest that no history record explains (refused otherwise).
-    package var adoptLive = false
-    /// Publish with a base URL other than the live release's (refused otherwise).
-    package var movesBaseURL = false
-    /// The hosts the directory is deployed to (`--hosted-on`): their documented limits are
-    /// checked for what this publish adds.
-    package var hostedOn: Set<HostLimits.Host> = []
-    /// Accept a stored object's size where the store cannot prove its SHA-256 itself.
-    package var trustStored = false
-    /// Re-read every stored object the release names, also those the live release names
-    /// with the same bytes (by default those are proven by the live record instead).
-    package var reverifyStored = false
-    /// Publish as a staged rollout (modelcast profile): this share of devices, in
-    /// hundredths of a percent (`Rollout.parsePercent`), takes the release; the rest keep
-    /// the live one. nil: every device takes it.
-    package var rolloutPercent: Int?
-    /// A staged rollout whose share follows a schedule (`Rollout.parseSchedule`:
-    /// `1%,10%@24h,50%@72h,100%@7d`), evaluated by each device against its clock.
-    package var rolloutSchedule: String?
-    /// Where `publishedAt` came from when it is not the current time (`SOURCE_DATE_EPOCH=…`), for messages.
-    package var publishedAtOrigin: String?
+    package let progress: ProgressFactory?
+    /// How the release goes live (templates, dry run, time, signing, trust, adopt).
+    package let goLive: GoLive
+    /// What only a publish decides.
+    package let options: Options
 
+    /// The settings only a publish has.
+    package struct Options: Sendable {
+        /// Models of the live manifest this release leaves out on purpose; dropping any
+        /// other live model is refused.
+        package var removeModels: [String] = []
+        /// Publish with a base URL other than the live release's (refused otherwise).
+        package var movesBaseURL = false
+        /// The hosts the directory is deployed to (`--hosted-on`): their documented limits are
+        /// checked for what this publish adds.
+        package var hostedOn: Set<HostLimits.Host> = []
+        /// Re-read every stored object the release names, also those the live release names
+        /// with the same bytes (by default those are proven by the live record instead).
+        package var reverifyStored = false
+        /// Publish as a staged rollout (modelcast profile): this share of devices, in
+        /// hundredths of a percent (`Rollout.parsePercent`), takes the release; the rest keep
+        /// the live one. nil: every device takes it.
+        package var rolloutPercent: Int?
+        /// A staged rollout whose share follows a schedule (`Rollout.parseSchedule`:
+        /// `1%,10%@24h,50%@72h,100%@7d`), evaluated by each device against its clock.
+        package var rolloutSchedule: String?
+
+        package init() {}
+    }
+
+    package var templatesDirectory: String? { goLive.templatesDirectory }
+    package var dryRun: Bool { goLive.dryRun }
+    package var publishedAt: Date { goLive.publishedAt }
+    package var publishedAtOrigin: String? { goLive.publishedAtOrigin }
+    package var signing: SigningSettings? { goLive.signing }
+    package var allowUnsigned: Bool { goLive.allowUnsigned }
+    package var trustStored: Bool { goLive.trustStored }
+    package var adoptLive: Bool { goLive.adoptLive }
+    package var removeModels: [String] { options.removeModels }
+    package var movesBaseURL: Bool { options.movesBaseURL }
+    package var hostedOn: Set<HostLimits.Host> { options.hostedOn }
+    package var reverifyStored: Bool { options.reverifyStored }
+    package var rolloutPercent: Int? { options.rolloutPercent }
+    package var rolloutSchedule: String? { options.rolloutSchedule }
+
+    /// A checked request: every value that does not need the target is checked here,
+    /// naming the bad one, and none changes afterwards.
     package init(
         models: [Model], prototypes: Model? = nil, profile: ManifestProfile = .modelcast, baseURL: String,
         manifestKey: String = "manifest.json", manifestCacheControl: String = CachePolicy.manifestDefault,
         channel: String = "stable", minAppVersion: String? = nil, meta: [String: JSONValue] = [:],
-        compression: ZipCompression = .store, templatesDirectory: String? = nil, dryRun: Bool = false,
-        publishedAt: Date = Date(), progress: ProgressFactory? = nil, signing: SigningSettings? = nil
-    ) {
+        compression: ZipCompression = .store, progress: ProgressFactory? = nil, goLive: GoLive = GoLive(), options: Options = Options()
+    ) throws {
         self.models = models
         self.prototypes = prototypes
         self.profile = profile
@@ -101,15 +113,25 @@ package struct PublishRequest: Sendable {
         self.minAppVersion = minAppVersion
         self.meta = meta
         self.compression = compression
-        self.templatesDirectory = templatesDirectory
-        self.dryRun = dryRun
-        self.publishedAt = publishedAt
         self.progress = progress
-        self.signing = signing
+        self.goLive = goLive
+        self.options = options
+        try validate()
+        try validateProfileFields()
+    }
+
+    /// The same request with some models' version texts replaced by `texts` (model name →
+    /// text), each of the same precedence as the one given (a live release's spelling).
+    package func adoptingVersions(_ texts: [String: String]) -> PublishRequest {
+        var adopted = self
+        for index in adopted.models.indices {
+            if let text = texts[adopted.models[index].name] { adopted.models[index].version = text }
+        }
+        return adopted
     }
 
     /// Checks every value that does not need the target, naming the bad one.
-    package func validate() throws {
+    private func validate() throws {
         try URLParts.validateBaseURL(baseURL)
         try CachePolicy.validateManifest(manifestCacheControl)
         try Channels.validate(channel)
@@ -123,16 +145,7 @@ package struct PublishRequest: Sendable {
         for model in models + (prototypes.map { [$0] } ?? []) {
             try Self.validateName(model.name)
             guard names.insert(model.name).inserted else { throw ModelCastError.usage("model \(model.name) is given twice") }
-            guard (try? ModelVersion(model.version)) != nil else {
-                throw ModelCastError.usage("version \(quotedValue(model.version)) of model \(model.name) is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.2.0; at most 128 characters)")
-            }
-            guard !model.files.isEmpty else { throw ModelCastError.usage("model \(model.name) has no files") }
-            if model.layout == .tree {
-                guard profile.publishesTrees else { throw ModelCastError.usage(ManifestProfile.treeRefusal(profile: profile, model: model.name)) }
-                guard model.files.count == 1 else {
-                    throw ModelCastError.usage("model \(model.name) is published as a tree (--no-zip), which is one directory, but it has \(model.files.count) paths: \(model.files.joined(separator: ", "))")
-                }
-            }
+            try validate(model)
         }
         if let minAppVersion, (try? AppVersion(minAppVersion)) == nil {
             throw ModelCastError.usage("--min-app-version \(quotedValue(minAppVersion)) is not an app version: one to four numbers separated by dots, e.g. 5.2, 1.4.0 or 1.0.0.123")
@@ -141,6 +154,32 @@ package struct PublishRequest: Sendable {
         if prototypes != nil && !profile.writesPrototypes {
             throw ModelCastError.usage("prototypes are written only by the catalog and modelcast profiles, not \(profile.rawValue)")
         }
+    }
+
+    private func validate(_ model: Model) throws {
+        guard (try? ModelVersion(model.version)) != nil else {
+            throw ModelCastError.usage("version \(quotedValue(model.version)) of model \(model.name) is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.2.0; at most 128 characters)")
+        }
+        guard !model.files.isEmpty else { throw ModelCastError.usage("model \(model.name) has no files") }
+        if model.layout == .tree {
+            guard profile.publishesTrees else { throw ModelCastError.usage(ManifestProfile.treeRefusal(profile: profile, model: model.name)) }
+            guard model.files.count == 1 else {
+                throw ModelCastError.usage("model \(model.name) is published as a tree (--no-zip), which is one directory, but it has \(model.files.count) paths: \(model.files.joined(separator: ", "))")
+            }
+        }
+    }
+
+    /// Fails early (before packing) when a profile field is missing.
+    private func validateProfileFields() throws {
+        var releaseModels: [String: ReleaseModel] = [:]
+        for model in models {
+            let placeholder = ReleaseFile(name: "", key: "", url: "", sha256: "", size: 0, contentType: "")
+            releaseModels[model.name] = ReleaseModel(version: model.version, files: model.files.map { _ in placeholder }, meta: model.meta)
+        }
+        let release = Release(
+            sequence: 0, publishedAt: "", channel: channel, profile: profile.rawValue, minAppVersion: minAppVersion, meta: meta,
+            models: releaseModels, prototypes: prototypes.map { ReleaseModel(version: $0.version, files: [], meta: $0.meta) })
+        try profile.validate(release)
     }
 
     /// Model names become key and URL segments: letters, digits, `.`, `_`, `-`.

@@ -165,8 +165,6 @@ package struct Publisher: Sendable {
     /// Publishes `request`. Bad input fails before the target is touched; a failure
     /// while storing removes what this run created and leaves the live manifest as it was.
     package func publish(_ request: PublishRequest) async throws -> PublishReport {
-        var request = request
-        try request.validate()
         let warnings = warningCollector()
         let warn = warnings.add
         if request.baseURL.lowercased().hasPrefix("http://") {
@@ -189,7 +187,8 @@ package struct Publisher: Sendable {
         let live = state.live
         try checkBaseURL(request, state: state, warn: warn)
         try checkDroppedModels(request, live: live)
-        let givenVersions = Self.adoptPublishedVersionTexts(&request, wentLive: state.wentLive)
+        let (givenVersions, adoptedTexts) = Self.publishedVersionTexts(request, wentLive: state.wentLive)
+        let request = request.adoptingVersions(adoptedTexts)
         try checkVersions(request.models.map { ($0.name, $0.version) }, live: live, profile: request.profile, warn: warn)
 
         // Pack (or, for a dry run, only hash) every file.
@@ -289,19 +288,18 @@ package struct Publisher: Sendable {
     }
 
     /// Build metadata does not order versions (semver): a version of equal precedence to
-    /// one that went live is that version, under the text it was published with. Rewrites
-    /// such versions in `request`; returns the texts as given, by model.
-    static func adoptPublishedVersionTexts(_ request: inout PublishRequest, wentLive: [Release]) -> [String: String] {
-        var givenVersions: [String: String] = [:]
-        for index in request.models.indices {
-            let model = request.models[index]
+    /// one that went live is that version, under the text it was published with. Returns,
+    /// by model, the texts as given and the published texts to take instead.
+    static func publishedVersionTexts(_ request: PublishRequest, wentLive: [Release]) -> (given: [String: String], adopted: [String: String]) {
+        var given: [String: String] = [:], adopted: [String: String] = [:]
+        for model in request.models {
             guard let version = SemanticVersion(model.version),
                   let previous = wentLive.reversed().compactMap({ $0.models[model.name]?.version })
                       .first(where: { $0 != model.version && SemanticVersion($0) == version }) else { continue }
-            givenVersions[model.name] = model.version
-            request.models[index].version = previous
+            given[model.name] = model.version
+            adopted[model.name] = previous
         }
-        return givenVersions
+        return (given, adopted)
     }
 
     /// A version means the same files for good: not only the live release's, any that went
