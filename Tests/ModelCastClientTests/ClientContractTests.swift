@@ -214,8 +214,7 @@ final class ClientContractTests: XCTestCase {
         let site = try Site()
         func publish(_ names: [String], version: String, seed: UInt32, _ extra: [String] = []) throws {
             let files = try names.map { "\($0)=" + (try site.work.write("\(version)/\($0).bin", patternBytes(3000, seed: seed + UInt32($0.count)))) }
-            let result = try modelcast(["publish"] + files + ["--version", version, "--base-url", site.base, "--to", site.root, "--sign", site.work.at("k.key")] + extra)
-            XCTAssertEqual(result.status, 0, result.stderr)
+            try PublishRun(files, name: nil, version: version, baseURL: site.base, to: site.root, ["--sign", site.work.at("k.key")] + extra).succeeds()
         }
         try publish(["a", "bb"], version: "1.0.0", seed: 1)
         try site.start()

@@ -28,10 +28,7 @@ final class ClientTests: XCTestCase {
         /// Publishes (signed) with the CLI; `extra` adds flags.
         @discardableResult
         func publish(_ files: [String], version: String, name: String = "m", _ extra: [String] = [], environment: [String: String]? = nil) throws -> ProcessOutput {
-            let result = try modelcast(["publish"] + files + ["--name", name, "--version", version, "--base-url", base, "--to", root, "--sign", work.at("k.key")] + extra,
-                                       environment: environment)
-            XCTAssertEqual(result.status, 0, result.stderr)
-            return result
+            try PublishRun(files, name: name, version: version, baseURL: base, to: root, ["--sign", work.at("k.key")] + extra, environment: environment).succeeds()
         }
 
         func run(_ arguments: [String]) throws {

@@ -80,8 +80,7 @@ final class HostileFormatsCLITests: XCTestCase {
 
     /// Publishes `zip` (a file model, stored as it is) to `site` under `base`.
     func publish(_ zip: String, to site: String, base: String) throws {
-        let result = try modelcast(["publish", zip, "--name", "m", "--version", "1.0.0", "--base-url", base, "--to", site], environment: environment)
-        XCTAssertEqual(result.status, 0, result.stderr)
+        try PublishRun([zip], version: "1.0.0", baseURL: base, to: site, environment: environment).succeeds()
     }
 
     func testVerifyRefusesAZipWhoseLocalHeaderDisagreesWithTheCentralDirectory() throws {

@@ -12,8 +12,7 @@ final class PublishSafetyTests: XCTestCase {
     let mmproj = "examples/models/tiny-llm-mmproj.gguf"
 
     func publish(_ arguments: [String], epoch: Int? = 1_790_000_000, environment extra: [String: String] = [:]) throws -> ProcessOutput {
-        var environment = ProcessInfo.processInfo.environment
-        if let epoch { environment["SOURCE_DATE_EPOCH"] = String(epoch) } else { environment.removeValue(forKey: "SOURCE_DATE_EPOCH") }
+        var environment = epoch.map { pinnedEnvironment(epoch: $0) } ?? ProcessInfo.processInfo.environment.filter { $0.key != "SOURCE_DATE_EPOCH" }
         environment.merge(extra) { $1 }
         return try modelcast(["publish"] + arguments, environment: environment)
     }

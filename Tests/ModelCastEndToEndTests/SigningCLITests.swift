@@ -26,9 +26,8 @@ final class SigningCLITests: XCTestCase {
 
     func publish(_ site: String, version: String, profile: String = "nomlens", scratch: Scratch, extra: [String], environment: [String: String]? = nil) throws -> ProcessOutput {
         let file = try scratch.write("in/\(version).bin", patternBytes(2000, seed: UInt32(version.hashValue & 0xffff)))
-        var arguments = ["publish", file, "--name", "m", "--version", version, "--profile", profile, "--base-url", base, "--to", site]
-        if profile == "nomlens" { arguments += ["--meta", "num_classes=3", "--meta", "class_list_version=v1", "--meta", "training_date=2026-01-01"] }
-        return try modelcast(arguments + extra, environment: environment)
+        let meta = profile == "nomlens" ? ["--meta", "num_classes=3", "--meta", "class_list_version=v1", "--meta", "training_date=2026-01-01"] : []
+        return try PublishRun([file], version: version, baseURL: base, to: site, ["--profile", profile] + meta + extra, environment: environment).run()
     }
 
     func testKeygenWritesMinisignKeysAndNeverPrintsTheSecret() throws {

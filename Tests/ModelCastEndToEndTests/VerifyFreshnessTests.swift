@@ -21,8 +21,7 @@ final class VerifyFreshnessTests: XCTestCase {
     /// Publishes release `index` of `releases` (sequence index + 1) to `target`.
     func publish(_ index: Int, base: String, to target: String, environment: [String: String]? = nil, extra: [String] = []) throws {
         let (models, version) = Self.releases[index]
-        let result = try modelcast(["publish"] + models + ["--name", "m", "--version", version, "--base-url", base, "--to", target] + extra, environment: environment ?? self.environment)
-        XCTAssertEqual(result.status, 0, result.stderr)
+        try PublishRun(models, version: version, baseURL: base, to: target, extra, environment: environment ?? self.environment).succeeds()
     }
 
     // MARK: - verify DIR
