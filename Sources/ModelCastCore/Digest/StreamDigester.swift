@@ -1,4 +1,5 @@
 import Foundation
+import ModelCastFormat
 import NIOConcurrencyHelpers
 
 /// The size and SHA-256 of a byte stream.
@@ -11,11 +12,14 @@ package struct DigestResult: Sendable, Equatable {
     package var source: FileSnapshot? = nil
     /// The SHA-256 of each part, when a part size was asked for (same read as `sha256`).
     package var parts: PartDigests? = nil
+    /// The segments the regions asked for cut the bytes into (same read as `sha256`).
+    package var segments: [SegmentIndex.Segment]? = nil
 }
 
 /// The consumer ends of a `ChunkPipeline`: one hashes every chunk, one (when there is
-/// a destination) writes it, and one (with a part size) hashes it part by part, each on
-/// its own thread, so the bytes hashed are exactly the bytes written.
+/// a destination) writes it, one (with a part size) hashes it part by part, and one (with
+/// segment regions) cuts and hashes its segments, each on its own thread, so the bytes
+/// hashed are exactly the bytes written.
 // @unchecked: the hasher (an OpenSSL context), the destination descriptor and the part
 // hasher are each used by exactly one consumer thread of the pipeline, and `count` is
 // read only after the pipeline has finished (its threads joined).
@@ -24,13 +28,15 @@ final class DigestingWriter: @unchecked Sendable {
     private let destination: FileDescriptor?
     private let progress: ProgressReporter?
     private let partHasher: PartHasher?
+    private let segmentHasher: SegmentHasher?
     private(set) var count: Int64 = 0
 
-    init(destination: FileDescriptor?, progress: ProgressReporter?, partSize: Int64? = nil) throws {
+    init(destination: FileDescriptor?, progress: ProgressReporter?, partSize: Int64? = nil, regions: [SegmentRegion]? = nil) throws {
         self.hasher = try SHA256Hasher()
         self.destination = destination
         self.progress = progress
         self.partHasher = partSize.map(PartHasher.init)
+        self.segmentHasher = regions.map(SegmentHasher.init)
     }
 
     /// A pipeline feeding this writer's consumers, through buffers of `bufferSize` bytes.
@@ -46,12 +52,15 @@ final class DigestingWriter: @unchecked Sendable {
         if let partHasher {
             consumers.append { chunk in try partHasher.update(chunk) }
         }
+        if let segmentHasher {
+            consumers.append { chunk in try segmentHasher.update(chunk) }
+        }
         return ChunkPipeline(bufferSize: bufferSize, consumers: consumers)
     }
 
     /// Call after the pipeline has finished.
-    func result() -> DigestResult {
-        DigestResult(size: count, sha256: hasher.finalize(), parts: partHasher?.finish())
+    func result() throws -> DigestResult {
+        DigestResult(size: count, sha256: hasher.finalize(), parts: partHasher?.finish(), segments: try segmentHasher?.finish())
     }
 }
 
@@ -65,6 +74,7 @@ package enum StreamDigester {
         copyingTo copy: FileDescriptor? = nil,
         progress: ProgressReporter? = nil,
         partSize: Int64? = nil,
+        regions: [SegmentRegion]? = nil,
         bufferSize: Int = ChunkPipeline.defaultBufferSize
     ) throws -> DigestResult {
         let input = try FileDescriptor.openForReading(path)
@@ -75,7 +85,7 @@ package enum StreamDigester {
         let expected = Int64(info.st_size)
         _ = posix_fadvise(input.fd, 0, 0, Int32(POSIX_FADV_SEQUENTIAL))
 
-        let writer = try DigestingWriter(destination: copy, progress: progress, partSize: partSize)
+        let writer = try DigestingWriter(destination: copy, progress: progress, partSize: partSize, regions: regions)
         let pipeline = writer.makePipeline(bufferSize: bufferSize)
         defer { pipeline.close() }
         var total: Int64 = 0
@@ -88,7 +98,7 @@ package enum StreamDigester {
         guard total == expected else {
             throw ModelCastError.changedWhilePacking(path: path, expected: expected, actual: total)
         }
-        var result = writer.result()
+        var result = try writer.result()
         result.source = FileSnapshot(info)
         return result
     }
@@ -96,6 +106,13 @@ package enum StreamDigester {
     /// The size and SHA-256 of the file at `path` (one streaming read, flat memory).
     package static func digest(ofFileAt path: String, progress: ProgressReporter? = nil) throws -> DigestResult {
         try digestFile(at: path, copyingTo: nil, progress: progress)
+    }
+
+    /// The segment index of the file at `path` cut by `regions`, with its size and
+    /// SHA-256, in one read.
+    package static func segmentIndex(ofFileAt path: String, regions: [SegmentRegion]) throws -> SegmentIndex {
+        let result = try digestFile(at: path, regions: regions)
+        return try SegmentIndex(scheme: SegmentScheme.name, artifactSize: result.size, artifactSHA256: result.sha256.bytes, segments: result.segments ?? [])
     }
 
     /// Digests several files concurrently, one per core, in the order given.

@@ -20,6 +20,8 @@ package struct GGUFSummary: Sendable, Equatable {
     package var dataOffset: UInt64
     /// Where the last tensor's data ends (the file may be longer only by padding).
     package var dataEnd: UInt64
+    /// Where each tensor's data starts in the file, in order, each once.
+    package var tensorStarts: [UInt64] = []
 }
 
 /// Reads and validates a GGUF file's header without reading tensor data:
@@ -49,6 +51,8 @@ package enum GGUFReader {
         let tensors = try parse.readTensorRecords(count: tensorCount, alignment: metadata.alignment)
         let layout = try parse.placeTensors(tensors, alignment: metadata.alignment)
         (summary.dataOffset, summary.dataEnd, summary.parameterCount) = (layout.dataOffset, layout.dataEnd, layout.parameterCount)
+        // Every start was checked to lie inside the file when the tensors were placed.
+        summary.tensorStarts = Set(tensors.map { layout.dataOffset + $0.offset }).sorted()
         if let fileType = metadata.fileType, let name = GGUFTables.fileTypes[fileType] {
             summary.quantization = name
         } else if let dominant = layout.bytesByType.max(by: { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }) {

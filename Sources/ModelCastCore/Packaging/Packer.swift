@@ -245,7 +245,7 @@ package struct Packer: Sendable {
         }
         try zipWriter.finish()
         try pipeline.finish()
-        return writer.result()
+        return try writer.result()
     }
 }
 

@@ -1,0 +1,76 @@
+import Foundation
+import ModelCastFormat
+
+/// Cuts a byte stream into segments by its regions (`SegmentRegion`) and hashes each
+/// segment, in the same read that hashes the whole file; bytes arrive in any chunking
+/// and the cuts do not depend on it.
+package final class SegmentHasher {
+    private let regions: [SegmentRegion]
+    private var regionIndex = 0
+    /// The offset of the next byte.
+    private var position: Int64 = 0
+    private var segmentStart: Int64 = 0
+    private var rolling: UInt64 = 0
+    private var hasher: SHA256Hasher?
+    private(set) var segments: [SegmentIndex.Segment] = []
+
+    /// `regions` must tile the stream from 0, in order (empty ones are skipped).
+    package init(regions: [SegmentRegion]) {
+        self.regions = regions.filter { $0.end > $0.start }
+    }
+
+    package func update(_ bytes: UnsafeRawBufferPointer) throws {
+        var rest = bytes
+        while !rest.isEmpty {
+            guard regionIndex < regions.count else {
+                throw ModelCastError.io(operation: "cut segments", path: "", reason: "the stream is longer than its regions (\(position) bytes)")
+            }
+            let region = regions[regionIndex]
+            let (count, boundary) = scan(rest, in: region)
+            if hasher == nil { hasher = try SHA256Hasher() }
+            hasher!.update(UnsafeRawBufferPointer(rebasing: rest[0..<count]))
+            position += Int64(count)
+            rest = UnsafeRawBufferPointer(rebasing: rest[count...])
+            if boundary {
+                segments.append(SegmentIndex.Segment(length: UInt32(position - segmentStart), sha256: hasher!.finalize().bytes))
+                hasher = nil
+                segmentStart = position
+                rolling = 0
+                if position == region.end { regionIndex += 1 }
+            }
+        }
+    }
+
+    /// The segments, once every byte has arrived.
+    package func finish() throws -> [SegmentIndex.Segment] {
+        guard regionIndex == regions.count, hasher == nil else {
+            throw ModelCastError.io(operation: "cut segments", path: "", reason: "the stream ended at \(position) bytes, before its regions did")
+        }
+        return segments
+    }
+
+    /// How many of `bytes` belong to the current segment, and whether it ends after them.
+    private func scan(_ bytes: UnsafeRawBufferPointer, in region: SegmentRegion) -> (count: Int, boundary: Bool) {
+        switch region {
+        case .slices(let start, let end, let slice):
+            let sliceEnd = min(end, start + ((segmentStart - start) / slice + 1) * slice)
+            let count = Int(min(Int64(bytes.count), sliceEnd - position))
+            return (count, position + Int64(count) == sliceEnd)
+        case .contentDefined(_, let end, let cut):
+            let available = Int(min(Int64(bytes.count), end - position))
+            let mask = cut.mask
+            var hash = rolling
+            let found: Int? = ContentDefinedCut.gear.withUnsafeBufferPointer { gear in
+                for index in 0..<available {
+                    hash = (hash << 1) &+ gear[Int(bytes[index])]
+                    let length = position - segmentStart + Int64(index) + 1
+                    if length >= cut.maximum || (length >= cut.minimum && hash & mask == 0) { return index + 1 }
+                }
+                return nil
+            }
+            rolling = hash
+            if let found { return (found, true) }
+            return (available, position + Int64(available) == end)
+        }
+    }
+}
