@@ -148,6 +148,32 @@ final class SegmentIndexTests: XCTestCase {
         XCTAssertEqual(attentionCost, 8 * 256 * 256 * 2, "exactly the retrained tensors' bytes")
         // Same bytes, same index; the whole file hashes as the index says.
         XCTAssertEqual(try model("again.gguf", []).index, base.index)
+
+        // The plans a device makes: built from the old file's bytes and the fetched ranges,
+        // each result is the new file; a re-quantization prefers one full download.
+        for new in [template, attention] {
+            let plan = DeltaPlan(new: new.index, have: DeltaPlan.offsets(of: base.index))
+            XCTAssertEqual(plan.fetchedBytes, fetched(base.index, new.index))
+            XCTAssertFalse(plan.prefersFullDownload)
+            let old = try Data(contentsOf: URL(fileURLWithPath: base.path)), target = try Data(contentsOf: URL(fileURLWithPath: new.path))
+            var built = Data()
+            for step in plan.steps {
+                switch step {
+                case .copy(let source, let offset, let length):
+                    XCTAssertEqual(Int64(built.count), offset)
+                    built.append(old[Int(source)..<Int(source + length)])
+                case .fetch(let offset, let length, _):
+                    XCTAssertEqual(Int64(built.count), offset)
+                    built.append(target[Int(offset)..<Int(offset + length)])
+                }
+            }
+            XCTAssertEqual(try sha(built), new.index.artifactSHA256)
+        }
+        let requantized = try model("q8.gguf", ["--quantize", "Q8_0"])
+        let requant = DeltaPlan(new: requantized.index, have: DeltaPlan.offsets(of: base.index))
+        XCTAssertTrue(requant.prefersFullDownload, "\(requant.fetchedBytes) of \(requant.size)")
+        // Retrained attention: one request per run of retrained tensors (4 adjacent per layer).
+        XCTAssertEqual(DeltaPlan(new: attention.index, have: DeltaPlan.offsets(of: base.index)).requests, 2)
     }
 
     func hexBytes(_ text: String) -> [UInt8] {
