@@ -44,6 +44,9 @@ http://127.0.0.1:PORT/<mode> is served with that mode's fault:
   sigerror      answers 500 to every *.minisig request (a signature that exists but cannot be fetched)
   rangeflaky    answers 503 to the first request for each distinct byte range of each path
   wrongtotal    206 answers claim, in Content-Range, an object one byte larger than the one served
+  corruptonce   flips the middle byte of the body sent (a range's, after slicing) in the first
+                answer for each path only; later answers are clean
+  corruptranges flips the middle byte of the body of every 206 answer
   dropfirst     objects carry an ETag; the first GET of each object sends the headers (with the
                 whole Content-Length) and the first half of the body, then drops the connection;
                 a Range request is answered 206 only when its If-Range is that ETag. Its log
@@ -167,6 +170,12 @@ class Handler(BaseHTTPRequestHandler):
             headers["Content-Range"] = "bytes %d-%d/%d" % (start, end, len(body) + (1 if mode == "wrongtotal" else 0))
             body = body[start:end + 1]
             status = 206
+            if mode == "corruptranges" and body:
+                body = body[:len(body) // 2] + bytes([body[len(body) // 2] ^ 0xFF]) + body[len(body) // 2 + 1:]
+        if mode == "corruptonce" and body and not is_manifest and not head:
+            COUNTS[("corruptonce", rest)] = COUNTS.get(("corruptonce", rest), 0) + 1
+            if COUNTS[("corruptonce", rest)] == 1:
+                body = body[:len(body) // 2] + bytes([body[len(body) // 2] ^ 0xFF]) + body[len(body) // 2 + 1:]
         if mode == "gzip":
             body = gzip.compress(body, mtime=0)
             headers["Content-Encoding"] = "gzip"

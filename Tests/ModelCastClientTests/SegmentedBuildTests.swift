@@ -1,0 +1,66 @@
+import Foundation
+import XCTest
+@testable import ModelCastClient
+import ModelCastFormat
+import ModelCastCore
+import ModelCastTestSupport
+
+/// Issue 27: a device builds a new GGUF from the one it has and single-range requests,
+/// against `modelcast serve`'s neighbour, the misbehaving server: honest ranges build it
+/// with one request per changed run; a server that ignores Range, encodes, or answers a
+/// wrong Content-Range makes it fall back after one response head; a corrupt segment is
+/// fetched once more, then the build falls back.
+final class SegmentedBuildTests: XCTestCase {
+    func model(_ work: Scratch, _ name: String, _ flags: [String]) throws -> (path: String, index: SegmentIndex) {
+        let path = work.at(name)
+        let made = try runProcess("/usr/bin/env", ["python3", repositoryRoot + "/bench/delta_models.py", "gguf", path] + flags)
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let size = Int64(try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int))
+        return (path, try StreamDigester.segmentIndex(ofFileAt: path, regions: try SegmentPlan.regions(path: path, size: size)))
+    }
+
+    func testBuildsFromRangesAndFallsBackWhenTheServerCannotServeThem() async throws {
+        let work = try Scratch()
+        let old = try model(work, "old.gguf", [])
+        let new = try model(work, "new.gguf", ["--retrain-attention"])
+        let root = work.at("site")
+        for mode in ["ok", "norange", "gzip", "wrongtotal", "corruptonce", "corruptranges"] {
+            try FileManager.default.createDirectory(atPath: root + "/" + mode, withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: new.path, toPath: root + "/\(mode)/new.gguf")
+        }
+        let port = try freeLoopbackPort()
+        let server = try BackgroundProcess("/usr/bin/env", ["python3", repositoryRoot + "/Tests/Fixtures/misbehaving_server.py", root, String(port)])
+        XCTAssertEqual(server.firstLine, "ready")
+        let plan = DeltaPlan(new: new.index, have: DeltaPlan.offsets(of: old.index))
+        let http = HTTPStream(timeout: 10)
+        defer { http.invalidate() }
+        func build(_ mode: String) async throws -> (SegmentedBuild.Outcome, String) {
+            let part = work.at("\(mode).part")
+            let outcome = try await SegmentedBuild(http: http).build(
+                plan: plan, index: new.index, url: URL(string: "http://127.0.0.1:\(port)/\(mode)/new.gguf")!,
+                old: URL(fileURLWithPath: old.path), part: URL(fileURLWithPath: part))
+            return (outcome, part)
+        }
+        let (honest, built) = try await build("ok")
+        XCTAssertEqual(honest, .built(fetchedBytes: plan.fetchedBytes, requests: plan.requests))
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: built)), try Data(contentsOf: URL(fileURLWithPath: new.path)))
+        for mode in ["norange", "gzip", "wrongtotal"] {
+            let (outcome, _) = try await build(mode)
+            guard case .fallBack(let reason) = outcome else { XCTFail("\(mode): \(outcome)"); continue }
+            XCTAssertFalse(reason.isEmpty)
+        }
+        // One corrupt answer: the failed segment (and the rest of its run) is asked for once
+        // more, and the file is built whole.
+        let (repaired, repairedPath) = try await build("corruptonce")
+        guard case .built(let fetched, let requests) = repaired else { return XCTFail("\(repaired)") }
+        XCTAssertEqual(requests, plan.requests + 1)
+        XCTAssertLessThan(fetched, plan.fetchedBytes * 2)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: repairedPath)), try Data(contentsOf: URL(fileURLWithPath: new.path)))
+        // Every range corrupt: a segment fails twice and the build falls back.
+        let (corrupt, _) = try await build("corruptranges")
+        guard case .fallBack(let reason) = corrupt else { return XCTFail("\(corrupt)") }
+        XCTAssertTrue(reason.hasSuffix("failed its SHA-256 twice"), reason)
+        let log = server.standardError.split(separator: "\n").filter { $0.hasPrefix("GET /corruptranges/") }
+        XCTAssertLessThanOrEqual(log.count, 4, "\(log)")
+    }
+}
