@@ -5,6 +5,7 @@ import ModelCastCore
 extension HostLimits.Host: ExpressibleByArgument {}
 
 extension ManifestProfile: ExpressibleByArgument {}
+extension PublishRequest.SegmentIndexPolicy: ExpressibleByArgument {}
 
 extension ModelCast {
     struct Publish: AsyncParsableCommand {
@@ -131,6 +132,9 @@ extension ModelCast {
         @Option(help: "Zip entry compression for directory models: store (default) or deflate.")
         var compression: ZipCompression = .store
 
+        @Option(help: ArgumentHelp("Which artifacts get a segment index, so a device holding an older version downloads only the segments that changed (modelcast profile): auto (files of 8 MiB and more), always or never.", valueName: "auto|always|never"))
+        var segmentIndex: PublishRequest.SegmentIndexPolicy = .auto
+
         @Flag(name: .customLong("no-zip"), help: "Publish directory models as trees: every file its own object under models/NAME/blobs/SHA256, shared across versions (modelcast profile only).")
         var noZip = false
 
@@ -174,6 +178,7 @@ extension ModelCast {
             commandLine.options.movesBaseURL = moveBaseURL
             commandLine.options.hostedOn = Set(hostedOn)
             commandLine.options.reverifyStored = reverifyStored
+            commandLine.options.segmentIndexes = segmentIndex
             let display = progressOptions.display(json: json)
             commandLine.progress = display.factory
             commandLine.goLive = try goLive.value(environment: environment, templates: templates, adoptLive: adoptLive)

@@ -41,8 +41,15 @@ package final class SegmentHasher {
         }
     }
 
-    /// The segments, once every byte has arrived.
+    /// The segments, once every byte has arrived. A last region that ends at
+    /// `Int64.max` (a stream whose length is not known ahead, such as a zip being
+    /// written) ends where the bytes do.
     package func finish() throws -> [SegmentIndex.Segment] {
+        if regionIndex == regions.count - 1, regions[regionIndex].end == .max {
+            if let pending = hasher { segments.append(SegmentIndex.Segment(length: UInt32(position - segmentStart), sha256: pending.finalize().bytes)) }
+            hasher = nil
+            regionIndex += 1
+        }
         guard regionIndex == regions.count, hasher == nil else {
             throw ModelCastError.io(operation: "cut segments", path: "", reason: "the stream ended at \(position) bytes, before its regions did")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import ModelCastFormat
 
 /// Options for `Packer.pack`.
 package struct PackOptions: Sendable {
@@ -51,6 +52,9 @@ package struct PackResult: Codable, Sendable, Equatable {
     /// The SHA-256 of each part, when `stage` or `digest` was given a part size (for an
     /// S3 multipart upload), computed in the same read as `sha256`. Not part of the JSON form.
     package var parts: PartDigests? = nil
+    /// The artifact's segments (`modelcast-segments-1`), when `stage` or `digest` was asked
+    /// for them, cut and hashed in the same read as `sha256`. Not part of the JSON form.
+    package var segments: [SegmentIndex.Segment]? = nil
 
     enum CodingKeys: String, CodingKey {
         case path, name, size, sha256, kind, files, format, compression
@@ -97,14 +101,15 @@ package struct Packer: Sendable {
     /// `path` is the temporary file. With `partSize`, each part of the artifact is
     /// hashed too (`PackResult.parts`), in the same pass.
     package func stage(_ description: ModelDescription, in directory: String, zip: Bool? = nil, compression: ZipCompression = .store,
-                      progress: ProgressFactory? = nil, partSize: Int64? = nil) throws -> PackResult {
+                      progress: ProgressFactory? = nil, partSize: Int64? = nil, segments: Bool = false) throws -> PackResult {
         let asZip = try decideZip(description, zip)
         let name = artifactName(for: description, zip: asZip)
         let progress = progress?("packing \(name)", description.totalSize)
         defer { progress?.finish() }
         let file = try AtomicFile(destination: directory + "/" + name)
         do {
-            let digest = try produce(description, zip: asZip, compression: compression, into: file.descriptor, progress: progress, partSize: partSize)
+            let digest = try produce(description, zip: asZip, compression: compression, into: file.descriptor, progress: progress, partSize: partSize,
+                                     segments: segments)
             let path = try file.keepTemporary()
             return result(description, path: path, name: name, digest: digest, zip: asZip, compression: compression)
         } catch {
@@ -116,12 +121,12 @@ package struct Packer: Sendable {
     /// The artifact `pack` would write, hashed without writing anything. With `partSize`,
     /// each part of the artifact is hashed too (`PackResult.parts`), in the same read.
     package func digest(_ description: ModelDescription, zip: Bool? = nil, compression: ZipCompression = .store, progress: ProgressFactory? = nil,
-                       partSize: Int64? = nil) throws -> PackResult {
+                       partSize: Int64? = nil, segments: Bool = false) throws -> PackResult {
         let asZip = try decideZip(description, zip)
         let name = artifactName(for: description, zip: asZip)
         let progress = progress?("hashing \(name)", description.totalSize)
         defer { progress?.finish() }
-        let digest = try produce(description, zip: asZip, compression: compression, into: nil, progress: progress, partSize: partSize)
+        let digest = try produce(description, zip: asZip, compression: compression, into: nil, progress: progress, partSize: partSize, segments: segments)
         return result(description, path: description.path, name: name, digest: digest, zip: asZip, compression: compression,
                       source: asZip ? nil : digest.source)
     }
@@ -149,7 +154,7 @@ package struct Packer: Sendable {
         PackResult(
             path: path, name: name, size: digest.size, sha256: digest.sha256, kind: d.kind,
             files: d.fileCount, format: zip ? .zip : .file, compression: zip ? compression : nil,
-            contentType: ContentType.forArtifact(named: name), source: source, parts: digest.parts)
+            contentType: ContentType.forArtifact(named: name), source: source, parts: digest.parts, segments: digest.segments)
     }
 
     private func decideZip(_ d: ModelDescription, _ requested: Bool?) throws -> Bool {
@@ -209,13 +214,17 @@ package struct Packer: Sendable {
     }
 
     /// Streams the artifact bytes (the file itself, or the zip) through the hasher (and
-    /// the part hasher, with `partSize`), and into `output` when given.
+    /// the part hasher, with `partSize`; the segment hasher, with `segments`), and into
+    /// `output` when given. A file is cut by its structure (`SegmentPlan`); a zip, whose
+    /// length is known only once written, by content to its end.
     func produce(_ d: ModelDescription, zip: Bool, compression: ZipCompression, into output: FileDescriptor?, progress: ProgressReporter?,
-                 partSize: Int64? = nil) throws -> DigestResult {
+                 partSize: Int64? = nil, segments: Bool = false) throws -> DigestResult {
         if !zip {
-            return try StreamDigester.digestFile(at: d.path, copyingTo: output, progress: progress, partSize: partSize)
+            let regions = segments ? try SegmentPlan.regions(path: d.path, size: statFollowing(d.path).map { Int64($0.st_size) } ?? d.totalSize) : nil
+            return try StreamDigester.digestFile(at: d.path, copyingTo: output, progress: progress, partSize: partSize, regions: regions)
         }
-        let writer = try DigestingWriter(destination: output, progress: progress, partSize: partSize)
+        let regions: [SegmentRegion]? = segments ? [.contentDefined(start: 0, end: .max, cut: .bulk)] : nil
+        let writer = try DigestingWriter(destination: output, progress: progress, partSize: partSize, regions: regions)
         let pipeline = writer.makePipeline()
         defer { pipeline.close() }
         let zipWriter = try ZipWriter(compression: compression, displayPath: d.path, sink: pipeline.append)

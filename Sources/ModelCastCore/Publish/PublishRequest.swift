@@ -75,8 +75,32 @@ package struct PublishRequest: Sendable {
         /// A staged rollout whose share follows a schedule (`Rollout.parseSchedule`:
         /// `1%,10%@24h,50%@72h,100%@7d`), evaluated by each device against its clock.
         package var rolloutSchedule: String?
+        /// Which artifacts get a segment index (modelcast profile only), so devices
+        /// holding an older version fetch only the segments that changed.
+        package var segmentIndexes = SegmentIndexPolicy.auto
 
         package init() {}
+    }
+
+    /// Which artifacts get a segment index.
+    package enum SegmentIndexPolicy: String, Sendable, CaseIterable {
+        /// Files of at least 8 MiB: smaller ones cost a device little to fetch whole.
+        case auto
+        case always
+        case never
+
+        /// Smallest artifact `auto` indexes.
+        package static let autoThreshold: Int64 = 8 << 20
+
+        /// True when an artifact of about `size` bytes of `profile` gets an index.
+        package func applies(size: Int64, profile: ManifestProfile) -> Bool {
+            guard profile == .modelcast else { return false }
+            switch self {
+            case .auto: return size >= Self.autoThreshold
+            case .always: return true
+            case .never: return false
+            }
+        }
     }
 
     package var templatesDirectory: String? { goLive.templatesDirectory }

@@ -1,4 +1,5 @@
 import Foundation
+import ModelCastFormat
 
 /// The files a publish is about to store, made ready before anything is written: each
 /// model packed (a file as it is, a directory zipped) or, for a tree, every file under its
@@ -60,11 +61,13 @@ final class StagingArea {
             // is close to its files' total; when it lands on the other side of the
             // threshold the store hashes the parts itself).
             let partSize = directory == nil ? nil : storage.capabilities.multipart?.partSize(description.totalSize)
+            let segments = request.options.segmentIndexes.applies(size: description.totalSize, profile: request.profile)
             let result = try directory.map {
                 uploadInPlace
-                    ? try packer.digest(description, compression: request.compression, progress: request.progress, partSize: partSize)
-                    : try packer.stage(description, in: $0, compression: request.compression, progress: request.progress, partSize: partSize)
-            } ?? packer.digest(description, compression: request.compression, progress: request.progress)
+                    ? try packer.digest(description, compression: request.compression, progress: request.progress, partSize: partSize, segments: segments)
+                    : try packer.stage(description, in: $0, compression: request.compression, progress: request.progress, partSize: partSize,
+                                       segments: segments)
+            } ?? packer.digest(description, compression: request.compression, progress: request.progress, segments: segments)
             guard names.insert(result.name).inserted else {
                 throw ModelCastError.usage("model \(model.name) has two files named \(result.name)")
             }
@@ -72,9 +75,32 @@ final class StagingArea {
             staged[key] = StagedArtifact(result: result, inPlace: uploadInPlace)
             files.append(ReleaseFile(
                 name: result.name, key: key, url: Publisher.url(base: request.baseURL, key: key),
-                sha256: result.sha256.hex, size: result.size, contentType: result.contentType))
+                sha256: result.sha256.hex, size: result.size, contentType: result.contentType,
+                segments: try result.segments.map { try stageSegmentIndex($0, of: result, model: model.name) }))
         }
         return ReleaseModel(version: model.version, files: files, meta: model.meta)
+    }
+
+    /// The segment index of an artifact, staged (for a dry run, only described) beside it:
+    /// an immutable object named by the artifact's SHA-256.
+    private func stageSegmentIndex(_ segments: [SegmentIndex.Segment], of artifact: PackResult, model: String) throws -> SegmentIndexObject {
+        let index = try SegmentIndex(scheme: SegmentScheme.name, artifactSize: artifact.size, artifactSHA256: artifact.sha256.bytes, segments: segments)
+        let bytes = index.encoded()
+        let sha256 = try SHA256Hasher.digest(bytes)
+        let key = TargetLayout.segmentIndexKey(model: model, artifact: artifact.sha256)
+        if let directory, staged[key] == nil {
+            let file = try AtomicFile(destination: directory + "/" + sha256.hex + ".mcsx")
+            do {
+                try bytes.withUnsafeBytes { try file.descriptor.writeAll($0) }
+                let result = PackResult(path: try file.keepTemporary(), name: PathText.lastComponent(key), size: Int64(bytes.count), sha256: sha256,
+                                        kind: artifact.kind, files: 0, format: .file, compression: nil, contentType: SegmentIndexObject.contentType)
+                staged[key] = StagedArtifact(result: result, inPlace: false)
+            } catch {
+                file.discard()
+                throw error
+            }
+        }
+        return SegmentIndexObject(key: key, url: Publisher.url(base: request.baseURL, key: key), sha256: sha256.hex, size: Int64(bytes.count))
     }
 
     /// A directory model published as its files: each regular file under its

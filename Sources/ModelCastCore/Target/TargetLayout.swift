@@ -35,6 +35,13 @@ package enum TargetLayout {
         "models/\(model)/blobs/\(sha256.hex)"
     }
 
+    /// Where the segment index of an artifact of `model` is stored: named by the
+    /// artifact's SHA-256 and the scheme's version, so the same bytes always have the same
+    /// index under the same key (stored once, never overwritten).
+    package static func segmentIndexKey(model: String, artifact sha256: SHA256Digest) -> String {
+        "models/\(model)/segments/\(sha256.hex).s1.mcsx"
+    }
+
     /// How a history record is stored: JSON, immutable under its key.
     static func recordMetadata(of data: Data) throws -> ObjectMetadata {
         try ObjectMetadata(of: data, cacheControl: CachePolicy.immutable, contentType: "application/json")

@@ -17,13 +17,17 @@ public struct ReleaseFile: Codable, Equatable, Sendable {
     /// For a file of a tree model: its path inside the tree (`/`-separated, NFC), where a
     /// device writes it. nil for a model's own files (the file, the zip, a companion).
     public var path: String?
+    /// The file's segment index (`SegmentIndex`), when the publish wrote one: a device
+    /// holding an older version fetches only the segments it lacks.
+    public var segments: SegmentIndexObject?
 
     public enum CodingKeys: String, CodingKey {
-        case name, key, url, sha256, size, path
+        case name, key, url, sha256, size, path, segments
         case contentType = "content_type"
     }
 
-    public init(name: String, key: String, url: String, sha256: String, size: Int64, contentType: String, path: String? = nil) {
+    public init(name: String, key: String, url: String, sha256: String, size: Int64, contentType: String, path: String? = nil,
+                segments: SegmentIndexObject? = nil) {
         self.name = name
         self.key = key
         self.url = url
@@ -31,10 +35,31 @@ public struct ReleaseFile: Codable, Equatable, Sendable {
         self.size = size
         self.contentType = contentType
         self.path = path
+        self.segments = segments
     }
 
     /// Where the file goes on a device: its path in the tree, or its name.
     public var placement: String { path ?? name }
+}
+
+/// Where a file's segment index is stored, and the bytes it must be.
+public struct SegmentIndexObject: Codable, Equatable, Sendable {
+    /// The storage key, relative to the target root (`models/m/segments/SHA256.mcsx`).
+    public var key: String
+    public var url: String
+    /// SHA-256 of the index bytes, lowercase hex.
+    public var sha256: String
+    public var size: Int64
+
+    /// The Content-Type an index is served with.
+    public static let contentType = "application/octet-stream"
+
+    public init(key: String, url: String, sha256: String, size: Int64) {
+        self.key = key
+        self.url = url
+        self.sha256 = sha256
+        self.size = size
+    }
 }
 
 /// One model of a release: a version and its files.
@@ -167,12 +192,15 @@ public struct Release: Decodable, Equatable, Sendable {
         return expires.timeIntervalSince(published)
     }
 
-    /// Every storage key the release names, its rollback target's included.
+    /// Every storage key the release names (files and their segment indexes), its
+    /// rollback target's included.
     public var referencedKeys: Set<String> {
         var keys = Set<String>()
-        for model in models.values { for file in model.files { keys.insert(file.key) } }
-        for file in prototypes?.files ?? [] { keys.insert(file.key) }
-        for model in rollback?.models.values.map({ $0 }) ?? [] { for file in model.files { keys.insert(file.key) } }
+        let files = models.values.flatMap(\.files) + (prototypes?.files ?? []) + (rollback?.models.values.flatMap(\.files) ?? [])
+        for file in files {
+            keys.insert(file.key)
+            if let segments = file.segments { keys.insert(segments.key) }
+        }
         return keys
     }
 
@@ -258,6 +286,12 @@ extension ReleaseModel {
                 .init("size", .int(file.size)),
                 .init("content_type", .string(file.contentType)),
             ]
+            if let segments = file.segments {
+                fields.append(.init("segments", .object([
+                    .init("key", .string(segments.key)), .init("url", .string(segments.url)),
+                    .init("sha256", .string(segments.sha256)), .init("size", .int(segments.size)),
+                ])))
+            }
             return .object(fields)
         })))
         if !meta.isEmpty { members.append(.init("meta", Release.sortedObject(meta))) }

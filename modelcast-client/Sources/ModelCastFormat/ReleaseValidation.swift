@@ -12,9 +12,20 @@ public struct CheckedFile: Sendable, Equatable {
     public let contentType: String
     /// Its path inside a tree model's directory.
     public let path: RelativePath?
+    /// Its segment index, when the release names one.
+    public let segments: CheckedSegmentIndex?
 
     /// Where the file goes inside the model's version directory: its tree path, or its name.
     public var placement: RelativePath { path ?? RelativePath(name) }
+}
+
+/// A file's segment index, parsed.
+public struct CheckedSegmentIndex: Sendable, Equatable {
+    public let key: RelativePath
+    public let url: DownloadURL
+    public let sha256: SHA256Hex
+    /// 1…the largest index the format allows.
+    public let size: Int64
 }
 
 /// A model of a release, parsed: its name, version, tree directory and files.
@@ -39,7 +50,19 @@ extension ReleaseFile {
         let size = try at("size") { try ByteCount(self.size).value }
         try at("content_type") { try checkPrintable(contentType, limit: 255, what: "a Content-Type") }
         let path = try at("path") { try self.path.map { try RelativePath($0) } }
-        return CheckedFile(name: name, key: key, url: url, sha256: sha256, size: size, contentType: contentType, path: path)
+        let segments = try self.segments.map { index in
+            CheckedSegmentIndex(
+                key: try at("segments.key") { try RelativePath(index.key) }, url: try at("segments.url") { try DownloadURL(index.url) },
+                sha256: try at("segments.sha256") { try SHA256Hex(index.sha256) },
+                size: try at("segments.size") {
+                    let size = try ByteCount(index.size).value
+                    guard size >= 48, size <= 48 + 64 + Int64(SegmentIndex.maxSegments) * 36 else {
+                        throw ManifestValueError(field: "", value: String(size), rule: "is not the size of a segment index (48 bytes and up)")
+                    }
+                    return size
+                })
+        }
+        return CheckedFile(name: name, key: key, url: url, sha256: sha256, size: size, contentType: contentType, path: path, segments: segments)
     }
 }
 
