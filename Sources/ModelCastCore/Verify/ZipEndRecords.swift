@@ -12,7 +12,7 @@ extension ZipInspector {
         var isZip64: Bool
     }
 
-    static func readEndRecords(_ source: some RandomAccessBytes, problems: inout [String]) async throws -> EndRecords {
+    static func readEndRecords(_ source: some RandomAccessBytes, problems: inout [ZipProblem]) async throws -> EndRecords {
         let size = source.size
         guard size >= Int64(endRecordSize) else {
             throw invalid(source, "\(size) bytes is too short for a zip archive (the end of central directory record alone is \(endRecordSize) bytes)")
@@ -42,14 +42,14 @@ extension ZipInspector {
         let record = Fields(Array(tail.bytes[found..<(found + endRecordSize)]))
         if exact == nil {
             let trailing = tail.count - (found + endRecordSize + Int(record.u16(20)))
-            problems.append("\(trailing) bytes follow the end of central directory record and its comment at offset \(endOffset)")
+            problems.append(.trailingBytes(count: trailing, endRecordOffset: endOffset))
         }
 
         let disk = record.u16(4), directoryDisk = record.u16(6)
         let entriesOnDisk = record.u16(8), entryCount = record.u16(10)
         let directorySize = record.u32(12), directoryOffset = record.u32(16)
-        if disk != 0 { problems.append("end of central directory: disk number \(disk) (multi-disk archives are not supported)") }
-        if directoryDisk != 0 { problems.append("end of central directory: central directory starts on disk \(directoryDisk) (multi-disk archive)") }
+        if disk != 0 { problems.append(.endRecordDisk(.classic, disk: UInt32(disk))) }
+        if directoryDisk != 0 { problems.append(.directoryDisk(.classic, disk: UInt32(directoryDisk))) }
 
         var result = EndRecords(
             entryCount: UInt64(entryCount), directorySize: UInt64(directorySize), directoryOffset: UInt64(directoryOffset),
@@ -61,8 +61,8 @@ extension ZipInspector {
             let locator = Fields(try await readExactly(source, offset: locatorOffset, count: zip64LocatorSize, what: "zip64 end of central directory locator"))
             if locator.u32(0) == zip64LocatorSignature {
                 let recordDisk = locator.u32(4), recordOffset = locator.u64(8), diskCount = locator.u32(16)
-                if recordDisk != 0 { problems.append("zip64 end of central directory locator: record on disk \(recordDisk) (multi-disk archive)") }
-                if diskCount > 1 { problems.append("zip64 end of central directory locator: \(diskCount) disks (multi-disk archive)") }
+                if recordDisk != 0 { problems.append(.locatorRecordDisk(recordDisk)) }
+                if diskCount > 1 { problems.append(.locatorDiskCount(diskCount)) }
                 guard recordOffset <= UInt64(locatorOffset), UInt64(locatorOffset) - recordOffset >= UInt64(zip64EndRecordSize) else {
                     throw invalid(source, "zip64 end of central directory locator points to offset \(recordOffset), which leaves no room for the \(zip64EndRecordSize)-byte record before the locator at \(locatorOffset)")
                 }
@@ -74,22 +74,22 @@ extension ZipInspector {
                 // between the record and the locator is unexplained.
                 let recordEnd = recordOffset.addingReportingOverflow(12).partialValue.addingReportingOverflow(zip64.u64(4))
                 if recordEnd.overflow || recordEnd.partialValue != UInt64(locatorOffset) {
-                    problems.append("zip64 end of central directory record at offset \(recordOffset) declares \(zip64.u64(4)) more bytes, so it does not end at its locator (offset \(locatorOffset))")
+                    problems.append(.zip64RecordLength(offset: recordOffset, declared: zip64.u64(4), locatorOffset: locatorOffset))
                 }
                 let disk64 = zip64.u32(16), directoryDisk64 = zip64.u32(20)
-                if disk64 != 0 { problems.append("zip64 end of central directory: disk number \(disk64) (multi-disk archives are not supported)") }
-                if directoryDisk64 != 0 { problems.append("zip64 end of central directory: central directory starts on disk \(directoryDisk64) (multi-disk archive)") }
+                if disk64 != 0 { problems.append(.endRecordDisk(.zip64, disk: disk64)) }
+                if directoryDisk64 != 0 { problems.append(.directoryDisk(.zip64, disk: directoryDisk64)) }
 
                 // Where the classic record holds a real value (not the 0xFFFF.. marker),
                 // both records must agree, or two unzip tools could see two archives.
-                let pairs: [(String, UInt64, UInt64, UInt64)] = [
-                    ("entries on this disk", UInt64(entriesOnDisk), 0xFFFF, zip64.u64(24)),
-                    ("total entries", UInt64(entryCount), 0xFFFF, zip64.u64(32)),
-                    ("central directory size", UInt64(directorySize), 0xFFFF_FFFF, zip64.u64(40)),
-                    ("central directory offset", UInt64(directoryOffset), 0xFFFF_FFFF, zip64.u64(48)),
+                let pairs: [(ZipProblem.Field, UInt64, UInt64, UInt64)] = [
+                    (.entriesOnDisk, UInt64(entriesOnDisk), 0xFFFF, zip64.u64(24)),
+                    (.totalEntries, UInt64(entryCount), 0xFFFF, zip64.u64(32)),
+                    (.directorySize, UInt64(directorySize), 0xFFFF_FFFF, zip64.u64(40)),
+                    (.directoryOffset, UInt64(directoryOffset), 0xFFFF_FFFF, zip64.u64(48)),
                 ]
                 for (field, classic, marker, wide) in pairs where classic != marker && classic != wide {
-                    problems.append("end of central directory says \(field) \(classic), but the zip64 record says \(wide)")
+                    problems.append(.endRecordsDisagree(field, classic: classic, zip64: wide))
                 }
                 onDisk = zip64.u64(24)
                 result = EndRecords(
@@ -98,7 +98,7 @@ extension ZipInspector {
             }
         }
         if onDisk != result.entryCount {
-            problems.append("end of central directory: \(onDisk) entries on this disk but \(result.entryCount) in total (multi-disk archive)")
+            problems.append(.entriesOnDiskMismatch(onDisk: onDisk, total: result.entryCount))
         }
         return result
     }

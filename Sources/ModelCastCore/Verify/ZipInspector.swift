@@ -49,7 +49,7 @@ package enum ZipInspector {
     /// is read, and again while walking it if that count understates). Everything
     /// else is reported in the result's `problems`.
     package static func inspect(_ source: some RandomAccessBytes, maxCentralDirectory: Int = 64 << 20, maxEntries: Int = defaultMaxEntries) async throws -> ZipInspection {
-        var problems: [String] = []
+        var problems: [ZipProblem] = []
         let end = try await readEndRecords(source, problems: &problems)
         guard end.entryCount <= UInt64(max(maxEntries, 0)) else {
             throw invalid(source, "end of central directory declares \(end.entryCount) entries, more than the limit of \(maxEntries) (verify --max-zip-entries raises it)")
@@ -63,8 +63,7 @@ package enum ZipInspector {
             throw invalid(source, "central directory (offset \(end.directoryOffset), size \(end.directorySize)) runs past the end of central directory record at offset \(end.directoryEndExpected)")
         }
         if directoryEnd.partialValue != UInt64(end.directoryEndExpected) {
-            let gap = UInt64(end.directoryEndExpected) - directoryEnd.partialValue
-            problems.append("central directory (offset \(end.directoryOffset), size \(end.directorySize)) ends at \(directoryEnd.partialValue), but the end of central directory records start at \(end.directoryEndExpected) (\(gap) unexplained bytes; prepended data would shift every offset)")
+            problems.append(.directoryGap(offset: end.directoryOffset, size: end.directorySize, end: directoryEnd.partialValue, recordsStart: end.directoryEndExpected))
         }
         let capacity = end.directorySize / UInt64(centralHeaderSize)
         guard end.entryCount <= capacity else {
@@ -80,7 +79,7 @@ package enum ZipInspector {
             throw invalid(source, "central directory holds more than the limit of \(tooMany.limit) entries (the end of central directory declares \(end.entryCount)); verify --max-zip-entries raises the limit")
         }
         if UInt64(entries.count) != end.entryCount {
-            problems.append("end of central directory says \(end.entryCount) entries, but the central directory holds \(entries.count)")
+            problems.append(.entryCountMismatch(declared: end.entryCount, found: entries.count))
         }
 
         // Local headers in file order, so neighbouring ones come in one read; their
@@ -100,9 +99,9 @@ package enum ZipInspector {
             if position > 0, entries[placed[position - 1]].entry.localHeaderOffset < offset { nextStart = offset }
         }
         var reader = CoalescingReader(source: source, groups: readPlan(placed.indices.map { (entries[placed[$0]], bounds[$0]) }, directoryStart: directoryStart))
-        var localProblems: [Int: [String]] = [:]
+        var localProblems: [Int: [ZipProblem]] = [:]
         for (position, index) in placed.enumerated() {
-            var found: [String] = []
+            var found: [ZipProblem] = []
             try await readLocalHeader(of: &entries[index], reader: &reader, bound: bounds[position], problems: &found)
             if !found.isEmpty { localProblems[index] = found }
         }
@@ -119,7 +118,7 @@ package enum ZipInspector {
         let total = result.reduce(0) { saturatingAdd($0, $1.uncompressedSize) }
         let limit = source.size.multipliedReportingOverflow(by: maxCompressionRatio)
         if !limit.overflow, total > limit.partialValue {
-            problems.append("total uncompressed size \(total) bytes is more than \(maxCompressionRatio) times the archive size \(source.size) bytes (a possible zip bomb)")
+            problems.append(.compressionRatio(total: total, ratio: maxCompressionRatio, archiveSize: source.size))
         }
         return ZipInspection(entries: result, problems: problems, isZip64: end.isZip64)
     }
