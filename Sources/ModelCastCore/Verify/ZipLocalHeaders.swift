@@ -81,6 +81,35 @@ extension ZipInspector {
         }
     }
 
+    /// Reads the local header (and data descriptor) of every entry placed before the central
+    /// directory, recording where each entry's data ends. The headers are read in file order,
+    /// so neighbouring ones come in one read; their problems are returned in central
+    /// directory order like everything else.
+    static func localHeaderProblems(_ entries: inout [ParsedEntry], of source: some RandomAccessBytes, directoryStart: Int64) async throws -> [ZipProblem] {
+        let placed = entries.indices
+            .filter { entries[$0].entry.localHeaderOffset < directoryStart }
+            .sorted { (entries[$0].entry.localHeaderOffset, $0) < (entries[$1].entry.localHeaderOffset, $1) }
+        // Each entry's extra field and data descriptor are read only up to the next local
+        // header (or the central directory): the reads never add up to more than the archive,
+        // whatever lengths a hostile header declares. Running past that point is a layout
+        // problem, which `overlapProblems` reports.
+        var bounds = [Int64](repeating: directoryStart, count: placed.count)
+        var nextStart = directoryStart
+        for position in placed.indices.reversed() {
+            let offset = entries[placed[position]].entry.localHeaderOffset
+            bounds[position] = nextStart
+            if position > 0, entries[placed[position - 1]].entry.localHeaderOffset < offset { nextStart = offset }
+        }
+        var reader = CoalescingReader(source: source, groups: readPlan(placed.indices.map { (entries[placed[$0]], bounds[$0]) }, directoryStart: directoryStart))
+        var byEntry: [Int: [ZipProblem]] = [:]
+        for (position, index) in placed.enumerated() {
+            var found: [ZipProblem] = []
+            try await readLocalHeader(of: &entries[index], reader: &reader, bound: bounds[position], problems: &found)
+            if !found.isEmpty { byEntry[index] = found }
+        }
+        return entries.indices.flatMap { byEntry[$0] ?? [] }
+    }
+
     /// Reads the entry's local header and compares it with the central directory:
     /// name, general purpose flags, method, CRC-32 and both sizes (zip64 extra field
     /// included). With bit 3 set, the CRC-32 and sizes may be zero (deferred to the
