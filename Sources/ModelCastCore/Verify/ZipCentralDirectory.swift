@@ -62,36 +62,9 @@ extension ZipInspector {
     static func parseEntry(_ directory: Fields, at position: Int, index: Int, nameBytes: [UInt8], extra: [UInt8], problems: inout [ZipProblem]) -> ParsedEntry {
         let decoded = String(validating: nameBytes, as: UTF8.self)
         let name = decoded ?? String(decoding: nameBytes, as: UTF8.self)
-
-        let versionMadeBy = directory.u16(position + 4)
-        let flags = directory.u16(position + 8)
-        let method = directory.u16(position + 10)
-        let crc = directory.u32(position + 16)
-        var compressed = UInt64(directory.u32(position + 20))
-        var uncompressed = UInt64(directory.u32(position + 24))
-        var disk = UInt32(directory.u16(position + 34))
-        let external = directory.u32(position + 38)
-        var offset = UInt64(directory.u32(position + 42))
-
-        // The zip64 field holds, in this order, only the values whose classic field is the 0xFFFF.. marker.
-        var usesZip64 = false
-        var missing: [ZipProblem.Field] = []
         let wide = zip64Field(in: extra, entry: name, index: index, header: .central, problems: &problems)
         problems += unicodePathProblems(in: extra, entry: name, index: index, header: .central)
-        var cursor = 0
-        func take(_ width: Int, _ field: ZipProblem.Field) -> UInt64? {
-            guard let wide, cursor + width <= wide.count else { missing.append(field); return nil }
-            defer { cursor += width }
-            usesZip64 = true
-            return width == 8 ? wide.u64(cursor) : UInt64(wide.u32(cursor))
-        }
-        if uncompressed == 0xFFFF_FFFF, let value = take(8, .uncompressedSize) { uncompressed = value }
-        if compressed == 0xFFFF_FFFF, let value = take(8, .compressedSize) { compressed = value }
-        if offset == 0xFFFF_FFFF, let value = take(8, .localHeaderOffset) { offset = value }
-        if disk == 0xFFFF, let value = take(4, .diskNumber) { disk = UInt32(value) }
-        if !missing.isEmpty {
-            problems.append(.zip64ValuesMissing(entry: name, index: index, header: .central, fields: missing))
-        }
+        let values = centralValues(directory, at: position, zip64: wide, entry: name, index: index, problems: &problems)
         func clamp(_ value: UInt64, _ field: ZipProblem.Field) -> Int64 {
             guard value <= UInt64(Int64.max) else {
                 problems.append(.valueOutOfRange(entry: name, index: index, field: field, value: value))
@@ -100,36 +73,82 @@ extension ZipInspector {
             return Int64(value)
         }
 
-        let host = UInt8(versionMadeBy >> 8)
-        let mode = unixHosts.contains(host) ? external >> 16 : 0
-        let fileType = mode & 0o170000
+        let host = UInt8(directory.u16(position + 4) >> 8)
+        let external = directory.u32(position + 38)
+        let fileType = (unixHosts.contains(host) ? external >> 16 : 0) & 0o170000
         let entry = ZipEntry(
             name: name,
-            compressedSize: clamp(compressed, .compressedSize),
-            uncompressedSize: clamp(uncompressed, .uncompressedSize),
-            localHeaderOffset: clamp(offset, .localHeaderOffset),
-            method: method, flags: flags, crc32: crc, hostSystem: host, externalAttributes: external,
+            compressedSize: clamp(values.compressed, .compressedSize),
+            uncompressedSize: clamp(values.uncompressed, .uncompressedSize),
+            localHeaderOffset: clamp(values.offset, .localHeaderOffset),
+            method: directory.u16(position + 10), flags: directory.u16(position + 8), crc32: directory.u32(position + 16),
+            hostSystem: host, externalAttributes: external,
             isDirectory: nameBytes.last == UInt8(ascii: "/") || fileType == 0o040000 || (fileType == 0 && external & 0x10 != 0),
             isSymlink: fileType == 0o120000,
-            usesZip64: usesZip64)
+            usesZip64: values.usesZip64)
+        problems += centralHeaderProblems(entry, index: index, nameBytes: nameBytes, decoded: decoded, versionNeeded: directory.u16(position + 6), values: values)
+        return ParsedEntry(entry: entry, index: index, nameBytes: nameBytes, dataEnd: nil)
+    }
 
-        problems += nameProblems(nameBytes, decoded: decoded, flags: flags, index: index)
-        switch fileType {
+    /// The sizes, local header offset and disk number a central directory header records,
+    /// with the zip64 extra field's values in place of the 0xFFFF.. markers.
+    struct CentralValues {
+        var compressed: UInt64
+        var uncompressed: UInt64
+        var offset: UInt64
+        var disk: UInt32
+        /// The zip64 extra field supplied at least one of them.
+        var usesZip64 = false
+    }
+
+    /// Reads the header's sizes, offset and disk number; reports values marked 0xFFFF.. that
+    /// the zip64 extra field (`wide`, its body) does not supply.
+    static func centralValues(_ directory: Fields, at position: Int, zip64 wide: Fields?, entry name: String, index: Int, problems: inout [ZipProblem]) -> CentralValues {
+        var values = CentralValues(
+            compressed: UInt64(directory.u32(position + 20)), uncompressed: UInt64(directory.u32(position + 24)),
+            offset: UInt64(directory.u32(position + 42)), disk: UInt32(directory.u16(position + 34)))
+        // The zip64 field holds, in this order, only the values whose classic field is the 0xFFFF.. marker.
+        var missing: [ZipProblem.Field] = []
+        var cursor = 0
+        func take(_ width: Int, _ field: ZipProblem.Field) -> UInt64? {
+            guard let wide, cursor + width <= wide.count else { missing.append(field); return nil }
+            defer { cursor += width }
+            values.usesZip64 = true
+            return width == 8 ? wide.u64(cursor) : UInt64(wide.u32(cursor))
+        }
+        if values.uncompressed == 0xFFFF_FFFF, let value = take(8, .uncompressedSize) { values.uncompressed = value }
+        if values.compressed == 0xFFFF_FFFF, let value = take(8, .compressedSize) { values.compressed = value }
+        if values.offset == 0xFFFF_FFFF, let value = take(8, .localHeaderOffset) { values.offset = value }
+        if values.disk == 0xFFFF, let value = take(4, .diskNumber) { values.disk = UInt32(value) }
+        if !missing.isEmpty {
+            problems.append(.zip64ValuesMissing(entry: name, index: index, header: .central, fields: missing))
+        }
+        return values
+    }
+
+    /// What the entry's central directory header says that makes it unsafe to unzip: its name,
+    /// a link or special file, a zip version no specification defines, another disk,
+    /// encryption, a method other than store or deflate, stored sizes that differ.
+    static func centralHeaderProblems(_ entry: ZipEntry, index: Int, nameBytes: [UInt8], decoded: String?, versionNeeded: UInt16, values: CentralValues) -> [ZipProblem] {
+        let name = entry.name, method = entry.method
+        var problems = nameProblems(nameBytes, decoded: decoded, flags: entry.flags, index: index)
+        let mode = entry.unixMode ?? 0
+        switch mode & 0o170000 {
         case 0, 0o100000, 0o040000: break
         case 0o120000: problems.append(.symbolicLink(entry: name, index: index, mode: mode))
         default: problems.append(.specialFile(entry: name, index: index, mode: mode))
         }
         // The low byte of "version needed to extract" is the APPNOTE version ×10: above 6.3
         // no specification defines it, and readers (Python's zipfile) refuse the entry.
-        let needed = directory.u16(position + 6) & 0xFF
+        let needed = versionNeeded & 0xFF
         if needed > 63 { problems.append(.unsupportedVersion(entry: name, index: index, needed: needed)) }
-        if disk != 0 { problems.append(.entryDisk(entry: name, index: index, disk: disk)) }
-        if flags & 1 != 0 { problems.append(.encrypted(entry: name, index: index)) }
+        if values.disk != 0 { problems.append(.entryDisk(entry: name, index: index, disk: values.disk)) }
+        if entry.isEncrypted { problems.append(.encrypted(entry: name, index: index)) }
         if method != 0 && method != 8 { problems.append(.unsupportedMethod(entry: name, index: index, method: method)) }
-        if method == 0 && compressed != uncompressed {
-            problems.append(.storedSizesDiffer(entry: name, index: index, compressed: compressed, uncompressed: uncompressed))
+        if method == 0 && values.compressed != values.uncompressed {
+            problems.append(.storedSizesDiffer(entry: name, index: index, compressed: values.compressed, uncompressed: values.uncompressed))
         }
-        return ParsedEntry(entry: entry, index: index, nameBytes: nameBytes, dataEnd: nil)
+        return problems
     }
 
     /// The body of the zip64 extended information extra field (0x0001), if present.
