@@ -155,54 +155,85 @@ extension ZipInspector {
         let wide = extraFits && extra.count == extraLength ? zip64Field(in: extra, entry: name, index: index, header: .local(offset: offset), problems: &problems) : nil
         if extraFits && extra.count == extraLength { problems += unicodePathProblems(in: extra, entry: name, index: index, header: .local(offset: offset)) }
 
-        let flags = header.u16(6), method = header.u16(8), crc = header.u32(14)
-        var compressed = UInt64(header.u32(18)), uncompressed = UInt64(header.u32(22))
-        var fromZip64: Set<ZipProblem.Field> = []
-        var missing: [ZipProblem.Field] = []
-        // In a local header the zip64 field holds the uncompressed size, then the compressed size,
-        // each only when its classic field is the 0xFFFFFFFF marker.
-        var cursor = 0
-        func take(_ field: ZipProblem.Field) -> UInt64? {
-            guard let wide, cursor + 8 <= wide.count else { missing.append(field); return nil }
-            defer { cursor += 8 }
-            fromZip64.insert(field)
-            return wide.u64(cursor)
+        let local = localValues(header, zip64: wide, extraFits: extraFits)
+        if !local.missing.isEmpty {
+            problems.append(.zip64ValuesMissing(entry: name, index: index, header: .local(offset: offset), fields: local.missing))
         }
-        // A marked size whose zip64 field overlaps what follows is left to the layout check.
-        var checkUncompressed = true, checkCompressed = true
-        if uncompressed == 0xFFFF_FFFF {
-            if extraFits, let value = take(.uncompressedSize) { uncompressed = value } else { checkUncompressed = false }
-        }
-        if compressed == 0xFFFF_FFFF {
-            if extraFits, let value = take(.compressedSize) { compressed = value } else { checkCompressed = false }
-        }
-        if !missing.isEmpty {
-            problems.append(.zip64ValuesMissing(entry: name, index: index, header: .local(offset: offset), fields: missing))
-        }
-
-        func differs(_ field: ZipProblem.Field, _ local: UInt64, _ central: UInt64) {
-            problems.append(.localHeaderDiffers(entry: name, index: index, offset: offset, field: field, local: local, central: central, fromZip64: fromZip64.contains(field)))
-        }
-        // Bit 3: the CRC-32 and sizes follow the data; the local header may hold zeros instead.
-        let deferred = flags & 0x0008 != 0
-        if flags != entry.flags { differs(.flags, UInt64(flags), UInt64(entry.flags)) }
-        if method != entry.method { differs(.method, UInt64(method), UInt64(entry.method)) }
-        if crc != entry.crc32, !(deferred && crc == 0) { differs(.crc32, UInt64(crc), UInt64(entry.crc32)) }
-        if checkCompressed, compressed != UInt64(entry.compressedSize), !(deferred && compressed == 0) {
-            differs(.compressedSize, compressed, UInt64(entry.compressedSize))
-        }
-        if checkUncompressed, uncompressed != UInt64(entry.uncompressedSize), !(deferred && uncompressed == 0) {
-            differs(.uncompressedSize, uncompressed, UInt64(entry.uncompressedSize))
-        }
+        problems += localHeaderDifferences(local, entry: entry, index: index)
 
         // The data descriptor follows the data when both records say there is one.
-        if deferred, flags == entry.flags {
+        if local.isDeferred, local.flags == entry.flags {
             let at = saturatingAdd(saturatingAdd(offset, Int64(localHeaderSize + nameLength + extraLength)), entry.compressedSize)
             if at < bound, bound - at >= minimumDataDescriptorSize {
                 let count = Int(min(24, bound - at))
                 parsed.descriptor = Descriptor(offset: at, bytes: try await reader.read(at, count), wide: wide != nil)
             }
         }
+    }
+
+    /// What a local header records that is compared with the central directory.
+    struct LocalValues {
+        var flags: UInt16
+        var method: UInt16
+        var crc: UInt32
+        /// Nil when marked 0xFFFFFFFF but not read from the zip64 extra field: not compared.
+        var compressed: UInt64?
+        var uncompressed: UInt64?
+        /// The sizes read from the zip64 extra field.
+        var fromZip64: Set<ZipProblem.Field> = []
+        /// Sizes marked 0xFFFFFFFF that the zip64 extra field does not supply.
+        var missing: [ZipProblem.Field] = []
+
+        /// Bit 3: the CRC-32 and sizes follow the data; the local header may hold zeros instead.
+        var isDeferred: Bool { flags & 0x0008 != 0 }
+    }
+
+    /// The local header's flags, method, CRC-32 and sizes. In a local header the zip64 field
+    /// (`wide`, its body) holds the uncompressed size, then the compressed size, each only
+    /// when its classic field is the 0xFFFFFFFF marker. A marked size whose zip64 field
+    /// overlaps what follows (`extraFits` false) is left to the layout check.
+    static func localValues(_ header: Fields, zip64 wide: Fields?, extraFits: Bool) -> LocalValues {
+        var values = LocalValues(
+            flags: header.u16(6), method: header.u16(8), crc: header.u32(14),
+            compressed: UInt64(header.u32(18)), uncompressed: UInt64(header.u32(22)))
+        var cursor = 0
+        func take(_ field: ZipProblem.Field) -> UInt64? {
+            guard let wide, cursor + 8 <= wide.count else { values.missing.append(field); return nil }
+            defer { cursor += 8 }
+            values.fromZip64.insert(field)
+            return wide.u64(cursor)
+        }
+        if values.uncompressed == 0xFFFF_FFFF {
+            let value = extraFits ? take(.uncompressedSize) : nil
+            values.uncompressed = value
+        }
+        if values.compressed == 0xFFFF_FFFF {
+            let value = extraFits ? take(.compressedSize) : nil
+            values.compressed = value
+        }
+        return values
+    }
+
+    /// The local header's values against the central directory's: general purpose flags,
+    /// method, CRC-32 and both sizes (deferred ones may be zero).
+    static func localHeaderDifferences(_ local: LocalValues, entry: ZipEntry, index: Int) -> [ZipProblem] {
+        var problems: [ZipProblem] = []
+        func differs(_ field: ZipProblem.Field, _ value: UInt64, _ central: UInt64) {
+            problems.append(.localHeaderDiffers(
+                entry: entry.name, index: index, offset: entry.localHeaderOffset, field: field,
+                local: value, central: central, fromZip64: local.fromZip64.contains(field)))
+        }
+        let deferred = local.isDeferred
+        if local.flags != entry.flags { differs(.flags, UInt64(local.flags), UInt64(entry.flags)) }
+        if local.method != entry.method { differs(.method, UInt64(local.method), UInt64(entry.method)) }
+        if local.crc != entry.crc32, !(deferred && local.crc == 0) { differs(.crc32, UInt64(local.crc), UInt64(entry.crc32)) }
+        if let compressed = local.compressed, compressed != UInt64(entry.compressedSize), !(deferred && compressed == 0) {
+            differs(.compressedSize, compressed, UInt64(entry.compressedSize))
+        }
+        if let uncompressed = local.uncompressed, uncompressed != UInt64(entry.uncompressedSize), !(deferred && uncompressed == 0) {
+            differs(.uncompressedSize, uncompressed, UInt64(entry.uncompressedSize))
+        }
+        return problems
     }
 
     static let descriptorSignature: UInt32 = 0x0807_4b50
