@@ -41,8 +41,8 @@ package struct ZipEntry: Sendable, Equatable {
 package struct ZipInspection: Sendable {
     /// The central directory's entries, in central directory order.
     package let entries: [ZipEntry]
-    /// One message per problem, naming the entry and the offending value.
-    package let problems: [String]
+    /// Every problem, in the order found (`message` names the entry and the offending value).
+    package let problems: [ZipProblem]
     /// True when the archive ends with zip64 end of central directory records.
     package let isZip64: Bool
 

@@ -49,64 +49,12 @@ package enum ZipInspector {
     /// is read, and again while walking it if that count understates). Everything
     /// else is reported in the result's `problems`.
     package static func inspect(_ source: some RandomAccessBytes, maxCentralDirectory: Int = 64 << 20, maxEntries: Int = defaultMaxEntries) async throws -> ZipInspection {
-        var problems: [String] = []
+        var problems: [ZipProblem] = []
         let end = try await readEndRecords(source, problems: &problems)
-        guard end.entryCount <= UInt64(max(maxEntries, 0)) else {
-            throw invalid(source, "end of central directory declares \(end.entryCount) entries, more than the limit of \(maxEntries) (verify --max-zip-entries raises it)")
-        }
-
-        guard end.directorySize <= UInt64(max(maxCentralDirectory, 0)) else {
-            throw invalid(source, "central directory is \(end.directorySize) bytes, more than the limit of \(maxCentralDirectory) bytes")
-        }
-        let directoryEnd = end.directoryOffset.addingReportingOverflow(end.directorySize)
-        guard !directoryEnd.overflow, directoryEnd.partialValue <= UInt64(end.directoryEndExpected) else {
-            throw invalid(source, "central directory (offset \(end.directoryOffset), size \(end.directorySize)) runs past the end of central directory record at offset \(end.directoryEndExpected)")
-        }
-        if directoryEnd.partialValue != UInt64(end.directoryEndExpected) {
-            let gap = UInt64(end.directoryEndExpected) - directoryEnd.partialValue
-            problems.append("central directory (offset \(end.directoryOffset), size \(end.directorySize)) ends at \(directoryEnd.partialValue), but the end of central directory records start at \(end.directoryEndExpected) (\(gap) unexplained bytes; prepended data would shift every offset)")
-        }
-        let capacity = end.directorySize / UInt64(centralHeaderSize)
-        guard end.entryCount <= capacity else {
-            throw invalid(source, "end of central directory claims \(end.entryCount) entries, more than a \(end.directorySize)-byte central directory can hold (at most \(capacity))")
-        }
-
+        try checkDirectoryBounds(end, of: source, maxCentralDirectory: maxCentralDirectory, maxEntries: maxEntries, problems: &problems)
         let directoryStart = Int64(end.directoryOffset)
-        var entries: [ParsedEntry]
-        do {
-            let directory = try await readExactly(source, offset: directoryStart, count: Int(end.directorySize), what: "central directory")
-            entries = try parseCentralDirectory(directory, startingAt: directoryStart, maxEntries: maxEntries, problems: &problems)
-        } catch let tooMany as TooManyEntries {
-            throw invalid(source, "central directory holds more than the limit of \(tooMany.limit) entries (the end of central directory declares \(end.entryCount)); verify --max-zip-entries raises the limit")
-        }
-        if UInt64(entries.count) != end.entryCount {
-            problems.append("end of central directory says \(end.entryCount) entries, but the central directory holds \(entries.count)")
-        }
-
-        // Local headers in file order, so neighbouring ones come in one read; their
-        // problems are reported in central directory order like everything else.
-        let placed = entries.indices
-            .filter { entries[$0].entry.localHeaderOffset < directoryStart }
-            .sorted { (entries[$0].entry.localHeaderOffset, $0) < (entries[$1].entry.localHeaderOffset, $1) }
-        // Each entry's extra field and data descriptor are read only up to the next local
-        // header (or the central directory): the reads never add up to more than the archive,
-        // whatever lengths a hostile header declares. Running past that point is a layout
-        // problem, which `overlapProblems` reports.
-        var bounds = [Int64](repeating: directoryStart, count: placed.count)
-        var nextStart = directoryStart
-        for position in placed.indices.reversed() {
-            let offset = entries[placed[position]].entry.localHeaderOffset
-            bounds[position] = nextStart
-            if position > 0, entries[placed[position - 1]].entry.localHeaderOffset < offset { nextStart = offset }
-        }
-        var reader = CoalescingReader(source: source, groups: readPlan(placed.indices.map { (entries[placed[$0]], bounds[$0]) }, directoryStart: directoryStart))
-        var localProblems: [Int: [String]] = [:]
-        for (position, index) in placed.enumerated() {
-            var found: [String] = []
-            try await readLocalHeader(of: &entries[index], reader: &reader, bound: bounds[position], problems: &found)
-            if !found.isEmpty { localProblems[index] = found }
-        }
-        for index in entries.indices { problems += localProblems[index] ?? [] }
+        var entries = try await readCentralDirectory(end, of: source, maxEntries: maxEntries, problems: &problems)
+        problems += try await localHeaderProblems(&entries, of: source, directoryStart: directoryStart)
         let layout = overlapProblems(entries, directoryStart: directoryStart)
         problems += layout.problems
         // A descriptor is only where the layout says it is when the layout adds up.
@@ -116,11 +64,55 @@ package enum ZipInspector {
         problems += collisionProblems(entries)
 
         let result = entries.map(\.entry)
-        let total = result.reduce(0) { saturatingAdd($0, $1.uncompressedSize) }
-        let limit = source.size.multipliedReportingOverflow(by: maxCompressionRatio)
-        if !limit.overflow, total > limit.partialValue {
-            problems.append("total uncompressed size \(total) bytes is more than \(maxCompressionRatio) times the archive size \(source.size) bytes (a possible zip bomb)")
-        }
+        if let bomb = compressionRatioProblem(result, archiveSize: source.size) { problems.append(bomb) }
         return ZipInspection(entries: result, problems: problems, isZip64: end.isZip64)
+    }
+
+    /// Refuses a central directory the end records declare with more than `maxEntries`
+    /// entries, more than `maxCentralDirectory` bytes, more entries than its size can hold,
+    /// or running past the end records; reports bytes between it and the end records.
+    static func checkDirectoryBounds(_ end: EndRecords, of source: some RandomAccessBytes, maxCentralDirectory: Int, maxEntries: Int, problems: inout [ZipProblem]) throws {
+        guard end.entryCount <= UInt64(max(maxEntries, 0)) else {
+            throw invalid(source, "end of central directory declares \(end.entryCount) entries, more than the limit of \(maxEntries) (verify --max-zip-entries raises it)")
+        }
+        guard end.directorySize <= UInt64(max(maxCentralDirectory, 0)) else {
+            throw invalid(source, "central directory is \(end.directorySize) bytes, more than the limit of \(maxCentralDirectory) bytes")
+        }
+        let directoryEnd = end.directoryOffset.addingReportingOverflow(end.directorySize)
+        guard !directoryEnd.overflow, directoryEnd.partialValue <= UInt64(end.directoryEndExpected) else {
+            throw invalid(source, "central directory (offset \(end.directoryOffset), size \(end.directorySize)) runs past the end of central directory record at offset \(end.directoryEndExpected)")
+        }
+        if directoryEnd.partialValue != UInt64(end.directoryEndExpected) {
+            problems.append(.directoryGap(offset: end.directoryOffset, size: end.directorySize, end: directoryEnd.partialValue, recordsStart: end.directoryEndExpected))
+        }
+        let capacity = end.directorySize / UInt64(centralHeaderSize)
+        guard end.entryCount <= capacity else {
+            throw invalid(source, "end of central directory claims \(end.entryCount) entries, more than a \(end.directorySize)-byte central directory can hold (at most \(capacity))")
+        }
+    }
+
+    /// Reads and parses the central directory the end records point to, refusing it when
+    /// it holds more than `maxEntries` entries; reports a count other than the end record's.
+    static func readCentralDirectory(_ end: EndRecords, of source: some RandomAccessBytes, maxEntries: Int, problems: inout [ZipProblem]) async throws -> [ParsedEntry] {
+        let directoryStart = Int64(end.directoryOffset)
+        let entries: [ParsedEntry]
+        do {
+            let directory = try await readExactly(source, offset: directoryStart, count: Int(end.directorySize), what: "central directory")
+            entries = try parseCentralDirectory(directory, startingAt: directoryStart, maxEntries: maxEntries, problems: &problems)
+        } catch let tooMany as TooManyEntries {
+            throw invalid(source, "central directory holds more than the limit of \(tooMany.limit) entries (the end of central directory declares \(end.entryCount)); verify --max-zip-entries raises the limit")
+        }
+        if UInt64(entries.count) != end.entryCount {
+            problems.append(.entryCountMismatch(declared: end.entryCount, found: entries.count))
+        }
+        return entries
+    }
+
+    /// A possible zip bomb: the entries unpack to more than `maxCompressionRatio` times the archive's size.
+    static func compressionRatioProblem(_ entries: [ZipEntry], archiveSize: Int64) -> ZipProblem? {
+        let total = entries.reduce(0) { saturatingAdd($0, $1.uncompressedSize) }
+        let limit = archiveSize.multipliedReportingOverflow(by: maxCompressionRatio)
+        guard !limit.overflow, total > limit.partialValue else { return nil }
+        return .compressionRatio(total: total, ratio: maxCompressionRatio, archiveSize: archiveSize)
     }
 }

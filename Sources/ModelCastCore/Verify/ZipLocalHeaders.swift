@@ -81,28 +81,54 @@ extension ZipInspector {
         }
     }
 
+    /// Reads the local header (and data descriptor) of every entry placed before the central
+    /// directory, recording where each entry's data ends. The headers are read in file order,
+    /// so neighbouring ones come in one read; their problems are returned in central
+    /// directory order like everything else.
+    static func localHeaderProblems(_ entries: inout [ParsedEntry], of source: some RandomAccessBytes, directoryStart: Int64) async throws -> [ZipProblem] {
+        let placed = entries.indices
+            .filter { entries[$0].entry.localHeaderOffset < directoryStart }
+            .sorted { (entries[$0].entry.localHeaderOffset, $0) < (entries[$1].entry.localHeaderOffset, $1) }
+        // Each entry's extra field and data descriptor are read only up to the next local
+        // header (or the central directory): the reads never add up to more than the archive,
+        // whatever lengths a hostile header declares. Running past that point is a layout
+        // problem, which `overlapProblems` reports.
+        var bounds = [Int64](repeating: directoryStart, count: placed.count)
+        var nextStart = directoryStart
+        for position in placed.indices.reversed() {
+            let offset = entries[placed[position]].entry.localHeaderOffset
+            bounds[position] = nextStart
+            if position > 0, entries[placed[position - 1]].entry.localHeaderOffset < offset { nextStart = offset }
+        }
+        var reader = CoalescingReader(source: source, groups: readPlan(placed.indices.map { (entries[placed[$0]], bounds[$0]) }, directoryStart: directoryStart))
+        var byEntry: [Int: [ZipProblem]] = [:]
+        for (position, index) in placed.enumerated() {
+            var found: [ZipProblem] = []
+            try await readLocalHeader(of: &entries[index], reader: &reader, bound: bounds[position], problems: &found)
+            if !found.isEmpty { byEntry[index] = found }
+        }
+        return entries.indices.flatMap { byEntry[$0] ?? [] }
+    }
+
     /// Reads the entry's local header and compares it with the central directory:
     /// name, general purpose flags, method, CRC-32 and both sizes (zip64 extra field
     /// included). With bit 3 set, the CRC-32 and sizes may be zero (deferred to the
     /// data descriptor, which is read here and judged by `descriptorProblems`).
     /// Records where the entry's data ends. `bound` is where the next local header (or
     /// the central directory) starts: the extra field and the descriptor are not read past it.
-    static func readLocalHeader<Source>(of parsed: inout ParsedEntry, reader: inout CoalescingReader<Source>, bound: Int64, problems: inout [String]) async throws {
-        let entry = parsed.entry
+    static func readLocalHeader<Source>(of parsed: inout ParsedEntry, reader: inout CoalescingReader<Source>, bound: Int64, problems: inout [ZipProblem]) async throws {
+        let entry = parsed.entry, name = entry.name, index = parsed.index
         let offset = entry.localHeaderOffset
-        // Built only when something is reported (quoting scans the name).
-        var label: String { entryLabel(entry.name, index: parsed.index) }
-        var subject: String { "\(label): local header at offset \(offset)" }
         let fixed = localHeaderSize + parsed.nameBytes.count
         let guess = Int(min(Int64(fixed + parsed.centralExtraLength), max(Int64(fixed), bound - offset)))
         var bytes = try await reader.read(offset, guess)
         guard bytes.count >= localHeaderSize else {
-            problems.append("\(label): local header at offset \(offset) is cut short by the end of the archive")
+            problems.append(.localHeaderTruncated(entry: name, index: index, offset: offset))
             return
         }
         var header = Fields(bytes)
         guard header.u32(0) == localHeaderSignature else {
-            problems.append("\(label): no local file header at offset \(offset) (signature \(hex(header.u32(0))))")
+            problems.append(.localHeaderMissing(entry: name, index: index, offset: offset, signature: header.u32(0)))
             return
         }
         let nameLength = Int(header.u16(26)), extraLength = Int(header.u16(28))
@@ -112,8 +138,8 @@ extension ZipInspector {
         if entry.flags & 0x0008 != 0 { end = saturatingAdd(end, minimumDataDescriptorSize) }
         parsed.dataEnd = end
         if nameLength != parsed.nameBytes.count || localName != parsed.nameBytes {
-            let shown = String(decoding: localName, as: UTF8.self) + (localName.count < nameLength ? "…" : "")
-            problems.append("\(label): local header at offset \(offset) names \(quoted(shown)) instead")
+            let shown = String(decoding: localName, as: UTF8.self)
+            problems.append(.localHeaderNameDiffers(entry: name, index: index, offset: offset, localName: shown, truncated: localName.count < nameLength))
             return  // another entry's header, or none: its other fields say nothing about this entry
         }
 
@@ -126,51 +152,17 @@ extension ZipInspector {
             header = Fields(bytes)
         }
         let extra = Array(bytes[min(localHeaderSize + nameLength, bytes.count)..<min(localHeaderSize + nameLength + extraLength, bytes.count)])
-        let wide = extraFits && extra.count == extraLength ? zip64Field(in: extra, label: subject, problems: &problems) : nil
-        if extraFits && extra.count == extraLength { problems += unicodePathProblems(in: extra, label: subject + " (local header)") }
+        let wide = extraFits && extra.count == extraLength ? zip64Field(in: extra, entry: name, index: index, header: .local(offset: offset), problems: &problems) : nil
+        if extraFits && extra.count == extraLength { problems += unicodePathProblems(in: extra, entry: name, index: index, header: .local(offset: offset)) }
 
-        let flags = header.u16(6), method = header.u16(8), crc = header.u32(14)
-        var compressed = UInt64(header.u32(18)), uncompressed = UInt64(header.u32(22))
-        var fromZip64: Set<String> = []
-        var missing: [String] = []
-        // In a local header the zip64 field holds the uncompressed size, then the compressed size,
-        // each only when its classic field is the 0xFFFFFFFF marker.
-        var cursor = 0
-        func take(_ field: String) -> UInt64? {
-            guard let wide, cursor + 8 <= wide.count else { missing.append(field); return nil }
-            defer { cursor += 8 }
-            fromZip64.insert(field)
-            return wide.u64(cursor)
+        let local = localValues(header, zip64: wide, extraFits: extraFits)
+        if !local.missing.isEmpty {
+            problems.append(.zip64ValuesMissing(entry: name, index: index, header: .local(offset: offset), fields: local.missing))
         }
-        // A marked size whose zip64 field overlaps what follows is left to the layout check.
-        var checkUncompressed = true, checkCompressed = true
-        if uncompressed == 0xFFFF_FFFF {
-            if extraFits, let value = take("uncompressed size") { uncompressed = value } else { checkUncompressed = false }
-        }
-        if compressed == 0xFFFF_FFFF {
-            if extraFits, let value = take("compressed size") { compressed = value } else { checkCompressed = false }
-        }
-        if !missing.isEmpty {
-            problems.append("\(subject): \(missing.joined(separator: ", ")) marked 0xFFFFFFFF but missing from the zip64 extra field")
-        }
-
-        func differs(_ field: String, _ local: String, _ central: String) {
-            problems.append("\(subject) says \(field) \(local)\(fromZip64.contains(field) ? " (zip64 extra field)" : ""), the central directory says \(central)")
-        }
-        // Bit 3: the CRC-32 and sizes follow the data; the local header may hold zeros instead.
-        let deferred = flags & 0x0008 != 0
-        if flags != entry.flags { differs("general purpose flags", hex16(flags), hex16(entry.flags)) }
-        if method != entry.method { differs("compression method", String(method), String(entry.method)) }
-        if crc != entry.crc32, !(deferred && crc == 0) { differs("CRC-32", hex(crc), hex(entry.crc32)) }
-        if checkCompressed, compressed != UInt64(entry.compressedSize), !(deferred && compressed == 0) {
-            differs("compressed size", String(compressed), String(entry.compressedSize))
-        }
-        if checkUncompressed, uncompressed != UInt64(entry.uncompressedSize), !(deferred && uncompressed == 0) {
-            differs("uncompressed size", String(uncompressed), String(entry.uncompressedSize))
-        }
+        problems += localHeaderDifferences(local, entry: entry, index: index)
 
         // The data descriptor follows the data when both records say there is one.
-        if deferred, flags == entry.flags {
+        if local.isDeferred, local.flags == entry.flags {
             let at = saturatingAdd(saturatingAdd(offset, Int64(localHeaderSize + nameLength + extraLength)), entry.compressedSize)
             if at < bound, bound - at >= minimumDataDescriptorSize {
                 let count = Int(min(24, bound - at))
@@ -179,12 +171,77 @@ extension ZipInspector {
         }
     }
 
+    /// What a local header records that is compared with the central directory.
+    struct LocalValues {
+        var flags: UInt16
+        var method: UInt16
+        var crc: UInt32
+        /// Nil when marked 0xFFFFFFFF but not read from the zip64 extra field: not compared.
+        var compressed: UInt64?
+        var uncompressed: UInt64?
+        /// The sizes read from the zip64 extra field.
+        var fromZip64: Set<ZipProblem.Field> = []
+        /// Sizes marked 0xFFFFFFFF that the zip64 extra field does not supply.
+        var missing: [ZipProblem.Field] = []
+
+        /// Bit 3: the CRC-32 and sizes follow the data; the local header may hold zeros instead.
+        var isDeferred: Bool { flags & 0x0008 != 0 }
+    }
+
+    /// The local header's flags, method, CRC-32 and sizes. In a local header the zip64 field
+    /// (`wide`, its body) holds the uncompressed size, then the compressed size, each only
+    /// when its classic field is the 0xFFFFFFFF marker. A marked size whose zip64 field
+    /// overlaps what follows (`extraFits` false) is left to the layout check.
+    static func localValues(_ header: Fields, zip64 wide: Fields?, extraFits: Bool) -> LocalValues {
+        var values = LocalValues(
+            flags: header.u16(6), method: header.u16(8), crc: header.u32(14),
+            compressed: UInt64(header.u32(18)), uncompressed: UInt64(header.u32(22)))
+        var cursor = 0
+        func take(_ field: ZipProblem.Field) -> UInt64? {
+            guard let wide, cursor + 8 <= wide.count else { values.missing.append(field); return nil }
+            defer { cursor += 8 }
+            values.fromZip64.insert(field)
+            return wide.u64(cursor)
+        }
+        if values.uncompressed == 0xFFFF_FFFF {
+            let value = extraFits ? take(.uncompressedSize) : nil
+            values.uncompressed = value
+        }
+        if values.compressed == 0xFFFF_FFFF {
+            let value = extraFits ? take(.compressedSize) : nil
+            values.compressed = value
+        }
+        return values
+    }
+
+    /// The local header's values against the central directory's: general purpose flags,
+    /// method, CRC-32 and both sizes (deferred ones may be zero).
+    static func localHeaderDifferences(_ local: LocalValues, entry: ZipEntry, index: Int) -> [ZipProblem] {
+        var problems: [ZipProblem] = []
+        func differs(_ field: ZipProblem.Field, _ value: UInt64, _ central: UInt64) {
+            problems.append(.localHeaderDiffers(
+                entry: entry.name, index: index, offset: entry.localHeaderOffset, field: field,
+                local: value, central: central, fromZip64: local.fromZip64.contains(field)))
+        }
+        let deferred = local.isDeferred
+        if local.flags != entry.flags { differs(.flags, UInt64(local.flags), UInt64(entry.flags)) }
+        if local.method != entry.method { differs(.method, UInt64(local.method), UInt64(entry.method)) }
+        if local.crc != entry.crc32, !(deferred && local.crc == 0) { differs(.crc32, UInt64(local.crc), UInt64(entry.crc32)) }
+        if let compressed = local.compressed, compressed != UInt64(entry.compressedSize), !(deferred && compressed == 0) {
+            differs(.compressedSize, compressed, UInt64(entry.compressedSize))
+        }
+        if let uncompressed = local.uncompressed, uncompressed != UInt64(entry.uncompressedSize), !(deferred && uncompressed == 0) {
+            differs(.uncompressedSize, uncompressed, UInt64(entry.uncompressedSize))
+        }
+        return problems
+    }
+
     static let descriptorSignature: UInt32 = 0x0807_4b50
 
     /// The entry's data descriptor against the central directory: CRC-32 and both
     /// sizes (eight bytes each when the local header has a zip64 field). The
     /// signature is optional, so a descriptor that matches read either way passes.
-    static func descriptorProblems(_ parsed: ParsedEntry) -> [String] {
+    static func descriptorProblems(_ parsed: ParsedEntry) -> [ZipProblem] {
         guard let descriptor = parsed.descriptor else { return [] }
         let entry = parsed.entry
         let fields = Fields(descriptor.bytes)
@@ -195,27 +252,30 @@ extension ZipInspector {
             let size = { (at: Int) in descriptor.wide ? fields.u64(at) : UInt64(fields.u32(at)) }
             readings.append((fields.u32(start), size(start + 4), size(start + 4 + sizeWidth)))
         }
-        let label = "\(entryLabel(entry.name, index: parsed.index)): data descriptor at offset \(descriptor.offset)"
+        let name = entry.name, index = parsed.index, offset = descriptor.offset
         guard let first = readings.first else {
-            return ["\(label) is cut short: \(fields.count) bytes before the next local header or the central directory"]
+            return [.descriptorTruncated(entry: name, index: index, offset: offset, available: fields.count)]
         }
         let central = (crc: entry.crc32, compressed: UInt64(entry.compressedSize), uncompressed: UInt64(entry.uncompressedSize))
         if readings.contains(where: { $0 == central }) { return [] }
-        var problems: [String] = []
-        if first.crc != central.crc { problems.append("\(label) says CRC-32 \(hex(first.crc)), the central directory says \(hex(central.crc))") }
-        if first.compressed != central.compressed { problems.append("\(label) says compressed size \(first.compressed), the central directory says \(central.compressed)") }
-        if first.uncompressed != central.uncompressed { problems.append("\(label) says uncompressed size \(first.uncompressed), the central directory says \(central.uncompressed)") }
+        var problems: [ZipProblem] = []
+        func differs(_ field: ZipProblem.Field, _ found: UInt64, _ expected: UInt64) {
+            if found != expected { problems.append(.descriptorDiffers(entry: name, index: index, offset: offset, field: field, descriptor: found, central: expected)) }
+        }
+        differs(.crc32, UInt64(first.crc), UInt64(central.crc))
+        differs(.compressedSize, first.compressed, central.compressed)
+        differs(.uncompressedSize, first.uncompressed, central.uncompressed)
         return problems
     }
 
     /// Entries whose local header lies beyond the central directory start, or
     /// whose data runs into the central directory or into the next local header;
     /// and the positions of the entries concerned.
-    static func overlapProblems(_ entries: [ParsedEntry], directoryStart: Int64) -> (problems: [String], entries: Set<Int>) {
-        var problems: [String] = []
+    static func overlapProblems(_ entries: [ParsedEntry], directoryStart: Int64) -> (problems: [ZipProblem], entries: Set<Int>) {
+        var problems: [ZipProblem] = []
         var concerned = Set<Int>()
         for parsed in entries where parsed.entry.localHeaderOffset >= directoryStart {
-            problems.append("\(entryLabel(parsed.entry.name, index: parsed.index)): local header offset \(parsed.entry.localHeaderOffset) is beyond the central directory start \(directoryStart)")
+            problems.append(.localHeaderBeyondDirectory(entry: parsed.entry.name, index: parsed.index, offset: parsed.entry.localHeaderOffset, directoryStart: directoryStart))
             concerned.insert(parsed.index)
         }
         let placed = entries
@@ -226,7 +286,7 @@ extension ZipInspector {
         // directory starts. Bytes in between could hold a local entry the central directory
         // does not list, which a streaming extractor would write.
         if let first = placed.first, first.entry.localHeaderOffset > 0 {
-            problems.append("\(first.entry.localHeaderOffset) bytes before the first local header (\(quoted(first.entry.name))) that no entry accounts for")
+            problems.append(.bytesBeforeFirstHeader(offset: first.entry.localHeaderOffset, entry: first.entry.name))
         }
         for (index, parsed) in placed.enumerated() {
             guard let end = parsed.dataEnd else { continue }
@@ -235,20 +295,19 @@ extension ZipInspector {
             // be 4 longer with its signature, 8 with zip64 sizes, 12 with both.
             let descriptorSlack: Set<Int64> = parsed.entry.flags & 0x0008 != 0 ? [4, 8, 12] : []
             if end < next, !descriptorSlack.contains(next - end) {
-                let what = index + 1 < placed.count ? "the local header of \(quoted(placed[index + 1].entry.name))" : "the central directory"
-                problems.append("\(entryLabel(parsed.entry.name, index: parsed.index)): \(next - end) bytes between its data (ending at \(end)) and \(what) at \(next) that no entry accounts for (a local entry the central directory does not list?)")
+                let nextEntry = index + 1 < placed.count ? placed[index + 1].entry.name : nil
+                problems.append(.unaccountedBytes(entry: parsed.entry.name, index: parsed.index, dataEnd: end, next: next, nextEntry: nextEntry))
                 concerned.insert(parsed.index)
             }
         }
         for (index, parsed) in placed.enumerated() {
             guard let end = parsed.dataEnd else { continue }
-            var label: String { entryLabel(parsed.entry.name, index: parsed.index) }
             if end > directoryStart {
-                problems.append("\(label): data ends at \(end), past the central directory start \(directoryStart)")
+                problems.append(.dataPastDirectory(entry: parsed.entry.name, index: parsed.index, dataEnd: end, directoryStart: directoryStart))
                 concerned.insert(parsed.index)
             } else if index + 1 < placed.count, end > placed[index + 1].entry.localHeaderOffset {
                 let next = placed[index + 1].entry
-                problems.append("\(label): data ends at \(end), overlapping the local header of \(quoted(next.name)) at \(next.localHeaderOffset)")
+                problems.append(.dataOverlapsNextHeader(entry: parsed.entry.name, index: parsed.index, dataEnd: end, nextEntry: next.name, nextOffset: next.localHeaderOffset))
                 concerned.insert(parsed.index)
             }
         }
@@ -257,8 +316,8 @@ extension ZipInspector {
 
     /// Names that would overwrite each other: identical bytes, or equal after NFC
     /// normalisation and lowercasing (APFS normalises; iOS volumes ignore case).
-    static func collisionProblems(_ entries: [ParsedEntry]) -> [String] {
-        var problems: [String] = []
+    static func collisionProblems(_ entries: [ParsedEntry]) -> [ZipProblem] {
+        var problems: [ZipProblem] = []
         // Keyed by bytes: Swift's String equality is canonical equivalence, which
         // would merge NFC and NFD spellings and hide which rule matched.
         var byBytes: [[UInt8]: Int] = [:]
@@ -266,7 +325,7 @@ extension ZipInspector {
         for parsed in entries {
             let name = parsed.entry.name, index = parsed.index
             if let first = byBytes[parsed.nameBytes] {
-                problems.append("\(entryLabel(name, index: index)): duplicate name (same as entry #\(first + 1))")
+                problems.append(.duplicateName(entry: name, index: index, firstIndex: first))
                 continue
             }
             byBytes[parsed.nameBytes] = index
@@ -279,7 +338,7 @@ extension ZipInspector {
                 ? String(decoding: path.utf8.map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }, as: UTF8.self)
                 : String(path).precomposedStringWithCanonicalMapping.lowercased().precomposedStringWithCanonicalMapping
             if let first = byFolded[folded] {
-                problems.append("\(entryLabel(name, index: index)): collides with \(quoted(entries[first].entry.name)) after Unicode NFC normalisation and lowercasing (they would overwrite each other on a case-insensitive file system)")
+                problems.append(.foldedNameCollision(entry: name, index: index, other: entries[first].entry.name))
             } else {
                 byFolded[folded] = index
             }

@@ -15,7 +15,7 @@ enum ZipSafetyCheck {
             if inspection.problems.isEmpty {
                 log.add(.pass, .artifactZip, subject, "\(label): \(counted(inspection.entries.count, "entry", plural: "entries")), \(inspection.totalUncompressedSize) bytes unpacked, no unsafe entries")
             } else {
-                for problem in inspection.problems { log.add(.fail, .artifactZip, subject, "\(label): \(problem)") }
+                for problem in inspection.problems { log.add(.fail, .artifactZip, subject, "\(label): \(problem.message)") }
             }
         } catch {
             log.add(.fail, .artifactZip, subject, "\(label): \(error)")
