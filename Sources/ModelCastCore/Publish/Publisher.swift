@@ -394,6 +394,10 @@ package struct Publisher: Sendable {
                 for file in model.files {
                     guard let digest = SHA256Digest(hex: file.sha256) else { continue }
                     artifacts[file.key] = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: file.contentType, size: file.size, sha256: digest)
+                    if let segments = file.segments, let indexDigest = SHA256Digest(hex: segments.sha256) {
+                        artifacts[segments.key] = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: SegmentIndexObject.contentType,
+                                                                 size: segments.size, sha256: indexDigest)
+                    }
                 }
             }
         }

@@ -1,4 +1,5 @@
 import Foundation
+import ModelCastFormat
 
 /// modelcast's own versioned, multi-model, multi-file format (a superset of the others):
 /// the `Release` itself, with a sequence clients never accept going down.
@@ -36,10 +37,16 @@ struct ModelcastProfile: ProfileDefinition {
         var objects: [ExpectedObject] = []
         func add(_ model: ReleaseModel, name: String, rollback: Bool) throws {
             for file in model.files {
+                let label = "\(rollback ? "rollback " : "")\(name) \(model.version)/\(model.tree.map { $0 + "/" } ?? "")\(file.placement)"
                 objects.append(ExpectedObject(
-                    label: "\(rollback ? "rollback " : "")\(name) \(model.version)/\(model.tree.map { $0 + "/" } ?? "")\(file.placement)", url: file.url,
-                    sha256: try manifest.hex(file.sha256, "\(name).files.sha256"), size: file.size, approximateSize: nil,
+                    label: label, url: file.url, sha256: try manifest.hex(file.sha256, "\(name).files.sha256"), size: file.size, approximateSize: nil,
                     contentType: file.contentType))
+                // The segment index is served like the artifact: immutable, its exact bytes.
+                if let segments = file.segments {
+                    objects.append(ExpectedObject(
+                        label: label + " segment index", url: segments.url, sha256: try manifest.hex(segments.sha256, "\(name).files.segments.sha256"),
+                        size: segments.size, approximateSize: nil, contentType: SegmentIndexObject.contentType))
+                }
             }
         }
         for name in release.models.keys.sorted() { try add(release.models[name]!, name: name, rollback: false) }

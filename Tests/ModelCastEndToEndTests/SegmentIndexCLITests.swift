@@ -1,0 +1,72 @@
+import Foundation
+import XCTest
+import ModelCastFormat
+import ModelCastCore
+import ModelCastTestSupport
+
+/// Issue 27: a publish writes each large artifact's segment index beside it, names it in
+/// the manifest entry, lists it in the hosting files, and verify (directory and served
+/// URL) checks it like an artifact; prune keeps the indexes of kept releases only.
+final class SegmentIndexCLITests: XCTestCase {
+    func testPublishWritesVerifiesAndPrunesSegmentIndexes() throws {
+        let work = try Scratch()
+        let v1 = work.at("v1.gguf"), v2 = work.at("v2.gguf")
+        for (path, flags) in [(v1, [String]()), (v2, ["--retrain-attention"])] {
+            let made = try runProcess("/usr/bin/env", ["python3", repositoryRoot + "/bench/delta_models.py", "gguf", path,
+                                                       "--layers", "2", "--width", "512", "--vocab", "6000"] + flags)
+            XCTAssertEqual(made.status, 0, made.stderr)
+        }
+        let port = try freeLoopbackPort()
+        let base = "http://127.0.0.1:\(port)/ml"
+        let site = work.at("site")
+        try PublishRun([v1], version: "1.0.0", baseURL: base, to: site, environment: pinnedEnvironment()).succeeds()
+        try PublishRun([v2], version: "2.0.0", baseURL: base, to: site, environment: pinnedEnvironment()).succeeds()
+        let release = try Release.decode(Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json")), source: "manifest")
+        let file = try XCTUnwrap(release.models["m"]?.files.first)
+        let segments = try XCTUnwrap(file.segments, "a 20 MB GGUF gets an index")
+        XCTAssertEqual(segments.url, base + "/" + segments.key)
+        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: site + "/" + segments.key)))
+        XCTAssertEqual(Int64(bytes.count), segments.size)
+        XCTAssertEqual(try SHA256Hasher.digest(bytes).hex, segments.sha256)
+        let index = try SegmentIndex(decoding: bytes)
+        XCTAssertEqual(index.artifactSize, file.size)
+        XCTAssertEqual(index.artifactSHA256, SHA256Digest(hex: file.sha256)?.bytes)
+        // What a device holding 1.0.0 would fetch: the retrained attention tensors only.
+        let previous = try XCTUnwrap(release.rollback?.models["m"]?.files.first?.segments)
+        let old = try SegmentIndex(decoding: [UInt8](Data(contentsOf: URL(fileURLWithPath: site + "/" + previous.key))))
+        XCTAssertEqual(DeltaPlan(new: index, have: DeltaPlan.offsets(of: old)).fetchedBytes, 8 * 512 * 512 * 2)
+        // Listed in the hosting files, served with the artifact's headers.
+        let objects = try String(contentsOfFile: site + "/_modelcast/objects.json", encoding: .utf8)
+        XCTAssertTrue(objects.contains(segments.key), objects)
+        let verified = try modelcast(["verify", site, "--allow-http"])
+        XCTAssertEqual(verified.status, 0, verified.stdout + verified.stderr)
+        let server = try BackgroundProcess(modelcastBinary, ["serve", site, "--port", String(port)])
+        XCTAssertEqual(server.firstLine, base)
+        let (served, report) = try verifyJSON([base + "/manifest.json", "--allow-http"])
+        XCTAssertEqual(served.status, 0, served.stdout + served.stderr)
+        let indexChecks = try XCTUnwrap(report).checks.filter { $0.subject.hasSuffix(".mcsx") }
+        XCTAssertEqual(Set(indexChecks.filter { $0.check == "artifact.sha256" }.map(\.status)), [.pass])
+        XCTAssertEqual(indexChecks.filter { $0.check == "artifact.sha256" }.count, 2, "the live release's index and its rollback target's")
+        // --segment-index never: no index, the manifest entry has none.
+        let plain = work.at("plain")
+        try PublishRun([v1], version: "1.0.0", baseURL: base, to: plain, ["--segment-index", "never"], environment: pinnedEnvironment()).succeeds()
+        XCTAssertFalse(try String(contentsOfFile: plain + "/manifest.json", encoding: .utf8).contains("segments"))
+        // Two more releases, then prune to the live one (with its rollback target and that
+        // record's own rollback target, 2.0.0): 1.0.0's index goes with its artifact.
+        for version in [3, 4] {
+            let path = work.at("v\(version).gguf")
+            XCTAssertEqual(try runProcess("/usr/bin/env", ["python3", repositoryRoot + "/bench/delta_models.py", "gguf", path,
+                                                           "--layers", "2", "--width", "512", "--vocab", "6000", "--seed", String(version)]).status, 0)
+            try PublishRun([path], version: "\(version).0.0", baseURL: base, to: site, environment: pinnedEnvironment()).succeeds()
+        }
+        let v1Index = try XCTUnwrap(release.rollback?.models["m"]?.files.first?.segments?.key)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: site + "/" + v1Index))
+        let pruned = try modelcast(["prune", site, "--keep", "1"])
+        XCTAssertEqual(pruned.status, 0, pruned.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: site + "/models/m/1.0.0/v1.gguf"), pruned.stdout)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: site + "/" + v1Index), pruned.stdout)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: site + "/" + segments.key))
+        let after = try modelcast(["verify", site, "--allow-http"])
+        XCTAssertEqual(after.status, 0, after.stdout + after.stderr)
+    }
+}
