@@ -63,4 +63,35 @@ final class SegmentedBuildTests: XCTestCase {
         let log = server.standardError.split(separator: "\n").filter { $0.hasPrefix("GET /corruptranges/") }
         XCTAssertLessThanOrEqual(log.count, 4, "\(log)")
     }
+
+    /// The updater end to end, against `modelcast serve`: the first install fetches the
+    /// GGUF whole and keeps its index; the update to retrained attention fetches only the
+    /// retrained tensors (one range request per changed run), and the installed file is
+    /// the new version's bytes.
+    func testAnUpdateDownloadsOnlyTheChangedSegments() async throws {
+        let site = try ClientTests.Site()
+        let v1 = site.work.at("v1/m.gguf"), v2 = site.work.at("v2/m.gguf")
+        for (path, flags) in [(v1, [String]()), (v2, ["--retrain-attention"])] {
+            try FileManager.default.createDirectory(atPath: PathText.parent(path), withIntermediateDirectories: true)
+            let made = try runProcess("/usr/bin/env", ["python3", repositoryRoot + "/bench/delta_models.py", "gguf", path,
+                                                       "--layers", "2", "--width", "512", "--vocab", "6000"] + flags)
+            XCTAssertEqual(made.status, 0, made.stderr)
+        }
+        try site.publish([v1], version: "1.0.0")
+        try site.start()
+        let updater = try ModelUpdater(site.configuration())
+        let installed1 = try await updater.update()
+        XCTAssertEqual(installed1, .updated(sequence: 1, models: ["m": "1.0.0"]))
+        let first = site.requests.filter { $0.contains("/1.0.0/m.gguf") }
+        XCTAssertEqual(first.count, 1, "a first install downloads the file whole: \(first)")
+
+        try site.publish([v2], version: "2.0.0")
+        let updated = try await updater.update()
+        XCTAssertEqual(updated, .updated(sequence: 2, models: ["m": "2.0.0"]))
+        let installed = try XCTUnwrap(updater.installed("m"))
+        XCTAssertEqual(try Data(contentsOf: installed.mainFile), try Data(contentsOf: URL(fileURLWithPath: v2)))
+        let ranges = site.requests.filter { $0.contains("/2.0.0/m.gguf") }
+        XCTAssertEqual(ranges.count, 2, "one request per run of retrained tensors (2 layers), no full download: \(ranges)")
+    }
 }
+

@@ -75,7 +75,7 @@ struct Installer: Sendable {
     }
 
     /// Builds the version directory from the proven downloads (by SHA-256) and returns it.
-    func build(_ model: CheckedModel, downloads: [SHA256Hex: URL], manifestURL: String, sequence: Int64) throws -> URL {
+    func build(_ model: CheckedModel, downloads: [SHA256Hex: URL], indexes: [SHA256Hex: Data] = [:], manifestURL: String, sequence: Int64) throws -> URL {
         if let kept = kept(model) { return kept }
         let versions = versionsDirectory(model.name)
         let staging = versions.appendingPathComponent(".staging-\(UUID().uuidString)")
@@ -92,6 +92,12 @@ struct Installer: Sendable {
                     try unpack(source, into: staging, expectedRoot: folder, model: model.name.rawValue, file: file.name.rawValue)
                 } else {
                     try FileManager.default.copyItem(at: source, to: staging.appendingPathComponent(file.name.rawValue))
+                    if let index = indexes[file.sha256] {
+                        // The file's segment index, to seed the next version's download.
+                        let folder = staging.appendingPathComponent(Self.segmentsFolder)
+                        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+                        try index.write(to: folder.appendingPathComponent(file.name.rawValue + ".mcsx"))
+                    }
                 }
             }
             let record = VersionRecord(name: model.name.rawValue, version: model.version.rawValue, mainFile: Self.mainFile(model).rawValue,
@@ -106,6 +112,20 @@ struct Installer: Sendable {
             if error is CancellationError { throw error }
             throw ClientError.io(staging, error)
         }
+    }
+
+    /// Where a version directory keeps its plain files' segment indexes.
+    static let segmentsFolder = ".modelcast-segments"
+
+    /// The installed older copy of `file` (same name, a plain file of the current version
+    /// of `model`) and the segment index kept with it, when there is one: what a segmented
+    /// download copies from. Its bytes are proven segment by segment as they are copied.
+    func seed(for file: CheckedFile, of model: CheckedModel) -> (file: URL, index: SegmentIndex)? {
+        guard model.tree == nil, Self.packedDirectoryName(file) == nil, let current = current(model.name) else { return nil }
+        let seed = current.appendingPathComponent(file.name.rawValue)
+        let indexFile = current.appendingPathComponent(Self.segmentsFolder).appendingPathComponent(file.name.rawValue + ".mcsx")
+        guard let data = try? Data(contentsOf: indexFile), data.count <= 64 << 20, let index = try? SegmentIndex(decoding: [UInt8](data)) else { return nil }
+        return (seed, index)
     }
 
     /// The model itself inside its version directory: the tree's directory, a zipped

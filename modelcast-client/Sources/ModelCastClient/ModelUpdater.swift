@@ -145,10 +145,10 @@ public actor ModelUpdater {
         var changed: [String: String] = [:]
         // Everything is downloaded and proven before anything is installed.
         let wanted = models.filter { installer.current($0.name)?.lastPathComponent != Installer.versionID($0) }
-        let downloads = try await download(wanted)
+        let (downloads, indexes) = try await download(wanted)
         var built: [ModelName: URL] = [:]
         for model in wanted {
-            built[model.name] = try installer.build(model, downloads: downloads, manifestURL: url, sequence: release.sequence)
+            built[model.name] = try installer.build(model, downloads: downloads, indexes: indexes, manifestURL: url, sequence: release.sequence)
         }
         try Task.checkCancellation()
         // The switch: every model's link, then the state. If any step fails, the links
@@ -257,11 +257,13 @@ public actor ModelUpdater {
         return (candidate, models)
     }
 
-    /// Downloads every file of `models` not already kept, after checking the free space.
-    private func download(_ models: [CheckedModel]) async throws -> [SHA256Hex: URL] {
-        var files: [SHA256Hex: (file: CheckedFile, model: ModelName)] = [:]
+    /// Downloads every file of `models` not already kept, after checking the free space;
+    /// returns the proven files and the segment indexes fetched (kept with the install,
+    /// to seed the next update), both by the file's SHA-256.
+    private func download(_ models: [CheckedModel]) async throws -> ([SHA256Hex: URL], [SHA256Hex: Data]) {
+        var files: [SHA256Hex: (file: CheckedFile, model: CheckedModel)] = [:]
         for model in models where installer.kept(model) == nil {
-            for file in model.files { files[file.sha256] = (file, model.name) }
+            for file in model.files { files[file.sha256] = (file, model) }
         }
         var total: Int64 = 0, onDisk: Int64 = 0
         for (file, _) in files.values {
@@ -270,18 +272,30 @@ public actor ModelUpdater {
         }
         try checkFreeSpace(needed: try add(total - onDisk, total))  // the download, then the installed copy
         var proven: [SHA256Hex: URL] = [:]
+        var indexes: [SHA256Hex: Data] = [:]
         let done = Counter(onDisk)
         let grandTotal = total
+        let delta = DeltaDownload(http: http, downloads: downloader.directory)
         for (file, model) in files.values.sorted(by: { $0.file.sha256.rawValue < $1.file.sha256.rawValue }) {
             let before = downloader.bytesOnDisk(file)
             let continuation = progressContinuation
             let name = file.name.rawValue
-            proven[file.sha256] = try await downloader.fetch(file, model: model) { written in
-                continuation.yield(UpdateProgress(file: name, completedBytes: done.value + written - before, totalBytes: grandTotal))
+            // A file with a segment index: its index is kept with the install; an older
+            // installed copy of it seeds the download.
+            let fetchedIndex = try? await delta.index(of: file)
+            if let fetchedIndex { indexes[file.sha256] = fetchedIndex.bytes }
+            if let fetchedIndex, before == 0, let seed = installer.seed(for: file, of: model),
+               let built = try await delta.build(file, index: fetchedIndex.index, seed: seed.file, seedIndex: seed.index) {
+                proven[file.sha256] = built.url
+                continuation.yield(UpdateProgress(file: name, completedBytes: done.value + file.size, totalBytes: grandTotal))
+            } else {
+                proven[file.sha256] = try await downloader.fetch(file, model: model.name) { written in
+                    continuation.yield(UpdateProgress(file: name, completedBytes: done.value + written - before, totalBytes: grandTotal))
+                }
             }
             done.add(file.size - before)
         }
-        return proven
+        return (proven, indexes)
     }
 
     /// `a + b`, refusing a total past what 64 bits hold (a manifest's sizes are each at

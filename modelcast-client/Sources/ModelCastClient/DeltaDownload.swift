@@ -1,0 +1,65 @@
+import Crypto
+import Foundation
+import ModelCastFormat
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Downloads a file by its segments when the manifest names its segment index and an
+/// older version of the same file is installed: the segments the installed file holds
+/// are copied from it, only the others are fetched (`SegmentedBuild`). The new index is
+/// proven against the manifest's SHA-256 before it is used; the installed file's index
+/// (cached at its install) only says where to look, since every copied segment is hashed
+/// against the new index. Anything short of a proven file ends in the plain download.
+struct DeltaDownload: Sendable {
+    let http: HTTPStream
+    let downloads: URL
+
+    /// The index of `file`, fetched and proven (its bytes and value), or nil when the
+    /// manifest names none.
+    func index(of file: CheckedFile) async throws -> (bytes: Data, index: SegmentIndex)? {
+        guard let reference = file.segments else { return nil }
+        var request = URLRequest(url: reference.url.url)
+        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        let (response, data) = try await http.small(request, limit: Int(reference.size))
+        let url = reference.url.rawValue
+        guard response.statusCode == 200 else { throw ClientError.http(url: url, status: response.statusCode) }
+        let digest = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+        guard Int64(data.count) == reference.size, digest == reference.sha256.rawValue else {
+            throw ClientError.hashMismatch(model: "", file: url, expected: reference.sha256.rawValue, actual: digest)
+        }
+        let index: SegmentIndex
+        do { index = try SegmentIndex(decoding: [UInt8](data)) } catch {
+            throw ClientError.invalidManifest(url: url, reason: "segment index: \(error)")
+        }
+        guard index.artifactSize == file.size, index.artifactSHA256.map({ String(format: "%02x", $0) }).joined() == file.sha256.rawValue else {
+            throw ClientError.invalidManifest(url: url, reason: "the segment index describes another file than \(file.name.rawValue)")
+        }
+        return (data, index)
+    }
+
+    /// Builds `file` at `downloads/<sha256>` from `seed` (the installed older file, whose
+    /// segments `seedIndex` lists) and range requests; nil when the plan fetches most of
+    /// the file or the server cannot serve it (the caller then downloads it whole).
+    func build(_ file: CheckedFile, index: SegmentIndex, seed: URL, seedIndex: SegmentIndex) async throws -> (url: URL, fetched: Int64)? {
+        guard fileSize(seed) == seedIndex.artifactSize else { return nil }
+        let plan = DeltaPlan(new: index, have: DeltaPlan.offsets(of: seedIndex))
+        guard !plan.prefersFullDownload else { return nil }
+        try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
+        let part = downloads.appendingPathComponent(file.sha256.rawValue + ".delta")
+        defer { try? FileManager.default.removeItem(at: part) }
+        let outcome: SegmentedBuild.Outcome
+        do {
+            outcome = try await SegmentedBuild(http: http).build(plan: plan, index: index, url: file.url.url, old: seed, part: part)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            return nil  // a network or disk failure mid-build: the plain download decides
+        }
+        guard case .built(let fetched, _) = outcome else { return nil }
+        let complete = downloads.appendingPathComponent(file.sha256.rawValue)
+        try? FileManager.default.removeItem(at: complete)
+        do { try FileManager.default.moveItem(at: part, to: complete) } catch { throw ClientError.io(complete, error) }
+        return (complete, fetched)
+    }
+}
