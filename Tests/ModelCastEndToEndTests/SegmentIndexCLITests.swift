@@ -22,6 +22,19 @@ final class SegmentIndexCLITests: XCTestCase {
         try PublishRun([v1], version: "1.0.0", baseURL: base, to: site, environment: pinnedEnvironment()).succeeds()
         try PublishRun([v2], version: "2.0.0", baseURL: base, to: site, environment: pinnedEnvironment()).succeeds()
         let release = try Release.decode(Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json")), source: "manifest")
+        // The manifest, segments included, is valid against the published schema; a
+        // segments object missing its sha256 is not.
+        let script = """
+            import json, sys, jsonschema
+            validator = jsonschema.Draft202012Validator(json.load(open(sys.argv[1])))
+            doc = json.load(open(sys.argv[2]))
+            validator.validate(doc)
+            del doc["models"]["m"]["files"][0]["segments"]["sha256"]
+            assert not validator.is_valid(doc)
+            print("ok")
+            """
+        let schema = try runProcess("/usr/bin/env", ["python3", "-c", script, repositoryRoot + "/schema/modelcast-manifest.schema.json", site + "/manifest.json"])
+        XCTAssertEqual(schema.stdout, "ok\n", schema.stderr)
         let file = try XCTUnwrap(release.models["m"]?.files.first)
         let segments = try XCTUnwrap(file.segments, "a 20 MB GGUF gets an index")
         XCTAssertEqual(segments.url, base + "/" + segments.key)
