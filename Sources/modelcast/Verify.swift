@@ -139,17 +139,51 @@ extension ModelCast {
         }
 
         func run() async throws {
-            let keys = try publicKey.map { value in
-                if FileManager.default.fileExists(atPath: value) { return try MinisignPublicKey.load(path: value) }
-                do {
-                    return try MinisignPublicKey(text: value, source: "--public-key '\(value)'")
-                } catch {
-                    // A path that does not exist reads as bad base64; say both possibilities.
-                    throw ValidationError("--public-key '\(value)' is neither a public key file nor a base64 public key (\(error))")
-                }
-            }
+            let keys = try publicKey.map(Self.loadPublicKey)
             let display = progressOptions.display(json: json)
             if let channel { try Channels.validate(channel) }
+            let run = VerifyRun(source: source, manifestKey: manifestKey, channel: channel, options: verifyOptions(publicKeys: keys, progress: display.factory))
+            if TargetKind(of: source) == .bucket {
+                let report = try await withStorage(targetOptions.settings(for: source), environment: ProcessInfo.processInfo.environment, log: display.log) { storage in
+                    try await run.verify(store: storage)
+                }
+                try finish(report)
+                return
+            }
+            let target = try VerifyTarget.resolve(source, baseURLs: baseURL, manifestKey: manifestKey, maxManifestBytes: run.options.maxManifestBytes)
+            try checkFlags(against: target)
+            let http = run.httpFetcher()
+            if let directory = target.directory {
+                let report = try await run.verify(directory: directory, environment: ProcessInfo.processInfo.environment)
+                await http.shutdown()
+                try finish(report)
+                return
+            }
+            let report: VerifyReport
+            if let origin {
+                report = try await withStorage(targetOptions.settings(for: origin), environment: ProcessInfo.processInfo.environment, log: display.log) {
+                    await run.verify(target, http: http, standInFor: standInFor, origin: $0)
+                }
+            } else {
+                report = await run.verify(target, http: http, standInFor: standInFor, origin: nil)
+            }
+            await http.shutdown()
+            try finish(report)
+        }
+
+        /// A `--public-key` value: a public key file, or the base64 key.
+        static func loadPublicKey(_ value: String) throws -> MinisignPublicKey {
+            if FileManager.default.fileExists(atPath: value) { return try MinisignPublicKey.load(path: value) }
+            do {
+                return try MinisignPublicKey(text: value, source: "--public-key '\(value)'")
+            } catch {
+                // A path that does not exist reads as bad base64; say both possibilities.
+                throw ValidationError("--public-key '\(value)' is neither a public key file nor a base64 public key (\(error))")
+            }
+        }
+
+        /// What the flags ask verify to check, and how.
+        func verifyOptions(publicKeys: [MinisignPublicKey], progress: ProgressFactory?) -> VerifyOptions {
             var options = VerifyOptions()
             options.profile = profile
             options.allowHTTP = allowHTTP
@@ -161,22 +195,16 @@ extension ModelCast {
             options.jobs = jobs
             options.statePath = state
             options.strict = strict
-            options.progress = display.factory
-            options.publicKeys = keys
+            options.progress = progress
+            options.publicKeys = publicKeys
             options.requireSignature = requireSignature
             options.maxZipEntries = maxZipEntries
             options.allowLegacySignature = allowLegacySignature
-            if TargetKind(of: source) == .bucket {
-                let storeOptions = options
-                let report = try await withStorage(targetOptions.settings(for: source), environment: ProcessInfo.processInfo.environment, log: display.log) { storage in
-                    try await eachChannel(of: storage) { key in
-                        await Verifier.verify(store: storage, manifestKey: key, options: storeOptions)
-                    }
-                }
-                try finish(report)
-                return
-            }
-            let target = try VerifyTarget.resolve(source, baseURLs: baseURL, manifestKey: manifestKey, maxManifestBytes: options.maxManifestBytes)
+            return options
+        }
+
+        /// The flags that apply to some kinds of SOURCE only, checked once SOURCE is resolved.
+        func checkFlags(against target: VerifyTarget) throws {
             if standInFor != nil, !target.isHTTP || target.localManifest != nil {
                 throw ValidationError("--stand-in-for applies to a manifest URL on a stand-in server (modelcast serve), not to \(source)")
             }
@@ -190,62 +218,6 @@ extension ModelCast {
             if channel != nil, target.directory == nil {
                 throw ValidationError("--channel applies to a published directory or s3:// target, not to \(source): a manifest URL or file is one channel's manifest already")
             }
-            let http = HTTPFetcher(idleTimeout: min(requestTimeout, 15))
-            if let directory = target.directory {
-                if options.expectedPrefixes.isEmpty { options.expectedPrefixes = [directory.baseURL] }
-                // The directory's history says which release went live last.
-                let storage = try TargetSettings(target: source).open(environment: ProcessInfo.processInfo.environment)
-                options.historyStorage = storage
-                let directoryOptions = options
-                let report = try await eachChannel(of: storage) { key in
-                    var options = directoryOptions
-                    options.historyManifestKey = key
-                    let url = Publisher.url(base: directory.baseURL, key: key)
-                    return await Verifier(fetcher: directory, options: options).verify(manifestURL: url)
-                }
-                await http.shutdown()
-                try finish(report)
-                return
-            }
-            var fetcher: any ObjectFetcher = http
-            if let standInFor {
-                if options.expectedPrefixes.isEmpty { options.expectedPrefixes = [standInFor] }
-                fetcher = StandInFetcher(http, production: standInFor, manifestURL: target.manifestURL)
-            }
-            let verifyOptions = options
-            func run(origin: (any Storage)?) async -> VerifyReport {
-                var options = verifyOptions
-                options.origin = origin
-                return await Verifier(fetcher: fetcher, options: options).verify(manifestURL: target.manifestURL, localManifest: target.localManifest, localSignature: target.localSignature)
-            }
-            let report: VerifyReport
-            if let origin {
-                report = try await withStorage(targetOptions.settings(for: origin), environment: ProcessInfo.processInfo.environment, log: display.log) { await run(origin: $0) }
-            } else {
-                report = await run(origin: nil)
-            }
-            await http.shutdown()
-            try finish(report)
-        }
-
-        /// Verifies `--channel`'s manifest, or every channel the target holds (stable's
-        /// alone, unmerged, when it has no other).
-        func eachChannel(of storage: any Storage, _ verify: (String) async throws -> VerifyReport) async throws -> VerifyReport {
-            var channels: [String]
-            if let channel {
-                channels = [channel]
-            } else {
-                // A store that cannot be listed is reported by the verify of stable's manifest, in its table.
-                channels = (try? await Channels.list(storage, base: manifestKey)) ?? []
-            }
-            if channels.isEmpty { channels = [Channels.stable] }  // what is missing is then reported
-            var reports: [(channel: String, manifestKey: String, report: VerifyReport)] = []
-            for name in channels {
-                let key = Channels.manifestKey(channel: name, base: manifestKey)
-                reports.append((name, key, try await verify(key)))
-            }
-            if channel == nil, reports.count == 1 { return reports[0].report }
-            return VerifyReport.merging(reports, source: source, strict: strict)
         }
 
         /// Prints the report and exits with the status it calls for: 0 passed, 3 when the

@@ -57,60 +57,79 @@ package enum ModelInspector {
         let lowerName = ownName.lowercased()
         switch FileType(mode: info.st_mode) {
         case .directory:
-            let tree = try ModelTree.scan(path)
-            let kind: ModelKind
-            var details: [(key: String, value: String)] = []
-            if lowerName.hasSuffix(".mlpackage") {
-                kind = .mlpackage
-                details = try CoreMLPackage.validate(directory: tree.root)
-            } else if lowerName.hasSuffix(".mlmodelc") {
-                kind = .mlmodelc
-                details = try CoreMLCompiled.validate(directory: tree.root)
-            } else {
-                kind = .directory
-            }
-            return ModelDescription(
-                path: path, kind: kind, isDirectory: true, fileCount: tree.fileCount,
-                totalSize: tree.totalSize, details: details, tree: tree)
+            return try describeDirectory(path, lowerName: lowerName)
         case .regular:
-            let file = try FileDescriptor.openForReading(path)
-            let prefix = try file.read(at: 0, count: 16)
-            let kind: ModelKind
-            var details: [(key: String, value: String)] = []
-            if lowerName.hasSuffix(".gguf") || GGUFReader.hasMagic(prefix) {
-                kind = .gguf
-                let summary = try GGUFReader.read(path: path)
-                details.append(("gguf_version", String(summary.version)))
-                if let value = summary.architecture { details.append(("architecture", value)) }
-                if let value = summary.name { details.append(("name", value)) }
-                if let value = summary.quantization { details.append(("quantization", value)) }
-                details.append(("tensors", String(summary.tensorCount)))
-                details.append(("metadata_keys", String(summary.metadataCount)))
-                details.append(("parameters", String(summary.parameterCount)))
-            } else if lowerName.hasSuffix(".mlmodel") {
-                kind = .mlmodel
-                let version = try ProtobufSniffer.leadingVarintField(prefix, path: path, format: "Core ML (.mlmodel)", field: "specificationVersion")
-                details.append(("specification_version", String(version)))
-            } else if lowerName.hasSuffix(".onnx") {
-                kind = .onnx
-                let version = try ProtobufSniffer.leadingVarintField(prefix, path: path, format: "ONNX", field: "ir_version")
-                details.append(("ir_version", String(version)))
-            } else if lowerName.hasSuffix(".tflite") {
-                kind = .tflite
-                guard prefix.count >= 8, Array(prefix[4..<8]) == Array("TFL3".utf8) else {
-                    throw ModelCastError.invalidModel(path: path, format: "TensorFlow Lite", reason: "missing the TFL3 file identifier at byte 4")
-                }
-            } else {
-                kind = .file
-            }
-            return ModelDescription(
-                path: path, kind: kind, isDirectory: false, fileCount: 1,
-                totalSize: Int64(info.st_size), details: details, tree: nil)
+            return try describeFile(path, lowerName: lowerName, size: Int64(info.st_size))
         case .symlink:
             throw ModelCastError.symlink(path: path, target: linkTarget(path))
         case .other(let kind):
             throw ModelCastError.specialFile(path: path, kind: kind)
         }
+    }
+
+    /// A directory model: a Core ML package or compiled model (by its name, validated), or
+    /// any other directory.
+    private static func describeDirectory(_ path: String, lowerName: String) throws -> ModelDescription {
+        let tree = try ModelTree.scan(path)
+        let kind: ModelKind
+        var details: [(key: String, value: String)] = []
+        if lowerName.hasSuffix(".mlpackage") {
+            kind = .mlpackage
+            details = try CoreMLPackage.validate(directory: tree.root)
+        } else if lowerName.hasSuffix(".mlmodelc") {
+            kind = .mlmodelc
+            details = try CoreMLCompiled.validate(directory: tree.root)
+        } else {
+            kind = .directory
+        }
+        return ModelDescription(
+            path: path, kind: kind, isDirectory: true, fileCount: tree.fileCount,
+            totalSize: tree.totalSize, details: details, tree: tree)
+    }
+
+    /// A file model: GGUF (by its name or magic), Core ML, ONNX or TensorFlow Lite (by its
+    /// name), each checked from its first bytes; or any other file.
+    private static func describeFile(_ path: String, lowerName: String, size: Int64) throws -> ModelDescription {
+        let file = try FileDescriptor.openForReading(path)
+        let prefix = try file.read(at: 0, count: 16)
+        let kind: ModelKind
+        var details: [(key: String, value: String)] = []
+        if lowerName.hasSuffix(".gguf") || GGUFReader.hasMagic(prefix) {
+            kind = .gguf
+            details = try ggufDetails(path)
+        } else if lowerName.hasSuffix(".mlmodel") {
+            kind = .mlmodel
+            let version = try ProtobufSniffer.leadingVarintField(prefix, path: path, format: "Core ML (.mlmodel)", field: "specificationVersion")
+            details.append(("specification_version", String(version)))
+        } else if lowerName.hasSuffix(".onnx") {
+            kind = .onnx
+            let version = try ProtobufSniffer.leadingVarintField(prefix, path: path, format: "ONNX", field: "ir_version")
+            details.append(("ir_version", String(version)))
+        } else if lowerName.hasSuffix(".tflite") {
+            kind = .tflite
+            guard prefix.count >= 8, Array(prefix[4..<8]) == Array("TFL3".utf8) else {
+                throw ModelCastError.invalidModel(path: path, format: "TensorFlow Lite", reason: "missing the TFL3 file identifier at byte 4")
+            }
+        } else {
+            kind = .file
+        }
+        return ModelDescription(
+            path: path, kind: kind, isDirectory: false, fileCount: 1,
+            totalSize: size, details: details, tree: nil)
+    }
+
+    /// A GGUF file's facts, read from its header and metadata.
+    private static func ggufDetails(_ path: String) throws -> [(key: String, value: String)] {
+        let summary = try GGUFReader.read(path: path)
+        var details: [(key: String, value: String)] = []
+        details.append(("gguf_version", String(summary.version)))
+        if let value = summary.architecture { details.append(("architecture", value)) }
+        if let value = summary.name { details.append(("name", value)) }
+        if let value = summary.quantization { details.append(("quantization", value)) }
+        details.append(("tensors", String(summary.tensorCount)))
+        details.append(("metadata_keys", String(summary.metadataCount)))
+        details.append(("parameters", String(summary.parameterCount)))
+        return details
     }
 }
 

@@ -228,47 +228,20 @@ enum StaticFile {
         guard request.method == .get || request.method == .head else {
             return Response(status: .methodNotAllowed, headers: [.allow: "GET, HEAD"])
         }
-        // O_NONBLOCK: opening a FIFO must not hang the request; it is refused below.
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { return Response(status: .notFound) }
-        let file = FileDescriptor(fd: fd, path: path)
-        guard let info = try? file.status(), case .regular = FileType(mode: info.st_mode) else {
-            return Response(status: .notFound)
-        }
-        // The file actually opened must lie inside the served directory: nothing reached
-        // through a symbolic link (the file's, or a directory's on the way) that leaves it.
-        // Checked on the open descriptor, so a link swapped in meanwhile changes nothing.
-        guard let opened = openedPath(fd), let realRoot = realPath(root), opened.hasPrefix(realRoot == "/" ? "/" : realRoot + "/") else {
-            return Response(status: .notFound)
-        }
-        let size = Int64(info.st_size)
-        let (modified, modifiedNanoseconds) = Platform.modificationTime(info)
-        let etag = HTTPValidators.entityTag(inode: UInt64(info.st_ino), modifiedSeconds: modified, modifiedNanoseconds: modifiedNanoseconds, size: size)
+        guard let served = openServedFile(path, inside: root) else { return Response(status: .notFound) }
+        let size = Int64(served.info.st_size)
+        let (modified, modifiedNanoseconds) = Platform.modificationTime(served.info)
+        let etag = HTTPValidators.entityTag(inode: UInt64(served.info.st_ino), modifiedSeconds: modified, modifiedNanoseconds: modifiedNanoseconds, size: size)
         var headers: HTTPFields = [
             .eTag: etag,
             .lastModified: HTTPValidators.imfFixdate(modified),
             .acceptRanges: "bytes",
         ]
+        if preconditionsAnswerNotModified(request, etag: etag, modified: modified) { return notModified(headers, size: size) }
 
-        // Preconditions (RFC 9110 §13.2.2): If-None-Match, else If-Modified-Since.
-        if let ifNoneMatch = request.headers[.ifNoneMatch] {
-            if HTTPValidators.noneMatchHits(ifNoneMatch, etag: etag) { return notModified(headers, size: size) }
-        } else if let ifModifiedSince = request.headers[.ifModifiedSince], let since = HTTPValidators.httpDate(ifModifiedSince), modified <= since {
-            return notModified(headers, size: size)
-        }
-
-        // Range is defined for GET only; on HEAD it MUST be ignored (§14.2). If-Range
-        // that does not match means the whole representation (§13.1.5).
-        var answer = ByteRangeAnswer.whole
-        if request.method == .get, let range = request.headers[.range] {
-            let ifRange = request.headers[.ifRange]
-            if ifRange.map({ HTTPValidators.ifRangeMatches($0, etag: etag, modifiedSeconds: modified) }) ?? true {
-                answer = ByteRangeAnswer.forRange(range, size: size)
-            }
-        }
         let status: HTTPResponse.Status
         let slice: ClosedRange<Int64>?
-        switch answer {
+        switch rangeAnswer(request, etag: etag, modified: modified, size: size) {
         case .unsatisfiable:
             headers[.contentRange] = "bytes */\(size)"
             headers[.contentLength] = "0"
@@ -284,8 +257,51 @@ enum StaticFile {
         let length = slice.map { $0.upperBound - $0.lowerBound + 1 } ?? 0
         headers[.contentLength] = String(length)
         guard request.method == .get, let slice else { return Response(status: status, headers: headers) }
+        return Response(status: status, headers: headers, body: body(reading: served.file, slice: slice, size: size, path: path))
+    }
+
+    /// The regular file at `path`, opened, with its status; nil (a 404) for anything else,
+    /// or for a file reached through a link that leaves `root`.
+    private static func openServedFile(_ path: String, inside root: String) -> (file: FileDescriptor, info: stat)? {
+        // O_NONBLOCK: opening a FIFO must not hang the request; it is refused below.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        let file = FileDescriptor(fd: fd, path: path)
+        guard let info = try? file.status(), case .regular = FileType(mode: info.st_mode) else {
+            return nil
+        }
+        // The file actually opened must lie inside the served directory: nothing reached
+        // through a symbolic link (the file's, or a directory's on the way) that leaves it.
+        // Checked on the open descriptor, so a link swapped in meanwhile changes nothing.
+        guard let opened = openedPath(fd), let realRoot = realPath(root), opened.hasPrefix(realRoot == "/" ? "/" : realRoot + "/") else {
+            return nil
+        }
+        return (file, info)
+    }
+
+    /// Preconditions (RFC 9110 §13.2.2): If-None-Match, else If-Modified-Since. True when
+    /// they call for a 304.
+    private static func preconditionsAnswerNotModified(_ request: Request, etag: String, modified: Int) -> Bool {
+        if let ifNoneMatch = request.headers[.ifNoneMatch] {
+            return HTTPValidators.noneMatchHits(ifNoneMatch, etag: etag)
+        }
+        guard let ifModifiedSince = request.headers[.ifModifiedSince], let since = HTTPValidators.httpDate(ifModifiedSince) else { return false }
+        return modified <= since
+    }
+
+    /// Range is defined for GET only; on HEAD it MUST be ignored (§14.2). If-Range
+    /// that does not match means the whole representation (§13.1.5).
+    private static func rangeAnswer(_ request: Request, etag: String, modified: Int, size: Int64) -> ByteRangeAnswer {
+        guard request.method == .get, let range = request.headers[.range] else { return .whole }
+        let ifRange = request.headers[.ifRange]
+        guard ifRange.map({ HTTPValidators.ifRangeMatches($0, etag: etag, modifiedSeconds: modified) }) ?? true else { return .whole }
+        return ByteRangeAnswer.forRange(range, size: size)
+    }
+
+    /// A GET's body: `slice` of the open file, read a chunk at a time as it is written.
+    private static func body(reading file: FileDescriptor, slice: ClosedRange<Int64>, size: Int64, path: String) -> ResponseBody {
         let shared = OpenFile(file)
-        let body = ResponseBody(contentLength: Int(length)) { writer in
+        return ResponseBody(contentLength: Int(slice.upperBound - slice.lowerBound + 1)) { writer in
             var offset = slice.lowerBound
             while offset <= slice.upperBound {
                 let count = Int(min(Int64(chunkSize), slice.upperBound - offset + 1))
@@ -297,7 +313,6 @@ enum StaticFile {
             }
             try await writer.finish(nil)
         }
-        return Response(status: status, headers: headers, body: body)
     }
 
     /// 304 with the validators; Content-Length is the 200's, as RFC 9110 §8.6 allows.

@@ -262,13 +262,6 @@ extension Publisher {
         let warn = plan.warnings.add
         var objects: [PublishReport.Object] = []
         let journal = UndoJournal()
-        /// Undoes what was done, and names what could not be undone next to the failure.
-        func failed(_ error: Error) async -> Error {
-            let leftovers = await journal.undo()
-            guard !leftovers.isEmpty else { return error }
-            leftovers.forEach { warn($0) }
-            return CommitError("\(error); undoing it left \(leftovers.count) problem\(leftovers.count == 1 ? "" : "s"): \(leftovers.joined(separator: "; "))", cause: error)
-        }
         // What this run stored itself. Undone last, and only where no release names it: the
         // same bytes have the same ETag, so another run that found them may rely on them.
         let created = CreatedKeys()
@@ -281,76 +274,128 @@ extension Publisher {
             for kept in outcome.kept { self.log("warning: left \(kept.key) in place: \(kept.reason)") }
         }
         do {
-            for artifact in plan.artifacts {
-                let result = artifact.staged.result
-                let put = try await storage.putIfAbsent(artifact.key, staged: StagedObject(
-                    path: result.path, metadata: artifact.metadata, isTemporary: !artifact.staged.inPlace, source: result.source, parts: result.parts))
-                consumed(artifact.key)
-                if put == .created { created.add(artifact.key) }
-                // Prove the object is there, whole and with its headers, before anything names it.
-                try await Self.checkStored(artifact.key, expected: artifact.metadata, storage: storage)
-                objects.append(.init(key: artifact.key, role: "artifact", outcome: put == .created ? "created" : "unchanged",
-                                     size: artifact.metadata.size, sha256: artifact.metadata.sha256.hex))
-            }
+            objects += try await storeArtifacts(plan, created: created, consumed: consumed)
             if let beforeManifest {
                 // E.g. a full verify through the public URL: the manifest goes live only if it passes.
                 try await beforeManifest(plan.manifestData)
             }
-            // `.unchanged` means these very bytes are there: a retried PUT whose first answer
-            // was lost, or an identical publish running at the same time. This run cannot
-            // tell which, so it never deletes such a record: only what it saw itself create.
-            // A different record under the key is a conflict the store reports as an error.
             Interrupts.shared.beginCommit()
             committing = true
-            if try await storage.putIfAbsent(plan.historyKey, data: plan.historyData, metadata: plan.historyMetadata) == .created {
-                journal.record("remove \(plan.historyKey)") { try await self.storage.delete(plan.historyKey) }
-            }
-            objects.append(.init(key: plan.historyKey, role: "history", outcome: "created", size: plan.historyMetadata.size, sha256: plan.historyMetadata.sha256.hex))
-            if let signature = plan.signature {
-                // The release's signature is kept beside its record before the live one
-                // changes: a run stopped between the signature and the manifest writes
-                // leaves what the next command needs to put the live pair right.
-                let keptKey = TargetLayout.signatureRecordKey(manifestKey: settings.manifestKey, sequence: plan.release.sequence)
-                let kept = try ObjectMetadata(of: signature.data, cacheControl: CachePolicy.immutable, contentType: SignedManifest.signatureContentType)
-                if try await storage.putIfAbsent(keptKey, data: signature.data, metadata: kept) == .created {
-                    journal.record("remove \(keptKey)") { try await self.storage.delete(keptKey) }
-                }
-            }
-            try await writeIndex(adding: plan, state: state, journal: journal)
-            // This run's record is written: a run removing objects from here on sees it.
-            // What the release names that this run did not store must have outlived any
-            // removal announced before; what the live record names needs no check (no run
-            // removes what a record names, and the live record stays while it is live, as
-            // this run's manifest write requires), so an unchanged model costs nothing.
-            try await confirmNotRemoved(plan.release.referencedKeys.subtracting(created.keys)
-                .subtracting(state.liveRecord?.referencedKeys ?? []))
-
-            if let hosting = plan.hosting {
-                var hosted = [HostedObject(key: settings.manifestKey, role: .manifest, metadata: plan.manifestMetadata)]
-                if let signature = plan.signature {
-                    hosted.insert(HostedObject(key: settings.signatureKey, role: .signature, metadata: signature.metadata), at: 0)
-                }
-                var recordObjects = state.recordObjects
-                recordObjects[plan.release.sequence] = plan.historyMetadata
-                journal.record("restore the hosting files") {
-                    try await self.writeHostingFiles(hosting, records: state.history, recordObjects: state.recordObjects,
-                                                     live: try self.liveHostedObjects(state: state, manifestKey: settings.manifestKey))
-                }
-                for warning in try await writeHostingFiles(hosting, records: state.history + [plan.release], recordObjects: recordObjects, live: hosted,
-                                                           hostedOn: settings.hostedOn, added: Set(created.keys)) {
-                    warn(warning)
-                }
-            }
-            if let signature = plan.signature {
-                // The signature goes up just before the manifest; until the manifest
-                // follows, a client sees a mismatch and keeps what it has.
-                journal.record("restore \(settings.signatureKey)") { try await self.restoreSignature(state.signatureData, settings: settings) }
-                try await storage.replace(settings.signatureKey, data: signature.data, metadata: signature.metadata, ifMatch: nil)
-                objects.append(.init(key: settings.signatureKey, role: "signature", outcome: state.signatureData == nil ? "created" : "replaced", size: signature.metadata.size, sha256: signature.metadata.sha256.hex))
-            }
+            objects.append(try await writeRecords(plan, state: state, created: created, journal: journal))
+            try await rewriteHostingFiles(for: plan, state: state, created: created, journal: journal)
+            if let signature = try await replaceSignature(plan, state: state, journal: journal) { objects.append(signature) }
         } catch {
-            throw await failed(error)
+            throw await undoFailedCommit(error, journal: journal, warnings: plan.warnings)
         }
+        try await replaceManifest(plan, state: state, journal: journal)
+        objects.append(.init(key: settings.manifestKey, role: "manifest", outcome: state.manifestData == nil ? "created" : "replaced", size: plan.manifestMetadata.size, sha256: plan.manifestMetadata.sha256.hex))
+        // The new manifest is live: from here on nothing it names is removed, whatever fails.
+        if plan.dropsSignature {
+            do { try await storage.delete(settings.signatureKey) } catch {
+                warn("could not remove the old signature \(settings.signatureKey) (\(error)); it no longer matches the manifest: delete it")
+            }
+        }
+        wentLive = "after the release went live: sequence \(plan.release.sequence) is published to \(storage.location); there is nothing to resume"
+        return report(plan, state: state, objects: objects, warnings: plan.warnings.all)
+    }
+
+    /// `apply`'s first step: stores each artifact and proves it there. Returns their report lines.
+    private func storeArtifacts(_ plan: CommitPlan, created: CreatedKeys, consumed: (String) -> Void) async throws -> [PublishReport.Object] {
+        var objects: [PublishReport.Object] = []
+        for artifact in plan.artifacts {
+            let result = artifact.staged.result
+            let put = try await storage.putIfAbsent(artifact.key, staged: StagedObject(
+                path: result.path, metadata: artifact.metadata, isTemporary: !artifact.staged.inPlace, source: result.source, parts: result.parts))
+            consumed(artifact.key)
+            if put == .created { created.add(artifact.key) }
+            // Prove the object is there, whole and with its headers, before anything names it.
+            try await Self.checkStored(artifact.key, expected: artifact.metadata, storage: storage)
+            objects.append(.init(key: artifact.key, role: "artifact", outcome: put == .created ? "created" : "unchanged",
+                                 size: artifact.metadata.size, sha256: artifact.metadata.sha256.hex))
+        }
+        return objects
+    }
+
+    /// `apply`'s first step once committing: the history record, the release's kept
+    /// signature and the index, then the check that nothing the release names was removed
+    /// meanwhile. Returns the record's report line.
+    private func writeRecords(_ plan: CommitPlan, state: TargetState, created: CreatedKeys, journal: UndoJournal) async throws -> PublishReport.Object {
+        // `.unchanged` means these very bytes are there: a retried PUT whose first answer
+        // was lost, or an identical publish running at the same time. This run cannot
+        // tell which, so it never deletes such a record: only what it saw itself create.
+        // A different record under the key is a conflict the store reports as an error.
+        if try await storage.putIfAbsent(plan.historyKey, data: plan.historyData, metadata: plan.historyMetadata) == .created {
+            journal.record("remove \(plan.historyKey)") { try await self.storage.delete(plan.historyKey) }
+        }
+        let record = PublishReport.Object(key: plan.historyKey, role: "history", outcome: "created", size: plan.historyMetadata.size, sha256: plan.historyMetadata.sha256.hex)
+        if let signature = plan.signature {
+            // The release's signature is kept beside its record before the live one
+            // changes: a run stopped between the signature and the manifest writes
+            // leaves what the next command needs to put the live pair right.
+            let keptKey = TargetLayout.signatureRecordKey(manifestKey: plan.settings.manifestKey, sequence: plan.release.sequence)
+            let kept = try ObjectMetadata(of: signature.data, cacheControl: CachePolicy.immutable, contentType: SignedManifest.signatureContentType)
+            if try await storage.putIfAbsent(keptKey, data: signature.data, metadata: kept) == .created {
+                journal.record("remove \(keptKey)") { try await self.storage.delete(keptKey) }
+            }
+        }
+        try await writeIndex(adding: plan, state: state, journal: journal)
+        // This run's record is written: a run removing objects from here on sees it.
+        // What the release names that this run did not store must have outlived any
+        // removal announced before; what the live record names needs no check (no run
+        // removes what a record names, and the live record stays while it is live, as
+        // this run's manifest write requires), so an unchanged model costs nothing.
+        try await confirmNotRemoved(plan.release.referencedKeys.subtracting(created.keys)
+            .subtracting(state.liveRecord?.referencedKeys ?? []))
+        return record
+    }
+
+    /// `apply`'s hosting files (directory targets): rewritten with the new record, signature
+    /// and manifest, their warnings added to the plan's; undone by rewriting them as they were.
+    private func rewriteHostingFiles(for plan: CommitPlan, state: TargetState, created: CreatedKeys, journal: UndoJournal) async throws {
+        guard let hosting = plan.hosting else { return }
+        let settings = plan.settings
+        var hosted = [HostedObject(key: settings.manifestKey, role: .manifest, metadata: plan.manifestMetadata)]
+        if let signature = plan.signature {
+            hosted.insert(HostedObject(key: settings.signatureKey, role: .signature, metadata: signature.metadata), at: 0)
+        }
+        var recordObjects = state.recordObjects
+        recordObjects[plan.release.sequence] = plan.historyMetadata
+        journal.record("restore the hosting files") {
+            try await self.writeHostingFiles(hosting, records: state.history, recordObjects: state.recordObjects,
+                                             live: try self.liveHostedObjects(state: state, manifestKey: settings.manifestKey))
+        }
+        for warning in try await writeHostingFiles(hosting, records: state.history + [plan.release], recordObjects: recordObjects, live: hosted,
+                                                   hostedOn: settings.hostedOn, added: Set(created.keys)) {
+            plan.warnings.add(warning)
+        }
+    }
+
+    /// `apply`'s last step before the manifest: the new live signature, if the plan has one.
+    /// Returns its report line.
+    private func replaceSignature(_ plan: CommitPlan, state: TargetState, journal: UndoJournal) async throws -> PublishReport.Object? {
+        guard let signature = plan.signature else { return nil }
+        let settings = plan.settings
+        // The signature goes up just before the manifest; until the manifest
+        // follows, a client sees a mismatch and keeps what it has.
+        journal.record("restore \(settings.signatureKey)") { try await self.restoreSignature(state.signatureData, settings: settings) }
+        try await storage.replace(settings.signatureKey, data: signature.data, metadata: signature.metadata, ifMatch: nil)
+        return .init(key: settings.signatureKey, role: "signature", outcome: state.signatureData == nil ? "created" : "replaced", size: signature.metadata.size, sha256: signature.metadata.sha256.hex)
+    }
+
+    /// Undoes what was done before the manifest write, and names what could not be undone
+    /// next to the failure.
+    private func undoFailedCommit(_ error: Error, journal: UndoJournal, warnings: Warnings) async -> Error {
+        let leftovers = await journal.undo()
+        guard !leftovers.isEmpty else { return error }
+        leftovers.forEach { warnings.add($0) }
+        return CommitError("\(error); undoing it left \(leftovers.count) problem\(leftovers.count == 1 ? "" : "s"): \(leftovers.joined(separator: "; "))", cause: error)
+    }
+
+    /// The write that makes the release live. When the store does not confirm it, what is
+    /// live is read back to decide what is undone (see below).
+    private func replaceManifest(_ plan: CommitPlan, state: TargetState, journal: UndoJournal) async throws {
+        let settings = plan.settings
+        let warn = plan.warnings.add
         do {
             try await storage.replace(settings.manifestKey, data: plan.manifestData, metadata: plan.manifestMetadata, ifMatch: state.manifestInfo?.etag ?? "")
         } catch {
@@ -374,15 +419,6 @@ extension Publisher {
                 throw CommitError("the store did not confirm the manifest write (\(error)) and another manifest is live now (a concurrent publish?); nothing was restored, so the signature matches the new manifest if it lands. Check the target with `modelcast verify` and publish again", cause: error)
             }
         }
-        objects.append(.init(key: settings.manifestKey, role: "manifest", outcome: state.manifestData == nil ? "created" : "replaced", size: plan.manifestMetadata.size, sha256: plan.manifestMetadata.sha256.hex))
-        // The new manifest is live: from here on nothing it names is removed, whatever fails.
-        if plan.dropsSignature {
-            do { try await storage.delete(settings.signatureKey) } catch {
-                warn("could not remove the old signature \(settings.signatureKey) (\(error)); it no longer matches the manifest: delete it")
-            }
-        }
-        wentLive = "after the release went live: sequence \(plan.release.sequence) is published to \(storage.location); there is nothing to resume"
-        return report(plan, state: state, objects: objects, warnings: plan.warnings.all)
     }
 
     /// Puts the live signature back (or removes the new one when there was none).

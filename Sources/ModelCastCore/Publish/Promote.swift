@@ -45,6 +45,32 @@ extension Publisher {
         guard request.from != request.to else { throw ModelCastError.usage("--from and --to are both \(request.from): promote moves a release between two channels") }
         let lock = try lockTarget(dryRun: request.goLive.dryRun)
         defer { withExtendedLifetime(lock) {} }
+        let (source, promoted) = try await promotionSource(request)
+        let state = try await loadForWriting(manifestKey: request.manifestKey, dryRun: request.goLive.dryRun)
+        let live = state.live
+        let profile = try checkPromotionDestination(request, live: live, promoted: promoted)
+        let (models, prototypes) = try promotedModels(request, promoted: promoted, live: live)
+        // The destination's version rules, as a publish there would apply them.
+        let warnings = warningCollector()
+        try checkVersions(models.map { ($0.key, $0.value.version) }.sorted { $0.0 < $1.0 }, live: live, profile: profile, rollback: "rollback --channel \(request.to)", warn: warnings.add)
+        try checkVersionsKeepTheirFiles(models, wentLive: state.wentLive, givenVersions: [:])
+        let release = try Self.promotedRelease(request, promoted: promoted, state: state, profile: profile, models: models, prototypes: prototypes)
+        guard let baseURL = state.baseURL ?? source.baseURL else {
+            throw ModelCastError.targetState("cannot tell the base URL the target is served from (no record names a file)")
+        }
+        let settings = CommitSettings(request, profile: profile, baseURL: baseURL,
+                                      manifestCacheControl: liveManifestCacheControl(state: state, manifestKey: request.manifestKey), signing: request.goLive.signing)
+        if let current = state.liveRecord, current.sameContent(as: release) {
+            log("channel \(request.to) already serves this release (sequence \(current.sequence)); nothing was written")
+            return unchangedReport(state: state, settings: settings, warnings: warnings)
+        }
+        // Every object is proven in the store by the commit's plan before the manifest names it.
+        return try await commit(release, state: state, settings: settings, artifacts: [:], warnings: warnings)
+    }
+
+    /// The source channel as read, and its live release: one that is fully rolled out and
+    /// has the model `--model` names.
+    private func promotionSource(_ request: PromoteRequest) async throws -> (state: TargetState, promoted: Release) {
         let sourcePlace = "\(storage.location)/\(request.sourceManifestKey)"
         let source = try await loadForWriting(manifestKey: request.sourceManifestKey, dryRun: request.goLive.dryRun)
         guard source.manifestData != nil else { throw ModelCastError.targetState("channel \(request.from) has nothing published (no \(sourcePlace)): there is nothing to promote") }
@@ -57,8 +83,13 @@ extension Publisher {
         if let model = request.model, promoted.models[model] == nil {
             throw ModelCastError.usage("--model \(model): channel \(request.from)'s live release has no model \(model) (it has \(promoted.models.keys.sorted().joined(separator: ", ")))")
         }
-        let state = try await loadForWriting(manifestKey: request.manifestKey, dryRun: request.goLive.dryRun)
-        let live = state.live
+        return (source, promoted)
+    }
+
+    /// What the destination's live release (`live`) allows: no rollout in progress there, a
+    /// rollout only above a live release, and signing that suits the profile. Returns the
+    /// profile: the destination's, or for its first release the promoted one's.
+    private func checkPromotionDestination(_ request: PromoteRequest, live: Release?, promoted: Release) throws -> ManifestProfile {
         if let rollout = live?.rollout, rollout.isInProgress(at: request.goLive.publishedAt) {
             throw RolloutRules.inProgress(rollout, live: live!, at: request.goLive.publishedAt, storage: storage, manifestKey: request.manifestKey)
         }
@@ -68,7 +99,13 @@ extension Publisher {
             throw ModelCastError.usage("--rollout: channel \(request.to) has nothing live for the other devices to stay on; promote without it")
         }
         try request.goLive.signing?.validate(profile: profile)
+        return profile
+    }
 
+    /// The models and prototypes the destination serves next: the promoted release's, or
+    /// with `--model` the live ones with that model replaced. A whole release may not drop
+    /// a model the destination serves.
+    private func promotedModels(_ request: PromoteRequest, promoted: Release, live: Release?) throws -> (models: [String: ReleaseModel], prototypes: ReleaseModel?) {
         var models = promoted.models
         var prototypes = promoted.prototypes
         if let model = request.model {
@@ -81,10 +118,15 @@ extension Publisher {
                 throw ModelCastError.liveReleaseConflict("channel \(request.from)'s release has no model \(dropped.joined(separator: ", ")), which channel \(request.to) serves: promoting it would drop \(dropped.count == 1 ? "it" : "them"). Promote single models with --model")
             }
         }
-        // The destination's version rules, as a publish there would apply them.
-        let warnings = warningCollector()
-        try checkVersions(models.map { ($0.key, $0.value.version) }.sorted { $0.0 < $1.0 }, live: live, profile: profile, rollback: "rollback --channel \(request.to)", warn: warnings.add)
-        try checkVersionsKeepTheirFiles(models, wentLive: state.wentLive, givenVersions: [:])
+        return (models, prototypes)
+    }
+
+    /// The destination's new release: `models` at its next sequence, above its live release
+    /// (the fallback), with a staged rollout when asked for.
+    private static func promotedRelease(
+        _ request: PromoteRequest, promoted: Release, state: TargetState, profile: ManifestProfile, models: [String: ReleaseModel], prototypes: ReleaseModel?
+    ) throws -> Release {
+        let live = state.live
         let expiresIn = request.goLive.signing?.expiresIn ?? promoted.validityPeriod
         var release = Release(
             sequence: state.nextSequence, publishedAt: formatTimestamp(request.goLive.publishedAt),
@@ -96,16 +138,6 @@ extension Publisher {
         if request.rolloutPercent != nil || request.rolloutSchedule != nil {
             release.rollout = try RolloutRules.start(percent: request.rolloutPercent, schedule: request.rolloutSchedule, for: release, at: request.goLive.publishedAt)
         }
-        guard let baseURL = state.baseURL ?? source.baseURL else {
-            throw ModelCastError.targetState("cannot tell the base URL the target is served from (no record names a file)")
-        }
-        let settings = CommitSettings(request, profile: profile, baseURL: baseURL,
-                                      manifestCacheControl: liveManifestCacheControl(state: state, manifestKey: request.manifestKey), signing: request.goLive.signing)
-        if let current = state.liveRecord, current.sameContent(as: release) {
-            log("channel \(request.to) already serves this release (sequence \(current.sequence)); nothing was written")
-            return unchangedReport(state: state, settings: settings, warnings: warnings)
-        }
-        // Every object is proven in the store by the commit's plan before the manifest names it.
-        return try await commit(release, state: state, settings: settings, artifacts: [:], warnings: warnings)
+        return release
     }
 }

@@ -56,6 +56,39 @@ extension Publisher {
         }
         let lock = try lockTarget(dryRun: request.dryRun)
         defer { withExtendedLifetime(lock) {} }
+        let plan = try await planPrune(request)
+        var deleted = (artifacts: plan.artifacts, bytes: plan.bytes)
+        if !request.dryRun { deleted = try await applyPrune(plan, request: request) }
+        return PruneReport(
+            target: storage.location, dryRun: request.dryRun, keptSequences: plan.keptRecords.map(\.sequence),
+            deleted: deleted.artifacts + plan.records, deletedBytes: deleted.bytes,
+            abortedUploads: plan.uploads.map { "\($0.key) (\($0.uploadID))" }, requests: storage.requestCounts)
+    }
+
+    /// What a prune deletes, worked out (the target read, nothing written) before it deletes anything.
+    private struct PrunePlan {
+        let state: TargetState
+        let live: Release
+        /// The sequences whose records and objects stay, and those records.
+        let kept: Set<Int64>
+        let keptRecords: [Release]
+        /// The records outside the window, and their keys.
+        let dropped: [Release]
+        let records: [String]
+        /// The target's other channels, as read.
+        let others: [ChannelState]
+        /// The stored objects only the dropped records name, and their sizes.
+        let artifacts: [String]
+        let sizes: [Int64]
+        let hosting: HostingTarget?
+        let uploads: [PendingUpload]
+
+        /// Bytes the artifacts hold.
+        var bytes: Int64 { sizes.reduce(0, +) }
+    }
+
+    /// Reads the target and works out what `request` deletes.
+    private func planPrune(_ request: PruneRequest) async throws -> PrunePlan {
         let state = try await loadForWriting(manifestKey: request.manifestKey, reading: .all, dryRun: request.dryRun)
         guard state.manifestData != nil else {
             throw ModelCastError.targetState("no manifest at \(storage.location)/\(request.manifestKey): prune needs the live manifest to know what must stay")
@@ -63,92 +96,111 @@ extension Publisher {
         guard let live = state.liveRecord, let baseURL = state.baseURL else {
             throw ModelCastError.targetState("the live manifest at \(storage.location)/\(request.manifestKey) matches no history record (edited by hand?): prune cannot tell what it needs, so it deletes nothing")
         }
+        let kept = Self.sequencesToKeep(state: state, live: live, keep: request.keep)
+        let keptRecords = state.history.filter { kept.contains($0.sequence) }
+        let dropped = state.history.filter { !kept.contains($0.sequence) }
+        // Artifacts are shared by every channel: what any other channel's history names
+        // stays (its own prune decides when its records go).
+        let others = try await otherChannels(besides: request.manifestKey)
+        let found = try await storedObjects(namedBy: dropped, notBy: [live] + keptRecords + others.flatMap(\.state.history))
+        let records = dropped.map { TargetLayout.historyKey(manifestKey: request.manifestKey, sequence: $0.sequence) }
+        let hosting = try HostingTarget(storage: storage, manifestKey: request.manifestKey, baseURL: baseURL, templatesDirectory: request.templatesDirectory)
+        let uploads = try await staleUploads(olderThan: request.abortUploadsOlderThan)
+        return PrunePlan(
+            state: state, live: live, kept: kept, keptRecords: keptRecords, dropped: dropped, records: records, others: others,
+            artifacts: found.keys, sizes: found.sizes, hosting: hosting, uploads: uploads)
+    }
 
+    /// The sequences a prune keeps: the newest `keep` releases that went live, the live one,
+    /// its rollback target, and every record newer than the live one.
+    private static func sequencesToKeep(state: TargetState, live: Release, keep: Int) -> Set<Int64> {
         // The window counts releases, not records: re-signs (and rollbacks) of the same
         // content are one release, of which the newest record stays.
         var window: [Release] = []
         for record in state.wentLive.reversed() where !window.contains(where: { $0.sameContent(as: record) }) {
             window.append(record)
-            if window.count == request.keep { break }
+            if window.count == keep { break }
         }
         var kept = Set(window.map(\.sequence))
         kept.insert(live.sequence)
         if let target = live.rollback?.sequence { kept.insert(target) }
         for record in state.history where record.sequence > live.sequence { kept.insert(record.sequence) }
-        let keptRecords = state.history.filter { kept.contains($0.sequence) }
-        let dropped = state.history.filter { !kept.contains($0.sequence) }
+        return kept
+    }
 
-        var protected = live.referencedKeys
-        for record in keptRecords { protected.formUnion(record.referencedKeys) }
-        // Artifacts are shared by every channel: what any other channel's history names
-        // stays (its own prune decides when its records go).
-        let others = try await otherChannels(besides: request.manifestKey)
-        for record in others.flatMap(\.state.history) { protected.formUnion(record.referencedKeys) }
+    /// The objects `dropped` name and no release of `protected` does, in key order, with
+    /// their sizes: those still stored (a HEAD of each).
+    private func storedObjects(namedBy dropped: [Release], notBy protected: [Release]) async throws -> (keys: [String], sizes: [Int64]) {
+        var protectedKeys = Set<String>()
+        for record in protected { protectedKeys.formUnion(record.referencedKeys) }
         var candidates = Set<String>()
         for record in dropped { candidates.formUnion(record.referencedKeys) }
-        var artifacts: [String] = []
+        var keys: [String] = []
         var sizes: [Int64] = []
         let storage = self.storage
-        let found = try await boundedMap(candidates.subtracting(protected).sorted(), concurrency: 8) { key in
+        let found = try await boundedMap(candidates.subtracting(protectedKeys).sorted(), concurrency: 8) { key in
             (key, try await storage.head(key)?.size)
         }
         for (key, size) in found {
             guard let size else { continue }
-            artifacts.append(key)
+            keys.append(key)
             sizes.append(size)
         }
-        var bytes = sizes.reduce(0, +)
-        let records = dropped.map { TargetLayout.historyKey(manifestKey: request.manifestKey, sequence: $0.sequence) }
-        let hosting = try HostingTarget(storage: storage, manifestKey: request.manifestKey, baseURL: baseURL, templatesDirectory: request.templatesDirectory)
-        let uploads = try await staleUploads(olderThan: request.abortUploadsOlderThan)
+        return (keys, sizes)
+    }
 
-        if !request.dryRun {
-            // The index goes first too: it names only the kept records, so an interrupted
-            // prune leaves records it does not name, which the next full read finds.
-            try await writeIndex(state.indexEntries.filter { kept.contains($0.record.sequence) }, manifestKey: request.manifestKey, ifMatch: state.index.etag)
-            if let hosting {
-                // The new state first: hosting files that no longer list what is about to go.
-                try await writeHostingFiles(
-                    hosting, records: keptRecords, recordObjects: state.recordObjects,
-                    live: try liveHostedObjects(state: state, manifestKey: request.manifestKey), excluding: Set(artifacts), others: others)
-            }
-            let progress = artifacts.isEmpty ? nil : request.progress?("deleting \(artifacts.count) object\(artifacts.count == 1 ? "" : "s")", bytes)
-            defer { progress?.finish() }
-            // Where runs write at the same time, a publish may have found one of these
-            // objects and be about to name it again: `removeUnnamed` keeps any a record
-            // other than the dropped ones names by the time it removes them.
-            let sizeOf = Dictionary(zip(artifacts, sizes), uniquingKeysWith: { first, _ in first })
-            var known: [String: Set<String>] = [:]
-            for record in state.history {
-                known[TargetLayout.historyKey(manifestKey: request.manifestKey, sequence: record.sequence)] = record.referencedKeys
-            }
-            let outcome = try await removeUnnamed(artifacts, ignoringRecords: Set(records), known: known) { key in
-                progress?.advance(by: Int(sizeOf[key] ?? 0))
-            }
-            for kept in outcome.kept { log("warning: left \(kept.key) in place: \(kept.reason)") }
-            artifacts = outcome.removed
-            bytes = artifacts.reduce(0) { $0 + (sizeOf[$1] ?? 0) }
-            // Announcements a killed run left behind.
-            for key in try await storage.list(prefix: Removals.prefix) where Removals.isStale(key) {
-                try await storage.delete(key)
-            }
-            // Records last: an interrupted prune still knows what it was removing.
-            for key in records { try await storage.delete(key) }
-            for record in dropped {
-                try await storage.delete(TargetLayout.signatureRecordKey(manifestKey: request.manifestKey, sequence: record.sequence))
-            }
-            if let multipart = storage.capabilities.multipart {
-                for upload in uploads { try await multipart.abort(upload) }
-            }
-            // Everything the live manifest names must still be there.
-            for key in live.referencedKeys.sorted() where try await storage.head(key) == nil {
-                throw ModelCastError.io(operation: "prune", path: "\(storage.location)/\(key)", reason: "an object the live manifest names is missing after pruning")
-            }
+    /// Carries out `plan`: the index and hosting files first, then the artifacts, stale
+    /// announcements, the records, and stale uploads; then checks the live release is
+    /// whole. Returns the artifacts removed and the bytes they held.
+    private func applyPrune(_ plan: PrunePlan, request: PruneRequest) async throws -> (artifacts: [String], bytes: Int64) {
+        let state = plan.state
+        // The index goes first too: it names only the kept records, so an interrupted
+        // prune leaves records it does not name, which the next full read finds.
+        try await writeIndex(state.indexEntries.filter { plan.kept.contains($0.record.sequence) }, manifestKey: request.manifestKey, ifMatch: state.index.etag)
+        if let hosting = plan.hosting {
+            // The new state first: hosting files that no longer list what is about to go.
+            try await writeHostingFiles(
+                hosting, records: plan.keptRecords, recordObjects: state.recordObjects,
+                live: try liveHostedObjects(state: state, manifestKey: request.manifestKey), excluding: Set(plan.artifacts), others: plan.others)
         }
-        return PruneReport(
-            target: storage.location, dryRun: request.dryRun, keptSequences: keptRecords.map(\.sequence),
-            deleted: artifacts + records, deletedBytes: bytes,
-            abortedUploads: uploads.map { "\($0.key) (\($0.uploadID))" }, requests: storage.requestCounts)
+        let progress = plan.artifacts.isEmpty ? nil : request.progress?("deleting \(plan.artifacts.count) object\(plan.artifacts.count == 1 ? "" : "s")", plan.bytes)
+        defer { progress?.finish() }
+        let removed = try await removeArtifacts(of: plan, manifestKey: request.manifestKey, progress: progress)
+        // Announcements a killed run left behind.
+        for key in try await storage.list(prefix: Removals.prefix) where Removals.isStale(key) {
+            try await storage.delete(key)
+        }
+        // Records last: an interrupted prune still knows what it was removing.
+        for key in plan.records { try await storage.delete(key) }
+        for record in plan.dropped {
+            try await storage.delete(TargetLayout.signatureRecordKey(manifestKey: request.manifestKey, sequence: record.sequence))
+        }
+        if let multipart = storage.capabilities.multipart {
+            for upload in plan.uploads { try await multipart.abort(upload) }
+        }
+        // Everything the live manifest names must still be there.
+        for key in plan.live.referencedKeys.sorted() where try await storage.head(key) == nil {
+            throw ModelCastError.io(operation: "prune", path: "\(storage.location)/\(key)", reason: "an object the live manifest names is missing after pruning")
+        }
+        return removed
+    }
+
+    /// Removes `plan`'s artifacts, reporting each one's bytes to `progress`. Returns those
+    /// removed and the bytes they held.
+    private func removeArtifacts(of plan: PrunePlan, manifestKey: String, progress: (any ProgressReporter)?) async throws -> (artifacts: [String], bytes: Int64) {
+        // Where runs write at the same time, a publish may have found one of these
+        // objects and be about to name it again: `removeUnnamed` keeps any a record
+        // other than the dropped ones names by the time it removes them.
+        let sizeOf = Dictionary(zip(plan.artifacts, plan.sizes), uniquingKeysWith: { first, _ in first })
+        var known: [String: Set<String>] = [:]
+        for record in plan.state.history {
+            known[TargetLayout.historyKey(manifestKey: manifestKey, sequence: record.sequence)] = record.referencedKeys
+        }
+        let outcome = try await removeUnnamed(plan.artifacts, ignoringRecords: Set(plan.records), known: known) { key in
+            progress?.advance(by: Int(sizeOf[key] ?? 0))
+        }
+        for kept in outcome.kept { log("warning: left \(kept.key) in place: \(kept.reason)") }
+        return (outcome.removed, outcome.removed.reduce(0) { $0 + (sizeOf[$1] ?? 0) })
     }
 
     /// Replaces the history index with `entries` (oldest first) if it is still as read

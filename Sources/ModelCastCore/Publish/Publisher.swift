@@ -171,15 +171,8 @@ package struct Publisher: Sendable {
             warn("base URL \(request.baseURL) is plain http: iOS App Transport Security refuses it outside local testing")
         }
         try request.signing?.validate(profile: request.profile)
-
         // Inspect every input before anything is written: a bad model fails here.
-        var descriptions: [String: [ModelDescription]] = [:]
-        for model in request.models + (request.prototypes.map { [$0] } ?? []) {
-            descriptions[model.name] = try model.files.map { try ModelInspector.describe($0) }
-            if model.layout == .tree, let description = descriptions[model.name]?.first, !description.isDirectory {
-                throw ModelCastError.usage("model \(model.name) is published as a tree (--no-zip, or layout: tree), which lists a directory's files, but \(description.path) is a file: publish it without --no-zip")
-            }
-        }
+        let descriptions = try Self.describeInputs(of: request)
 
         let lock = try lockTarget(dryRun: request.dryRun, create: true)
         defer { withExtendedLifetime(lock) {} }
@@ -194,29 +187,14 @@ package struct Publisher: Sendable {
         // Pack (or, for a dry run, only hash) every file.
         let staging = try StagingArea(storage: storage, dryRun: request.dryRun, request: request)
         defer { staging.close() }
-        var models: [String: ReleaseModel] = [:]
-        for model in request.models { models[model.name] = try await staging.add(model, descriptions: descriptions[model.name]!) }
-        var prototypes: ReleaseModel?
-        if let model = request.prototypes { prototypes = try await staging.add(model, descriptions: descriptions[model.name]!) }
+        let packed = try await Self.packModels(request, into: staging, descriptions: descriptions)
+        try checkVersionsKeepTheirFiles(packed.models, wentLive: state.wentLive, givenVersions: givenVersions)
 
-        try checkVersionsKeepTheirFiles(models, wentLive: state.wentLive, givenVersions: givenVersions)
-
-        var release = Release(
-            sequence: state.nextSequence, publishedAt: formatTimestamp(request.publishedAt),
-            expiresAt: request.signing?.expiresAt(from: request.publishedAt).map(formatTimestamp),
-            channel: request.channel, profile: request.profile.rawValue, minAppVersion: request.minAppVersion,
-            meta: request.meta, models: models, prototypes: prototypes,
-            rollback: RolloutRules.fallback(replacing: live, at: request.publishedAt), replaces: live?.sequence)
+        var release = Self.release(of: request, models: packed.models, prototypes: packed.prototypes, state: state)
         var settings = CommitSettings(request, profile: request.profile, baseURL: request.baseURL, manifestCacheControl: request.manifestCacheControl, signing: request.signing)
         settings.hostedOn = request.hostedOn
         if let rollout = live?.rollout, rollout.isInProgress(at: request.publishedAt) {
-            // One staged rollout at a time: what a new release would fall back to is unclear.
-            guard let current = state.liveRecord, current.sameContent(as: release, ignoringRollout: true) else {
-                throw RolloutRules.inProgress(rollout, live: live!, at: request.publishedAt, storage: storage, manifestKey: request.manifestKey)
-            }
-            try await proveStored(release.files, localFiles: staging.localFiles, trustStored: request.trustStored)
-            log("a staged rollout of this release is in progress (\(Rollout.percentText(rollout.basisPoints(at: request.publishedAt)))% of devices); nothing was written: change it with `modelcast rollout`")
-            return unchangedReport(state: state, settings: settings, warnings: warnings)
+            return try await publishDuringRollout(rollout, release: release, request: request, state: state, staging: staging, settings: settings, warnings: warnings)
         }
         if request.rolloutPercent != nil || request.rolloutSchedule != nil {
             guard live != nil else {
@@ -224,7 +202,61 @@ package struct Publisher: Sendable {
             }
             release.rollout = try RolloutRules.start(percent: request.rolloutPercent, schedule: request.rolloutSchedule, for: release, at: request.publishedAt)
         }
+        return try await commitUnlessLive(release, request: request, state: state, staging: staging, settings: settings, warnings: warnings)
+    }
 
+    /// Every input of `request` inspected and validated, by model name.
+    private static func describeInputs(of request: PublishRequest) throws -> [String: [ModelDescription]] {
+        var descriptions: [String: [ModelDescription]] = [:]
+        for model in request.models + (request.prototypes.map { [$0] } ?? []) {
+            descriptions[model.name] = try model.files.map { try ModelInspector.describe($0) }
+            if model.layout == .tree, let description = descriptions[model.name]?.first, !description.isDirectory {
+                throw ModelCastError.usage("model \(model.name) is published as a tree (--no-zip, or layout: tree), which lists a directory's files, but \(description.path) is a file: publish it without --no-zip")
+            }
+        }
+        return descriptions
+    }
+
+    /// Packs (or, for a dry run, only hashes) the models and prototypes of `request` into `staging`.
+    private static func packModels(
+        _ request: PublishRequest, into staging: StagingArea, descriptions: [String: [ModelDescription]]
+    ) async throws -> (models: [String: ReleaseModel], prototypes: ReleaseModel?) {
+        var models: [String: ReleaseModel] = [:]
+        for model in request.models { models[model.name] = try await staging.add(model, descriptions: descriptions[model.name]!) }
+        var prototypes: ReleaseModel?
+        if let model = request.prototypes { prototypes = try await staging.add(model, descriptions: descriptions[model.name]!) }
+        return (models, prototypes)
+    }
+
+    /// The release `request` publishes above what `state` holds (without a rollout).
+    private static func release(of request: PublishRequest, models: [String: ReleaseModel], prototypes: ReleaseModel?, state: TargetState) -> Release {
+        Release(
+            sequence: state.nextSequence, publishedAt: formatTimestamp(request.publishedAt),
+            expiresAt: request.signing?.expiresAt(from: request.publishedAt).map(formatTimestamp),
+            channel: request.channel, profile: request.profile.rawValue, minAppVersion: request.minAppVersion,
+            meta: request.meta, models: models, prototypes: prototypes,
+            rollback: RolloutRules.fallback(replacing: state.live, at: request.publishedAt), replaces: state.live?.sequence)
+    }
+
+    /// A publish while the live release is in a staged rollout: refused, unless `release`
+    /// is the release rolling out (then its objects are proven and nothing is written).
+    private func publishDuringRollout(
+        _ rollout: Rollout, release: Release, request: PublishRequest, state: TargetState, staging: StagingArea, settings: CommitSettings, warnings: Warnings
+    ) async throws -> PublishReport {
+        // One staged rollout at a time: what a new release would fall back to is unclear.
+        guard let current = state.liveRecord, current.sameContent(as: release, ignoringRollout: true) else {
+            throw RolloutRules.inProgress(rollout, live: state.live!, at: request.publishedAt, storage: storage, manifestKey: request.manifestKey)
+        }
+        try await proveStored(release.files, localFiles: staging.localFiles, trustStored: request.trustStored)
+        log("a staged rollout of this release is in progress (\(Rollout.percentText(rollout.basisPoints(at: request.publishedAt)))% of devices); nothing was written: change it with `modelcast rollout`")
+        return unchangedReport(state: state, settings: settings, warnings: warnings)
+    }
+
+    /// The end of a publish: nothing is written when `release` is live already; otherwise
+    /// the stored objects it names again are proven, and it is committed.
+    private func commitUnlessLive(
+        _ release: Release, request: PublishRequest, state: TargetState, staging: StagingArea, settings: CommitSettings, warnings: Warnings
+    ) async throws -> PublishReport {
         // Files the live release names with these very bytes: the live record (checked
         // against the store) proves them, so a change to one model of a large catalog does
         // not re-read the others, object by object (unless --reverify-stored).
@@ -241,7 +273,7 @@ package struct Publisher: Sendable {
         var reused: [String: ReleaseFile] = [:]
         for file in release.files where staging.stored[file.key] != nil && !asLive.contains(file.key) { reused[file.key] = file }
         try await proveStored(reused.keys.sorted().map { reused[$0]! }, localFiles: staging.stored, trustStored: request.trustStored)
-        for warning in request.profile.publishWarnings(release) { warn(warning) }
+        for warning in request.profile.publishWarnings(release) { warnings.add(warning) }
         let artifacts = staging.staged.filter { !asLive.contains($0.key) }
         return try await commit(release, state: state, settings: settings, artifacts: artifacts, proven: Set(staging.stored.keys).union(asLive), warnings: warnings) { key in
             staging.consumed(key)

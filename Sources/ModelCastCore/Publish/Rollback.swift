@@ -32,6 +32,18 @@ package struct RollbackRequest: Sendable {
         self.baseURL = baseURL
         self.goLive = goLive
     }
+
+    /// The request's own values, checked before the target is touched.
+    func validate() throws {
+        guard SemanticVersion(version) != nil else {
+            throw ModelCastError.usage("--version '\(version)' is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.0.0)")
+        }
+        if let bumpVersion, SemanticVersion(bumpVersion) == nil {
+            throw ModelCastError.usage("--bump-to '\(bumpVersion)' is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.2.1)")
+        }
+        if let manifestCacheControl { try CachePolicy.validateManifest(manifestCacheControl) }
+        if let baseURL { try URLParts.validateBaseURL(baseURL) }
+    }
 }
 
 extension Publisher {
@@ -40,15 +52,7 @@ extension Publisher {
     /// checked, history record, manifest last). Refuses a version that never went live
     /// or whose objects are gone, naming it.
     package func rollback(_ request: RollbackRequest) async throws -> PublishReport {
-        guard SemanticVersion(request.version) != nil else {
-            throw ModelCastError.usage("--version '\(request.version)' is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.0.0)")
-        }
-        if let bumpVersion = request.bumpVersion, SemanticVersion(bumpVersion) == nil {
-            throw ModelCastError.usage("--bump-to '\(bumpVersion)' is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.2.1)")
-        }
-        if let manifestCacheControl = request.manifestCacheControl { try CachePolicy.validateManifest(manifestCacheControl) }
-        if let baseURL = request.baseURL { try URLParts.validateBaseURL(baseURL) }
-
+        try request.validate()
         let lock = try lockTarget(dryRun: request.goLive.dryRun)
         defer { withExtendedLifetime(lock) {} }
         let state = try await loadForWriting(manifestKey: request.manifestKey, dryRun: request.goLive.dryRun)
@@ -60,7 +64,6 @@ extension Publisher {
         }
         try request.goLive.signing?.validate(profile: profile)
         let warnings = warningCollector()
-        let warn = warnings.add
 
         let target = try rollbackTarget(request, state: state, live: live)
         try await state.confirmStored(target, storage: storage)
@@ -70,16 +73,7 @@ extension Publisher {
         let prototypes = request.model == nil ? target.prototypes : live.prototypes
         let rolledBack = request.model.map { [$0] } ?? target.models.keys.sorted()
         let proven = try await checkObjectsPresent(restored, prototypes: prototypes, version: request.version, trustStored: request.goLive.trustStored)
-
-        var models = restored
-        if request.bump {
-            let version = try bumpVersion(request, models: rolledBack, state: state, live: live)
-            for name in rolledBack { models[name]!.version = version }
-            log("republishing the bytes of \(request.version) as version \(version)")
-        } else if let current = live.models[rolledBack[0]]?.version, current != request.version,
-                  let warning = profile.rollbackWithoutBumpWarning(deviceVersion: current, targetVersion: request.version) {
-            warn(warning)
-        }
+        let models = try republishedModels(restored, rolledBack: rolledBack, request: request, state: state, live: live, profile: profile, warn: warnings.add)
 
         // Without --expires-in, keep the live manifest's validity period: a rollback must not silently drop its expiry.
         let expiresAt = (request.goLive.signing?.expiresIn ?? live.validityPeriod).map { request.goLive.publishedAt.addingTimeInterval($0) }
@@ -102,6 +96,25 @@ extension Publisher {
             return unchangedReport(state: state, settings: settings, warnings: warnings)
         }
         return try await commit(release, state: state, settings: settings, artifacts: [:], proven: proven, warnings: warnings)
+    }
+
+    /// The restored models under the version they are published as: the one they had, or
+    /// with `--bump` a new, higher one; without it, a warning where the profile's clients
+    /// would not go down to the old version.
+    private func republishedModels(
+        _ restored: [String: ReleaseModel], rolledBack: [String], request: RollbackRequest, state: TargetState, live: Release, profile: ManifestProfile,
+        warn: (String) -> Void
+    ) throws -> [String: ReleaseModel] {
+        var models = restored
+        if request.bump {
+            let version = try bumpVersion(request, models: rolledBack, state: state, live: live)
+            for name in rolledBack { models[name]!.version = version }
+            log("republishing the bytes of \(request.version) as version \(version)")
+        } else if let current = live.models[rolledBack[0]]?.version, current != request.version,
+                  let warning = profile.rollbackWithoutBumpWarning(deviceVersion: current, targetVersion: request.version) {
+            warn(warning)
+        }
+        return models
     }
 
     /// The newest release that went live with `request.version` (of `request.model`, or
