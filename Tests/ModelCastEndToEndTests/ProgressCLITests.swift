@@ -138,7 +138,8 @@ final class ProgressCLITests: XCTestCase {
         XCTAssertEqual(verify.status, 0, verify.stdout + verify.stderr)
         let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(verify.stdout.utf8)) as? [String: Any], verify.stdout)
         XCTAssertNotNil(report["checks"], verify.stdout)
-        assertLines(verify.stderr, label: "verifying 1 object")
+        // The 64 MiB artifact and its segment index (published for files of 8 MiB and more).
+        assertLines(verify.stderr, label: "verifying 2 objects")
     }
 
     func testPruneReportsWhatItDeletes() throws {
