@@ -20,7 +20,10 @@ final class SegmentIndexCLITests: XCTestCase {
         let base = "http://127.0.0.1:\(port)/ml"
         let site = work.at("site")
         try PublishRun([v1], version: "1.0.0", baseURL: base, to: site, environment: pinnedEnvironment()).succeeds()
-        try PublishRun([v2], version: "2.0.0", baseURL: base, to: site, environment: pinnedEnvironment()).succeeds()
+        let second = try PublishRun([v2], version: "2.0.0", baseURL: base, to: site, environment: pinnedEnvironment()).succeeds()
+        // The publish says what a device on the live version will fetch.
+        XCTAssertTrue(second.stderr.contains("m 2.0.0 v2.gguf: a device on 1.0.0 fetches \(8 * 512 * 512 * 2) of "), second.stderr)
+        XCTAssertTrue(second.stderr.contains(", 2 range requests); "), second.stderr)
         let release = try Release.decode(Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json")), source: "manifest")
         // The manifest, segments included, is valid against the published schema; a
         // segments object missing its sha256 is not.

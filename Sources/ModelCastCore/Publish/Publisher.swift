@@ -1,4 +1,5 @@
 import Foundation
+import ModelCastFormat
 
 /// What a publish did (or, with dry run, would do).
 package struct PublishReport: Codable, Sendable {
@@ -189,6 +190,7 @@ package struct Publisher: Sendable {
         defer { staging.close() }
         let packed = try await Self.packModels(request, into: staging, descriptions: descriptions)
         try checkVersionsKeepTheirFiles(packed.models, wentLive: state.wentLive, givenVersions: givenVersions)
+        await reportReuse(packed.models, live: live, staging: staging)
 
         var release = Self.release(of: request, models: packed.models, prototypes: packed.prototypes, state: state)
         var settings = CommitSettings(request, profile: request.profile, baseURL: request.baseURL, manifestCacheControl: request.manifestCacheControl, signing: request.signing)
@@ -203,6 +205,27 @@ package struct Publisher: Sendable {
             release.rollout = try RolloutRules.start(percent: request.rolloutPercent, schedule: request.rolloutSchedule, for: release, at: request.publishedAt)
         }
         return try await commitUnlessLive(release, request: request, state: state, staging: staging, settings: settings, warnings: warnings)
+    }
+
+    /// For each artifact with a segment index whose model the live release has with an
+    /// index too, what a device on the live version would fetch (`DeltaPlan`), so a
+    /// surprise (a re-quantization that changes every tensor) shows before release. Only
+    /// information: an index that cannot be read is passed over.
+    private func reportReuse(_ models: [String: ReleaseModel], live: Release?, staging: StagingArea) async {
+        for name in models.keys.sorted() {
+            guard let model = models[name], let previous = live?.models[name], previous.version != model.version else { continue }
+            for (position, file) in model.files.enumerated() {
+                // The live file of the same name, else at the same place (a renamed model file).
+                let counterpart = previous.files.first { $0.name == file.name } ?? (position < previous.files.count ? previous.files[position] : nil)
+                guard let key = file.segments?.key, let index = staging.segmentIndexes[key], let old = counterpart?.segments,
+                      let data = try? await storage.get(old.key, limit: Int(old.size)),
+                      let oldIndex = try? SegmentIndex(decoding: [UInt8](data)) else { continue }
+                let plan = DeltaPlan(new: index, have: DeltaPlan.offsets(of: oldIndex))
+                let share = index.artifactSize == 0 ? 0 : 100 * Double(plan.fetchedBytes) / Double(index.artifactSize)
+                let how = plan.prefersFullDownload ? "more than 70 %: devices download it whole" : "\(plan.requests) range request\(plan.requests == 1 ? "" : "s")"
+                log("\(name) \(model.version) \(file.name): a device on \(previous.version) fetches \(plan.fetchedBytes) of \(index.artifactSize) bytes (\(String(format: "%.1f", share)) %, \(how)); \(String(format: "%.1f", 100 - share)) % reused")
+            }
+        }
     }
 
     /// Every input of `request` inspected and validated, by model name.

@@ -15,6 +15,8 @@ final class StagingArea {
     /// Tree files the target already holds under their key (stored by an earlier
     /// version): never uploaded again, proven instead. Key → the local file.
     private(set) var stored: [String: String] = [:]
+    /// The segment indexes of this release's artifacts, by the index's key (dry runs too).
+    private(set) var segmentIndexes: [String: SegmentIndex] = [:]
 
     init(storage: any Storage, dryRun: Bool, request: PublishRequest) throws {
         self.storage = storage
@@ -88,6 +90,7 @@ final class StagingArea {
         let bytes = index.encoded()
         let sha256 = try SHA256Hasher.digest(bytes)
         let key = TargetLayout.segmentIndexKey(model: model, artifact: artifact.sha256)
+        segmentIndexes[key] = index
         if let directory, staged[key] == nil {
             let file = try AtomicFile(destination: directory + "/" + sha256.hex + ".mcsx")
             do {
