@@ -52,6 +52,12 @@ final class HostileManifestTests: XCTestCase {
         manifest["models"] = models
     }
 
+    /// A `segments` object of a file entry, valid but for what is given.
+    static func segments(key: String = "models/m/segments/i.s1.mcsx", url: String = "http://127.0.0.1/models/m/segments/i.s1.mcsx",
+                         sha256: String = String(repeating: "a", count: 64), size: Int64 = 84) -> [String: Any] {
+        ["key": key, "url": url, "sha256": sha256, "size": size]
+    }
+
     static func file(_ manifest: inout [String: Any], _ edit: @escaping (inout [String: Any]) -> Void) {
         model(&manifest) { model in
             var files = model["files"] as! [[String: Any]]
@@ -177,6 +183,14 @@ final class HostileManifestTests: XCTestCase {
             let models = $0["models"] as! [String: Any]
             $0["rollback"] = ["sequence": 1, "models": ["../../victim": models["m"]!]]
         },
+        // The segment index (issue 27): every field parsed before it is fetched or stored.
+        Case("segment index key climbing out", mentions: "models.m.files[0].segments.key") { file(&$0) { $0["segments"] = segments(key: "../../canary") } },
+        Case("segment index URL with a password", mentions: "models.m.files[0].segments.url") { file(&$0) { $0["segments"] = segments(url: "http://user:secret@127.0.0.1/x.mcsx") } },
+        Case("segment index URL of another scheme", mentions: "models.m.files[0].segments.url") { file(&$0) { $0["segments"] = segments(url: "file:///etc/passwd") } },
+        Case("segment index digest climbing out", mentions: "models.m.files[0].segments.sha256") { file(&$0) { $0["segments"] = segments(sha256: "../../canary") } },
+        Case("segment index of 10 bytes", mentions: "models.m.files[0].segments.size: 10 is not the size of a segment index") { file(&$0) { $0["segments"] = segments(size: 10) } },
+        Case("segment index of 2^60 bytes", mentions: "models.m.files[0].segments.size") { file(&$0) { $0["segments"] = segments(size: 1 << 60) } },
+        Case("segment index as a string", mentions: "segments") { file(&$0) { $0["segments"] = "index.mcsx" } },
         Case("two files going to one place", mentions: "same place") { model(&$0) { $0["files"] = [($0["files"] as! [Any])[0], ($0["files"] as! [Any])[0]] } },
         Case("a model without files", mentions: "models.m.files") { model(&$0) { $0["files"] = [Any]() } },
         Case("models as an array", mentions: "models") { $0["models"] = [1, 2] },
