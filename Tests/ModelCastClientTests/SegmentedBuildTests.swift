@@ -16,7 +16,7 @@ final class SegmentedBuildTests: XCTestCase {
         let made = try runProcess("/usr/bin/env", ["python3", repositoryRoot + "/bench/delta_models.py", "gguf", path] + flags)
         XCTAssertEqual(made.status, 0, made.stderr)
         let size = Int64(try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int))
-        return (path, try StreamDigester.segmentIndex(ofFileAt: path, regions: try SegmentPlan.regions(path: path, size: size)))
+        return (path, try StreamDigester.segmentIndex(ofFileAt: path, regions: SegmentPlan.regions(path: path, size: size)))
     }
 
     func testBuildsFromRangesAndFallsBackWhenTheServerCannotServeThem() async throws {

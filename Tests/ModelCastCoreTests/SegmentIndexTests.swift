@@ -120,6 +120,26 @@ final class SegmentIndexTests: XCTestCase {
         XCTAssertTrue(lengths.count > 20, "\(lengths.count) segments")
     }
 
+    /// Whatever tensor starts a header claims (unsorted, repeated, negative, at or past the
+    /// end, at 0), the regions tile the file from 0 to its size, in order, none empty
+    /// once the hasher skips the empty ones.
+    func testGGUFRegionsTileTheFileWhateverTheStarts() throws {
+        let size: Int64 = 150
+        for starts in [[5, 0, 5, 100, 200], [], [150], [-3, 149], [0], [1, 2, 3], [149, 148]] as [[Int64]] {
+            let regions = SegmentPlan.gguf(tensorStarts: starts, size: size).filter { $0.end > $0.start }
+            var position: Int64 = 0
+            for region in regions {
+                XCTAssertEqual(region.start, position, "\(starts): \(regions)")
+                position = region.end
+            }
+            XCTAssertEqual(position, size, "\(starts): \(regions)")
+        }
+        // A file that is not GGUF, or whose header the reader refuses, is cut by content.
+        let scratch = try Scratch()
+        let notGGUF = try scratch.write("x.gguf", Array("GGUF".utf8) + [UInt8](repeating: 0xff, count: 60))
+        XCTAssertEqual(SegmentPlan.regions(path: notGGUF, size: 64), [.contentDefined(start: 0, end: 64, cut: .bulk)])
+    }
+
     /// GGUFs from llama.cpp's own writer: a new chat template grows the header and shifts
     /// every tensor, yet every tensor slice is reused and the changed segments are a few
     /// metadata segments; retrained attention changes those tensors' slices only.
@@ -130,7 +150,7 @@ final class SegmentIndexTests: XCTestCase {
             let made = try runProcess("/usr/bin/env", ["python3", repositoryRoot + "/bench/delta_models.py", "gguf", path] + flags)
             XCTAssertEqual(made.status, 0, made.stderr)
             let size = Int64(try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int))
-            return (path, try StreamDigester.segmentIndex(ofFileAt: path, regions: try SegmentPlan.regions(path: path, size: size)))
+            return (path, try StreamDigester.segmentIndex(ofFileAt: path, regions: SegmentPlan.regions(path: path, size: size)))
         }
         func fetched(_ old: SegmentIndex, _ new: SegmentIndex) -> Int64 {
             let have = Set(old.segments.map(\.sha256))

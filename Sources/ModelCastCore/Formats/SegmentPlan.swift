@@ -9,17 +9,21 @@ import Foundation
 ///   slices counted from the tensor's start, so a grown header shifts no slice's bytes;
 /// - anything else: cut by content (`bulk`).
 package enum SegmentPlan {
-    /// The regions of the file at `path`, `size` bytes long.
-    package static func regions(path: String, size: Int64) throws -> [SegmentRegion] {
-        if size >= 4, try prefix(path) == GGUFReader.magic, let summary = try? GGUFReader.read(path: path) {
+    /// The regions of the file at `path`, `size` bytes long. The header is read again
+    /// here rather than taken from `describe`: the cuts must follow the bytes being cut,
+    /// so that cutting the stored artifact later (verify) gives the same index. A file
+    /// that is not a readable GGUF (the reader stops at a wrong magic) is cut by content.
+    package static func regions(path: String, size: Int64) -> [SegmentRegion] {
+        if let summary = try? GGUFReader.read(path: path) {
             return gguf(tensorStarts: summary.tensorStarts.map { Int64($0) }, size: size)
         }
         return [.contentDefined(start: 0, end: size, cut: .bulk)]
     }
 
-    /// A GGUF's regions, given where its tensors start.
+    /// A GGUF's regions, given where its tensors start (in any order, repeated or past
+    /// the end: the regions still tile the file from 0 to `size`).
     package static func gguf(tensorStarts: [Int64], size: Int64) -> [SegmentRegion] {
-        let starts = tensorStarts.filter { $0 < size }
+        let starts = Set(tensorStarts.filter { $0 >= 0 && $0 < size }).sorted()
         guard let first = starts.first else { return [.contentDefined(start: 0, end: size, cut: .metadata)] }
         var regions: [SegmentRegion] = [.contentDefined(start: 0, end: first, cut: .metadata)]
         for (index, start) in starts.enumerated() {
@@ -27,12 +31,5 @@ package enum SegmentPlan {
             regions.append(.slices(start: start, end: end, slice: SegmentScheme.tensorSlice))
         }
         return regions
-    }
-
-    private static func prefix(_ path: String) throws -> [UInt8] {
-        let file = try FileDescriptor.openForReading(path)
-        var bytes = [UInt8](repeating: 0, count: 4)
-        let count = try bytes.withUnsafeMutableBytes { try file.read(into: $0) }
-        return Array(bytes.prefix(count))
     }
 }

@@ -220,7 +220,7 @@ package struct Packer: Sendable {
     func produce(_ d: ModelDescription, zip: Bool, compression: ZipCompression, into output: FileDescriptor?, progress: ProgressReporter?,
                  partSize: Int64? = nil, segments: Bool = false) throws -> DigestResult {
         if !zip {
-            let regions = segments ? try SegmentPlan.regions(path: d.path, size: statFollowing(d.path).map { Int64($0.st_size) } ?? d.totalSize) : nil
+            let regions = segments ? SegmentPlan.regions(path: d.path, size: statFollowing(d.path).map { Int64($0.st_size) } ?? d.totalSize) : nil
             return try StreamDigester.digestFile(at: d.path, copyingTo: output, progress: progress, partSize: partSize, regions: regions)
         }
         let regions: [SegmentRegion]? = segments ? [.contentDefined(start: 0, end: .max, cut: .bulk)] : nil

@@ -17,7 +17,7 @@ struct DeltaDownload: Sendable {
 
     /// The index of `file`, fetched and proven (its bytes and value), or nil when the
     /// manifest names none.
-    func index(of file: CheckedFile) async throws -> (bytes: Data, index: SegmentIndex)? {
+    func index(of file: CheckedFile, model: ModelName) async throws -> (bytes: Data, index: SegmentIndex)? {
         guard let reference = file.segments else { return nil }
         var request = URLRequest(url: reference.url.url)
         request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
@@ -26,7 +26,7 @@ struct DeltaDownload: Sendable {
         guard response.statusCode == 200 else { throw ClientError.http(url: url, status: response.statusCode) }
         let digest = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
         guard Int64(data.count) == reference.size, digest == reference.sha256.rawValue else {
-            throw ClientError.hashMismatch(model: "", file: url, expected: reference.sha256.rawValue, actual: digest)
+            throw ClientError.hashMismatch(model: model.rawValue, file: url, expected: reference.sha256.rawValue, actual: digest)
         }
         let index: SegmentIndex
         do { index = try SegmentIndex(decoding: [UInt8](data)) } catch {

@@ -124,7 +124,9 @@ struct Installer: Sendable {
         guard model.tree == nil, Self.packedDirectoryName(file) == nil, let current = current(model.name) else { return nil }
         let seed = current.appendingPathComponent(file.name.rawValue)
         let indexFile = current.appendingPathComponent(Self.segmentsFolder).appendingPathComponent(file.name.rawValue + ".mcsx")
-        guard let data = try? Data(contentsOf: indexFile), data.count <= 64 << 20, let index = try? SegmentIndex(decoding: [UInt8](data)) else { return nil }
+        // Read only what an index can be (its own format bounds it), never a file of any size.
+        guard let size = fileSize(indexFile), size <= SegmentIndex.maxEncodedSize,
+              let data = try? Data(contentsOf: indexFile), let index = try? SegmentIndex(decoding: [UInt8](data)) else { return nil }
         return (seed, index)
     }
 

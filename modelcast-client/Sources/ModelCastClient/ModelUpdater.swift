@@ -282,7 +282,7 @@ public actor ModelUpdater {
             let name = file.name.rawValue
             // A file with a segment index: its index is kept with the install; an older
             // installed copy of it seeds the download.
-            let fetchedIndex = try? await delta.index(of: file)
+            let fetchedIndex = try? await delta.index(of: file, model: model.name)
             if let fetchedIndex { indexes[file.sha256] = fetchedIndex.bytes }
             if let fetchedIndex, before == 0, let seed = installer.seed(for: file, of: model),
                let built = try await delta.build(file, index: fetchedIndex.index, seed: seed.file, seedIndex: seed.index) {

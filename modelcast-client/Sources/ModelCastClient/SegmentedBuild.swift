@@ -32,19 +32,20 @@ struct SegmentedBuild: Sendable {
         guard let input = try? FileHandle(forReadingFrom: old) else { throw ClientError.io(path: old.path, reason: "cannot open for reading") }
         defer { try? input.close() }
         let assembly = Assembly(index: index, output: output)
+        let offsets = index.offsets
         var fetched: Int64 = 0, requests = 0
         do {
             for step in plan.steps {
                 switch step {
-                case .copy(let source, let offset, let length):
-                    try assembly.copy(from: input, source: source, offset: offset, length: length)
+                case .copy(let source, _, let length):
+                    try assembly.copy(from: input, at: old, offset: source, length: length)
                 case .fetch(_, _, let segments):
                     var next = segments.lowerBound
                     var retried = Set<Int>()
                     while next < segments.upperBound {
                         requests += 1
                         do {
-                            fetched += try await fetch(index: index, segments: next..<segments.upperBound, url: url, into: assembly)
+                            fetched += try await fetch(index: index, offsets: offsets, segments: next..<segments.upperBound, url: url, into: assembly)
                             next = segments.upperBound
                         } catch let failed as SegmentFailed {
                             fetched += failed.received
@@ -68,8 +69,7 @@ struct SegmentedBuild: Sendable {
 
     /// Fetches the bytes of `segments` in one request, handing each whole segment to
     /// `assembly`; returns the body bytes received.
-    private func fetch(index: SegmentIndex, segments: Range<Int>, url: URL, into assembly: Assembly) async throws -> Int64 {
-        let offsets = index.offsets
+    private func fetch(index: SegmentIndex, offsets: [Int64], segments: Range<Int>, url: URL, into assembly: Assembly) async throws -> Int64 {
         let start = offsets[segments.lowerBound]
         let end = offsets[segments.upperBound - 1] + Int64(index.segments[segments.upperBound - 1].length)
         var request = URLRequest(url: url)
@@ -119,19 +119,19 @@ final class Assembly: @unchecked Sendable {
         self.output = output
     }
 
-    /// Copies `length` bytes at `source` in `input` (whole segments from `offset`),
-    /// hashing each; a segment the old file no longer holds is a failure of the old file.
-    func copy(from input: FileHandle, source: Int64, offset: Int64, length: Int64) throws {
+    /// Copies `length` bytes at `sourceOffset` of `input` (the installed file at `source`),
+    /// whole segments, hashing each; bytes that no longer hash as indexed fail the build.
+    func copy(from input: FileHandle, at source: URL, offset sourceOffset: Int64, length: Int64) throws {
         var read: Int64 = 0
-        try input.seek(toOffset: UInt64(source))
+        try input.seek(toOffset: UInt64(sourceOffset))
         while read < length {
             let segment = nextSegment
             let size = Int(index.segments[segment].length)
             guard let bytes = try input.read(upToCount: size), bytes.count == size else {
-                throw ClientError.io(path: "", reason: "the installed file ended inside segment \(segment)")
+                throw ClientError.io(path: source.path, reason: "the installed file ended inside segment \(segment)")
             }
             guard accept(bytes, segment: segment) else {
-                throw ClientError.io(path: "", reason: "the installed file's bytes for segment \(segment) do not hash to the index's value")
+                throw ClientError.io(path: source.path, reason: "the installed file's bytes for segment \(segment) do not hash to the index's value")
             }
             read += Int64(size)
         }

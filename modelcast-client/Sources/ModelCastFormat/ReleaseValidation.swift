@@ -56,7 +56,7 @@ extension ReleaseFile {
                 sha256: try at("segments.sha256") { try SHA256Hex(index.sha256) },
                 size: try at("segments.size") {
                     let size = try ByteCount(index.size).value
-                    guard size >= 48, size <= 48 + 64 + Int64(SegmentIndex.maxSegments) * 36 else {
+                    guard size >= 48, size <= SegmentIndex.maxEncodedSize else {
                         throw ManifestValueError(field: "", value: String(size), rule: "is not the size of a segment index (48 bytes and up)")
                     }
                     return size

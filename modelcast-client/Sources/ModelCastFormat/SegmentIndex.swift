@@ -26,6 +26,8 @@ public struct SegmentIndex: Equatable, Sendable {
     /// At most this many segments (an index of about 36 MiB; 4 TiB of artifact at 1 MiB).
     public static let maxSegments: UInt32 = 1 << 20
     static let maxSchemeLength = 64
+    /// The largest index the format allows, in bytes: a bound to read no more than.
+    public static let maxEncodedSize = Int64(4 + 2 + 2 + maxSchemeLength + 8 + 32 + 4) + Int64(maxSegments) * 36
 
     /// One segment: its length and the SHA-256 of its bytes.
     public struct Segment: Equatable, Sendable {
@@ -113,7 +115,7 @@ public struct SegmentIndex: Equatable, Sendable {
 
     private func check() throws {
         guard (1...Self.maxSchemeLength).contains(scheme.utf8.count),
-              scheme.utf8.allSatisfy({ $0 < 0x80 && (Character(Unicode.Scalar($0)).isLetter || Character(Unicode.Scalar($0)).isNumber || $0 == 0x2E || $0 == 0x2D || $0 == 0x5F) })
+              scheme.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x2E || $0 == 0x2D || $0 == 0x5F })
         else { throw Problem("scheme \(scheme.debugDescription) is not 1...64 ASCII letters, digits, '.', '-' or '_'") }
         guard artifactSize >= 0 else { throw Problem("artifact size \(artifactSize) is negative") }
         guard artifactSHA256.count == 32 else { throw Problem("artifact sha256 has \(artifactSHA256.count) bytes, not 32") }
