@@ -75,6 +75,8 @@ final class PublishConfigFileTests: XCTestCase {
             for value in ["{a: 1}", "[1, 2]", "~", "true"] {
                 let shown = try message("\(field): \(value)\n")
                 XCTAssertTrue(shown.contains("\(field) must be a string"), "\(field): \(value) → \(shown)")
+                // The value is named: the scalar as written, else its shape.
+                XCTAssertTrue(shown.contains(value.hasPrefix("{") || value.hasPrefix("[") ? "not a mapping or a list" : "not '\(value)'"), "\(field): \(value) → \(shown)")
             }
         }
         for (key, value) in [("version", "{a: 1}"), ("version", "[1]"), ("version", "~"), ("layout", "[zip]"), ("layout", "false")] {

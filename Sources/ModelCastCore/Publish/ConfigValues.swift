@@ -111,8 +111,10 @@ extension KeyedDecodingContainer where Key == ConfigKey {
     /// The text of a key that wants text, nil when absent.
     func text(_ key: String) throws -> String? {
         guard contains(ConfigKey(key)) else { return nil }
-        guard let text = (try? decode(ConfigScalar.self, forKey: ConfigKey(key)))?.asText else {
-            throw ConfigProblem(message: "\(path(key)) must be a string")
+        let scalar = try? decode(ConfigScalar.self, forKey: ConfigKey(key))
+        guard let text = scalar?.asText else {
+            let given = scalar.map { $0.text.isEmpty ? "empty" : "'\($0.text)'" } ?? "a mapping or a list"
+            throw ConfigProblem(message: "\(path(key)) must be a string, not \(given)")
         }
         return text
     }
