@@ -47,10 +47,12 @@ http://127.0.0.1:PORT/<mode> is served with that mode's fault:
   corruptonce   flips the middle byte of the body sent (a range's, after slicing) in the first
                 answer for each path only; later answers are clean
   corruptranges flips the middle byte of the body of every 206 answer
+  stallonce     honest, except that the first 206 answer for each path sends its headers and the
+                first half of its body, then nothing (a device killed mid-update)
   dropfirst     objects carry an ETag; the first GET of each object sends the headers (with the
                 whole Content-Length) and the first half of the body, then drops the connection;
                 a Range request is answered 206 only when its If-Range is that ETag. Its log
-                lines add the request's Range and If-Range headers.
+                lines add the request's Range and If-Range headers (stallonce's too).
 """
 import gzip
 import zlib
@@ -72,7 +74,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def log_request_line(self):
         extra = ""
-        if self.path.lstrip("/").startswith("dropfirst"):
+        if self.path.lstrip("/").startswith(("dropfirst", "stallonce")):
             extra = " Range: %s If-Range: %s" % (self.headers.get("Range"), self.headers.get("If-Range"))
         sys.stderr.write("%s %s%s\n" % (self.command, self.path, extra))
         sys.stderr.flush()
@@ -185,7 +187,11 @@ class Handler(BaseHTTPRequestHandler):
         offers_br = "br" in [e.split(";")[0].strip() for e in self.headers.get("Accept-Encoding", "").split(",")]
         if is_manifest and (mode == "br" or (mode == "negotiate" and offers_br)):
             headers["Content-Encoding"] = "br"
-        if mode == "stall" and not is_manifest and not head:
+        stall_once = False
+        if mode == "stallonce" and status == 206 and not head:
+            COUNTS[("stallonce", rest)] = COUNTS.get(("stallonce", rest), 0) + 1
+            stall_once = COUNTS[("stallonce", rest)] == 1
+        if (mode == "stall" and not is_manifest and not head) or stall_once:
             self.send_response(status)
             for name, value in headers.items():
                 self.send_header(name, value)

@@ -64,6 +64,12 @@ do {
     case .updated(let sequence, let models):
         print("updated to sequence \(sequence): " + models.keys.sorted().map { "\($0) \(models[$0]!)" }.joined(separator: ", "))
     }
+    // A file built from the installed version's segments: what it cost.
+    for file in await updater.lastDownloads {
+        guard let seed = file.seededFrom, let requests = file.rangeRequests else { continue }
+        let share = file.size > 0 ? String(format: "%.2f", Double(file.fetchedBytes) * 100 / Double(file.size)) : "0.00"
+        print("fetched \(file.fetchedBytes) of \(file.size) bytes of \(file.file) (\(share) %) in \(requests) range request\(requests == 1 ? "" : "s"); the rest copied from \(seed)")
+    }
 } catch {
     FileHandle.standardError.write(Data("modelcast-device: \(error)\n".utf8))
     exit(1)

@@ -1,7 +1,9 @@
 #!/bin/sh
 # The README's client walkthrough: publish with the CLI, run the device, publish again,
-# run it again, roll back. Needs modelcast and modelcast-device on PATH (swift build,
-# then PATH="$PWD/.build/debug:$PATH"); PORT picks the local server's port.
+# run it again, roll back, then ship a retrained model the device fetches only the changed
+# part of. Needs modelcast and modelcast-device on PATH (swift build, then
+# PATH="$PWD/.build/debug:$PATH") and Python's gguf package (pip install gguf: llama.cpp's
+# writer makes the retrained models); PORT picks the local server's port.
 set -eu
 EXAMPLES="$(cd "$(dirname "$0")/.." && pwd)"
 PORT="${PORT:-8787}"
@@ -24,3 +26,12 @@ publish "$EXAMPLES/models/tiny-llm.gguf" "$EXAMPLES/models/tiny-llm-mmproj.gguf"
 launch "after publishing 1.1.0 with its mmproj"
 modelcast rollback site --version 1.0.0 --sign demo.key > /dev/null 2>&1
 launch "after rolling back to 1.0.0 (kept on the phone: nothing is downloaded)"
+# A retrain: 2.0.0 is a 23 MB llama-shaped GGUF, 2.1.0 the same with only a new chat template.
+MAKE="$EXAMPLES/../bench/delta_models.py"
+mkdir v2.0 v2.1
+python3 "$MAKE" gguf v2.0/tiny-llm.gguf --layers 2 --width 512 --vocab 6000 > /dev/null
+python3 "$MAKE" gguf v2.1/tiny-llm.gguf --layers 2 --width 512 --vocab 6000 --template "{{ messages }}" > /dev/null
+publish v2.0/tiny-llm.gguf --version 2.0.0 --segment-index always
+launch "after publishing 2.0.0"
+publish v2.1/tiny-llm.gguf --version 2.1.0 --segment-index always
+launch "after publishing 2.1.0, a new chat template (only the changed bytes are fetched)"

@@ -1,0 +1,146 @@
+import Foundation
+import XCTest
+@testable import ModelCastClient
+import ModelCastFormat
+import ModelCastCore
+import ModelCastTestSupport
+
+/// Issue 27, the updater end to end: an update from each older kept version builds the
+/// newest from the bytes the device has; a zipped Core ML package updates from its
+/// unpacked files; a device killed in the middle of a segmented build keeps what it
+/// proved and fetches only the rest when it runs again.
+final class DeltaUpdateTests: XCTestCase {
+    func gguf(_ path: String, _ flags: [String]) throws {
+        try FileManager.default.createDirectory(atPath: PathText.parent(path), withIntermediateDirectories: true)
+        let made = try runProcess("/usr/bin/env", ["python3", repositoryRoot + "/bench/delta_models.py", "gguf", path,
+                                                   "--layers", "4", "--width", "512", "--vocab", "6000"] + flags)
+        XCTAssertEqual(made.status, 0, made.stderr)
+    }
+
+    /// Devices on 1.0.0 and on 2.0.0 (the versions kept on the host) each update to 3.0.0
+    /// from what they run: 1.0.0 differs from 3.0.0 only in its chat template, 2.0.0 in its
+    /// attention tensors too; a new device downloads 3.0.0 whole.
+    func testAnUpdateFromEachOlderKeptVersion() async throws {
+        let site = try ClientTests.Site()
+        let v1 = site.work.at("v1/m.gguf"), v2 = site.work.at("v2/m.gguf"), v3 = site.work.at("v3/m.gguf")
+        try gguf(v1, [])
+        try gguf(v2, ["--retrain-attention"])
+        try gguf(v3, ["--template", "{% for m in messages %}{{ m.content }}{% endfor %}"])
+        var devices: [String: ModelUpdater] = [:]
+        for (version, path) in [("1.0.0", v1), ("2.0.0", v2)] {
+            try site.publish([path], version: version, ["--segment-index", "always"])
+            try site.start()
+            let device = try ModelUpdater(site.configuration(device: "d-\(version)", directory: "device-\(version)"))
+            _ = try await device.update()
+            XCTAssertEqual(device.installed("m")?.version, version)
+            devices[version] = device
+        }
+        try site.publish([v3], version: "3.0.0", ["--segment-index", "always"])
+        let size = Int64(try Data(contentsOf: URL(fileURLWithPath: v3)).count)
+        var fetched: [String: Int64] = [:]
+        for (version, device) in devices {
+            let outcome = try await device.update()
+            XCTAssertEqual(outcome, .updated(sequence: 3, models: ["m": "3.0.0"]))
+            XCTAssertEqual(try Data(contentsOf: try XCTUnwrap(device.installed("m")).mainFile), try Data(contentsOf: URL(fileURLWithPath: v3)))
+            let downloads = await device.lastDownloads
+            let download = try XCTUnwrap(downloads.first)
+            XCTAssertEqual(download.seededFrom, version)
+            XCTAssertNotNil(download.rangeRequests)
+            fetched[version] = download.fetchedBytes
+        }
+        XCTAssertLessThan(try XCTUnwrap(fetched["1.0.0"]), 256 << 10, "a new template costs a device on 1.0.0 its metadata only")
+        XCTAssertGreaterThan(try XCTUnwrap(fetched["2.0.0"]), 4 * 512 * 512 * 2 * 4 - 1, "a device on 2.0.0 fetches 3.0.0's attention tensors")
+        XCTAssertLessThan(try XCTUnwrap(fetched["2.0.0"]), size / 2)
+        let fresh = try ModelUpdater(site.configuration(device: "d-new", directory: "device-new"))
+        _ = try await fresh.update()
+        let whole = await fresh.lastDownloads
+        XCTAssertEqual(whole, [FileDownload(model: "m", file: "m.gguf", size: size, fetchedBytes: size, seededFrom: nil, rangeRequests: nil)])
+    }
+
+    /// A Core ML package is published as a stored zip and installed unpacked: the zip is
+    /// gone, but its stored entries' bytes are the unpacked files', so the next version's
+    /// zip is built from them and only its changed part is fetched.
+    func testAZippedPackageUpdatesFromItsUnpackedFiles() async throws {
+        let site = try ClientTests.Site()
+        let example = repositoryRoot + "/examples/models/TinyClassifier.mlpackage"
+        var packages: [String] = []
+        for (version, seed) in [("1", UInt32(1)), ("2", UInt32(1))] {
+            let package = site.work.at("v\(version)/TinyClassifier.mlpackage")
+            try FileManager.default.createDirectory(atPath: PathText.parent(package), withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: example, toPath: package)
+            var weights = patternBytes(12 << 20, seed: seed)
+            if version == "2" { for offset in (11 << 20)..<(11 << 20) + 4096 { weights[offset] ^= 0x5A } }  // the head, retrained
+            try Data(weights).write(to: URL(fileURLWithPath: package + "/Data/com.apple.CoreML/weights/weight.bin"))
+            packages.append(package)
+        }
+        try site.publish([packages[0]], version: "1.0.0", ["--segment-index", "always"])
+        try site.start()
+        let device = try ModelUpdater(site.configuration())
+        _ = try await device.update()
+        try site.publish([packages[1]], version: "2.0.0", ["--segment-index", "always"])
+        let outcome = try await device.update()
+        XCTAssertEqual(outcome, .updated(sequence: 2, models: ["m": "2.0.0"]))
+        let installed = try XCTUnwrap(device.installed("m"))
+        XCTAssertEqual(try Data(contentsOf: installed.mainFile.appendingPathComponent("Data/com.apple.CoreML/weights/weight.bin")),
+                       try Data(contentsOf: URL(fileURLWithPath: packages[1] + "/Data/com.apple.CoreML/weights/weight.bin")))
+        let downloads = await device.lastDownloads
+        let download = try XCTUnwrap(downloads.first)
+        XCTAssertEqual(download.seededFrom, "1.0.0")
+        // At most the largest segment content-defined cutting makes (4 MiB) around the
+        // change, and the zip's headers and central directory.
+        XCTAssertLessThan(download.fetchedBytes, (4 << 20) + (256 << 10), "\(download)")
+    }
+
+    /// `kill -9` of the example device while its segmented build waits on a range: the
+    /// next run keeps every segment the first one proved (copies and finished ranges) and
+    /// asks only for what the stalled range had not delivered.
+    func testAKilledSegmentedBuildResumes() throws {
+        let work = try Scratch("modelcast-delta-kill")
+        let device = modelcastBinary.replacingOccurrences(of: "/modelcast", with: "/modelcast-device")
+        let port = try freeLoopbackPort()
+        let server = try BackgroundProcess("/usr/bin/env", ["python3", repositoryRoot + "/Tests/Fixtures/misbehaving_server.py", work.at("sites"), String(port)])
+        XCTAssertEqual(server.firstLine, "ready")
+        let base = "http://127.0.0.1:\(port)/stallonce"
+        try gguf(work.at("v1/m.gguf"), [])
+        try gguf(work.at("v2/m.gguf"), ["--retrain-attention"])
+        for (version, path) in [("1.0.0", work.at("v1/m.gguf")), ("2.0.0", work.at("v2/m.gguf"))] {
+            let published = try modelcast(["publish", path, "--name", "m", "--version", version, "--base-url", base,
+                                           "--to", try work.atMadeParent("sites/stallonce"), "--segment-index", "always"])
+            XCTAssertEqual(published.status, 0, published.stderr)
+            if version == "1.0.0" {
+                let first = try runProcess(device, ["--manifest", base + "/manifest.json", "--dir", work.at("phone")])
+                XCTAssertEqual(first.status, 0, first.stderr)
+            }
+        }
+        let sha2 = try sha256(work.at("v2/m.gguf"))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: device)
+        process.arguments = ["--manifest", base + "/manifest.json", "--dir", work.at("phone")]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Four runs of retrained tensors: wait until all four ranges were asked for (one stalls).
+        let deadline = Date().addingTimeInterval(30)
+        func ranges() -> [String] { server.standardError.split(separator: "\n").map(String.init).filter { $0.contains("/2.0.0/m.gguf") && $0.contains("Range: bytes=") } }
+        while ranges().count < 4, Date() < deadline { usleep(50_000) }
+        usleep(500_000)
+        XCTAssertTrue(process.isRunning, "the stalled range keeps the device waiting")
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let part = work.at("phone/downloads/\(sha2).delta")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: part), "the killed build leaves its part")
+        let before = ranges().count
+        let second = try runProcess(device, ["--manifest", base + "/manifest.json", "--dir", work.at("phone")])
+        XCTAssertEqual(second.status, 0, second.stderr)
+        XCTAssertEqual(try sha256(work.at("phone/models/m/current/m.gguf")), sha2)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: part))
+        let resumed = Array(ranges().dropFirst(before))
+        XCTAssertEqual(resumed.count, 1, "only the stalled range's missing segments are asked for again: \(resumed)")
+        XCTAssertTrue(second.stdout.contains("in 1 range request; the rest copied from 1.0.0"), second.stdout)
+    }
+
+    func sha256(_ path: String) throws -> String {
+        let result = try runProcess("/usr/bin/sha256sum", [path])
+        return String(result.stdout.prefix(64))
+    }
+}
