@@ -56,6 +56,7 @@ final class SegmentIndexCLITests: XCTestCase {
         XCTAssertTrue(objects.contains(segments.key), objects)
         let verified = try modelcast(["verify", site, "--allow-http"])
         XCTAssertEqual(verified.status, 0, verified.stdout + verified.stderr)
+        XCTAssertTrue(verified.stdout.contains("segments tile it and hash as indexed; cutting it again gives the same index"), verified.stdout)
         let server = try BackgroundProcess(modelcastBinary, ["serve", site, "--port", String(port)])
         XCTAssertEqual(server.firstLine, base)
         let (served, report) = try verifyJSON([base + "/manifest.json", "--allow-http"])
@@ -63,6 +64,10 @@ final class SegmentIndexCLITests: XCTestCase {
         let indexChecks = try XCTUnwrap(report).checks.filter { $0.subject.hasSuffix(".mcsx") }
         XCTAssertEqual(Set(indexChecks.filter { $0.check == "artifact.sha256" }.map(\.status)), [.pass])
         XCTAssertEqual(indexChecks.filter { $0.check == "artifact.sha256" }.count, 2, "the live release's index and its rollback target's")
+        // Through the URL: each artifact's segments proven in the read, four fetched by range.
+        let segmentChecks = try XCTUnwrap(report).checks.filter { $0.check == "artifact.segments" }
+        XCTAssertEqual(segmentChecks.map(\.status), [.pass, .pass], "\(segmentChecks)")
+        XCTAssertTrue(segmentChecks.allSatisfy { $0.detail.contains("4 fetched by range as devices do") }, "\(segmentChecks)")
         // --segment-index never: no index, the manifest entry has none.
         let plain = work.at("plain")
         try PublishRun([v1], version: "1.0.0", baseURL: base, to: plain, ["--segment-index", "never"], environment: pinnedEnvironment()).succeeds()
@@ -84,5 +89,65 @@ final class SegmentIndexCLITests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: site + "/" + segments.key))
         let after = try modelcast(["verify", site, "--allow-http"])
         XCTAssertEqual(after.status, 0, after.stdout + after.stderr)
+    }
+
+    /// verify proves an index against its artifact: a segment that does not hash as
+    /// indexed fails everywhere; segments that hash right but are cut otherwise than the
+    /// scheme cuts fail where verify can cut the artifact again (a directory); a server
+    /// that ignores Range fails the sampled range fetches.
+    func testVerifyProvesTheIndexAgainstTheArtifact() throws {
+        let work = try Scratch()
+        let model = work.at("m.gguf")
+        let made = try runProcess("/usr/bin/env", ["python3", repositoryRoot + "/bench/delta_models.py", "gguf", model,
+                                                   "--layers", "2", "--width", "512", "--vocab", "6000"])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let port = try freeLoopbackPort()
+        for mode in ["ok", "norange"] {
+            try PublishRun([model], version: "1.0.0", baseURL: "http://127.0.0.1:\(port)/\(mode)", to: try work.atMadeParent("sites/\(mode)"),
+                           ["--segment-index", "always"], environment: pinnedEnvironment()).succeeds()
+        }
+        let server = try BackgroundProcess("/usr/bin/env", ["python3", repositoryRoot + "/Tests/Fixtures/misbehaving_server.py", work.at("sites"), String(port)])
+        XCTAssertEqual(server.firstLine, "ready")
+        let (ranged, rangedReport) = try verifyJSON(["http://127.0.0.1:\(port)/norange/manifest.json", "--allow-http"])
+        XCTAssertNotEqual(ranged.status, 0)
+        let refused = try XCTUnwrap(rangedReport).checks.filter { $0.check == "artifact.segments" }
+        XCTAssertEqual(refused.map(\.status), [.fail])
+        XCTAssertTrue(refused.first?.detail.contains("HTTP 200 to 'Range: bytes=0-") ?? false, "\(refused)")
+
+        // Rewrites the index (and the manifest's entry for it) with `edit` applied.
+        let site = work.at("sites/ok")
+        let release = try Release.decode(Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json")), source: "manifest")
+        let reference = try XCTUnwrap(release.models["m"]?.files.first?.segments)
+        let original = try SegmentIndex(decoding: [UInt8](Data(contentsOf: URL(fileURLWithPath: site + "/" + reference.key))))
+        let artifact = try [UInt8](Data(contentsOf: URL(fileURLWithPath: model)))
+        func install(_ segments: [SegmentIndex.Segment]) throws {
+            let bytes = try SegmentIndex(scheme: original.scheme, artifactSize: original.artifactSize, artifactSHA256: original.artifactSHA256, segments: segments).encoded()
+            try Data(bytes).write(to: URL(fileURLWithPath: site + "/" + reference.key))
+            var manifest = try String(contentsOfFile: site + "/manifest.json", encoding: .utf8)
+            let current = try XCTUnwrap(try Release.decode(Data(manifest.utf8), source: "manifest").models["m"]?.files.first?.segments)
+            manifest = manifest.replacingOccurrences(of: current.sha256, with: try SHA256Hasher.digest(bytes).hex)
+                .replacingOccurrences(of: "\"size\" : \(current.size)", with: "\"size\" : \(bytes.count)")
+                .replacingOccurrences(of: "\"size\": \(current.size)", with: "\"size\": \(bytes.count)")
+            try manifest.write(toFile: site + "/manifest.json", atomically: true, encoding: .utf8)
+        }
+        // One segment's hash flipped.
+        var flipped = original.segments
+        flipped[3] = SegmentIndex.Segment(length: flipped[3].length, sha256: flipped[3].sha256.map { $0 ^ 1 })
+        try install(flipped)
+        for target in [site, "http://127.0.0.1:\(port)/ok/manifest.json"] {
+            let result = try modelcast(["verify", target, "--allow-http"])
+            XCTAssertNotEqual(result.status, 0, target)
+            XCTAssertTrue(result.stdout.contains("segment 3 (\(flipped[3].length) bytes at \(original.offsets[3])) does not hash to the index's value"), result.stdout)
+        }
+        // The first two segments merged: they tile and hash right, but the scheme cuts otherwise.
+        let merged = [SegmentIndex.Segment(length: original.segments[0].length + original.segments[1].length,
+                                           sha256: try SHA256Hasher.digest(Array(artifact[0..<Int(original.segments[0].length + original.segments[1].length)])).bytes)]
+            + original.segments.dropFirst(2)
+        try install(merged)
+        let directory = try modelcast(["verify", site, "--allow-http"])
+        XCTAssertNotEqual(directory.status, 0)
+        XCTAssertTrue(directory.stdout.contains("cutting the artifact again gives \(original.segments.count) segments, not the index's \(merged.count)"), directory.stdout)
+        let served = try modelcast(["verify", "http://127.0.0.1:\(port)/ok/manifest.json", "--allow-http"])
+        XCTAssertEqual(served.status, 0, "through a URL the cuts cannot be re-derived; the segments tile and hash right: " + served.stdout)
     }
 }

@@ -344,9 +344,13 @@ package struct Verifier: Sendable {
         let limit = promised.map { $0 + 1 } ?? (64 << 30)
         let objectDeadline = min(deadline, Date().addingTimeInterval(options.requestTimeout + Double(promised ?? 0) / options.minimumSpeed))
         let sink = HashingSink(progress: progress)
+        // An artifact with a segment index is also cut as its index says, in the same read.
+        let segments = await object.segmentIndex.asyncMap { await fetchSegmentIndex($0, for: object, rules: rules, deadline: objectDeadline, log: log) } ?? nil
+        let proof = segments.map { SegmentProof(index: $0.1) }
         let response: FetchResponse
         do {
-            response = try await fetchWithRetries(url, range: nil, limit: limit, deadline: objectDeadline, rules: rules, reset: { sink.reset() }, consume: sink.append)
+            response = try await fetchWithRetries(url, range: nil, limit: limit, deadline: objectDeadline, rules: rules,
+                                                  reset: { sink.reset(); proof?.reset() }, consume: { try sink.append($0); try proof?.append($0) })
         } catch let error as FetchError {
             log.add(.fail, error.isRedirectRefusal ? .artifactRedirect : .artifactFetch, url, "\(label): \(error)", hostNotReached: error.hostNotReached)
             return
@@ -373,6 +377,9 @@ package struct Verifier: Sendable {
         checkDigest(object, digest: digest, response: response, profile: profile, log: log)
         let expectedType = checkHeaders(object, response: response, log: log)
         await checkRange(object, size: response.bytesRead, sink: sink, rules: rules, deadline: deadline, log: log)
+        if let segments, let proof, digest.hex == object.sha256, response.bytesRead == object.size {
+            await checkSegments(object, index: segments, proof: proof, rules: rules, deadline: deadline, log: log)
+        }
         // A zip is unpacked on the device: it must be safe to unpack.
         if ZipSafetyCheck.applies(contentType: expectedType, name: url), !response.exceededLimit {
             await checkZip(object, size: response.bytesRead, rules: rules, deadline: deadline, log: log)

@@ -11,6 +11,7 @@ package enum VerifyCheckID: String, CaseIterable, Sendable {
     case artifactFetch = "artifact.fetch"
     case artifactRange = "artifact.range"
     case artifactRedirect = "artifact.redirect"
+    case artifactSegments = "artifact.segments"
     case artifactSha256 = "artifact.sha256"
     case artifactSize = "artifact.size"
     case artifactStatus = "artifact.status"

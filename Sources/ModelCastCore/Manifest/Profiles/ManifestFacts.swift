@@ -13,6 +13,8 @@ package struct ExpectedObject: Sendable {
     package let approximateSize: (bytes: Int64, tolerance: Int64)?
     /// Promised Content-Type, when the profile carries one.
     package let contentType: String?
+    /// The artifact's segment index, when the manifest names one (modelcast profile).
+    package var segmentIndex: SegmentIndexReference? = nil
 }
 
 /// What a manifest says, whatever its profile.

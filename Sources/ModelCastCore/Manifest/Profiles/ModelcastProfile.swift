@@ -38,13 +38,15 @@ struct ModelcastProfile: ProfileDefinition {
         func add(_ model: ReleaseModel, name: String, rollback: Bool) throws {
             for file in model.files {
                 let label = "\(rollback ? "rollback " : "")\(name) \(model.version)/\(model.tree.map { $0 + "/" } ?? "")\(file.placement)"
+                let indexSHA256 = try file.segments.map { try manifest.hex($0.sha256, "\(name).files.segments.sha256") }
                 objects.append(ExpectedObject(
                     label: label, url: file.url, sha256: try manifest.hex(file.sha256, "\(name).files.sha256"), size: file.size, approximateSize: nil,
-                    contentType: file.contentType))
+                    contentType: file.contentType,
+                    segmentIndex: file.segments.map { SegmentIndexReference(url: $0.url, sha256: indexSHA256!, size: $0.size) }))
                 // The segment index is served like the artifact: immutable, its exact bytes.
                 if let segments = file.segments {
                     objects.append(ExpectedObject(
-                        label: label + " segment index", url: segments.url, sha256: try manifest.hex(segments.sha256, "\(name).files.segments.sha256"),
+                        label: label + " segment index", url: segments.url, sha256: indexSHA256,
                         size: segments.size, approximateSize: nil, contentType: SegmentIndexObject.contentType))
                 }
             }

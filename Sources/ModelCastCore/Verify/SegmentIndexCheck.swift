@@ -1,0 +1,173 @@
+import Foundation
+import ModelCastFormat
+import NIOConcurrencyHelpers
+
+/// Where the manifest says an artifact's segment index is (`files[].segments`).
+package struct SegmentIndexReference: Sendable {
+    package let url: String
+    package let sha256: String
+    package let size: Int64
+}
+
+/// Hashes a streamed artifact segment by segment as its index cuts it, in the read that
+/// hashes the whole: proves the index's segments tile the bytes served and hash as it
+/// says (`artifact.segments`).
+final class SegmentProof: Sendable {
+    private struct State: @unchecked Sendable {
+        var segment = 0
+        var filled = 0
+        var hasher: SHA256Hasher?
+        /// The first segment whose bytes differ, or bytes past the last segment.
+        var problem: String?
+    }
+    private let index: SegmentIndex
+    private let state = NIOLockedValueBox(State())
+
+    init(index: SegmentIndex) { self.index = index }
+
+    @Sendable func append(_ chunk: UnsafeRawBufferPointer) throws {
+        try state.withLockedValue { state in
+            var rest = chunk
+            while !rest.isEmpty, state.problem == nil {
+                guard state.segment < index.segments.count else {
+                    state.problem = "the artifact has bytes past the index's last segment"
+                    return
+                }
+                let length = Int(index.segments[state.segment].length)
+                let take = min(length - state.filled, rest.count)
+                if state.hasher == nil { state.hasher = try SHA256Hasher() }
+                state.hasher!.update(UnsafeRawBufferPointer(rebasing: rest[0..<take]))
+                state.filled += take
+                rest = UnsafeRawBufferPointer(rebasing: rest[take...])
+                if state.filled == length {
+                    if state.hasher!.finalize().bytes != index.segments[state.segment].sha256 {
+                        state.problem = "segment \(state.segment) (\(length) bytes at \(index.offsets[state.segment])) does not hash to the index's value"
+                    }
+                    state.hasher = nil
+                    state.filled = 0
+                    state.segment += 1
+                }
+            }
+        }
+    }
+
+    @Sendable func reset() { state.withLockedValue { $0 = State() } }
+
+    /// Nil when every segment arrived whole and hashed right; otherwise what did not.
+    func problem() -> String? {
+        state.withLockedValue { state in
+            if let problem = state.problem { return problem }
+            guard state.segment == index.segments.count, state.filled == 0 else {
+                return "the artifact ended inside segment \(state.segment) of \(index.segments.count)"
+            }
+            return nil
+        }
+    }
+}
+
+extension Verifier {
+    /// Segments fetched by range through a URL, as devices fetch them.
+    static let sampledSegments = 4
+
+    /// The artifact's segment index, fetched and proven against the manifest; nil (and a
+    /// failed `artifact.segments`) when it cannot be.
+    func fetchSegmentIndex(_ reference: SegmentIndexReference, for object: ExpectedObject, rules: URLRules, deadline: Date, log: CheckLog) async -> (Data, SegmentIndex)? {
+        let collector = ByteCollector()
+        let label = object.label
+        do {
+            let response = try await fetchWithRetries(reference.url, range: nil, limit: reference.size + 1, deadline: deadline, rules: rules,
+                                                       reset: { collector.reset() }, consume: collector.append)
+            let bytes = collector.data
+            guard response.status == 200, Int64(bytes.count) == reference.size,
+                  try digest(bytes).hex == reference.sha256 else {
+                log.add(.fail, .artifactSegments, object.url, "\(label): its segment index (\(reference.url)) is not the one the manifest names (HTTP \(response.status), \(bytes.count) bytes)")
+                return nil
+            }
+            let index = try SegmentIndex(decoding: [UInt8](bytes))
+            guard index.artifactSize == object.size, SHA256Digest(bytes: index.artifactSHA256)?.hex == object.sha256 else {
+                log.add(.fail, .artifactSegments, object.url, "\(label): its segment index describes another artifact (\(index.artifactSize) bytes)")
+                return nil
+            }
+            return (bytes, index)
+        } catch {
+            log.add(.fail, .artifactSegments, object.url, "\(label): its segment index (\(reference.url)): \(error)")
+            return nil
+        }
+    }
+
+    /// After the artifact was read: its segments as the index cuts them (streamed), the
+    /// cuts re-derived from a local file, and sampled segments fetched by range from a server.
+    func checkSegments(_ object: ExpectedObject, index: (bytes: Data, value: SegmentIndex), proof: SegmentProof, rules: URLRules, deadline: Date, log: CheckLog) async {
+        let (url, label) = (object.url, object.label)
+        if let problem = proof.problem() {
+            log.add(.fail, .artifactSegments, url, "\(label): \(problem)")
+            return
+        }
+        let count = index.value.segments.count
+        if fetcher.reads == .files {
+            let path = fetcher.origin(of: url)
+            do {
+                let again = try StreamDigester.segmentIndex(ofFileAt: path, regions: SegmentPlan.regions(path: path, size: index.value.artifactSize))
+                guard again.encoded() == [UInt8](index.bytes) else {
+                    log.add(.fail, .artifactSegments, url, "\(label): cutting the artifact again gives \(again.segments.count) segments, not the index's \(count): devices would reuse less than the publish report said")
+                    return
+                }
+            } catch {
+                log.add(.fail, .artifactSegments, url, "\(label): \(error)")
+                return
+            }
+            log.add(.pass, .artifactSegments, url, "\(label): \(count) segments tile it and hash as indexed; cutting it again gives the same index")
+            return
+        }
+        if let problem = await sampleRanges(object, index: index.value, rules: rules, deadline: deadline) {
+            log.add(.fail, .artifactSegments, url, "\(label): \(problem)")
+            return
+        }
+        log.add(.pass, .artifactSegments, url, "\(label): \(count) segments tile it and hash as indexed; \(min(count, Self.sampledSegments)) fetched by range as devices do (206, exact Content-Range, no encoding)")
+    }
+
+    /// Fetches a few segments (first, last, two between) with single-range requests; nil
+    /// when each came back as a device needs, otherwise what did not.
+    private func sampleRanges(_ object: ExpectedObject, index: SegmentIndex, rules: URLRules, deadline: Date) async -> String? {
+        let count = index.segments.count
+        let picks = Set([0, count / 3, (2 * count) / 3, count - 1].filter { $0 >= 0 && $0 < count }).sorted()
+        for segment in picks {
+            let start = index.offsets[segment], length = Int64(index.segments[segment].length)
+            let range = start...(start + length - 1)
+            let body = ByteCollector()
+            let expected = "bytes \(range.lowerBound)-\(range.upperBound)/\(index.artifactSize)"
+            do {
+                let response = try await fetchWithRetries(object.url, range: range, limit: length + 1, deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)),
+                                                          rules: rules, reset: { body.reset() }, consume: body.append)
+                guard response.status == 206 else { return "segment \(segment): HTTP \(response.status) to 'Range: bytes=\(range.lowerBound)-\(range.upperBound)', expected 206: devices would download the whole file" }
+                guard response.headers["content-range"] == expected else {
+                    return "segment \(segment): Content-Range '\(response.headers["content-range"] ?? "")', expected '\(expected)'"
+                }
+                if let encoding = response.headers["content-encoding"], encoding.lowercased() != "identity" {
+                    return "segment \(segment): Content-Encoding \(encoding) on a range"
+                }
+                guard try digest(body.data).bytes == index.segments[segment].sha256 else {
+                    return "segment \(segment): the \(body.data.count) bytes served do not hash to the index's value"
+                }
+            } catch {
+                return "segment \(segment): \(error)"
+            }
+        }
+        return nil
+    }
+}
+
+/// The SHA-256 of bytes in memory.
+private func digest(_ data: Data) throws -> SHA256Digest {
+    let hasher = try SHA256Hasher()
+    data.withUnsafeBytes { hasher.update($0) }
+    return hasher.finalize()
+}
+
+extension Optional {
+    /// `map` with an async transform.
+    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
+        guard let value = self else { return nil }
+        return try await transform(value)
+    }
+}
