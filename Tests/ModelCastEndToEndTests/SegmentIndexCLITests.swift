@@ -20,6 +20,17 @@ final class SegmentIndexCLITests: XCTestCase {
         let base = "http://127.0.0.1:\(port)/ml"
         let site = work.at("site")
         try PublishRun([v1], version: "1.0.0", baseURL: base, to: site, environment: pinnedEnvironment()).succeeds()
+        // --json carries the same estimate, per file.
+        let planned = try modelcast(["publish", v2, "--name", "m", "--version", "2.0.0", "--base-url", base, "--to", site, "--dry-run", "--json"],
+                                    environment: pinnedEnvironment())
+        XCTAssertEqual(planned.status, 0, planned.stderr)
+        let reuse = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(planned.stdout.utf8)) as? [String: Any])?["reuse"] as? [[String: Any]])
+        XCTAssertEqual(reuse.count, 1)
+        XCTAssertEqual(reuse.first?["from"] as? String, "1.0.0")
+        XCTAssertEqual(reuse.first?["fetched_bytes"] as? Int, 8 * 512 * 512 * 2)
+        XCTAssertEqual(reuse.first?["range_requests"] as? Int, 2)
+        XCTAssertEqual(reuse.first?["whole_download"] as? Bool, false)
+        try validateAgainstSchema([planned.stdout], "publish-report.schema.json")
         let second = try PublishRun([v2], version: "2.0.0", baseURL: base, to: site, environment: pinnedEnvironment()).succeeds()
         // The publish says what a device on the live version will fetch.
         XCTAssertTrue(second.stderr.contains("m 2.0.0 v2.gguf: a device on 1.0.0 fetches \(8 * 512 * 512 * 2) of "), second.stderr)

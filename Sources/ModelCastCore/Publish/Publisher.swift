@@ -43,6 +43,28 @@ package struct PublishReport: Codable, Sendable {
     package var requests: [String: Int]?
     /// The release's models, by name.
     package var models: [Model] = []
+    /// What a device on the live version would fetch of each new file with a segment index.
+    package var reuse: [Reuse] = []
+
+    /// For one new file with a segment index: what a device running the live version of
+    /// its model fetches to update (`DeltaPlan`), and how.
+    package struct Reuse: Codable, Sendable, Equatable {
+        package let model: String
+        package let version: String
+        package let file: String
+        /// The live version the device runs.
+        package let from: String
+        package let size: Int64
+        package let fetchedBytes: Int64
+        package let rangeRequests: Int
+        /// True when the plan fetches more than 70 % of the file: devices download it whole.
+        package let wholeDownload: Bool
+
+        enum CodingKeys: String, CodingKey {
+            case model, version, file, from, size
+            case fetchedBytes = "fetched_bytes", rangeRequests = "range_requests", wholeDownload = "whole_download"
+        }
+    }
 
     package init(target: String, profile: String, unchanged: Bool, dryRun: Bool, sequence: Int64, previousSequence: Int64?, manifestKey: String,
                 manifestURL: String, objects: [Object], warnings: [String], manifest: String, requests: [String: Int]?, models: [Model] = []) {
@@ -74,7 +96,7 @@ package struct PublishReport: Codable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case target, profile, unchanged, sequence, models, objects, warnings, manifest, requests
+        case target, profile, unchanged, sequence, models, objects, warnings, manifest, requests, reuse
         case dryRun = "dry_run", previousSequence = "previous_sequence", manifestKey = "manifest_key", manifestURL = "manifest_url"
         case manifestSHA256 = "manifest_sha256"
     }
@@ -101,6 +123,7 @@ package struct PublishReport: Codable, Sendable {
         }
         if !bytes.isEmpty { try c.encode(SHA256Hasher.digest(bytes).hex, forKey: .manifestSHA256) }
         try c.encodeIfPresent(requests, forKey: .requests)
+        try c.encode(reuse, forKey: .reuse)
     }
 
     package init(from decoder: Decoder) throws {
@@ -122,6 +145,7 @@ package struct PublishReport: Codable, Sendable {
         }
         requests = try c.decodeIfPresent([String: Int].self, forKey: .requests)
         models = try c.decodeIfPresent([Model].self, forKey: .models) ?? []
+        reuse = try c.decodeIfPresent([Reuse].self, forKey: .reuse) ?? []
     }
 }
 
@@ -190,13 +214,15 @@ package struct Publisher: Sendable {
         defer { staging.close() }
         let packed = try await Self.packModels(request, into: staging, descriptions: descriptions)
         try checkVersionsKeepTheirFiles(packed.models, wentLive: state.wentLive, givenVersions: givenVersions)
-        await reportReuse(packed.models, live: live, staging: staging)
+        let reuse = await reportReuse(packed.models, live: live, staging: staging)
 
         var release = Self.release(of: request, models: packed.models, prototypes: packed.prototypes, state: state)
         var settings = CommitSettings(request, profile: request.profile, baseURL: request.baseURL, manifestCacheControl: request.manifestCacheControl, signing: request.signing)
         settings.hostedOn = request.hostedOn
         if let rollout = live?.rollout, rollout.isInProgress(at: request.publishedAt) {
-            return try await publishDuringRollout(rollout, release: release, request: request, state: state, staging: staging, settings: settings, warnings: warnings)
+            var report = try await publishDuringRollout(rollout, release: release, request: request, state: state, staging: staging, settings: settings, warnings: warnings)
+            report.reuse = reuse
+            return report
         }
         if request.rolloutPercent != nil || request.rolloutSchedule != nil {
             guard live != nil else {
@@ -204,14 +230,17 @@ package struct Publisher: Sendable {
             }
             release.rollout = try RolloutRules.start(percent: request.rolloutPercent, schedule: request.rolloutSchedule, for: release, at: request.publishedAt)
         }
-        return try await commitUnlessLive(release, request: request, state: state, staging: staging, settings: settings, warnings: warnings)
+        var report = try await commitUnlessLive(release, request: request, state: state, staging: staging, settings: settings, warnings: warnings)
+        report.reuse = reuse
+        return report
     }
 
     /// For each artifact with a segment index whose model the live release has with an
     /// index too, what a device on the live version would fetch (`DeltaPlan`), so a
     /// surprise (a re-quantization that changes every tensor) shows before release. Only
     /// information: an index that cannot be read is passed over.
-    private func reportReuse(_ models: [String: ReleaseModel], live: Release?, staging: StagingArea) async {
+    private func reportReuse(_ models: [String: ReleaseModel], live: Release?, staging: StagingArea) async -> [PublishReport.Reuse] {
+        var estimates: [PublishReport.Reuse] = []
         for name in models.keys.sorted() {
             guard let model = models[name], let previous = live?.models[name], previous.version != model.version else { continue }
             for (position, file) in model.files.enumerated() {
@@ -224,8 +253,11 @@ package struct Publisher: Sendable {
                 let share = index.artifactSize == 0 ? 0 : 100 * Double(plan.fetchedBytes) / Double(index.artifactSize)
                 let how = plan.prefersFullDownload ? "more than 70 %: devices download it whole" : "\(plan.requests) range request\(plan.requests == 1 ? "" : "s")"
                 log("\(name) \(model.version) \(file.name): a device on \(previous.version) fetches \(plan.fetchedBytes) of \(index.artifactSize) bytes (\(String(format: "%.1f", share)) %, \(how)); \(String(format: "%.1f", 100 - share)) % reused")
+                estimates.append(PublishReport.Reuse(model: name, version: model.version, file: file.name, from: previous.version, size: index.artifactSize,
+                                                     fetchedBytes: plan.fetchedBytes, rangeRequests: plan.requests, wholeDownload: plan.prefersFullDownload))
             }
         }
+        return estimates
     }
 
     /// Every input of `request` inspected and validated, by model name.
