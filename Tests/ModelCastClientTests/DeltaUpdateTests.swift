@@ -57,6 +57,35 @@ final class DeltaUpdateTests: XCTestCase {
         XCTAssertEqual(whole, [FileDownload(model: "m", file: "m.gguf", size: size, fetchedBytes: size, seededFrom: nil, rangeRequests: nil)])
     }
 
+    /// Through nginx and the snippet publish wrote (gzip on for all it may compress): a
+    /// retrain is built from ranges; a re-quantization (every tensor changed, the plan
+    /// past 70 % of the file) is downloaded whole in one request, never both.
+    func testThroughNginxARetrainUsesRangesAndARequantizationDownloadsWhole() async throws {
+        guard let binary = NginxServer.binary else { throw XCTSkip("nginx is not installed (scripts/setup installs it)") }
+        let site = try ClientTests.Site()
+        let paths = [site.work.at("v1/m.gguf"), site.work.at("v2/m.gguf"), site.work.at("v3/m.gguf")]
+        try gguf(paths[0], [])
+        try gguf(paths[1], ["--retrain-attention"])
+        try gguf(paths[2], ["--retrain-attention", "--quantize", "Q8_0"])
+        try site.publish([paths[0]], version: "1.0.0", ["--segment-index", "always"])
+        let nginx = try NginxServer(binary: binary, site: site.root, port: site.port, work: site.work, probe: site.base + "/manifest.json")
+        defer { withExtendedLifetime(nginx) {} }
+        let device = try ModelUpdater(site.configuration())
+        _ = try await device.update()
+        try site.publish([paths[1]], version: "2.0.0", ["--segment-index", "always"])
+        _ = try await device.update()
+        let retrain = await device.lastDownloads
+        XCTAssertEqual(retrain.first?.rangeRequests, 4, "one range per layer's attention tensors: \(retrain)")
+        XCTAssertEqual(retrain.first?.fetchedBytes, 4 * 4 * 512 * 512 * 2, "the attention tensors' bytes exactly")
+        XCTAssertEqual(retrain.first?.seededFrom, "1.0.0")
+        try site.publish([paths[2]], version: "3.0.0", ["--segment-index", "always"])
+        _ = try await device.update()
+        let requantized = await device.lastDownloads
+        let size = Int64(try Data(contentsOf: URL(fileURLWithPath: paths[2])).count)
+        XCTAssertEqual(requantized, [FileDownload(model: "m", file: "m.gguf", size: size, fetchedBytes: size, seededFrom: nil, rangeRequests: nil)])
+        XCTAssertEqual(try Data(contentsOf: try XCTUnwrap(device.installed("m")).mainFile), try Data(contentsOf: URL(fileURLWithPath: paths[2])))
+    }
+
     /// A Core ML package is published as a stored zip and installed unpacked: the zip is
     /// gone, but its stored entries' bytes are the unpacked files', so the next version's
     /// zip is built from them and only its changed part is fetched.
