@@ -326,19 +326,7 @@ package struct Verifier: Sendable {
     private func checkObject(_ object: ExpectedObject, profile: ManifestProfile, rules: URLRules, deadline: Date, progress: ProgressReporter?, log: CheckLog) async {
         let url = object.url
         let label = object.label
-        // A source that can prove the bytes without a download (a store's checksum) does.
-        if let size = object.size, let expected = object.sha256.flatMap({ SHA256Digest(hex: $0) }) {
-            do {
-                if let proven = try await fetcher.prove(url, size: size, sha256: expected) {
-                    progress?.advance(by: Int(size))
-                    await checkProven(object, proven, expected: expected, rules: rules, deadline: deadline, log: log)
-                    return
-                }
-            } catch {
-                log.add(.fail, .artifactFetch, url, "\(label): \(error)", hostNotReached: (error as? FetchError)?.hostNotReached ?? false)
-                return
-            }
-        }
+        if await provedWithoutDownload(object, rules: rules, deadline: deadline, progress: progress, log: log) { return }
         let promised = object.size ?? object.approximateSize.map { $0.bytes + $0.tolerance }
         // Never read more than one byte past what the manifest promised.
         let limit = promised.map { $0 + 1 } ?? (64 << 30)
@@ -384,6 +372,20 @@ package struct Verifier: Sendable {
         if ZipSafetyCheck.applies(contentType: expectedType, name: url), !response.exceededLimit {
             await checkZip(object, size: response.bytesRead, rules: rules, deadline: deadline, log: log)
         }
+    }
+
+    /// True when the source proved (or failed to prove) the object's bytes without a
+    /// download (a store's checksum), its checks logged.
+    private func provedWithoutDownload(_ object: ExpectedObject, rules: URLRules, deadline: Date, progress: ProgressReporter?, log: CheckLog) async -> Bool {
+        guard let size = object.size, let expected = object.sha256.flatMap({ SHA256Digest(hex: $0) }) else { return false }
+        do {
+            guard let proven = try await fetcher.prove(object.url, size: size, sha256: expected) else { return false }
+            progress?.advance(by: Int(size))
+            await checkProven(object, proven, expected: expected, rules: rules, deadline: deadline, log: log)
+        } catch {
+            log.add(.fail, .artifactFetch, object.url, "\(object.label): \(error)", hostNotReached: (error as? FetchError)?.hostNotReached ?? false)
+        }
+        return true
     }
 
     /// The checks of an object the source proved without a download: the same as for a
