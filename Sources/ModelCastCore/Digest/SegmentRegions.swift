@@ -3,7 +3,8 @@ import Foundation
 /// How one stretch of a file is cut into segments (scheme `modelcast-segments-1`,
 /// `docs/segment-index.md`). A file's regions tile it from 0 to its size, in order; the
 /// cuts are a pure function of the bytes and the regions, which the file's own
-/// structure gives (a GGUF's header and tensors, `SegmentPlan`).
+/// structure gives (a GGUF's header and tensors, a zip's entries, a Core ML weight
+/// file's blobs: `SegmentPlan`).
 package enum SegmentRegion: Sendable, Equatable {
     /// Slices of `slice` bytes counted from the region's start (the last may be shorter):
     /// a tensor's data, so a slice keeps its bytes when the header before it grows.
@@ -61,4 +62,8 @@ package enum SegmentScheme {
     package static let name = "modelcast-segments-1"
     /// The largest tensor slice (1 MiB).
     package static let tensorSlice: Int64 = 1 << 20
+    /// A stretch of a zip or weight file cut by content from this many bytes (16 MiB) on is
+    /// cut with the bulk parameters, below it with the metadata ones: a large entry of no
+    /// known structure keeps a small index, a small one costs a device little to fetch.
+    package static let largeStretch: Int64 = 16 << 20
 }

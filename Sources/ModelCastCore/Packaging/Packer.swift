@@ -87,7 +87,7 @@ package struct Packer: Sendable {
         let file = try AtomicFile(destination: destination)
         let digest: DigestResult
         do {
-            digest = try produce(description, zip: asZip, compression: options.compression, into: file.descriptor, progress: progress)
+            digest = try produce(description, zip: asZip, compression: options.compression, into: file, progress: progress)
             try file.commit(durable: options.durable)
         } catch {
             file.discard()
@@ -108,7 +108,7 @@ package struct Packer: Sendable {
         defer { progress?.finish() }
         let file = try AtomicFile(destination: directory + "/" + name)
         do {
-            let digest = try produce(description, zip: asZip, compression: compression, into: file.descriptor, progress: progress, partSize: partSize,
+            let digest = try produce(description, zip: asZip, compression: compression, into: file, progress: progress, partSize: partSize,
                                      segments: segments)
             let path = try file.keepTemporary()
             return result(description, path: path, name: name, digest: digest, zip: asZip, compression: compression)
@@ -215,16 +215,40 @@ package struct Packer: Sendable {
 
     /// Streams the artifact bytes (the file itself, or the zip) through the hasher (and
     /// the part hasher, with `partSize`; the segment hasher, with `segments`), and into
-    /// `output` when given. A file is cut by its structure (`SegmentPlan`); a zip, whose
-    /// length is known only once written, by content to its end.
-    func produce(_ d: ModelDescription, zip: Bool, compression: ZipCompression, into output: FileDescriptor?, progress: ProgressReporter?,
+    /// `output` when given. A file is cut by its structure (`SegmentPlan`) in the same read.
+    /// A zip's cuts follow its layout, which is known only once it is written (the central
+    /// directory comes last): with `segments` it is cut in a second read of the written zip,
+    /// which a dry run (no `output`) writes to a temporary file.
+    func produce(_ d: ModelDescription, zip: Bool, compression: ZipCompression, into output: AtomicFile?, progress: ProgressReporter?,
                  partSize: Int64? = nil, segments: Bool = false) throws -> DigestResult {
         if !zip {
             let regions = segments ? SegmentPlan.regions(path: d.path, size: statFollowing(d.path).map { Int64($0.st_size) } ?? d.totalSize) : nil
-            return try StreamDigester.digestFile(at: d.path, copyingTo: output, progress: progress, partSize: partSize, regions: regions)
+            return try StreamDigester.digestFile(at: d.path, copyingTo: output?.descriptor, progress: progress, partSize: partSize, regions: regions)
         }
-        let regions: [SegmentRegion]? = segments ? [.contentDefined(start: 0, end: .max, cut: .bulk)] : nil
-        let writer = try DigestingWriter(destination: output, progress: progress, partSize: partSize, regions: regions)
+        guard segments else { return try writeZip(d, compression: compression, into: output?.descriptor, progress: progress, partSize: partSize) }
+        let temporary = output == nil ? try AtomicFile(destination: (NSTemporaryDirectory() as NSString).appendingPathComponent(artifactName(for: d, zip: true))) : nil
+        defer { temporary?.discard() }
+        let file = output ?? temporary!
+        var digest = try writeZip(d, compression: compression, into: file.descriptor, progress: progress, partSize: partSize)
+        digest.segments = try cutWrittenZip(at: file.temporaryPath, digest: digest)
+        return digest
+    }
+
+    /// The segments of the zip just written at `path` (`digest` its size and SHA-256), cut as
+    /// `SegmentPlan` cuts it, in a second read that must see the same bytes.
+    private func cutWrittenZip(at path: String, digest: DigestResult) throws -> [SegmentIndex.Segment]? {
+        let cut = try StreamDigester.digestFile(at: path, regions: SegmentPlan.regions(path: path, size: digest.size))
+        guard cut.size == digest.size, cut.sha256 == digest.sha256 else {
+            throw ModelCastError.io(operation: "cut segments", path: path, reason: "the zip changed after it was written (\(digest.size) bytes written, \(cut.size) read back, or other bytes)")
+        }
+        return cut.segments
+    }
+
+    /// Writes the zip of `d` through the hasher (and the part hasher, with `partSize`) into
+    /// `output` when given.
+    private func writeZip(_ d: ModelDescription, compression: ZipCompression, into output: FileDescriptor?, progress: ProgressReporter?,
+                          partSize: Int64?) throws -> DigestResult {
+        let writer = try DigestingWriter(destination: output, progress: progress, partSize: partSize)
         let pipeline = writer.makePipeline()
         defer { pipeline.close() }
         let zipWriter = try ZipWriter(compression: compression, displayPath: d.path, sink: pipeline.append)

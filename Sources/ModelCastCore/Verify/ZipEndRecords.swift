@@ -41,31 +41,35 @@ extension ZipInspector {
         let window = min(size, Int64(endRecordSize + maxCommentLength))
         let tailStart = size - window
         let tail = Fields(try await readExactly(source, offset: tailStart, count: Int(window), what: "end of archive"))
+        guard let located = endRecordPosition(in: tail) else {
+            throw invalid(source, "no end of central directory record in the last \(window) bytes (not a zip archive, or truncated)")
+        }
+        let found = located.position
+        let endOffset = tailStart + Int64(found)
+        let record = Fields(Array(tail.bytes[found..<(found + endRecordSize)]))
+        if !located.exact {
+            let trailing = tail.count - (found + endRecordSize + Int(record.u16(20)))
+            problems.append(.trailingBytes(count: trailing, endRecordOffset: endOffset))
+        }
+        return (endOffset, record)
+    }
 
-        // Search backwards; a record whose comment reaches exactly the end of the
-        // file wins. The signature can also occur inside a comment, so a candidate
-        // whose comment length does not fit is skipped.
-        var exact: Int?
+    /// Where the end of central directory record starts in `tail` (the archive's last bytes),
+    /// searching backwards: a record whose comment reaches exactly the end of the file wins
+    /// (`exact`), else the last one whose comment fits. The signature can also occur inside
+    /// a comment, so a candidate whose comment length does not fit is skipped.
+    static func endRecordPosition(in tail: Fields) -> (position: Int, exact: Bool)? {
         var loose: Int?
         var position = tail.count - endRecordSize
         while position >= 0 {
             if tail.u32(position) == endSignature {
                 let commentEnd = position + endRecordSize + Int(tail.u16(position + 20))
-                if commentEnd == tail.count { exact = position; break }
+                if commentEnd == tail.count { return (position, true) }
                 if loose == nil, commentEnd < tail.count { loose = position }
             }
             position -= 1
         }
-        guard let found = exact ?? loose else {
-            throw invalid(source, "no end of central directory record in the last \(window) bytes (not a zip archive, or truncated)")
-        }
-        let endOffset = tailStart + Int64(found)
-        let record = Fields(Array(tail.bytes[found..<(found + endRecordSize)]))
-        if exact == nil {
-            let trailing = tail.count - (found + endRecordSize + Int(record.u16(20)))
-            problems.append(.trailingBytes(count: trailing, endRecordOffset: endOffset))
-        }
-        return (endOffset, record)
+        return loose.map { ($0, false) }
     }
 
     /// The zip64 end of central directory record, when its locator sits just before the end
