@@ -236,25 +236,7 @@ struct Installer: Sendable {
         do { archive = try Archive(url: zip, accessMode: .read) } catch {
             throw ClientError.unsafeArchive(model: model, file: file, reason: "not a readable zip (\(error))")
         }
-        var entries: [(Entry, URL)] = []
-        let root = expectedRoot.rawValue
-        for entry in archive {
-            guard entries.count < Self.maxZipEntries else { throw ClientError.unsafeArchive(model: model, file: file, reason: "more than \(Self.maxZipEntries) entries") }
-            let path = entry.path
-            guard path == root + "/" || path.hasPrefix(root + "/") else {
-                throw ClientError.unsafeArchive(model: model, file: file, reason: "entry \(quotedValue(path)) is outside \(root)/")
-            }
-            switch entry.type {
-            case .file, .directory: break
-            case .symlink: throw ClientError.unsafeArchive(model: model, file: file, reason: "entry \(quotedValue(path)) is a symbolic link")
-            }
-            let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
-            let relative: RelativePath
-            do { relative = try RelativePath(trimmed) } catch let error as ManifestValueError {
-                throw ClientError.unsafeArchive(model: model, file: file, reason: "entry \(quotedValue(path)) could leave the model's directory: it \(error.rule)")
-            }
-            entries.append((entry, relative.appended(to: destination)))
-        }
+        let entries = try checkedEntries(archive, into: destination, expectedRoot: expectedRoot, model: model, file: file)
         let budget = min(Self.maxZipBytes, freeSpace(at: destination.deletingLastPathComponent()) ?? Self.maxZipBytes)
         var total: Int64 = 0
         for (entry, target) in entries {
@@ -295,6 +277,31 @@ struct Installer: Sendable {
             }
         }
         return stored
+    }
+
+    /// The entries of `archive`, each checked (a relative path under `expectedRoot/`, a
+    /// file or directory, at most `maxZipEntries`), with where it unpacks under `destination`.
+    private func checkedEntries(_ archive: Archive, into destination: URL, expectedRoot: PathSegment, model: String, file: String) throws -> [(Entry, URL)] {
+        var entries: [(Entry, URL)] = []
+        let root = expectedRoot.rawValue
+        for entry in archive {
+            guard entries.count < Self.maxZipEntries else { throw ClientError.unsafeArchive(model: model, file: file, reason: "more than \(Self.maxZipEntries) entries") }
+            let path = entry.path
+            guard path == root + "/" || path.hasPrefix(root + "/") else {
+                throw ClientError.unsafeArchive(model: model, file: file, reason: "entry \(quotedValue(path)) is outside \(root)/")
+            }
+            switch entry.type {
+            case .file, .directory: break
+            case .symlink: throw ClientError.unsafeArchive(model: model, file: file, reason: "entry \(quotedValue(path)) is a symbolic link")
+            }
+            let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
+            let relative: RelativePath
+            do { relative = try RelativePath(trimmed) } catch let error as ManifestValueError {
+                throw ClientError.unsafeArchive(model: model, file: file, reason: "entry \(quotedValue(path)) could leave the model's directory: it \(error.rule)")
+            }
+            entries.append((entry, relative.appended(to: destination)))
+        }
+        return entries
     }
 }
 
