@@ -38,30 +38,77 @@ final class SegmentedBuildTests: XCTestCase {
             let part = work.at("\(mode).part")
             let outcome = try await SegmentedBuild(http: http).build(
                 plan: plan, index: new.index, url: URL(string: "http://127.0.0.1:\(port)/\(mode)/new.gguf")!,
-                old: URL(fileURLWithPath: old.path), part: URL(fileURLWithPath: part))
+                old: try PositionalFile(readingFrom: URL(fileURLWithPath: old.path)), part: URL(fileURLWithPath: part))
             return (outcome, part)
         }
         let (honest, built) = try await build("ok")
-        XCTAssertEqual(honest, .built(fetchedBytes: plan.fetchedBytes, requests: plan.requests))
+        XCTAssertEqual(honest, .built(fetchedBytes: plan.fetchedBytes, requests: plan.requests, keptBytes: 0))
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: built)), try Data(contentsOf: URL(fileURLWithPath: new.path)))
         for mode in ["norange", "gzip", "wrongtotal"] {
             let (outcome, _) = try await build(mode)
             guard case .fallBack(let reason) = outcome else { XCTFail("\(mode): \(outcome)"); continue }
             XCTAssertFalse(reason.isEmpty)
         }
-        // One corrupt answer: the failed segment (and the rest of its run) is asked for once
-        // more, and the file is built whole.
+        // One corrupt answer: the failed segment alone is asked for once more (one request,
+        // that segment's bytes), and the file is built whole.
         let (repaired, repairedPath) = try await build("corruptonce")
-        guard case .built(let fetched, let requests) = repaired else { return XCTFail("\(repaired)") }
+        guard case .built(let fetched, let requests, _) = repaired else { return XCTFail("\(repaired)") }
         XCTAssertEqual(requests, plan.requests + 1)
-        XCTAssertLessThan(fetched, plan.fetchedBytes * 2)
+        let fetchedSegments = plan.steps.flatMap { step -> [Int64] in
+            guard case .fetch(_, _, let segments) = step else { return [] }
+            return segments.map { Int64(new.index.segments[$0].length) }
+        }
+        XCTAssertTrue(fetchedSegments.contains(fetched - plan.fetchedBytes), "repairing cost \(fetched - plan.fetchedBytes) bytes, not one segment's")
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: repairedPath)), try Data(contentsOf: URL(fileURLWithPath: new.path)))
         // Every range corrupt: a segment fails twice and the build falls back.
         let (corrupt, _) = try await build("corruptranges")
         guard case .fallBack(let reason) = corrupt else { return XCTFail("\(corrupt)") }
         XCTAssertTrue(reason.hasSuffix("failed its SHA-256 twice"), reason)
         let log = server.standardError.split(separator: "\n").filter { $0.hasPrefix("GET /corruptranges/") }
-        XCTAssertLessThanOrEqual(log.count, 4, "\(log)")
+        XCTAssertLessThanOrEqual(log.count, plan.requests * 2, "\(log)")
+    }
+
+    /// A build that finds a part file left by a crashed one keeps every segment in place
+    /// that hashes right (and only those): it copies and fetches just the rest.
+    func testABuildKeepsTheProvenSegmentsACrashedOneLeft() async throws {
+        let work = try Scratch()
+        let old = try model(work, "old.gguf", [])
+        let new = try model(work, "new.gguf", ["--retrain-attention"])
+        try FileManager.default.createDirectory(atPath: work.at("site/ok"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: new.path, toPath: work.at("site/ok/new.gguf"))
+        let port = try freeLoopbackPort()
+        let server = try BackgroundProcess("/usr/bin/env", ["python3", repositoryRoot + "/Tests/Fixtures/misbehaving_server.py", work.at("site"), String(port)])
+        XCTAssertEqual(server.firstLine, "ready")
+        let plan = DeltaPlan(new: new.index, have: DeltaPlan.offsets(of: old.index))
+        guard case .fetch(let offset, let length, let segments)? = plan.steps.first(where: { if case .fetch = $0 { return true } else { return false } }) else {
+            return XCTFail("the plan fetches nothing")
+        }
+        // The crash left the first fetched run in place, then one damaged segment of it
+        // (a torn write) and zeros past the first half of the file.
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: new.path))
+        let half = bytes.count / 2
+        bytes.replaceSubrange(half..<bytes.count, with: Data(count: bytes.count - half))
+        let torn = Int(offset) + Int(new.index.segments[segments.lowerBound].length) / 2
+        bytes[torn] ^= 0xFF
+        let part = URL(fileURLWithPath: work.at("crashed.part"))
+        try bytes.write(to: part)
+        let http = HTTPStream(timeout: 10)
+        defer { http.invalidate() }
+        let outcome = try await SegmentedBuild(http: http).build(
+            plan: plan, index: new.index, url: URL(string: "http://127.0.0.1:\(port)/ok/new.gguf")!,
+            old: try PositionalFile(readingFrom: URL(fileURLWithPath: old.path)), part: part)
+        XCTAssertEqual(try Data(contentsOf: part), try Data(contentsOf: URL(fileURLWithPath: new.path)))
+        guard case .built(let fetched, _, let kept) = outcome else { return XCTFail("\(outcome)") }
+        let offsets = new.index.offsets
+        let keptSegments = new.index.segments.indices.filter { offsets[$0] + Int64(new.index.segments[$0].length) <= Int64(half) && $0 != segments.lowerBound }
+        XCTAssertEqual(kept, keptSegments.reduce(Int64(0)) { $0 + Int64(new.index.segments[$1].length) })
+        let planned = Set(plan.steps.flatMap { step -> [Int] in
+            guard case .fetch(_, _, let run) = step else { return [] }
+            return Array(run)
+        })
+        let fetchedKept = keptSegments.filter { planned.contains($0) }
+        XCTAssertEqual(fetched, plan.fetchedBytes - fetchedKept.reduce(Int64(0)) { $0 + Int64(new.index.segments[$1].length) })
+        XCTAssertLessThan(fetched, plan.fetchedBytes, "the torn run's good segments were not fetched again (run of \(length) bytes)")
     }
 
     /// The updater end to end, against `modelcast serve`: the first install fetches the

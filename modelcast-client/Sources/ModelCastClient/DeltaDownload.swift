@@ -38,28 +38,40 @@ struct DeltaDownload: Sendable {
         return (data, index)
     }
 
-    /// Builds `file` at `downloads/<sha256>` from `seed` (the installed older file, whose
-    /// segments `seedIndex` lists) and range requests; nil when the plan fetches most of
-    /// the file or the server cannot serve it (the caller then downloads it whole).
-    func build(_ file: CheckedFile, index: SegmentIndex, seed: URL, seedIndex: SegmentIndex) async throws -> (url: URL, fetched: Int64)? {
-        guard fileSize(seed) == seedIndex.artifactSize else { return nil }
-        let plan = DeltaPlan(new: index, have: DeltaPlan.offsets(of: seedIndex))
+    /// What a segmented build cost.
+    struct Built {
+        let url: URL
+        /// Body bytes received, repairs included.
+        let fetched: Int64
+        let requests: Int
+    }
+
+    /// Builds `file` at `downloads/<sha256>` from `seed` (the installed older version's
+    /// bytes) and range requests; nil when the plan fetches most of
+    /// the file or the server cannot serve it (the caller then downloads it whole). The
+    /// part file (`<sha256>.delta`) survives a crash or a cancel, and the next build keeps
+    /// its proven segments; any other end removes it.
+    func build(_ file: CheckedFile, index: SegmentIndex, seed: SegmentSeed) async throws -> Built? {
+        let plan = DeltaPlan(new: index, have: seed.have)
         guard !plan.prefersFullDownload else { return nil }
         try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
         let part = downloads.appendingPathComponent(file.sha256.rawValue + ".delta")
-        defer { try? FileManager.default.removeItem(at: part) }
         let outcome: SegmentedBuild.Outcome
         do {
-            outcome = try await SegmentedBuild(http: http).build(plan: plan, index: index, url: file.url.url, old: seed, part: part)
+            outcome = try await SegmentedBuild(http: http).build(plan: plan, index: index, url: file.url.url, old: seed.bytes, part: part)
         } catch is CancellationError {
             throw CancellationError()
         } catch {
+            try? FileManager.default.removeItem(at: part)
             return nil  // a network or disk failure mid-build: the plain download decides
         }
-        guard case .built(let fetched, _) = outcome else { return nil }
+        guard case .built(let fetched, let requests, _) = outcome else {
+            try? FileManager.default.removeItem(at: part)
+            return nil
+        }
         let complete = downloads.appendingPathComponent(file.sha256.rawValue)
         try? FileManager.default.removeItem(at: complete)
         do { try FileManager.default.moveItem(at: part, to: complete) } catch { throw ClientError.io(complete, error) }
-        return (complete, fetched)
+        return Built(url: complete, fetched: fetched, requests: requests)
     }
 }

@@ -89,15 +89,11 @@ struct Installer: Sendable {
                     try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
                     try FileManager.default.copyItem(at: source, to: destination)
                 } else if let folder = Self.packedDirectoryName(file) {
-                    try unpack(source, into: staging, expectedRoot: folder, model: model.name.rawValue, file: file.name.rawValue)
+                    let stored = try unpack(source, into: staging, expectedRoot: folder, model: model.name.rawValue, file: file.name.rawValue)
+                    if let index = indexes[file.sha256] { try keepSeed(index, stored: stored, for: file, in: staging) }
                 } else {
                     try FileManager.default.copyItem(at: source, to: staging.appendingPathComponent(file.name.rawValue))
-                    if let index = indexes[file.sha256] {
-                        // The file's segment index, to seed the next version's download.
-                        let folder = staging.appendingPathComponent(Self.segmentsFolder)
-                        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-                        try index.write(to: folder.appendingPathComponent(file.name.rawValue + ".mcsx"))
-                    }
+                    if let index = indexes[file.sha256] { try keepSeed(index, stored: nil, for: file, in: staging) }
                 }
             }
             let record = VersionRecord(name: model.name.rawValue, version: model.version.rawValue, mainFile: Self.mainFile(model).rawValue,
@@ -114,21 +110,6 @@ struct Installer: Sendable {
         }
     }
 
-    /// Where a version directory keeps its plain files' segment indexes.
-    static let segmentsFolder = ".modelcast-segments"
-
-    /// The installed older copy of `file` (same name, a plain file of the current version
-    /// of `model`) and the segment index kept with it, when there is one: what a segmented
-    /// download copies from. Its bytes are proven segment by segment as they are copied.
-    func seed(for file: CheckedFile, of model: CheckedModel) -> (file: URL, index: SegmentIndex)? {
-        guard model.tree == nil, Self.packedDirectoryName(file) == nil, let current = current(model.name) else { return nil }
-        let seed = current.appendingPathComponent(file.name.rawValue)
-        let indexFile = current.appendingPathComponent(Self.segmentsFolder).appendingPathComponent(file.name.rawValue + ".mcsx")
-        // Read only what an index can be (its own format bounds it), never a file of any size.
-        guard let size = fileSize(indexFile), size <= SegmentIndex.maxEncodedSize,
-              let data = try? Data(contentsOf: indexFile), let index = try? SegmentIndex(decoding: [UInt8](data)) else { return nil }
-        return (seed, index)
-    }
 
     /// The model itself inside its version directory: the tree's directory, a zipped
     /// directory's unpacked folder, or the first file.
@@ -222,7 +203,8 @@ struct Installer: Sendable {
 
     /// Refuses a zip with bytes its entry list does not show (`ZipLayout`): a hidden local
     /// entry, a gap, a second name in an extra field.
-    func checkLayout(_ zip: URL, model: String, file: String) throws {
+    @discardableResult
+    func checkLayout(_ zip: URL, model: String, file: String) throws -> [ZipLayout.StoredData] {
         let handle: FileHandle
         do { handle = try FileHandle(forReadingFrom: zip) } catch {
             throw ClientError.unsafeArchive(model: model, file: file, reason: "not a readable zip (\(readableReason(error)))")
@@ -230,7 +212,7 @@ struct Installer: Sendable {
         defer { try? handle.close() }
         do {
             let size = Int64(try handle.seekToEnd())
-            try ZipLayout.check(size: size) { offset, count in
+            return try ZipLayout.check(size: size) { offset, count in
                 try handle.seek(toOffset: UInt64(offset))
                 return [UInt8](try handle.read(upToCount: count) ?? Data())
             }
@@ -246,8 +228,10 @@ struct Installer: Sendable {
     /// (no links), at most `maxZipEntries` entries. While unpacking, the bytes actually
     /// written are counted: an entry may not inflate past the size its header declares,
     /// and the whole not past `maxZipBytes` or the free space; every CRC is checked.
-    func unpack(_ zip: URL, into destination: URL, expectedRoot: PathSegment, model: String, file: String) throws {
-        try checkLayout(zip, model: model, file: file)
+    /// Returns where the zip's stored entries lie in it (`checkLayout`).
+    @discardableResult
+    func unpack(_ zip: URL, into destination: URL, expectedRoot: PathSegment, model: String, file: String) throws -> [ZipLayout.StoredData] {
+        let stored = try checkLayout(zip, model: model, file: file)
         let archive: Archive
         do { archive = try Archive(url: zip, accessMode: .read) } catch {
             throw ClientError.unsafeArchive(model: model, file: file, reason: "not a readable zip (\(error))")
@@ -310,6 +294,7 @@ struct Installer: Sendable {
                 throw ClientError.unsafeArchive(model: model, file: file, reason: "entry \(quotedValue(entry.path)) unpacks to \(written) bytes, not the \(declared) it declares")
             }
         }
+        return stored
     }
 }
 

@@ -15,6 +15,21 @@ public enum UpdateOutcome: Sendable, Equatable {
     case updated(sequence: Int64, models: [String: String])
 }
 
+/// How one file of an update was downloaded.
+public struct FileDownload: Sendable, Equatable {
+    public let model: String
+    /// The file's name in the manifest.
+    public let file: String
+    /// The file's size.
+    public let size: Int64
+    /// Bytes received for it in this update (a resumed download counts only the rest).
+    public let fetchedBytes: Int64
+    /// The installed version whose file seeded a segmented download; nil for a plain download.
+    public let seededFrom: String?
+    /// The range requests of a segmented download (repairs included); nil for a plain download.
+    public let rangeRequests: Int?
+}
+
 /// What the manifest asks of this device, before anything is downloaded.
 public struct UpdatePlan: Sendable, Equatable {
     public let sequence: Int64
@@ -53,6 +68,8 @@ public actor ModelUpdater {
     private let statePath: URL
     /// One session for every request of this updater (connections are reused).
     private let http: HTTPStream
+    /// What the last `update()` downloaded, file by file (empty when it downloaded nothing).
+    public private(set) var lastDownloads: [FileDownload] = []
     /// True while an update or a check runs; the calls that wait for it, in order.
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
@@ -276,6 +293,8 @@ public actor ModelUpdater {
         let done = Counter(onDisk)
         let grandTotal = total
         let delta = DeltaDownload(http: http, downloads: downloader.directory)
+        var reports: [FileDownload] = []
+        defer { lastDownloads = reports }
         for (file, model) in files.values.sorted(by: { $0.file.sha256.rawValue < $1.file.sha256.rawValue }) {
             let before = downloader.bytesOnDisk(file)
             let continuation = progressContinuation
@@ -285,13 +304,17 @@ public actor ModelUpdater {
             let fetchedIndex = try? await delta.index(of: file, model: model.name)
             if let fetchedIndex { indexes[file.sha256] = fetchedIndex.bytes }
             if let fetchedIndex, before == 0, let seed = installer.seed(for: file, of: model),
-               let built = try await delta.build(file, index: fetchedIndex.index, seed: seed.file, seedIndex: seed.index) {
+               let built = try await delta.build(file, index: fetchedIndex.index, seed: seed) {
                 proven[file.sha256] = built.url
+                reports.append(FileDownload(model: model.name.rawValue, file: name, size: file.size, fetchedBytes: built.fetched,
+                                            seededFrom: seed.version, rangeRequests: built.requests))
                 continuation.yield(UpdateProgress(file: name, completedBytes: done.value + file.size, totalBytes: grandTotal))
             } else {
                 proven[file.sha256] = try await downloader.fetch(file, model: model.name) { written in
                     continuation.yield(UpdateProgress(file: name, completedBytes: done.value + written - before, totalBytes: grandTotal))
                 }
+                reports.append(FileDownload(model: model.name.rawValue, file: name, size: file.size, fetchedBytes: file.size - before,
+                                            seededFrom: nil, rangeRequests: nil))
             }
             done.add(file.size - before)
         }

@@ -22,8 +22,26 @@ public enum ZipLayout {
     /// The most central directory bytes read (a zip modelcast writes needs far less).
     public static let maxCentralDirectory = 64 << 20
 
-    /// Checks the archive of `size` bytes `read` gives.
-    public static func check(size: Int64, read: Reader) throws {
+    /// Where a stored (uncompressed) entry's bytes lie in the archive: an unpacked copy of
+    /// the entry holds the same bytes, so it can stand in for them.
+    public struct StoredData: Equatable, Sendable, Codable {
+        /// The entry's name as the archive spells it.
+        public let name: String
+        /// Where its data starts in the archive, and its length.
+        public let offset: Int64
+        public let size: Int64
+
+        public init(name: String, offset: Int64, size: Int64) {
+            self.name = name
+            self.offset = offset
+            self.size = size
+        }
+    }
+
+    /// Checks the archive of `size` bytes `read` gives; returns where its stored files'
+    /// data lies, by offset.
+    @discardableResult
+    public static func check(size: Int64, read: Reader) throws -> [StoredData] {
         let end = try endRecord(size: size, read: read)
         guard end.directorySize <= Int64(maxCentralDirectory) else {
             throw Problem(description: "a central directory of \(end.directorySize) bytes (more than \(maxCentralDirectory))")
@@ -39,6 +57,7 @@ public enum ZipLayout {
             throw Problem(description: "the end record counts \(end.entryCount) entries, the central directory lists \(entries.count)")
         }
         var cursor: Int64 = 0
+        var stored: [StoredData] = []
         let ordered = entries.sorted { $0.localOffset < $1.localOffset }
         for (position, entry) in ordered.enumerated() {
             guard entry.localOffset == cursor else {
@@ -46,11 +65,16 @@ public enum ZipLayout {
                 throw Problem(description: "\(what) that no listed entry accounts for (a local entry the central directory does not list, or a gap)")
             }
             let next = position + 1 < ordered.count ? ordered[position + 1].localOffset : end.directoryStart
-            cursor = try localEntryEnd(entry, next: next, read: read)
+            let (dataStart, end) = try localEntryEnd(entry, next: next, read: read)
+            if entry.method == 0, entry.compressedSize > 0, entry.name.last != UInt8(ascii: "/") {
+                stored.append(StoredData(name: String(decoding: entry.name, as: UTF8.self), offset: dataStart, size: entry.compressedSize))
+            }
+            cursor = end
         }
         guard cursor == end.directoryStart else {
             throw Problem(description: "\(end.directoryStart - cursor) bytes at offset \(cursor) that no listed entry accounts for (before the central directory)")
         }
+        return stored
     }
 
     struct EndRecord {
@@ -103,6 +127,8 @@ public enum ZipLayout {
         var label: String
         var name: [UInt8]
         var flags: UInt16
+        /// The compression method (0: stored).
+        var method: UInt16
         var compressedSize: Int64
         var localOffset: Int64
         var zip64: Bool
@@ -137,12 +163,12 @@ public enum ZipLayout {
         }
         guard compressed >= 0, offset >= 0 else { throw Problem(description: "entry \(label): a negative size or offset") }
         at += total
-        return Entry(label: label, name: name, flags: u16(bytes, at - total + 8), compressedSize: compressed, localOffset: offset, zip64: zip64)
+        return Entry(label: label, name: name, flags: u16(bytes, at - total + 8), method: u16(bytes, at - total + 10), compressedSize: compressed, localOffset: offset, zip64: zip64)
     }
 
-    /// Checks `entry`'s local header and returns where the entry ends (after its data
-    /// descriptor, if any), which must be `next` or before it.
-    static func localEntryEnd(_ entry: Entry, next: Int64, read: Reader) throws -> Int64 {
+    /// Checks `entry`'s local header and returns where its data starts and where the entry
+    /// ends (after its data descriptor, if any), which must be `next` or before it.
+    static func localEntryEnd(_ entry: Entry, next: Int64, read: Reader) throws -> (dataStart: Int64, end: Int64) {
         let header = try exactly(read, entry.localOffset, 30, "entry \(entry.label)'s local header")
         guard u32(header, 0) == 0x0403_4b50 else { throw Problem(description: "entry \(entry.label): no local header at offset \(entry.localOffset)") }
         let nameLength = Int(u16(header, 26)), extraLength = Int(u16(header, 28))
@@ -151,14 +177,15 @@ public enum ZipLayout {
             throw Problem(description: "entry \(entry.label): its local header names it \(quotedValue(String(decoding: rest[0..<nameLength], as: UTF8.self))), so extractors disagree on its name")
         }
         try checkExtra(Array(rest[nameLength...]), label: entry.label, place: "local")
-        let dataEnd = sum(entry.localOffset + 30 + Int64(nameLength + extraLength), entry.compressedSize) ?? .max
+        let dataStart = entry.localOffset + 30 + Int64(nameLength + extraLength)
+        let dataEnd = sum(dataStart, entry.compressedSize) ?? .max
         guard dataEnd <= next else { throw Problem(description: "entry \(entry.label) runs past offset \(next), where the next entry or the central directory begins") }
-        guard entry.flags & 0x0008 != 0 else { return dataEnd }
+        guard entry.flags & 0x0008 != 0 else { return (dataStart, dataEnd) }
         // A data descriptor: CRC and the two sizes (4 or 8 bytes each), with or without its signature.
         for length in [12, 16, 20, 24] where dataEnd + Int64(length) == next {
-            return next
+            return (dataStart, next)
         }
-        return dataEnd
+        return (dataStart, dataEnd)
     }
 
     /// Refuses a second name hidden in an extra field.

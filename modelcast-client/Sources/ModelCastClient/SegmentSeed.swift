@@ -1,0 +1,123 @@
+import Foundation
+import ModelCastFormat
+
+/// Bytes of an installed older version, read at offsets of the artifact it was installed
+/// from: the artifact itself for a plain file, or the unpacked files of a zipped
+/// directory, which hold its stored entries' bytes.
+protocol SeedBytes: Sendable {
+    /// What error messages name.
+    var path: String { get }
+    /// `count` bytes at `offset` of the old artifact (fewer when they are not all there).
+    func read(count: Int, at offset: Int64) throws -> Data
+}
+
+extension PositionalFile: SeedBytes {}
+
+/// What a segmented download copies from: the installed version's bytes, the index its
+/// artifact had, and where each of that index's segments can be read.
+struct SegmentSeed: Sendable {
+    let bytes: any SeedBytes
+    let index: SegmentIndex
+    /// The installed version.
+    let version: String
+    /// A segment's SHA-256 → its offset in the old artifact, for the segments `bytes`
+    /// can give (each proven again by hashing when copied).
+    let have: [[UInt8]: Int64]
+}
+
+/// A zipped directory as it was installed: the zip is gone, but each stored entry's
+/// bytes are its unpacked file's bytes, so a segment lying inside one entry's data can
+/// be read from that file.
+final class UnpackedZip: SeedBytes, @unchecked Sendable {
+    let path: String
+    /// The stored entries, by offset, each with its unpacked file.
+    private let entries: [(data: ZipLayout.StoredData, file: URL)]
+    private let lock = NSLock()
+    private var open: [Int: PositionalFile] = [:]
+
+    init(path: String, entries: [(data: ZipLayout.StoredData, file: URL)]) {
+        self.path = path
+        self.entries = entries.sorted { $0.data.offset < $1.data.offset }
+    }
+
+    /// The entry whose data holds `offset..<offset+count` whole.
+    func entry(holding offset: Int64, count: Int64) -> Int? {
+        var low = 0, high = entries.count
+        while low < high {
+            let middle = (low + high) / 2
+            if entries[middle].data.offset <= offset { low = middle + 1 } else { high = middle }
+        }
+        guard low > 0 else { return nil }
+        let data = entries[low - 1].data
+        return offset + count <= data.offset + data.size ? low - 1 : nil
+    }
+
+    func read(count: Int, at offset: Int64) throws -> Data {
+        guard let number = entry(holding: offset, count: Int64(count)) else { return Data() }
+        let file: PositionalFile = try lock.withLock {
+            if let file = open[number] { return file }
+            let file = try PositionalFile(readingFrom: entries[number].file)
+            open[number] = file
+            return file
+        }
+        return try file.read(count: count, at: offset - entries[number].data.offset)
+    }
+}
+
+extension Installer {
+    /// Where a version directory keeps what seeds the next version's segmented download:
+    /// `NAME.mcsx`, the index of the artifact `NAME` was installed from, and for a zipped
+    /// directory `NAME.stored.json`, where its stored entries lay in the zip.
+    static let segmentsFolder = ".modelcast-segments"
+    /// The largest stored-entry map read back (far more than `maxZipEntries` entries need).
+    static let maxStoredMap = 32 << 20
+
+    /// Keeps `index` (and the zip's stored entries) in the version being built at `staging`.
+    func keepSeed(_ index: Data, stored: [ZipLayout.StoredData]?, for file: CheckedFile, in staging: URL) throws {
+        let folder = staging.appendingPathComponent(Self.segmentsFolder)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try index.write(to: folder.appendingPathComponent(file.name.rawValue + ".mcsx"))
+        if let stored {
+            try JSONEncoder().encode(stored).write(to: folder.appendingPathComponent(file.name.rawValue + ".stored.json"))
+        }
+    }
+
+    /// The installed current version's copy of `file` (the same name in the current
+    /// version of `model`), when its index was kept: what a segmented download copies
+    /// from. Nothing read here is trusted: every copied segment is hashed again.
+    func seed(for file: CheckedFile, of model: CheckedModel) -> SegmentSeed? {
+        guard model.tree == nil, let current = current(model.name), let version = Self.record(in: current)?.version else { return nil }
+        let folder = current.appendingPathComponent(Self.segmentsFolder)
+        // Read only what an index can be (its own format bounds it), never a file of any size.
+        let indexFile = folder.appendingPathComponent(file.name.rawValue + ".mcsx")
+        guard let size = fileSize(indexFile), size <= SegmentIndex.maxEncodedSize,
+              let data = try? Data(contentsOf: indexFile), let index = try? SegmentIndex(decoding: [UInt8](data)) else { return nil }
+        let all = DeltaPlan.offsets(of: index)
+        if Self.packedDirectoryName(file) == nil {
+            let seed = current.appendingPathComponent(file.name.rawValue)
+            guard fileSize(seed) == index.artifactSize, let bytes = try? PositionalFile(readingFrom: seed) else { return nil }
+            return SegmentSeed(bytes: bytes, index: index, version: version, have: all)
+        }
+        guard let zip = unpackedZip(file, in: current) else { return nil }
+        let lengths = Dictionary(index.segments.map { ($0.sha256, Int64($0.length)) }, uniquingKeysWith: { first, _ in first })
+        let have = all.filter { sha, offset in zip.entry(holding: offset, count: lengths[sha] ?? 0) != nil }
+        return SegmentSeed(bytes: zip, index: index, version: version, have: have)
+    }
+
+    /// The unpacked stored entries of the zip `file` was, in the version at `current`: each
+    /// a relative path inside it naming a regular file of the entry's size.
+    private func unpackedZip(_ file: CheckedFile, in current: URL) -> UnpackedZip? {
+        let map = current.appendingPathComponent(Self.segmentsFolder).appendingPathComponent(file.name.rawValue + ".stored.json")
+        guard let size = fileSize(map), size <= Int64(Self.maxStoredMap), let data = try? Data(contentsOf: map),
+              let stored = try? JSONDecoder().decode([ZipLayout.StoredData].self, from: data) else { return nil }
+        var entries: [(data: ZipLayout.StoredData, file: URL)] = []
+        for entry in stored {
+            guard entry.offset >= 0, entry.size > 0, let relative = try? RelativePath(entry.name) else { continue }
+            let path = relative.appended(to: current)
+            let attributes = try? FileManager.default.attributesOfItem(atPath: path.path)
+            guard attributes?[.type] as? FileAttributeType == .typeRegular, fileSize(path) == entry.size else { continue }
+            entries.append((entry, path))
+        }
+        return UnpackedZip(path: current.path, entries: entries)
+    }
+}
