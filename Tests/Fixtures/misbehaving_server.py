@@ -68,6 +68,7 @@ import gzip
 import zlib
 import os
 import sys
+import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -75,6 +76,7 @@ ROOT = sys.argv[1]
 PORT = int(sys.argv[2])
 COUNTS = {}
 ANSWER_LOG = os.environ.get("MISBEHAVING_SERVER_LOG")
+FIRST_RANGE_LOCK = threading.Lock()  # corruptsegment: one first answer even when ranges come at once
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -188,8 +190,10 @@ class Handler(BaseHTTPRequestHandler):
             if mode == "corruptranges" and body:
                 body = body[:len(body) // 2] + bytes([body[len(body) // 2] ^ 0xFF]) + body[len(body) // 2 + 1:]
             if mode == "corruptsegment" and body and not head:
-                COUNTS[("corruptsegment", rest)] = COUNTS.get(("corruptsegment", rest), 0) + 1
-                if COUNTS[("corruptsegment", rest)] == 1:
+                with FIRST_RANGE_LOCK:
+                    COUNTS[("corruptsegment", rest)] = COUNTS.get(("corruptsegment", rest), 0) + 1
+                    first = COUNTS[("corruptsegment", rest)] == 1
+                if first:
                     body = body[:len(body) // 2] + bytes([body[len(body) // 2] ^ 0xFF]) + body[len(body) // 2 + 1:]
         if mode == "corruptonce" and body and not is_manifest and not head:
             COUNTS[("corruptonce", rest)] = COUNTS.get(("corruptonce", rest), 0) + 1
