@@ -2,9 +2,11 @@
 """What a device holding OLD fetches to build NEW, from their segment indexes
 (docs/segment-index.md), read here independently of the Swift code.
 
-    delta_plan.py OLD.mcsx NEW.mcsx      prints bytes fetched, requests, share of the file
+    delta_plan.py OLD.mcsx NEW.mcsx          prints bytes fetched, requests, share of the file
+    delta_plan.py OLD.mcsx NEW.mcsx --json   the same as JSON, with each changed run's segments
+                                             (bench/delta's ground truth)
 """
-import struct, sys
+import json, struct, sys
 
 
 def read_index(path):
@@ -30,13 +32,23 @@ def main():
     size, new, index_bytes = read_index(sys.argv[2])
     have = {digest for _, digest in old}
     fetched, requests, previous_fetched = 0, 0, False
-    for length, digest in new:
+    runs, offset = [], 0  # [first segment, segments, offset, bytes] of each run of changed segments
+    for number, (length, digest) in enumerate(new):
         missing = digest not in have
         if missing:
             fetched += length
             if not previous_fetched:
                 requests += 1
+                runs.append([number, 0, offset, 0])
+            runs[-1][1] += 1
+            runs[-1][3] += length
         previous_fetched = missing
+        offset += length
+    if sys.argv[3:] == ["--json"]:
+        print(json.dumps({"size": size, "segments": len(new), "changed_bytes": fetched, "runs": requests,
+                          "index_bytes": index_bytes, "changed_runs": runs,
+                          "largest_segment": max((length for length, _ in new), default=0)}))
+        return
     print(f"{fetched} of {size} bytes fetched ({100 * fetched / size:.2f} %) in {requests} range requests, "
           f"plus the {index_bytes}-byte index; {len(new)} segments")
 

@@ -53,17 +53,32 @@ http://127.0.0.1:PORT/<mode> is served with that mode's fault:
                 whole Content-Length) and the first half of the body, then drops the connection;
                 a Range request is answered 206 only when its If-Range is that ETag. Its log
                 lines add the request's Range and If-Range headers (stallonce's too).
+  multirangewhole
+                single byte ranges answered honestly (206); a Range naming several ranges (a comma)
+                answered 200 with the whole body, as servers and CDNs without multipart support do
+  corruptsegment
+                flips the middle byte of the body of the first 206 answer for each path only (a
+                plain 200 is never touched): one corrupt segment in an update built from ranges
+
+With MISBEHAVING_SERVER_LOG=FILE in the environment, every answer that goes through the
+common reply path also appends a line "STATUS BYTES RANGE PATH" to FILE: BYTES are the body
+bytes written to the socket (counted per 1 MiB write, so a client that hangs up mid-body is
+counted up to the write that failed), RANGE is the request's Range header or "-". bench/delta
+counts bytes and requests with it.
 """
 import gzip
 import zlib
 import os
 import sys
+import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ROOT = sys.argv[1]
 PORT = int(sys.argv[2])
 COUNTS = {}
+ANSWER_LOG = os.environ.get("MISBEHAVING_SERVER_LOG")
+FIRST_RANGE_LOCK = threading.Lock()  # corruptsegment: one first answer even when ranges come at once
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -165,6 +180,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.connection.shutdown(socket.SHUT_RDWR)
                 self.close_connection = True
                 return
+        if mode == "multirangewhole" and range_header and "," in range_header:
+            range_header = None  # several ranges: the whole body, 200
         if range_header and range_header.startswith("bytes=") and mode != "norange" and not is_manifest:
             start, _, end = range_header[6:].partition("-")
             start = int(start)
@@ -174,9 +191,17 @@ class Handler(BaseHTTPRequestHandler):
             status = 206
             if mode == "corruptranges" and body:
                 body = body[:len(body) // 2] + bytes([body[len(body) // 2] ^ 0xFF]) + body[len(body) // 2 + 1:]
+            if mode == "corruptsegment" and body and not head:
+                with FIRST_RANGE_LOCK:
+                    COUNTS[("corruptsegment", rest)] = COUNTS.get(("corruptsegment", rest), 0) + 1
+                    first = COUNTS[("corruptsegment", rest)] == 1
+                if first:
+                    body = body[:len(body) // 2] + bytes([body[len(body) // 2] ^ 0xFF]) + body[len(body) // 2 + 1:]
         if mode == "corruptonce" and body and not is_manifest and not head:
-            COUNTS[("corruptonce", rest)] = COUNTS.get(("corruptonce", rest), 0) + 1
-            if COUNTS[("corruptonce", rest)] == 1:
+            with FIRST_RANGE_LOCK:  # parallel ranges: one first answer
+                COUNTS[("corruptonce", rest)] = COUNTS.get(("corruptonce", rest), 0) + 1
+                first = COUNTS[("corruptonce", rest)] == 1
+            if first:
                 body = body[:len(body) // 2] + bytes([body[len(body) // 2] ^ 0xFF]) + body[len(body) // 2 + 1:]
         if mode == "gzip":
             body = gzip.compress(body, mtime=0)
@@ -189,8 +214,9 @@ class Handler(BaseHTTPRequestHandler):
             headers["Content-Encoding"] = "br"
         stall_once = False
         if mode == "stallonce" and status == 206 and not head:
-            COUNTS[("stallonce", rest)] = COUNTS.get(("stallonce", rest), 0) + 1
-            stall_once = COUNTS[("stallonce", rest)] == 1
+            with FIRST_RANGE_LOCK:
+                COUNTS[("stallonce", rest)] = COUNTS.get(("stallonce", rest), 0) + 1
+                stall_once = COUNTS[("stallonce", rest)] == 1
         if (mode == "stall" and not is_manifest and not head) or stall_once:
             self.send_response(status)
             for name, value in headers.items():
@@ -230,8 +256,20 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        if not head:
-            self.wfile.write(body)
+        if ANSWER_LOG is None:
+            if not head:
+                self.wfile.write(body)
+            return
+        sent = 0
+        try:
+            if not head:
+                view = memoryview(body)
+                for start in range(0, len(body), 1 << 20):
+                    self.wfile.write(view[start:start + (1 << 20)])
+                    sent += len(view[start:start + (1 << 20)])
+        finally:
+            with open(ANSWER_LOG, "a") as log:
+                log.write("%d %d %s %s\n" % (status, sent, (self.headers.get("Range") or "-").replace(" ", ""), self.path))
 
 
 ThreadingHTTPServer.daemon_threads = True
