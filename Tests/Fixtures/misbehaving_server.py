@@ -47,8 +47,9 @@ http://127.0.0.1:PORT/<mode> is served with that mode's fault:
   corruptonce   flips the middle byte of the body sent (a range's, after slicing) in the first
                 answer for each path only; later answers are clean
   corruptranges flips the middle byte of the body of every 206 answer
-  stallonce     honest, except that the first 206 answer for each path sends its headers and the
-                first half of its body, then nothing (a device killed mid-update)
+  stallonce     honest, except that the second 206 answer for each path sends its headers and the
+                first half of its body, then nothing (a device killed mid-update; the first range
+                is a client's probe, sent alone)
   dropfirst     objects carry an ETag; the first GET of each object sends the headers (with the
                 whole Content-Length) and the first half of the body, then drops the connection;
                 a Range request is answered 206 only when its If-Range is that ETag. Its log
@@ -216,7 +217,7 @@ class Handler(BaseHTTPRequestHandler):
         if mode == "stallonce" and status == 206 and not head:
             with FIRST_RANGE_LOCK:
                 COUNTS[("stallonce", rest)] = COUNTS.get(("stallonce", rest), 0) + 1
-                stall_once = COUNTS[("stallonce", rest)] == 1
+                stall_once = COUNTS[("stallonce", rest)] == 2
         if (mode == "stall" and not is_manifest and not head) or stall_once:
             self.send_response(status)
             for name, value in headers.items():

@@ -148,7 +148,7 @@ final class DeltaUpdateTests: XCTestCase {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // Four runs of retrained tensors: wait until all four ranges were asked for (one stalls).
+        // Four runs of retrained tensors: the first alone, then the other three at once (one stalls).
         let deadline = Date().addingTimeInterval(30)
         func ranges() -> [String] { server.standardError.split(separator: "\n").map(String.init).filter { $0.contains("/2.0.0/m.gguf") && $0.contains("Range: bytes=") } }
         while ranges().count < 4, Date() < deadline { usleep(50_000) }

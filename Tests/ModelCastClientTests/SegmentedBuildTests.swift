@@ -7,9 +7,10 @@ import ModelCastTestSupport
 
 /// Issue 27: a device builds a new GGUF from the one it has and single-range requests,
 /// against `modelcast serve`'s neighbour, the misbehaving server: honest ranges build it
-/// with one request per changed run; a server that ignores Range, encodes, or answers a
-/// wrong Content-Range makes it fall back after one response head; a corrupt segment is
-/// fetched once more, then the build falls back.
+/// with one request per changed run; a server that encodes or answers a wrong
+/// Content-Range makes it fall back after one response head, and one that ignores
+/// Range has its whole-file answer kept; a corrupt segment is fetched once more, then the
+/// build falls back.
 final class SegmentedBuildTests: XCTestCase {
     func model(_ work: Scratch, _ name: String, _ flags: [String]) throws -> (path: String, index: SegmentIndex) {
         let path = work.at(name)
@@ -44,7 +45,13 @@ final class SegmentedBuildTests: XCTestCase {
         let (honest, built) = try await build("ok")
         XCTAssertEqual(honest, .built(fetchedBytes: plan.fetchedBytes, requests: plan.requests, keptBytes: 0))
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: built)), try Data(contentsOf: URL(fileURLWithPath: new.path)))
-        for mode in ["norange", "gzip", "wrongtotal"] {
+        // A server that ignores Range: the first range's answer (200, the whole file) is
+        // kept as the download; nothing else is asked for.
+        let (ignored, ignoredPath) = try await build("norange")
+        XCTAssertEqual(ignored, .whole(fetchedBytes: new.index.artifactSize))
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: ignoredPath)), try Data(contentsOf: URL(fileURLWithPath: new.path)))
+        XCTAssertEqual(server.standardError.split(separator: "\n").filter { $0.hasPrefix("GET /norange/") }.count, 1)
+        for mode in ["gzip", "wrongtotal"] {
             let (outcome, _) = try await build(mode)
             guard case .fallBack(let reason) = outcome else { XCTFail("\(mode): \(outcome)"); continue }
             XCTAssertFalse(reason.isEmpty)

@@ -44,6 +44,8 @@ struct DeltaDownload: Sendable {
         /// Body bytes received, repairs included.
         let fetched: Int64
         let requests: Int
+        /// True when the server sent the whole file for the first range (it ignores Range).
+        let whole: Bool
     }
 
     /// Builds `file` at `downloads/<sha256>` from `seed` (the installed older version's
@@ -65,13 +67,18 @@ struct DeltaDownload: Sendable {
             try? FileManager.default.removeItem(at: part)
             return nil  // a network or disk failure mid-build: the plain download decides
         }
-        guard case .built(let fetched, let requests, _) = outcome else {
+        let fetched: Int64, requests: Int
+        switch outcome {
+        case .built(let bytes, let count, _): (fetched, requests) = (bytes, count)
+        case .whole(let bytes): (fetched, requests) = (bytes, 1)
+        case .fallBack:
             try? FileManager.default.removeItem(at: part)
             return nil
         }
         let complete = downloads.appendingPathComponent(file.sha256.rawValue)
         try? FileManager.default.removeItem(at: complete)
         do { try FileManager.default.moveItem(at: part, to: complete) } catch { throw ClientError.io(complete, error) }
-        return Built(url: complete, fetched: fetched, requests: requests)
+        if case .whole = outcome { return Built(url: complete, fetched: fetched, requests: requests, whole: true) }
+        return Built(url: complete, fetched: fetched, requests: requests, whole: false)
     }
 }

@@ -307,7 +307,7 @@ public actor ModelUpdater {
                let built = try await delta.build(file, index: fetchedIndex.index, seed: seed) {
                 proven[file.sha256] = built.url
                 reports.append(FileDownload(model: model.name.rawValue, file: name, size: file.size, fetchedBytes: built.fetched,
-                                            seededFrom: seed.version, rangeRequests: built.requests))
+                                            seededFrom: built.whole ? nil : seed.version, rangeRequests: built.whole ? nil : built.requests))
                 continuation.yield(UpdateProgress(file: name, completedBytes: done.value + file.size, totalBytes: grandTotal))
             } else {
                 proven[file.sha256] = try await downloader.fetch(file, model: model.name) { written in

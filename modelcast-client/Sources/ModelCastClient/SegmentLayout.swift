@@ -106,6 +106,8 @@ final class SegmentReceiver: @unchecked Sendable {
     private var buffer = Data()
     private var received: Int64 = 0
     private var failed: [Int] = []
+    /// True once the server answered with the whole file: its bytes are written in order.
+    private(set) var whole = false
 
     init(layout: SegmentLayout, segments: Range<Int>, output: PositionalFile) {
         self.layout = layout
@@ -114,7 +116,16 @@ final class SegmentReceiver: @unchecked Sendable {
         current = segments.lowerBound
     }
 
+    /// The answer is the whole file, as stored (a server that ignores Range).
+    func takeWholeFile() { whole = true }
+
     func receive(_ chunk: Data) throws {
+        if whole {
+            guard received + Int64(chunk.count) <= layout.index.artifactSize else { throw RangeRefused(reason: "a 200 body longer than the file") }
+            try output.write(chunk, at: received)
+            received += Int64(chunk.count)
+            return
+        }
         var rest = chunk[...]
         while !rest.isEmpty {
             guard current < segments.upperBound else { throw RangeRefused(reason: "more bytes than the range asked for") }
@@ -138,6 +149,10 @@ final class SegmentReceiver: @unchecked Sendable {
     /// The bytes received and the segments that failed, once the response ended: every
     /// segment must have arrived.
     func finish() throws -> (Int64, [Int]) {
+        if whole {
+            guard received == layout.index.artifactSize else { throw RangeRefused(reason: "a 200 body of \(received) bytes, not the file's \(layout.index.artifactSize)") }
+            return (received, [])
+        }
         guard current == segments.upperBound else {
             throw RangeRefused(reason: "the response ended inside segment \(current)")
         }
