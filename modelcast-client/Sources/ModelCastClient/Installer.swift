@@ -87,12 +87,12 @@ struct Installer: Sendable {
                 if let tree = model.tree, let path = file.path {
                     let destination = path.appended(to: staging.appendingPathComponent(tree.rawValue))
                     try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
-                    try FileManager.default.copyItem(at: source, to: destination)
+                    try Self.place(source, at: destination)
                 } else if let folder = Self.packedDirectoryName(file) {
                     let stored = try unpack(source, into: staging, expectedRoot: folder, model: model.name.rawValue, file: file.name.rawValue)
                     if let index = indexes[file.sha256] { try keepSeed(index, stored: stored, for: file, in: staging) }
                 } else {
-                    try FileManager.default.copyItem(at: source, to: staging.appendingPathComponent(file.name.rawValue))
+                    try Self.place(source, at: staging.appendingPathComponent(file.name.rawValue))
                     if let index = indexes[file.sha256] { try keepSeed(index, stored: nil, for: file, in: staging) }
                 }
             }
@@ -110,6 +110,16 @@ struct Installer: Sendable {
         }
     }
 
+
+    /// Puts the proven download `source` at `destination`: a second link to the same
+    /// bytes (instant, no second copy of a model on the disk while it is installed), or a
+    /// copy where the file system cannot link. Downloads are never written again once
+    /// complete, so the two names cannot diverge.
+    static func place(_ source: URL, at destination: URL) throws {
+        do { try FileManager.default.linkItem(at: source, to: destination) } catch {
+            try FileManager.default.copyItem(at: source, to: destination)
+        }
+    }
 
     /// The model itself inside its version directory: the tree's directory, a zipped
     /// directory's unpacked folder, or the first file.
