@@ -44,24 +44,23 @@ struct SegmentedBuild: Sendable {
         let layout = SegmentLayout(index: index)
         let kept = try layout.segmentsInPlace(output)
         try output.truncate(to: index.artifactSize)
-        var runs: [Range<Int>] = []
-        for step in plan.steps {
-            switch step {
-            case .copy(let source, let offset, let length):
-                try layout.copy(from: input, source: source, to: output, offset: offset, length: length, skipping: kept)
-            case .fetch(_, _, let segments):
-                runs += layout.missing(segments, kept: kept)
-            }
+        let runs = plan.steps.flatMap { step -> [Range<Int>] in
+            guard case .fetch(_, _, let segments) = step else { return [] }
+            return layout.missing(segments, kept: kept)
         }
         var fetched: Int64 = 0, requests = 0, whole = false
         do {
-            // The first run alone: a server that ignores Range answers it with the whole
-            // file, which is then kept as the download (one request, not four).
+            // The first run alone, before any copy: a server that ignores Range answers it
+            // with the whole file, which is then kept as the download (one request, not
+            // four, and no seed copied for nothing).
             if let first = runs.first {
                 let probe = try await fetchRun(first, layout: layout, url: url, into: output, acceptWhole: true)
                 (fetched, requests, whole) = (probe.bytes, probe.requests, probe.whole)
             }
             if !whole {
+                for case .copy(let source, let offset, let length) in plan.steps {
+                    try layout.copy(from: input, source: source, to: output, offset: offset, length: length, skipping: kept)
+                }
                 try await boundedEach(Array(runs.dropFirst()), limit: parallelRequests) { run in
                     try await fetchRun(run, layout: layout, url: url, into: output, acceptWhole: false)
                 } combine: { result in
