@@ -11,7 +11,8 @@ package struct SegmentIndexReference: Sendable {
 
 /// Hashes a streamed artifact segment by segment as its index cuts it, in the read that
 /// hashes the whole: proves the index's segments tile the bytes served and hash as it
-/// says (`artifact.segments`).
+/// says (`artifact.segments`). Given the artifact's regions (where verify can read them
+/// from a local file), it also cuts the bytes again by the scheme, in the same read.
 final class SegmentProof: Sendable {
     private struct State: @unchecked Sendable {
         var segment = 0
@@ -19,14 +20,22 @@ final class SegmentProof: Sendable {
         var hasher: SHA256Hasher?
         /// The first segment whose bytes differ, or bytes past the last segment.
         var problem: String?
+        /// The scheme's own cutting of the same bytes, when the regions are known.
+        var recut: SegmentHasher?
     }
     private let index: SegmentIndex
-    private let state = NIOLockedValueBox(State())
+    private let regions: [SegmentRegion]?
+    private let state: NIOLockedValueBox<State>
 
-    init(index: SegmentIndex) { self.index = index }
+    init(index: SegmentIndex, regions: [SegmentRegion]?) {
+        self.index = index
+        self.regions = regions
+        state = NIOLockedValueBox(State(recut: regions.map { SegmentHasher(regions: $0) }))
+    }
 
     @Sendable func append(_ chunk: UnsafeRawBufferPointer) throws {
         try state.withLockedValue { state in
+            try state.recut?.update(chunk)
             var rest = chunk
             while !rest.isEmpty, state.problem == nil {
                 guard state.segment < index.segments.count else {
@@ -51,7 +60,12 @@ final class SegmentProof: Sendable {
         }
     }
 
-    @Sendable func reset() { state.withLockedValue { $0 = State() } }
+    @Sendable func reset() { state.withLockedValue { $0 = State(recut: regions.map { SegmentHasher(regions: $0) }) } }
+
+    /// The segments the scheme cuts the bytes into, when the regions were given.
+    func recutSegments() throws -> [SegmentIndex.Segment]? {
+        try state.withLockedValue { try $0.recut?.finish() }
+    }
 
     /// Nil when every segment arrived whole and hashed right; otherwise what did not.
     func problem() -> String? {
@@ -79,7 +93,7 @@ extension Verifier {
                                                        reset: { collector.reset() }, consume: collector.append)
             let bytes = collector.data
             guard response.status == 200, Int64(bytes.count) == reference.size,
-                  try digest(bytes).hex == reference.sha256 else {
+                  try SHA256Hasher.digest(bytes).hex == reference.sha256 else {
                 log.add(.fail, .artifactSegments, object.url, "\(label): its segment index (\(reference.url)) is not the one the manifest names (HTTP \(response.status), \(bytes.count) bytes)")
                 return nil
             }
@@ -105,11 +119,11 @@ extension Verifier {
         }
         let count = index.value.segments.count
         if fetcher.reads == .files {
-            let path = fetcher.origin(of: url)
             do {
-                let again = try StreamDigester.segmentIndex(ofFileAt: path, regions: SegmentPlan.regions(path: path, size: index.value.artifactSize))
-                guard again.encoded() == [UInt8](index.bytes) else {
-                    log.add(.fail, .artifactSegments, url, "\(label): cutting the artifact again gives \(again.segments.count) segments, not the index's \(count): devices would reuse less than the publish report said")
+                // Cut again in the read that hashed it (the regions came from the file).
+                let again = try proof.recutSegments() ?? []
+                guard again == index.value.segments else {
+                    log.add(.fail, .artifactSegments, url, "\(label): cutting the artifact again gives \(again.count) segments, not the index's \(count): devices would reuse less than the publish report said")
                     return
                 }
             } catch {
@@ -146,7 +160,7 @@ extension Verifier {
                 if let encoding = response.headers["content-encoding"], encoding.lowercased() != "identity" {
                     return "segment \(segment): Content-Encoding \(encoding) on a range"
                 }
-                guard try digest(body.data).bytes == index.segments[segment].sha256 else {
+                guard try SHA256Hasher.digest(body.data).bytes == index.segments[segment].sha256 else {
                     return "segment \(segment): the \(body.data.count) bytes served do not hash to the index's value"
                 }
             } catch {
@@ -155,13 +169,6 @@ extension Verifier {
         }
         return nil
     }
-}
-
-/// The SHA-256 of bytes in memory.
-private func digest(_ data: Data) throws -> SHA256Digest {
-    let hasher = try SHA256Hasher()
-    data.withUnsafeBytes { hasher.update($0) }
-    return hasher.finalize()
 }
 
 extension Optional {

@@ -334,7 +334,9 @@ package struct Verifier: Sendable {
         let sink = HashingSink(progress: progress)
         // An artifact with a segment index is also cut as its index says, in the same read.
         let segments = await object.segmentIndex.asyncMap { await fetchSegmentIndex($0, for: object, rules: rules, deadline: objectDeadline, log: log) } ?? nil
-        let proof = segments.map { SegmentProof(index: $0.1) }
+        // Read from a local file, the regions to cut it again come from its structure first.
+        let regions = fetcher.reads == .files ? segments.map { SegmentPlan.regions(path: fetcher.origin(of: url), size: $0.1.artifactSize) } : nil
+        let proof = segments.map { SegmentProof(index: $0.1, regions: regions) }
         let response: FetchResponse
         do {
             response = try await fetchWithRetries(url, range: nil, limit: limit, deadline: objectDeadline, rules: rules,

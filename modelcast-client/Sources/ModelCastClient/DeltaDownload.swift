@@ -24,7 +24,7 @@ struct DeltaDownload: Sendable {
         let (response, data) = try await http.small(request, limit: Int(reference.size))
         let url = reference.url.rawValue
         guard response.statusCode == 200 else { throw ClientError.http(url: url, status: response.statusCode) }
-        let digest = SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+        let digest = hex(Array(SHA256.hash(data: data)))
         guard Int64(data.count) == reference.size, digest == reference.sha256.rawValue else {
             throw ClientError.hashMismatch(model: model.rawValue, file: url, expected: reference.sha256.rawValue, actual: digest)
         }
@@ -32,7 +32,7 @@ struct DeltaDownload: Sendable {
         do { index = try SegmentIndex(decoding: [UInt8](data)) } catch {
             throw ClientError.invalidManifest(url: url, reason: "segment index: \(error)")
         }
-        guard index.artifactSize == file.size, index.artifactSHA256.map({ String(format: "%02x", $0) }).joined() == file.sha256.rawValue else {
+        guard index.artifactSize == file.size, hex(index.artifactSHA256) == file.sha256.rawValue else {
             throw ClientError.invalidManifest(url: url, reason: "the segment index describes another file than \(file.name.rawValue)")
         }
         return (data, index)
