@@ -47,6 +47,7 @@ http://127.0.0.1:PORT/<mode> is served with that mode's fault:
   corruptonce   flips the middle byte of the body sent (a range's, after slicing) in the first
                 answer for each path only; later answers are clean
   corruptranges flips the middle byte of the body of every 206 answer
+  wholewrong    ignores Range like norange, and flips the middle byte of every object body
   stallonce     honest, except that the second 206 answer for each path sends its headers and the
                 first half of its body, then nothing (a device killed mid-update; the first range
                 is a client's probe, sent alone)
@@ -183,7 +184,7 @@ class Handler(BaseHTTPRequestHandler):
                 return
         if mode == "multirangewhole" and range_header and "," in range_header:
             range_header = None  # several ranges: the whole body, 200
-        if range_header and range_header.startswith("bytes=") and mode != "norange" and not is_manifest:
+        if range_header and range_header.startswith("bytes=") and mode not in ("norange", "wholewrong") and not is_manifest:
             start, _, end = range_header[6:].partition("-")
             start = int(start)
             end = min(int(end) if end else len(body) - 1, len(body) - 1)
@@ -198,6 +199,8 @@ class Handler(BaseHTTPRequestHandler):
                     first = COUNTS[("corruptsegment", rest)] == 1
                 if first:
                     body = body[:len(body) // 2] + bytes([body[len(body) // 2] ^ 0xFF]) + body[len(body) // 2 + 1:]
+        if mode == "wholewrong" and body and not is_manifest and not head:
+            body = body[:len(body) // 2] + bytes([body[len(body) // 2] ^ 0xFF]) + body[len(body) // 2 + 1:]
         if mode == "corruptonce" and body and not is_manifest and not head:
             with FIRST_RANGE_LOCK:  # parallel ranges: one first answer
                 COUNTS[("corruptonce", rest)] = COUNTS.get(("corruptonce", rest), 0) + 1

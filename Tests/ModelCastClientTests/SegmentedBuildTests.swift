@@ -25,7 +25,7 @@ final class SegmentedBuildTests: XCTestCase {
         let old = try model(work, "old.gguf", [])
         let new = try model(work, "new.gguf", ["--retrain-attention"])
         let root = work.at("site")
-        for mode in ["ok", "norange", "gzip", "wrongtotal", "corruptonce", "corruptranges"] {
+        for mode in ["ok", "norange", "wholewrong", "gzip", "wrongtotal", "corruptonce", "corruptranges"] {
             try FileManager.default.createDirectory(atPath: root + "/" + mode, withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: new.path, toPath: root + "/\(mode)/new.gguf")
         }
@@ -51,6 +51,9 @@ final class SegmentedBuildTests: XCTestCase {
         XCTAssertEqual(ignored, .whole(fetchedBytes: new.index.artifactSize))
         XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: ignoredPath)), try Data(contentsOf: URL(fileURLWithPath: new.path)))
         XCTAssertEqual(server.standardError.split(separator: "\n").filter { $0.hasPrefix("GET /norange/") }.count, 1)
+        // A whole file sent for a range that is not the indexed file: never kept.
+        let (wrongWhole, _) = try await build("wholewrong")
+        XCTAssertEqual(wrongWhole, .fallBack(reason: "the whole file sent for a range is not the indexed file"))
         for mode in ["gzip", "wrongtotal"] {
             let (outcome, _) = try await build(mode)
             guard case .fallBack(let reason) = outcome else { XCTFail("\(mode): \(outcome)"); continue }
