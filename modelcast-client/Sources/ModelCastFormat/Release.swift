@@ -72,15 +72,32 @@ public struct ReleaseModel: Codable, Equatable, Sendable {
     /// For a directory published as its files (`--no-zip`): the directory's name
     /// (`TinyClassifier.mlpackage`). Each file's `path` is inside it. nil for other models.
     public var tree: String?
+    /// The model's interface as `modelcast inspect` read it (inputs, outputs, classes,
+    /// vocabulary, tokenizer hash…): publish refuses a new version whose interface differs
+    /// unless told the change is intended. nil when the format has none modelcast reads.
+    public var interface: JSONValue?
+    /// When devices download it (`DownloadPolicy`: essential, prefetch, on-demand); nil
+    /// leaves it to the app. Written as text; the client parses it.
+    public var download: String?
+    /// For a model with variants: the variant whose version and files these are (clients
+    /// that do not know variants install it). nil for a model without variants.
+    public var variant: String?
+    /// The model's variants in the order devices prefer them; nil when it has none.
+    public var variants: [ReleaseVariant]?
 
-    public init(version: String, files: [ReleaseFile], meta: [String: JSONValue] = [:], tree: String? = nil) {
+    public init(version: String, files: [ReleaseFile], meta: [String: JSONValue] = [:], tree: String? = nil, interface: JSONValue? = nil,
+                download: String? = nil, variant: String? = nil, variants: [ReleaseVariant]? = nil) {
         self.version = version
         self.files = files
         self.meta = meta
         self.tree = tree
+        self.interface = interface
+        self.download = download
+        self.variant = variant
+        self.variants = variants
     }
 
-    public enum CodingKeys: String, CodingKey { case version, tree, files, meta }
+    public enum CodingKeys: String, CodingKey { case version, tree, files, meta, interface, download, variant, variants }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -88,6 +105,22 @@ public struct ReleaseModel: Codable, Equatable, Sendable {
         tree = try c.decodeIfPresent(String.self, forKey: .tree)
         files = try c.decode([ReleaseFile].self, forKey: .files)
         meta = try c.decodeIfPresent([String: JSONValue].self, forKey: .meta) ?? [:]
+        interface = try c.decodeIfPresent(JSONValue.self, forKey: .interface)
+        download = try c.decodeIfPresent(String.self, forKey: .download)
+        variant = try c.decodeIfPresent(String.self, forKey: .variant)
+        variants = try c.decodeIfPresent([ReleaseVariant].self, forKey: .variants)
+    }
+
+    /// The model's version as it is stored, its variants' as `NAME@VARIANT`: every unit
+    /// that has a version of its own (version rules, immutability and history apply to each).
+    public func units(name: String) -> [(label: String, model: ReleaseModel)] {
+        guard let variants, !variants.isEmpty else { return [(name, self)] }
+        return variants.map { ("\(name)@\($0.name)", $0.model) }
+    }
+
+    /// Every file the model names: its own and its variants'.
+    public var allFiles: [ReleaseFile] {
+        files + (variants ?? []).flatMap(\.model.files)
     }
 }
 
@@ -196,7 +229,7 @@ public struct Release: Decodable, Equatable, Sendable {
     /// rollback target's included.
     public var referencedKeys: Set<String> {
         var keys = Set<String>()
-        let files = models.values.flatMap(\.files) + (prototypes?.files ?? []) + (rollback?.models.values.flatMap(\.files) ?? [])
+        let files = models.values.flatMap(\.allFiles) + (prototypes?.files ?? []) + (rollback?.models.values.flatMap(\.allFiles) ?? [])
         for file in files {
             keys.insert(file.key)
             if let segments = file.segments { keys.insert(segments.key) }
@@ -295,6 +328,10 @@ extension ReleaseModel {
             return .object(fields)
         })))
         if !meta.isEmpty { members.append(.init("meta", Release.sortedObject(meta))) }
+        if let interface { members.append(.init("interface", Release.canonical(interface))) }
+        if let download { members.append(.init("download", .string(download))) }
+        if let variant { members.append(.init("variant", .string(variant))) }
+        if let variants { members.append(.init("variants", .array(variants.map { $0.jsonValue() }))) }
         return .object(members)
     }
 }
@@ -320,7 +357,7 @@ extension Release {
     public var files: [ReleaseFile] {
         var byKey: [String: ReleaseFile] = [:]
         for model in Array(models.values) + (prototypes.map { [$0] } ?? []) {
-            for file in model.files { byKey[file.key] = file }
+            for file in model.allFiles { byKey[file.key] = file }
         }
         return byKey.keys.sorted().map { byKey[$0]! }
     }

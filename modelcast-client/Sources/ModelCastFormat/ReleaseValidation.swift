@@ -35,6 +35,32 @@ public struct CheckedModel: Sendable, Equatable {
     /// A tree model's directory name.
     public let tree: PathSegment?
     public let files: [CheckedFile]
+    /// For a variant chosen for a device: its name. nil for a model without variants (and
+    /// for the model's own files, which clients that do not know variants install).
+    public let variant: ModelName?
+    /// The model's variants in the order devices prefer them (empty when it has none).
+    public let variants: [CheckedVariant]
+    /// When devices download it; nil when the manifest leaves it to the app.
+    public let downloadPolicy: DownloadPolicy?
+
+    public init(name: ModelName, version: ModelVersion, tree: PathSegment?, files: [CheckedFile], variant: ModelName? = nil,
+                variants: [CheckedVariant] = [], downloadPolicy: DownloadPolicy? = nil) {
+        self.name = name
+        self.version = version
+        self.tree = tree
+        self.files = files
+        self.variant = variant
+        self.variants = variants
+        self.downloadPolicy = downloadPolicy
+    }
+}
+
+/// A variant of a model, parsed: its name, requirements, and the model a device installs
+/// when it takes it (the model's name, the variant's version and files).
+public struct CheckedVariant: Sendable, Equatable {
+    public let name: ModelName
+    public let requirements: VariantRequirements
+    public let model: CheckedModel
 }
 
 extension ReleaseFile {
@@ -91,7 +117,49 @@ extension ReleaseModel {
             }
             checkedFiles.append(checked)
         }
-        return CheckedModel(name: modelName, version: version, tree: tree, files: checkedFiles)
+        let policy = try at("download") { try download.map(DownloadPolicy.init(parsing:)) }
+        let variants = try checkedVariants(name: modelName, at: field, policy: policy)
+        return CheckedModel(name: modelName, version: version, tree: tree, files: checkedFiles,
+                            variants: variants, downloadPolicy: policy)
+    }
+
+    /// The variants, parsed: at most 32, unique names, each a plain model (no variants of
+    /// its own); `variant` names one of them, and the model's own fields are that one's.
+    private func checkedVariants(name: ModelName, at field: String, policy: DownloadPolicy?) throws -> [CheckedVariant] {
+        guard let variants else {
+            if let variant { throw ManifestValueError(field: field + ".variant", value: quotedValue(variant), rule: "is set, but the model has no variants") }
+            return []
+        }
+        guard (1...32).contains(variants.count) else {
+            throw ManifestValueError(field: field + ".variants", value: "\(variants.count) variants", rule: "is not 1 to 32 variants")
+        }
+        var names = Set<String>()
+        var checked: [CheckedVariant] = []
+        for (index, variant) in variants.enumerated() {
+            let at = "\(field).variants[\(index)]"
+            let variantName: ModelName
+            do { variantName = try ModelName(variant.name) } catch let error as ManifestValueError { throw error.at(at + ".name") }
+            guard names.insert(variant.name.lowercased()).inserted else {
+                throw ManifestValueError(field: at + ".name", value: quotedValue(variant.name), rule: "is the name of an earlier variant")
+            }
+            guard variant.model.variants == nil, variant.model.variant == nil, variant.model.download == nil else {
+                throw ManifestValueError(field: at, value: quotedValue(variant.name), rule: "has variants, variant or download of its own (only a model has them)")
+            }
+            let requirements: VariantRequirements
+            do { requirements = try VariantRequirements(json: variant.requires) } catch let error as ManifestValueError {
+                throw error.at(at + ".requires" + (error.field.isEmpty ? "" : "." + error.field))
+            }
+            let model = try variant.model.checked(name: name.rawValue, at: at)
+            checked.append(CheckedVariant(name: variantName, requirements: requirements, model: CheckedModel(
+                name: name, version: model.version, tree: model.tree, files: model.files, variant: variantName, downloadPolicy: policy)))
+        }
+        guard let variant, let own = variants.first(where: { $0.name == variant }) else {
+            throw ManifestValueError(field: field + ".variant", value: variant.map { quotedValue($0) } ?? "(none)", rule: "does not name one of the model's variants")
+        }
+        guard own.model.version == version, own.model.files == files, own.model.tree == tree, own.model.interface == interface else {
+            throw ManifestValueError(field: field, value: quotedValue(name.rawValue), rule: "has a version, files, tree or interface other than its variant \(quotedValue(variant))'s")
+        }
+        return checked
     }
 }
 
