@@ -117,6 +117,9 @@ extension ModelCast {
         @Option(help: ArgumentHelp("Release channel to publish to (default: stable, at the manifest key); any other NAME is published at channels/NAME/<manifest key>, with its own history and sequence, sharing the artifacts. Version rules apply per channel.", valueName: "NAME"))
         var channel: String?
 
+        @OptionGroup(title: "Variants and download policy (modelcast profile)")
+        var variantOptions: VariantOptions
+
         @OptionGroup(title: "Staged rollout (modelcast profile)")
         var rolloutOptions: RolloutStartOptions
 
@@ -170,6 +173,7 @@ extension ModelCast {
             commandLine.manifestCacheControl = manifestCacheControl
             commandLine.compression = compression
             commandLine.noZip = noZip
+            variantOptions.apply(to: &commandLine)
             commandLine.prototypesPath = prototypes
             commandLine.prototypesVersion = prototypesVersion
             commandLine.prototypesClasses = prototypesClasses

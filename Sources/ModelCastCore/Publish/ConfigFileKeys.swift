@@ -8,7 +8,8 @@ struct ConfigFileKeys: Decodable {
     static let topLevel = [
         "profile", "base_url", "to", "manifest", "manifest_cache_control", "channel", "min_app_version", "meta", "models", "prototypes",
     ]
-    static let inModel = ["version", "meta", "layout", "files", "file"]
+    static let inModel = ["version", "meta", "layout", "files", "file", "variants", "default_variant", "download"]
+    static let inVariant = ["name", "version", "meta", "layout", "files", "file", "requires"]
     static let inPrototypes = ["version", "meta", "file", "files", "classes"]
 
     let profile: String?
@@ -30,6 +31,19 @@ struct ConfigFileKeys: Decodable {
         let files: [String]
         let meta: [String: JSONValue]
         let layout: String?
+        var variants: [VariantKeys] = []
+        var defaultVariant: String?
+        var download: String?
+    }
+
+    /// One variant's keys (`models.NAME.variants[i]`).
+    struct VariantKeys {
+        let name: String
+        let version: String
+        let files: [String]
+        let meta: [String: JSONValue]
+        let layout: String?
+        let requires: VariantRequirements
     }
 
     init(from decoder: Decoder) throws {
@@ -71,12 +85,13 @@ struct ConfigFileKeys: Decodable {
             unknown += prototypes.unknownKeys(known: inPrototypes)
         }
         guard unknown.isEmpty else {
-            throw ConfigProblem(message: "unknown key\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")) (known at the top: \(topLevel.sorted().joined(separator: ", ")); in a model: version, files, meta, layout; in prototypes: version, file, meta, classes)")
+            throw ConfigProblem(message: "unknown key\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")) (known at the top: \(topLevel.sorted().joined(separator: ", ")); in a model: version, files, meta, layout, download, variants, default_variant; in prototypes: version, file, meta, classes)")
         }
     }
 
     /// A model's keys; the prototypes section's `classes` joins its meta.
     private static func model(_ name: String, in entry: KeyedDecodingContainer<ConfigKey>) throws -> ModelKeys {
+        if entry.contains(ConfigKey("variants")) { return try modelWithVariants(name, in: entry) }
         guard let version = try entry.text("version") else { throw ConfigProblem(message: "\(entry.path("version")) is missing") }
         let files = try (entry.paths("files") ?? []) + (entry.paths("file") ?? [])
         guard !files.isEmpty else { throw ConfigProblem(message: "\(entry.path("files")) is missing") }
@@ -84,6 +99,47 @@ struct ConfigFileKeys: Decodable {
         if name == "prototypes", entry.contains(ConfigKey("classes")) {
             meta["classes"] = try entry.decode(ConfigValue.self, forKey: ConfigKey("classes")).json
         }
-        return ModelKeys(name: name, version: version, files: files, meta: meta, layout: try entry.text("layout"))
+        var keys = ModelKeys(name: name, version: version, files: files, meta: meta, layout: try entry.text("layout"))
+        keys.download = try entry.text("download")
+        return keys
+    }
+
+    /// A model given as its variants: a list of mappings, each with a name, files and
+    /// requirements; the model's `version`, `meta` and `layout` are each variant's default.
+    private static func modelWithVariants(_ name: String, in entry: KeyedDecodingContainer<ConfigKey>) throws -> ModelKeys {
+        for key in ["files", "file"] where entry.contains(ConfigKey(key)) {
+            throw ConfigProblem(message: "\(entry.path(key)): a model with variants lists its files in each variant")
+        }
+        let shape = "a list of variants, each a mapping with name, files and requires"
+        guard var list = try? entry.nestedUnkeyedContainer(forKey: ConfigKey("variants")) else {
+            throw ConfigProblem(message: "\(entry.path("variants")) must be \(shape)")
+        }
+        let version = try entry.text("version")
+        let meta = try entry.members("meta") ?? [:]
+        let layout = try entry.text("layout")
+        var variants: [VariantKeys] = []
+        while !list.isAtEnd {
+            let at = "\(entry.path("variants"))[\(variants.count)]"
+            guard let item = try? list.nestedContainer(keyedBy: ConfigKey.self) else { throw ConfigProblem(message: "\(at) must be a mapping with name, files and requires") }
+            let unknown = item.allKeys.map(\.stringValue).filter { !inVariant.contains($0) }.sorted()
+            guard unknown.isEmpty else {
+                throw ConfigProblem(message: "\(at): unknown key\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")) (known in a variant: \(inVariant.joined(separator: ", ")))")
+            }
+            guard let variantName = try item.text("name") else { throw ConfigProblem(message: "\(at).name is missing") }
+            guard let variantVersion = try item.text("version") ?? version else {
+                throw ConfigProblem(message: "\(at).version is missing (or give the model a version all its variants share)")
+            }
+            let files = try (item.paths("files") ?? []) + (item.paths("file") ?? [])
+            guard !files.isEmpty else { throw ConfigProblem(message: "\(at).files is missing") }
+            variants.append(VariantKeys(name: variantName, version: variantVersion, files: files,
+                                        meta: meta.merging(try item.members("meta") ?? [:]) { _, own in own },
+                                        layout: try item.text("layout") ?? layout, requires: try item.requirements("requires")))
+        }
+        guard !variants.isEmpty else { throw ConfigProblem(message: "\(entry.path("variants")) is empty") }
+        var keys = ModelKeys(name: name, version: version ?? variants.last!.version, files: [], meta: meta, layout: layout)
+        keys.variants = variants
+        keys.defaultVariant = try entry.text("default_variant")
+        keys.download = try entry.text("download")
+        return keys
     }
 }

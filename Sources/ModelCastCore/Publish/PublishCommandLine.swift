@@ -27,6 +27,13 @@ package struct PublishCommandLine: Sendable {
     package var prototypesVersion: String?
     /// The prototypes' class count; default: the length of the file's "classes" array.
     package var prototypesClasses: Int?
+    /// `--variant VARIANT=PATH`: variants of the model named by `name`, most preferred first.
+    package var variants: [String] = []
+    /// `--requires VARIANT:KEY=VALUE`.
+    package var requires: [String] = []
+    package var defaultVariant: String?
+    /// `--download`: the policy of the models given on the command line.
+    package var download: DownloadPolicy?
     /// How the release goes live (templates, dry run, time, signing).
     package var goLive = GoLive()
     /// What only a publish decides (removed models, a moved base URL, hosts, rollout).
@@ -38,7 +45,7 @@ package struct PublishCommandLine: Sendable {
 
     /// The target directory and the checked request.
     package func makeRequest() throws -> (target: String, request: PublishRequest) {
-        guard !models.isEmpty || configPath != nil else {
+        guard !models.isEmpty || !variants.isEmpty || configPath != nil else {
             throw MissingSetting("nothing to publish: give MODEL files (with --version, --base-url and --to) or --config FILE")
         }
         let config = try configPath.map(PublishConfigFile.load(path:))
@@ -109,6 +116,66 @@ package struct PublishCommandLine: Sendable {
     /// `--version` over all of them would move unchanged models to a new version (every
     /// device downloading the same bytes again), so that combination is refused.
     private func mergedModels(_ configured: [PublishRequest.Model]) throws -> [PublishRequest.Model] {
+        var models = try mergedPaths(configured)
+        if !variants.isEmpty { try addVariants(to: &models) }
+        if let download {
+            guard !self.models.isEmpty || !variants.isEmpty else {
+                throw ModelCastError.usage("--download \(download.rawValue) applies to the models given on the command line, and there are none: set download per model in the config file")
+            }
+            let given = Set(try self.models.map { try Self.split($0).name ?? name ?? Self.modelName(namedAfter: Self.split($0).path) } + (variants.isEmpty ? [] : [name ?? ""]))
+            for index in models.indices where given.contains(models[index].name) { models[index].download = download }
+        }
+        if variants.isEmpty, defaultVariant != nil || !requires.isEmpty {
+            throw ModelCastError.usage("\(defaultVariant != nil ? "--default-variant" : "--requires") needs --variant VARIANT=PATH")
+        }
+        return models
+    }
+
+    /// `--variant VARIANT=PATH` (in preference order) with `--requires VARIANT:KEY=VALUE`:
+    /// the variants of the model `--name` names, each at `--version`.
+    private func addVariants(to models: inout [PublishRequest.Model]) throws {
+        guard let name else { throw MissingSetting("--variant needs --name: the model the variants are of") }
+        try PublishRequest.validateName(name)
+        guard let version else { throw MissingSetting("--version is required with --variant") }
+        for argument in self.models where try Self.split(argument).name ?? name == name {
+            throw ModelCastError.usage("\(escapingControlCharacters(argument)) and --variant both give files of model \(name): give its files as --variant VARIANT=PATH only")
+        }
+        var variants: [PublishRequest.Variant] = []
+        for text in self.variants {
+            guard let equals = text.firstIndex(of: "="), equals != text.startIndex else {
+                throw ModelCastError.usage("--variant \(quotedValue(text)) is not VARIANT=PATH")
+            }
+            let variant = String(text[..<equals])
+            if let index = variants.firstIndex(where: { $0.name == variant }) {
+                variants[index].files.append(String(text[text.index(after: equals)...]))
+            } else {
+                variants.append(PublishRequest.Variant(name: variant, version: version, files: [String(text[text.index(after: equals)...])],
+                                                       layout: noZip ? .tree : .zip))
+            }
+        }
+        for text in requires {
+            guard let colon = text.firstIndex(of: ":"), let equals = text[colon...].firstIndex(of: "=") else {
+                throw ModelCastError.usage("--requires \(quotedValue(text)) is not VARIANT:KEY=VALUE (e.g. 3b:min_memory=6GiB)")
+            }
+            let variant = String(text[..<colon])
+            guard let index = variants.firstIndex(where: { $0.name == variant }) else {
+                throw ModelCastError.usage("--requires \(quotedValue(text)): no --variant named \(quotedValue(variant)) (variants: \(variants.map(\.name).joined(separator: ", ")))")
+            }
+            do {
+                try VariantInput.apply(key: String(text[text.index(after: colon)..<equals]), value: String(text[text.index(after: equals)...]),
+                                       to: &variants[index].requires, context: "--requires \(text)")
+            } catch let problem as ConfigProblem {
+                throw ModelCastError.usage(problem.message)
+            }
+        }
+        var model = PublishRequest.Model(name: name, version: version, files: [])
+        model.variants = variants
+        model.defaultVariant = defaultVariant
+        models.removeAll { $0.name == name }
+        models.append(model)
+    }
+
+    private func mergedPaths(_ configured: [PublishRequest.Model]) throws -> [PublishRequest.Model] {
         guard !self.models.isEmpty else {
             if let version, !configured.isEmpty {
                 let named = configured.map { "\($0.name) \($0.version)" }.joined(separator: ", ")

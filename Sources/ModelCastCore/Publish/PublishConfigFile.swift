@@ -79,13 +79,27 @@ package struct PublishConfigFile: Sendable {
     }
 
     private static func model(_ keys: ConfigFileKeys.ModelKeys, location: String, resolve: (String) -> String) throws -> PublishRequest.Model {
-        var layout = PublishRequest.ModelLayout.zip
-        if let raw = keys.layout {
-            guard let value = PublishRequest.ModelLayout(rawValue: raw) else {
-                throw ConfigProblem(message: "\(location)layout '\(raw)' is not one of \(PublishRequest.ModelLayout.allCases.map(\.rawValue).joined(separator: ", ")) (tree publishes a directory's files one by one)")
-            }
-            layout = value
+        var model = PublishRequest.Model(name: keys.name, version: keys.version, files: keys.files.map(resolve), meta: keys.meta,
+                                         layout: try layout(keys.layout, location: location))
+        model.variants = try keys.variants.enumerated().map { index, variant in
+            PublishRequest.Variant(name: variant.name, version: variant.version, files: variant.files.map(resolve), requires: variant.requires,
+                                   meta: variant.meta, layout: try layout(variant.layout, location: "\(location)variants[\(index)]."))
         }
-        return PublishRequest.Model(name: keys.name, version: keys.version, files: keys.files.map(resolve), meta: keys.meta, layout: layout)
+        model.defaultVariant = keys.defaultVariant
+        model.download = try keys.download.map { raw in
+            guard let policy = DownloadPolicy(rawValue: raw) else {
+                throw ConfigProblem(message: "\(location)download '\(raw)' is not one of \(DownloadPolicy.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return policy
+        }
+        return model
+    }
+
+    private static func layout(_ raw: String?, location: String) throws -> PublishRequest.ModelLayout {
+        guard let raw else { return .zip }
+        guard let value = PublishRequest.ModelLayout(rawValue: raw) else {
+            throw ConfigProblem(message: "\(location)layout '\(raw)' is not one of \(PublishRequest.ModelLayout.allCases.map(\.rawValue).joined(separator: ", ")) (tree publishes a directory's files one by one)")
+        }
+        return value
     }
 }

@@ -11,11 +11,63 @@ package struct PublishRequest: Sendable {
         package var meta: [String: JSONValue]
         /// How a directory model is published: one zip (the default) or its files (`tree`).
         package var layout: ModelLayout
+        /// The model's variants, in the order devices prefer them (empty: none). Each is
+        /// published like a model of its own; `version` and `files` are then unused.
+        package var variants: [Variant] = []
+        /// The variant clients that do not know variants install; nil: the last one (the
+        /// least demanding, in preference order).
+        package var defaultVariant: String?
+        /// When devices download the model; nil leaves it to the app.
+        package var download: DownloadPolicy?
+        /// For a variant published as a unit of its own: the name its keys use
+        /// (`NAME/variants/VARIANT`); nil: the model's name.
+        package var storageName: String?
 
         package init(name: String, version: String, files: [String], meta: [String: JSONValue] = [:], layout: ModelLayout = .zip) {
             self.name = name
             self.version = version
             self.files = files
+            self.meta = meta
+            self.layout = layout
+        }
+
+        /// The name the model's keys are made of.
+        package var keyName: String { storageName ?? name }
+
+        /// What is published with a version of its own: the model itself, or each of its
+        /// variants as a model named `NAME@VARIANT` stored under `models/NAME/variants/VARIANT/`.
+        package var units: [Model] {
+            guard !variants.isEmpty else { return [self] }
+            return variants.map { variant in
+                var unit = Model(name: Self.unitLabel(model: name, variant: variant.name), version: variant.version, files: variant.files,
+                                 meta: variant.meta, layout: variant.layout)
+                unit.storageName = "\(name)/variants/\(variant.name)"
+                return unit
+            }
+        }
+
+        /// The variant clients that do not know variants install.
+        package var defaultVariantName: String? { defaultVariant ?? variants.last?.name }
+
+        static func unitLabel(model: String, variant: String) -> String { "\(model)@\(variant)" }
+    }
+
+    /// One variant of a model: its name, what a device needs to run it, its own version
+    /// and files.
+    package struct Variant: Sendable {
+        package var name: String
+        package var version: String
+        package var files: [String]
+        package var requires: VariantRequirements
+        package var meta: [String: JSONValue]
+        package var layout: ModelLayout
+
+        package init(name: String, version: String, files: [String], requires: VariantRequirements = VariantRequirements(),
+                     meta: [String: JSONValue] = [:], layout: ModelLayout = .zip) {
+            self.name = name
+            self.version = version
+            self.files = files
+            self.requires = requires
             self.meta = meta
             self.layout = layout
         }
@@ -150,6 +202,11 @@ package struct PublishRequest: Sendable {
         var adopted = self
         for index in adopted.models.indices {
             if let text = texts[adopted.models[index].name] { adopted.models[index].version = text }
+            for v in adopted.models[index].variants.indices {
+                if let text = texts[Model.unitLabel(model: adopted.models[index].name, variant: adopted.models[index].variants[v].name)] {
+                    adopted.models[index].variants[v].version = text
+                }
+            }
         }
         return adopted
     }
@@ -181,6 +238,7 @@ package struct PublishRequest: Sendable {
     }
 
     private func validate(_ model: Model) throws {
+        guard model.variants.isEmpty else { return try validateVariants(of: model) }
         guard (try? ModelVersion(model.version)) != nil else {
             throw ModelCastError.usage("version \(quotedValue(model.version)) of model \(model.name) is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.2.0; at most 128 characters)")
         }
@@ -193,12 +251,57 @@ package struct PublishRequest: Sendable {
         }
     }
 
+    /// A model with variants: written only by the profiles that know them, each variant
+    /// a valid unit of its own with a unique name, the default one of them.
+    private func validateVariants(of model: Model) throws {
+        guard profile == .modelcast || profile == .tiers else {
+            throw ModelCastError.usage("model \(model.name) has variants, which only the modelcast profile (and tiers, whose tiers they become) writes, not \(profile.rawValue)")
+        }
+        guard model.variants.count <= 32 else { throw ModelCastError.usage("model \(model.name) has \(model.variants.count) variants; at most 32") }
+        var names = Set<String>()
+        for variant in model.variants {
+            guard (try? ModelName(variant.name)) != nil else {
+                throw ModelCastError.usage("variant name \(quotedValue(variant.name)) of model \(model.name) may use only letters, digits, '.', '_' and '-', at most 128 (it becomes part of every URL)")
+            }
+            guard names.insert(variant.name.lowercased()).inserted else {
+                throw ModelCastError.usage("model \(model.name) has two variants named \(variant.name)")
+            }
+        }
+        if let name = model.defaultVariant, !model.variants.contains(where: { $0.name == name }) {
+            throw ModelCastError.usage("default_variant \(quotedValue(name)) of model \(model.name) is not one of its variants (\(model.variants.map(\.name).joined(separator: ", ")))")
+        }
+        for unit in model.units {
+            let variant = String(unit.name.split(separator: "@").last!)
+            guard (try? ModelVersion(unit.version)) != nil else {
+                throw ModelCastError.usage("version \(quotedValue(unit.version)) of variant \(variant) of model \(model.name) is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.2.0; at most 128 characters)")
+            }
+            guard !unit.files.isEmpty else { throw ModelCastError.usage("variant \(variant) of model \(model.name) has no files") }
+            if unit.layout == .tree {
+                guard profile.publishesTrees else { throw ModelCastError.usage(ManifestProfile.treeRefusal(profile: profile, model: model.name)) }
+                guard unit.files.count == 1 else {
+                    throw ModelCastError.usage("variant \(variant) of model \(model.name) is published as a tree, which is one directory, but it has \(unit.files.count) paths")
+                }
+            }
+        }
+    }
+
     /// Fails early (before packing) when a profile field is missing.
     private func validateProfileFields() throws {
         var releaseModels: [String: ReleaseModel] = [:]
         for model in models {
             let placeholder = ReleaseFile(name: "", key: "", url: "", sha256: "", size: 0, contentType: "")
-            releaseModels[model.name] = ReleaseModel(version: model.version, files: model.files.map { _ in placeholder }, meta: model.meta)
+            var entry = ReleaseModel(version: model.version, files: model.files.map { _ in placeholder }, meta: model.meta)
+            if !model.variants.isEmpty {
+                let variants = model.variants.map { variant in
+                    ReleaseVariant(name: variant.name, requires: variant.requires.jsonObject(),
+                                   model: ReleaseModel(version: variant.version, files: variant.files.map { _ in placeholder }, meta: variant.meta))
+                }
+                let own = variants.first { $0.name == model.defaultVariantName }!
+                entry = own.model
+                entry.variant = own.name
+                entry.variants = variants
+            }
+            releaseModels[model.name] = entry
         }
         let release = Release(
             sequence: 0, publishedAt: "", channel: channel, profile: profile.rawValue, minAppVersion: minAppVersion, meta: meta,

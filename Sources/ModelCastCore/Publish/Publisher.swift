@@ -207,7 +207,7 @@ package struct Publisher: Sendable {
         try checkDroppedModels(request, live: live)
         let (givenVersions, adoptedTexts) = Self.publishedVersionTexts(request, wentLive: state.wentLive)
         let request = request.adoptingVersions(adoptedTexts)
-        try checkVersions(request.models.map { ($0.name, $0.version) }, live: live, profile: request.profile, warn: warn)
+        try checkVersions(request.models.flatMap(\.units).map { ($0.name, $0.version) }, live: live, profile: request.profile, warn: warn)
 
         // Pack (or, for a dry run, only hash) every file.
         let staging = try StagingArea(storage: storage, dryRun: request.dryRun, request: request)
@@ -216,7 +216,7 @@ package struct Publisher: Sendable {
         try checkVersionsKeepTheirFiles(packed.models, wentLive: state.wentLive, givenVersions: givenVersions)
         let reuse = await reportReuse(packed.models, live: live, staging: staging)
 
-        var release = Self.release(of: request, models: packed.models, prototypes: packed.prototypes, state: state)
+        var release = Self.release(of: request, models: VariantAssembly.models(of: request, units: packed.models), prototypes: packed.prototypes, state: state)
         var settings = CommitSettings(request, profile: request.profile, baseURL: request.baseURL, manifestCacheControl: request.manifestCacheControl, signing: request.signing)
         settings.hostedOn = request.hostedOn
         if let rollout = live?.rollout, rollout.isInProgress(at: request.publishedAt) {
@@ -242,7 +242,7 @@ package struct Publisher: Sendable {
     private func reportReuse(_ models: [String: ReleaseModel], live: Release?, staging: StagingArea) async -> [PublishReport.Reuse] {
         var estimates: [PublishReport.Reuse] = []
         for name in models.keys.sorted() {
-            guard let model = models[name], let previous = live?.models[name], previous.version != model.version else { continue }
+            guard let model = models[name], let previous = live?.unitsByLabel[name], previous.version != model.version else { continue }
             for (position, file) in model.files.enumerated() {
                 // The live file of the same name, else at the same place (a renamed model file).
                 let counterpart = previous.files.first { $0.name == file.name } ?? (position < previous.files.count ? previous.files[position] : nil)
@@ -263,7 +263,7 @@ package struct Publisher: Sendable {
     /// Every input of `request` inspected and validated, by model name.
     private static func describeInputs(of request: PublishRequest) throws -> [String: [ModelDescription]] {
         var descriptions: [String: [ModelDescription]] = [:]
-        for model in request.models + (request.prototypes.map { [$0] } ?? []) {
+        for model in request.models.flatMap(\.units) + (request.prototypes.map { [$0] } ?? []) {
             descriptions[model.name] = try model.files.map { try ModelInspector.describe($0) }
             if model.layout == .tree, let description = descriptions[model.name]?.first, !description.isDirectory {
                 throw ModelCastError.usage("model \(model.name) is published as a tree (--no-zip, or layout: tree), which lists a directory's files, but \(description.path) is a file: publish it without --no-zip")
@@ -277,7 +277,7 @@ package struct Publisher: Sendable {
         _ request: PublishRequest, into staging: StagingArea, descriptions: [String: [ModelDescription]]
     ) async throws -> (models: [String: ReleaseModel], prototypes: ReleaseModel?) {
         var models: [String: ReleaseModel] = [:]
-        for model in request.models { models[model.name] = try await staging.add(model, descriptions: descriptions[model.name]!) }
+        for model in request.models.flatMap(\.units) { models[model.name] = try await staging.add(model, descriptions: descriptions[model.name]!) }
         var prototypes: ReleaseModel?
         if let model = request.prototypes { prototypes = try await staging.add(model, descriptions: descriptions[model.name]!) }
         return (models, prototypes)
@@ -366,7 +366,7 @@ package struct Publisher: Sendable {
         guard request.movesBaseURL else {
             throw ModelCastError.liveReleaseConflict("the live release at \(storage.location)/\(request.manifestKey) was published with --base-url \(old), and this publish names \(request.baseURL): devices would fetch the new files from there while the rollback section and every cached manifest point at \(old). To move on purpose, pass --move-base-url (and keep \(old) serving until every device has the new manifest); otherwise publish with --base-url \(old)")
         }
-        let kept = state.live.map { $0.models.values.flatMap(\.files).map(\.key).sorted() } ?? []
+        let kept = state.live.map { Set($0.models.values.flatMap(\.allFiles).map(\.key)).sorted() } ?? []
         warn("the base URL moves from \(old) to \(request.baseURL): keep \(old) serving \(kept.isEmpty ? "the live release's objects" : kept.joined(separator: ", ")) (the rollback section names them there) and the old manifest until every device has this one")
     }
 
@@ -379,9 +379,9 @@ package struct Publisher: Sendable {
     /// by model, the texts as given and the published texts to take instead.
     static func publishedVersionTexts(_ request: PublishRequest, wentLive: [Release]) -> (given: [String: String], adopted: [String: String]) {
         var given: [String: String] = [:], adopted: [String: String] = [:]
-        for model in request.models {
+        for model in request.models.flatMap(\.units) {
             guard let version = SemanticVersion(model.version),
-                  let previous = wentLive.reversed().compactMap({ $0.models[model.name]?.version })
+                  let previous = wentLive.reversed().compactMap({ $0.unitsByLabel[model.name]?.version })
                       .first(where: { $0 != model.version && SemanticVersion($0) == version }) else { continue }
             given[model.name] = model.version
             adopted[model.name] = previous
@@ -394,7 +394,7 @@ package struct Publisher: Sendable {
     /// update. `givenVersions`: texts with other build metadata that were taken as these versions.
     func checkVersionsKeepTheirFiles(_ models: [String: ReleaseModel], wentLive: [Release], givenVersions: [String: String]) throws {
         for (name, model) in models {
-            for previous in (wentLive.reversed().compactMap { $0.models[name] }) where previous.version == model.version {
+            for previous in (wentLive.reversed().compactMap { $0.unitsByLabel[name] }) where previous.version == model.version {
                 if previous.files.map(\.sha256) != model.files.map(\.sha256) || previous.files.map(\.placement) != model.files.map(\.placement) {
                     if let given = givenVersions[name] {
                         throw ModelCastError.versionConflict("version \(given) of model \(name) has the same precedence as \(model.version), already published with different files (build metadata does not order versions, so clients cannot tell them apart); publish a new version instead")
@@ -433,7 +433,7 @@ package struct Publisher: Sendable {
     /// string, for `profile` only when its clients compare version strings (tiers).
     func checkVersions(_ versions: [(name: String, version: String)], live: Release?, profile: ManifestProfile, rollback: String = "rollback", warn: (String) -> Void) throws {
         for (name, version) in versions {
-            guard let previous = live?.models[name], let new = SemanticVersion(version), let old = SemanticVersion(previous.version) else { continue }
+            guard let previous = live?.unitsByLabel[name], let new = SemanticVersion(version), let old = SemanticVersion(previous.version) else { continue }
             if new < old {
                 throw ModelCastError.versionConflict("version \(version) of model \(name) is lower than the live version \(previous.version); to go back, use \(rollback)")
             }
@@ -478,7 +478,7 @@ package struct Publisher: Sendable {
         for record in channels.flatMap(\.records) {
             // A record's rollback section names objects too: prune keeps them, so they are listed.
             for model in Array(record.models.values) + (record.prototypes.map { [$0] } ?? []) + (record.rollback.map { Array($0.models.values) } ?? []) {
-                for file in model.files {
+                for file in model.allFiles {
                     guard let digest = SHA256Digest(hex: file.sha256) else { continue }
                     artifacts[file.key] = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: file.contentType, size: file.size, sha256: digest)
                     if let segments = file.segments, let indexDigest = SHA256Digest(hex: segments.sha256) {

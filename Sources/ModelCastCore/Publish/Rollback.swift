@@ -153,7 +153,7 @@ extension Publisher {
         let all = models.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } + (prototypes.map { [("prototypes", $0)] } ?? [])
         var proven = Set<String>()
         for (name, model) in all {
-            for file in model.files {
+            for file in model.allFiles {
                 let place = "\(storage.location)/\(file.key)"
                 do {
                     try await proveStored([file], localFiles: [:], trustStored: trustStored)

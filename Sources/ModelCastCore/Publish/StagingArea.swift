@@ -73,12 +73,12 @@ final class StagingArea {
             guard names.insert(result.name).inserted else {
                 throw ModelCastError.usage("model \(model.name) has two files named \(result.name)")
             }
-            let key = request.profile.artifactKey(model: model.name, version: model.version, fileName: result.name, sha256: result.sha256)
+            let key = request.profile.artifactKey(model: model.keyName, version: model.version, fileName: result.name, sha256: result.sha256)
             staged[key] = StagedArtifact(result: result, inPlace: uploadInPlace)
             files.append(ReleaseFile(
                 name: result.name, key: key, url: Publisher.url(base: request.baseURL, key: key),
                 sha256: result.sha256.hex, size: result.size, contentType: result.contentType,
-                segments: try result.segments.map { try stageSegmentIndex($0, of: result, model: model.name) }))
+                segments: try result.segments.map { try stageSegmentIndex($0, of: result, model: model.keyName) }))
         }
         return ReleaseModel(version: model.version, files: files, meta: model.meta)
     }
@@ -122,7 +122,7 @@ final class StagingArea {
         let listing = try await onOwnThread("modelcast.tree-listing") { try TreeListing.make(description, progress: progress, partSize: sizes) }
         var files: [ReleaseFile] = []
         for file in listing.files {
-            let key = TargetLayout.blobKey(model: model.name, sha256: file.sha256)
+            let key = TargetLayout.blobKey(model: model.keyName, sha256: file.sha256)
             if staged[key] == nil, stored[key] == nil {
                 if try await storage.head(key) != nil {
                     stored[key] = file.diskPath

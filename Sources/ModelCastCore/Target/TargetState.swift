@@ -324,7 +324,7 @@ extension TargetState {
             else { state = .neverLive }
             var entry = HistoryEntry(
                 sequence: record.sequence, publishedAt: record.publishedAt, expiresAt: record.expiresAt, state: state,
-                versions: record.models.mapValues(\.version), rollbackSequence: record.rollback?.sequence)
+                versions: record.unitsByLabel.mapValues(\.version), rollbackSequence: record.rollback?.sequence)
             let (action, detail) = actions.describe(record)
             entry.action = action
             entry.detail = detail

@@ -27,7 +27,7 @@ struct TargetHistoryCheck {
         let record = state.liveRecord ?? latest
         var objects: [ExpectedObject] = []
         for (name, model) in (record.rollback?.models ?? [:]).sorted(by: { $0.key < $1.key }) {
-            for file in model.files {
+            for file in model.allFiles {
                 let place = "\(model.tree.map { $0 + "/" } ?? "")\(file.placement)"
                 objects.append(ExpectedObject(label: "rollback \(name) \(model.version)/\(place)", url: file.url, sha256: file.sha256, size: file.size,
                                               approximateSize: nil, contentType: file.contentType))

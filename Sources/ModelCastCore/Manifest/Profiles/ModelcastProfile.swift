@@ -35,8 +35,11 @@ struct ModelcastProfile: ProfileDefinition {
     func read(_ manifest: ManifestReader) throws -> ManifestFacts {
         let release = try Release.decode(manifest.data, source: manifest.source)
         var objects: [ExpectedObject] = []
+        var seen = Set<String>()
         func add(_ model: ReleaseModel, name: String, rollback: Bool) throws {
-            for file in model.files {
+            // A variant's files once (the model's own files are its default variant's).
+            for variant in model.variants ?? [] { try add(variant.model, name: "\(name)@\(variant.name)", rollback: rollback) }
+            for file in model.files where seen.insert((rollback ? "r " : "") + file.key).inserted {
                 let label = "\(rollback ? "rollback " : "")\(name) \(model.version)/\(model.tree.map { $0 + "/" } ?? "")\(file.placement)"
                 let indexSHA256 = try file.segments.map { try manifest.hex($0.sha256, "\(name).files.segments.sha256") }
                 objects.append(ExpectedObject(
