@@ -109,6 +109,12 @@ extension ModelCast.Rollout {
         @Option(help: "For a directory or s3:// target: the key of its manifest.")
         var manifestKey = "manifest.json"
 
+        @Option(help: ArgumentHelp("Say which variant and version of each model one device takes instead: memory=8GiB,platform=ios,os=17.4,arch=arm64,accelerators=neural-engine+gpu,capabilities=NAME+NAME (every field optional; an unknown one fails any requirement on it).", valueName: "DESCRIPTION"))
+        var device: String?
+
+        @Option(help: ArgumentHelp("With --device during a rollout: the device's id, to say which side of the rollout it is on.", valueName: "ID"))
+        var deviceId: String?
+
         @Flag(help: "Print JSON instead of text.")
         var json = false
 
@@ -128,6 +134,12 @@ extension ModelCast.Rollout {
             try Channels.validate(channel)
             let data = try await manifestBytes()
             let release = try Release.decode(data, source: source)
+            if let device {
+                let simulation = try DeviceSimulation(release: release, device: try DeviceProfile(describing: device), deviceID: deviceId, at: now)
+                print(json ? try JSONOutput.encode(simulation) : simulation.text, terminator: "")
+                return
+            }
+            if deviceId != nil { throw ValidationError("--device-id goes with --device") }
             guard release.rollout != nil else {
                 throw ModelCastError.usage("\(source) has no staged rollout: sequence \(release.sequence) goes to every device")
             }

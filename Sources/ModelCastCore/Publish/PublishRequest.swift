@@ -40,7 +40,7 @@ package struct PublishRequest: Sendable {
             guard !variants.isEmpty else { return [self] }
             return variants.map { variant in
                 var unit = Model(name: Self.unitLabel(model: name, variant: variant.name), version: variant.version, files: variant.files,
-                                 meta: variant.meta, layout: variant.layout)
+                                 meta: meta.merging(variant.meta) { _, own in own }, layout: variant.layout)
                 unit.storageName = "\(name)/variants/\(variant.name)"
                 return unit
             }
@@ -294,7 +294,8 @@ package struct PublishRequest: Sendable {
             if !model.variants.isEmpty {
                 let variants = model.variants.map { variant in
                     ReleaseVariant(name: variant.name, requires: variant.requires.jsonObject(),
-                                   model: ReleaseModel(version: variant.version, files: variant.files.map { _ in placeholder }, meta: variant.meta))
+                                   model: ReleaseModel(version: variant.version, files: variant.files.map { _ in placeholder },
+                                                       meta: model.meta.merging(variant.meta) { _, own in own }))
                 }
                 let own = variants.first { $0.name == model.defaultVariantName }!
                 entry = own.model

@@ -87,8 +87,10 @@ package struct PublishReport: Codable, Sendable {
     static func models(of release: Release?, objects: [Object]) -> [Model] {
         guard let release else { return [] }
         let stored = Set(objects.filter { $0.role == "artifact" && ($0.outcome == "created" || $0.outcome == "would store") }.map(\.key))
-        return release.models.keys.sorted().map { name in
-            let model = release.models[name]!
+        // Per unit: a model with variants reports each variant (`NAME@VARIANT`).
+        let units = release.unitsByLabel
+        return units.keys.sorted().map { name in
+            let model = units[name]!
             let count = model.files.filter { stored.contains($0.key) }.count
             return Model(name: name, version: model.version, files: model.files.count, size: model.files.reduce(0) { $0 + $1.size },
                          stored: count, reused: model.files.count - count)

@@ -108,7 +108,11 @@ extension Publisher {
         var models = restored
         if request.bump {
             let version = try bumpVersion(request, models: rolledBack, state: state, live: live)
-            for name in rolledBack { models[name]!.version = version }
+            for name in rolledBack {
+                // Every variant of the model takes the new version, as the model does.
+                models[name]!.version = version
+                for index in (models[name]!.variants ?? []).indices { models[name]!.variants![index].model.version = version }
+            }
             log("republishing the bytes of \(request.version) as version \(version)")
         } else if let current = live.models[rolledBack[0]]?.version, current != request.version,
                   let warning = profile.rollbackWithoutBumpWarning(deviceVersion: current, targetVersion: request.version) {

@@ -72,6 +72,40 @@ enum VariantInput {
     }
 }
 
+extension DeviceProfile {
+    /// A device described on the command line: `memory=8GiB,platform=ios,os=17.4,arch=arm64,
+    /// accelerators=neural-engine+gpu,capabilities=a+b` (every field optional).
+    package init(describing text: String) throws {
+        self.init()
+        let flag = "--device \(quotedValue(text))"
+        for item in text.split(separator: ",") {
+            let parts = item.split(separator: "=", maxSplits: 1).map { String($0).trimmingCharacters(in: .whitespaces) }
+            guard parts.count == 2, !parts[1].isEmpty else { throw ModelCastError.usage("\(flag): \(quotedValue(String(item))) is not KEY=VALUE") }
+            let values = parts[1].split(separator: "+").map(String.init)
+            do {
+                switch parts[0] {
+                case "memory": physicalMemory = try VariantInput.memory(parts[1], context: flag)
+                case "platform":
+                    guard let platform = DevicePlatform(rawValue: parts[1].lowercased()) else {
+                        throw ModelCastError.usage("\(flag): platform \(quotedValue(parts[1])) is not one of \(DevicePlatform.allCases.map(\.rawValue).joined(separator: ", "))")
+                    }
+                    self.platform = platform
+                case "os":
+                    guard (try? AppVersion(parts[1])) != nil else { throw ModelCastError.usage("\(flag): os \(quotedValue(parts[1])) is not a version (e.g. 17.4)") }
+                    osVersion = parts[1]
+                case "arch": architecture = try VariantInput.name(parts[1], context: flag)
+                case "accelerators": accelerators = Set(try values.map { try VariantInput.accelerator($0, context: flag) })
+                case "capabilities": capabilities = Set(try values.map { try VariantInput.name($0, context: flag) })
+                default:
+                    throw ModelCastError.usage("\(flag): unknown field \(quotedValue(parts[0])) (memory, platform, os, arch, accelerators, capabilities)")
+                }
+            } catch let problem as ConfigProblem {
+                throw ModelCastError.usage(problem.message)
+            }
+        }
+    }
+}
+
 extension KeyedDecodingContainer where Key == ConfigKey {
     /// A `requires:` mapping: each key's value as text (a YAML list joined by commas; the
     /// `platforms` mapping as `ios:17.0,…`), applied through `VariantInput`.

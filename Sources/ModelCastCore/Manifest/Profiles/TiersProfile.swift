@@ -15,19 +15,31 @@ struct TiersProfile: ProfileDefinition {
     }
     var computedFields: [String] { ["current_version", "url", "size_bytes", "sha256", "rollback_version"] }
 
+    /// The tiers a release is written as: one model's variants (`models: {"1b": …, "3b": …}`
+    /// from a model with variants 1b and 3b), or else each model a tier.
+    static func tiers(_ models: [String: ReleaseModel]) -> [String: ReleaseModel] {
+        guard models.count == 1, let variants = models.values.first?.variants, !variants.isEmpty else { return models }
+        return Dictionary(variants.map { ($0.name, $0.model) }, uniquingKeysWith: { first, _ in first })
+    }
+
     func checkShape(_ release: Release) throws {
-        try requireModelsWithOneFileEach(release, profile: .tiers)
-        let versions = Set(release.models.values.map(\.version))
+        if release.models.count > 1, let name = release.models.keys.sorted().first(where: { release.models[$0]!.variants != nil }) {
+            throw ModelCastError.usage("profile tiers writes one model's variants as its tiers, or each model as a tier, not both: model \(name) has variants beside other models")
+        }
+        let tiers = Self.tiers(release.models)
+        try requireModelsWithOneFileEach(Release(sequence: 0, publishedAt: "", channel: release.channel, profile: release.profile, models: tiers), profile: .tiers)
+        let versions = Set(tiers.values.map(\.version))
         guard versions.count == 1 else {
             throw ModelCastError.usage("profile tiers has one current_version for every tier, but the models have versions \(versions.sorted().joined(separator: ", "))")
         }
     }
 
     func render(_ release: Release) -> JSONValue {
-        let names = release.models.keys.sorted()
-        var members: [JSONValue.Member] = [.init("current_version", .string(release.models[names[0]]!.version))]
+        let tiers = Self.tiers(release.models)
+        let names = tiers.keys.sorted()
+        var members: [JSONValue.Member] = [.init("current_version", .string(tiers[names[0]]!.version))]
         members.append(.init("models", .object(names.map { name in
-            let model = release.models[name]!
+            let model = tiers[name]!
             let file = model.files[0]
             return .init(name, .object([
                 .init("url", .string(file.url)),
@@ -38,10 +50,10 @@ struct TiersProfile: ProfileDefinition {
             ]))
         })))
         // The previously live release, filled from the publish history.
-        if let rollback = release.rollback, let first = rollback.models.values.first {
+        if let rollback = release.rollback.map({ Self.tiers($0.models) }), let first = rollback.values.first {
             members.append(.init("rollback_version", .string(first.version)))
             for name in names {
-                if let previous = rollback.models[name]?.files.first {
+                if let previous = rollback[name]?.files.first {
                     members.append(.init("rollback_url_\(name)", .string(previous.url)))
                 }
             }
