@@ -108,7 +108,9 @@ public struct VariantRequirements: Sendable, Equatable {
     public init(json: [String: JSONValue]) throws {
         self.init()
         func at<T>(_ key: String, _ make: () throws -> T) throws -> T {
-            do { return try make() } catch let error as ManifestValueError { throw error.at(key) }
+            do { return try make() } catch let error as ManifestValueError {
+                throw error.at(error.field.isEmpty || error.field == "value" ? key : key + "." + error.field)
+            }
         }
         for key in json.keys.sorted() where !Self.knownKeys.contains(key) {
             try at(key) { try checkPrintable(key, limit: 64, what: "a requirement name") }
