@@ -132,7 +132,7 @@ final class ReadmeExamplesTests: XCTestCase {
                 ran.append(words(example.command).dropFirst().first ?? "")
             }
         }
-        XCTAssertEqual(ran, ["inspect", "pack", "publish", "publish", "publish", "history", "rollback", "pack",
+        XCTAssertEqual(ran, ["inspect", "pack", "publish", "publish", "publish", "history", "rollback", "pack", "publish", "rollout", "rollout",
                              "publish", "publish", "promote", "rollout", "rollout", "rollout", "rollout"])
         XCTAssertEqual(needsNetwork, ["verify", "rollback"], "a new console example must run here or be listed as needing the network")
     }
