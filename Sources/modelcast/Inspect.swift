@@ -11,7 +11,10 @@ extension ModelCast {
                 .mlpackage (Manifest.json and its root model), .mlmodelc, .mlmodel, .tflite and .onnx; \
                 anything else is published as a generic file or directory. A file that claims a format \
                 and fails its check is an error. Size and SHA-256 are those of the artifact `pack` \
-                would write (for a directory, the deterministic zip), computed without writing it.
+                would write (for a directory, the deterministic zip), computed without writing it. \
+                For Core ML, GGUF and ONNX models the interface an app depends on (inputs, outputs, \
+                classes; architecture, vocabulary, tokenizer) follows; one that cannot be read is \
+                shown as unreadable.
                 """
         )
 
@@ -29,9 +32,10 @@ extension ModelCast {
 
         func run() async throws {
             let description = try ModelInspector.describe(model)
+            let interface = try ModelInterface.readResult(description)
             let packer = Packer()
             let artifact = noHash ? nil : try packer.digest(description, progress: progressOptions.display(json: json).factory)
-            let report = InspectReport(description: description, artifactName: packer.artifactName(for: description, zip: description.isDirectory), artifact: artifact)
+            let report = InspectReport(description: description, artifactName: packer.artifactName(for: description, zip: description.isDirectory), artifact: artifact, interface: interface)
             if json {
                 print(try JSONOutput.encode(report), terminator: "")
             } else {

@@ -64,10 +64,12 @@ package enum GGUFReader {
     /// One pass over a header, section by section. Every size, offset and count comes from
     /// the file: sums and products are overflow-checked and an overflow is refused naming
     /// the field, never trapped.
-    private struct HeaderParse {
+    struct HeaderParse {
         let path: String
         let fileSize: UInt64
         var reader: BufferedReader
+        /// Set to collect the model's interface as the metadata is read (`readInterface`).
+        var interface: GGUFInterfaceFields? = nil
 
         struct Metadata { var architecture: String?; var name: String?; var fileType: UInt32?; var alignment: UInt64 = 32 }
         struct Tensor { let name: String; let elements: UInt64; let type: UInt32; let offset: UInt64 }
@@ -133,6 +135,7 @@ package enum GGUFReader {
                 case ("general.alignment", _):
                     throw fail("general.alignment has type \(type), expected uint32")
                 default:
+                    if interface != nil, try readInterfaceValue(key: key, type: type) { continue }
                     try skipValue(type: type, key: key, depth: 0, reader: &reader, path: path)
                 }
             }
@@ -236,7 +239,7 @@ package enum GGUFReader {
         }
     }
 
-    private static func skipValue(type: UInt32, key: String, depth: Int, reader: inout BufferedReader, path: String) throws {
+    static func skipValue(type: UInt32, key: String, depth: Int, reader: inout BufferedReader, path: String) throws {
         if let size = scalarSize(type) {
             try reader.skip(size, what: key, path: path)
             return
@@ -251,24 +254,29 @@ package enum GGUFReader {
             }
             let elementType = try reader.u32("element type of \(key)", path: path)
             let count = try reader.u64("element count of \(key)", path: path)
-            let remaining = reader.fileSize - reader.offset  // offset never passes fileSize
-            if let size = scalarSize(elementType) {
-                let (bytes, overflow) = count.multipliedReportingOverflow(by: size)
-                guard !overflow, bytes <= remaining else {
-                    throw ModelCastError.invalidModel(path: path, format: "GGUF", reason: "\(key): array of \(count) elements does not fit in the file")
-                }
-                try reader.skip(bytes, what: key, path: path)
-            } else {
-                // Strings take at least their 8-byte length; nested arrays at least 12 bytes.
-                guard count <= remaining / 8 else {
-                    throw ModelCastError.invalidModel(path: path, format: "GGUF", reason: "\(key): array of \(count) elements does not fit in the file")
-                }
-                for _ in 0..<count {
-                    try skipValue(type: elementType, key: key, depth: depth + 1, reader: &reader, path: path)
-                }
-            }
+            try skipElements(type: elementType, count: count, key: key, depth: depth, reader: &reader, path: path)
         default:
             throw ModelCastError.invalidModel(path: path, format: "GGUF", reason: "\(key) has unknown value type \(type)")
+        }
+    }
+
+    /// The `count` elements of an array of `type`, which must fit in what is left of the file.
+    static func skipElements(type elementType: UInt32, count: UInt64, key: String, depth: Int, reader: inout BufferedReader, path: String) throws {
+        let remaining = reader.fileSize - reader.offset  // offset never passes fileSize
+        if let size = scalarSize(elementType) {
+            let (bytes, overflow) = count.multipliedReportingOverflow(by: size)
+            guard !overflow, bytes <= remaining else {
+                throw ModelCastError.invalidModel(path: path, format: "GGUF", reason: "\(key): array of \(count) elements does not fit in the file")
+            }
+            try reader.skip(bytes, what: key, path: path)
+        } else {
+            // Strings take at least their 8-byte length; nested arrays at least 12 bytes.
+            guard count <= remaining / 8 else {
+                throw ModelCastError.invalidModel(path: path, format: "GGUF", reason: "\(key): array of \(count) elements does not fit in the file")
+            }
+            for _ in 0..<count {
+                try skipValue(type: elementType, key: key, depth: depth + 1, reader: &reader, path: path)
+            }
         }
     }
 }
@@ -283,6 +291,8 @@ struct BufferedReader {
     private var window: [UInt8] = []
     private var windowStart: UInt64 = 0
     static let windowSize = 1 << 20
+    /// When set, every byte read or skipped is fed to it (a value's digest): skips then read.
+    var tap: SHA256Hasher?
 
     init(file: FileDescriptor, fileSize: UInt64) {
         self.file = file
@@ -302,12 +312,19 @@ struct BufferedReader {
         }
         let start = Int(offset - windowStart)
         offset += UInt64(count)
+        tap?.update(window[start..<(start + count)])
         return Array(window[start..<(start + count)])
     }
 
     mutating func skip(_ count: UInt64, what: String, path: String) throws {
         guard count <= fileSize - offset else { throw truncated(what, path: path) }
-        offset += count
+        guard tap != nil else { offset += count; return }
+        var left = count
+        while left > 0 {
+            let chunk = Int(min(left, UInt64(Self.windowSize)))
+            _ = try bytes(chunk, what: what, path: path)
+            left -= UInt64(chunk)
+        }
     }
 
     mutating func u32(_ what: String, path: String) throws -> UInt32 {

@@ -162,6 +162,15 @@ enum ProtobufSniffer {
 /// Core ML package (`.mlpackage`): `Manifest.json` names a root model item that must exist under `Data/`.
 enum CoreMLPackage {
     static func validate(directory: String) throws -> [(key: String, value: String)] {
+        let root = try rootModel(directory: directory)
+        var details: [(key: String, value: String)] = [("root_model_identifier", root.identifier), ("root_model_path", "Data/" + root.path)]
+        if let version = root.fileFormatVersion { details.insert(("file_format_version", version), at: 0) }
+        return details
+    }
+
+    /// The root model `Manifest.json` names: its identifier, its path under `Data/` (relative,
+    /// without `..`, and present) and the manifest's file format version.
+    static func rootModel(directory: String) throws -> (identifier: String, path: String, fileFormatVersion: String?) {
         let manifestPath = directory + "/Manifest.json"
         func fail(_ reason: String) -> ModelCastError { .invalidModel(path: directory, format: "Core ML package", reason: reason) }
         guard let data = FileManager.default.contents(atPath: manifestPath) else {
@@ -186,9 +195,7 @@ enum CoreMLPackage {
         guard lstat(directory + "/Data/" + itemPath, &info) == 0 else {
             throw fail("root model Data/\(itemPath) named in Manifest.json is missing")
         }
-        var details: [(key: String, value: String)] = [("root_model_identifier", root), ("root_model_path", "Data/" + itemPath)]
-        if let version = object["fileFormatVersion"] as? String { details.insert(("file_format_version", version), at: 0) }
-        return details
+        return (root, itemPath, object["fileFormatVersion"] as? String)
     }
 }
 

@@ -11,6 +11,9 @@ package struct InspectReport: Encodable, Sendable {
     private let orderedDetails: [(key: String, value: String)]
     /// The artifact that would be published.
     package let artifact: Artifact
+    /// The model's interface (`ModelInterface`), or why it could not be read; nil when the
+    /// format has none modelcast reads.
+    package let interface: Result<ModelInterface, ModelCastError>?
 
     /// The artifact part of the report.
     package struct Artifact: Encodable, Sendable {
@@ -27,8 +30,9 @@ package struct InspectReport: Encodable, Sendable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case path, kind, files, details, artifact
+        case path, kind, files, details, artifact, interface
         case modelSize = "model_size"
+        case interfaceError = "interface_error"
     }
 
     /// Details that are counts or version numbers: JSON numbers in `--json`, not strings.
@@ -62,6 +66,11 @@ package struct InspectReport: Encodable, Sendable {
             try detailContainer.encode(Self.integerDetails.contains(key) ? value : .text(details[key]!), forKey: AnyKey(key))
         }
         try container.encode(artifact, forKey: .artifact)
+        switch interface {
+        case .success(let value): try container.encode(value.jsonValue(), forKey: .interface)
+        case .failure(let error): try container.encode(error.message, forKey: .interfaceError)
+        case nil: break
+        }
     }
 
     struct AnyKey: CodingKey {
@@ -72,7 +81,9 @@ package struct InspectReport: Encodable, Sendable {
         init?(intValue: Int) { nil }
     }
 
-    package init(description: ModelDescription, artifactName: String, artifact: PackResult?) {
+    package init(description: ModelDescription, artifactName: String, artifact: PackResult?,
+                 interface: Result<ModelInterface, ModelCastError>? = nil) {
+        self.interface = interface
         path = description.path
         kind = description.kind
         files = description.fileCount
@@ -97,7 +108,21 @@ package struct InspectReport: Encodable, Sendable {
         rows.append(("artifact", "\(artifact.name) (\(artifact.format.rawValue), \(artifact.contentType))"))
         if let size = artifact.size { rows.append(("artifact size", "\(size) bytes (\(formatBytes(size)))")) }
         if let sha = artifact.sha256 { rows.append(("sha256", sha.hex)) }
+        return Self.aligned(rows, indent: "") + interfaceText
+    }
+
+    /// The interface as an indented block after the rest: `interface`, then its rows.
+    var interfaceText: String {
+        switch interface {
+        case .success(let value): return "interface\n" + Self.aligned(value.textRows, indent: "  ")
+        case .failure(let error): return "interface\n" + Self.aligned([("unreadable", printable(error.message))], indent: "  ")
+        case nil: return ""
+        }
+    }
+
+    /// `key  value` lines, the values aligned.
+    static func aligned(_ rows: [(String, String)], indent: String) -> String {
         let width = rows.map(\.0.count).max() ?? 0
-        return rows.map { $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 }.joined(separator: "\n") + "\n"
+        return rows.map { indent + $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 }.joined(separator: "\n") + "\n"
     }
 }
