@@ -117,7 +117,7 @@ extension ModelCast {
         @Option(help: ArgumentHelp("Release channel to publish to (default: stable, at the manifest key); any other NAME is published at channels/NAME/<manifest key>, with its own history and sequence, sharing the artifacts. Version rules apply per channel.", valueName: "NAME"))
         var channel: String?
 
-        @OptionGroup(title: "Variants and download policy (modelcast profile)")
+        @OptionGroup(title: "Variants, download policy and interface contract")
         var variantOptions: VariantOptions
 
         @OptionGroup(title: "Staged rollout (modelcast profile)")

@@ -18,7 +18,11 @@ struct VariantOptions: ParsableArguments {
     @Option(help: ArgumentHelp("When devices download the models given on the command line: essential (before first use), prefetch (in the background after launch) or on-demand (when the app asks); default: the app decides.", valueName: "POLICY"))
     var download: DownloadPolicy?
 
+    @Flag(help: "A model's interface (inputs, outputs, classes, vocabulary, tokenizer, chat template) differs from the live version's on purpose. Without it such a publish is refused; with it, --min-app-version must rise above the live release's.")
+    var interfaceChange = false
+
     func apply(to commandLine: inout PublishCommandLine) {
+        commandLine.options.interfaceChange = interfaceChange
         commandLine.variants = variant
         commandLine.requires = requires
         commandLine.defaultVariant = defaultVariant

@@ -130,6 +130,9 @@ package struct PublishRequest: Sendable {
         /// Which artifacts get a segment index (modelcast profile only), so devices
         /// holding an older version fetch only the segments that changed.
         package var segmentIndexes = SegmentIndexPolicy.auto
+        /// A model's interface (inputs, outputs, classes, tokenizer…) may differ from the live
+        /// version's: the change is intended, and `min_app_version` must go up.
+        package var interfaceChange = false
 
         package init() {}
     }

@@ -200,6 +200,8 @@ package struct Publisher: Sendable {
         try request.signing?.validate(profile: request.profile)
         // Inspect every input before anything is written: a bad model fails here.
         let descriptions = try Self.describeInputs(of: request)
+        let contract = try InterfaceContract(units: request.models.flatMap(\.units), descriptions: descriptions)
+        try contract.checkClassCounts(request)
 
         let lock = try lockTarget(dryRun: request.dryRun, create: true)
         defer { withExtendedLifetime(lock) {} }
@@ -210,11 +212,13 @@ package struct Publisher: Sendable {
         let (givenVersions, adoptedTexts) = Self.publishedVersionTexts(request, wentLive: state.wentLive)
         let request = request.adoptingVersions(adoptedTexts)
         try checkVersions(request.models.flatMap(\.units).map { ($0.name, $0.version) }, live: live, profile: request.profile, warn: warn)
+        for change in try contract.check(request, live: live) { warn("interface change (--interface-change): \(change)") }
 
         // Pack (or, for a dry run, only hash) every file.
         let staging = try StagingArea(storage: storage, dryRun: request.dryRun, request: request)
         defer { staging.close() }
-        let packed = try await Self.packModels(request, into: staging, descriptions: descriptions)
+        var packed = try await Self.packModels(request, into: staging, descriptions: descriptions)
+        contract.record(into: &packed.models, live: live)
         try checkVersionsKeepTheirFiles(packed.models, wentLive: state.wentLive, givenVersions: givenVersions)
         let reuse = await reportReuse(packed.models, live: live, staging: staging)
 
