@@ -31,7 +31,9 @@ MAKE="$EXAMPLES/../bench/delta_models.py"
 mkdir v2.0 v2.1
 python3 "$MAKE" gguf v2.0/tiny-llm.gguf --layers 2 --width 512 --vocab 6000 > /dev/null
 python3 "$MAKE" gguf v2.1/tiny-llm.gguf --layers 2 --width 512 --vocab 6000 --template "{{ messages }}" > /dev/null
-publish v2.0/tiny-llm.gguf --version 2.0.0
+# Both change the interface apps use (vocabulary, then chat template): publish refuses that
+# unless it is intended (--interface-change) and min_app_version rises with it.
+publish v2.0/tiny-llm.gguf --version 2.0.0 --interface-change --min-app-version 2.0
 launch "after publishing 2.0.0"
-publish v2.1/tiny-llm.gguf --version 2.1.0
+publish v2.1/tiny-llm.gguf --version 2.1.0 --interface-change --min-app-version 2.1
 launch "after publishing 2.1.0, a new chat template (only the changed bytes are fetched)"

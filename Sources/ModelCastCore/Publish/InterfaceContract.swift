@@ -11,14 +11,29 @@ struct InterfaceContract {
     /// The interface of each unit (`NAME` or `NAME@VARIANT`) read from its model file (the
     /// first), by label; units of formats without one are absent.
     let interfaces: [String: ModelInterface]
+    /// Units whose model claims a format modelcast reads an interface from but whose
+    /// interface could not be read (a model description this modelcast does not parse),
+    /// with why: published without one, with a warning.
+    let unreadable: [String: String]
 
     init(units: [PublishRequest.Model], descriptions: [String: [ModelDescription]]) throws {
         var interfaces: [String: ModelInterface] = [:]
+        var unreadable: [String: String] = [:]
         for unit in units {
             guard let first = descriptions[unit.name]?.first else { continue }
-            interfaces[unit.name] = try ModelInterface.read(first)
+            switch try ModelInterface.readResult(first) {
+            case .success(let interface)?: interfaces[unit.name] = interface
+            case .failure(let error)?: unreadable[unit.name] = error.message
+            case nil: break
+            }
         }
         self.interfaces = interfaces
+        self.unreadable = unreadable
+    }
+
+    /// One warning per unit published without the interface its format has.
+    var warnings: [String] {
+        unreadable.keys.sorted().map { "\($0): its interface could not be read, so it is published without one and no interface contract is checked for it (\(unreadable[$0]!))" }
     }
 
     /// Refuses what breaks the contract; returns, for the log, each accepted change.

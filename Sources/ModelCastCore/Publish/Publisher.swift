@@ -202,6 +202,7 @@ package struct Publisher: Sendable {
         let descriptions = try Self.describeInputs(of: request)
         let contract = try InterfaceContract(units: request.models.flatMap(\.units), descriptions: descriptions)
         try contract.checkClassCounts(request)
+        for warning in contract.warnings { warn(warning) }
 
         let lock = try lockTarget(dryRun: request.dryRun, create: true)
         defer { withExtendedLifetime(lock) {} }
