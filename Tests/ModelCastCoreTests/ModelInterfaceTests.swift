@@ -403,8 +403,9 @@ final class ModelInterfaceTests: XCTestCase {
                 XCTAssertTrue(message.contains(expected) && message.contains(path), "\(message)\n  want: \(expected)")
             }
         }
-        // Interface reading leaves the header reader's own answer unchanged.
-        let path = try scratch.write("ok.gguf", gguf([arch, ("llama.context_length", 4, GGUFBuilder.u32(2048))]))
+        // Another architecture's sizes (a vision tower's) are no concern of this one's.
+        let path = try scratch.write("ok.gguf", gguf([("clip.vision.context_length", 6, GGUFBuilder.u32(0)), arch,
+                                                      ("llama.context_length", 4, GGUFBuilder.u32(2048))]))
         XCTAssertEqual(try GGUFReader.readInterface(path: path), GGUFInterface(architecture: "llama", contextLength: 2048))
     }
 
