@@ -103,6 +103,44 @@ final class ModelInterfaceTests: XCTestCase {
         guard case .failure = result else { return XCTFail("expected a failure kept as a value, got \(String(describing: result))") }
     }
 
+    /// Specifications no writer at hand makes: an ML program whose classify operation names a
+    /// const holding integer labels, a multi-function model, a stateful model.
+    func testHandMadeSpecificationsTheWritersDoNotMake() throws {
+        func feature(_ name: String, _ type: [UInt8]) -> [UInt8] { Proto.message(1, Array(name.utf8)) + Proto.message(3, type) }
+        func entry(_ key: String, _ value: [UInt8]) -> [UInt8] { Proto.message(1, Array(key.utf8)) + Proto.message(2, value) }
+        let array = Proto.message(5, Proto.message(1, Proto.varint(1) + Proto.varint(4)) + Proto.tag(2, 0) + Proto.varint(65568))
+        let labels = Proto.message(3, Proto.message(1, Proto.message(5, Proto.message(1, [3, 7, 9].flatMap { Proto.varint($0) }))))
+        let const = Proto.message(1, Array("const".utf8)) + Proto.message(3, Proto.message(1, Array("labels".utf8)))
+            + Proto.message(5, entry("val", labels))
+        let classify = Proto.message(1, Array("classify".utf8))
+            + Proto.message(2, entry("classes", Proto.message(1, Proto.message(1, Array("labels".utf8)))))
+        let block = Proto.message(3, const) + Proto.message(3, classify)
+        let function = Proto.message(2, Array("CoreML7".utf8)) + Proto.message(3, entry("CoreML7", block))
+        let program = Proto.message(2, entry("main", function))
+        let description = Proto.message(1, feature("x", array)) + Proto.message(10, feature("label", Proto.message(1, [])))
+            + Proto.message(11, Array("label".utf8))
+        let classifier = try CoreMLInterfaceReader.read(bytes: Proto.message(2, description) + Proto.message(502, program), path: "p.mlmodel")
+        XCTAssertEqual(classifier.classifier?.classCount, 3)
+        XCTAssertEqual(classifier.classifier?.labelsSHA256, try labelDigest(["3", "7", "9"]))
+        XCTAssertEqual(classifier.classifier?.predictedFeature, "label")
+        XCTAssertNil(classifier.classifier?.probabilitiesOutput)
+        // A multi-function model: the default function's features; a state.
+        let state = Proto.message(8, Proto.message(1, Proto.message(1, Proto.varint(2)) + Proto.tag(2, 0) + Proto.varint(65552)))
+        let first = Proto.message(1, Array("first".utf8)) + Proto.message(2, feature("a", Proto.message(2, [])))
+        let second = Proto.message(1, Array("second".utf8)) + Proto.message(2, feature("b", Proto.message(3, [])))
+            + Proto.message(3, feature("c", Proto.message(1, []))) + Proto.message(6, feature("s", state))
+        let functions = Proto.message(20, first) + Proto.message(20, second) + Proto.message(21, Array("second".utf8))
+        let multi = try CoreMLInterfaceReader.read(bytes: Proto.message(2, functions), path: "f.mlmodel")
+        XCTAssertEqual(multi, CoreMLInterface(
+            inputs: [CoreMLFeature(name: "b", type: .string)], outputs: [CoreMLFeature(name: "c", type: .int64)],
+            states: [CoreMLFeature(name: "s", type: .state(CoreMLArray(dataType: NamedCode(65552), shape: [2])))]))
+        XCTAssertEqual(try ModelInterface(json: ModelInterface.coreML(multi).jsonValue()), .coreML(multi))
+        let missing = Proto.message(20, first) + Proto.message(21, Array("third".utf8))
+        XCTAssertThrowsError(try CoreMLInterfaceReader.read(bytes: Proto.message(2, missing), path: "f.mlmodel")) { error in
+            XCTAssertTrue("\(error)".contains("none is the default 'third'"), "\(error)")
+        }
+    }
+
     // MARK: - JSON form
 
     func testJSONFormRoundTripsAndIsDeterministic() throws {
@@ -403,8 +441,9 @@ final class ModelInterfaceTests: XCTestCase {
                 XCTAssertTrue(message.contains(expected) && message.contains(path), "\(message)\n  want: \(expected)")
             }
         }
-        // Interface reading leaves the header reader's own answer unchanged.
-        let path = try scratch.write("ok.gguf", gguf([arch, ("llama.context_length", 4, GGUFBuilder.u32(2048))]))
+        // Another architecture's sizes (a vision tower's) are no concern of this one's.
+        let path = try scratch.write("ok.gguf", gguf([("clip.vision.context_length", 6, GGUFBuilder.u32(0)), arch,
+                                                      ("llama.context_length", 4, GGUFBuilder.u32(2048))]))
         XCTAssertEqual(try GGUFReader.readInterface(path: path), GGUFInterface(architecture: "llama", contextLength: 2048))
     }
 

@@ -36,6 +36,35 @@ final class InspectPackCLITests: XCTestCase {
         }
     }
 
+    /// Inspect shows a model's interface: an indented block in text, an `interface` member in
+    /// JSON equal to what the format's own writer reports (scripts/make-interface-models.py).
+    func testInspectShowsTheInterface() throws {
+        let out = try Scratch()
+        try shell("python3 '\(repositoryRoot)/scripts/make-interface-models.py' '\(out.path)'")
+        let text = try modelcast(["inspect", out.at("onnx/graph.onnx"), "--no-hash"])
+        XCTAssertEqual(text.status, 0, text.stderr)
+        XCTAssertTrue(text.stdout.hasSuffix("""
+            artifact    graph.onnx (file, application/octet-stream)
+            interface
+              format  onnx
+              input   'x' tensor FLOAT batch×3×224×224
+              input   'mask' tensor INT64 batch×?
+              output  'logits' tensor FLOAT batch×10
+              output  'tokens' sequence of tensor INT64 unknown rank
+
+            """), text.stdout)
+        let expected = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out.at("expected.json")))) as? [String: Any]
+        var documents: [String] = []
+        for model in ["coreml/classifier.mlpackage", "gguf/llm.gguf", "onnx/graph.onnx"] {
+            let json = try modelcast(["inspect", out.at(model), "--json", "--no-hash"])
+            XCTAssertEqual(json.status, 0, json.stderr)
+            let report = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+            XCTAssertEqual(report?["interface"] as? NSDictionary, expected?[model] as? NSDictionary, model)
+            documents.append(json.stdout)
+        }
+        try validateAgainstSchema(documents, "inspect.schema.json")
+    }
+
     func testPackJSONGoldenAndStdoutCarriesOnlyTheResult() throws {
         let out = try Scratch()
         for (model, name) in [

@@ -5,6 +5,9 @@ struct GGUFInterfaceFields {
     /// Integer values of the keys ending in `.context_length` or `.embedding_length` (the
     /// architecture, which names the ones wanted, may come later in the file).
     var sizes: [String: Int64] = [:]
+    /// Why such a key's value is not a size (not an integer, or negative): an error only when
+    /// the architecture turns out to be the key's.
+    var refusedSizes: [String: String] = [:]
     var vocabularySize: Int64?
     /// Each tokenizer key's value digest (`GGUFKeyDigest`).
     var tokenizer: [String: SHA256Digest] = [:]
@@ -22,6 +25,11 @@ struct GGUFInterfaceFields {
         let architecture = given?.isEmpty == false ? given : nil
         if let architecture, architecture.utf8.count > InterfaceJSONObject.maxText {
             throw ModelCastError.invalidModel(path: path, format: "GGUF", reason: "general.architecture is longer than \(InterfaceJSONObject.maxText) bytes")
+        }
+        for suffix in Self.sizeSuffixes {
+            if let architecture, let reason = refusedSizes[architecture + suffix] {
+                throw ModelCastError.invalidModel(path: path, format: "GGUF", reason: reason)
+            }
         }
         return GGUFInterface(
             architecture: architecture,
@@ -86,8 +94,16 @@ extension GGUFReader.HeaderParse {
             return true
         }
         guard GGUFInterfaceFields.sizeSuffixes.contains(where: key.hasSuffix) else { return false }
-        guard interface!.sizes[key] == nil else { throw fail("metadata key \(key) appears twice") }
-        interface!.sizes[key] = try integer(key: key, type: type)
+        guard interface!.sizes[key] == nil, interface!.refusedSizes[key] == nil else { throw fail("metadata key \(key) appears twice") }
+        guard let value = try integer(key: key, type: type) else {
+            interface!.refusedSizes[key] = "\(key) has type \(type), expected an integer"
+            return false
+        }
+        guard value >= 0 else {
+            interface!.refusedSizes[key] = "\(key) is \(value == Int64.min ? "2^63 or more" : String(value)), not 0 to 2^63 - 1"
+            return true
+        }
+        interface!.sizes[key] = value
         return true
     }
 
@@ -111,17 +127,16 @@ extension GGUFReader.HeaderParse {
         return hasher.finalize()
     }
 
-    /// An integer value of any GGUF integer type, 0 to 2^63 - 1.
-    private mutating func integer(key: String, type: UInt32) throws -> Int64 {
+    /// An integer value of any GGUF integer type (nil, and nothing read, for another type);
+    /// negative when it does not fit 0 to 2^63 - 1 (`Int64.min` for an unsigned 2^63 or more).
+    private mutating func integer(key: String, type: UInt32) throws -> Int64? {
         let widths: [UInt32: (bytes: Int, signed: Bool)] = [0: (1, false), 1: (1, true), 2: (2, false), 3: (2, true),
                                                              4: (4, false), 5: (4, true), 10: (8, false), 11: (8, true)]
-        guard let width = widths[type] else { throw fail("\(key) has type \(type), expected an integer") }
+        guard let width = widths[type] else { return nil }
         let bytes = try reader.bytes(width.bytes, what: key, path: path)
         let raw = bytes.reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
         let shift = UInt64(64 - 8 * width.bytes)
-        // A signed value is sign-extended from its width; a negative one is refused.
-        let value = width.signed ? Int64(bitPattern: raw << shift) >> shift : (raw > UInt64(Int64.max) ? -1 : Int64(raw))
-        guard value >= 0 else { throw fail("\(key) is \(width.signed ? String(value) : String(raw)), not 0 to 2^63 - 1") }
-        return value
+        // A signed value is sign-extended from its width.
+        return width.signed ? Int64(bitPattern: raw << shift) >> shift : (raw > UInt64(Int64.max) ? Int64.min : Int64(raw))
     }
 }
