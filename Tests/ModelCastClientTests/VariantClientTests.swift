@@ -195,6 +195,28 @@ final class VariantClientTests: XCTestCase {
         XCTAssertTrue(record.contains("\"variant\":\"small\""), record)
     }
 
+    /// On Linux the profile the client fills by default: the machine's memory, `linux`, its
+    /// architecture, no OS version and no accelerator; it is the configuration's default.
+    func testTheCurrentProfileOnLinux() throws {
+        #if os(Linux)
+        let current = DeviceProfile.current
+        XCTAssertEqual(current.physicalMemory, Int64(ProcessInfo.processInfo.physicalMemory))
+        XCTAssertGreaterThan(current.physicalMemory ?? 0, 0)
+        XCTAssertEqual(current.platform, .linux)
+        XCTAssertNil(current.osVersion)
+        #if arch(x86_64)
+        XCTAssertEqual(current.architecture, "x86_64")
+        #elseif arch(arm64)
+        XCTAssertEqual(current.architecture, "arm64")
+        #endif
+        XCTAssertEqual(current.accelerators, [])
+        let configuration = ClientConfiguration(manifestURL: URL(string: "http://127.0.0.1/m/manifest.json")!, directory: URL(fileURLWithPath: "/tmp/x"), deviceID: "d")
+        XCTAssertEqual(configuration.device, current)
+        #else
+        throw XCTSkip("the Linux profile")
+        #endif
+    }
+
     /// A manifest with variants still decodes with the client types as they were before
     /// variants (Release.swift at 01efcfe): an old client installs the default variant's
     /// version and files, and ignores the rest.

@@ -15,16 +15,18 @@ extension DeviceProfile {
     /// (the kernel's is not one a variant names) and no accelerator. `capabilities` is
     /// empty: the app declares its own. `ClientConfiguration.device` starts from this; an
     /// app overrides any field.
-    public static let current: DeviceProfile = {
-        var profile = DeviceProfile(
-            physicalMemory: Int64(clamping: ProcessInfo.processInfo.physicalMemory), platform: currentPlatform,
-            architecture: currentArchitecture, accelerators: currentAccelerators())
+    public static let current = DeviceProfile(
+        physicalMemory: Int64(clamping: ProcessInfo.processInfo.physicalMemory), platform: currentPlatform,
+        osVersion: currentOSVersion, architecture: currentArchitecture, accelerators: currentAccelerators())
+
+    private static var currentOSVersion: String? {
         #if canImport(Darwin)
         let os = ProcessInfo.processInfo.operatingSystemVersion
-        profile.osVersion = "\(os.majorVersion).\(os.minorVersion).\(os.patchVersion)"
+        return "\(os.majorVersion).\(os.minorVersion).\(os.patchVersion)"
+        #else
+        return nil
         #endif
-        return profile
-    }()
+    }
 
     private static var currentPlatform: DevicePlatform? {
         // A Mac Catalyst app, or an iOS app on a Mac, is built for iOS: it says `ios`.
