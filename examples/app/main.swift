@@ -16,6 +16,7 @@ do {
     switch try await update.value {
     case .updated(_, let models): print("now running", models)
     case .upToDate, .notModified: print("nothing new")
+    case .deferred: print("not now")                 // shouldDownload said no (none is set here)
     }
 } catch let error as ClientError {
     print("no update:", error.localizedDescription) // names the model, file or value

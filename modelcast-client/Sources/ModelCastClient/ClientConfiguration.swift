@@ -37,6 +37,20 @@ public struct ClientConfiguration: Sendable {
     /// Mark `directory` as excluded from iCloud and iTunes backups (Apple platforms; the
     /// models can be downloaded again). Ignored elsewhere.
     public var excludeFromBackup: Bool
+    /// What this device is, for choosing among a model's variants: by default
+    /// `DeviceProfile.current` (memory, platform, OS version, architecture, the GPU and
+    /// Neural Engine where the system reports them). Override any field: the capabilities
+    /// the app declares, less memory to leave room for the app, a user's choice.
+    public var device: DeviceProfile
+    /// The app's download policy per model name, over the manifest's `download` (which
+    /// defaults to `prefetch`). See `ModelUpdater.update(_:)`.
+    public var downloadPolicies: [String: DownloadPolicy]
+    /// Asked before an update downloads anything, with its plan (the models it installs,
+    /// their variants, the bytes to download): false defers the update, which then
+    /// downloads and changes nothing and returns `.deferred`. Not asked when nothing would
+    /// be downloaded, nor by `request(_:)` (the app asked for that model). nil: always go ahead.
+    /// (Cellular and Low Data Mode rules belong in the app's `URLSessionConfiguration`.)
+    public var shouldDownload: (@Sendable (UpdatePlan) async -> Bool)?
     /// The clock (tests pin it): expiry and rollout schedules are judged by it.
     public var now: @Sendable () -> Date
 
@@ -44,7 +58,8 @@ public struct ClientConfiguration: Sendable {
         manifestURL: URL, directory: URL, deviceID: String, publicKeys: [String] = [], appVersion: String? = nil,
         models: Set<String>? = nil, keepPreviousVersions: Int = 1, maxManifestBytes: Int = 4 << 20, retries: Int = 3,
         requestTimeout: TimeInterval = 30, channel: String? = nil, excludeFromBackup: Bool = true,
-        now: @escaping @Sendable () -> Date = { Date() }
+        device: DeviceProfile = .current, downloadPolicies: [String: DownloadPolicy] = [:],
+        shouldDownload: (@Sendable (UpdatePlan) async -> Bool)? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.manifestURL = manifestURL
         self.channel = channel ?? Self.channel(ofManifestURL: manifestURL)
@@ -58,6 +73,9 @@ public struct ClientConfiguration: Sendable {
         self.maxManifestBytes = maxManifestBytes
         self.retries = retries
         self.requestTimeout = requestTimeout
+        self.device = device
+        self.downloadPolicies = downloadPolicies
+        self.shouldDownload = shouldDownload
         self.now = now
     }
 
@@ -94,6 +112,11 @@ public struct ClientConfiguration: Sendable {
         }
         for name in models ?? [] {
             do { _ = try ModelName(name) } catch { throw ClientError.configuration(reason: "models names \(quotedValue(name)), which is not a model name") }
+        }
+        for name in downloadPolicies.keys.sorted() {
+            do { _ = try ModelName(name) } catch {
+                throw ClientError.configuration(reason: "downloadPolicies names \(quotedValue(name)), which is not a model name")
+            }
         }
         guard keepPreviousVersions >= 0, retries >= 0, maxManifestBytes > 0, requestTimeout > 0 else {
             throw ClientError.configuration(reason: "keepPreviousVersions and retries must not be negative, maxManifestBytes and requestTimeout must be positive")

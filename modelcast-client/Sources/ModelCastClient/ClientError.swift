@@ -47,6 +47,17 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible, Lo
     /// An update failed (`cause`) and putting the models already switched back failed too:
     /// `models` names those left on the new version.
     case undoFailed(cause: String, models: [String])
+    /// `request(_:)`: the manifest names no such model for this device (after the rollout's
+    /// choice), or the name is not a model name.
+    case unknownModel(url: String, model: String)
+    /// `request(_:)`: this device meets none of the model's variants and has none of it
+    /// installed. `reasons`: per variant, in the manifest's order, what the device lacks.
+    case noVariantForDevice(model: String, reasons: [String])
+    /// `reportUnusable`: the model is not installed.
+    case notInstalled(model: String)
+    /// `reportUnusable`: no previous version of the model is kept to go back to
+    /// (`keepPreviousVersions`, or the model was installed once only); nothing changed.
+    case noPreviousVersion(model: String, version: String)
 
     public var description: String {
         switch self {
@@ -70,6 +81,12 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible, Lo
         case .configuration(let reason): return "client configuration: \(reason)"
         case .undoFailed(let cause, let models):
             return "\(cause); putting the models back failed too, so \(models.joined(separator: ", ")) stayed on the new version"
+        case .unknownModel(let url, let model): return "\(url): the manifest names no model \(quotedValue(model)) for this device"
+        case .noVariantForDevice(let model, let reasons):
+            return "model \(quotedValue(model)): this device meets none of its variants (\(reasons.joined(separator: "; ")))"
+        case .notInstalled(let model): return "model \(quotedValue(model)) is not installed on this device"
+        case .noPreviousVersion(let model, let version):
+            return "model \(quotedValue(model)): no version before \(quotedValue(version)) is kept on this device to go back to (keepPreviousVersions); nothing changed"
         }
     }
 

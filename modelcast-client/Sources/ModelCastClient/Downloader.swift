@@ -170,9 +170,18 @@ struct Downloader: Sendable {
         return complete
     }
 
-    /// Removes every download, finished or partial (once an update is installed).
-    func removeAll() {
-        try? FileManager.default.removeItem(at: directory)
+    /// Removes every download, finished or partial (once an update is installed), except
+    /// those of the files `keeping` names: files of models the update left for a later
+    /// call, whose partial downloads that call resumes.
+    func removeAll(keeping: Set<SHA256Hex> = []) {
+        guard !keeping.isEmpty else {
+            try? FileManager.default.removeItem(at: directory)
+            return
+        }
+        let kept = Set(keeping.map(\.rawValue))
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where !kept.contains(String(entry.prefix(64))) {
+            try? FileManager.default.removeItem(at: directory.appendingPathComponent(entry))
+        }
     }
 
     /// `downloads/<sha256><suffix>`: the digest is a `SHA256Hex`, 64 characters from [0-9a-f].

@@ -7,6 +7,9 @@ import ZIPFoundation
 public struct InstalledModel: Sendable, Equatable {
     public let name: String
     public let version: String
+    /// For a model with variants, the variant installed (`ReleaseVariant.name`); nil for a
+    /// model without variants, and for a version installed by a client that did not know them.
+    public let variant: String?
     /// The version's directory (`models/NAME/versions/VERSION-…`): the model's files by
     /// their name, a tree model's directory, a zipped directory unpacked.
     public let directory: URL
@@ -29,6 +32,8 @@ struct VersionRecord: Codable, Equatable {
     /// The manifest and sequence that installed it.
     var manifestURL: String
     var sequence: Int64
+    /// The variant installed, for a model with variants (absent from older records).
+    var variant: String?
 }
 
 /// Puts proven files in place and switches the model's `current` link with one rename.
@@ -76,7 +81,10 @@ struct Installer: Sendable {
 
     /// Builds the version directory from the proven downloads (by SHA-256) and returns it.
     func build(_ model: CheckedModel, downloads: [SHA256Hex: URL], indexes: [SHA256Hex: Data] = [:], manifestURL: String, sequence: Int64) throws -> URL {
-        if let kept = kept(model) { return kept }
+        if let kept = kept(model) {
+            try label(kept, variant: model.variant)
+            return kept
+        }
         let versions = versionsDirectory(model.name)
         let staging = versions.appendingPathComponent(".staging-\(UUID().uuidString)")
         do {
@@ -97,7 +105,8 @@ struct Installer: Sendable {
                 }
             }
             let record = VersionRecord(name: model.name.rawValue, version: model.version.rawValue, mainFile: Self.mainFile(model).rawValue,
-                                       artifacts: model.files.map(\.sha256.rawValue), manifestURL: manifestURL, sequence: sequence)
+                                       artifacts: model.files.map(\.sha256.rawValue), manifestURL: manifestURL, sequence: sequence,
+                                       variant: model.variant?.rawValue)
             try JSONEncoder().encode(record).write(to: staging.appendingPathComponent(Self.recordName))
             let final = versions.appendingPathComponent(Self.versionID(model))
             try? FileManager.default.removeItem(at: final)  // an incomplete one (no record): it is rebuilt
@@ -110,6 +119,15 @@ struct Installer: Sendable {
         }
     }
 
+    /// Makes the record of the version directory `version` name `variant`. Two variants
+    /// with the same files share a version directory, and a client that did not know
+    /// variants recorded none: the record then says what is installed now.
+    func label(_ version: URL, variant: ModelName?) throws {
+        guard var record = Self.record(in: version), record.variant != variant?.rawValue else { return }
+        record.variant = variant?.rawValue
+        let path = version.appendingPathComponent(Self.recordName)
+        do { try JSONEncoder().encode(record).write(to: path, options: .atomic) } catch { throw ClientError.io(path, error) }
+    }
 
     /// Puts the proven download `source` at `destination`: a second link to the same
     /// bytes (instant, no second copy of a model on the disk while it is installed), or a
@@ -162,7 +180,8 @@ struct Installer: Sendable {
     func installed(_ name: ModelName) -> InstalledModel? {
         guard let version = current(name), let record = Self.record(in: version), record.name == name.rawValue,
               let main = try? RelativePath(record.mainFile) else { return nil }
-        return InstalledModel(name: name.rawValue, version: record.version, directory: version, mainFile: main.appended(to: currentLink(name)))
+        return InstalledModel(name: name.rawValue, version: record.version, variant: record.variant, directory: version,
+                              mainFile: main.appended(to: currentLink(name)))
     }
 
     /// The version directories of `name` with a complete record, newest change first.

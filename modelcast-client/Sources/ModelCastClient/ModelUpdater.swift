@@ -1,48 +1,17 @@
 import Foundation
-import ModelCastFormat
+// The API names the format's types (`DeviceProfile`, `DownloadPolicy`, `VariantChoice`,
+// `CheckedModel`): an app that imports ModelCastClient sees them without a second import.
+@_exported import ModelCastFormat
 #if canImport(FoundationNetworking)
 // `URLSessionConfiguration` is part of the API (`sessionConfiguration:`); on Linux it lives here.
 @_exported import FoundationNetworking
 #endif
 
-/// What an update did.
-public enum UpdateOutcome: Sendable, Equatable {
-    /// The server said the manifest had not changed (HTTP 304).
-    case notModified
-    /// The manifest was accepted; the installed models already were the ones it names.
-    case upToDate(sequence: Int64)
-    /// The models whose installed version changed, by name (a rollback included).
-    case updated(sequence: Int64, models: [String: String])
-}
-
-/// How one file of an update was downloaded.
-public struct FileDownload: Sendable, Equatable {
-    public let model: String
-    /// The file's name in the manifest.
-    public let file: String
-    /// The file's size.
-    public let size: Int64
-    /// Bytes received for it in this update (a resumed download counts only the rest).
-    public let fetchedBytes: Int64
-    /// The installed version whose file seeded a segmented download; nil for a plain download.
-    public let seededFrom: String?
-    /// The range requests of a segmented download (repairs included); nil for a plain download.
-    public let rangeRequests: Int?
-}
-
-/// What the manifest asks of this device, before anything is downloaded.
-public struct UpdatePlan: Sendable, Equatable {
-    public let sequence: Int64
-    /// True when a staged rollout put this device in the candidate's cohort (or there is no rollout).
-    public let takesCandidate: Bool
-    /// Model name → the version this device should run.
-    public let versions: [String: String]
-    /// Bytes still to download for them (kept versions and finished downloads excluded).
-    public let bytesToDownload: Int64
-}
-
 /// The app side of modelcast: checks the manifest, downloads, proves and installs models,
-/// and obeys rollbacks and staged rollouts. One instance per manifest (channel).
+/// and obeys rollbacks and staged rollouts; picks each model's variant for this device
+/// (`ClientConfiguration.device`), follows download policies (`update(_:)`,
+/// `request(_:)`), and goes back to a kept version when the app reports one unusable
+/// (`reportUnusable`). One instance per manifest (channel).
 ///
 ///     let updater = try ModelUpdater(configuration)
 ///     let outcome = try await updater.update()
@@ -52,7 +21,8 @@ public struct UpdatePlan: Sendable, Equatable {
 /// - No manifest, signed or not, makes it read, write or delete outside
 ///   `configuration.directory`: every value is parsed (`ModelCastFormat`'s types) before
 ///   anything touches the disk, and paths are built from the parsed values only.
-/// - `update()` and `check()` run one at a time: a second call waits for the first.
+/// - `update()`, `update(_:)`, `request(_:)` and `check()` run one at a time: a second
+///   call waits for the first. `reportUnusable` does not wait: it is offline and instant.
 /// - Cancelling the task running `update()` stops its network and disk work at once,
 ///   keeps a partial download for the next attempt, and leaves the installed models as
 ///   they were; it throws `CancellationError`. Every other failure is a `ClientError`.
@@ -63,12 +33,12 @@ public actor ModelUpdater {
     /// Download progress of the update under way (bytes on disk of the whole update).
     public nonisolated let progress: AsyncStream<UpdateProgress>
     private let progressContinuation: AsyncStream<UpdateProgress>.Continuation
-    private nonisolated let installer: Installer
-    private let downloader: Downloader
-    private let statePath: URL
+    nonisolated let installer: Installer
+    let downloader: Downloader
+    let statePath: URL
     /// One session for every request of this updater (connections are reused).
     private let http: HTTPStream
-    /// What the last `update()` downloaded, file by file (empty when it downloaded nothing).
+    /// What the last `update()` or `request(_:)` downloaded, file by file (empty when it downloaded nothing).
     public private(set) var lastDownloads: [FileDownload] = []
     /// True while an update or a check runs; the calls that wait for it, in order.
     private var busy = false
@@ -118,26 +88,83 @@ public actor ModelUpdater {
         installer.installedModels()
     }
 
-    /// Fetches and proves the manifest and says what this device should run, without
-    /// downloading anything. nil when the manifest has not changed since the last update.
+    /// Fetches and proves the manifest and says what `update()` would do, without
+    /// downloading anything. nil when the manifest has not changed since the last update
+    /// that covered every model.
     public func check() async throws -> UpdatePlan? {
+        try await check(.onDemand)
+    }
+
+    /// What `update(policy)` would do, without downloading anything. nil when the manifest
+    /// has not changed since an update that covered at least the same models.
+    public func check(_ policy: DownloadPolicy) async throws -> UpdatePlan? {
         try await exclusively {
-            var state = loadState()
-            guard let (release, _) = try await acceptedManifest(&state) else { return nil }
-            let (takesCandidate, models) = try chosenModels(release)
-            var bytes: Int64 = 0
-            for model in models where installer.kept(model) == nil {
-                for file in model.files { bytes = try add(bytes, file.size - downloader.bytesOnDisk(file)) }
-            }
-            return UpdatePlan(sequence: release.sequence, takesCandidate: takesCandidate,
-                              versions: Dictionary(uniqueKeysWithValues: models.map { ($0.name.rawValue, $0.version.rawValue) }), bytesToDownload: bytes)
+            let state = loadState()
+            guard let (release, _) = try await acceptedManifest(state, scope: .policy(policy)) else { return nil }
+            return try plan(release, state: state, scope: .policy(policy)).plan
         }
     }
 
     /// Checks the manifest and, when it names other models than those installed, downloads,
-    /// proves and installs them. A failure leaves every installed model as it was.
+    /// proves and installs them: every model the manifest names for this device, whatever
+    /// its download policy, as this client did before policies existed. (An app that uses
+    /// policies calls `update(_:)` and `request(_:)` instead.) Equal to `update(.onDemand)`.
+    /// A failure leaves every installed model as it was.
     public func update() async throws -> UpdateOutcome {
-        try await exclusively { try await performUpdate() }
+        try await update(.onDemand)
+    }
+
+    /// The update of the models `policy` covers, for an app that uses download policies:
+    ///
+    ///     try await updater.update(.essential)   // at first launch: waits for the essential models only
+    ///     Task { try await updater.update(.prefetch) }   // then in the background
+    ///     let big = try await updater.request("big-model")   // an on-demand model, when the user wants it
+    ///
+    /// - `.essential`: the models whose policy is essential.
+    /// - `.prefetch`: the essential and prefetch models, and the on-demand models this
+    ///   device has installed (`request(_:)`): once requested, a model is kept up to date.
+    /// - `.onDemand`: every model, as `update()`.
+    ///
+    /// A model's policy is the app's (`ClientConfiguration.downloadPolicies`), else the
+    /// manifest's `download`, else `prefetch`. Models the call does not cover are left as
+    /// they are (not downloaded, switched or pruned); models the manifest no longer names
+    /// are removed, as by every update. Before anything is downloaded,
+    /// `ClientConfiguration.shouldDownload` is asked. A failure leaves every installed
+    /// model as it was.
+    public func update(_ policy: DownloadPolicy) async throws -> UpdateOutcome {
+        try await exclusively { try await performUpdate(.policy(policy)) }
+    }
+
+    /// Downloads, proves and installs the model `name` now (an on-demand one, typically; any
+    /// model works) and returns it. From then on `update(.prefetch)` and `update()` keep it
+    /// up to date as long as it stays installed. The manifest is fetched whole (never a
+    /// 304), so the version is the latest; other models are left as they are; installed at
+    /// that version already, it is returned without a download. `shouldDownload` is not
+    /// asked: the app asked for this model.
+    ///
+    /// When the device meets none of the model's variants, the version installed is
+    /// returned, or `ClientError.noVariantForDevice` thrown (naming what the device lacks
+    /// for each). A version refused by `reportUnusable` is not installed again: the one in
+    /// use is returned. A name the manifest does not have throws `unknownModel`.
+    public func request(_ name: String) async throws -> InstalledModel {
+        let url = configuration.manifestURL.absoluteString
+        guard let model = try? ModelName(name) else { throw ClientError.unknownModel(url: url, model: name) }
+        if let wanted = configuration.models, !wanted.contains(name) {
+            throw ClientError.configuration(reason: "models does not name \(quotedValue(name)), so it cannot be requested")
+        }
+        return try await exclusively {
+            let state = loadState()
+            // No If-None-Match is sent: only a broken server answers 304.
+            guard let (release, etag) = try await acceptedManifest(state, scope: .model(model)) else { throw ClientError.http(url: url, status: 304) }
+            let planned = try plan(release, state: state, scope: .model(model))
+            guard planned.plan.policies[name] != nil else { throw ClientError.unknownModel(url: url, model: name) }
+            if let choice = planned.plan.variants[name], choice.chosen == nil, installer.installed(model) == nil {
+                throw ClientError.noVariantForDevice(model: name, reasons: choice.skipped.map { "\($0.variant): \($0.reasons.joined(separator: ", "))" })
+            }
+            _ = try await apply(planned, release: release, etag: etag, scope: .model(model))
+            guard let installed = installer.installed(model) else { throw ClientError.notInstalled(model: name) }
+            return installed
+        }
     }
 
     /// Runs `body` after every call that came before it has finished.
@@ -154,27 +181,70 @@ public actor ModelUpdater {
         return try await body()
     }
 
-    private func performUpdate() async throws -> UpdateOutcome {
-        var state = loadState()
-        guard let (release, etag) = try await acceptedManifest(&state) else { return .notModified }
-        let (_, models) = try chosenModels(release)
+    private func performUpdate(_ scope: UpdateScope) async throws -> UpdateOutcome {
+        let state = loadState()
+        guard let (release, etag) = try await acceptedManifest(state, scope: scope) else { return .notModified }
+        let planned = try plan(release, state: state, scope: scope)
+        if planned.plan.bytesToDownload > 0, let shouldDownload = configuration.shouldDownload {
+            let goAhead = await shouldDownload(planned.plan)
+            try Task.checkCancellation()
+            guard goAhead else {
+                lastDownloads = []
+                return .deferred(planned.plan)
+            }
+        }
+        return try await apply(planned, release: release, etag: etag, scope: scope)
+    }
+
+    /// Downloads and proves what `planned` installs, builds the versions, switches the
+    /// links and saves the state, then tidies up.
+    private func apply(_ planned: Planned, release: Release, etag: String?, scope: UpdateScope) async throws -> UpdateOutcome {
         let url = configuration.manifestURL.absoluteString
-        var changed: [String: String] = [:]
         // Everything is downloaded and proven before anything is installed.
-        let wanted = models.filter { installer.current($0.name)?.lastPathComponent != Installer.versionID($0) }
-        let (downloads, indexes) = try await download(wanted)
+        let (downloads, indexes) = try await download(planned.installs)
         var built: [ModelName: URL] = [:]
-        for model in wanted {
+        for model in planned.installs {
             built[model.name] = try installer.build(model, downloads: downloads, indexes: indexes, manifestURL: url, sequence: release.sequence)
         }
+        for model in planned.covered where built[model.name] == nil {
+            if let current = installer.current(model.name), current.lastPathComponent == Installer.versionID(model) {
+                try installer.label(current, variant: model.variant)
+            }
+        }
         try Task.checkCancellation()
-        // The switch: every model's link, then the state. If any step fails, the links
-        // already switched go back, so a failed update leaves every model as it was.
-        // Nothing below awaits: a cancellation cannot land half-way.
+        // `reportUnusable` may have switched a model while this update waited on the
+        // network: the state is read again, and a version refused since is not installed.
+        var state = loadState()
+        let installs = planned.installs.filter { model in
+            let id = Installer.versionID(model)
+            return state.refused[model.name.rawValue]?.id != id && installer.current(model.name)?.lastPathComponent != id
+        }
+        let changed = try switchModels(installs, built: built, state: &state) { state in
+            state.sequences[url] = max(state.sequences[url] ?? release.sequence, release.sequence)
+            if case .policy(let policy) = scope {
+                state.etags[url] = etag
+                state.coverage[url] = ClientState.Coverage(policy: policy, context: coverageContext)
+            }
+            // A refusal holds until the manifest names another version of the model.
+            for model in planned.covered where state.refused[model.name.rawValue].map({ $0.id != Installer.versionID(model) }) ?? false {
+                state.refused[model.name.rawValue] = nil
+            }
+        }
+        try tidy(release, planned: planned, scope: scope, state: &state)
+        return changed.isEmpty ? .upToDate(sequence: release.sequence) : .updated(sequence: release.sequence, models: changed)
+    }
+
+    /// The switch: every model's link, then the state (completed by `finish`). If any step
+    /// fails, the links already switched go back, so a failed update leaves every model as
+    /// it was. Nothing here awaits: a cancellation cannot land half-way. Returns the
+    /// models switched, name → version.
+    private func switchModels(_ models: [CheckedModel], built: [ModelName: URL], state: inout ClientState,
+                              finish: (inout ClientState) -> Void) throws -> [String: String] {
+        var changed: [String: String] = [:]
         var switched: [(name: ModelName, previous: URL?)] = []
         let before = state
         do {
-            for model in wanted {
+            for model in models {
                 let previous = installer.current(model.name)
                 try installer.activate(model.name, version: built[model.name]!)
                 switched.append((model.name, previous))
@@ -186,8 +256,7 @@ public actor ModelUpdater {
                     version: model.version.rawValue, id: id, previous: Array(Self.unique(history).prefix(configuration.keepPreviousVersions)))
                 changed[model.name.rawValue] = model.version.rawValue
             }
-            state.sequences[url] = release.sequence
-            state.etags[url] = etag
+            finish(&state)
             try state.save(statePath)
         } catch {
             var notUndone: [String] = []
@@ -202,27 +271,34 @@ public actor ModelUpdater {
             if !notUndone.isEmpty { throw ClientError.undoFailed(cause: (error as? LocalizedError)?.errorDescription ?? String(describing: error), models: notUndone) }
             throw error
         }
-        // Older versions, models the manifest no longer names, and finished downloads go
-        // only once the new state is saved.
-        let named = Set(release.models.keys).union(release.rollback?.models.keys.map { $0 } ?? [])
-        for installed in installer.installedModels() where !named.contains(installed.name) {
-            guard let name = try? ModelName(installed.name) else { continue }
-            installer.remove(name)
-            state.installed[installed.name] = nil
+        return changed
+    }
+
+    /// Once the new state is saved: models the manifest no longer names go (by an update,
+    /// not a request), then older versions of the models the call covered, then the
+    /// downloads, except those of models left for a later call (to be resumed).
+    private func tidy(_ release: Release, planned: Planned, scope: UpdateScope, state: inout ClientState) throws {
+        if case .policy = scope {
+            let named = Set(release.models.keys).union(release.rollback?.models.keys.map { $0 } ?? [])
+            for installed in installer.installedModels() where !named.contains(installed.name) {
+                guard let name = try? ModelName(installed.name) else { continue }
+                installer.remove(name)
+                state.installed[installed.name] = nil
+                state.refused[installed.name] = nil
+            }
         }
-        for model in models {
-            guard let record = state.installed[model.name.rawValue] else { continue }
-            installer.prune(model.name, keep: Set([record.id] + record.previous))
+        for name in planned.pruned {
+            guard let record = state.installed[name.rawValue] else { continue }
+            installer.prune(name, keep: Set([record.id] + record.previous))
         }
         try state.save(statePath)
-        downloader.removeAll()
-        return changed.isEmpty ? .upToDate(sequence: release.sequence) : .updated(sequence: release.sequence, models: changed)
+        downloader.removeAll(keeping: planned.later)
     }
 
     /// The state as saved, or, when `state.json` is missing its installs or unreadable,
     /// rebuilt from the disk: the `current` links and the records of the versions present
     /// (the highest sequence they were installed from is kept, so replays stay refused).
-    private func loadState() -> ClientState {
+    func loadState() -> ClientState {
         var state = (try? ClientState.load(statePath)) ?? ClientState()
         let url = configuration.manifestURL.absoluteString
         for model in installer.installedModels() where state.installed[model.name]?.id != model.directory.lastPathComponent {
@@ -238,16 +314,22 @@ public actor ModelUpdater {
         return state
     }
 
-    /// The manifest, fetched conditionally and proven, when it is new; its sequence must
-    /// not be below the highest this device accepted from this URL.
-    private func acceptedManifest(_ state: inout ClientState) async throws -> (Release, String?)? {
+    /// The manifest, fetched and proven, when it is new; its sequence must not be below
+    /// the highest this device accepted from this URL. An update asks for it conditionally
+    /// (`If-None-Match`) when the last accepted one was applied in full for at least the
+    /// models this call covers; a request always fetches it whole.
+    private func acceptedManifest(_ state: ClientState, scope: UpdateScope) async throws -> (Release, String?)? {
         let url = configuration.manifestURL.absoluteString
         let fetcher = ManifestFetcher(configuration: configuration, http: http)
         // The conditional GET is only safe while every model is installed as recorded.
         let complete = state.installed.allSatisfy { name, record in
             (try? ModelName(name)).flatMap { installer.current($0)?.lastPathComponent } == record.id
         }
-        guard let checked = try await fetcher.fetch(ifNoneMatch: complete ? state.etags[url] : nil) else { return nil }
+        var etag: String?
+        if case .policy(let policy) = scope, complete, let coverage = state.coverage[url], coverage.context == coverageContext, policy <= coverage.policy {
+            etag = state.etags[url]
+        }
+        guard let checked = try await fetcher.fetch(ifNoneMatch: etag) else { return nil }
         let release = checked.release
         if let highest = state.sequences[url], release.sequence < highest {
             throw ClientError.replayed(url: url, sequence: release.sequence, highestAccepted: highest)
@@ -258,20 +340,6 @@ public actor ModelUpdater {
             throw ClientError.requiresNewerApp(minimum: minimum, current: app)
         }
         return (release, checked.etag)
-    }
-
-    /// The rollout's choice for this device: the candidate (`models`) or the fallback
-    /// (`rollback.models`), by the cohort rule `Rollout` implements; filtered by `models`.
-    private func chosenModels(_ release: Release) throws -> (Bool, [CheckedModel]) {
-        let candidate = release.rollout.map { $0.selects(deviceID: configuration.deviceID, at: configuration.now()) } ?? true
-        var models: [CheckedModel]
-        do {
-            models = candidate || release.rollback == nil ? try release.checkedModels() : try release.checkedRollbackModels()
-        } catch {
-            throw ClientError.invalidManifest(url: configuration.manifestURL.absoluteString, reason: String(describing: error))
-        }
-        if let wanted = configuration.models { models = models.filter { wanted.contains($0.name.rawValue) } }
-        return (candidate, models)
     }
 
     /// Downloads every file of `models` not already kept, after checking the free space;
@@ -323,7 +391,7 @@ public actor ModelUpdater {
 
     /// `a + b`, refusing a total past what 64 bits hold (a manifest's sizes are each at
     /// most 2^53, but thousands of them could add up past it).
-    private func add(_ a: Int64, _ b: Int64) throws -> Int64 {
+    func add(_ a: Int64, _ b: Int64) throws -> Int64 {
         let (sum, overflow) = a.addingReportingOverflow(b)
         guard !overflow else {
             throw ClientError.invalidManifest(url: configuration.manifestURL.absoluteString, reason: "the sizes of its files add up to more than 2^63 bytes")
@@ -347,39 +415,4 @@ private final class Counter: @unchecked Sendable {
     private(set) var value: Int64
     init(_ value: Int64) { self.value = value }
     func add(_ amount: Int64) { value += amount }
-}
-
-/// What the client remembers between launches (`state.json`).
-struct ClientState: Codable {
-    struct Installed: Codable {
-        var version: String
-        /// The version directory's name.
-        var id: String
-        /// Version directories kept for a local rollback, newest first.
-        var previous: [String]
-    }
-
-    /// The highest sequence accepted, per manifest URL (a channel switch starts a new one).
-    var sequences: [String: Int64] = [:]
-    /// The ETag of the manifest last accepted, per manifest URL.
-    var etags: [String: String] = [:]
-    var installed: [String: Installed] = [:]
-
-    static func load(_ path: URL) throws -> ClientState {
-        guard let data = FileManager.default.contents(atPath: path.path) else { return ClientState() }
-        do { return try JSONDecoder().decode(ClientState.self, from: data) } catch {
-            throw ClientError.io(path: path.path, reason: "unreadable state")
-        }
-    }
-
-    /// Written to a temporary file and renamed over the old one.
-    func save(_ path: URL) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
-        do {
-            try encoder.encode(self).write(to: path, options: .atomic)
-        } catch {
-            throw ClientError.io(path, error)
-        }
-    }
 }

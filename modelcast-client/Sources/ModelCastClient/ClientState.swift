@@ -1,0 +1,80 @@
+import Foundation
+import ModelCastFormat
+
+/// What the client remembers between launches (`state.json`). Every field may be missing
+/// (a file written by an older client reads as it was meant).
+struct ClientState: Codable {
+    struct Installed: Codable {
+        var version: String
+        /// The version directory's name.
+        var id: String
+        /// Version directories kept for a local rollback, newest first.
+        var previous: [String]
+    }
+
+    /// A version reported unusable on this device (`reportUnusable`).
+    struct Refusal: Codable, Equatable {
+        /// The version directory's name (`Installer.versionID`).
+        var id: String
+        var version: String
+        var variant: String?
+        var reason: String
+    }
+
+    /// What the update that saved a manifest's ETag covered: a 304 stands for "nothing to
+    /// do" only for a call that covers no more (the same device, overrides and models, a
+    /// policy up to this one).
+    struct Coverage: Codable, Equatable {
+        var policy: DownloadPolicy
+        /// `ModelUpdater.coverageContext`: a digest of the device profile and the app's overrides.
+        var context: String
+    }
+
+    /// The highest sequence accepted, per manifest URL (a channel switch starts a new one).
+    var sequences: [String: Int64] = [:]
+    /// The ETag of the manifest last accepted, per manifest URL.
+    var etags: [String: String] = [:]
+    /// What the update that saved each ETag covered, per manifest URL. Without it (a
+    /// state written by an older client) the ETag is not sent.
+    var coverage: [String: Coverage] = [:]
+    var installed: [String: Installed] = [:]
+    /// Per model, the version this device refuses until the manifest names another one.
+    var refused: [String: Refusal] = [:]
+
+    init() {}
+
+    enum CodingKeys: String, CodingKey { case sequences, etags, coverage, installed, refused }
+
+    init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        sequences = try c.decodeIfPresent([String: Int64].self, forKey: .sequences) ?? [:]
+        etags = try c.decodeIfPresent([String: String].self, forKey: .etags) ?? [:]
+        coverage = try c.decodeIfPresent([String: Coverage].self, forKey: .coverage) ?? [:]
+        installed = try c.decodeIfPresent([String: Installed].self, forKey: .installed) ?? [:]
+        refused = try c.decodeIfPresent([String: Refusal].self, forKey: .refused) ?? [:]
+    }
+
+    static func load(_ path: URL) throws -> ClientState {
+        guard let data = FileManager.default.contents(atPath: path.path) else { return ClientState() }
+        do { return try JSONDecoder().decode(ClientState.self, from: data) } catch {
+            throw ClientError.io(path: path.path, reason: "unreadable state")
+        }
+    }
+
+    /// Written to a temporary file and renamed over the old one.
+    func save(_ path: URL) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        do {
+            try encoder.encode(self).write(to: path, options: .atomic)
+        } catch {
+            throw ClientError.io(path, error)
+        }
+    }
+}
+
+extension ClientState.Refusal {
+    func refusedVersion(model: String) -> RefusedVersion {
+        RefusedVersion(model: model, version: version, variant: variant, id: id, reason: reason)
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import ModelCastFormat
+
+/// Which models a call covers.
+enum UpdateScope: Sendable {
+    /// `update(_:)`: the models whose policy is up to this one (for `.prefetch`, the
+    /// on-demand models installed too).
+    case policy(DownloadPolicy)
+    /// `request(_:)`: this model alone.
+    case model(ModelName)
+}
+
+/// A call's plan and what it acts on.
+struct Planned: Sendable {
+    let plan: UpdatePlan
+    /// The models to switch to, each as the variant this device takes (downloaded first
+    /// unless a version with its files is kept).
+    let installs: [CheckedModel]
+    /// Every covered model this device takes a version of (`installs` included).
+    let covered: [CheckedModel]
+    /// The models whose older versions the tidy-up prunes: the covered and the refused ones.
+    let pruned: [ModelName]
+    /// The files of models the call leaves for later: their partial downloads are kept.
+    let later: Set<SHA256Hex>
+}
+
+extension ModelUpdater {
+    /// What a call of `scope` does with `release` on this device; reads the disk, changes nothing.
+    /// Per model the rollout's choice names: its policy; whether the call covers it; the
+    /// variant the device takes (none: the model is left as it is); a refused version (left
+    /// as it is); and whether the version in use already is that one.
+    func plan(_ release: Release, state: ClientState, scope: UpdateScope) throws -> Planned {
+        let (takesCandidate, models) = try chosenModels(release)
+        var policies: [String: DownloadPolicy] = [:], variants: [String: VariantChoice] = [:]
+        var versions: [String: String] = [:], refused: [String: RefusedVersion] = [:]
+        var installs: [CheckedModel] = [], covered: [CheckedModel] = [], pruned: [ModelName] = []
+        var later = Set<SHA256Hex>()
+        for model in models {
+            let name = model.name.rawValue
+            let policy = configuration.downloadPolicies[name] ?? model.downloadPolicy ?? .prefetch
+            policies[name] = policy
+            let choice = model.choice(for: configuration.device)
+            guard covers(scope, model: model.name, policy: policy) else {
+                later.formUnion(choice.chosen?.files.map(\.sha256) ?? [])
+                continue
+            }
+            if !model.variants.isEmpty { variants[name] = choice }
+            guard let chosen = choice.chosen else { continue }
+            let id = Installer.versionID(chosen)
+            pruned.append(model.name)
+            if let refusal = state.refused[name], refusal.id == id {
+                refused[name] = refusal.refusedVersion(model: name)
+                continue
+            }
+            versions[name] = chosen.version.rawValue
+            covered.append(chosen)
+            if installer.current(model.name)?.lastPathComponent != id { installs.append(chosen) }
+        }
+        let plan = UpdatePlan(
+            sequence: release.sequence, takesCandidate: takesCandidate, versions: versions, bytesToDownload: try bytesToDownload(installs),
+            installs: Dictionary(uniqueKeysWithValues: installs.map { ($0.name.rawValue, $0.version.rawValue) }),
+            variants: variants, policies: policies, refused: refused)
+        return Planned(plan: plan, installs: installs, covered: covered, pruned: pruned, later: later)
+    }
+
+    /// The rollout's choice for this device: the candidate (`models`) or the fallback
+    /// (`rollback.models`), by the cohort rule `Rollout` implements; filtered by `models`.
+    private func chosenModels(_ release: Release) throws -> (Bool, [CheckedModel]) {
+        let candidate = release.rollout.map { $0.selects(deviceID: configuration.deviceID, at: configuration.now()) } ?? true
+        var models: [CheckedModel]
+        do {
+            models = candidate || release.rollback == nil ? try release.checkedModels() : try release.checkedRollbackModels()
+        } catch {
+            throw ClientError.invalidManifest(url: configuration.manifestURL.absoluteString, reason: String(describing: error))
+        }
+        if let wanted = configuration.models { models = models.filter { wanted.contains($0.name.rawValue) } }
+        return (candidate, models)
+    }
+
+    /// Whether a call of `scope` covers the model `name`, whose policy is `policy`.
+    private func covers(_ scope: UpdateScope, model name: ModelName, policy: DownloadPolicy) -> Bool {
+        switch scope {
+        case .model(let requested): return requested == name
+        case .policy(let upTo):
+            // An on-demand model, once requested, is kept up to date like a prefetch one.
+            return policy <= upTo || (policy == .onDemand && upTo == .prefetch && installer.current(name) != nil)
+        }
+    }
+
+    /// Bytes still to download for `models` (each file once; kept versions and what is on
+    /// the disk already excluded).
+    private func bytesToDownload(_ models: [CheckedModel]) throws -> Int64 {
+        var files: [SHA256Hex: CheckedFile] = [:]
+        for model in models where installer.kept(model) == nil {
+            for file in model.files { files[file.sha256] = file }
+        }
+        var bytes: Int64 = 0
+        for file in files.values { bytes = try add(bytes, file.size - downloader.bytesOnDisk(file)) }
+        return bytes
+    }
+
+    /// A digest of what, besides the manifest, decides the models and variants a call
+    /// takes: the device profile, the app's policies, models and device id. A 304 stands
+    /// for "nothing to do" only while it is the same.
+    nonisolated var coverageContext: String {
+        let device = configuration.device
+        let policies = configuration.downloadPolicies
+        var parts: [String] = []
+        parts.append(device.physicalMemory.map { String($0) } ?? "-")
+        parts.append(device.platform?.rawValue ?? "-")
+        parts.append(device.osVersion ?? "-")
+        parts.append(device.architecture ?? "-")
+        parts.append(device.accelerators.map(\.rawValue).sorted().joined(separator: ","))
+        parts.append(device.capabilities.sorted().joined(separator: ","))
+        parts.append(policies.keys.sorted().map { name in name + "=" + policies[name]!.rawValue }.joined(separator: ","))
+        parts.append(configuration.models.map { $0.sorted().joined(separator: ",") } ?? "*")
+        parts.append(configuration.deviceID)
+        return hex(SHA256Small.hash(Array(parts.joined(separator: "\n").utf8)))
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+import ModelCastFormat
+
+extension ModelUpdater {
+    /// Reports that the version of `model` in use does not work on this device (it
+    /// crashes, or its results are wrong): switches the model back to the previous version
+    /// kept (`ClientConfiguration.keepPreviousVersions`) at once, without the network, and
+    /// refuses the reported version until the manifest names another one for the model.
+    /// Until then, updates leave the model on the version switched to and say why
+    /// (`UpdatePlan.refused`); a release with another version (or other files, or another
+    /// variant) installs as usual. The refusal is kept in `state.json`.
+    ///
+    /// It does not wait for an update under way: that update keeps the switch, and does not
+    /// install the refused version.
+    ///
+    /// - Returns: the version now in use.
+    /// - Throws: `ClientError.notInstalled` when no version of `model` is installed,
+    ///   `.noPreviousVersion` when none is kept to go back to (nothing changes then), `.io`
+    ///   when the link or the state cannot be written (the model is then left as it was).
+    @discardableResult
+    public func reportUnusable(model: String, reason: String) throws -> InstalledModel {
+        guard let name = try? ModelName(model), let current = installer.current(name), let record = Installer.record(in: current) else {
+            throw ClientError.notInstalled(model: model)
+        }
+        var state = loadState()
+        let id = current.lastPathComponent
+        let versions = installer.versionsDirectory(name)
+        let kept = (state.installed[model]?.previous ?? []).filter { $0 != id && Installer.record(in: versions.appendingPathComponent($0)) != nil }
+        guard let target = kept.first, let previous = Installer.record(in: versions.appendingPathComponent(target)) else {
+            throw ClientError.noPreviousVersion(model: model, version: record.version)
+        }
+        try installer.activate(name, version: versions.appendingPathComponent(target))
+        state.installed[model] = ClientState.Installed(version: previous.version, id: target, previous: Array(kept.dropFirst()))
+        state.refused[model] = ClientState.Refusal(id: id, version: record.version, variant: record.variant, reason: reason)
+        // The next check fetches the manifest whole, so its plan says why the version is not installed again.
+        state.etags[configuration.manifestURL.absoluteString] = nil
+        do { try state.save(statePath) } catch let saveError {
+            // A switch whose refusal is not kept would be undone by the next update: go back.
+            do { try installer.activate(name, version: current) } catch {
+                throw ClientError.undoFailed(cause: (saveError as? LocalizedError)?.errorDescription ?? String(describing: saveError), models: [model])
+            }
+            throw saveError
+        }
+        guard let installed = installer.installed(name) else { throw ClientError.notInstalled(model: model) }
+        return installed
+    }
+}
