@@ -35,7 +35,8 @@ final class DeltaUpdateTests: XCTestCase {
             XCTAssertEqual(device.installed("m")?.version, version)
             devices[version] = device
         }
-        try site.publish([v3], version: "3.0.0", ["--segment-index", "always"])
+        // A new chat template changes the interface apps use: intended, for apps 2.0 and later.
+        try site.publish([v3], version: "3.0.0", ["--segment-index", "always", "--interface-change", "--min-app-version", "2.0"])
         let size = Int64(try Data(contentsOf: URL(fileURLWithPath: v3)).count)
         var fetched: [String: Int64] = [:]
         for (version, device) in devices {

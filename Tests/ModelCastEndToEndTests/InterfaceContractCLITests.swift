@@ -105,6 +105,22 @@ final class InterfaceContractCLITests: XCTestCase {
         XCTAssertEqual(right.status, 0, right.stderr)
     }
 
+    /// A model that becomes a format without an interface is a change; one whose interface
+    /// cannot be read is published with a warning and no contract.
+    func testAFormatWithoutAnInterfaceAndAnUnreadableOne() throws {
+        let models = try writerModels()
+        let scratch = try Scratch()
+        let plain = try scratch.write("m.bin", patternBytes(500, seed: 1))
+        let target = scratch.at("out")
+        XCTAssertEqual(try publish(["m=\(models.at("gguf/llm.gguf"))", "--version", "1.0.0"], to: target).status, 0)
+        let refused = try publish(["m=\(plain)", "--version", "1.1.0"], to: target, epoch: 1_790_000_100)
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertTrue(refused.stderr.contains("m 1.0.0 → 1.1.0: format gguf → one without an interface modelcast reads"), refused.stderr)
+        let standIn = try publish(["m=\(repositoryRoot)/examples/models/TinyClassifier.mlpackage", "--version", "1.1.0"], to: target, epoch: 1_790_000_100)
+        XCTAssertEqual(standIn.status, 0, standIn.stderr)
+        XCTAssertTrue(standIn.stderr.contains("m: its interface could not be read, so it is published without one and no interface contract is checked for it"), standIn.stderr)
+    }
+
     /// Each variant is compared with the live variant of its name.
     func testVariantsAreCheckedOneByOne() throws {
         let models = try writerModels()
