@@ -166,6 +166,8 @@ final class VariantsCLITests: XCTestCase {
         let old = try modelcast(["rollout", "simulate", own, "--device", "memory=8GiB,platform=ios,os=16.4"])
         XCTAssertTrue(old.stdout.contains("needs ios 17.0 or later; the device runs 16.4"), old.stdout)
         let big = try modelcast(["rollout", "simulate", own, "--device", "memory=8GiB,platform=ios,os=17.4", "--json"])
+        try validateAgainstSchema([big.stdout, try modelcast(["rollout", "simulate", own, "--device", "memory=1GiB", "--json"]).stdout],
+                                  "rollout-simulate-device.schema.json")
         let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(big.stdout.utf8)) as? [String: Any])
         let pick = try XCTUnwrap(((report["candidate"] as? [String: Any])?["models"] as? [[String: Any]])?.first)
         XCTAssertEqual(pick["variant"] as? String, "3b")
