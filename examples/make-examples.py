@@ -86,6 +86,35 @@ def write_gguf(path, metadata, tensors, seed):
         f.write(header + data)
 
 
+def varint(n):
+    out = b""
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out += bytes([byte | (0x80 if n else 0)])
+        if not n:
+            return out
+
+
+def field(number, payload):
+    """A length-delimited protobuf field."""
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
+def array_feature(name, shape):
+    """FeatureDescription: name (1), type (3) = FeatureType.multiArrayType (5) of FLOAT32."""
+    packed = b"".join(varint(d) for d in shape)
+    array = field(1, packed) + varint(2 << 3) + varint(65568)
+    return field(1, name.encode()) + field(3, field(5, array))
+
+
+def model_spec(size):
+    """Model: specificationVersion (1) = 7, description (2) with one input (1) and one output (10)."""
+    description = field(1, array_feature("image", [1, 3, 8, 8])) + field(10, array_feature("scores", [1, 4]))
+    spec = varint(1 << 3) + varint(7) + field(2, description)
+    padding = size - len(spec) - 4  # field 900's key (2 bytes) and length (2 bytes)
+    return spec + field(900, pattern(padding, 7))
+
+
 def write_mlpackage(root, weights_seed=11):
     core = os.path.join(root, "Data", "com.apple.CoreML")
     os.makedirs(os.path.join(core, "weights"), exist_ok=True)
@@ -110,9 +139,11 @@ def write_mlpackage(root, weights_seed=11):
     with open(os.path.join(root, "Manifest.json"), "w") as f:
         json.dump(manifest, f, indent=2, sort_keys=True)
         f.write("\n")
-    # A protobuf-shaped stand-in: field 1 (specificationVersion) = 7, then opaque bytes.
+    # A Core ML model specification with only a description (no network): specificationVersion 7,
+    # input 'image' FLOAT32 1x3x8x8, output 'scores' FLOAT32 1x4 (Model.proto's field numbers),
+    # padded to 512 bytes with a field Core ML does not define (readers skip it by its length).
     with open(os.path.join(core, "model.mlmodel"), "wb") as f:
-        f.write(b"\x08\x07" + pattern(510, 7))
+        f.write(model_spec(512))
     with open(os.path.join(core, "weights", "weight.bin"), "wb") as f:
         f.write(pattern(16384, weights_seed))
 

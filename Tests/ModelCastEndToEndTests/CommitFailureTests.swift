@@ -22,7 +22,9 @@ final class CommitFailureTests: XCTestCase {
         func publish(_ version: String, _ file: String) throws -> ProcessOutput {
             var environment = pinnedEnvironment(moto.environment, epoch: Int(Date().timeIntervalSince1970))
             environment["AWS_ENDPOINT_URL"] = endpoint
-            return try PublishRun([file], version: version, baseURL: base, to: target, ["--sign", secretKey], environment: environment).run()
+            // Versions swap one example model for another: an intended interface change.
+            return try PublishRun([file], version: version, baseURL: base, to: target, ["--sign", secretKey, "--interface-change", "--min-app-version", version],
+                                  environment: environment).run()
         }
 
         func setRules(_ json: String) throws {

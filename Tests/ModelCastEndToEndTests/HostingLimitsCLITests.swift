@@ -19,7 +19,8 @@ final class HostingLimitsCLITests: XCTestCase {
     func modelFile(_ index: Int, in work: Scratch) throws -> String {
         let name = String(format: "m%03d", index)
         switch index % 4 {
-        case 0: return try work.write("\(name).onnx", [0x08, 0x07] + patternBytes(64, seed: UInt32(index)))
+        // ir_version 7, a graph with one input 'x', a doc_string of 64 bytes.
+        case 0: return try work.write("\(name).onnx", [0x08, 0x07, 0x3A, 0x05, 0x5A, 0x03, 0x0A, 0x01, 0x78, 0x32, 64] + patternBytes(64, seed: UInt32(index)))
         case 1: return try work.write("\(name).tflite", [0, 0, 0, 0] + Array("TFL3".utf8) + patternBytes(64, seed: UInt32(index)))
         case 2: return try work.write("\(name).gguf", Array(try Data(contentsOf: URL(fileURLWithPath: repositoryRoot + "/examples/models/tiny-llm.gguf"))))
         default: return try work.write("\(name).bin", patternBytes(64, seed: UInt32(index)))

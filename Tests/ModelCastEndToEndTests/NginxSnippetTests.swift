@@ -100,4 +100,40 @@ final class NginxSnippetTests: XCTestCase {
         XCTAssertEqual(history.headers["content-type"], "application/json")
         XCTAssertEqual(history.headers["cache-control"], "public, max-age=31536000, immutable")
     }
+
+    /// nginx's validators are the file's mtime (one-second resolution) and size: a manifest
+    /// replaced within the second by one of the same size would get the same ETag and
+    /// Last-Modified, and a device (or a CDN) revalidating would be told 304 and miss the
+    /// release — a rollback right after a bad publish, say. The snippet gives manifests no
+    /// validator, so every check gets the current bytes (a few KB).
+    func testAManifestReplacedWithinTheSecondIsNeverAnswered304() throws {
+        guard let nginxBinary = NginxServer.binary else {
+            throw XCTSkip("nginx is not installed (scripts/setup installs it)")
+        }
+        let work = try Scratch("modelcast-nginx-304")
+        self.work = work
+        let port = try freeLoopbackPort()
+        let base = "http://127.0.0.1:\(port)/ml"
+        let site = work.at("site")
+        let v1 = try work.write("v1/m.bin", patternBytes(1000, seed: 1))
+        let v2 = try work.write("v2/m.bin", patternBytes(1000, seed: 2))
+        let v3 = try work.write("v3/m.bin", patternBytes(1000, seed: 3))
+        XCTAssertEqual(try PublishRun([v1], version: "1.0.0", baseURL: base, to: site).run().status, 0)
+        XCTAssertEqual(try PublishRun([v2], version: "1.0.1", baseURL: base, to: site).run().status, 0)
+        let server = try NginxServer(binary: nginxBinary, site: site, port: port, work: work, probe: base + "/manifest.json")
+        defer { withExtendedLifetime(server) {} }
+        let first = try fetch(base + "/manifest.json")
+        XCTAssertNil(first.headers["etag"], "no ETag: nginx's (mtime-size) can stand for other bytes")
+        let attributes = try FileManager.default.attributesOfItem(atPath: site + "/manifest.json")
+        // 1.0.2: a manifest of the same size, given the same mtime (a publish within the same second).
+        XCTAssertEqual(try PublishRun([v3], version: "1.0.2", baseURL: base, to: site).run().status, 0)
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: site + "/manifest.json")[.size] as? Int, attributes[.size] as? Int)
+        try FileManager.default.setAttributes([.modificationDate: attributes[.modificationDate]!], ofItemAtPath: site + "/manifest.json")
+        let lastModified = first.headers["last-modified"] ?? ""
+        for conditional in ["If-Modified-Since: \(lastModified)", "If-None-Match: \(first.headers["etag"] ?? "\"x\"")"] {
+            let again = try fetch(base + "/manifest.json", headers: [conditional])
+            XCTAssertEqual(again.status, 200, conditional)
+            XCTAssertEqual(again.sha256, try SHA256Hasher.digest(Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json"))).hex, conditional)
+        }
+    }
 }

@@ -249,7 +249,8 @@ final class PublishCLITests: XCTestCase {
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: site.at("manifests/00000002.json")))
         // The next publish clears what the killed one left and succeeds.
-        try publishOK(["examples/models/tiny-llm-mmproj.gguf", "--name", "big", "--version", "1.1.0", "--base-url", base, "--to", site.path])
+        try publishOK(["examples/models/tiny-llm-mmproj.gguf", "--name", "big", "--version", "1.1.0", "--base-url", base, "--to", site.path,
+                       "--interface-change", "--min-app-version", "1.1"])
         XCTAssertFalse(FileManager.default.fileExists(atPath: site.at(".modelcast-staging")))
         XCTAssertFalse(FileManager.default.fileExists(atPath: staging))
     }

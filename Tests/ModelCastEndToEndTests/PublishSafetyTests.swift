@@ -189,7 +189,7 @@ final class PublishSafetyTests: XCTestCase {
     func testDamagedStoredArtifactNeverGoesLiveAgain() throws {
         let site = try Scratch()
         try publishOK([gguf, "--name", "m", "--version", "1.0.0", "--base-url", base, "--to", site.path])
-        try publishOK([mmproj, "--name", "m", "--version", "1.1.0", "--base-url", base, "--to", site.path])
+        try publishOK([mmproj, "--name", "m", "--version", "1.1.0", "--base-url", base, "--to", site.path, "--interface-change", "--min-app-version", "1.1"])
         let old = "models/m/1.0.0/tiny-llm.gguf", current = "models/m/1.1.0/tiny-llm-mmproj.gguf"
         try flipByte(site.at(old))
         var before = try snapshot(site.path)

@@ -78,7 +78,8 @@ final class StagingCLITests: XCTestCase {
         }
 
         // The next publish removes the stale file (under the target's lock) and succeeds.
-        try publishOK(["examples/models/tiny-llm-mmproj.gguf", "--name", "big", "--version", "1.1.0", "--base-url", base, "--to", site])
+        try publishOK(["examples/models/tiny-llm-mmproj.gguf", "--name", "big", "--version", "1.1.0", "--base-url", base, "--to", site,
+                       "--interface-change", "--min-app-version", "1.1"])
         XCTAssertFalse(FileManager.default.fileExists(atPath: staging), "the stale staging file and directory are gone")
         XCTAssertEqual(try unpublishedFiles(site), [])
         for name in try FileManager.default.contentsOfDirectory(atPath: site + "/_modelcast") {

@@ -200,7 +200,9 @@ final class TreePublishTests: XCTestCase {
             for (index, delay) in [0.05, 0.2, 0.5, 1.0].enumerated() {
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: modelcastBinary)
-                process.arguments = ["publish", tree, "--no-zip", "--version", "2.\(index).0", "--base-url", "https://cdn.example.com/k", "--to", target]
+                // The tree replaces a GGUF: an intended interface change.
+                process.arguments = ["publish", tree, "--no-zip", "--version", "2.\(index).0", "--base-url", "https://cdn.example.com/k", "--to", target,
+                                     "--interface-change", "--min-app-version", "2.\(index)"]
                 process.environment = environment
                 process.standardOutput = FileHandle.nullDevice
                 process.standardError = FileHandle.nullDevice
@@ -211,7 +213,8 @@ final class TreePublishTests: XCTestCase {
                 let verify = try modelcast(["verify", target], environment: moto.environment)
                 XCTAssertEqual(verify.status, 0, "\(target), killed after \(delay) s:\n\(verify.stdout)")
             }
-            let final = try modelcast(["publish", tree, "--no-zip", "--version", "3.0.0", "--base-url", "https://cdn.example.com/k", "--to", target, "--json"],
+            let final = try modelcast(["publish", tree, "--no-zip", "--version", "3.0.0", "--base-url", "https://cdn.example.com/k", "--to", target, "--json",
+                                       "--interface-change", "--min-app-version", "3.0"],
                                       environment: environment)
             XCTAssertEqual(final.status, 0, final.stderr)
             let verify = try modelcast(["verify", target], environment: moto.environment)

@@ -98,41 +98,13 @@ struct Downloader: Sendable {
             return try finish(file, model: model, handle: handle, digest: state.hasher.finalize())
         }
         let validator = offset > 0 ? (try? String(contentsOf: validatorFile, encoding: .utf8)) : nil
-        var request = URLRequest(url: file.url.url)
-        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        if offset > 0 {
-            request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
-            if let validator { request.setValue(validator, forHTTPHeaderField: "If-Range") }
-        }
+        let request = Self.request(for: file, from: offset, validator: validator)
         let url = file.url.rawValue
         let size = file.size
         let name = file.name.rawValue
         let modelName = model.rawValue
         _ = try await http.get(request, onResponse: { response in
-            switch response.statusCode {
-            case 200:
-                // The whole object (a first request, or the server would not resume): start over.
-                if state.written > 0 {
-                    try handle.truncate(atOffset: 0)
-                    state.restart()
-                }
-                if let length = response.value(forHTTPHeaderField: "Content-Length").flatMap(Int64.init), length != size {
-                    throw ClientError.sizeMismatch(model: modelName, file: name, expected: size, actual: length)
-                }
-            case 206:
-                let expected = "bytes \(state.written)-\(size - 1)/\(size)"
-                guard state.written > 0, response.value(forHTTPHeaderField: "Content-Range") == expected else {
-                    throw ClientError.badRangeResponse(url: url, reason: "Content-Range '\(response.value(forHTTPHeaderField: "Content-Range") ?? "")', expected '\(expected)'")
-                }
-            case 416:
-                throw ClientError.badRangeResponse(url: url, reason: "HTTP 416 for bytes \(state.written)- of \(size)")
-            default:
-                throw ClientError.http(url: url, status: response.statusCode)
-            }
-            try handle.seek(toOffset: UInt64(state.written))
-            if let tag = response.value(forHTTPHeaderField: "ETag") ?? response.value(forHTTPHeaderField: "Last-Modified") {
-                try? tag.write(to: validatorFile, atomically: true, encoding: .utf8)
-            }
+            try Self.accept(response, file: file, model: model, state: state, handle: handle, validatorFile: validatorFile)
         }, onData: { chunk in
             // Never past the promised size: more bytes are an error, not a longer file.
             guard state.written + Int64(chunk.count) <= size else {
@@ -147,6 +119,50 @@ struct Downloader: Sendable {
             throw ClientError.network(url: url, reason: "the body ended after \(state.written) of \(size) bytes")
         }
         return try finish(file, model: model, handle: handle, digest: state.hasher.finalize())
+    }
+
+    /// The GET for `file`: whole, or from `offset` on (with `If-Range`, so a changed object
+    /// comes back whole), never re-encoded.
+    private static func request(for file: CheckedFile, from offset: Int64, validator: String?) -> URLRequest {
+        var request = URLRequest(url: file.url.url)
+        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
+        if offset > 0 {
+            request.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
+            if let validator { request.setValue(validator, forHTTPHeaderField: "If-Range") }
+        }
+        return request
+    }
+
+    /// Takes the response's head: a 200 starts the file over (its length must be the
+    /// file's), a 206 must continue exactly where the part file ends; anything else fails.
+    /// Keeps the validator for the next resume.
+    private static func accept(_ response: HTTPURLResponse, file: CheckedFile, model: ModelName, state: DownloadState, handle: FileHandle,
+                               validatorFile: URL) throws {
+        let url = file.url.rawValue, size = file.size
+        switch response.statusCode {
+        case 200:
+            // The whole object (a first request, or the server would not resume): start over.
+            if state.written > 0 {
+                try handle.truncate(atOffset: 0)
+                state.restart()
+            }
+            if let length = response.value(forHTTPHeaderField: "Content-Length").flatMap(Int64.init), length != size {
+                throw ClientError.sizeMismatch(model: model.rawValue, file: file.name.rawValue, expected: size, actual: length)
+            }
+        case 206:
+            let expected = "bytes \(state.written)-\(size - 1)/\(size)"
+            guard state.written > 0, response.value(forHTTPHeaderField: "Content-Range") == expected else {
+                throw ClientError.badRangeResponse(url: url, reason: "Content-Range '\(response.value(forHTTPHeaderField: "Content-Range") ?? "")', expected '\(expected)'")
+            }
+        case 416:
+            throw ClientError.badRangeResponse(url: url, reason: "HTTP 416 for bytes \(state.written)- of \(size)")
+        default:
+            throw ClientError.http(url: url, status: response.statusCode)
+        }
+        try handle.seek(toOffset: UInt64(state.written))
+        if let tag = response.value(forHTTPHeaderField: "ETag") ?? response.value(forHTTPHeaderField: "Last-Modified") {
+            try? tag.write(to: validatorFile, atomically: true, encoding: .utf8)
+        }
     }
 
     /// Proves the complete partial file by its digest and renames it into place; a wrong

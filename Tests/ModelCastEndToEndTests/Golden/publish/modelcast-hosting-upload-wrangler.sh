@@ -69,8 +69,8 @@ check 'models/tiny-llm/1.0.0/tiny-llm-mmproj.gguf' 6753569a239cff08d6bfd0966da6c
 check 'models/tiny-llm/1.0.0/tiny-llm.gguf' b67f7c0f2554d969e9bd3d1e3efbb2faa71537a42d6e3c4ec85de5f65b82bb71 "$@"
 check 'models/tiny-llm/1.1.0/tiny-llm-mmproj.gguf' 6753569a239cff08d6bfd0966da6c197fe956958dfce80ac06b2095c2caef2e0 "$@"
 check 'models/tiny-llm/1.1.0/tiny-llm.gguf' b67f7c0f2554d969e9bd3d1e3efbb2faa71537a42d6e3c4ec85de5f65b82bb71 "$@"
-check 'manifests/00000001.json' 5090b0ecf3c18f8146ff2308356a4a281863194f6f325701f66a523c2a369715 "$@"
-check 'manifests/00000002.json' bad00f8a92b09616457f4342d459a4d17f35c840ee701de92712f3fd2ebd1f7c "$@"
+check 'manifests/00000001.json' b47bb1ffe2e1364445ff5730f1b17c0e2185147bcb8d62fc6c0096d27e2bbd67 "$@"
+check 'manifests/00000002.json' 2e7cd21b6947f65d3864cd7b83153661e67c430f42a9b8c66ba09940b0e19922 "$@"
 if [ $CONFLICTS -gt 0 ]; then
     echo "upload-wrangler.sh: $CONFLICTS immutable key(s) hold different content; nothing was uploaded" >&2
     exit 1
