@@ -93,8 +93,12 @@ final class ModelInterfaceTests: XCTestCase {
     }
 
     func testUnreadableInterfaceNamesTheFile() throws {
-        // The repository's example package holds a stand-in model.mlmodel, not a protobuf.
-        let example = repositoryRoot + "/examples/models/TinyClassifier.mlpackage"
+        // A package shaped like Core ML whose model.mlmodel is not a model specification.
+        let scratch = try Scratch()
+        _ = try scratch.write("TinyClassifier.mlpackage/Manifest.json",
+                              Array(try Data(contentsOf: URL(fileURLWithPath: repositoryRoot + "/examples/models/TinyClassifier.mlpackage/Manifest.json"))))
+        _ = try scratch.write("TinyClassifier.mlpackage/Data/com.apple.CoreML/model.mlmodel", [0x08, 0x07, 0x6B] + patternBytes(100, seed: 3))
+        let example = scratch.at("TinyClassifier.mlpackage")
         XCTAssertThrowsError(try ModelInterface.read(path: example)) { error in
             let message = (error as? ModelCastError)?.message ?? ""
             XCTAssertTrue(message.contains("TinyClassifier.mlpackage/Data/com.apple.CoreML/model.mlmodel"), message)

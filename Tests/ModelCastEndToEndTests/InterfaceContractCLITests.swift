@@ -116,7 +116,10 @@ final class InterfaceContractCLITests: XCTestCase {
         let refused = try publish(["m=\(plain)", "--version", "1.1.0"], to: target, epoch: 1_790_000_100)
         XCTAssertEqual(refused.status, 1)
         XCTAssertTrue(refused.stderr.contains("m 1.0.0 → 1.1.0: format gguf → one without an interface modelcast reads"), refused.stderr)
-        let standIn = try publish(["m=\(repositoryRoot)/examples/models/TinyClassifier.mlpackage", "--version", "1.1.0"], to: target, epoch: 1_790_000_100)
+        // A package shaped like Core ML whose model.mlmodel is not a model specification.
+        _ = try scratch.write("Stand-in.mlpackage/Manifest.json", Array(try Data(contentsOf: URL(fileURLWithPath: repositoryRoot + "/examples/models/TinyClassifier.mlpackage/Manifest.json"))))
+        _ = try scratch.write("Stand-in.mlpackage/Data/com.apple.CoreML/model.mlmodel", [0x08, 0x07, 0x6B] + patternBytes(100, seed: 3))
+        let standIn = try publish(["m=\(scratch.at("Stand-in.mlpackage"))", "--version", "1.1.0"], to: target, epoch: 1_790_000_100)
         XCTAssertEqual(standIn.status, 0, standIn.stderr)
         XCTAssertTrue(standIn.stderr.contains("m: its interface could not be read, so it is published without one and no interface contract is checked for it"), standIn.stderr)
     }

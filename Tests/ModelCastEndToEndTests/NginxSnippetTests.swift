@@ -40,7 +40,8 @@ final class NginxSnippetTests: XCTestCase {
         let keys = try modelcast(["keygen", "--unencrypted", "--public-key", work.at("k.pub"), "--secret-key", work.at("k.key")])
         XCTAssertEqual(keys.status, 0, keys.stderr)
         for (model, version) in [("examples/models/tiny-llm.gguf", "1.0.0"), ("examples/models/TinyClassifier.mlpackage", "1.1.0")] {
-            let result = try modelcast(["publish", model, "--name", "m", "--version", version, "--base-url", base, "--to", site, "--sign", work.at("k.key")], environment: environment)
+            let result = try modelcast(["publish", model, "--name", "m", "--version", version, "--base-url", base, "--to", site, "--sign", work.at("k.key"),
+                                        "--interface-change", "--min-app-version", version], environment: environment)
             XCTAssertEqual(result.status, 0, result.stderr)
         }
         // A second channel: the snippet serves its manifest and signature too.

@@ -201,7 +201,7 @@ final class PublishSafetyTests: XCTestCase {
 
         try flipByte(site.at(current))
         before = try snapshot(site.path)
-        let again = try publish([mmproj, "--name", "m", "--version", "1.1.0", "--base-url", base, "--to", site.path])
+        let again = try publish([mmproj, "--name", "m", "--version", "1.1.0", "--base-url", base, "--to", site.path, "--interface-change", "--min-app-version", "1.1"])
         XCTAssertNotEqual(again.status, 0, again.stdout)
         XCTAssertFalse(again.stdout.contains("unchanged"), again.stdout)
         XCTAssertTrue(again.stderr.contains(current), again.stderr)

@@ -28,7 +28,7 @@ final class S3PublishTests: XCTestCase {
         let first = try publish(moto, ["examples/models/TinyClassifier.mlpackage", "--name", "m", "--version", "1.0.0", "--base-url", base, "--to", "s3://\(moto.bucket)/ml", "--json"])
         XCTAssertEqual(first.status, 0, first.stderr)
         let second = try publish(moto, ["examples/models/tiny-llm.gguf", "examples/models/tiny-llm-mmproj.gguf", "--name", "m", "--version", "1.1.0",
-                                        "--base-url", base, "--to", "s3://\(moto.bucket)/ml", "--json"], epoch: 1_790_003_600)
+                                        "--base-url", base, "--to", "s3://\(moto.bucket)/ml", "--json", "--interface-change", "--min-app-version", "1.1"], epoch: 1_790_003_600)
         XCTAssertEqual(second.status, 0, second.stderr)
 
         // The bucket holds artifacts, history (records and their index) and the manifest under the prefix.
@@ -74,7 +74,7 @@ final class S3PublishTests: XCTestCase {
         let before = try moto.listing()
         let wrong = "\(moto.endpoint)/\(moto.bucket)/elsewhere"
         let second = try publish(moto, ["examples/models/tiny-llm.gguf", "--name", "m", "--version", "1.1.0", "--base-url", base,
-                                        "--to", "s3://\(moto.bucket)/ml", "--verify-url", wrong])
+                                        "--to", "s3://\(moto.bucket)/ml", "--verify-url", wrong, "--interface-change", "--min-app-version", "1.1"])
         XCTAssertEqual(second.status, 1)
         XCTAssertTrue(second.stderr.contains("--verify-url \(wrong): the staged release fails"), second.stderr)
         XCTAssertEqual(try moto.listing(), before)

@@ -21,7 +21,9 @@ final class VerifyFreshnessTests: XCTestCase {
     /// Publishes release `index` of `releases` (sequence index + 1) to `target`.
     func publish(_ index: Int, base: String, to target: String, environment: [String: String]? = nil, extra: [String] = []) throws {
         let (models, version) = Self.releases[index]
-        try PublishRun(models, version: version, baseURL: base, to: target, extra, environment: environment ?? self.environment).succeeds()
+        // Releases swap one example model for another: an intended interface change.
+        try PublishRun(models, version: version, baseURL: base, to: target, extra + ["--interface-change", "--min-app-version", version],
+                       environment: environment ?? self.environment).succeeds()
     }
 
     // MARK: - verify DIR

@@ -18,7 +18,9 @@ final class VerifyNetworkTests: XCTestCase {
         // The parent exists, as publish requires (a missing one is likely a mistyped target).
         try FileManager.default.createDirectory(atPath: URL(fileURLWithPath: site).deletingLastPathComponent().path, withIntermediateDirectories: true)
         for (model, version) in [("examples/models/TinyClassifier.mlpackage", "1.0.0"), ("examples/models/tiny-llm.gguf", "1.1.0")] {
-            let result = try modelcast(["publish", model, "--name", "m", "--version", version, "--base-url", base, "--to", site], environment: environment)
+            // The GGUF replaces the Core ML package: an intended interface change.
+            let result = try modelcast(["publish", model, "--name", "m", "--version", version, "--base-url", base, "--to", site,
+                                        "--interface-change", "--min-app-version", version], environment: environment)
             XCTAssertEqual(result.status, 0, result.stderr)
         }
     }
