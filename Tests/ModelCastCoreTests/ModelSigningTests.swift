@@ -101,7 +101,10 @@ final class ModelSigningTests: XCTestCase {
         let bundle = try signedModel(scratch).bundle
         assertRefused(try edited(bundle) { $0["mediaType"] = 3 }, ["bundle.mediaType", "is not a string"])
         assertRefused(try edited(bundle) { $0["mediaType"] = "application/vnd.dev.sigstore.bundle.v0.2+json" }, ["bundle.mediaType", "v0.2"])
-        assertRefused(try edited(bundle) { $0["dsseEnvelope"] = ["payload": 1] }, ["bundle.dsseEnvelope.payload", "is not a string"])
+        assertRefused(try edited(bundle) { var e = $0["dsseEnvelope"] as! [String: Any]; e["payload"] = 1; $0["dsseEnvelope"] = e },
+                      ["bundle.dsseEnvelope.payload", "is not a string"])
+        assertRefused(try edited(bundle) { var e = $0["dsseEnvelope"] as! [String: Any]; e["payloadType"] = "application/json"; $0["dsseEnvelope"] = e },
+                      ["bundle.dsseEnvelope.payloadType", "'application/json'"])
         assertRefused(try edited(bundle) { var e = $0["dsseEnvelope"] as! [String: Any]; e["signatures"] = "MEUC"; $0["dsseEnvelope"] = e },
                       ["bundle.dsseEnvelope.signatures", "is not an array"])
         assertRefused(try edited(bundle) { $0["extra"] = true }, ["'extra'", "is not a member"])

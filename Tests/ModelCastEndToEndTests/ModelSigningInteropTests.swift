@@ -26,24 +26,23 @@ final class ModelSigningInteropTests: XCTestCase {
         return pair
     }
 
-    /// The models a device installs, in four shapes: a single GGUF-like file, a directory
-    /// with a companion file, a `.mlpackage`-shaped directory, and a nested tree whose names
-    /// sort differently by component than as strings (plus git files model_signing leaves out).
+    /// The models a device installs, in four shapes: a single GGUF file and a GGUF with its
+    /// mmproj companion (the repository's example models, which inspect validates), the
+    /// example `.mlpackage`, and a nested tree whose names sort differently by component than
+    /// as strings (plus git files model_signing leaves out at the top and keeps below it).
     func models(_ scratch: Scratch) throws -> [String: String] {
-        let gguf = Array("GGUF".utf8) + [3, 0, 0, 0] + patternBytes(5000, seed: 7)
-        try scratch.write("single/tiny-q4.gguf", gguf)
-        try scratch.write("llava/model.gguf", gguf)
-        try scratch.write("llava/mmproj-f16.gguf", Array("GGUF".utf8) + patternBytes(3000, seed: 8))
-        try scratch.write("Classifier.mlpackage/Manifest.json", text: #"{"fileFormatVersion": "1.0.0", "itemInfoEntries": {}, "rootModelIdentifier": "A"}"#)
-        try scratch.write("Classifier.mlpackage/Data/com.apple.CoreML/model.mlmodel", patternBytes(700, seed: 9))
-        try scratch.write("Classifier.mlpackage/Data/com.apple.CoreML/weights/weight.bin", patternBytes(9000, seed: 10))
+        let examples = repositoryRoot + "/examples/models"
+        try scratch.mkdir("single")
+        try scratch.mkdir("llava")
+        try shell("cp '\(examples)/tiny-llm.gguf' '\(scratch.at("single"))/' && cp '\(examples)/tiny-llm.gguf' '\(examples)/tiny-llm-mmproj.gguf' '\(scratch.at("llava"))/'"
+                  + " && cp -R '\(examples)/TinyClassifier.mlpackage' '\(scratch.path)/'")
         for (index, name) in ["a/b/c/deep.bin", "a-b", "a.txt", "B", "é.bin", "z/x", "sub/.gitignore", "empty"].enumerated() {
             try scratch.write("tree/\(name)", name == "empty" ? [] : patternBytes(100 + index, seed: UInt32(index)))
         }
         try scratch.write("tree/.git/HEAD", text: "ref: refs/heads/main\n")
         try scratch.write("tree/.gitattributes", text: "*.bin filter=lfs\n")
-        return ["single file": scratch.at("single/tiny-q4.gguf"), "directory with a companion": scratch.at("llava"),
-                "mlpackage": scratch.at("Classifier.mlpackage"), "nested tree": scratch.at("tree")]
+        return ["single file": scratch.at("single/tiny-llm.gguf"), "directory with a companion": scratch.at("llava"),
+                "mlpackage": scratch.at("TinyClassifier.mlpackage"), "nested tree": scratch.at("tree")]
     }
 
     func testModelcastSignaturesPassModelSigningVerify() throws {
@@ -101,7 +100,7 @@ final class ModelSigningInteropTests: XCTestCase {
         let all = try models(scratch)
         for signer in ["modelcast", "model_signing"] {
             for (model, tamper, named) in [(all["nested tree"]!, "flip", "a/b/c/deep.bin"), (all["mlpackage"]!, "add", "Data/notes.txt"),
-                                           (all["directory with a companion"]!, "remove", "mmproj-f16.gguf"), (all["single file"]!, "flip", "'.'")] {
+                                           (all["directory with a companion"]!, "remove", "tiny-llm-mmproj.gguf"), (all["single file"]!, "flip", "'.'")] {
                 let copy = scratch.at("copy-\(signer)-\(tamper)-\(PathText.lastComponent(model))")
                 try shell("cp -R '\(model)' '\(copy)'")
                 let signature = copy + ".sig"
@@ -163,8 +162,14 @@ final class ModelSigningInteropTests: XCTestCase {
         let ours = try modelcast(["sign-model", model, "--key", scratch.at("e.pem"), "--signature", scratch.at("e1.sig")], environment: environment)
         XCTAssertEqual(ours.status, 0, ours.stderr)
         XCTAssertEqual(try modelSigning(["verify", "key", model, "--signature", scratch.at("e1.sig"), "--public_key", scratch.at("e.pub")]).status, 0)
-        let theirs = try modelSigning(["sign", "key", model, "--private_key", scratch.at("e.pem"), "--password", passphrase, "--signature", scratch.at("e2.sig")])
+        // model_signing 1.1.1's `sign key --password` hands cryptography a str and always fails
+        // ("Cannot convert <class 'str'> instance to a buffer"), so its Python API signs here,
+        // with the passphrase as bytes, in a subprocess.
+        let script = "import sys, model_signing; model_signing.signing.Config().use_elliptic_key_signer(private_key=sys.argv[1], password=sys.argv[2].encode()).sign(sys.argv[3], sys.argv[4])"
+        let theirs = try runProcess("/usr/bin/env", ["python3", "-c", script, scratch.at("e.pem"), passphrase, model, scratch.at("e2.sig")])
         XCTAssertEqual(theirs.status, 0, "model_signing cannot read keygen's encrypted key: \(theirs.stderr)")
+        let inspected = try modelcast(["inspect", model, "--no-hash", "--model-signature", scratch.at("e2.sig"), "--public-key", scratch.at("e.pub")])
+        XCTAssertEqual(inspected.status, 0, inspected.stderr)
         let wrong = try modelcast(["sign-model", model, "--key", scratch.at("e.pem"), "--signature", scratch.at("e3.sig")],
                                   environment: environment.merging([Passphrase.environmentVariable: "wrong"]) { $1 })
         XCTAssertEqual(wrong.status, 1)

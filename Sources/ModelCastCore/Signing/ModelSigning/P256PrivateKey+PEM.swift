@@ -17,7 +17,7 @@ extension P256PrivateKey {
     }
 
     /// The key as PEM PKCS#8: `PRIVATE KEY`, or with `passphrase` an `ENCRYPTED PRIVATE KEY`
-    /// (PBES2: PBKDF2-HMAC-SHA256 and AES-256-CBC), both of which model_signing reads
+    /// (PBES2: PBKDF2-HMAC-SHA256 with a 16-byte salt, AES-256-CBC), both of which model_signing reads
     /// (`--private_key`, `--password`). The caller keeps the text secret.
     func pkcs8PEM(passphrase: String?) throws -> String {
         let out = try MemoryBIO()
@@ -31,7 +31,7 @@ extension P256PrivateKey {
             throw ModelCastError.crypto(operation: "EVP_PKEY2PKCS8", message: lastOpenSSLError())
         }
         defer { PKCS8_PRIV_KEY_INFO_free(info) }
-        guard let algorithm = PKCS5_pbe2_set_iv_ex(EVP_aes_256_cbc(), Self.pbkdf2Iterations, nil, 0, nil, NID_hmacWithSHA256, nil) else {
+        guard let algorithm = PKCS5_pbe2_set_iv_ex(EVP_aes_256_cbc(), Self.pbkdf2Iterations, nil, 16, nil, NID_hmacWithSHA256, nil) else {
             throw ModelCastError.crypto(operation: "PKCS5_pbe2_set_iv_ex(AES-256-CBC, PBKDF2-HMAC-SHA256)", message: lastOpenSSLError())
         }
         // NUL-terminated so the pointer is valid even for an empty passphrase.
