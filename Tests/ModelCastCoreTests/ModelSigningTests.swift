@@ -66,6 +66,20 @@ final class ModelSigningTests: XCTestCase {
         }
     }
 
+    func testSymbolicLinksAndEmptyModelsAreRefused() throws {
+        let scratch = try Scratch()
+        try scratch.write("m/.git/HEAD", text: "ref\n")
+        XCTAssertThrowsError(try ModelSigning.sign(model: scratch.at("m"), key: Self.key, signaturePath: nil)) {
+            XCTAssertTrue("\($0)".contains("no file to sign"), "\($0)")
+        }
+        try scratch.write("m/w.bin", [1, 2, 3])
+        XCTAssertEqual(symlink("../w.bin", scratch.at("m/.git/link")), 0)
+        XCTAssertThrowsError(try ModelSigning.sign(model: scratch.at("m"), key: Self.key, signaturePath: nil)) {
+            guard case .symlink(let path, _)? = $0 as? ModelCastError else { return XCTFail("\($0)") }
+            XCTAssertEqual(path, scratch.at("m/.git/link"))
+        }
+    }
+
     func testBundleBytesHaveModelSigningsShape() throws {
         let scratch = try Scratch()
         let bundle = try signedModel(scratch).bundle
@@ -217,6 +231,10 @@ final class ModelSigningTests: XCTestCase {
         try shell("openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-384 -out '\(scratch.at("p384.pem"))' && openssl genpkey -algorithm ed25519 -out '\(scratch.at("ed.pem"))'")
         XCTAssertThrowsError(try P256PrivateKey.load(path: scratch.at("p384.pem"), passphrase: nil)) { XCTAssertTrue("\($0)".contains("secp384r1"), "\($0)") }
         XCTAssertThrowsError(try P256PrivateKey.load(path: scratch.at("ed.pem"), passphrase: nil)) { XCTAssertTrue("\($0)".contains("ED25519"), "\($0)") }
+        // OpenSSL's legacy encrypted SEC 1 form (Proc-Type: 4,ENCRYPTED) opens with its passphrase.
+        try shell("openssl ecparam -name prime256v1 -genkey -noout | openssl ec -aes256 -passout pass:legacy-pass -out '\(scratch.at("legacy.pem"))'")
+        XCTAssertTrue(try P256PrivateKey.isEncrypted(path: scratch.at("legacy.pem")))
+        XCTAssertNoThrow(try P256PrivateKey.load(path: scratch.at("legacy.pem"), passphrase: "legacy-pass"))
         XCTAssertFalse("\(Self.key)".contains("BEGIN"))
         XCTAssertEqual(Self.key.publicKey.hint, try SHA256Hasher.digest(Array(Self.key.publicKey.pem.utf8)).hex)
     }

@@ -11,7 +11,7 @@ package struct ModelSignatureVerification: Sendable {
 
     /// One line saying what was proven: "model signature verified: …".
     package var summary: String {
-        return "model signature verified: the signature is valid for the public key with hint \(keyHint), and the model's \(counted(statement.resources.count, "file")) match it exactly (model '\(statement.modelName)', subject sha256 \(rootDigest.hex))"
+        return "model signature verified: valid for the public key with hint \(keyHint), and every file of the model matches it (\(counted(statement.resources.count, "file")), model '\(statement.modelName)', subject sha256 \(rootDigest.hex))"
     }
 }
 
