@@ -9,13 +9,14 @@ extension ModelSignatureBundle {
     /// strict. The statement inside is parsed only after its signature is checked
     /// (`verifiedStatement`). `source` names the file for errors.
     package init(parsing data: Data, source: String) throws {
+        guard data.count <= Self.maximumSize else {
+            throw ModelCastError.invalidModelSignature(source: source, reason: "\(data.count) bytes is larger than \(Self.maximumSize), so not a model signature")
+        }
         do {
-            guard data.count <= Self.maximumSize else {
-                throw ManifestValueError(field: "(file)", value: "(\(data.count) bytes)", rule: "is larger than \(Self.maximumSize) bytes, so not a model signature")
-            }
             try checkJSONDepth(data, limit: Self.maximumDepth)
-            guard let json = try? JSONValue(parsing: data) else {
-                throw ManifestValueError(field: "(file)", value: "(\(data.count) bytes)", rule: "is not JSON (truncated or not a signature bundle)")
+            let json: JSONValue
+            do { json = try JSONValue(parsing: data) } catch is DecodingError {
+                throw ModelCastError.invalidModelSignature(source: source, reason: "not JSON (\(data.count) bytes: truncated, or not a signature bundle)")
             }
             try self.init(json: json)
         } catch let error as ManifestValueError {
@@ -26,7 +27,7 @@ extension ModelSignatureBundle {
     private init(json: JSONValue) throws {
         let root = try BundleJSONObject(json, field: "bundle", allowed: ["mediaType", "verificationMaterial", "dsseEnvelope", "messageSignature"])
         try root.constant("mediaType", Self.mediaType)
-        guard root.has("dsseEnvelope"), !root.has("messageSignature") else {
+        if root.has("messageSignature") {
             throw ManifestValueError(field: root.path("messageSignature"), value: "(present)", rule: "is a plain message signature; a model signature is a DSSE envelope")
         }
         let material = try root.object("verificationMaterial", allowed: ["publicKey", "tlogEntries", "certificate", "x509CertificateChain", "timestampVerificationData"])

@@ -18,8 +18,9 @@ extension ModelSigningStatement {
     init(payload: [UInt8]) throws {
         let data = Data(payload)
         try checkJSONDepth(data, limit: Self.maximumDepth)
-        guard let json = try? JSONValue(parsing: data) else {
-            throw ManifestValueError(field: "dsseEnvelope.payload", value: "(\(payload.count) bytes)", rule: "is not JSON")
+        let json: JSONValue
+        do { json = try JSONValue(parsing: data) } catch is DecodingError {
+            throw ManifestValueError(field: "payload", value: "(\(payload.count) bytes)", rule: "is not JSON")
         }
         let root = try BundleJSONObject(json, field: "payload", allowed: ["_type", "subject", "predicateType", "predicate"])
         try root.constant("_type", Self.statementType)
