@@ -10,5 +10,10 @@
 #include <openssl/err.h>
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
+// P-256 keys in PEM (model signing): PEM and memory BIOs, PKCS#8 encryption.
+#include <openssl/bio.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <openssl/pkcs12.h>
 
 #endif

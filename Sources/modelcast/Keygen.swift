@@ -5,22 +5,32 @@ import ModelCastCore
 extension ModelCast {
     struct Keygen: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Create an Ed25519 signing key pair in minisign's formats.",
+            abstract: "Create a signing key pair: Ed25519 in minisign's formats, or with --model-signing ECDSA P-256 in PEM.",
             discussion: """
                 The public key file is what minisign reads (`minisign -Vm manifest.json -p KEY.pub`); \
                 ship its second line (printed here) in the app. The secret key is encrypted with \
                 a passphrase as minisign does (scrypt), asked for twice at the terminal or taken \
                 from $MODELCAST_SIGNING_PASSPHRASE. --unencrypted writes it unprotected, marked so \
                 in its comment line: only for storing as a CI secret ($MODELCAST_SIGNING_KEY).
+                With --model-signing the pair is for OpenSSF model signatures instead: an ECDSA \
+                P-256 private key in PEM PKCS#8 (--private-key, encrypted the same way unless \
+                --unencrypted) and its PEM public key, which `modelcast sign-model` and \
+                `model_signing sign key` / `verify key` use.
                 Existing files are never overwritten unless --force is given.
                 """
         )
 
-        @Option(help: ArgumentHelp("Where to write the public key.", valueName: "FILE"))
-        var publicKey = "modelcast.pub"
+        @Option(help: ArgumentHelp("Where to write the public key (default: modelcast.pub; with --model-signing, model-signing.pub).", valueName: "FILE"))
+        var publicKey: String?
 
-        @Option(help: ArgumentHelp("Where to write the secret key (mode 0600).", valueName: "FILE"))
-        var secretKey = "modelcast.key"
+        @Option(help: ArgumentHelp("Where to write the minisign secret key (mode 0600; default: modelcast.key).", valueName: "FILE"))
+        var secretKey: String?
+
+        @Flag(help: "Create an ECDSA P-256 pair in PEM for OpenSSF model signatures (sign-model, model_signing) instead of a minisign pair.")
+        var modelSigning = false
+
+        @Option(help: ArgumentHelp("With --model-signing: where to write the private key (PEM PKCS#8, mode 0600; default: model-signing.pem).", valueName: "FILE"))
+        var privateKey: String?
 
         @Flag(help: "Store the secret key without a passphrase (for a CI secret store).")
         var unencrypted = false
@@ -28,36 +38,70 @@ extension ModelCast {
         @Flag(help: "Replace existing key files.")
         var force = false
 
+        /// The public and private (or secret) key paths, defaults applied.
+        var paths: (public: String, secret: String) {
+            modelSigning ? (publicKey ?? "model-signing.pub", privateKey ?? "model-signing.pem")
+                : (publicKey ?? "modelcast.pub", secretKey ?? "modelcast.key")
+        }
+
         func validate() throws {
-            let same = URL(fileURLWithPath: publicKey).standardizedFileURL.resolvingSymlinksInPath()
-                == URL(fileURLWithPath: secretKey).standardizedFileURL.resolvingSymlinksInPath()
+            if modelSigning, secretKey != nil {
+                throw ValidationError("--secret-key names a minisign secret key; with --model-signing give --private-key")
+            }
+            if !modelSigning, privateKey != nil {
+                throw ValidationError("--private-key is for --model-signing keys; a minisign key pair takes --secret-key")
+            }
+            let (publicPath, secretPath) = paths
+            let same = URL(fileURLWithPath: publicPath).standardizedFileURL.resolvingSymlinksInPath()
+                == URL(fileURLWithPath: secretPath).standardizedFileURL.resolvingSymlinksInPath()
             guard !same else {
-                throw ValidationError("--public-key and --secret-key are the same file (\(secretKey)): one would overwrite the other")
+                let option = modelSigning ? "--private-key" : "--secret-key"
+                throw ValidationError("--public-key and \(option) are the same file (\(secretPath)): one would overwrite the other")
             }
         }
 
         func run() async throws {
-            let environment = ProcessInfo.processInfo.environment
-            var passphrase: String?
-            if !unencrypted {
-                if let value = environment[Passphrase.environmentVariable], !value.isEmpty {
-                    passphrase = value
-                } else {
-                    guard let first = try Passphrase.readFromTerminal(prompt: "passphrase for \(secretKey): ") else {
-                        throw ModelCastError.usage("no terminal to ask for a passphrase: set \(Passphrase.environmentVariable), or pass --unencrypted for a key kept only in a CI secret store; nothing was written")
-                    }
-                    guard !first.isEmpty else { throw ModelCastError.usage("the passphrase is empty; pass --unencrypted for an unprotected key; nothing was written") }
-                    guard try Passphrase.readFromTerminal(prompt: "the same passphrase again: ") == first else {
-                        throw ModelCastError.usage("the two passphrases differ; nothing was written")
-                    }
-                    passphrase = first
-                }
+            let (publicPath, secretPath) = paths
+            try Self.refuseExisting([secretPath, publicPath], force: force)
+            let passphrase = unencrypted ? nil : try Self.newPassphrase(for: secretPath)
+            if modelSigning {
+                let key = try P256PrivateKey.generate()
+                try key.write(to: secretPath, passphrase: passphrase, force: force)
+                try key.publicKey.write(to: publicPath, force: force)
+                print("public key (hint \(key.publicKey.hint)) written to \(publicPath)")
+                print("private key written to \(secretPath) (\(passphrase == nil ? "UNENCRYPTED: keep it only in a CI secret store" : "encrypted with your passphrase"))")
+                return
             }
             let pair = try MinisignKeyPair.generate()
-            try pair.write(publicKeyPath: publicKey, secretKeyPath: secretKey, passphrase: passphrase, force: force)
-            print("public key \(pair.publicKey.keyID.hex) written to \(publicKey):")
+            try pair.write(publicKeyPath: publicPath, secretKeyPath: secretPath, passphrase: passphrase, force: force)
+            print("public key \(pair.publicKey.keyID.hex) written to \(publicPath):")
             print(pair.publicKey.base64)
-            print("secret key written to \(secretKey) (\(passphrase == nil ? "UNENCRYPTED: keep it only in a CI secret store" : "encrypted with your passphrase"))")
+            print("secret key written to \(secretPath) (\(passphrase == nil ? "UNENCRYPTED: keep it only in a CI secret store" : "encrypted with your passphrase"))")
+        }
+
+        /// Refuses before anything is written if either key file exists (without --force).
+        static func refuseExisting(_ paths: [String], force: Bool) throws {
+            guard !force else { return }
+            for path in paths {
+                var info = stat()
+                if lstat(path, &info) == 0 {
+                    throw ModelCastError.usage("\(path) already exists; refusing to overwrite a key file (pass --force to replace it)")
+                }
+            }
+        }
+
+        /// The passphrase for a new key: $MODELCAST_SIGNING_PASSPHRASE, or typed twice at the terminal.
+        static func newPassphrase(for path: String) throws -> String {
+            let environment = ProcessInfo.processInfo.environment
+            if let value = environment[Passphrase.environmentVariable], !value.isEmpty { return value }
+            guard let first = try Passphrase.readFromTerminal(prompt: "passphrase for \(path): ") else {
+                throw ModelCastError.usage("no terminal to ask for a passphrase: set \(Passphrase.environmentVariable), or pass --unencrypted for a key kept only in a CI secret store; nothing was written")
+            }
+            guard !first.isEmpty else { throw ModelCastError.usage("the passphrase is empty; pass --unencrypted for an unprotected key; nothing was written") }
+            guard try Passphrase.readFromTerminal(prompt: "the same passphrase again: ") == first else {
+                throw ModelCastError.usage("the two passphrases differ; nothing was written")
+            }
+            return first
         }
     }
 }

@@ -24,7 +24,7 @@ struct ModelCast: AsyncParsableCommand {
               3  input/output or network failure: unreachable, no or refused
                  credentials, access denied (running again may help)
             """,
-        subcommands: [Inspect.self, Pack.self, Publish.self, Verify.self, Rollback.self, Promote.self, Rollout.self, Prune.self, History.self, Resign.self, Keygen.self, Serve.self]
+        subcommands: [Inspect.self, Pack.self, Publish.self, Verify.self, Rollback.self, Promote.self, Rollout.self, Prune.self, History.self, Resign.self, Keygen.self, SignModel.self, Serve.self]
     )
 }
 

@@ -110,8 +110,8 @@ final class Ed25519PublicKey {
     }
 }
 
-/// One `EVP_MD_CTX`, freed in `deinit`.
-private final class DigestContext {
+/// One `EVP_MD_CTX`, freed in `deinit` (Ed25519 and ECDSA signatures).
+final class DigestContext {
     let pointer: OpaquePointer
 
     init() throws {

@@ -5,8 +5,9 @@ import Foundation
 let maximumKeyFileSize = 64 * 1024
 
 /// Reads a small text file (a key or signature file) as UTF-8. The byte buffers
-/// are wiped afterwards (the returned String cannot be: best effort).
-func readKeyFile(_ path: String) throws -> String {
+/// are wiped afterwards (the returned String cannot be: best effort). `kind` says what
+/// the file should have been, for errors.
+func readKeyFile(_ path: String, kind: String = "a minisign key or signature file") throws -> String {
     let file = try FileDescriptor.openForReading(path)
     var bytes = [UInt8]()
     var chunk = [UInt8](repeating: 0, count: 4096)
@@ -16,11 +17,11 @@ func readKeyFile(_ path: String) throws -> String {
         if n == 0 { break }
         bytes += chunk[0..<n]
         if bytes.count > maximumKeyFileSize {
-            throw ModelCastError.unreadable(path: path, reason: "larger than \(maximumKeyFileSize) bytes, so not a minisign key or signature file")
+            throw ModelCastError.unreadable(path: path, reason: "larger than \(maximumKeyFileSize) bytes, so not \(kind)")
         }
     }
     guard let text = String(validating: bytes, as: UTF8.self) else {
-        throw ModelCastError.unreadable(path: path, reason: "not UTF-8 text, so not a minisign key or signature file")
+        throw ModelCastError.unreadable(path: path, reason: "not UTF-8 text, so not \(kind)")
     }
     return text
 }

@@ -53,7 +53,8 @@ extension ModelCastError: ExitStatusProviding {
              .controlCharacterInName, .invalidModel, .usage:
             return .refused
         case .signingKey, .passphraseRequired, .wrongPassphrase, .invalidComment, .malformedSignature,
-             .unsupportedSignatureAlgorithm, .untrustedSigningKey, .signatureMismatch, .trustedCommentMismatch:
+             .unsupportedSignatureAlgorithm, .untrustedSigningKey, .signatureMismatch, .trustedCommentMismatch,
+             .modelSigningKey, .invalidModelSignature, .modelSignatureMismatch:
             return .refused
         // What a target, a store or a served manifest holds.
         case .targetState, .versionConflict, .liveReleaseConflict, .rollbackTargetUnavailable, .invalidRecord, .invalidManifest,

@@ -96,6 +96,16 @@ public enum ModelCastError: Error, Equatable, Sendable {
     case signatureMismatch(source: String, keyID: String)
     /// The signature over the data verifies but the one over the trusted comment does not.
     case trustedCommentMismatch(source: String, keyID: String)
+    /// A model-signing key (ECDSA P-256 in PEM, for OpenSSF model signatures) that cannot be
+    /// read, parsed or used. `source` names the file; `reason` never contains key material.
+    case modelSigningKey(source: String, reason: String)
+    /// A model signature (an OpenSSF model-signing Sigstore bundle) that cannot be read, is not
+    /// in the supported form, or does not verify with the given key. `reason` names the field
+    /// and the value.
+    case invalidModelSignature(source: String, reason: String)
+    /// A model whose files differ from those its verified signature lists: each entry of
+    /// `differences` names one changed, missing or extra file.
+    case modelSignatureMismatch(model: String, source: String, differences: [String])
 
     /// The one-line message shown to the user.
     public var message: String {
@@ -157,6 +167,12 @@ public enum ModelCastError: Error, Equatable, Sendable {
             return "signature \(source) (key id \(keyID)) does not verify: the signed data was altered or the signature is for other data"
         case .trustedCommentMismatch(let source, let keyID):
             return "signature \(source) (key id \(keyID)): the trusted comment's signature does not verify (the trusted comment was altered)"
+        case .modelSigningKey(let source, let reason):
+            return "model-signing key \(source): \(reason)"
+        case .invalidModelSignature(let source, let reason):
+            return "model signature \(source): \(reason)"
+        case .modelSignatureMismatch(let model, let source, let differences):
+            return "model \(model) does not match its signature \(source): " + differences.joined(separator: "; ")
         }
     }
 }

@@ -1,0 +1,91 @@
+import Foundation
+
+/// An OpenSSF model signature made with a key: a Sigstore bundle (v0.3, JSON) holding a
+/// DSSE envelope whose payload is the in-toto statement of the model's files, signed with
+/// ECDSA P-256 / SHA-256, and the hint of the public key that verifies it. This is the file
+/// `model_signing sign key` writes and `model_signing verify key` reads; see
+/// docs/model-signing.md for every byte.
+package struct ModelSignatureBundle: Sendable, Equatable {
+    package static let mediaType = "application/vnd.dev.sigstore.bundle.v0.3+json"
+    /// The largest bundle read: a statement lists about 150 bytes per file, base64 grows it
+    /// by a third, so this allows well over 100,000 files.
+    package static let maximumSize = 32 << 20
+    /// The largest DER signature accepted (ECDSA P-256 needs at most 72 bytes).
+    static let maximumSignatureSize = 256
+
+    /// `verificationMaterial.publicKey.hint`: SHA-256 (hex) of the signer's PEM public
+    /// key; nil when the bundle has none (model_signing then only warns).
+    package let keyHint: String?
+    /// `dsseEnvelope.payload`, decoded: the statement's JSON bytes, exactly as signed.
+    package let payload: [UInt8]
+    /// `dsseEnvelope.signatures[0].sig`, decoded: the DER ECDSA signature over the DSSE
+    /// pre-authentication encoding of `payload`.
+    package let signature: [UInt8]
+
+    init(keyHint: String?, payload: [UInt8], signature: [UInt8]) {
+        self.keyHint = keyHint
+        self.payload = payload
+        self.signature = signature
+    }
+
+    /// Signs `statement` with `key`.
+    package static func sign(_ statement: ModelSigningStatement, with key: P256PrivateKey) throws -> ModelSignatureBundle {
+        let payload = try statement.payload()
+        let signed = DSSE.preAuthenticationEncoding(payloadType: DSSE.inTotoPayloadType, payload: payload)
+        return ModelSignatureBundle(keyHint: key.publicKey.hint, payload: payload, signature: try key.sign(signed))
+    }
+
+    /// The bundle file's bytes: compact JSON with model_signing's member order and no
+    /// trailing newline, byte for byte the shape `model_signing sign key` writes.
+    package var json: Data {
+        let bundle = JSONValue.object([
+            .init("mediaType", .string(Self.mediaType)),
+            .init("verificationMaterial", .object([
+                .init("publicKey", .object(keyHint.map { [.init("hint", .string($0))] } ?? [])),
+                .init("tlogEntries", .array([])),
+            ])),
+            .init("dsseEnvelope", .object([
+                .init("payload", .string(encodeBase64(payload))),
+                .init("payloadType", .string(DSSE.inTotoPayloadType)),
+                .init("signatures", .array([.object([.init("sig", .string(encodeBase64(signature))), .init("keyid", .string(""))])])),
+            ])),
+        ])
+        return Data(compactJSON(bundle).utf8)
+    }
+
+    /// Checks the signature with `publicKey` and returns the statement it signs. Refuses a
+    /// bundle whose key hint names another key, a signature that does not verify, and a
+    /// statement that is malformed or inconsistent. `source` names the bundle for errors.
+    package func verifiedStatement(publicKey: P256PublicKey, source: String) throws -> ModelSigningStatement {
+        if let keyHint, keyHint != publicKey.hint {
+            throw ModelCastError.invalidModelSignature(
+                source: source, reason: "it was made with another key: its key hint is \(quotedValue(keyHint)), the given public key's is \(publicKey.hint)")
+        }
+        let signed = DSSE.preAuthenticationEncoding(payloadType: DSSE.inTotoPayloadType, payload: payload)
+        guard try publicKey.isValidSignature(signature, for: signed) else {
+            throw ModelCastError.invalidModelSignature(
+                source: source, reason: "the signature does not verify with the public key (hint \(publicKey.hint)): the statement was altered or signed by another key")
+        }
+        do {
+            return try ModelSigningStatement(payload: payload)
+        } catch let error as ManifestValueError {
+            throw ModelCastError.invalidModelSignature(source: source, reason: error.description)
+        }
+    }
+}
+
+/// `value` as compact JSON (no whitespace), members in the order given.
+func compactJSON(_ value: JSONValue) -> String {
+    switch value {
+    case .array(let items):
+        return "[" + items.map(compactJSON).joined(separator: ",") + "]"
+    case .object(let members):
+        return "{" + members.map { member in
+            var key = ""
+            JSONValue.appendQuoted(member.key, to: &key)
+            return key + ":" + compactJSON(member.value)
+        }.joined(separator: ",") + "}"
+    default:
+        return value.serialized(nestedAt: 0)
+    }
+}

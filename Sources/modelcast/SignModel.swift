@@ -1,0 +1,49 @@
+import ArgumentParser
+import Foundation
+import ModelCastCore
+
+extension ModelCast {
+    struct SignModel: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "sign-model",
+            abstract: "Sign a model file or directory with an OpenSSF model signature (ECDSA P-256 key).",
+            discussion: """
+                Writes the Sigstore bundle `model_signing sign key` writes: a DSSE envelope over an \\
+                in-toto statement listing every file of the model with its SHA-256, signed with the \\
+                P-256 private key (PEM; `modelcast keygen --model-signing` makes one). \\
+                `model_signing verify key MODEL --signature FILE --public_key KEY.pub` and \\
+                `modelcast inspect MODEL --model-signature FILE --public-key KEY.pub` check it. \\
+                Top-level .git, .gitattributes, .github and .gitignore are left out (as model_signing \\
+                does), and so is the signature file when it is kept inside the model. An encrypted \\
+                key's passphrase comes from $MODELCAST_SIGNING_PASSPHRASE or the terminal. An \\
+                existing signature file is replaced only with --force.
+                """
+        )
+
+        @Argument(help: "The model file or directory.")
+        var model: String
+
+        @Option(help: ArgumentHelp("The P-256 private key (PEM PKCS#8 or SEC 1).", valueName: "KEY.pem"))
+        var key: String
+
+        @Option(help: ArgumentHelp("Where to write the signature bundle.", valueName: "FILE"))
+        var signature: String
+
+        @Flag(help: "Replace an existing signature file.")
+        var force = false
+
+        func run() async throws {
+            let environment = ProcessInfo.processInfo.environment
+            var passphrase: String?
+            if try P256PrivateKey.isEncrypted(path: key) {
+                passphrase = try Passphrase.obtain(prompt: "passphrase for \(key): ", environment: environment)
+                guard passphrase != nil else { throw ModelCastError.passphraseRequired(source: key) }
+            }
+            let privateKey = try P256PrivateKey.load(path: key, passphrase: passphrase)
+            let signed = try ModelSigning.sign(model: model, key: privateKey, signaturePath: signature)
+            try signed.bundle.write(to: signature, force: force)
+            let root = try signed.statement.rootDigest()
+            print("signed \(counted(signed.statement.resources.count, "file")) of \(model) (model '\(signed.statement.modelName)', subject sha256 \(root.hex)) with the key with hint \(privateKey.publicKey.hint): \(signature)")
+        }
+    }
+}
