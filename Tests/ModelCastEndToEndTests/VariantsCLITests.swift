@@ -230,6 +230,57 @@ final class VariantsCLITests: XCTestCase {
         try refused(["--config", policy], "download 'later' is not one of essential, prefetch, on-demand")
     }
 
+    /// `--download` marks the models given on the command line (plain paths named after the
+    /// first, NAME=PATH, the --variant model), not the config file's; `rollout simulate
+    /// --device` during a rollout without `--device-id` shows both sides.
+    func testDownloadFlagAndSimulateDuringARollout() throws {
+        let scratch = try Scratch()
+        let a = try scratch.write("a.bin", patternBytes(300, seed: 1)), b = try scratch.write("a-extra.bin", patternBytes(300, seed: 2))
+        let c = try scratch.write("c.bin", patternBytes(300, seed: 3))
+        let config = try scratch.write("other.yml", text: """
+            base_url: \(base)
+            models:
+              other: {version: 1.0.0, files: [c.bin]}
+            """)
+        let target = scratch.at("out")
+        let published = try modelcast(["publish", a, b, "other2=\(c)", "--version", "1.0.0", "--download", "essential", "--config", config, "--to", target])
+        XCTAssertEqual(published.status, 0, published.stderr)
+        let models = try XCTUnwrap(try manifest(target + "/manifest.json")["models"] as? [String: [String: Any]])
+        XCTAssertEqual(models["a"]?["download"] as? String, "essential", "the plain paths' model, named after the first")
+        XCTAssertEqual(models["other2"]?["download"] as? String, "essential")
+        XCTAssertNil(models["other"]?["download"], "the config file's model keeps its own")
+        let onlyConfig = try modelcast(["publish", "--config", config, "--to", scratch.at("x"), "--download", "essential"])
+        XCTAssertEqual(onlyConfig.status, 1)
+        XCTAssertTrue(onlyConfig.stderr.contains("--download essential applies to the models given on the command line, and there are none"), onlyConfig.stderr)
+
+        let own = scratch.at("own")
+        func variants(_ version: String, _ extra: [String] = []) throws {
+            let result = try modelcast(["publish", "--name", "llm", "--version", version, "--variant", "big=\(version == "1.0.0" ? a : b)", "--variant", "small=\(c)",
+                                        "--requires", "big:min_memory=6GiB", "--base-url", base, "--to", own] + extra)
+            XCTAssertEqual(result.status, 0, result.stderr)
+        }
+        try variants("1.0.0")
+        try variants("1.1.0", ["--rollout", "10%"])
+        let both = try modelcast(["rollout", "simulate", own, "--device", "memory=8GiB"])
+        XCTAssertEqual(both.status, 0, both.stderr)
+        XCTAssertTrue(both.stdout.hasPrefix("during the rollout (give --device-id to see which side this device is on):"), both.stdout)
+        XCTAssertTrue(both.stdout.contains("on the candidate (sequence 2):\n  llm  variant big 1.1.0"), both.stdout)
+        XCTAssertTrue(both.stdout.contains("on the fallback (sequence 1):\n  llm  variant big 1.0.0"), both.stdout)
+        let json = try modelcast(["rollout", "simulate", own, "--device", "memory=8GiB", "--json"])
+        try validateAgainstSchema([json.stdout], "rollout-simulate-device.schema.json")
+        let badRequires = try scratch.write("bad.yml", text: """
+            base_url: \(base)
+            models:
+              llm:
+                version: 1.0.0
+                variants:
+                  - {name: a, files: [a.bin], requires: {accelerators: {gpu: true}}}
+            """)
+        let refused = try modelcast(["publish", "--config", badRequires, "--to", scratch.at("y")])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertTrue(refused.stderr.contains("requires.accelerators must list names (one, or a list)"), refused.stderr)
+    }
+
     /// The manifest against schema/modelcast-manifest.schema.json.
     func validateManifest(_ path: String, file: StaticString = #filePath, line: UInt = #line) throws {
         let script = """

@@ -130,8 +130,14 @@ extension KeyedDecodingContainer where Key == ConfigKey {
 
     /// The paths listed under `key`: one path or a list of them; nil when absent.
     func paths(_ key: String) throws -> [String]? {
+        try texts(key, what: "file paths")
+    }
+
+    /// The texts under `key`: one or a list of them; nil when absent. `what` says what
+    /// they are in the error (`file paths`, `accelerator names`).
+    func texts(_ key: String, what: String) throws -> [String]? {
         guard contains(ConfigKey(key)) else { return nil }
-        let problem = ConfigProblem(message: "\(path(key)) must list file paths")
+        let problem = ConfigProblem(message: "\(path(key)) must list \(what)")
         if let one = try? decode(ConfigScalar.self, forKey: ConfigKey(key)) {
             guard let text = one.asText else { throw problem }
             return [text]

@@ -116,13 +116,15 @@ package struct PublishCommandLine: Sendable {
     /// `--version` over all of them would move unchanged models to a new version (every
     /// device downloading the same bytes again), so that combination is refused.
     private func mergedModels(_ configured: [PublishRequest.Model]) throws -> [PublishRequest.Model] {
-        var models = try mergedPaths(configured)
-        if !variants.isEmpty { try addVariants(to: &models) }
+        var (models, given) = try mergedPaths(configured)
+        if !variants.isEmpty {
+            try addVariants(to: &models)
+            given.append(name!)
+        }
         if let download {
             guard !self.models.isEmpty || !variants.isEmpty else {
                 throw ModelCastError.usage("--download \(download.rawValue) applies to the models given on the command line, and there are none: set download per model in the config file")
             }
-            let given = Set(try self.models.map { try Self.split($0).name ?? name ?? Self.modelName(namedAfter: Self.split($0).path) } + (variants.isEmpty ? [] : [name ?? ""]))
             for index in models.indices where given.contains(models[index].name) { models[index].download = download }
         }
         if variants.isEmpty, defaultVariant != nil || !requires.isEmpty {
@@ -175,13 +177,14 @@ package struct PublishCommandLine: Sendable {
         models.append(model)
     }
 
-    private func mergedPaths(_ configured: [PublishRequest.Model]) throws -> [PublishRequest.Model] {
+    /// The models with the MODEL arguments merged in, and the names those arguments gave.
+    private func mergedPaths(_ configured: [PublishRequest.Model]) throws -> (models: [PublishRequest.Model], given: [String]) {
         guard !self.models.isEmpty else {
             if let version, !configured.isEmpty {
                 let named = configured.map { "\($0.name) \($0.version)" }.joined(separator: ", ")
                 throw ModelCastError.usage("--version \(version) with --config \(configPath ?? "") would set every model it names to \(version) (\(named)), so devices would download unchanged models again: set each model's version in the config, or publish one model with NAME=PATH --version \(version)")
             }
-            return configured
+            return (configured, [])
         }
         var models = configured
         guard let version = version else {
@@ -208,7 +211,7 @@ package struct PublishCommandLine: Sendable {
                 models[index].layout = .tree
             }
         }
-        return models
+        return (models, order)
     }
 
     /// Applies each `--meta [MODEL:]KEY=VALUE`, typed for `profile`. A fixed-shape profile

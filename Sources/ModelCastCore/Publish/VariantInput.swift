@@ -124,7 +124,7 @@ extension KeyedDecodingContainer where Key == ConfigKey {
                 }
                 requirements.platforms = parsed
             } else {
-                let value = try requires.paths(name) ?? []
+                let value = try requires.texts(name, what: name == "min_memory" ? "an amount of memory (e.g. 6GiB)" : "names (one, or a list)") ?? []
                 try VariantInput.apply(key: name, value: value.joined(separator: ","), to: &requirements, context: context)
             }
         }

@@ -93,35 +93,9 @@ final class Ed25519PublicKey {
     /// Throws only when libcrypto itself fails, never for a bad signature.
     func isValidSignature(_ signature: [UInt8], for message: [UInt8]) throws -> Bool {
         guard signature.count == 64 else { return false }
-        let context = try DigestContext()
-        guard EVP_DigestVerifyInit_ex(context.pointer, nil, nil, nil, nil, pointer, nil) == 1 else {
-            throw ModelCastError.crypto(operation: "EVP_DigestVerifyInit(ED25519)", message: lastOpenSSLError())
-        }
-        let result = signature.withUnsafeBufferPointer { sig in
-            (message.isEmpty ? [0] : message).withUnsafeBufferPointer { input in
-                EVP_DigestVerify(context.pointer, sig.baseAddress, sig.count, input.baseAddress, message.count)
-            }
-        }
-        // 1: valid; 0: a wrong signature. Anything else is a malformed signature
-        // (libcrypto rejects a non-canonical S with an error), which is just as
-        // invalid; its error is dropped so it does not leak into a later report.
-        ERR_clear_error()
-        return result == 1
+        // libcrypto rejects a non-canonical S as malformed: invalid too.
+        return try DigestContext.verify(signature, of: message, key: pointer, digest: nil, algorithm: "ED25519")
     }
-}
-
-/// One `EVP_MD_CTX`, freed in `deinit` (Ed25519 and ECDSA signatures).
-final class DigestContext {
-    let pointer: OpaquePointer
-
-    init() throws {
-        guard let context = EVP_MD_CTX_new() else {
-            throw ModelCastError.crypto(operation: "EVP_MD_CTX_new", message: lastOpenSSLError())
-        }
-        pointer = context
-    }
-
-    deinit { EVP_MD_CTX_free(pointer) }
 }
 
 /// `count` bytes from libcrypto's CSPRNG.

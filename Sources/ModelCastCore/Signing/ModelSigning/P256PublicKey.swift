@@ -66,18 +66,8 @@ package final class P256PublicKey: @unchecked Sendable, CustomStringConvertible 
     /// of `message` under this key. Throws only when libcrypto itself fails.
     func isValidSignature(_ signature: [UInt8], for message: [UInt8]) throws -> Bool {
         guard !signature.isEmpty else { return false }
-        let context = try DigestContext()
-        guard EVP_DigestVerifyInit_ex(context.pointer, nil, "SHA256", nil, nil, pointer, nil) == 1 else {
-            throw ModelCastError.crypto(operation: "EVP_DigestVerifyInit(ECDSA P-256)", message: lastOpenSSLError())
-        }
-        let result = signature.withUnsafeBufferPointer { sig in
-            (message.isEmpty ? [0] : message).withUnsafeBufferPointer { input in
-                EVP_DigestVerify(context.pointer, sig.baseAddress, sig.count, input.baseAddress, message.count)
-            }
-        }
-        // 0 is a wrong signature, a negative value a malformed one (bad DER): both invalid.
-        ERR_clear_error()
-        return result == 1
+        // A negative answer is a malformed signature (bad DER): invalid too.
+        return try DigestContext.verify(signature, of: message, key: pointer, digest: "SHA256", algorithm: "ECDSA P-256")
     }
 }
 
