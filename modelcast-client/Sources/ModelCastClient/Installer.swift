@@ -223,12 +223,7 @@ struct Installer: Sendable {
 
     /// A zip modelcast packed from a directory: `NAME.zip`, served as application/zip,
     /// its entries under `NAME/`. nil for any other file (installed as it is).
-    static func packedDirectoryName(_ file: CheckedFile) -> PathSegment? {
-        guard file.path == nil, file.name.rawValue.hasSuffix(".zip"), file.contentType == "application/zip" else { return nil }
-        let folder = String(file.name.rawValue.dropLast(4))
-        // A directory model's name keeps its extension (X.mlpackage).
-        return folder.contains(".") ? try? PathSegment(folder) : nil
-    }
+    static func packedDirectoryName(_ file: CheckedFile) -> PathSegment? { file.packedDirectoryName }
 
     /// Refuses a zip with bytes its entry list does not show (`ZipLayout`): a hidden local
     /// entry, a gap, a second name in an extra field.

@@ -148,6 +148,9 @@ public struct SHA256Hex: Hashable, Sendable, CustomStringConvertible {
         rawValue = text
     }
 
+    /// A digest this module computed (64 lowercase hex digits by construction).
+    init(computed text: String) { rawValue = text }
+
     /// The digest as a file name (it is one: 64 characters from [0-9a-f]).
     public var segment: PathSegment { .alreadyParsed(rawValue) }
     public var description: String { rawValue }

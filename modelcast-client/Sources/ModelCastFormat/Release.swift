@@ -84,9 +84,12 @@ public struct ReleaseModel: Codable, Equatable, Sendable {
     public var variant: String?
     /// The model's variants in the order devices prefer them; nil when it has none.
     public var variants: [ReleaseVariant]?
+    /// The OpenSSF model signature of the files a device installs (`ModelSignatureSubject`),
+    /// when the publish made one (`--model-signing-key`); nil otherwise.
+    public var modelSignature: ModelSignatureObject?
 
     public init(version: String, files: [ReleaseFile], meta: [String: JSONValue] = [:], tree: String? = nil, interface: JSONValue? = nil,
-                download: String? = nil, variant: String? = nil, variants: [ReleaseVariant]? = nil) {
+                download: String? = nil, variant: String? = nil, variants: [ReleaseVariant]? = nil, modelSignature: ModelSignatureObject? = nil) {
         self.version = version
         self.files = files
         self.meta = meta
@@ -95,9 +98,13 @@ public struct ReleaseModel: Codable, Equatable, Sendable {
         self.download = download
         self.variant = variant
         self.variants = variants
+        self.modelSignature = modelSignature
     }
 
-    public enum CodingKeys: String, CodingKey { case version, tree, files, meta, interface, download, variant, variants }
+    public enum CodingKeys: String, CodingKey {
+        case version, tree, files, meta, interface, download, variant, variants
+        case modelSignature = "model_signature"
+    }
 
     public init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -109,6 +116,7 @@ public struct ReleaseModel: Codable, Equatable, Sendable {
         download = try c.decodeIfPresent(String.self, forKey: .download)
         variant = try c.decodeIfPresent(String.self, forKey: .variant)
         variants = try c.decodeIfPresent([ReleaseVariant].self, forKey: .variants)
+        modelSignature = try c.decodeIfPresent(ModelSignatureObject.self, forKey: .modelSignature)
     }
 
     /// The model's version as it is stored, its variants' as `NAME@VARIANT`: every unit
@@ -116,6 +124,12 @@ public struct ReleaseModel: Codable, Equatable, Sendable {
     public func units(name: String) -> [(label: String, model: ReleaseModel)] {
         guard let variants, !variants.isEmpty else { return [(name, self)] }
         return variants.map { ("\(name)@\($0.name)", $0.model) }
+    }
+
+    /// The model signatures the model names: its own and its variants', each once.
+    public var modelSignatures: [ModelSignatureObject] {
+        var seen = Set<String>()
+        return ([modelSignature] + (variants ?? []).map(\.model.modelSignature)).compactMap { $0 }.filter { seen.insert($0.key).inserted }
     }
 
     /// Every file the model names: its own and its variants'.
@@ -234,6 +248,8 @@ public struct Release: Decodable, Equatable, Sendable {
             keys.insert(file.key)
             if let segments = file.segments { keys.insert(segments.key) }
         }
+        let models = Array(models.values) + (prototypes.map { [$0] } ?? []) + (rollback.map { Array($0.models.values) } ?? [])
+        for model in models { keys.formUnion(model.modelSignatures.map(\.key)) }
         return keys
     }
 
@@ -329,6 +345,7 @@ extension ReleaseModel {
         })))
         if !meta.isEmpty { members.append(.init("meta", Release.sortedObject(meta))) }
         if let interface { members.append(.init("interface", Release.canonical(interface))) }
+        if let modelSignature { members.append(.init("model_signature", modelSignature.jsonValue())) }
         if let download { members.append(.init("download", .string(download))) }
         if let variant { members.append(.init("variant", .string(variant))) }
         if let variants { members.append(.init("variants", .array(variants.map { $0.jsonValue() }))) }

@@ -42,9 +42,11 @@ public struct CheckedModel: Sendable, Equatable {
     public let variants: [CheckedVariant]
     /// When devices download it; nil when the manifest leaves it to the app.
     public let downloadPolicy: DownloadPolicy?
+    /// Its OpenSSF model signature, when the release names one.
+    public let modelSignature: CheckedModelSignature?
 
     public init(name: ModelName, version: ModelVersion, tree: PathSegment?, files: [CheckedFile], variant: ModelName? = nil,
-                variants: [CheckedVariant] = [], downloadPolicy: DownloadPolicy? = nil) {
+                variants: [CheckedVariant] = [], downloadPolicy: DownloadPolicy? = nil, modelSignature: CheckedModelSignature? = nil) {
         self.name = name
         self.version = version
         self.tree = tree
@@ -52,6 +54,7 @@ public struct CheckedModel: Sendable, Equatable {
         self.variant = variant
         self.variants = variants
         self.downloadPolicy = downloadPolicy
+        self.modelSignature = modelSignature
     }
 }
 
@@ -118,9 +121,10 @@ extension ReleaseModel {
             checkedFiles.append(checked)
         }
         let policy = try at("download") { try download.map(DownloadPolicy.init(parsing:)) }
+        let signature = try modelSignature.map { try $0.checked(at: field + ".model_signature") }
         let variants = try checkedVariants(name: modelName, at: field, policy: policy)
         return CheckedModel(name: modelName, version: version, tree: tree, files: checkedFiles,
-                            variants: variants, downloadPolicy: policy)
+                            variants: variants, downloadPolicy: policy, modelSignature: signature)
     }
 
     /// The variants, parsed: at most 32, unique names, each a plain model (no variants of
@@ -151,13 +155,15 @@ extension ReleaseModel {
             }
             let model = try variant.model.checked(name: name.rawValue, at: at)
             checked.append(CheckedVariant(name: variantName, requirements: requirements, model: CheckedModel(
-                name: name, version: model.version, tree: model.tree, files: model.files, variant: variantName, downloadPolicy: policy)))
+                name: name, version: model.version, tree: model.tree, files: model.files, variant: variantName, downloadPolicy: policy,
+                modelSignature: model.modelSignature)))
         }
         guard let variant, let own = variants.first(where: { $0.name == variant }) else {
             throw ManifestValueError(field: field + ".variant", value: variant.map { quotedValue($0) } ?? "(none)", rule: "does not name one of the model's variants")
         }
-        guard own.model.version == version, own.model.files == files, own.model.tree == tree, own.model.interface == interface else {
-            throw ManifestValueError(field: field, value: quotedValue(name.rawValue), rule: "has a version, files, tree or interface other than its variant \(quotedValue(variant))'s")
+        guard own.model.version == version, own.model.files == files, own.model.tree == tree, own.model.interface == interface,
+              own.model.modelSignature == modelSignature else {
+            throw ManifestValueError(field: field, value: quotedValue(name.rawValue), rule: "has a version, files, tree, interface or model signature other than its variant \(quotedValue(variant))'s")
         }
         return checked
     }

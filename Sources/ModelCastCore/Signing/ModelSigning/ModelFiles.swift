@@ -23,8 +23,8 @@ package struct ModelFiles: Sendable {
             return ModelFiles(path: model, name: name, isDirectory: false, files: [(.wholeFile, model)])
         case .directory:
             let tree = try ModelTree.scan(model)
-            let files = tree.entries.filter { !$0.isDirectory }.map { entry in
-                (name: ModelFilePath(checked: String(entry.diskPath.dropFirst(tree.root.count + 1))), diskPath: entry.diskPath)
+            let files = try tree.entries.filter { !$0.isDirectory }.map { entry in
+                (name: try ModelFilePath(String(entry.diskPath.dropFirst(tree.root.count + 1))), diskPath: entry.diskPath)
             }
             return ModelFiles(path: model, name: name, isDirectory: true, files: files.filter { file in !ignoring.contains { file.name.isWithin($0) } })
         case .symlink:
@@ -35,9 +35,9 @@ package struct ModelFiles: Sendable {
     }
 
     /// Each file's SHA-256 (files read concurrently, one per core, in flat memory).
-    package func digests() throws -> [ModelFilePath: SHA256Digest] {
+    package func digests() throws -> [ModelFilePath: SHA256Hex] {
         let results = try StreamDigester.digest(ofFilesAt: files.map(\.diskPath))
-        return Dictionary(zip(files.map(\.name), results.map(\.sha256)), uniquingKeysWith: { first, _ in first })
+        return Dictionary(zip(files.map(\.name), results.map { SHA256Hex(bytes: $0.sha256.bytes) }), uniquingKeysWith: { first, _ in first })
     }
 
     /// model_signing's subject name: the last path component, or for `.`, `..` and `/`

@@ -7,7 +7,7 @@ package struct ModelSignatureVerification: Sendable {
     /// The hint of the key that verified it (the given public key's).
     package let keyHint: String
     /// The statement's subject digest (over every file's digest).
-    package let rootDigest: SHA256Digest
+    package let rootDigest: SHA256Hex
 
     /// One line saying what was proven: "model signature verified: …".
     package var summary: String {
@@ -53,7 +53,7 @@ package enum ModelSigning {
         guard differences.isEmpty else {
             throw ModelCastError.modelSignatureMismatch(model: model, source: source, differences: differences.descriptions)
         }
-        return ModelSignatureVerification(statement: statement, keyHint: publicKey.hint, rootDigest: try statement.rootDigest())
+        return ModelSignatureVerification(statement: statement, keyHint: publicKey.hint, rootDigest: statement.rootDigest())
     }
 }
 

@@ -8,7 +8,7 @@ extension ModelSignatureBundle {
     /// levels, only the members a key-based model signature has, each of its type, base64
     /// strict. The statement inside is parsed only after its signature is checked
     /// (`verifiedStatement`). `source` names the file for errors.
-    package init(parsing data: Data, source: String) throws {
+    public init(parsing data: Data, source: String) throws {
         guard data.count <= Self.maximumSize else {
             throw ModelCastError.invalidModelSignature(source: source, reason: "\(data.count) bytes is larger than \(Self.maximumSize), so not a model signature")
         }

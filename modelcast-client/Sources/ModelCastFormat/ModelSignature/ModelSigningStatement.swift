@@ -1,32 +1,32 @@
 import Foundation
 
 /// One file of a signed model and its SHA-256: an entry of `predicate.resources`.
-package struct ModelSigningResource: Sendable, Equatable {
-    package let path: ModelFilePath
-    package let sha256: SHA256Digest
+public struct ModelSigningResource: Sendable, Equatable {
+    public let path: ModelFilePath
+    public let sha256: SHA256Hex
 }
 
 /// The in-toto statement an OpenSSF model signature signs (predicate type
 /// `https://model_signing/signature/v1.0`, "files" serialization with SHA-256): the model's
 /// name, every file with its SHA-256, and the paths left out. See docs/model-signing.md.
-package struct ModelSigningStatement: Sendable, Equatable {
-    package static let statementType = "https://in-toto.io/Statement/v1"
-    package static let predicateType = "https://model_signing/signature/v1.0"
+public struct ModelSigningStatement: Sendable, Equatable {
+    public static let statementType = "https://in-toto.io/Statement/v1"
+    public static let predicateType = "https://model_signing/signature/v1.0"
     /// The paths model_signing leaves out of a model by default (relative to the model).
-    package static let defaultIgnorePaths = [".git", ".gitattributes", ".github", ".gitignore"].map(ModelFilePath.init(checked:))
+    public static let defaultIgnorePaths = [".git", ".gitattributes", ".github", ".gitignore"].map(ModelFilePath.init(checked:))
 
     /// `subject[0].name`: the model's file or directory name. Informative only: renaming
     /// a model does not invalidate its signature.
-    package let modelName: String
+    public let modelName: String
     /// `predicate.resources`, in the order they are listed (and hashed for the subject).
-    package let resources: [ModelSigningResource]
+    public let resources: [ModelSigningResource]
     /// `predicate.serialization.ignore_paths`: files under these are not part of the model.
-    package let ignorePaths: [ModelFilePath]
+    public let ignorePaths: [ModelFilePath]
     /// `predicate.serialization.allow_symlinks` (modelcast always writes false).
-    package let allowSymlinks: Bool
+    public let allowSymlinks: Bool
 
     /// A statement for a model's files, listed in model_signing's order.
-    package init(modelName: String, files: [ModelFilePath: SHA256Digest], ignorePaths: [ModelFilePath]) {
+    public init(modelName: String, files: [ModelFilePath: SHA256Hex], ignorePaths: [ModelFilePath]) {
         self.init(modelName: modelName, resources: files.keys.sorted().map { ModelSigningResource(path: $0, sha256: files[$0]!) },
                   ignorePaths: ignorePaths, allowSymlinks: false)
     }
@@ -40,20 +40,21 @@ package struct ModelSigningStatement: Sendable, Equatable {
 
     /// `subject[0].digest.sha256`: the SHA-256 of the resources' raw 32-byte digests,
     /// concatenated in the order listed.
-    package func rootDigest() throws -> SHA256Digest {
-        let hasher = try SHA256Hasher()
-        for resource in resources { hasher.update(resource.sha256.bytes) }
-        return hasher.finalize()
+    public func rootDigest() -> SHA256Hex {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(resources.count * 32)
+        for resource in resources { bytes += resource.sha256.bytes }
+        return SHA256Hex(bytes: SHA256Small.hash(bytes))
     }
 
     /// The files as a name → digest map.
-    package var files: [ModelFilePath: SHA256Digest] {
+    public var files: [ModelFilePath: SHA256Hex] {
         Dictionary(resources.map { ($0.path, $0.sha256) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// The statement as the DSSE payload: JSON with two-space indentation and fixed key
     /// order (model_signing's key order varies run to run; only the parsed values count).
-    func payload() throws -> [UInt8] {
+    public func payload() -> [UInt8] {
         let serialization = JSONValue.object([
             .init("method", .string("files")),
             .init("hash_type", .string("sha256")),
@@ -71,7 +72,7 @@ package struct ModelSigningStatement: Sendable, Equatable {
             .init("_type", .string(Self.statementType)),
             .init("subject", .array([.object([
                 .init("name", .string(modelName)),
-                .init("digest", .object([.init("sha256", .string(try rootDigest().hex))])),
+                .init("digest", .object([.init("sha256", .string(rootDigest().hex))])),
             ])])),
             .init("predicateType", .string(Self.predicateType)),
             .init("predicate", .object([.init("serialization", serialization), .init("resources", .array(resourceList))])),

@@ -5,20 +5,20 @@ import Foundation
 /// (`tokenizer/vocab.json`), or `.` for the one file of a single-file model. It cannot hold
 /// an absolute path, an empty, `.` or `..` component, a control character, or more than
 /// 4096 bytes, so a name read from a hostile bundle never leaves the model.
-package struct ModelFilePath: Hashable, Comparable, Sendable, CustomStringConvertible {
+public struct ModelFilePath: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The name as written (`/`-separated).
-    package let rawValue: String
+    public let rawValue: String
     /// Its components; empty for `.`.
-    package let components: [Substring]
+    public let components: [Substring]
 
     /// The name of a single-file model's one file.
-    package static let wholeFile = ModelFilePath(checked: ".")
+    public static let wholeFile = ModelFilePath(checked: ".")
     /// The longest name accepted, in UTF-8 bytes.
     static let maximumBytes = 4096
 
     /// Accepts `text` if it is `.` or a normalised relative path; throws the rule it breaks
     /// (with the field "value": callers place it).
-    package init(_ text: String) throws {
+    public init(_ text: String) throws {
         func refuse(_ rule: String) -> ManifestValueError {
             ManifestValueError(field: "value", value: quotedValue(text), rule: rule)
         }
@@ -41,18 +41,18 @@ package struct ModelFilePath: Hashable, Comparable, Sendable, CustomStringConver
 
     /// True when this name is `other` or lies under it (`.git/HEAD` under `.git`): how
     /// model_signing applies `ignore_paths`.
-    func isWithin(_ other: ModelFilePath) -> Bool {
+    public func isWithin(_ other: ModelFilePath) -> Bool {
         !other.components.isEmpty && components.starts(with: other.components)
     }
 
     /// model_signing's order (Python's `sorted` over `PurePosixPath`): component by
     /// component, each compared by code point (the same as by UTF-8 bytes), so `a/b`
     /// sorts before `a-b` and `a.txt`.
-    package static func < (lhs: ModelFilePath, rhs: ModelFilePath) -> Bool {
+    public static func < (lhs: ModelFilePath, rhs: ModelFilePath) -> Bool {
         lhs.components.lexicographicallyPrecedes(rhs.components) { a, b in
             a.utf8.lexicographicallyPrecedes(b.utf8)
         }
     }
 
-    package var description: String { rawValue }
+    public var description: String { rawValue }
 }

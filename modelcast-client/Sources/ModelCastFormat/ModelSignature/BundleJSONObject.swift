@@ -73,9 +73,9 @@ struct BundleJSONObject {
     }
 
     /// 64 lowercase hex digits, as model_signing writes every digest.
-    func digest(_ key: String) throws -> SHA256Digest {
+    func digest(_ key: String) throws -> SHA256Hex {
         let text = try string(key)
-        guard let digest = SHA256Digest(hex: text), digest.hex == text else {
+        guard let digest = SHA256Hex(hex: text) else {
             throw ManifestValueError(field: path(key), value: quotedValue(text), rule: "is not a SHA-256 digest (64 lowercase hex digits)")
         }
         return digest

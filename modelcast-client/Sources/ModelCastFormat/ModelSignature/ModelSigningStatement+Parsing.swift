@@ -35,7 +35,7 @@ extension ModelSigningStatement {
         let predicate = try root.object("predicate", allowed: nil)
         let (ignorePaths, allowSymlinks) = try Self.serialization(try predicate.object("serialization", allowed: ["method", "hash_type", "allow_symlinks", "ignore_paths", "shard_size"]))
         self.init(modelName: name, resources: try Self.resources(predicate), ignorePaths: ignorePaths, allowSymlinks: allowSymlinks)
-        let computed = try rootDigest()
+        let computed = rootDigest()
         guard computed == subjectDigest else {
             throw ManifestValueError(field: "payload.subject[0].digest.sha256", value: quotedValue(subjectDigest.hex),
                                      rule: "is not the SHA-256 of the listed resource digests (\(computed.hex)): the statement is inconsistent")
@@ -43,7 +43,7 @@ extension ModelSigningStatement {
     }
 
     /// `subject`: exactly one entry, the model's name and the digest over its resources.
-    private static func subject(_ root: BundleJSONObject) throws -> (String, SHA256Digest) {
+    private static func subject(_ root: BundleJSONObject) throws -> (String, SHA256Hex) {
         let subjects = try root.array("subject", limit: 16)
         guard subjects.count == 1 else {
             throw ManifestValueError(field: root.path("subject"), value: "(\(subjects.count) entries)", rule: "must have exactly one entry (the model)")
