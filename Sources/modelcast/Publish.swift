@@ -141,6 +141,9 @@ extension ModelCast {
         @Flag(name: .customLong("no-zip"), help: "Publish directory models as trees: every file its own object under models/NAME/blobs/SHA256, shared across versions (modelcast profile only).")
         var noZip = false
 
+        @OptionGroup(title: "Model signatures")
+        var modelSigning: ModelSigningOptions
+
         @OptionGroup(title: "S3 targets")
         var targetOptions: TargetOptions
 
@@ -183,6 +186,7 @@ extension ModelCast {
             commandLine.options.hostedOn = Set(hostedOn)
             commandLine.options.reverifyStored = reverifyStored
             commandLine.options.segmentIndexes = segmentIndex
+            commandLine.modelSigning = modelSigning.source(environment: environment)
             let display = progressOptions.display(json: json)
             commandLine.progress = display.factory
             commandLine.goLive = try goLive.value(environment: environment, templates: templates, adoptLive: adoptLive)

@@ -42,7 +42,7 @@ extension ModelCast {
             let privateKey = try P256PrivateKey.load(path: key, passphrase: passphrase)
             let signed = try ModelSigning.sign(model: model, key: privateKey, signaturePath: signature)
             try signed.bundle.write(to: signature, force: force)
-            let root = try signed.statement.rootDigest()
+            let root = signed.statement.rootDigest()
             print("signed \(counted(signed.statement.resources.count, "file")) of \(model) (model '\(signed.statement.modelName)', subject sha256 \(root.hex)) with the key with hint \(privateKey.publicKey.hint): \(signature)")
         }
     }

@@ -177,7 +177,7 @@ extension Publisher {
         }
         // Objects the release names that this run does not store itself (a rollback's, a
         // resign's) were stored earlier: prove their bytes before a manifest names them again.
-        let earlier = release.files.filter { artifacts[$0.key] == nil && !proven.contains($0.key) }
+        let earlier = (release.files + release.modelSignatureFiles).filter { artifacts[$0.key] == nil && !proven.contains($0.key) }
         try await proveStored(earlier, localFiles: [:], trustStored: settings.trustStored)
 
         let unsigned = Data(try settings.profile.render(release).serialized().utf8)

@@ -7,6 +7,7 @@ import ModelCastFormat
 struct ConfigFileKeys: Decodable {
     static let topLevel = [
         "profile", "base_url", "to", "manifest", "manifest_cache_control", "channel", "min_app_version", "meta", "models", "prototypes",
+        "model_signing_key",
     ]
     static let inModel = ["version", "meta", "layout", "files", "file", "variants", "default_variant", "download"]
     static let inVariant = ["name", "version", "meta", "layout", "files", "file", "requires"]
@@ -19,6 +20,8 @@ struct ConfigFileKeys: Decodable {
     let manifestCacheControl: String?
     let channel: String?
     let minAppVersion: String?
+    /// The path of the P-256 private key that signs the models (never the key itself).
+    let modelSigningKey: String?
     let meta: [String: JSONValue]?
     /// In name order.
     let models: [ModelKeys]
@@ -58,6 +61,7 @@ struct ConfigFileKeys: Decodable {
         manifestCacheControl = try top.text("manifest_cache_control")
         channel = try top.text("channel")
         minAppVersion = try top.text("min_app_version")
+        modelSigningKey = try top.text("model_signing_key")
         meta = try top.members("meta")
         let shape = "a mapping of model name to {version, files, meta}"
         if let models = try top.mapping("models", shape: shape) {

@@ -36,6 +36,8 @@ package struct PublishCommandLine: Sendable {
     package var download: DownloadPolicy?
     /// How the release goes live (templates, dry run, time, signing).
     package var goLive = GoLive()
+    /// Where the models' signing key comes from when the config file may name it too.
+    package var modelSigning = ModelSigningKeySource()
     /// What only a publish decides (removed models, a moved base URL, hosts, rollout).
     package var options = PublishRequest.Options()
     /// Reports packing and hashing progress; nil reports nothing.
@@ -58,6 +60,11 @@ package struct PublishCommandLine: Sendable {
         }
         let models = try typedModels(config?.models ?? [], profile: profile)
         let prototypes = try self.prototypes(config?.prototypes, profile: profile)
+        var options = self.options
+        options.modelSigning = try modelSigning.settings(configPath: config?.modelSigningKey)
+        if options.modelSigning != nil, profile != .modelcast {
+            throw ModelCastError.usage("--model-signing-key: model signatures are named in the manifest's model_signature, which only the modelcast profile has (this is --profile \(profile.rawValue)); sign the files with modelcast sign-model instead")
+        }
         let request = try PublishRequest(
             models: models, prototypes: prototypes, profile: profile, baseURL: baseURL,
             manifestKey: manifestKey ?? config?.manifestKey ?? "manifest.json",

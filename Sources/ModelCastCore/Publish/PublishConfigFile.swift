@@ -11,6 +11,7 @@ import Yams
 /// profile: catalog
 /// base_url: https://cdn.example.com
 /// min_app_version: "2.0.0"
+/// model_signing_key: keys/model-signing.pem   # optional: OpenSSF model signatures
 /// models:
 ///   pe-core-s16-384:
 ///     version: 1.2.0
@@ -33,6 +34,8 @@ package struct PublishConfigFile: Sendable {
     package let manifestCacheControl: String?
     package let channel: String?
     package let minAppVersion: String?
+    /// The model-signing key's path (`model_signing_key`), resolved like every path.
+    package let modelSigningKey: String?
     package let meta: [String: JSONValue]
     package let models: [PublishRequest.Model]
     package let prototypes: PublishRequest.Model?
@@ -73,6 +76,7 @@ package struct PublishConfigFile: Sendable {
         manifestCacheControl = keys.manifestCacheControl
         channel = keys.channel
         minAppVersion = keys.minAppVersion
+        modelSigningKey = keys.modelSigningKey.map(resolve)
         meta = keys.meta ?? [:]
         models = try keys.models.map { try Self.model($0, location: "models.\($0.name).", resolve: resolve) }
         prototypes = try keys.prototypes.map { try Self.model($0, location: "prototypes.", resolve: resolve) }

@@ -133,6 +133,10 @@ package struct PublishRequest: Sendable {
         /// A model's interface (inputs, outputs, classes, tokenizer…) may differ from the live
         /// version's: the change is intended, and `min_app_version` must go up.
         package var interfaceChange = false
+        /// Sign each model version with an OpenSSF model signature (`--model-signing-key`).
+        package var modelSigning: ModelSigningSettings?
+        /// Publish models without model signatures although the live ones have them.
+        package var unsignedModels = false
 
         package init() {}
     }

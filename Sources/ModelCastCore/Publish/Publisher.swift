@@ -214,12 +214,18 @@ package struct Publisher: Sendable {
         let request = request.adoptingVersions(adoptedTexts)
         try checkVersions(request.models.flatMap(\.units).map { ($0.name, $0.version) }, live: live, profile: request.profile, warn: warn)
         for change in try contract.check(request, live: live) { warn("interface change (--interface-change): \(change)") }
+        try await ModelSignatures.checkKeyChange(request.options.modelSigning, unsigned: request.options.unsignedModels, live: live, storage: storage)
 
         // Pack (or, for a dry run, only hash) every file.
         let staging = try StagingArea(storage: storage, dryRun: request.dryRun, request: request)
         defer { staging.close() }
         var packed = try await Self.packModels(request, into: staging, descriptions: descriptions)
         contract.record(into: &packed.models, live: live)
+        if let signing = request.options.modelSigning {
+            let keyNames = Dictionary(request.models.flatMap(\.units).map { ($0.name, $0.keyName) }, uniquingKeysWith: { first, _ in first })
+            try await ModelSignatures(key: signing.key, storage: storage, baseURL: request.baseURL)
+                .sign(&packed.models, descriptions: descriptions, keyNames: keyNames, live: live, staging: staging)
+        }
         try checkVersionsKeepTheirFiles(packed.models, wentLive: state.wentLive, givenVersions: givenVersions)
         let reuse = await reportReuse(packed.models, live: live, staging: staging)
 
@@ -481,20 +487,7 @@ package struct Publisher: Sendable {
         }
         // Stable's manifest first, then the other channels by name.
         channels.sort { ($0.manifestKey.hasPrefix(Channels.folder) ? 1 : 0, $0.manifestKey) < ($1.manifestKey.hasPrefix(Channels.folder) ? 1 : 0, $1.manifestKey) }
-        var artifacts: [String: ObjectMetadata] = [:]
-        for record in channels.flatMap(\.records) {
-            // A record's rollback section names objects too: prune keeps them, so they are listed.
-            for model in Array(record.models.values) + (record.prototypes.map { [$0] } ?? []) + (record.rollback.map { Array($0.models.values) } ?? []) {
-                for file in model.allFiles {
-                    guard let digest = SHA256Digest(hex: file.sha256) else { continue }
-                    artifacts[file.key] = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: file.contentType, size: file.size, sha256: digest)
-                    if let segments = file.segments, let indexDigest = SHA256Digest(hex: segments.sha256) {
-                        artifacts[segments.key] = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: SegmentIndexObject.contentType,
-                                                                 size: segments.size, sha256: indexDigest)
-                    }
-                }
-            }
-        }
+        let artifacts = Self.artifactHeaders(of: channels.flatMap(\.records))
         var objects: [HostedObject] = []
         for key in artifacts.keys.sorted() where !excluding.contains(key) {
             // Pruned objects are gone; the hosting files list only what is there.
@@ -520,6 +513,31 @@ package struct Publisher: Sendable {
         }
         // Only the hosts the user deploys to, and only about what this run adds.
         return files.warnings(hosts: hostedOn, added: added)
+    }
+
+    /// Every object the records name (files, segment indexes, model signatures, their
+    /// rollback sections' too: prune keeps them) with the headers it is served with.
+    static func artifactHeaders(of records: [Release]) -> [String: ObjectMetadata] {
+        var artifacts: [String: ObjectMetadata] = [:]
+        for record in records {
+            // A record's rollback section names objects too: prune keeps them, so they are listed.
+            for model in Array(record.models.values) + (record.prototypes.map { [$0] } ?? []) + (record.rollback.map { Array($0.models.values) } ?? []) {
+                for file in model.allFiles {
+                    guard let digest = SHA256Digest(hex: file.sha256) else { continue }
+                    artifacts[file.key] = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: file.contentType, size: file.size, sha256: digest)
+                    if let segments = file.segments, let indexDigest = SHA256Digest(hex: segments.sha256) {
+                        artifacts[segments.key] = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: SegmentIndexObject.contentType,
+                                                                 size: segments.size, sha256: indexDigest)
+                    }
+                }
+                for signature in model.modelSignatures {
+                    guard let digest = SHA256Digest(hex: signature.sha256) else { continue }
+                    artifacts[signature.key] = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: ModelSignatureObject.contentType,
+                                                              size: signature.size, sha256: digest)
+                }
+            }
+        }
+        return artifacts
     }
 
     /// Another channel of the target, as read.

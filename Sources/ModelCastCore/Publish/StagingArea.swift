@@ -91,19 +91,24 @@ final class StagingArea {
         let sha256 = try SHA256Hasher.digest(bytes)
         let key = TargetLayout.segmentIndexKey(model: model, artifact: artifact.sha256)
         segmentIndexes[key] = index
-        if let directory, staged[key] == nil {
-            let file = try AtomicFile(destination: directory + "/" + sha256.hex + ".mcsx")
-            do {
-                try bytes.withUnsafeBytes { try file.descriptor.writeAll($0) }
-                let result = PackResult(path: try file.keepTemporary(), name: PathText.lastComponent(key), size: Int64(bytes.count), sha256: sha256,
-                                        kind: artifact.kind, files: 0, format: .file, compression: nil, contentType: SegmentIndexObject.contentType)
-                staged[key] = StagedArtifact(result: result, inPlace: false)
-            } catch {
-                file.discard()
-                throw error
-            }
-        }
+        try stage(bytes, sha256: sha256, key: key, kind: artifact.kind, contentType: SegmentIndexObject.contentType)
         return SegmentIndexObject(key: key, url: Publisher.url(base: request.baseURL, key: key), sha256: sha256.hex, size: Int64(bytes.count))
+    }
+
+    /// Stages `bytes` (a segment index, a model signature) to be stored under `key`; for a
+    /// dry run, nothing.
+    func stage(_ bytes: [UInt8], sha256: SHA256Digest, key: String, kind: ModelKind, contentType: String) throws {
+        guard let directory, staged[key] == nil else { return }
+        let file = try AtomicFile(destination: directory + "/" + sha256.hex + "." + PathText.lastComponent(key))
+        do {
+            try bytes.withUnsafeBytes { try file.descriptor.writeAll($0) }
+            let result = PackResult(path: try file.keepTemporary(), name: PathText.lastComponent(key), size: Int64(bytes.count), sha256: sha256,
+                                    kind: kind, files: 0, format: .file, compression: nil, contentType: contentType)
+            staged[key] = StagedArtifact(result: result, inPlace: false)
+        } catch {
+            file.discard()
+            throw error
+        }
     }
 
     /// A directory model published as its files: each regular file under its

@@ -35,6 +35,12 @@ package enum TargetLayout {
         "models/\(model)/blobs/\(sha256.hex)"
     }
 
+    /// Where a model signature bundle of `model` is stored: named by its own bytes, so it
+    /// is never replaced (a new signature of the same files is another object).
+    package static func modelSignatureKey(model: String, bundle sha256: SHA256Digest) -> String {
+        "models/\(model)/signatures/\(sha256.hex).sigstore.json"
+    }
+
     /// Where the segment index of an artifact of `model` is stored: named by the
     /// artifact's SHA-256 and the scheme's version, so the same bytes always have the same
     /// index under the same key (stored once, never overwritten).

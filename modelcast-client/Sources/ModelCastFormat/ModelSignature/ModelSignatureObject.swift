@@ -6,7 +6,7 @@ import Foundation
 /// installs (`ModelSignatureSubject`), so anyone holding them — a device, a model hub, an
 /// auditor with `model_signing verify key` — can check who published them.
 public struct ModelSignatureObject: Codable, Equatable, Sendable {
-    /// The storage key (`models/NAME/signatures/SHA256.sig`): immutable, named by its bytes.
+    /// The storage key (`models/NAME/signatures/SHA256.sigstore.json`, Sigstore's name for a bundle): immutable, named by its bytes.
     public var key: String
     public var url: String
     /// SHA-256 of the bundle's bytes, lowercase hex.

@@ -1,0 +1,121 @@
+import Foundation
+import ModelCastFormat
+
+/// The OpenSSF model signatures a publish writes (`--model-signing-key`): for every unit (a
+/// model, or a variant) one Sigstore bundle over exactly the files a device installs
+/// (`ModelSignatureSubject`), stored as an immutable object named by its bytes and named
+/// in the manifest as `model_signature`. A unit whose version and files the live release
+/// has, signed with the same key over the same statement, keeps the live bundle.
+struct ModelSignatures {
+    let key: P256PrivateKey
+    let storage: any Storage
+    let baseURL: String
+
+    /// Signs every unit of `units` (label → entry, as packed), staging new bundles.
+    /// `descriptions` are the inputs by label (in file order); `live` the live release.
+    func sign(_ units: inout [String: ReleaseModel], descriptions: [String: [ModelDescription]], keyNames: [String: String],
+              live: Release?, staging: StagingArea) async throws {
+        let liveUnits = live?.unitsByLabel ?? [:]
+        for label in units.keys.sorted() {
+            let statement = try Self.statement(of: units[label]!, label: label, descriptions: descriptions[label] ?? [])
+            if let previous = liveUnits[label], previous.version == units[label]!.version, previous.files == units[label]!.files,
+               let kept = try await reusable(previous.modelSignature, statement: statement) {
+                units[label]!.modelSignature = kept
+                continue
+            }
+            let bytes = [UInt8](try ModelSignatureBundle.sign(statement, with: key).json)
+            let sha256 = try SHA256Hasher.digest(bytes)
+            let objectKey = TargetLayout.modelSignatureKey(model: keyNames[label] ?? label, bundle: sha256)
+            try staging.stage(bytes, sha256: sha256, key: objectKey, kind: .file, contentType: ModelSignatureObject.contentType)
+            units[label]!.modelSignature = ModelSignatureObject(key: objectKey, url: Publisher.url(base: baseURL, key: objectKey),
+                                                                sha256: sha256.hex, size: Int64(bytes.count))
+        }
+    }
+
+    /// The live unit's signature, when its stored bytes are still what the manifest says
+    /// and it verifies with this run's key over this very statement; nil otherwise (a new
+    /// one is made).
+    private func reusable(_ object: ModelSignatureObject?, statement: ModelSigningStatement) async throws -> ModelSignatureObject? {
+        guard let object, let data = try await storage.get(object.key, limit: Int(min(object.size, Int64(ModelSignatureBundle.maximumSize)))),
+              data.count == object.size, try SHA256Hasher.digest([UInt8](data)).hex == object.sha256,
+              let bundle = try? ModelSignatureBundle(parsing: data, source: object.key),
+              let signed = try? bundle.verifiedStatement(publicKey: key.publicKey, source: object.key) else { return nil }
+        return signed == statement ? object : nil
+    }
+
+    /// The statement of what a device installs of `model`: its files named as
+    /// `ModelSignatureSubject` says, digests from the manifest for plain and tree files,
+    /// and each zipped directory's files hashed from the input directory.
+    static func statement(of model: ReleaseModel, label: String, descriptions: [ModelDescription]) throws -> ModelSigningStatement {
+        let name = String(label.split(separator: "@", maxSplits: 1).first ?? Substring(label))
+        let checked: CheckedModel
+        do { checked = try model.checked(name: name, at: "models.\(name)") } catch let error as ManifestValueError {
+            throw ModelCastError.invalidManifest(source: "the release to publish", reason: error.description)
+        }
+        let subject = ModelSignatureSubject(checked)
+        var (files, zipped) = subject.knownFiles(of: checked)
+        for (file, prefix) in zipped {
+            guard let position = checked.files.firstIndex(of: file), position < descriptions.count, let tree = descriptions[position].tree else {
+                throw ModelCastError.usage("model \(label): \(file.name) is a zipped directory whose input is not known, so it cannot be signed")
+            }
+            let entries = tree.entries.filter { !$0.isDirectory }
+            let digests = try StreamDigester.digest(ofFilesAt: entries.map(\.diskPath))
+            for (entry, digest) in zip(entries, digests) {
+                // Archive names start with the directory's own name: the device unpacks them inside it.
+                let inside = entry.archiveName.split(separator: "/", maxSplits: 1).dropFirst().first.map(String.init) ?? entry.archiveName
+                files[try ModelFilePath(prefix + inside)] = SHA256Hex(bytes: digest.sha256.bytes)
+            }
+        }
+        // What model_signing leaves out of the model on disk is left out of the statement.
+        let ignored = subject.ignorePaths
+        files = files.filter { file in !ignored.contains { file.key.isWithin($0) } }
+        return ModelSigningStatement(modelName: subject.subjectName(model: checked.name), files: files, ignorePaths: ignored)
+    }
+
+    /// A target whose live models carry model signatures keeps its model-signing key:
+    /// policy engines and devices pin it. Refuses publishing without one (unless
+    /// `--unsigned-models`) and with another key (unless `--rotate-model-signing-key`),
+    /// naming both keys' hints. Reads one live bundle to learn the live key.
+    static func checkKeyChange(_ settings: ModelSigningSettings?, unsigned: Bool, live: Release?, storage: any Storage) async throws {
+        guard let live, let object = live.models.keys.sorted().lazy.compactMap({ live.models[$0]!.modelSignatures.first }).first else { return }
+        let data = try await storage.get(object.key, limit: ModelSignatureBundle.maximumSize)
+        let liveHint = data.flatMap { try? ModelSignatureBundle(parsing: $0, source: object.key) }?.keyHint
+        let shown = liveHint.map { "with the key with hint \($0)" } ?? "(\(object.key))"
+        guard let settings else {
+            guard unsigned else {
+                throw ModelCastError.liveReleaseConflict("the live release's models carry OpenSSF model signatures \(shown): sign this release's models too with --model-signing-key KEY.pem (or $\(ModelSigningSettings.environmentVariable)), or pass --unsigned-models to publish them without")
+            }
+            return
+        }
+        guard let liveHint, liveHint != settings.key.publicKey.hint, !settings.rotatesKey else { return }
+        throw ModelCastError.liveReleaseConflict("the live release's model signatures were made with the key with hint \(liveHint), and this run signs with the key with hint \(settings.key.publicKey.hint): whoever pinned the old public key (a device's ModelCastClient, a policy engine) refuses the new signatures. To rotate, first ship the new public key to them, then pass --rotate-model-signing-key (README: Rotating the signing key); to keep the key, sign with the one whose hint is \(liveHint)")
+    }
+}
+
+/// The model-signing key of a publish (`--model-signing-key`, or the PEM text in
+/// `$MODELCAST_MODEL_SIGNING_KEY`), and whether changing the live key is intended.
+package struct ModelSigningSettings: Sendable {
+    /// The environment variable holding the key's PEM text (never printed).
+    package static let environmentVariable = "MODELCAST_MODEL_SIGNING_KEY"
+    package let key: P256PrivateKey
+    /// `--rotate-model-signing-key`: sign with a key other than the live release's.
+    package var rotatesKey = false
+
+    package init(key: P256PrivateKey, rotatesKey: Bool = false) {
+        self.key = key
+        self.rotatesKey = rotatesKey
+    }
+}
+
+extension Release {
+    /// The model signatures this release names (models, variants, prototypes), as files:
+    /// objects a manifest names, proven in the store like every other before it goes live.
+    var modelSignatureFiles: [ReleaseFile] {
+        let objects = (Array(models.values) + (prototypes.map { [$0] } ?? [])).flatMap(\.modelSignatures)
+        var seen = Set<String>()
+        return objects.filter { seen.insert($0.key).inserted }.sorted { $0.key < $1.key }.map { object in
+            ReleaseFile(name: PathText.lastComponent(object.key), key: object.key, url: object.url, sha256: object.sha256, size: object.size,
+                        contentType: ModelSignatureObject.contentType)
+        }
+    }
+}
