@@ -94,6 +94,9 @@ extension ModelCast {
         @Flag(help: "Fail an unsigned manifest (MANIFEST.minisig or an inline signature).")
         var requireSignature = false
 
+        @Option(help: ArgumentHelp("Check each model's OpenSSF model signature with this P-256 public key (PEM) and compare the files it lists with those served (without it: reported present, unchecked).", valueName: "KEY.pub"))
+        var modelSigningPublicKey: String?
+
         @Flag(help: "Accept a legacy minisign signature ('Ed': the manifest signed without prehashing, as minisign -l writes); modelcast writes only prehashed 'ED' signatures.")
         var allowLegacySignature = false
 
@@ -142,7 +145,9 @@ extension ModelCast {
             let keys = try publicKey.map(Self.loadPublicKey)
             let display = progressOptions.display(json: json)
             if let channel { try Channels.validate(channel) }
-            let run = VerifyRun(source: source, manifestKey: manifestKey, channel: channel, options: verifyOptions(publicKeys: keys, progress: display.factory))
+            var options = verifyOptions(publicKeys: keys, progress: display.factory)
+            options.modelSigningPublicKey = try modelSigningPublicKey.map(P256PublicKey.load(path:))
+            let run = VerifyRun(source: source, manifestKey: manifestKey, channel: channel, options: options)
             if TargetKind(of: source) == .bucket {
                 let report = try await withStorage(targetOptions.settings(for: source), environment: ProcessInfo.processInfo.environment, log: display.log) { storage in
                     try await run.verify(store: storage)

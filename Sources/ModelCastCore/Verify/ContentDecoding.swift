@@ -53,7 +53,7 @@ enum ContentDecoding {
     }
 
     /// Inflates a gzip stream through libarchive (raw format, gzip filter).
-    private static func inflateGzip(_ bytes: [UInt8], limit: Int, failure: (String) -> ModelCastError) throws -> [UInt8] {
+    static func inflateGzip(_ bytes: [UInt8], limit: Int, failure: (String) -> ModelCastError) throws -> [UInt8] {
         guard let archive = archive_read_new() else { throw failure("archive_read_new failed") }
         defer { archive_read_free(archive) }
         archive_read_support_filter_gzip(archive)

@@ -29,6 +29,7 @@ package struct Verifier: Sendable {
         }
         if let facts {
             await checkObjects(facts, rules: objectRules(manifestURL: manifestURL), deadline: deadline, log: log)
+            await checkModelSignatures(facts, rules: objectRules(manifestURL: manifestURL), deadline: deadline, log: log)
             if let statePath = options.statePath, let sequence = facts.sequence, log.failures == 0 {
                 do { try SequenceState.record(sequence, for: manifestURL, in: statePath, at: options.now) } catch {
                     log.add(.fail, .manifestSequence, manifestURL, "cannot update state file \(statePath): \(error)")
@@ -106,7 +107,11 @@ package struct Verifier: Sendable {
         }
         checkSequence(sequence, profile: facts.profile, url: url, log: log)
         Self.checkRollout(facts, subject: url, log: log)
-        return ManifestFacts(profile: facts.profile, sequence: sequence, expiresAt: facts.expiresAt, objects: accepted)
+        var checked = ManifestFacts(profile: facts.profile, sequence: sequence, expiresAt: facts.expiresAt, objects: accepted)
+        // A signature whose URL was refused is not fetched (manifest.urls says why).
+        let acceptedURLs = Set(accepted.map(\.url))
+        checked.modelSignatures = facts.modelSignatures.filter { $0.model.modelSignature.map { acceptedURLs.contains($0.url) } ?? false }
+        return checked
     }
 
     /// The rollout block, when there is one: share within 0–100 %, a salt, a start time, a

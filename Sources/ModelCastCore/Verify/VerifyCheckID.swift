@@ -35,5 +35,6 @@ package enum VerifyCheckID: String, CaseIterable, Sendable {
     case manifestStatus = "manifest.status"
     case manifestTrust = "manifest.trust"
     case manifestUrls = "manifest.urls"
+    case modelSignature = "model.signature"
     case storage = "storage"
 }

@@ -37,6 +37,9 @@ package struct VerifyOptions: Sendable {
     package var publicKeys: [MinisignPublicKey] = []
     /// Fail an unsigned manifest even without keys to check it against.
     package var requireSignature = false
+    /// The P-256 public key model signatures must verify with (`--model-signing-public-key`);
+    /// nil: each bundle is fetched and reported present, its signature and files unchecked.
+    package var modelSigningPublicKey: P256PublicKey?
     /// Accept a legacy (`Ed`, not prehashed) minisign signature; modelcast writes only `ED`.
     package var allowLegacySignature = false
     /// The target a published directory is (`verify DIR`): its history says which

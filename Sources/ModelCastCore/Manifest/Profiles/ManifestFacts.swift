@@ -1,4 +1,5 @@
 import Foundation
+import ModelCastFormat
 
 /// An object a manifest tells devices to download, with what the manifest promises about it.
 package struct ExpectedObject: Sendable {
@@ -17,6 +18,14 @@ package struct ExpectedObject: Sendable {
     package var segmentIndex: SegmentIndexReference? = nil
 }
 
+/// A model version (or variant) that names a model signature: `label` for reports
+/// (`llm 1.0.0`, `llm@q4 1.0.0`), `name` the model's name, `model` its manifest entry.
+package struct ModelSignatureReference: Sendable {
+    package let label: String
+    package let name: String
+    package let model: ReleaseModel
+}
+
 /// What a manifest says, whatever its profile.
 package struct ManifestFacts: Sendable {
     package let profile: ManifestProfile
@@ -29,6 +38,9 @@ package struct ManifestFacts: Sendable {
     /// For a manifest with a staged rollout: what is wrong with its rollout block (empty
     /// when nothing). nil when there is no rollout.
     package var rolloutProblems: [String]? = nil
+    /// The model versions (and variants) whose manifest entry names a model signature
+    /// (modelcast profile): verify checks each bundle against the files.
+    package var modelSignatures: [ModelSignatureReference] = []
 
     package init(profile: ManifestProfile, sequence: Int64?, expiresAt: String?, objects: [ExpectedObject], rolloutProblems: [String]? = nil) {
         self.profile = profile

@@ -59,6 +59,27 @@ struct ModelcastProfile: ProfileDefinition {
         for name in (release.rollback?.models.keys.sorted() ?? []) { try add(release.rollback!.models[name]!, name: name, rollback: true) }
         var rolloutProblems = release.rollout?.problems
         if release.rollout != nil, release.rollback == nil { rolloutProblems?.append("there is no rollback section to fall back to") }
-        return ManifestFacts(profile: .modelcast, sequence: release.sequence, expiresAt: release.expiresAt, objects: objects, rolloutProblems: rolloutProblems)
+        let signatures = try Self.modelSignatures(of: release, manifest: manifest, objects: &objects)
+        var facts = ManifestFacts(profile: .modelcast, sequence: release.sequence, expiresAt: release.expiresAt, objects: objects, rolloutProblems: rolloutProblems)
+        facts.modelSignatures = signatures
+        return facts
+    }
+
+    /// Each live model version's (and variant's) signature once, also added to `objects`:
+    /// a bundle is served like an artifact (immutable, its exact bytes, JSON).
+    private static func modelSignatures(of release: Release, manifest: ManifestReader, objects: inout [ExpectedObject]) throws -> [ModelSignatureReference] {
+        var seen = Set<String>()
+        var references: [ModelSignatureReference] = []
+        for name in release.models.keys.sorted() {
+            for unit in release.models[name]!.units(name: name) {
+                guard let signature = unit.model.modelSignature, seen.insert(signature.key).inserted else { continue }
+                let label = "\(unit.label) \(unit.model.version)"
+                objects.append(ExpectedObject(label: label + " model signature", url: signature.url,
+                                              sha256: try manifest.hex(signature.sha256, "\(name).model_signature.sha256"), size: signature.size,
+                                              approximateSize: nil, contentType: ModelSignatureObject.contentType))
+                references.append(ModelSignatureReference(label: label, name: name, model: unit.model))
+            }
+        }
+        return references
     }
 }

@@ -1,0 +1,57 @@
+import Foundation
+
+/// The SHA-256 of every file a zip unpacks to, read by ranges from where it is served:
+/// what a model signature over an unpacked package is compared with. Stored entries are
+/// hashed as they are read, a chunk at a time; deflated ones are inflated first (each at
+/// most `maximumInflated` bytes, in memory). Names are the archive's (`X.mlpackage/…`).
+enum ZipEntryDigests {
+    static let chunk = 4 << 20
+    static let maximumInflated = 1 << 30
+
+    /// Digests by archive name. Throws, naming the entry, for a zip the inspector finds
+    /// unsafe (verify's zip check says why), an encrypted or unknown-method entry, and a
+    /// deflated entry over `maximumInflated` bytes.
+    static func digests(_ bytes: some RandomAccessBytes, maxEntries: Int) async throws -> [String: SHA256Digest] {
+        let inspection = try await ZipInspector.inspect(bytes, maxEntries: maxEntries)
+        guard inspection.problems.isEmpty else {
+            throw ModelCastError.invalidModel(path: bytes.name, format: "zip", reason: "it is not safe to unpack (see artifact.zip), so its files are not compared")
+        }
+        var digests: [String: SHA256Digest] = [:]
+        for entry in inspection.entries where !entry.isDirectory {
+            digests[entry.name] = try await digest(of: entry, in: bytes)
+        }
+        return digests
+    }
+
+    private static func digest(of entry: ZipEntry, in bytes: some RandomAccessBytes) async throws -> SHA256Digest {
+        func refuse(_ reason: String) -> ModelCastError { .invalidModel(path: bytes.name, format: "zip", reason: "entry \(quotedValue(entry.name)) \(reason)") }
+        let header = try await bytes.read(offset: entry.localHeaderOffset, count: ZipInspector.localHeaderSize)
+        guard header.count == ZipInspector.localHeaderSize else { throw refuse("has a truncated local header") }
+        let nameLength = Int64(header[26]) | Int64(header[27]) << 8
+        let extraLength = Int64(header[28]) | Int64(header[29]) << 8
+        let start = entry.localHeaderOffset + Int64(ZipInspector.localHeaderSize) + nameLength + extraLength
+        switch entry.method {
+        case 0:
+            let hasher = try SHA256Hasher()
+            var offset: Int64 = 0
+            while offset < entry.compressedSize {
+                let part = try await bytes.read(offset: start + offset, count: Int(min(Int64(chunk), entry.compressedSize - offset)))
+                guard !part.isEmpty else { throw refuse("ends before its data does") }
+                hasher.update(part)
+                offset += Int64(part.count)
+            }
+            return hasher.finalize()
+        case 8:
+            guard entry.uncompressedSize <= Int64(maximumInflated), entry.compressedSize <= Int64(maximumInflated) else {
+                throw refuse("is deflated and larger than \(maximumInflated) bytes, so it is not inflated here")
+            }
+            let data = try await bytes.read(offset: start, count: Int(entry.compressedSize))
+            // Raw deflate framed as a one-member gzip stream for libarchive's gzip filter.
+            let gzip: [UInt8] = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff] + data + [UInt8](repeating: 0, count: 8)
+            let inflated = try ContentDecoding.inflateGzip(gzip, limit: maximumInflated) { refuse("does not inflate: \($0)") }
+            return try SHA256Hasher.digest(inflated)
+        default:
+            throw refuse("uses compression method \(entry.method), which devices do not unpack")
+        }
+    }
+}
