@@ -9,45 +9,9 @@ import ModelCastTestSupport
 /// writes `modelcast inspect --model-signature` accepts, and a changed, added or removed
 /// file is refused by both.
 final class ModelSigningInteropTests: XCTestCase {
-    /// `model_signing ARGUMENTS`, the real tool.
-    func modelSigning(_ arguments: [String]) throws -> ProcessOutput {
-        guard let tool = which("model_signing") else {
-            XCTFail("model_signing is not installed: run scripts/setup")
-            throw CocoaError(.executableNotLoadable)
-        }
-        return try runProcess(tool, arguments)
-    }
-
-    /// An unencrypted P-256 pair made by `modelcast keygen --model-signing`.
-    func keygen(_ scratch: Scratch, name: String = "k") throws -> (privateKey: String, publicKey: String) {
-        let pair = (scratch.at("\(name).pem"), scratch.at("\(name).pub"))
-        let result = try modelcast(["keygen", "--model-signing", "--unencrypted", "--private-key", pair.0, "--public-key", pair.1])
-        XCTAssertEqual(result.status, 0, result.stderr)
-        return pair
-    }
-
-    /// The models a device installs, in four shapes: a single GGUF file and a GGUF with its
-    /// mmproj companion (the repository's example models, which inspect validates), the
-    /// example `.mlpackage`, and a nested tree whose names sort differently by component than
-    /// as strings (plus git files model_signing leaves out at the top and keeps below it).
-    func models(_ scratch: Scratch) throws -> [String: String] {
-        let examples = repositoryRoot + "/examples/models"
-        try scratch.mkdir("single")
-        try scratch.mkdir("llava")
-        try shell("cp '\(examples)/tiny-llm.gguf' '\(scratch.at("single"))/' && cp '\(examples)/tiny-llm.gguf' '\(examples)/tiny-llm-mmproj.gguf' '\(scratch.at("llava"))/'"
-                  + " && cp -R '\(examples)/TinyClassifier.mlpackage' '\(scratch.path)/'")
-        for (index, name) in ["a/b/c/deep.bin", "a-b", "a.txt", "B", "é.bin", "z/x", "sub/.gitignore", "empty"].enumerated() {
-            try scratch.write("tree/\(name)", name == "empty" ? [] : patternBytes(100 + index, seed: UInt32(index)))
-        }
-        try scratch.write("tree/.git/HEAD", text: "ref: refs/heads/main\n")
-        try scratch.write("tree/.gitattributes", text: "*.bin filter=lfs\n")
-        return ["single file": scratch.at("single/tiny-llm.gguf"), "directory with a companion": scratch.at("llava"),
-                "mlpackage": scratch.at("TinyClassifier.mlpackage"), "nested tree": scratch.at("tree")]
-    }
-
     func testModelcastSignaturesPassModelSigningVerify() throws {
         let scratch = try Scratch()
-        let keys = try keygen(scratch)
+        let keys = try modelSigningKeys(scratch)
         for (label, model) in try models(scratch).sorted(by: { $0.key < $1.key }) {
             let signature = scratch.at("\(PathText.lastComponent(model)).sig")
             let signed = try modelcast(["sign-model", model, "--key", keys.privateKey, "--signature", signature])
@@ -63,7 +27,7 @@ final class ModelSigningInteropTests: XCTestCase {
 
     func testASignatureKeptInsideItsModelIsLeftOutByBoth() throws {
         let scratch = try Scratch()
-        let keys = try keygen(scratch)
+        let keys = try modelSigningKeys(scratch)
         let model = try models(scratch)["nested tree"]!
         let inside = model + "/model.sig"
         XCTAssertEqual(try modelcast(["sign-model", model, "--key", keys.privateKey, "--signature", inside]).status, 0)
@@ -76,7 +40,7 @@ final class ModelSigningInteropTests: XCTestCase {
 
     func testModelSigningSignaturesPassModelcastInspect() throws {
         let scratch = try Scratch()
-        let keys = try keygen(scratch)
+        let keys = try modelSigningKeys(scratch)
         for (label, model) in try models(scratch).sorted(by: { $0.key < $1.key }) {
             let signature = scratch.at("\(PathText.lastComponent(model)).ms.sig")
             let signed = try modelSigning(["sign", "key", model, "--private_key", keys.privateKey, "--signature", signature])
@@ -96,7 +60,7 @@ final class ModelSigningInteropTests: XCTestCase {
     /// A flipped byte, an added file and a removed file, each refused by both tools whoever signed.
     func testTamperedModelsFailBothWays() throws {
         let scratch = try Scratch()
-        let keys = try keygen(scratch)
+        let keys = try modelSigningKeys(scratch)
         let all = try models(scratch)
         for signer in ["modelcast", "model_signing"] {
             for (model, tamper, named) in [(all["nested tree"]!, "flip", "a/b/c/deep.bin"), (all["mlpackage"]!, "add", "Data/notes.txt"),
@@ -120,25 +84,9 @@ final class ModelSigningInteropTests: XCTestCase {
         }
     }
 
-    func apply(_ tamper: String, to model: String, file: String) throws {
-        var isDirectory: ObjCBool = false
-        FileManager.default.fileExists(atPath: model, isDirectory: &isDirectory)
-        let path = isDirectory.boolValue ? model + "/" + file : model
-        switch tamper {
-        case "flip":
-            var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
-            bytes[bytes.count / 2] ^= 0x01
-            try Data(bytes).write(to: URL(fileURLWithPath: path))
-        case "add":
-            try Data("not signed".utf8).write(to: URL(fileURLWithPath: path))
-        default:
-            try FileManager.default.removeItem(atPath: path)
-        }
-    }
-
     func testAnotherKeyIsRefusedBothWays() throws {
         let scratch = try Scratch()
-        let keys = try keygen(scratch), other = try keygen(scratch, name: "other")
+        let keys = try modelSigningKeys(scratch), other = try modelSigningKeys(scratch, name: "other")
         let model = try models(scratch)["directory with a companion"]!
         let signature = scratch.at("llava.sig")
         XCTAssertEqual(try modelcast(["sign-model", model, "--key", keys.privateKey, "--signature", signature]).status, 0)
@@ -183,7 +131,7 @@ final class ModelSigningInteropTests: XCTestCase {
 
     func testKeygenWritesAPrivateKeyOnlyItsOwnerReadsAndNeverOverwrites() throws {
         let scratch = try Scratch()
-        let keys = try keygen(scratch)
+        let keys = try modelSigningKeys(scratch)
         var info = stat()
         XCTAssertEqual(stat(keys.privateKey, &info), 0)
         XCTAssertEqual(info.st_mode & 0o777, 0o600)
@@ -200,5 +148,61 @@ final class ModelSigningInteropTests: XCTestCase {
         let mixed = try modelcast(["keygen", "--model-signing", "--secret-key", scratch.at("x.key")])
         XCTAssertEqual(mixed.status, 2)
         XCTAssertTrue(mixed.stderr.contains("--private-key"), mixed.stderr)
+    }
+}
+
+/// The fixtures of the model-signing tests: the real model_signing tool, keys from
+/// keygen, models in the four shapes a device installs, and the three tamperings.
+extension XCTestCase {
+    /// `model_signing ARGUMENTS`, the real tool.
+    func modelSigning(_ arguments: [String]) throws -> ProcessOutput {
+        guard let tool = which("model_signing") else {
+            XCTFail("model_signing is not installed: run scripts/setup")
+            throw CocoaError(.executableNotLoadable)
+        }
+        return try runProcess(tool, arguments)
+    }
+
+    /// An unencrypted P-256 pair made by `modelcast keygen --model-signing`.
+    func modelSigningKeys(_ scratch: Scratch, name: String = "k") throws -> (privateKey: String, publicKey: String) {
+        let pair = (scratch.at("\(name).pem"), scratch.at("\(name).pub"))
+        let result = try modelcast(["keygen", "--model-signing", "--unencrypted", "--private-key", pair.0, "--public-key", pair.1])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        return pair
+    }
+
+    /// The models a device installs, in four shapes: a single GGUF file and a GGUF with its
+    /// mmproj companion (the repository's example models, which inspect validates), the
+    /// example `.mlpackage`, and a nested tree whose names sort differently by component than
+    /// as strings (plus git files model_signing leaves out at the top and keeps below it).
+    func models(_ scratch: Scratch) throws -> [String: String] {
+        let examples = repositoryRoot + "/examples/models"
+        try scratch.mkdir("single")
+        try scratch.mkdir("llava")
+        try shell("cp '\(examples)/tiny-llm.gguf' '\(scratch.at("single"))/' && cp '\(examples)/tiny-llm.gguf' '\(examples)/tiny-llm-mmproj.gguf' '\(scratch.at("llava"))/'"
+                  + " && cp -R '\(examples)/TinyClassifier.mlpackage' '\(scratch.path)/'")
+        for (index, name) in ["a/b/c/deep.bin", "a-b", "a.txt", "B", "é.bin", "z/x", "sub/.gitignore", "empty"].enumerated() {
+            try scratch.write("tree/\(name)", name == "empty" ? [] : patternBytes(100 + index, seed: UInt32(index)))
+        }
+        try scratch.write("tree/.git/HEAD", text: "ref: refs/heads/main\n")
+        try scratch.write("tree/.gitattributes", text: "*.bin filter=lfs\n")
+        return ["single file": scratch.at("single/tiny-llm.gguf"), "directory with a companion": scratch.at("llava"),
+                "mlpackage": scratch.at("TinyClassifier.mlpackage"), "nested tree": scratch.at("tree")]
+    }
+
+    func apply(_ tamper: String, to model: String, file: String) throws {
+        var isDirectory: ObjCBool = false
+        FileManager.default.fileExists(atPath: model, isDirectory: &isDirectory)
+        let path = isDirectory.boolValue ? model + "/" + file : model
+        switch tamper {
+        case "flip":
+            var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+            bytes[bytes.count / 2] ^= 0x01
+            try Data(bytes).write(to: URL(fileURLWithPath: path))
+        case "add":
+            try Data("not signed".utf8).write(to: URL(fileURLWithPath: path))
+        default:
+            try FileManager.default.removeItem(atPath: path)
+        }
     }
 }

@@ -62,6 +62,7 @@ package struct PublishCommandLine: Sendable {
         let prototypes = try self.prototypes(config?.prototypes, profile: profile)
         var options = self.options
         options.modelSigning = try modelSigning.settings(configPath: config?.modelSigningKey)
+        options.unsignedModels = modelSigning.unsigned
         if options.modelSigning != nil, profile != .modelcast {
             throw ModelCastError.usage("--model-signing-key: model signatures are named in the manifest's model_signature, which only the modelcast profile has (this is --profile \(profile.rawValue)); sign the files with modelcast sign-model instead")
         }
