@@ -68,6 +68,9 @@ final class PublishedModelSignatureTests: XCTestCase {
             XCTAssertEqual(result.status, 0, "\(shape.name): \(result.stderr)")
             let signature = entry(try manifest(scratch, site: site), shape.name)["model_signature"] as? [String: Any]
             let key = signature?["key"] as? String ?? ""
+            let script = "import json, sys, jsonschema; jsonschema.Draft202012Validator(json.load(open(sys.argv[1]))).validate(json.load(open(sys.argv[2])))"
+            let valid = try runProcess("/usr/bin/env", ["python3", "-c", script, repositoryRoot + "/schema/modelcast-manifest.schema.json", scratch.at("\(site)/manifest.json")])
+            XCTAssertEqual(valid.status, 0, "\(shape.name): \(valid.stderr)")
             XCTAssertTrue(key.hasPrefix("models/\(shape.name)/signatures/") && key.hasSuffix(".sigstore.json"), "\(shape.name): \(key)")
             let device = try installed(scratch, shape.name, into: "device-\(shape.name)", site: site)
             let theirs = try modelSigning(["verify", "key", device.model, "--signature", device.bundle, "--public_key", keys.publicKey])
