@@ -1,7 +1,7 @@
 // A small command-line "device" built on ModelCastClient: what an app does at launch.
 //
 //   modelcast-device --manifest URL --dir DIR [--device-id ID] [--public-key KEY]...
-//                    [--app-version V] [--keep N] [--check]
+//                    [--model-signing-public-key FILE] [--app-version V] [--keep N] [--check]
 //                    [--memory BYTES] [--platform P] [--os-version V] [--arch A]
 //                    [--accelerator A]... [--capability C]...
 //                    [--policy essential|prefetch|on-demand] [--download-policy MODEL=POLICY]...
@@ -12,15 +12,17 @@
 // missing (resuming a partial download), installs it atomically and prints what it runs.
 // The device flags describe the device its variants are chosen for (the rest is this
 // machine's); `--policy` updates the models of that download policy, `--request` installs
-// those models now, `--max-download` defers an update that would download more; `revert`
-// goes back to the previous version of MODEL and refuses the one it ran.
+// those models now, `--max-download` defers an update that would download more;
+// `--model-signing-public-key` installs only versions whose OpenSSF model signature that
+// PEM key verifies; `revert` goes back to the previous version of MODEL and refuses the one it ran.
 import Foundation
 import ModelCastClient
 
 func usage(_ message: String) -> Never {
     FileHandle.standardError.write(Data("""
         modelcast-device: \(message)
-        usage: modelcast-device --manifest URL --dir DIR [--device-id ID] [--public-key KEY]... [--app-version V] [--keep N] [--check]
+        usage: modelcast-device --manifest URL --dir DIR [--device-id ID] [--public-key KEY]... [--model-signing-public-key FILE]
+                 [--app-version V] [--keep N] [--check]
                  [--memory BYTES] [--platform P] [--os-version V] [--arch A] [--accelerator A]... [--capability C]...
                  [--policy essential|prefetch|on-demand] [--download-policy MODEL=POLICY]... [--request MODEL]... [--max-download BYTES]
                modelcast-device revert MODEL --reason TEXT --manifest URL --dir DIR
@@ -50,7 +52,8 @@ while let argument = arguments.first {
     switch argument {
     case "--check", "--help": flags.insert(argument)
     case "--manifest", "--dir", "--device-id", "--public-key", "--app-version", "--keep", "--memory", "--platform", "--os-version", "--arch",
-         "--accelerator", "--capability", "--policy", "--download-policy", "--request", "--max-download", "--reason":
+         "--accelerator", "--capability", "--policy", "--download-policy", "--request", "--max-download", "--reason",
+         "--model-signing-public-key":
         guard let value = arguments.first else { usage("\(argument) needs a value") }
         arguments.removeFirst()
         options[argument, default: []].append(value)
@@ -64,6 +67,12 @@ guard let manifest = options["--manifest"]?.last.flatMap(URL.init(string:)) else
 guard let directory = options["--dir"]?.last else { usage("--dir DIR is required") }
 let keys = try (options["--public-key"] ?? []).map { value in
     FileManager.default.fileExists(atPath: value) ? try String(contentsOfFile: value, encoding: .utf8) : value
+}
+var modelSigningKey: ModelSigningPublicKey?
+if let path = options["--model-signing-public-key"]?.last {
+    do { modelSigningKey = try ModelSigningPublicKey(pem: String(contentsOfFile: path, encoding: .utf8)) } catch {
+        usage("--model-signing-public-key \(path): \(error)")
+    }
 }
 var device = DeviceProfile.current
 if let memory = options["--memory"]?.last {
@@ -98,7 +107,7 @@ if let text = options["--max-download"]?.last {
 }
 let configuration = ClientConfiguration(
     manifestURL: manifest, directory: URL(fileURLWithPath: directory), deviceID: options["--device-id"]?.last ?? "device-0",
-    publicKeys: keys, appVersion: options["--app-version"]?.last, keepPreviousVersions: Int(options["--keep"]?.last ?? "1") ?? 1,
+    publicKeys: keys, modelSigningPublicKey: modelSigningKey, appVersion: options["--app-version"]?.last, keepPreviousVersions: Int(options["--keep"]?.last ?? "1") ?? 1,
     device: device, downloadPolicies: policies,
     shouldDownload: shouldDownload)
 

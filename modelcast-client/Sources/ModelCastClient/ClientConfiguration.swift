@@ -22,6 +22,14 @@ public struct ClientConfiguration: Sendable {
     /// Trusted minisign public keys (the `.pub` file's text or its base64 line). More than
     /// one during a key rotation. With any key, an unsigned manifest is refused.
     public var publicKeys: [String]
+    /// The key OpenSSF model signatures must be made with (`modelcast keygen
+    /// --model-signing`'s public key). When set, every model version the client is about
+    /// to switch to — a new one, or a kept one it goes back to — must carry a
+    /// `model_signature` in the manifest whose bundle this key verifies and whose statement
+    /// lists exactly the version's files on disk; anything else is refused before the
+    /// switch (`ClientError.modelSignatureMissing`, `.modelSignatureUntrustedKey`,
+    /// `.badModelSignature`, `.modelSignatureMismatch`). nil: no model signature is fetched.
+    public var modelSigningPublicKey: ModelSigningPublicKey?
     /// The app's version, for `min_app_version`; nil skips that gate.
     public var appVersion: String?
     /// Install only these models of the manifest (nil: every model).
@@ -55,7 +63,8 @@ public struct ClientConfiguration: Sendable {
     public var now: @Sendable () -> Date
 
     public init(
-        manifestURL: URL, directory: URL, deviceID: String, publicKeys: [String] = [], appVersion: String? = nil,
+        manifestURL: URL, directory: URL, deviceID: String, publicKeys: [String] = [], modelSigningPublicKey: ModelSigningPublicKey? = nil,
+        appVersion: String? = nil,
         models: Set<String>? = nil, keepPreviousVersions: Int = 1, maxManifestBytes: Int = 4 << 20, retries: Int = 3,
         requestTimeout: TimeInterval = 30, channel: String? = nil, excludeFromBackup: Bool = true,
         device: DeviceProfile = .current, downloadPolicies: [String: DownloadPolicy] = [:],
@@ -67,6 +76,7 @@ public struct ClientConfiguration: Sendable {
         self.directory = directory
         self.deviceID = deviceID
         self.publicKeys = publicKeys
+        self.modelSigningPublicKey = modelSigningPublicKey
         self.appVersion = appVersion
         self.models = models
         self.keepPreviousVersions = keepPreviousVersions

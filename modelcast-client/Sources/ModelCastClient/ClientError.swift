@@ -58,6 +58,21 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible, Lo
     /// `reportUnusable`: no previous version of the model is kept to go back to
     /// (`keepPreviousVersions`, or the model was installed once only); nothing changed.
     case noPreviousVersion(model: String, version: String)
+    /// `ModelSigningPublicKey(pem:)`: the text is not a PEM ECDSA P-256 public key.
+    case invalidModelSigningKey(reason: String)
+    /// A model-signing key is pinned and the manifest names no `model_signature` for the
+    /// version this device would switch to.
+    case modelSignatureMissing(model: String, version: String)
+    /// The model signature was made with another key than the pinned one (its key hint
+    /// names the signer's).
+    case modelSignatureUntrustedKey(model: String, keyHint: String, pinnedHint: String)
+    /// The model signature bundle is malformed, its signature does not verify with the
+    /// pinned key (the statement was altered, or another key signed it without a hint), or
+    /// the statement it signs is malformed.
+    case badModelSignature(model: String, url: String, reason: String)
+    /// The version's files on disk are not those the verified model signature lists:
+    /// one line per changed, missing or extra file.
+    case modelSignatureMismatch(model: String, version: String, differences: [String])
 
     public var description: String {
         switch self {
@@ -87,6 +102,14 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible, Lo
         case .notInstalled(let model): return "model \(quotedValue(model)) is not installed on this device"
         case .noPreviousVersion(let model, let version):
             return "model \(quotedValue(model)): no version before \(quotedValue(version)) is kept on this device to go back to (keepPreviousVersions); nothing changed"
+        case .invalidModelSigningKey(let reason): return "model-signing public key: \(reason)"
+        case .modelSignatureMissing(let model, let version):
+            return "model \(quotedValue(model)) \(quotedValue(version)): the manifest names no model_signature, and this app installs only models signed with its model-signing key"
+        case .modelSignatureUntrustedKey(let model, let keyHint, let pinnedHint):
+            return "model \(quotedValue(model)): its model signature was made with another key (key hint \(quotedValue(keyHint))), not the one this app pins (hint \(pinnedHint))"
+        case .badModelSignature(let model, let url, let reason): return "model \(quotedValue(model)): model signature \(url): \(reason)"
+        case .modelSignatureMismatch(let model, let version, let differences):
+            return "model \(quotedValue(model)) \(quotedValue(version)) does not match its model signature: " + differences.joined(separator: "; ")
         }
     }
 

@@ -80,8 +80,12 @@ struct Installer: Sendable {
     }
 
     /// Builds the version directory from the proven downloads (by SHA-256) and returns it.
-    func build(_ model: CheckedModel, downloads: [SHA256Hex: URL], indexes: [SHA256Hex: Data] = [:], manifestURL: String, sequence: Int64) throws -> URL {
+    /// `verify` is given the complete directory before it is used — the staged one before
+    /// its rename into place (a refusal removes it), or the kept one (left as it is).
+    func build(_ model: CheckedModel, downloads: [SHA256Hex: URL], indexes: [SHA256Hex: Data] = [:], manifestURL: String, sequence: Int64,
+               verify: ((URL) throws -> Void)? = nil) throws -> URL {
         if let kept = kept(model) {
+            try verify?(kept)
             try label(kept, variant: model.variant)
             return kept
         }
@@ -108,6 +112,7 @@ struct Installer: Sendable {
                                        artifacts: model.files.map(\.sha256.rawValue), manifestURL: manifestURL, sequence: sequence,
                                        variant: model.variant?.rawValue)
             try JSONEncoder().encode(record).write(to: staging.appendingPathComponent(Self.recordName))
+            try verify?(staging)
             let final = versions.appendingPathComponent(Self.versionID(model))
             try? FileManager.default.removeItem(at: final)  // an incomplete one (no record): it is rebuilt
             try FileManager.default.moveItem(at: staging, to: final)

@@ -37,7 +37,7 @@ public actor ModelUpdater {
     let downloader: Downloader
     let statePath: URL
     /// One session for every request of this updater (connections are reused).
-    private let http: HTTPStream
+    let http: HTTPStream
     /// What the last `update()` or `request(_:)` downloaded, file by file (empty when it downloaded nothing).
     public private(set) var lastDownloads: [FileDownload] = []
     /// True while an update or a check runs; the calls that wait for it, in order.
@@ -200,11 +200,17 @@ public actor ModelUpdater {
     /// links and saves the state, then tidies up.
     private func apply(_ planned: Planned, release: Release, etag: String?, scope: UpdateScope) async throws -> UpdateOutcome {
         let url = configuration.manifestURL.absoluteString
-        // Everything is downloaded and proven before anything is installed.
+        // Everything is downloaded and proven before anything is installed; with a pinned
+        // model-signing key, each version's signature first, its files once staged.
+        let statements = try await modelSignatureStatements(planned.installs)
         let (downloads, indexes) = try await download(planned.installs)
         var built: [ModelName: URL] = [:]
         for model in planned.installs {
-            built[model.name] = try installer.build(model, downloads: downloads, indexes: indexes, manifestURL: url, sequence: release.sequence)
+            let verify = statements[model.name].map { statement in
+                { (version: URL) throws in try ModelSignatureCheck.compare(statement, model: model, version: version) }
+            }
+            built[model.name] = try installer.build(model, downloads: downloads, indexes: indexes, manifestURL: url, sequence: release.sequence,
+                                                    verify: verify)
         }
         for model in planned.covered where built[model.name] == nil {
             if let current = installer.current(model.name), current.lastPathComponent == Installer.versionID(model) {
