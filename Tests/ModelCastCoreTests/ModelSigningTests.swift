@@ -237,5 +237,10 @@ final class ModelSigningTests: XCTestCase {
         XCTAssertNoThrow(try P256PrivateKey.load(path: scratch.at("legacy.pem"), passphrase: "legacy-pass"))
         XCTAssertFalse("\(Self.key)".contains("BEGIN"))
         XCTAssertEqual(Self.key.publicKey.hint, try SHA256Hasher.digest(Array(Self.key.publicKey.pem.utf8)).hex)
+        // Keys saved with Windows line endings read the same (the hint is the canonical PEM's).
+        let crlf = { (text: String) in text.replacingOccurrences(of: "\n", with: "\r\n") }
+        XCTAssertEqual(try P256PublicKey(pem: crlf(Self.key.publicKey.pem), source: "k.pub").hint, Self.key.publicKey.hint)
+        XCTAssertEqual(try P256PrivateKey(pem: crlf(try Self.key.pkcs8PEM(passphrase: nil)), passphrase: nil, source: "k.pem").publicKey.hint,
+                       Self.key.publicKey.hint)
     }
 }

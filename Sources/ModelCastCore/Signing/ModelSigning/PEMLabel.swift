@@ -17,7 +17,7 @@ enum PEMLabel: Equatable {
 
     /// The label of the first PEM block in `text`; nil when there is none.
     init?(text: String) {
-        let lines = text.split(omittingEmptySubsequences: true) { $0 == "\n" || $0 == "\r" }
+        let lines = text.split(omittingEmptySubsequences: true) { $0.isNewline }
         guard let begin = lines.firstIndex(where: { $0.hasPrefix("-----BEGIN ") && $0.hasSuffix("-----") && $0.count > 16 }) else {
             return nil
         }
