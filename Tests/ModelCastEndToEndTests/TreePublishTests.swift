@@ -154,8 +154,14 @@ final class TreePublishTests: XCTestCase {
         XCTAssertEqual(Set(afterFirst).count, 50)
 
         try scratch.write("shards/part-3/shard-37.bin", patternBytes(4096, seed: 999))
+        let requestsBefore = moto.loggedRequests().count
         let second = try publish("1.1.0")
         XCTAssertEqual(second.status, 0, second.stderr)
+        // The shared files are found in the live release's own list: no request per file.
+        let secondRequests = moto.loggedRequests().dropFirst(requestsBefore)
+        let blobHEADs = secondRequests.filter { $0.method == "HEAD" && $0.path.contains("/blobs/") }
+        XCTAssertLessThanOrEqual(Set(blobHEADs.map(\.path)).count, 1, "only the changed file is looked up (and proven once stored): \(blobHEADs.map(\.path))")
+        XCTAssertLessThanOrEqual(secondRequests.count, 20, "requests for one changed file of 50: \(secondRequests.map { "\($0.method) \($0.path)" })")
         let afterSecond = blobPUTs()
         let secondPUTs = Set(afterSecond.dropFirst(afterFirst.count))
         XCTAssertEqual(secondPUTs.count, 1, "one changed file, one object uploaded: \(secondPUTs)")

@@ -217,7 +217,7 @@ package struct Publisher: Sendable {
         try await ModelSignatures.checkKeyChange(request.options.modelSigning, unsigned: request.options.unsignedModels, live: live, storage: storage)
 
         // Pack (or, for a dry run, only hash) every file.
-        let staging = try StagingArea(storage: storage, dryRun: request.dryRun, request: request)
+        let staging = try StagingArea(storage: storage, dryRun: request.dryRun, request: request, live: state.liveRecord)
         defer { staging.close() }
         var packed = try await Self.packModels(request, into: staging, descriptions: descriptions)
         contract.record(into: &packed.models, live: live)

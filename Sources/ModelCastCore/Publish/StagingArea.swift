@@ -17,11 +17,18 @@ final class StagingArea {
     private(set) var stored: [String: String] = [:]
     /// The segment indexes of this release's artifacts, by the index's key (dry runs too).
     private(set) var segmentIndexes: [String: SegmentIndex] = [:]
+    /// The tree files the live release names, by key: a file with the same key, size and
+    /// SHA-256 is stored already (the live record, checked against the store, proves it —
+    /// or proveStored re-reads it with --reverify-stored), so no request asks the store.
+    private let liveTreeFiles: [String: ReleaseFile]
 
-    init(storage: any Storage, dryRun: Bool, request: PublishRequest) throws {
+    init(storage: any Storage, dryRun: Bool, request: PublishRequest, live: Release? = nil) throws {
         self.storage = storage
         self.request = request
         directory = dryRun ? nil : try storage.capabilities.staging.directory()
+        var liveTreeFiles: [String: ReleaseFile] = [:]
+        for file in live?.files ?? [] where file.path != nil { liveTreeFiles[file.key] = file }
+        self.liveTreeFiles = liveTreeFiles
     }
 
     /// Every local file behind a key of this release: staged copies and stored tree files.
@@ -129,7 +136,9 @@ final class StagingArea {
         for file in listing.files {
             let key = TargetLayout.blobKey(model: model.keyName, sha256: file.sha256)
             if staged[key] == nil, stored[key] == nil {
-                if try await storage.head(key) != nil {
+                if let live = liveTreeFiles[key], live.sha256 == file.sha256.hex, live.size == file.size {
+                    stored[key] = file.diskPath
+                } else if try await storage.head(key) != nil {
                     stored[key] = file.diskPath
                 } else {
                     staged[key] = try stageTreeFile(file)

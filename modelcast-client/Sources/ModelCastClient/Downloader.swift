@@ -99,10 +99,30 @@ struct Downloader: Sendable {
         }
         let validator = offset > 0 ? (try? String(contentsOf: validatorFile, encoding: .utf8)) : nil
         let request = Self.request(for: file, from: offset, validator: validator)
-        let url = file.url.rawValue
-        let size = file.size
-        let name = file.name.rawValue
-        let modelName = model.rawValue
+        let url = file.url.rawValue, size = file.size
+        do {
+            try await receive(request, file: file, model: model, state: state, handle: handle, validatorFile: validatorFile, progress: progress)
+        } catch {
+            // Whatever arrived is kept for a resume (the session delivers nothing more once
+            // the request has ended).
+            try? state.flush(to: handle)
+            throw error
+        }
+        try state.flush(to: handle)
+        progress(state.written)
+        guard state.written == size else {
+            throw ClientError.network(url: url, reason: "the body ended after \(state.written) of \(size) bytes")
+        }
+        return try finish(file, model: model, handle: handle, digest: state.hasher.finalize())
+    }
+
+    /// Streams the answer to `request` into `state` (hashed as it arrives, written in pieces
+    /// of `DownloadState.flushSize`: the session hands over ~16 KiB chunks, and one write
+    /// and one progress event each would cost more than the transfer). What is pending
+    /// when it returns or throws is the caller's to flush.
+    private func receive(_ request: URLRequest, file: CheckedFile, model: ModelName, state: DownloadState, handle: FileHandle, validatorFile: URL,
+                         progress: @escaping @Sendable (Int64) -> Void) async throws {
+        let size = file.size, name = file.name.rawValue, modelName = model.rawValue
         _ = try await http.get(request, onResponse: { response in
             try Self.accept(response, file: file, model: model, state: state, handle: handle, validatorFile: validatorFile)
         }, onData: { chunk in
@@ -110,15 +130,14 @@ struct Downloader: Sendable {
             guard state.written + Int64(chunk.count) <= size else {
                 throw ClientError.sizeMismatch(model: modelName, file: name, expected: size, actual: state.written + Int64(chunk.count))
             }
-            try handle.write(contentsOf: chunk)
             state.hasher.update(data: chunk)
+            state.pending.append(chunk)
             state.written += Int64(chunk.count)
-            progress(state.written)
+            if state.pending.count >= DownloadState.flushSize {
+                try state.flush(to: handle)
+                progress(state.written)
+            }
         })
-        guard state.written == size else {
-            throw ClientError.network(url: url, reason: "the body ended after \(state.written) of \(size) bytes")
-        }
-        return try finish(file, model: model, handle: handle, digest: state.hasher.finalize())
     }
 
     /// The GET for `file`: whole, or from `offset` on (with `If-Range`, so a changed object
@@ -206,16 +225,35 @@ struct Downloader: Sendable {
     }
 }
 
-/// The running state of one download (touched from the session's serial queue only).
+/// The running state of one download (touched from the session's serial queue only, and
+/// by the download once the session is done with it).
 private final class DownloadState: @unchecked Sendable {
-    var hasher = SHA256()
-    var written: Int64
+    /// Received bytes are written once this many are waiting: few system calls, and at
+    /// most this much is fetched again after the app is killed mid-download.
+    static let flushSize = 512 << 10
 
-    init(offset: Int64) { written = offset }
+    var hasher = SHA256()
+    /// Bytes received (hashed), on disk or in `pending`.
+    var written: Int64
+    /// Received, hashed, not yet written.
+    var pending = Data()
+
+    init(offset: Int64) {
+        written = offset
+        pending.reserveCapacity(Self.flushSize + (64 << 10))
+    }
+
+    /// Writes what is pending at the file handle's position.
+    func flush(to handle: FileHandle) throws {
+        guard !pending.isEmpty else { return }
+        try handle.write(contentsOf: pending)
+        pending.removeAll(keepingCapacity: true)
+    }
 
     func restart() {
         hasher = SHA256()
         written = 0
+        pending.removeAll(keepingCapacity: true)
     }
 }
 
