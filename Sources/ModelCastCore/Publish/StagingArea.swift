@@ -138,6 +138,10 @@ final class StagingArea {
             if staged[key] == nil, stored[key] == nil {
                 if let live = liveTreeFiles[key], live.sha256 == file.sha256.hex, live.size == file.size {
                     stored[key] = file.diskPath
+                } else if storage.capabilities.uploadsInPlace {
+                    // Nothing is copied for a network store, so no request asks first:
+                    // put-if-absent finds a blob stored by an earlier run and proves it.
+                    staged[key] = try stageTreeFile(file)
                 } else if try await storage.head(key) != nil {
                     stored[key] = file.diskPath
                 } else {
