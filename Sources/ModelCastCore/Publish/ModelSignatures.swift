@@ -13,11 +13,13 @@ struct ModelSignatures {
 
     /// Signs every unit of `units` (label → entry, as packed), staging new bundles.
     /// `descriptions` are the inputs by label (in file order); `live` the live release.
-    func sign(_ units: inout [String: ReleaseModel], descriptions: [String: [ModelDescription]], keyNames: [String: String],
+    /// `names` gives each unit's model name and storage name (`NAME/variants/VARIANT`).
+    func sign(_ units: inout [String: ReleaseModel], descriptions: [String: [ModelDescription]], names: [String: (model: String, key: String)],
               live: Release?, staging: StagingArea) async throws {
         let liveUnits = live?.unitsByLabel ?? [:]
         for label in units.keys.sorted() {
-            let statement = try Self.statement(of: units[label]!, label: label, descriptions: descriptions[label] ?? [])
+            let model = names[label]?.model ?? label
+            let statement = try Self.statement(of: units[label]!, name: model, label: label, descriptions: descriptions[label] ?? [])
             if let previous = liveUnits[label], previous.version == units[label]!.version, previous.files == units[label]!.files,
                let kept = try await reusable(previous.modelSignature, statement: statement) {
                 units[label]!.modelSignature = kept
@@ -25,7 +27,7 @@ struct ModelSignatures {
             }
             let bytes = [UInt8](try ModelSignatureBundle.sign(statement, with: key).json)
             let sha256 = try SHA256Hasher.digest(bytes)
-            let objectKey = TargetLayout.modelSignatureKey(model: keyNames[label] ?? label, bundle: sha256)
+            let objectKey = TargetLayout.modelSignatureKey(model: names[label]?.key ?? label, bundle: sha256)
             try staging.stage(bytes, sha256: sha256, key: objectKey, kind: .file, contentType: ModelSignatureObject.contentType)
             units[label]!.modelSignature = ModelSignatureObject(key: objectKey, url: Publisher.url(base: baseURL, key: objectKey),
                                                                 sha256: sha256.hex, size: Int64(bytes.count))
@@ -46,8 +48,7 @@ struct ModelSignatures {
     /// The statement of what a device installs of `model`: its files named as
     /// `ModelSignatureSubject` says, digests from the manifest for plain and tree files,
     /// and each zipped directory's files hashed from the input directory.
-    static func statement(of model: ReleaseModel, label: String, descriptions: [ModelDescription]) throws -> ModelSigningStatement {
-        let name = String(label.split(separator: "@", maxSplits: 1).first ?? Substring(label))
+    static func statement(of model: ReleaseModel, name: String, label: String, descriptions: [ModelDescription]) throws -> ModelSigningStatement {
         let checked: CheckedModel
         do { checked = try model.checked(name: name, at: "models.\(name)") } catch let error as ManifestValueError {
             throw ModelCastError.invalidManifest(source: "the release to publish", reason: error.description)
@@ -61,9 +62,7 @@ struct ModelSignatures {
             let entries = tree.entries.filter { !$0.isDirectory }
             let digests = try StreamDigester.digest(ofFilesAt: entries.map(\.diskPath))
             for (entry, digest) in zip(entries, digests) {
-                // Archive names start with the directory's own name: the device unpacks them inside it.
-                let inside = entry.archiveName.split(separator: "/", maxSplits: 1).dropFirst().first.map(String.init) ?? entry.archiveName
-                files[try ModelFilePath(prefix + inside)] = SHA256Hex(bytes: digest.sha256.bytes)
+                files[try ModelSignatureSubject.resourceName(ofArchiveEntry: entry.archiveName, prefix: prefix)] = SHA256Hex(bytes: digest.sha256.bytes)
             }
         }
         // What model_signing leaves out of the model on disk is left out of the statement.

@@ -222,9 +222,10 @@ package struct Publisher: Sendable {
         var packed = try await Self.packModels(request, into: staging, descriptions: descriptions)
         contract.record(into: &packed.models, live: live)
         if let signing = request.options.modelSigning {
-            let keyNames = Dictionary(request.models.flatMap(\.units).map { ($0.name, $0.keyName) }, uniquingKeysWith: { first, _ in first })
+            let names = Dictionary(request.models.flatMap { model in model.units.map { ($0.name, (model: model.name, key: $0.keyName)) } },
+                                   uniquingKeysWith: { first, _ in first })
             try await ModelSignatures(key: signing.key, storage: storage, baseURL: request.baseURL)
-                .sign(&packed.models, descriptions: descriptions, keyNames: keyNames, live: live, staging: staging)
+                .sign(&packed.models, descriptions: descriptions, names: names, live: live, staging: staging)
         }
         try checkVersionsKeepTheirFiles(packed.models, wentLive: state.wentLive, givenVersions: givenVersions)
         let reuse = await reportReuse(packed.models, live: live, staging: staging)

@@ -65,9 +65,7 @@ extension Verifier {
         for (file, prefix) in zipped {
             let bytes = RangedHTTPBytes(verifier: self, url: file.url.rawValue, size: file.size, deadline: deadline, rules: rules)
             for (name, digest) in try await ZipEntryDigests.digests(bytes, maxEntries: options.maxZipEntries) {
-                // Archive names start with the package's own name: a device unpacks them inside it.
-                let inside = name.split(separator: "/", maxSplits: 1).dropFirst().first.map(String.init) ?? name
-                files[try ModelFilePath(prefix + inside)] = SHA256Hex(bytes: digest.bytes)
+                files[try ModelSignatureSubject.resourceName(ofArchiveEntry: name, prefix: prefix)] = SHA256Hex(bytes: digest.bytes)
             }
         }
         return files.filter { file in !ignored.contains { file.key.isWithin($0) } }

@@ -100,7 +100,7 @@ struct Installer: Sendable {
                     let destination = path.appended(to: staging.appendingPathComponent(tree.rawValue))
                     try FileManager.default.createDirectory(at: destination.deletingLastPathComponent(), withIntermediateDirectories: true)
                     try Self.place(source, at: destination)
-                } else if let folder = Self.packedDirectoryName(file) {
+                } else if let folder = file.packedDirectoryName {
                     let stored = try unpack(source, into: staging, expectedRoot: folder, model: model.name.rawValue, file: file.name.rawValue)
                     if let index = indexes[file.sha256] { try keepSeed(index, stored: stored, for: file, in: staging) }
                 } else {
@@ -149,7 +149,7 @@ struct Installer: Sendable {
     static func mainFile(_ model: CheckedModel) -> PathSegment {
         if let tree = model.tree { return tree }
         let first = model.files[0]
-        return packedDirectoryName(first) ?? first.name
+        return first.packedDirectoryName ?? first.name
     }
 
     /// Points `current` at `version` with one rename.
@@ -225,10 +225,6 @@ struct Installer: Sendable {
         try? FileManager.default.removeItem(at: versionsDirectory(name))
         try? FileManager.default.removeItem(at: model)
     }
-
-    /// A zip modelcast packed from a directory: `NAME.zip`, served as application/zip,
-    /// its entries under `NAME/`. nil for any other file (installed as it is).
-    static func packedDirectoryName(_ file: CheckedFile) -> PathSegment? { file.packedDirectoryName }
 
     /// Refuses a zip with bytes its entry list does not show (`ZipLayout`): a hidden local
     /// entry, a gap, a second name in an extra field.

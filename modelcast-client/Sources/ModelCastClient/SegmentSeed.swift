@@ -93,7 +93,7 @@ extension Installer {
         guard let size = fileSize(indexFile), size <= SegmentIndex.maxEncodedSize,
               let data = try? Data(contentsOf: indexFile), let index = try? SegmentIndex(decoding: [UInt8](data)) else { return nil }
         let all = DeltaPlan.offsets(of: index)
-        if Self.packedDirectoryName(file) == nil {
+        if file.packedDirectoryName == nil {
             let seed = current.appendingPathComponent(file.name.rawValue)
             guard fileSize(seed) == index.artifactSize, let bytes = try? PositionalFile(readingFrom: seed) else { return nil }
             return SegmentSeed(bytes: bytes, index: index, version: version, have: all)

@@ -71,6 +71,15 @@ public enum ModelSignatureSubject: Sendable, Equatable {
         }
         return (digests, zipped)
     }
+
+    /// The statement's name of a zip entry (`X.mlpackage/Data/model.mlmodel`, as modelcast
+    /// packs a directory: under the directory's own name) once unpacked: inside the
+    /// directory, after the `prefix` `knownFiles` gave for its zip. Throws for a name model
+    /// signing cannot hold.
+    public static func resourceName(ofArchiveEntry entry: String, prefix: String) throws -> ModelFilePath {
+        let inside = entry.split(separator: "/", maxSplits: 1).dropFirst().first.map(String.init) ?? entry
+        return try ModelFilePath(prefix + inside)
+    }
 }
 
 extension CheckedFile {
