@@ -129,6 +129,39 @@ final class PublishedModelSignatureTests: XCTestCase {
         }
     }
 
+    /// A bundle in the target whose key hint holds terminal escapes (whoever can write the
+    /// bucket wrote it, and the manifest to match): verify and publish quote it, never print it.
+    func testAHostileKeyHintIsNeverPrintedRaw() throws {
+        let scratch = try Scratch()
+        let keys = try modelSigningKeys(scratch), other = try modelSigningKeys(scratch, name: "other")
+        let model = try models(scratch)["single file"]!
+        XCTAssertEqual(try publish(scratch, [model], name: "llm", key: keys.privateKey).status, 0)
+        var document = try manifest(scratch)
+        var models = document["models"] as! [String: Any]
+        var entry = models["llm"] as! [String: Any]
+        var object = entry["model_signature"] as! [String: Any]
+        let path = scratch.at("site/\(object["key"] as! String)")
+        var bundle = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as! [String: Any]
+        bundle["verificationMaterial"] = ["publicKey": ["hint": "\u{1B}[31mevil\u{7}"], "tlogEntries": [Any]()]
+        let bytes = try JSONSerialization.data(withJSONObject: bundle)
+        try bytes.write(to: URL(fileURLWithPath: path))
+        object["sha256"] = try SHA256Hasher.digest([UInt8](bytes)).hex
+        object["size"] = bytes.count
+        entry["model_signature"] = object
+        models["llm"] = entry
+        document["models"] = models
+        try JSONSerialization.data(withJSONObject: document).write(to: URL(fileURLWithPath: scratch.at("site/manifest.json")))
+
+        let verified = try modelcast(["verify", scratch.at("site")])
+        XCTAssertTrue(verified.stdout.contains(#"hint '\u{1b}[31mevil\u{7}'"#), verified.stdout)
+        let published = try publish(scratch, [model], name: "llm", version: "1.0.1", key: other.privateKey, arguments: ["--adopt-live"])
+        XCTAssertEqual(published.status, 1, published.stderr)
+        XCTAssertTrue(published.stderr.contains(#"hint '\u{1b}[31mevil\u{7}'"#), published.stderr)
+        for output in [verified.stdout + verified.stderr, published.stdout + published.stderr] {
+            XCTAssertFalse(output.contains("\u{1B}") || output.contains("\u{7}"), "a raw control character is printed")
+        }
+    }
+
     /// Changes the stored bytes of `file` of `model` and writes the manifest to name them.
     func rewrite(_ scratch: Scratch, site: String, model: String, file: String, _ change: (inout [UInt8]) -> Void) throws {
         var document = try manifest(scratch, site: site)

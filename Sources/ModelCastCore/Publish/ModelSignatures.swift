@@ -79,7 +79,8 @@ struct ModelSignatures {
         guard let live, let object = live.models.keys.sorted().lazy.compactMap({ live.models[$0]!.modelSignatures.first }).first else { return }
         let data = try await storage.get(object.key, limit: ModelSignatureBundle.maximumSize)
         let liveHint = data.flatMap { try? ModelSignatureBundle(parsing: $0, source: object.key) }?.keyHint
-        let shown = liveHint.map { "with the key with hint \($0)" } ?? "(\(object.key))"
+        // The hint is read from the store: quoted, never printed raw.
+        let shown = liveHint.map { "with the key with hint \(quotedValue($0))" } ?? "(\(object.key))"
         guard let settings else {
             guard unsigned else {
                 throw ModelCastError.liveReleaseConflict("the live release's models carry OpenSSF model signatures \(shown): sign this release's models too with --model-signing-key KEY.pem (or $\(ModelSigningSettings.environmentVariable)), or pass --unsigned-models to publish them without")
@@ -87,7 +88,7 @@ struct ModelSignatures {
             return
         }
         guard let liveHint, liveHint != settings.key.publicKey.hint, !settings.rotatesKey else { return }
-        throw ModelCastError.liveReleaseConflict("the live release's model signatures were made with the key with hint \(liveHint), and this run signs with the key with hint \(settings.key.publicKey.hint): whoever pinned the old public key (a device's ModelCastClient, a policy engine) refuses the new signatures. To rotate, first ship the new public key to them, then pass --rotate-model-signing-key (README: Rotating the signing key); to keep the key, sign with the one whose hint is \(liveHint)")
+        throw ModelCastError.liveReleaseConflict("the live release's model signatures were made with the key with hint \(quotedValue(liveHint)), and this run signs with the key with hint \(settings.key.publicKey.hint): whoever pinned the old public key (a device's ModelCastClient, a policy engine) refuses the new signatures. To rotate, first ship the new public key to them, then pass --rotate-model-signing-key (README: Rotating the signing key); to keep the key, sign with the one whose hint is \(quotedValue(liveHint))")
     }
 }
 

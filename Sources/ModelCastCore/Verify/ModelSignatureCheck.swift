@@ -31,7 +31,8 @@ extension Verifier {
         let bundle: ModelSignatureBundle
         do { bundle = try ModelSignatureBundle(parsing: data, source: object.url) } catch { return fail("\(error)") }
         guard let publicKey = options.modelSigningPublicKey else {
-            let hint = bundle.keyHint.map { "the key with hint \($0)" } ?? "a key it does not name"
+            // The hint is the served bundle's: quoted, never printed raw.
+            let hint = bundle.keyHint.map { "the key with hint \(quotedValue($0))" } ?? "a key it does not name"
             log.add(.pass, .modelSignature, object.url,
                     "\(label): present, made with \(hint); not checked: pass --model-signing-public-key KEY.pub to verify it and the files it lists")
             return
