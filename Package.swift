@@ -34,10 +34,12 @@ let package = Package(
             pkgConfig: "libarchive",
             providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]
         ),
+        // CRC-64/NVME (S3's CRC64NVME checksum), folded with carry-less multiplication.
+        .target(name: "CCRC64"),
         .target(
             name: "ModelCastCore",
             dependencies: [
-                .product(name: "ModelCastFormat", package: "modelcast-client"), "CLibCrypto", "CLibArchive",
+                .product(name: "ModelCastFormat", package: "modelcast-client"), "CLibCrypto", "CLibArchive", "CCRC64",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -14,8 +14,8 @@ struct S3ConnectionOptions: ParsableArguments {
     var pathStyle: Bool?
 
     @Option(help: ArgumentHelp(
-        "sha256 (default): every upload carries its SHA-256 checksum, which the store checks and keeps; none: no x-amz-checksum-* header at all, for stores that refuse them (Backblaze B2); objects are then proven by downloading them (or $MODELCAST_S3_CHECKSUM).",
-        valueName: "sha256|none"))
+        "crc64nvme (default): an object sent whole carries its SHA-256, a multipart upload's parts CRC-64/NVME checksums (the store keeps a full-object one); sha256: parts carry SHA-256 (composite; a second hash pass); none: no x-amz-checksum-* header, for stores that refuse them (Backblaze B2), objects then proven by download (or $MODELCAST_S3_CHECKSUM).",
+        valueName: "crc64nvme|sha256|none"))
     var checksum: S3ChecksumMode?
 
     /// The target settings for `target`.

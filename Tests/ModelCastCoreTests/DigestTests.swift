@@ -91,32 +91,42 @@ final class DigestTests: XCTestCase {
         XCTAssertTrue(thrown is Boom)
     }
 
-    /// The parts' digests come out of the same read as the whole file's SHA-256 (what an
-    /// S3 multipart upload then sends without reading the file again): each is the SHA-256
-    /// of that part alone, whatever the buffer and part boundaries; the composite is the
-    /// SHA-256 of the digests concatenated, as S3 computes it.
+    /// The parts' checksums come out of the same read as the whole file's SHA-256 (what an
+    /// S3 multipart upload then sends without reading the file again): each is the
+    /// SHA-256 (or, by default, the CRC-64/NVME) of that part alone, whatever the buffer
+    /// and part boundaries; the composite is the SHA-256 of the digests concatenated, and
+    /// the CRC parts combine into the whole file's CRC, as S3 computes them.
     func testPartDigestsComeFromTheSameRead() throws {
         let scratch = try Scratch()
         let chunk = ChunkPipeline.defaultBufferSize
         for (size, partSize) in [(0, 5), (1, 5), (5, 5), (11, 5), (2 * chunk + 7, chunk / 3), (3 * chunk, chunk), (3 * chunk + 1, 5 << 20)] {
             let bytes = patternBytes(size, seed: UInt32(size % 89))
             let path = try scratch.write("f\(size)-\(partSize)", bytes)
-            let result = try StreamDigester.digestFile(at: path, partSize: Int64(partSize))
+            let result = try StreamDigester.digestFile(at: path, partSize: Int64(partSize), partAlgorithm: .sha256)
             XCTAssertEqual(result.sha256, try SHA256Hasher.digest(bytes))
             let parts = try XCTUnwrap(result.parts)
             let expected = try stride(from: 0, to: size, by: partSize).map { try SHA256Hasher.digest(bytes[$0..<min($0 + partSize, size)]) }
-            XCTAssertEqual(parts.digests, expected, "size \(size), part size \(partSize)")
-            XCTAssertTrue(parts.fit(size: Int64(size), partSize: Int64(partSize)))
-            XCTAssertFalse(parts.fit(size: Int64(size + partSize), partSize: Int64(partSize)))
+            XCTAssertEqual(parts, PartDigests(partSize: Int64(partSize), digests: expected), "size \(size), part size \(partSize)")
+            XCTAssertTrue(parts.fit(size: Int64(size), partSize: Int64(partSize), algorithm: .sha256))
+            XCTAssertFalse(parts.fit(size: Int64(size), partSize: Int64(partSize), algorithm: .crc64nvme))
+            XCTAssertFalse(parts.fit(size: Int64(size + partSize), partSize: Int64(partSize), algorithm: .sha256))
             XCTAssertEqual(try parts.composite(), try SHA256Hasher.digest(expected.flatMap(\.bytes)))
+            XCTAssertNil(parts.fullObjectCRC(size: Int64(size)))
+            // The default: CRC-64/NVME parts (S3's CRC64NVME), whose combination is the whole file's.
+            let crcResult = try StreamDigester.digestFile(at: path, partSize: Int64(partSize))
+            XCTAssertEqual(crcResult.sha256, result.sha256)
+            let crcs = stride(from: 0, to: size, by: partSize).map { CRC64NVME(value: referenceCRC64NVME(bytes[$0..<min($0 + partSize, size)])) }
+            let crcParts = try XCTUnwrap(crcResult.parts)
+            XCTAssertEqual(crcParts, PartDigests(partSize: Int64(partSize), crcs: crcs), "size \(size), part size \(partSize)")
+            XCTAssertEqual(crcParts.fullObjectCRC(size: Int64(size))?.value, referenceCRC64NVME(bytes))
         }
         // A zip made for staging hashes its parts in the same pass.
         let model = repositoryRoot + "/examples/models/TinyClassifier.mlpackage"
         let staged = try Packer().stage(ModelInspector.describe(model), in: try scratch.mkdir("staging"), partSize: 5000)
         let zip = try Data(contentsOf: URL(fileURLWithPath: staged.path))
-        let zipParts = try stride(from: 0, to: zip.count, by: 5000).map { try SHA256Hasher.digest(zip[$0..<min($0 + 5000, zip.count)]) }
+        let zipParts = stride(from: 0, to: zip.count, by: 5000).map { CRC64NVME(value: referenceCRC64NVME(zip[$0..<min($0 + 5000, zip.count)])) }
         XCTAssertGreaterThan(zipParts.count, 2)
-        XCTAssertEqual(staged.parts?.digests, zipParts)
+        XCTAssertEqual(staged.parts, PartDigests(partSize: 5000, crcs: zipParts))
         XCTAssertNil(try Packer().digest(ModelInspector.describe(model)).parts, "no part size, no parts")
     }
 

@@ -125,15 +125,23 @@ final class S3ContentProofTests: XCTestCase {
         }
     }
 
-    /// A multipart object carries a composite checksum (over its parts' SHA-256s):
-    /// with the local file it is proven without a download (`.storeChecksum`); without
-    /// one it is downloaded and hashed; a local file with other bytes proves nothing.
-    func testMultipartObjectIsProvenByItsCompositeChecksum() async throws {
+    /// A multipart object carries a full-object CRC-64/NVME (the default: CRC parts) or a
+    /// composite checksum (over its parts' SHA-256s, `--checksum sha256`): with the local
+    /// file it is proven without a download (`.storeChecksum`); without one it is
+    /// downloaded and hashed; a local file with other bytes proves nothing.
+    func testMultipartObjectIsProvenByItsStoreChecksum() async throws {
+        for mode in [S3ChecksumMode.crc64nvme, .sha256] {
+            try await assertMultipartObjectIsProvenByItsStoreChecksum(mode)
+        }
+    }
+
+    func assertMultipartObjectIsProvenByItsStoreChecksum(_ mode: S3ChecksumMode) async throws {
         let moto = try MotoS3()
         let work = try Scratch()
         var policy = S3UploadPolicy()
         policy.multipartThreshold = 5 << 20
         policy.partSize = 5 << 20
+        policy.checksum = mode
         let storage = try makeStorage(moto, prefix: "mp", policy: policy)
         try await using(storage) {
             let size = 12 << 20
@@ -148,7 +156,13 @@ final class S3ContentProofTests: XCTestCase {
             XCTAssertEqual(created, .created)
             XCTAssertEqual(storage.requestCounts?["POST"], 2, "a multipart upload: \(storage.requestCounts ?? [:])")
             let head = try moto.awsCLI(["s3api", "head-object", "--bucket", moto.bucket, "--key", "mp/big.bin", "--checksum-mode", "ENABLED"])
-            XCTAssertTrue(head.contains("ChecksumSHA256"), "moto keeps a composite checksum: \(head)")
+            if mode == .crc64nvme {
+                // The store's own full-object CRC-64/NVME (awscrt, in moto) of the bytes it holds.
+                let stored = CRC64NVME.checksum(patternBytes(size, seed: 11)).base64
+                XCTAssertTrue(head.contains("\"ChecksumCRC64NVME\": \"\(stored)\"") && head.contains("FULL_OBJECT"), "moto keeps a full-object CRC: \(head)")
+            } else {
+                XCTAssertTrue(head.contains("ChecksumSHA256"), "moto keeps a composite checksum: \(head)")
+            }
 
             for trust in [false, true] {
                 let gets = storage.requestCounts?["GET"] ?? 0

@@ -1,19 +1,58 @@
 import Foundation
 internal import CLibCrypto
 
-/// The SHA-256 of each consecutive `partSize`-byte part of a byte stream (the last
-/// part may be shorter): what an S3 multipart upload sends as each part's checksum.
-/// Computed in the same read as the stream's whole SHA-256, so the parts are proven
-/// to be the pieces of the bytes the manifest names.
+/// The checksum S3 is sent for each part of a multipart upload.
+package enum PartChecksumAlgorithm: String, Sendable {
+    /// CRC-64/NVME, combined by the store into a full-object checksum (`FULL_OBJECT`):
+    /// cheap enough to share the SHA-256 pass without doubling its cost.
+    case crc64nvme = "CRC64NVME"
+    /// SHA-256 per part, which the store combines into a composite (the SHA-256 of the
+    /// parts' digests): a second SHA-256 pass over every byte.
+    case sha256 = "SHA256"
+
+    /// The element of a ListParts/CompleteMultipartUpload part holding this checksum.
+    var xmlElement: String { "Checksum\(rawValue)" }
+
+    /// The header holding this checksum.
+    var header: String { "x-amz-checksum-\(rawValue.lowercased())" }
+}
+
+/// One part's checksum.
+package enum PartChecksum: Sendable, Equatable {
+    case crc64nvme(CRC64NVME)
+    case sha256(SHA256Digest)
+
+    package var base64: String {
+        switch self {
+        case .crc64nvme(let crc): crc.base64
+        case .sha256(let digest): digest.base64
+        }
+    }
+}
+
+/// The checksum of each consecutive `partSize`-byte part of a byte stream (the last
+/// part may be shorter): what an S3 multipart upload sends with each part. Computed in
+/// the same read as the stream's whole SHA-256, so the parts are proven to be the
+/// pieces of the bytes the manifest names.
 package struct PartDigests: Sendable, Equatable {
     /// Bytes in every part but the last.
     package let partSize: Int64
-    /// One digest per part, in order.
-    package let digests: [SHA256Digest]
+    package let algorithm: PartChecksumAlgorithm
+    /// One checksum per part, in order, each of `algorithm`.
+    package let checksums: [PartChecksum]
+
+    package init(partSize: Int64, algorithm: PartChecksumAlgorithm, checksums: [PartChecksum]) {
+        self.partSize = partSize
+        self.algorithm = algorithm
+        self.checksums = checksums
+    }
 
     package init(partSize: Int64, digests: [SHA256Digest]) {
-        self.partSize = partSize
-        self.digests = digests
+        self.init(partSize: partSize, algorithm: .sha256, checksums: digests.map { .sha256($0) })
+    }
+
+    package init(partSize: Int64, crcs: [CRC64NVME]) {
+        self.init(partSize: partSize, algorithm: .crc64nvme, checksums: crcs.map { .crc64nvme($0) })
     }
 
     /// The byte range of part `index` (0-based) of a stream of `size` bytes.
@@ -22,51 +61,90 @@ package struct PartDigests: Sendable, Equatable {
         return (offset, min(partSize, size - offset))
     }
 
-    /// True when these are the parts of a stream of `size` bytes cut at `partSize`.
-    package func fit(size: Int64, partSize: Int64) -> Bool {
-        self.partSize == partSize && Int64(digests.count) == (size + partSize - 1) / partSize
+    /// True when these are the `algorithm` checksums of a stream of `size` bytes cut at `partSize`.
+    package func fit(size: Int64, partSize: Int64, algorithm: PartChecksumAlgorithm) -> Bool {
+        self.algorithm == algorithm && self.partSize == partSize && Int64(checksums.count) == (size + partSize - 1) / partSize
     }
 
-    /// S3's composite checksum of a multipart object with these parts: the SHA-256 of
-    /// the parts' digests, concatenated.
-    package func composite() throws -> SHA256Digest {
-        try SHA256Hasher.digest(digests.flatMap(\.bytes))
+    /// S3's composite SHA-256 of a multipart object with these parts: the SHA-256 of
+    /// the parts' digests, concatenated. nil for CRC parts.
+    package func composite() throws -> SHA256Digest? {
+        var bytes: [UInt8] = []
+        for checksum in checksums {
+            guard case .sha256(let digest) = checksum else { return nil }
+            bytes += digest.bytes
+        }
+        return try SHA256Hasher.digest(bytes)
+    }
+
+    /// The CRC-64/NVME of the whole stream of `size` bytes, combined from its parts'
+    /// (whatever the part size). nil for SHA-256 parts or a part count `size` does not give.
+    package func fullObjectCRC(size: Int64) -> CRC64NVME? {
+        guard partSize > 0, Int64(checksums.count) == (size + partSize - 1) / partSize else { return nil }
+        var whole = CRC64NVME()
+        for (index, checksum) in checksums.enumerated() {
+            guard case .crc64nvme(let crc) = checksum else { return nil }
+            whole = whole.followed(by: crc, length: range(ofPart: index, size: size).length)
+        }
+        return whole
     }
 }
 
-/// Hashes a byte stream part by part (`PartDigests`); bytes arrive in any chunking.
+/// Checksums a byte stream part by part (`PartDigests`); bytes arrive in any chunking.
 final class PartHasher {
-    private let partSize: Int64
-    private var current: SHA256Hasher?
-    private var inPart: Int64 = 0
-    private var digests: [SHA256Digest] = []
+    private enum Running {
+        case crc64nvme(CRC64NVME)
+        case sha256(SHA256Hasher)
+    }
 
-    init(partSize: Int64) {
+    private let partSize: Int64
+    private let algorithm: PartChecksumAlgorithm
+    private var current: Running?
+    private var inPart: Int64 = 0
+    private var checksums: [PartChecksum] = []
+
+    init(partSize: Int64, algorithm: PartChecksumAlgorithm) {
         precondition(partSize > 0)
         self.partSize = partSize
+        self.algorithm = algorithm
     }
 
     func update(_ bytes: UnsafeRawBufferPointer) throws {
         var rest = bytes
         while !rest.isEmpty {
-            if current == nil { current = try SHA256Hasher() }
             let n = Int(min(Int64(rest.count), partSize - inPart))
-            current!.update(UnsafeRawBufferPointer(rebasing: rest[0..<n]))
+            try add(UnsafeRawBufferPointer(rebasing: rest[0..<n]))
             inPart += Int64(n)
             rest = UnsafeRawBufferPointer(rebasing: rest[n...])
-            if inPart == partSize {
-                digests.append(current!.finalize())
-                current = nil
-                inPart = 0
-            }
+            if inPart == partSize { endPart() }
         }
     }
 
-    /// The digests; call once, after the last bytes.
-    func finish() -> PartDigests {
-        if let last = current, inPart > 0 { digests.append(last.finalize()) }
+    private func add(_ bytes: UnsafeRawBufferPointer) throws {
+        switch current ?? (algorithm == .sha256 ? .sha256(try SHA256Hasher()) : .crc64nvme(CRC64NVME())) {
+        case .crc64nvme(var crc):
+            crc.update(bytes)
+            current = .crc64nvme(crc)
+        case .sha256(let hasher):
+            hasher.update(bytes)
+            current = .sha256(hasher)
+        }
+    }
+
+    private func endPart() {
+        switch current {
+        case .crc64nvme(let crc): checksums.append(.crc64nvme(crc))
+        case .sha256(let hasher): checksums.append(.sha256(hasher.finalize()))
+        case nil: break
+        }
         current = nil
-        return PartDigests(partSize: partSize, digests: digests)
+        inPart = 0
+    }
+
+    /// The checksums; call once, after the last bytes.
+    func finish() -> PartDigests {
+        if inPart > 0 { endPart() }
+        return PartDigests(partSize: partSize, algorithm: algorithm, checksums: checksums)
     }
 }
 

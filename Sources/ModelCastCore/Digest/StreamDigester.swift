@@ -10,7 +10,7 @@ package struct DigestResult: Sendable, Equatable {
     package let sha256: SHA256Digest
     /// For a file: the file as it was when reading began (nil for a stream).
     package var source: FileSnapshot? = nil
-    /// The SHA-256 of each part, when a part size was asked for (same read as `sha256`).
+    /// Each part's checksum, when a part size was asked for (same read as `sha256`).
     package var parts: PartDigests? = nil
     /// The segments the regions asked for cut the bytes into (same read as `sha256`).
     package var segments: [SegmentIndex.Segment]? = nil
@@ -31,11 +31,12 @@ final class DigestingWriter: @unchecked Sendable {
     private let segmentHasher: SegmentHasher?
     private(set) var count: Int64 = 0
 
-    init(destination: FileDescriptor?, progress: ProgressReporter?, partSize: Int64? = nil, regions: [SegmentRegion]? = nil) throws {
+    init(destination: FileDescriptor?, progress: ProgressReporter?, partSize: Int64? = nil, partAlgorithm: PartChecksumAlgorithm = .crc64nvme,
+         regions: [SegmentRegion]? = nil) throws {
         self.hasher = try SHA256Hasher()
         self.destination = destination
         self.progress = progress
-        self.partHasher = partSize.map(PartHasher.init)
+        self.partHasher = partSize.map { PartHasher(partSize: $0, algorithm: partAlgorithm) }
         self.segmentHasher = regions.map(SegmentHasher.init)
     }
 
@@ -67,13 +68,15 @@ final class DigestingWriter: @unchecked Sendable {
 /// Hashes files in one read pass, optionally copying them at the same time.
 package enum StreamDigester {
     /// Reads the regular file at `path` once, hashing it (and writing it to `copy`
-    /// when given, and hashing each `partSize`-byte part when given) on other threads.
+    /// when given, and checksumming each `partSize`-byte part with `partAlgorithm` when
+    /// given) on other threads.
     /// Fails if the file's size changes meanwhile.
     static func digestFile(
         at path: String,
         copyingTo copy: FileDescriptor? = nil,
         progress: ProgressReporter? = nil,
         partSize: Int64? = nil,
+        partAlgorithm: PartChecksumAlgorithm = .crc64nvme,
         regions: [SegmentRegion]? = nil,
         bufferSize: Int = ChunkPipeline.defaultBufferSize
     ) throws -> DigestResult {
@@ -85,7 +88,7 @@ package enum StreamDigester {
         let expected = Int64(info.st_size)
         _ = posix_fadvise(input.fd, 0, 0, Int32(POSIX_FADV_SEQUENTIAL))
 
-        let writer = try DigestingWriter(destination: copy, progress: progress, partSize: partSize, regions: regions)
+        let writer = try DigestingWriter(destination: copy, progress: progress, partSize: partSize, partAlgorithm: partAlgorithm, regions: regions)
         let pipeline = writer.makePipeline(bufferSize: bufferSize)
         defer { pipeline.close() }
         var total: Int64 = 0

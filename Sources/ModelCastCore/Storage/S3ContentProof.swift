@@ -3,8 +3,10 @@ import Foundation
 /// How an S3 target proves what a key holds: the store's own SHA-256 checksum (whole-object,
 /// or composite over parts compared with the local file), else a download hashed here.
 extension S3Storage {
-    /// Proves the bytes under `key` by the store's own SHA-256 checksum where it gives a
-    /// usable one, else by downloading and hashing them (or, with `trustStored`, by size).
+    /// Proves the bytes under `key` by the store's own checksum where it gives a usable
+    /// one (SHA-256; or CRC-64/NVME compared with the local bytes' — it proves them against
+    /// accidents, not against a writer crafting a collision), else by downloading and
+    /// hashing them (or, with `trustStored`, by size).
     /// `x-amz-meta-sha256` is never proof: anyone who can write the key can set it.
     package func proveContent(_ key: String, size: Int64, sha256: SHA256Digest, localFile: String?, trustStored: Bool) async throws -> ContentProof {
         try await proveContent(key, size: size, sha256: sha256, localFile: localFile, parts: nil, trustStored: trustStored)
@@ -43,6 +45,12 @@ extension S3Storage {
                 // only the bytes themselves can tell.
                 checksumDiffers = true
             }
+        case .crc64nvme(let stored):
+            if let local = try localCRC(known: known, localFile: localFile, size: size, sha256: sha256) {
+                if local == stored { return .storeChecksum }
+                // Other bytes: downloaded, so the error can name them.
+                checksumDiffers = true
+            }
         case .none:
             break
         }
@@ -64,12 +72,24 @@ extension S3Storage {
         let count = (size + partSize - 1) / partSize
         let storedCount = response.headers["x-amz-mp-parts-count"].flatMap(Int.init) ?? parts
         if let storedCount, Int64(storedCount) != count { return nil }
-        if let known, known.fit(size: size, partSize: partSize) {
+        if let known, known.fit(size: size, partSize: partSize, algorithm: .sha256) {
             return try known.composite() == composite
         }
-        guard let localFile, let local = try? StreamDigester.digestFile(at: localFile, partSize: partSize),
-              local.size == size, local.sha256 == sha256, let localParts = local.parts, localParts.fit(size: size, partSize: partSize) else { return nil }
+        guard let localFile, let local = try? StreamDigester.digestFile(at: localFile, partSize: partSize, partAlgorithm: .sha256),
+              local.size == size, local.sha256 == sha256, let localParts = local.parts,
+              localParts.fit(size: size, partSize: partSize, algorithm: .sha256) else { return nil }
         return try localParts.composite() == composite
+    }
+
+    /// The CRC-64/NVME of the local bytes: combined from `known` CRC parts, else read
+    /// from `localFile`, which counts only if it holds exactly `size` bytes with SHA-256
+    /// `sha256` (checked in the same read). nil when neither gives it.
+    func localCRC(known: PartDigests?, localFile: String?, size: Int64, sha256: SHA256Digest) throws -> CRC64NVME? {
+        if let crc = known?.fullObjectCRC(size: size) { return crc }
+        guard let localFile,
+              let local = try? StreamDigester.digestFile(at: localFile, partSize: max(size, 1), partAlgorithm: .crc64nvme),
+              local.size == size, local.sha256 == sha256 else { return nil }
+        return local.parts?.fullObjectCRC(size: size)
     }
 
     /// Downloads the object and hashes it as it streams in (flat memory).

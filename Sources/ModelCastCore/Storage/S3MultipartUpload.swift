@@ -36,8 +36,9 @@ extension S3Storage {
     func upload(_ key: String, staged: StagedObject, hashed: FileSnapshot?) async throws -> PutOutcome {
         let size = staged.metadata.size
         let partSize = uploadPartSize(forObjectOf: size)
-        // The parts' digests, when the pass that hashed the artifact made them for this part size.
-        let known = partSize.flatMap { partSize in staged.parts.flatMap { $0.fit(size: size, partSize: partSize) ? $0 : nil } }
+        // The parts' checksums, when the pass that hashed the artifact made them for this part size.
+        let algorithm = policy.checksum.partAlgorithm
+        let known = partSize.flatMap { partSize in staged.parts.flatMap { $0.fit(size: size, partSize: partSize, algorithm: algorithm) ? $0 : nil } }
         // Existing content first: re-publishing proven-identical content uploads nothing.
         if let outcome = try await compare(key, metadata: staged.metadata, localFile: staged.path, parts: known) {
             return outcome
@@ -54,11 +55,11 @@ extension S3Storage {
         return try await multipartUpload(key, staged: staged, parts: parts, hashed: hashed)
     }
 
-    /// The parts' digests of a staged file that came without them (a tree file, a zip that
-    /// crossed the threshold), hashed in one read that also proves the file still holds
-    /// the bytes `metadata` names.
+    /// The parts' checksums of a staged file that came without them (a tree file, a zip
+    /// that crossed the threshold, SHA-256 parts for `--checksum sha256|none`), made in one
+    /// read that also proves the file still holds the bytes `metadata` names.
     func hashParts(_ staged: StagedObject, partSize: Int64) throws -> PartDigests {
-        let digest = try StreamDigester.digestFile(at: staged.path, partSize: partSize)
+        let digest = try StreamDigester.digestFile(at: staged.path, partSize: partSize, partAlgorithm: policy.checksum.partAlgorithm)
         guard digest.size == staged.metadata.size, digest.sha256 == staged.metadata.sha256, let parts = digest.parts else {
             throw ModelCastError.io(
                 operation: "upload", path: staged.path,
@@ -76,9 +77,10 @@ extension S3Storage {
     }
 
     /// Equal-size parts, uploaded concurrently (bounded) and each retried. Each part
-    /// carries the SHA-256 hashed with the artifact (`parts`: its checksum, and the
-    /// signed payload hash), so the store checks that the bytes it receives are the
-    /// bytes hashed, and the file is read once here, to send it. A multipart upload of
+    /// carries the checksum made in the read that hashed the artifact (`parts`: CRC-64/NVME
+    /// by default; SHA-256, also the signed payload hash, with `--checksum sha256|none`),
+    /// so the store checks that the bytes it receives are the bytes hashed, and the file
+    /// is read once here, to send it. A multipart upload of
     /// the key a killed run left behind is resumed when its parts are proven to be these
     /// bytes (`resumableUpload`); only the missing parts are sent. An upload this run
     /// started is aborted when it fails, so no half-made object or stray parts stay
@@ -87,7 +89,7 @@ extension S3Storage {
     func multipartUpload(_ key: String, staged: StagedObject, parts: PartDigests, hashed: FileSnapshot?) async throws -> PutOutcome {
         let objectKey = target.objectKey(key)
         let size = staged.metadata.size
-        let count = parts.digests.count
+        let count = parts.checksums.count
         let reporter = progress?("uploading \(key)", size)
         defer { reporter?.finish() }
         let sent = UploadProgress(reporter, parts: count)
@@ -105,7 +107,7 @@ extension S3Storage {
             // whose bytes differ from its checksum; for a store that does not, an unchanged
             // file is what proves the parts are the bytes hashed.
             try checkUnchanged(staged.path, since: hashed)
-            let completion = try await complete(objectKey, uploadID: upload.id, parts: parts, etags: etags)
+            let completion = try await complete(objectKey, uploadID: upload.id, parts: parts, size: size, etags: etags)
             createdETags.set(key, XMLFields.first("ETag", in: completion.body) ?? completion.headers["etag"])
             try await checkComposite(key, completion: completion, metadata: staged.metadata, parts: parts, resumed: !upload.createdHere)
             return .created
@@ -139,9 +141,13 @@ extension S3Storage {
     }
 
     /// Starts a multipart upload of `objectKey` with the object's headers (and its parts'
-    /// checksum algorithm); returns its id.
+    /// checksum algorithm, with the type of object checksum the store keeps); returns its id.
     func createUpload(_ objectKey: String, metadata: ObjectMetadata) async throws -> String {
-        let algorithm: [(String, String)] = policy.checksum == .sha256 ? [("x-amz-checksum-algorithm", "SHA256")] : []
+        let algorithm: [(String, String)] = switch policy.checksum {
+        case .crc64nvme: [("x-amz-checksum-algorithm", "CRC64NVME"), ("x-amz-checksum-type", "FULL_OBJECT")]
+        case .sha256: [("x-amz-checksum-algorithm", "SHA256")]
+        case .none: []
+        }
         let create = try await client.send(
             "POST", key: objectKey, query: [("uploads", "")], headers: objectHeaders(metadata) + algorithm, operation: "CreateMultipartUpload")
         guard create.status == 200, let uploadID = XMLFields.first("UploadId", in: create.body) else {
@@ -154,17 +160,21 @@ extension S3Storage {
     /// each streamed from the file; returns every part's ETag, in order.
     func uploadParts(_ objectKey: String, path: String, size: Int64, parts: PartDigests, upload: MultipartUpload,
                              sent: UploadProgress) async throws -> [String] {
-        let missing = parts.digests.indices.filter { upload.stored[$0] == nil }
-        let checksums = policy.checksum == .sha256
+        let missing = parts.checksums.indices.filter { upload.stored[$0] == nil }
+        let sendsChecksums = policy.checksum.sendsChecksums
         let uploaded = try await boundedMap(missing, concurrency: policy.concurrentParts) { index in
             let (offset, length) = parts.range(ofPart: index, size: size)
-            let digest = parts.digests[index]
+            let checksum = parts.checksums[index]
             let operation = "UploadPart \(index + 1)"
+            // A SHA-256 part is also the signed payload hash; a CRC part goes unsigned
+            // (UNSIGNED-PAYLOAD), the store checking its CRC instead.
+            var payload: String?
+            if case .sha256(let digest) = checksum { payload = digest.hex }
             let response = try await self.client.send(
                 "PUT", key: objectKey, query: [("partNumber", String(index + 1)), ("uploadId", upload.id)],
-                headers: checksums ? [("x-amz-checksum-sha256", digest.base64)] : [],
+                headers: sendsChecksums ? [(parts.algorithm.header, checksum.base64)] : [],
                 body: .file(path: path, offset: offset, length: length, sent: { sent.partSent(index, upTo: $0) }),
-                payloadSHA256: digest.hex, operation: operation)
+                payloadSHA256: payload, operation: operation)
             guard response.status == 200, let etag = response.headers["etag"] else {
                 throw self.client.error(response, operation: operation, key: objectKey)
             }
@@ -172,20 +182,26 @@ extension S3Storage {
         }
         var etags = upload.stored
         for (index, etag) in zip(missing, uploaded) { etags[index] = etag }
-        return parts.digests.indices.map { etags[$0]! }
+        return parts.checksums.indices.map { etags[$0]! }
     }
 
     /// CompleteMultipartUpload, only if the key is still absent (as a single PUT is
-    /// stored): another publisher may have stored it while the parts went up.
-    func complete(_ objectKey: String, uploadID: String, parts: PartDigests, etags: [String]) async throws -> S3Response {
+    /// stored): another publisher may have stored it while the parts went up. With CRC
+    /// parts, the whole object's CRC-64/NVME goes along for the store to check.
+    func complete(_ objectKey: String, uploadID: String, parts: PartDigests, size: Int64, etags: [String]) async throws -> S3Response {
+        let element = parts.algorithm.xmlElement
         var xml = "<CompleteMultipartUpload>"
         for (index, etag) in etags.enumerated() {
-            let checksum = policy.checksum == .sha256 ? "<ChecksumSHA256>\(parts.digests[index].base64)</ChecksumSHA256>" : ""
+            let checksum = policy.checksum.sendsChecksums ? "<\(element)>\(parts.checksums[index].base64)</\(element)>" : ""
             xml += "<Part><PartNumber>\(index + 1)</PartNumber><ETag>\(XMLFields.escape(etag))</ETag>\(checksum)</Part>"
         }
         xml += "</CompleteMultipartUpload>"
+        var headers = [("Content-Type", "application/xml"), ("If-None-Match", "*")]
+        if policy.checksum.sendsChecksums, let whole = parts.fullObjectCRC(size: size) {
+            headers += [("x-amz-checksum-crc64nvme", whole.base64), ("x-amz-checksum-type", "FULL_OBJECT")]
+        }
         let response = try await client.send(
-            "POST", key: objectKey, query: [("uploadId", uploadID)], headers: [("Content-Type", "application/xml"), ("If-None-Match", "*")],
+            "POST", key: objectKey, query: [("uploadId", uploadID)], headers: headers,
             body: .data(Data(xml.utf8)), operation: "CompleteMultipartUpload", errorIn200: true)
         if response.status == 412 { throw CompletionRefused(response: response) }
         // S3 can answer 200 with an error document for CompleteMultipartUpload.
@@ -195,21 +211,23 @@ extension S3Storage {
         return response
     }
 
-    /// The completed object must be the bytes hashed: its composite SHA-256 checksum (in
-    /// the completion's answer, else from a HEAD) must be the one `parts` give. S3 already
-    /// refuses parts whose bytes differ from their checksums; this covers stores that do
-    /// not check them and the parts a resumed upload kept. A resumed upload on a store
-    /// that reports no checksum is downloaded and hashed. Other bytes: the object, which
-    /// this run created, is removed and the upload fails naming the key.
+    /// The completed object must be the bytes hashed: its full-object CRC-64/NVME, or its
+    /// composite SHA-256 checksum (in the completion's answer, else from a HEAD), must be
+    /// the one `parts` give. S3 already refuses parts whose bytes differ from their
+    /// checksums; this covers stores that do not check them and the parts a resumed upload
+    /// kept. A resumed upload on a store that reports no checksum is downloaded and hashed.
+    /// Other bytes: the object, which this run created, is removed and the upload fails
+    /// naming the key.
     func checkComposite(_ key: String, completion: S3Response, metadata: ObjectMetadata, parts: PartDigests, resumed: Bool) async throws {
-        guard policy.checksum == .sha256 else { return }
+        guard policy.checksum.sendsChecksums else { return }
         do {
-            if let answered = XMLFields.first("ChecksumSHA256", in: completion.body) {
-                let digest = answered.split(separator: "-").first.map(String.init) ?? answered
-                guard digest == (try parts.composite()).base64 else {
+            if let answered = XMLFields.first(parts.algorithm.xmlElement, in: completion.body) {
+                let value = answered.split(separator: "-").first.map(String.init) ?? answered
+                let expected = try parts.fullObjectCRC(size: metadata.size)?.base64 ?? parts.composite()?.base64
+                guard value == expected else {
                     throw StorageError.contentMismatch(
                         key: key, expectedSize: metadata.size, expectedSHA256: metadata.sha256.hex, actualSize: metadata.size, actualSHA256: nil,
-                        detail: "the store's composite checksum \(answered) is not the one of the parts hashed")
+                        detail: "the store's checksum \(answered) is not the one of the parts sent (\(expected ?? "none"))")
                 }
                 return
             }
@@ -226,18 +244,18 @@ extension S3Storage {
     }
 
     /// A multipart upload of `key` that a killed run left behind and this run can finish:
-    /// created with SHA-256 part checksums, holding at least one part, and every part it
-    /// holds proven to be the local bytes of that part: its size, and the part's SHA-256
-    /// checksum as the store lists it or, where the store lists none (moto), its ETag equal
-    /// to the MD5 of the local bytes (the composite SHA-256 is checked once the upload
-    /// completes either way). Of several, the one holding the most parts. nil with
+    /// created with this run's part checksum algorithm, holding at least one part, and
+    /// every part it holds proven to be the local bytes of that part: its size, and the
+    /// part's checksum as the store lists it or, where the store lists none (moto), its
+    /// ETag equal to the MD5 of the local bytes (the object's checksum is checked once the
+    /// upload completes either way). Of several, the one holding the most parts. nil with
     /// `--checksum none` (nothing would prove the parts), or when none qualifies. Uploads
     /// not resumed are left alone, never aborted: they may be another run's, still going
     /// (`prune --abort-uploads-older-than` removes stale ones).
     func resumableUpload(_ key: String, path: String, size: Int64, parts: PartDigests) async throws -> MultipartUpload? {
-        guard policy.checksum == .sha256 else { return nil }
+        guard policy.checksum.sendsChecksums else { return nil }
         let candidates = try await listUploads().filter {
-            $0.upload.key == key && ($0.checksumAlgorithm.map { $0.uppercased() == "SHA256" } ?? true)
+            $0.upload.key == key && ($0.checksumAlgorithm.map { $0.uppercased() == parts.algorithm.rawValue } ?? true)
         }
         var md5s: [Int: String] = [:]
         var best: MultipartUpload?
@@ -261,16 +279,16 @@ extension S3Storage {
             let response = try await client.send("GET", key: objectKey, query: query, operation: "ListParts")
             if response.status == 404 { return nil }
             guard response.status == 200 else { throw client.error(response, operation: "ListParts", key: objectKey) }
-            if let algorithm = XMLFields.first("ChecksumAlgorithm", in: response.body), algorithm.uppercased() != "SHA256" { return nil }
+            if let algorithm = XMLFields.first("ChecksumAlgorithm", in: response.body), algorithm.uppercased() != parts.algorithm.rawValue { return nil }
             for block in XMLFields.blocks("Part", in: response.body) {
-                guard let number = XMLFields.first("PartNumber", in: block).flatMap(Int.init), number >= 1, number <= parts.digests.count,
+                guard let number = XMLFields.first("PartNumber", in: block).flatMap(Int.init), number >= 1, number <= parts.checksums.count,
                       let storedSize = XMLFields.first("Size", in: block).flatMap(Int64.init),
                       let etag = XMLFields.first("ETag", in: block) else { return nil }
                 let index = number - 1
                 let (offset, length) = parts.range(ofPart: index, size: size)
                 guard storedSize == length else { return nil }
-                if let checksum = XMLFields.first("ChecksumSHA256", in: block) {
-                    guard checksum == parts.digests[index].base64 else { return nil }
+                if let checksum = XMLFields.first(parts.algorithm.xmlElement, in: block) {
+                    guard checksum == parts.checksums[index].base64 else { return nil }
                 } else {
                     let md5 = try md5s[index] ?? Self.md5(path: path, offset: offset, length: length)
                     md5s[index] = md5

@@ -45,7 +45,7 @@ package final class S3Storage: Storage, Sendable {
         self.progress = progress
         self.log = log
         self.client = S3Client(endpoint: endpoint, bucket: target.bucket, credentials: credentials, retries: retries,
-                               sendsChecksums: policy.checksum == .sha256)
+                               sendsChecksums: policy.checksum.sendsChecksums)
         var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("modelcast-s3-staging-XXXXXX").utf8CString)
         guard mkdtemp(&template) != nil else {
             throw ModelCastError.io(operation: "create staging directory", path: NSTemporaryDirectory(), reason: errnoDescription())
@@ -82,7 +82,7 @@ package final class S3Storage: Storage, Sendable {
 
     /// `x-amz-checksum-mode: ENABLED` (the stored checksum in the answer), unless checksums are off.
     var checksumModeHeaders: [(String, String)] {
-        policy.checksum == .sha256 ? [("x-amz-checksum-mode", "ENABLED")] : []
+        policy.checksum.sendsChecksums ? [("x-amz-checksum-mode", "ENABLED")] : []
     }
 
     package func head(_ key: String) async throws -> ObjectInfo? {
@@ -101,18 +101,21 @@ package final class S3Storage: Storage, Sendable {
                           cacheControl: response.headers["cache-control"], etag: response.headers["etag"])
     }
 
-    /// The SHA-256 checksum S3 keeps for an object, as a HEAD with checksum mode reports it.
+    /// The checksum S3 keeps for an object, as a HEAD with checksum mode reports it: a
+    /// SHA-256 where there is one, else a CRC-64/NVME.
     enum StoreChecksum: Equatable {
         /// Of the whole object; `declared` when the store said so (`x-amz-checksum-type: FULL_OBJECT`).
         case fullObject(SHA256Digest, declared: Bool)
         /// Of the concatenated SHA-256s of its parts (a multipart upload); `parts` when known.
         case composite(SHA256Digest, parts: Int?)
+        /// The CRC-64/NVME of the whole object (always full-object at S3, R2 and moto).
+        case crc64nvme(CRC64NVME)
         /// None, or none in a form this can use.
         case none
 
         init(_ headers: [String: String]) {
             guard var value = headers["x-amz-checksum-sha256"]?.trimmingCharacters(in: .whitespaces), !value.isEmpty else {
-                self = .none
+                self = headers["x-amz-checksum-crc64nvme"].flatMap(CRC64NVME.init(base64:)).map { .crc64nvme($0) } ?? .none
                 return
             }
             var parts: Int?
@@ -270,7 +273,7 @@ package final class S3Storage: Storage, Sendable {
     /// `x-amz-sdk-checksum-algorithm` names it, which some S3-compatible stores (moto)
     /// need to keep it.
     func checksumHeaders(_ metadata: ObjectMetadata) -> [(String, String)] {
-        guard policy.checksum == .sha256 else { return [] }
+        guard policy.checksum.sendsChecksums else { return [] }
         return [("x-amz-sdk-checksum-algorithm", "SHA256"), ("x-amz-checksum-sha256", metadata.sha256.base64)]
     }
 

@@ -8,8 +8,8 @@ package struct S3UploadPolicy: Sendable {
     package var partSize: Int64 = 16 << 20
     /// Parts uploaded at once.
     package var concurrentParts = 16
-    /// Whether objects carry an S3 SHA-256 checksum the store checks and keeps.
-    package var checksum = S3ChecksumMode.sha256
+    /// Which checksums objects and parts carry for the store to check and keep.
+    package var checksum = S3ChecksumMode.crc64nvme
 
     package static let singlePutLimit: Int64 = 5 << 30
     package static let minimumPartSize: Int64 = 5 << 20
@@ -31,15 +31,25 @@ package struct S3UploadPolicy: Sendable {
     }
 }
 
-/// Whether requests carry S3's SHA-256 checksums (`--checksum`).
+/// Which checksums requests carry for the store to check and keep (`--checksum`).
 package enum S3ChecksumMode: String, Sendable, CaseIterable {
-    /// `x-amz-checksum-sha256` on every upload (each part's, for a multipart upload), which
-    /// the store checks against the bytes and keeps; HEADs ask for the stored checksum
-    /// (`x-amz-checksum-mode`), which proves an object without downloading it.
+    /// The default. An object sent whole carries its SHA-256 (`x-amz-checksum-sha256`,
+    /// hashed anyway for the manifest); a multipart upload's parts carry CRC-64/NVME
+    /// checksums, and the store keeps a full-object CRC-64/NVME checksum (one SHA-256
+    /// pass per upload). HEADs ask for the stored checksum (`x-amz-checksum-mode`).
+    case crc64nvme
+    /// As `crc64nvme`, but a multipart upload's parts carry SHA-256 checksums (the store
+    /// keeps a composite of them): a second SHA-256 pass, for stores without CRC-64/NVME.
     case sha256
     /// No `x-amz-checksum-*` header at all, for stores that refuse them (Backblaze B2
     /// answers 400). Uploads are still signed with their SHA-256 as the payload hash and
     /// carry `x-amz-meta-sha256`; an existing object is proven by downloading and hashing
     /// it; an interrupted multipart upload is not resumed (nothing proves its parts).
     case none
+
+    /// What a multipart upload's parts are checksummed (or, with `none`, signed) with.
+    var partAlgorithm: PartChecksumAlgorithm { self == .crc64nvme ? .crc64nvme : .sha256 }
+
+    /// Whether any `x-amz-checksum-*` header is sent.
+    var sendsChecksums: Bool { self != .none }
 }

@@ -28,7 +28,7 @@ package struct TargetSettings: Sendable {
     /// for a bucket whose name contains '.', which AWS's wildcard certificate cannot cover).
     package var pathStyle: Bool?
     package var policy = S3UploadPolicy()
-    /// `--checksum`: nil takes `$MODELCAST_S3_CHECKSUM`, else `sha256`.
+    /// `--checksum`: nil takes `$MODELCAST_S3_CHECKSUM`, else `crc64nvme`.
     package var checksum: S3ChecksumMode?
     package var retries = 4
     /// Reports each object upload to an S3 target (`uploading KEY`, its size) as its
@@ -93,12 +93,12 @@ extension TargetSettings {
         }
     }
 
-    /// `--checksum`, else `$MODELCAST_S3_CHECKSUM`, else `sha256`.
+    /// `--checksum`, else `$MODELCAST_S3_CHECKSUM`, else `crc64nvme`.
     func checksumMode(_ environment: [String: String]) throws -> S3ChecksumMode {
         if let checksum { return checksum }
-        guard let text = environment["MODELCAST_S3_CHECKSUM"], !text.isEmpty else { return .sha256 }
+        guard let text = environment["MODELCAST_S3_CHECKSUM"], !text.isEmpty else { return .crc64nvme }
         guard let mode = S3ChecksumMode(rawValue: text.lowercased()) else {
-            throw ModelCastError.usage("MODELCAST_S3_CHECKSUM='\(text)' is not a checksum mode: use sha256 or none")
+            throw ModelCastError.usage("MODELCAST_S3_CHECKSUM='\(text)' is not a checksum mode: use crc64nvme, sha256 or none")
         }
         return mode
     }
