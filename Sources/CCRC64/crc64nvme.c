@@ -108,13 +108,11 @@ uint64_t modelcast_crc64nvme_update(uint64_t crc, const void *bytes, size_t leng
 /// a * b mod P, both bit-reflected (bit 63 is x^0).
 static uint64_t multiply(uint64_t a, uint64_t b) {
     uint64_t product = 0;
-    uint64_t m = 1ULL << 63;
-    for (;;) {
+    for (uint64_t m = 1ULL << 63; m != 0 && a != 0; m >>= 1) {
         if (a & m) {
             product ^= b;
-            if ((a & (m - 1)) == 0) break;
+            a ^= m;
         }
-        m >>= 1;
         b = (b & 1) ? (b >> 1) ^ POLY_REFLECTED : b >> 1;
     }
     return product;

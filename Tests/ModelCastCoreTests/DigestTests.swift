@@ -124,7 +124,7 @@ final class DigestTests: XCTestCase {
         let model = repositoryRoot + "/examples/models/TinyClassifier.mlpackage"
         let staged = try Packer().stage(ModelInspector.describe(model), in: try scratch.mkdir("staging"), partSize: 5000)
         let zip = try Data(contentsOf: URL(fileURLWithPath: staged.path))
-        let zipParts = stride(from: 0, to: zip.count, by: 5000).map { CRC64NVME(value: referenceCRC64NVME(zip[$0..<min($0 + 5000, zip.count)])) }
+        let zipParts = stride(from: 0, to: zip.count, by: 5000).map { CRC64NVME(value: referenceCRC64NVME(Array(zip[$0..<min($0 + 5000, zip.count)]))) }
         XCTAssertGreaterThan(zipParts.count, 2)
         XCTAssertEqual(staged.parts, PartDigests(partSize: 5000, crcs: zipParts))
         XCTAssertNil(try Packer().digest(ModelInspector.describe(model)).parts, "no part size, no parts")

@@ -80,7 +80,7 @@ package struct PartDigests: Sendable, Equatable {
     /// The CRC-64/NVME of the whole stream of `size` bytes, combined from its parts'
     /// (whatever the part size). nil for SHA-256 parts or a part count `size` does not give.
     package func fullObjectCRC(size: Int64) -> CRC64NVME? {
-        guard partSize > 0, Int64(checksums.count) == (size + partSize - 1) / partSize else { return nil }
+        guard algorithm == .crc64nvme, partSize > 0, Int64(checksums.count) == (size + partSize - 1) / partSize else { return nil }
         var whole = CRC64NVME()
         for (index, checksum) in checksums.enumerated() {
             guard case .crc64nvme(let crc) = checksum else { return nil }
@@ -121,7 +121,8 @@ final class PartHasher {
     }
 
     private func add(_ bytes: UnsafeRawBufferPointer) throws {
-        switch current ?? (algorithm == .sha256 ? .sha256(try SHA256Hasher()) : .crc64nvme(CRC64NVME())) {
+        let running = try current ?? (algorithm == .sha256 ? .sha256(SHA256Hasher()) : .crc64nvme(CRC64NVME()))
+        switch running {
         case .crc64nvme(var crc):
             crc.update(bytes)
             current = .crc64nvme(crc)

@@ -267,11 +267,45 @@ extension S3Storage {
         return best
     }
 
+    /// A part ListParts reports: its index, size, ETag and checksum (when listed).
+    struct ListedPart {
+        let index: Int
+        let size: Int64
+        let etag: String
+        let checksum: String?
+    }
+
     /// The parts `upload` holds (ListParts), by index with their ETags; nil when one of
     /// them is not proven to be the local bytes of that part, or the upload is gone.
+    /// Parts the store lists without a checksum are recognised by the MD5 of the local
+    /// part (their ETag at moto and most stores), hashed on every core at once.
     func provenParts(_ upload: PendingUpload, path: String, size: Int64, parts: PartDigests, md5s: inout [Int: String]) async throws -> [Int: String]? {
-        let objectKey = target.objectKey(upload.key)
+        guard let listed = try await listParts(upload, parts: parts) else { return nil }
+        for part in listed where part.size != parts.range(ofPart: part.index, size: size).length { return nil }
+        let unhashed = listed.filter { $0.checksum == nil && md5s[$0.index] == nil }.map(\.index)
+        let hashed = ResultBox<String>(count: unhashed.count)
+        DispatchQueue.concurrentPerform(iterations: unhashed.count) { slot in
+            let (offset, length) = parts.range(ofPart: unhashed[slot], size: size)
+            hashed.set(slot, Result { try Self.md5(path: path, offset: offset, length: length) })
+        }
+        for (slot, result) in hashed.values.enumerated() { md5s[unhashed[slot]] = try result!.get() }
         var stored: [Int: String] = [:]
+        for part in listed {
+            if let checksum = part.checksum {
+                guard checksum == parts.checksums[part.index].base64 else { return nil }
+            } else {
+                guard part.etag.replacingOccurrences(of: "\"", with: "").lowercased() == md5s[part.index] else { return nil }
+            }
+            stored[part.index] = part.etag
+        }
+        return stored
+    }
+
+    /// Every part of `upload` (ListParts, page by page); nil when the upload is gone, was
+    /// made with another checksum algorithm, or lists a part this file does not have.
+    func listParts(_ upload: PendingUpload, parts: PartDigests) async throws -> [ListedPart]? {
+        let objectKey = target.objectKey(upload.key)
+        var listed: [ListedPart] = []
         var marker: String?
         repeat {
             var query = [("uploadId", upload.uploadID)]
@@ -284,21 +318,11 @@ extension S3Storage {
                 guard let number = XMLFields.first("PartNumber", in: block).flatMap(Int.init), number >= 1, number <= parts.checksums.count,
                       let storedSize = XMLFields.first("Size", in: block).flatMap(Int64.init),
                       let etag = XMLFields.first("ETag", in: block) else { return nil }
-                let index = number - 1
-                let (offset, length) = parts.range(ofPart: index, size: size)
-                guard storedSize == length else { return nil }
-                if let checksum = XMLFields.first(parts.algorithm.xmlElement, in: block) {
-                    guard checksum == parts.checksums[index].base64 else { return nil }
-                } else {
-                    let md5 = try md5s[index] ?? Self.md5(path: path, offset: offset, length: length)
-                    md5s[index] = md5
-                    guard etag.replacingOccurrences(of: "\"", with: "").lowercased() == md5 else { return nil }
-                }
-                stored[index] = etag
+                listed.append(ListedPart(index: number - 1, size: storedSize, etag: etag, checksum: XMLFields.first(parts.algorithm.xmlElement, in: block)))
             }
             marker = XMLFields.first("IsTruncated", in: response.body) == "true" ? XMLFields.first("NextPartNumberMarker", in: response.body) : nil
         } while marker != nil
-        return stored
+        return listed
     }
 
     /// MD5 (hex) of a byte range of a file: to recognise a stored part by its ETag.
