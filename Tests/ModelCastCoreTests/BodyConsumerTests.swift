@@ -30,42 +30,6 @@ final class BodyConsumerTests: XCTestCase {
         XCTAssertEqual(seen.withLockedValue { $0 }, sent)
     }
 
-    func testBuffersConsumedOnTheCallerNeverOvertakeQueuedOnes() async throws {
-        let seen = NIOLockedValueBox([UInt8]())
-        let consumer = BodyConsumer(highWater: 64 << 10) { chunk in
-            usleep(100)
-            seen.withLockedValue { $0.append(contentsOf: chunk) }
-        }
-        var sent: [UInt8] = []
-        for index in 0..<200 {
-            let bytes = (0..<(1000 + index)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ index) }
-            sent += bytes
-            // Every third buffer asks for the caller: it is consumed there only once the queue is empty.
-            try await consumer.submit(ByteBuffer(bytes: bytes), on: eventLoop, onCaller: index % 3 == 0).get()
-        }
-        try await consumer.finish()
-        XCTAssertEqual(seen.withLockedValue { $0 }, sent)
-    }
-
-    func testABufferConsumedOnTheCallerIsDoneWhenSubmitReturns() async throws {
-        let seen = NIOLockedValueBox(0)
-        let consumer = BodyConsumer { chunk in seen.withLockedValue { $0 += chunk.count } }
-        for count in 1...20 {
-            let future = consumer.submit(ByteBuffer(bytes: [UInt8](repeating: 1, count: 100)), on: eventLoop, onCaller: true)
-            XCTAssertEqual(seen.withLockedValue { $0 }, count * 100)
-            try await future.get()
-        }
-        try await consumer.finish()
-    }
-
-    func testAFailureOnTheCallerReachesTheReader() async throws {
-        let consumer = BodyConsumer { _ in throw Stop() }
-        var thrown: Error?
-        do { try await consumer.submit(ByteBuffer(bytes: [1]), on: eventLoop, onCaller: true).get() } catch { thrown = error }
-        XCTAssertTrue(thrown is Stop, "\(String(describing: thrown))")
-        do { try await consumer.finish(); XCTFail("finish must throw the consumer's error") } catch { XCTAssertTrue(error is Stop) }
-    }
-
     func testAConsumerFailureStopsConsumptionAndReachesTheReader() async throws {
         let calls = NIOLockedValueBox(0)
         let consumer = BodyConsumer(highWater: 1 << 20) { _ in

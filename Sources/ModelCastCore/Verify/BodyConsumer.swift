@@ -7,9 +7,7 @@ import NIOCore
 /// event loop goes on reading while earlier buffers are hashed. Buffers are handed over as they
 /// are (a `ByteBuffer` slice, no copy). At most `highWater` bytes (1 MiB: 16 of NIO's
 /// 64 KiB reads, about a millisecond of hashing) wait at a time: the
-/// reader waits beyond that, so memory stays flat however fast the server sends. When
-/// every core already reads a body (`BodyLanes.hashOnLoop`), a buffer is consumed on the
-/// event loop itself, which saves the hand-over.
+/// reader waits beyond that, so memory stays flat however fast the server sends.
 final class BodyConsumer: Sendable {
     private struct State {
         /// Bytes queued and not yet consumed.
@@ -47,18 +45,14 @@ final class BodyConsumer: Sendable {
     /// Queues `buffer` for the consumer. The future completes at once while little is
     /// queued; past the high water it completes once the consumer is halfway through, so
     /// the event loop stops reading meanwhile. It fails with the consumer's error once the
-    /// consumer has failed (nothing more is consumed after that). `onCaller`: consume it
-    /// on the calling thread instead, once nothing is queued (bytes stay in order).
-    func submit(_ buffer: ByteBuffer, on eventLoop: EventLoop, onCaller: Bool = false) -> EventLoopFuture<Void> {
+    /// consumer has failed (nothing more is consumed after that).
+    func submit(_ buffer: ByteBuffer, on eventLoop: EventLoop) -> EventLoopFuture<Void> {
         let count = buffer.readableBytes
-        let (failure, now): (Error?, Bool) = state.withLockedValue { state in
-            guard state.error == nil else { return (state.error, false) }
-            if onCaller && state.pending == 0 { return (nil, true) }
-            state.pending += count
-            return (nil, false)
+        let failure: Error? = state.withLockedValue { state in
+            if state.error == nil { state.pending += count }
+            return state.error
         }
         if let failure { return eventLoop.makeFailedFuture(failure) }
-        if now { return consumeNow(buffer, on: eventLoop) }
         queue.async { [self] in
             let skip = state.withLockedValue { $0.error != nil }
             var thrown: Error?
@@ -84,17 +78,6 @@ final class BodyConsumer: Sendable {
         guard let promise else { return eventLoop.makeSucceededVoidFuture() }
         return promise.futureResult.flatMapThrowing { [self] in
             if let failure = state.withLockedValue({ $0.error }) { throw failure }
-        }
-    }
-
-    /// Consumes `buffer` on the calling thread (nothing is queued before it).
-    private func consumeNow(_ buffer: ByteBuffer, on eventLoop: EventLoop) -> EventLoopFuture<Void> {
-        do {
-            try buffer.withUnsafeReadableBytes { try consume($0) }
-            return eventLoop.makeSucceededVoidFuture()
-        } catch {
-            state.withLockedValue { if $0.error == nil { $0.error = error } }
-            return eventLoop.makeFailedFuture(error)
         }
     }
 

@@ -11,8 +11,6 @@ import NIOHTTP1
 /// retry it until the connect timeout); the verifier retries with backoff.
 package final class HTTPFetcher: ObjectFetcher, Sendable {
     private let client: HTTPClient
-    /// Which loop reads each body, and whether it is hashed there.
-    private let lanes: BodyLanes
     /// The most redirects followed for one request.
     package static let maxRedirects = 5
 
@@ -24,9 +22,7 @@ package final class HTTPFetcher: ObjectFetcher, Sendable {
             decompression: .disabled)
         configuration.httpVersion = .automatic
         configuration.connectionPool.retryConnectionEstablishment = false
-        let group = HTTPClient.defaultEventLoopGroup
-        client = HTTPClient(eventLoopGroupProvider: .shared(group), configuration: configuration)
-        lanes = BodyLanes(group: group)
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
     /// Closes the connection pool; call once when done.
@@ -63,14 +59,10 @@ package final class HTTPFetcher: ObjectFetcher, Sendable {
             throw FetchError.transport(url: url, failure: NetworkFailure(error, host: host), progress: tracker.snapshot)
         }
         // The body goes to the consumer (a hasher) on its own queue, straight from the
-        // event loop: the next buffer is read while this one is hashed; or, while every
-        // loop reads a body, on the loop itself (BodyLanes).
+        // event loop: the next buffer is read while this one is hashed.
         let consumer = BodyConsumer(consume: consume)
-        // Each body is read (connection and delegate) on the loop reading the fewest.
-        let lane = lanes.open()
-        defer { lanes.close(lane) }
-        let delegate = StreamingBodyDelegate(limit: limit, tracker: tracker, consumer: consumer, lanes: lanes)
-        let task = client.execute(request: request, delegate: delegate, eventLoop: .delegateAndChannel(on: lane.eventLoop),
+        let delegate = StreamingBodyDelegate(limit: limit, tracker: tracker, consumer: consumer)
+        let task = client.execute(request: request, delegate: delegate,
                                   deadline: .now() + .milliseconds(Int64(max(0.001, deadline.timeIntervalSinceNow) * 1000)))
         let outcome: StreamingBodyDelegate.Outcome
         do {
@@ -123,14 +115,12 @@ final class StreamingBodyDelegate: HTTPClientResponseDelegate, Sendable {
     private let limit: Int64
     private let tracker: ProgressTracker
     private let consumer: BodyConsumer
-    private let lanes: BodyLanes
     private let state = NIOLockedValueBox(State())
 
-    init(limit: Int64, tracker: ProgressTracker, consumer: BodyConsumer, lanes: BodyLanes) {
+    init(limit: Int64, tracker: ProgressTracker, consumer: BodyConsumer) {
         self.limit = limit
         self.tracker = tracker
         self.consumer = consumer
-        self.lanes = lanes
     }
 
     /// What was read when reading stopped at the limit, or nil when it did not.
@@ -167,8 +157,7 @@ final class StreamingBodyDelegate: HTTPClientResponseDelegate, Sendable {
         }
         var handed: EventLoopFuture<Void>?
         if take > 0, !isRedirect {
-            handed = consumer.submit(take == available ? buffer : buffer.getSlice(at: buffer.readerIndex, length: Int(take))!,
-                                     on: task.eventLoop, onCaller: lanes.hashOnLoop)
+            handed = consumer.submit(take == available ? buffer : buffer.getSlice(at: buffer.readerIndex, length: Int(take))!, on: task.eventLoop)
         }
         if available > take {
             // Never download beyond what the manifest promised.
