@@ -2,8 +2,8 @@ import Foundation
 import NIOConcurrencyHelpers
 
 /// A directory model published as a tree (`--no-zip`): every regular file with its path
-/// inside the model, size and SHA-256. The files are hashed where they are, never copied,
-/// several at a time (one per core).
+/// inside the model, size and SHA-256. The files are hashed where they are, several at a
+/// time (one per core); for a target that stores copies, copied in the same read (`Copies`).
 package struct TreeListing: Codable, Sendable, Equatable {
     /// One regular file of the tree.
     package struct File: Codable, Sendable, Equatable {

@@ -251,15 +251,19 @@ package final class S3Storage: Storage, Sendable {
     /// objects are asked about first (`upload`), so a re-run never sends them again.
     static let sentWithoutAsking: Int64 = 16 << 20
 
-    /// One conditional PUT of a small staged file (see `sentWithoutAsking`).
+    /// One conditional PUT of a small staged file (see `sentWithoutAsking`). Its upload is
+    /// reported once stored: until the answer, the bytes may be going to a key that holds
+    /// them already (an unchanged object reports nothing).
     func putWithoutAsking(_ key: String, staged: StagedObject, hashed: FileSnapshot?) async throws -> PutOutcome {
         try checkUnchanged(staged.path, since: hashed)
         let size = staged.metadata.size
-        let reporter = progress?("uploading \(key)", size)
-        defer { reporter?.finish() }
-        let sent = UploadProgress(reporter, parts: 1)
-        return try await put(key, body: .file(path: staged.path, offset: 0, length: size, sent: { sent.partSent(0, upTo: $0) }),
-                             metadata: staged.metadata, localFile: staged.path, condition: ("If-None-Match", "*"))
+        let outcome = try await put(key, body: .file(path: staged.path, offset: 0, length: size), metadata: staged.metadata,
+                                    localFile: staged.path, condition: ("If-None-Match", "*"))
+        if outcome == .created, let reporter = progress?("uploading \(key)", size) {
+            reporter.advance(by: Int(size))
+            reporter.finish()
+        }
+        return outcome
     }
 
     /// A record or other small bytes: one conditional PUT (a key that exists is compared).
@@ -296,28 +300,36 @@ package final class S3Storage: Storage, Sendable {
     /// the bytes it received and refuses them on a difference), else by a HEAD: the size,
     /// the store's whole-object checksum where it reports one, Cache-Control and
     /// Content-Type (with `--checksum none`, as on Backblaze B2, always the HEAD). An
-    /// object found wrong is removed (this run created it, `delete` checks its ETag) and
-    /// the difference reported.
+    /// object not proven (found wrong, or the HEAD failed) is removed, since the caller
+    /// never learns this run created it (`delete` checks its ETag), and the error reported.
     func confirmCreated(_ key: String, metadata: ObjectMetadata, answer: S3Response?) async throws {
         if policy.checksum == .sha256, let answer, case .fullObject(let digest, _) = StoreChecksum(answer.headers), digest == metadata.sha256 {
             return
         }
-        guard let info = try await head(key) else {
-            throw ModelCastError.io(operation: "check stored object", path: "\(location)/\(key)", reason: "missing after upload")
+        do {
+            guard let info = try await head(key) else {
+                throw ModelCastError.io(operation: "check stored object", path: "\(location)/\(key)", reason: "missing after upload")
+            }
+            if let problem = Self.difference(info, from: metadata) {
+                throw ModelCastError.io(operation: "check stored object", path: "\(location)/\(key)", reason: problem)
+            }
+        } catch {
+            try? await delete(key)  // best effort: the failure is what must be reported
+            throw error
         }
-        var problem: String?
-        if info.size != metadata.size {
-            problem = "\(info.size) bytes, expected \(metadata.size)"
-        } else if let sha = info.sha256, sha != metadata.sha256 {
-            problem = "sha256 \(sha.hex), expected \(metadata.sha256.hex)"
-        } else if let cacheControl = info.cacheControl, cacheControl != metadata.cacheControl {
-            problem = "Cache-Control '\(cacheControl)', expected '\(metadata.cacheControl)'"
-        } else if let contentType = info.contentType, mediaType(contentType) != mediaType(metadata.contentType) {
-            problem = "Content-Type '\(contentType)', expected '\(metadata.contentType)'"
+    }
+
+    /// How what a HEAD reports differs from what was stored, or nil.
+    static func difference(_ info: ObjectInfo, from metadata: ObjectMetadata) -> String? {
+        if info.size != metadata.size { return "\(info.size) bytes, expected \(metadata.size)" }
+        if let sha = info.sha256, sha != metadata.sha256 { return "sha256 \(sha.hex), expected \(metadata.sha256.hex)" }
+        if let cacheControl = info.cacheControl, cacheControl != metadata.cacheControl {
+            return "Cache-Control '\(cacheControl)', expected '\(metadata.cacheControl)'"
         }
-        guard let problem else { return }
-        try? await delete(key)  // best effort: the difference is what must be reported
-        throw ModelCastError.io(operation: "check stored object", path: "\(location)/\(key)", reason: problem)
+        if let contentType = info.contentType, mediaType(contentType) != mediaType(metadata.contentType) {
+            return "Content-Type '\(contentType)', expected '\(metadata.contentType)'"
+        }
+        return nil
     }
 
     /// The SHA-256 checksum of a single PUT's body (none with `--checksum none`). S3
