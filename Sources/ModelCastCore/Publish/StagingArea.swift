@@ -21,14 +21,23 @@ final class StagingArea {
     /// SHA-256 is stored already (the live record, checked against the store, proves it —
     /// or proveStored re-reads it with --reverify-stored), so no request asks the store.
     private let liveTreeFiles: [String: ReleaseFile]
+    /// The size and path (`SIZE:PATH`) of every tree file the live release names: a file
+    /// found there again is most likely unchanged, so it is hashed first and copied only if not.
+    private let liveTreePlaces: Set<String>
 
     init(storage: any Storage, dryRun: Bool, request: PublishRequest, live: Release? = nil) throws {
         self.storage = storage
         self.request = request
         directory = dryRun ? nil : try storage.capabilities.staging.directory()
         var liveTreeFiles: [String: ReleaseFile] = [:]
-        for file in live?.files ?? [] where file.path != nil { liveTreeFiles[file.key] = file }
+        var liveTreePlaces = Set<String>()
+        for file in live?.files ?? [] {
+            guard let path = file.path else { continue }
+            liveTreeFiles[file.key] = file
+            liveTreePlaces.insert(Self.place(path: path, size: file.size))
+        }
         self.liveTreeFiles = liveTreeFiles
+        self.liveTreePlaces = liveTreePlaces
     }
 
     /// Every local file behind a key of this release: staged copies and stored tree files.
@@ -131,7 +140,13 @@ final class StagingArea {
         // Hashing every file blocks (concurrentPerform over the files): on its own thread.
         let progress = request.progress
         let sizes = partSize
-        let listing = try await onOwnThread("modelcast.tree-listing") { try TreeListing.make(description, progress: progress, partSize: sizes) }
+        let copying = treeCopies()
+        let listing = try await onOwnThread("modelcast.tree-listing") {
+            try TreeListing.make(description, progress: progress, partSize: sizes, copies: copying)
+        }
+        // Copies made while hashing that end up not staged are removed, whatever happens.
+        var copies = Set(listing.files.compactMap(\.copy))
+        defer { copies.forEach(TreeListing.removeCopy) }
         var files: [ReleaseFile] = []
         for file in listing.files {
             let key = TargetLayout.blobKey(model: model.keyName, sha256: file.sha256)
@@ -145,7 +160,9 @@ final class StagingArea {
                 } else if try await storage.head(key) != nil {
                     stored[key] = file.diskPath
                 } else {
-                    staged[key] = try stageTreeFile(file)
+                    let artifact = try stageTreeFile(file)
+                    copies.remove(artifact.result.path)
+                    staged[key] = artifact
                 }
             }
             let name = String(file.path.split(separator: "/").last ?? Substring(file.path))
@@ -155,9 +172,21 @@ final class StagingArea {
         return ReleaseModel(version: model.version, files: files, meta: model.meta, tree: listing.name)
     }
 
+    /// For a target that stores copies (a directory; not a dry run), the tree files to copy
+    /// as they are hashed, so each is read once: all but those the live release names at
+    /// the same path with the same size (most likely unchanged, stored already: only hashed).
+    private func treeCopies() -> TreeListing.Copies? {
+        guard let directory, !storage.capabilities.uploadsInPlace else { return nil }
+        let live = liveTreePlaces
+        return TreeListing.Copies(directory: directory) { path, size in !live.contains(Self.place(path: path, size: size)) }
+    }
+
+    private static func place(path: String, size: Int64) -> String { "\(size):\(path)" }
+
     /// A tree file ready to store: uploaded from where it is by stores that can (and for a
-    /// dry run), else copied into staging — re-hashed on the way, so a file that changed
-    /// since it was listed is refused rather than published under the wrong hash.
+    /// dry run), else the copy the listing made as it hashed the file, else copied into
+    /// staging — re-hashed on the way, so a file that changed since it was listed is
+    /// refused rather than published under the wrong hash.
     private func stageTreeFile(_ file: TreeListing.File) throws -> StagedArtifact {
         func result(_ path: String, source: FileSnapshot?) -> PackResult {
             PackResult(path: path, name: PathText.lastComponent(file.path), size: file.size, sha256: file.sha256, kind: .file, files: 1,
@@ -166,6 +195,8 @@ final class StagingArea {
         guard let directory, !storage.capabilities.uploadsInPlace else {
             return StagedArtifact(result: result(file.diskPath, source: file.source), inPlace: true)
         }
+        // Copied as it was hashed: those very bytes.
+        if let copy = file.copy { return StagedArtifact(result: result(copy, source: nil), inPlace: false) }
         let copy = try AtomicFile(destination: directory + "/" + file.sha256.hex)
         do {
             let digest = try StreamDigester.digestFile(at: file.diskPath, copyingTo: copy.descriptor)

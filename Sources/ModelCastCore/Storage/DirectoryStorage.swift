@@ -145,8 +145,9 @@ package struct DirectoryStorage: Storage {
         return Data(try descriptor.read(at: range.lowerBound, count: range.count))
     }
 
-    /// The etag is of the file opened, so it names exactly the bytes read.
-    package func getWithETag(_ key: String, limit: Int) async throws -> (data: Data, etag: String)? {
+    /// The etag is of the file opened, so it names exactly the bytes read; the Content-Type
+    /// is the one `head` reports (by the key's name), and there is no Cache-Control.
+    package func getWithInfo(_ key: String, limit: Int) async throws -> (data: Data, info: ObjectInfo)? {
         let file = try path(key)
         // Only a regular file is an object, as for head(); a symbolic link is refused
         // (it could point anywhere, at anything of any size).
@@ -177,7 +178,7 @@ package struct DirectoryStorage: Storage {
             data.append(contentsOf: bytes)
             guard data.count <= limit else { throw StorageError.tooLarge(key: key, size: Int64(data.count), limit: limit) }
         }
-        return (data, Self.etag(info))
+        return (data, ObjectInfo(size: Int64(data.count), contentType: ContentType.forArtifact(named: key), etag: Self.etag(info)))
     }
 
     package func list(prefix: String) async throws -> [String] {

@@ -165,7 +165,7 @@ package final class S3Storage: Storage, Sendable {
         return response.body
     }
 
-    package func getWithETag(_ key: String, limit: Int) async throws -> (data: Data, etag: String)? {
+    package func getWithInfo(_ key: String, limit: Int) async throws -> (data: Data, info: ObjectInfo)? {
         try validateKey(key)
         let objectKey = target.objectKey(key)
         let response: S3Response
@@ -177,7 +177,8 @@ package final class S3Storage: Storage, Sendable {
         // A missing bucket is no missing object: nothing of the target can be read or written.
         if response.status == 404, S3Client.errorCode(response.body) != "NoSuchBucket" { return nil }
         guard response.status == 200 else { throw client.error(response, operation: "GET", key: objectKey) }
-        return (response.body, response.headers["etag"] ?? "")
+        return (response.body, ObjectInfo(size: Int64(response.body.count), contentType: response.headers["content-type"],
+                                          cacheControl: response.headers["cache-control"], etag: response.headers["etag"]))
     }
 
     package func list(prefix: String) async throws -> [String] {
@@ -234,21 +235,50 @@ package final class S3Storage: Storage, Sendable {
         // hashed for `metadata`. A store that does not check part checksums would
         // accept changed bytes in a multipart upload.
         let hashed = try staged.isTemporary ? nil : (staged.source ?? FileSnapshot.current(staged.path))
-        let outcome = try await upload(key, staged: staged, hashed: hashed)
+        let size = staged.metadata.size
+        let outcome = size <= Self.sentWithoutAsking && !isMultipart(size)
+            ? try await putWithoutAsking(key, staged: staged, hashed: hashed)
+            : try await upload(key, staged: staged, hashed: hashed)
         try checkUnchanged(staged.path, since: hashed)
+        // A multipart upload is proven by its object checksum (full-object CRC or composite
+        // SHA-256, `checkComposite`); without checksums, by a HEAD.
+        if outcome == .created, isMultipart(size), !policy.checksum.sendsChecksums {
+            try await confirmCreated(key, metadata: staged.metadata, answer: nil)
+        }
         return outcome
     }
 
+    /// Objects up to this size are sent without asking first whether the key exists. Where
+    /// it does not (the usual case: a new blob, a new record) that saves a round trip; where
+    /// it does, the conditional PUT is refused and the stored object proven as before, and
+    /// sending a few MiB for nothing costs about what the question would have. Larger
+    /// objects are asked about first (`upload`), so a re-run never sends them again.
+    static let sentWithoutAsking: Int64 = 16 << 20
+
+    /// One conditional PUT of a small staged file (see `sentWithoutAsking`). Its upload is
+    /// reported once stored: until the answer, the bytes may be going to a key that holds
+    /// them already (an unchanged object reports nothing).
+    func putWithoutAsking(_ key: String, staged: StagedObject, hashed: FileSnapshot?) async throws -> PutOutcome {
+        try checkUnchanged(staged.path, since: hashed)
+        let size = staged.metadata.size
+        let outcome = try await put(key, body: .file(path: staged.path, offset: 0, length: size), metadata: staged.metadata,
+                                    localFile: staged.path, condition: ("If-None-Match", "*"))
+        if outcome == .created, let reporter = progress?("uploading \(key)", size) {
+            reporter.advance(by: Int(size))
+            reporter.finish()
+        }
+        return outcome
+    }
+
+    /// A record or other small bytes: one conditional PUT (a key that exists is compared).
     func putBytes(_ key: String, _ data: Data, _ metadata: ObjectMetadata) async throws -> PutOutcome {
         try validateKey(key)
-        if let outcome = try await compare(key, metadata: metadata, localFile: nil) {
-            return outcome
-        }
         return try await put(key, body: .data(data), metadata: metadata, localFile: nil, condition: ("If-None-Match", "*"))
     }
 
-    /// A single conditional PUT: `.created` only when it succeeds. 412 means the key
-    /// appeared meanwhile: compare it. `localFile`: the body's bytes on disk, if any.
+    /// A single conditional PUT: `.created` only when it succeeds and what it stored is
+    /// proven (`confirmCreated`). 412 means the key exists: compare it. `localFile`: the
+    /// body's bytes on disk, if any.
     func put(_ key: String, body: S3Body, metadata: ObjectMetadata, localFile: String?, condition: (String, String)) async throws -> PutOutcome {
         let objectKey = target.objectKey(key)
         let response = try await client.send(
@@ -257,6 +287,7 @@ package final class S3Storage: Storage, Sendable {
         switch response.status {
         case 200:
             createdETags.set(key, response.headers["etag"])
+            try await confirmCreated(key, metadata: metadata, answer: response)
             return .created
         case 412:
             guard let outcome = try await compare(key, metadata: metadata, localFile: localFile) else {
@@ -266,6 +297,44 @@ package final class S3Storage: Storage, Sendable {
         default:
             throw client.error(response, operation: "PUT", key: objectKey)
         }
+    }
+
+    /// Proves what this run just created before it counts as `.created`: by the PUT's
+    /// answer (`answer`), when it echoes the SHA-256 checksum sent (S3 computes that over
+    /// the bytes it received and refuses them on a difference), else by a HEAD: the size,
+    /// the store's whole-object checksum where it reports one, Cache-Control and
+    /// Content-Type (with `--checksum none`, as on Backblaze B2, always the HEAD). An
+    /// object not proven (found wrong, or the HEAD failed) is removed, since the caller
+    /// never learns this run created it (`delete` checks its ETag), and the error reported.
+    func confirmCreated(_ key: String, metadata: ObjectMetadata, answer: S3Response?) async throws {
+        // An object sent whole carries its SHA-256 in every mode but `none`.
+        if policy.checksum.sendsChecksums, let answer, case .fullObject(let digest, _) = StoreChecksum(answer.headers), digest == metadata.sha256 {
+            return
+        }
+        do {
+            guard let info = try await head(key) else {
+                throw ModelCastError.io(operation: "check stored object", path: "\(location)/\(key)", reason: "missing after upload")
+            }
+            if let problem = Self.difference(info, from: metadata) {
+                throw ModelCastError.io(operation: "check stored object", path: "\(location)/\(key)", reason: problem)
+            }
+        } catch {
+            try? await delete(key)  // best effort: the failure is what must be reported
+            throw error
+        }
+    }
+
+    /// How what a HEAD reports differs from what was stored, or nil.
+    static func difference(_ info: ObjectInfo, from metadata: ObjectMetadata) -> String? {
+        if info.size != metadata.size { return "\(info.size) bytes, expected \(metadata.size)" }
+        if let sha = info.sha256, sha != metadata.sha256 { return "sha256 \(sha.hex), expected \(metadata.sha256.hex)" }
+        if let cacheControl = info.cacheControl, cacheControl != metadata.cacheControl {
+            return "Cache-Control '\(cacheControl)', expected '\(metadata.cacheControl)'"
+        }
+        if let contentType = info.contentType, mediaType(contentType) != mediaType(metadata.contentType) {
+            return "Content-Type '\(contentType)', expected '\(metadata.contentType)'"
+        }
+        return nil
     }
 
     /// The SHA-256 checksum of a single PUT's body (none with `--checksum none`). S3

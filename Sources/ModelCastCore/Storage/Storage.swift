@@ -74,7 +74,9 @@ package struct StagedObject: Sendable {
 
 /// The outcome of `putIfAbsent`.
 package enum PutOutcome: Equatable, Sendable {
-    /// The key did not exist and now holds the object.
+    /// The key did not exist and now holds the object, proven by the store before it
+    /// answers: its size and SHA-256 (the store's checksum of the bytes it received, or the
+    /// object checked after the write), and the metadata it is served with.
     case created
     /// The key already held exactly these bytes: nothing was written.
     case unchanged
@@ -107,10 +109,11 @@ package protocol Storage: Sendable {
     /// Metadata of `key`, or nil when it does not exist.
     func head(_ key: String) async throws -> ObjectInfo?
 
-    /// The bytes of a small object (manifests, history records) with the etag they were
-    /// read under (for a later conditional `replace`), or nil when it does not exist.
-    /// Refuses objects larger than `limit`.
-    func getWithETag(_ key: String, limit: Int) async throws -> (data: Data, etag: String)?
+    /// The bytes of a small object (manifests, history records) with what the store said
+    /// of them in the same answer: their etag (for a later conditional `replace`),
+    /// Cache-Control and Content-Type (no SHA-256: the caller holds the bytes). nil when
+    /// it does not exist. Refuses objects larger than `limit`.
+    func getWithInfo(_ key: String, limit: Int) async throws -> (data: Data, info: ObjectInfo)?
 
     /// Bytes `range` of `key` (at most 16 MiB; fewer where the object ends first), for
     /// readers that need a few records of a large object (a zip's central directory).
@@ -122,7 +125,8 @@ package protocol Storage: Sendable {
 
     /// Stores `body` under `key` unless the key exists. An existing key with the same
     /// bytes is `.unchanged`; with different bytes it is an error naming the key, and
-    /// nothing is written. A staged file is consumed.
+    /// nothing is written. A staged file is consumed. `.created` comes only once what was
+    /// written is proven (see `PutOutcome.created`), so it needs no check of its own.
     func putIfAbsent(_ key: String, _ body: PutBody) async throws -> PutOutcome
 
     /// Atomically replaces (or creates) `key`: readers see the old or the new bytes,
@@ -153,7 +157,7 @@ package enum PutBody: Sendable {
 extension Storage {
     /// The bytes of a small object, or nil when it does not exist. Refuses objects larger than `limit`.
     package func get(_ key: String, limit: Int) async throws -> Data? {
-        try await getWithETag(key, limit: limit)?.data
+        try await getWithInfo(key, limit: limit)?.data
     }
 
     /// Stores a staged file under `key` unless the key exists (see `putIfAbsent(_:_:)`).

@@ -67,8 +67,8 @@ package struct TargetState: Sendable {
         var index = IndexState()
         var stored: HistoryIndex?
         do {
-            if let (data, etag) = try await storage.getWithETag(indexKey, limit: HistoryIndex.sizeLimit) {
-                index.etag = etag
+            if let (data, info) = try await storage.getWithInfo(indexKey, limit: HistoryIndex.sizeLimit) {
+                index.etag = info.etag ?? ""
                 stored = try HistoryIndex.decode(data, manifestKey: manifestKey, source: "\(storage.location)/\(indexKey)")
             } else {
                 index.problem = "there is no history index at \(storage.location)/\(indexKey)"
@@ -214,13 +214,14 @@ struct LiveObjects {
     let manifest: Data?
     let signature: Data?
 
+    /// The manifest's bytes and its etag come from one answer, so the etag a later
+    /// replace is conditional on names exactly the bytes read.
     static func read(_ storage: any Storage, manifestKey: String) async throws -> LiveObjects {
-        let info = try await storage.head(manifestKey)
-        let data = info == nil ? nil : try await storage.get(manifestKey, limit: TargetLayout.recordLimit)
+        let manifest = try await storage.getWithInfo(manifestKey, limit: TargetLayout.recordLimit)
         // Read even without a manifest: a signature left behind still witnesses the
         // sequence devices have seen (the next publish goes above it).
         let signature = try await storage.get(SignedManifest.signatureKey(for: manifestKey), limit: SignedManifest.maximumSignatureSize)
-        return LiveObjects(info: info, manifest: data, signature: signature)
+        return LiveObjects(info: manifest?.info, manifest: manifest?.data, signature: signature)
     }
 }
 
