@@ -64,20 +64,42 @@ package final class SegmentHasher {
             let count = Int(min(Int64(bytes.count), sliceEnd - position))
             return (count, position + Int64(count) == sliceEnd)
         case .contentDefined(_, let end, let cut):
-            let available = Int(min(Int64(bytes.count), end - position))
-            let mask = cut.mask
-            var hash = rolling
-            let found: Int? = ContentDefinedCut.gear.withUnsafeBufferPointer { gear in
-                for index in 0..<available {
-                    hash = (hash << 1) &+ gear[Int(bytes[index])]
-                    let length = position - segmentStart + Int64(index) + 1
-                    if length >= cut.maximum || (length >= cut.minimum && hash & mask == 0) { return index + 1 }
-                }
-                return nil
-            }
-            rolling = hash
-            if let found { return (found, true) }
-            return (available, position + Int64(available) == end)
+            return cutContentDefined(bytes, end: end, cut: cut)
         }
+    }
+
+    /// The content-defined cut: a gear hash of each byte, a boundary where its low
+    /// `maskBits` bits are zero once the segment holds `minimum` bytes, or at `maximum`.
+    /// The hash at a byte depends on that byte and the 63 before it only (each step
+    /// shifts it left by one), so bytes more than 64 before `minimum` are not hashed at
+    /// all, and the loops test nothing they need not: the same cuts as testing every byte.
+    private func cutContentDefined(_ bytes: UnsafeRawBufferPointer, end: Int64, cut: ContentDefinedCut) -> (count: Int, boundary: Bool) {
+        let available = Int(min(Int64(bytes.count), end - position))
+        let done = position - segmentStart  // bytes of this segment before these; byte i makes it done + i + 1
+        let stop = Int(min(Int64(available), cut.maximum - done))
+        let firstChecked = Int(max(0, min(Int64(stop), cut.minimum - done - 1)))
+        let firstHashed = Int(max(0, min(Int64(firstChecked), cut.minimum - 64 - done)))
+        let mask = cut.mask
+        var hash = firstHashed > 0 ? 0 : rolling
+        var found: Int?
+        ContentDefinedCut.gear.withUnsafeBufferPointer { gear in
+            var index = firstHashed
+            while index < firstChecked {
+                hash = (hash << 1) &+ gear[Int(bytes[index])]
+                index += 1
+            }
+            while index < stop {
+                hash = (hash << 1) &+ gear[Int(bytes[index])]
+                index += 1
+                if hash & mask == 0 {
+                    found = index
+                    return
+                }
+            }
+        }
+        rolling = hash
+        if found == nil, done + Int64(stop) == cut.maximum { found = stop }
+        if let found { return (found, true) }
+        return (available, position + Int64(available) == end)
     }
 }
