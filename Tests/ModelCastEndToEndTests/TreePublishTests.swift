@@ -137,12 +137,7 @@ final class TreePublishTests: XCTestCase {
         for index in 0..<50 {
             try scratch.write("shards/part-\(index / 10)/shard-\(String(format: "%02d", index)).bin", patternBytes(4096, seed: UInt32(index + 1)))
         }
-        let tree = scratch.at("shards")
-        let environment = pinnedEnvironment(moto.environment)
-        func publish(_ version: String) throws -> ProcessOutput {
-            try PublishRun([tree], name: nil, version: version, baseURL: "https://cdn.example.com/ml", to: "s3://\(moto.bucket)/ml", ["--no-zip"],
-                           environment: environment).run()
-        }
+        let publish = treePublisher(scratch.at("shards"), to: moto, prefix: "ml")
         // The paths of the blob PUTs moto logged, in order. A PUT the publisher retried
         // (a timeout on a loaded machine) is logged twice: an upload counts once per object.
         func blobPUTs() -> [String] {
@@ -199,12 +194,7 @@ final class TreePublishTests: XCTestCase {
         for index in 0..<20 {
             try scratch.write("shards/part-\(index % 4)/shard-\(String(format: "%02d", index)).bin", patternBytes(8192, seed: UInt32(index + 7)))
         }
-        let tree = scratch.at("shards")
-        let environment = pinnedEnvironment(moto.environment)
-        func publish(_ version: String) throws -> ProcessOutput {
-            try PublishRun([tree], name: nil, version: version, baseURL: "https://cdn.example.com/r", to: "s3://\(moto.bucket)/r", ["--no-zip"],
-                           environment: environment).run()
-        }
+        let publish = treePublisher(scratch.at("shards"), to: moto, prefix: "r")
         let first = try publish("1.0.0")
         XCTAssertEqual(first.status, 0, first.stderr)
         try scratch.write("shards/part-1/shard-05.bin", patternBytes(8192, seed: 4242))
@@ -383,5 +373,15 @@ final class TreePublishTests: XCTestCase {
         let listing = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out.at("TinyClassifier.mlpackage.files.json")))) as? [String: Any])
         XCTAssertEqual(listing["format"] as? String, "tree")
         XCTAssertEqual((listing["files"] as? [[String: Any]])?.compactMap { $0["sha256"] as? String }, lines.map { $0[2] })
+    }
+
+    /// Publishes the tree at `tree` (`--no-zip`) to `s3://BUCKET/PREFIX` on `moto`, as
+    /// the given version.
+    func treePublisher(_ tree: String, to moto: MotoS3, prefix: String) -> (String) throws -> ProcessOutput {
+        let environment = pinnedEnvironment(moto.environment)
+        return { version in
+            try PublishRun([tree], name: nil, version: version, baseURL: "https://cdn.example.com/\(prefix)", to: "s3://\(moto.bucket)/\(prefix)",
+                           ["--no-zip"], environment: environment).run()
+        }
     }
 }

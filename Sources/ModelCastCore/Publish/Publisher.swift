@@ -175,17 +175,8 @@ package struct Publisher: Sendable {
         guard let info = try await storage.head(key) else {
             throw ModelCastError.io(operation: "check stored object", path: place, reason: "missing after upload")
         }
-        guard info.size == expected.size else {
-            throw ModelCastError.io(operation: "check stored object", path: place, reason: "\(info.size) bytes, expected \(expected.size)")
-        }
-        if let sha = info.sha256, sha != expected.sha256 {
-            throw ModelCastError.io(operation: "check stored object", path: place, reason: "sha256 \(sha.hex), expected \(expected.sha256.hex)")
-        }
-        if let cacheControl = info.cacheControl, cacheControl != expected.cacheControl {
-            throw ModelCastError.io(operation: "check stored object", path: place, reason: "Cache-Control '\(cacheControl)', expected '\(expected.cacheControl)'")
-        }
-        if let contentType = info.contentType, mediaType(contentType) != mediaType(expected.contentType) {
-            throw ModelCastError.io(operation: "check stored object", path: place, reason: "Content-Type '\(contentType)', expected '\(expected.contentType)'")
+        if let problem = info.difference(from: expected) {
+            throw ModelCastError.io(operation: "check stored object", path: place, reason: problem)
         }
     }
 

@@ -109,7 +109,7 @@ extension S3Storage {
             try checkUnchanged(staged.path, since: hashed)
             let completion = try await complete(objectKey, uploadID: upload.id, parts: parts, size: size, etags: etags)
             createdETags.set(key, XMLFields.first("ETag", in: completion.body) ?? completion.headers["etag"])
-            try await checkComposite(key, completion: completion, metadata: staged.metadata, parts: parts, resumed: !upload.createdHere)
+            try await checkObjectChecksum(key, completion: completion, metadata: staged.metadata, parts: parts, resumed: !upload.createdHere)
             return .created
         } catch let refused as CompletionRefused {
             // The key exists: this run did not create it. Free the parts, then compare.
@@ -218,7 +218,7 @@ extension S3Storage {
     /// kept. A resumed upload on a store that reports no checksum is downloaded and hashed.
     /// Other bytes: the object, which this run created, is removed and the upload fails
     /// naming the key.
-    func checkComposite(_ key: String, completion: S3Response, metadata: ObjectMetadata, parts: PartDigests, resumed: Bool) async throws {
+    func checkObjectChecksum(_ key: String, completion: S3Response, metadata: ObjectMetadata, parts: PartDigests, resumed: Bool) async throws {
         guard policy.checksum.sendsChecksums else { return }
         do {
             if let answered = XMLFields.first(parts.algorithm.xmlElement, in: completion.body) {
@@ -227,7 +227,7 @@ extension S3Storage {
                 guard value == expected else {
                     throw StorageError.contentMismatch(
                         key: key, expectedSize: metadata.size, expectedSHA256: metadata.sha256.hex, actualSize: metadata.size, actualSHA256: nil,
-                        detail: "the store's checksum \(answered) is not the one of the parts sent (\(expected ?? "none"))")
+                        detail: "the store's checksum \(quotedValue(answered)) is not the one of the parts sent (\(expected ?? "none"))")
                 }
                 return
             }

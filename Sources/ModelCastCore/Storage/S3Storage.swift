@@ -241,7 +241,7 @@ package final class S3Storage: Storage, Sendable {
             : try await upload(key, staged: staged, hashed: hashed)
         try checkUnchanged(staged.path, since: hashed)
         // A multipart upload is proven by its object checksum (full-object CRC or composite
-        // SHA-256, `checkComposite`); without checksums, by a HEAD.
+        // SHA-256, `checkObjectChecksum`); without checksums, by a HEAD.
         if outcome == .created, isMultipart(size), !policy.checksum.sendsChecksums {
             try await confirmCreated(key, metadata: staged.metadata, answer: nil)
         }
@@ -315,26 +315,13 @@ package final class S3Storage: Storage, Sendable {
             guard let info = try await head(key) else {
                 throw ModelCastError.io(operation: "check stored object", path: "\(location)/\(key)", reason: "missing after upload")
             }
-            if let problem = Self.difference(info, from: metadata) {
+            if let problem = info.difference(from: metadata) {
                 throw ModelCastError.io(operation: "check stored object", path: "\(location)/\(key)", reason: problem)
             }
         } catch {
             try? await delete(key)  // best effort: the failure is what must be reported
             throw error
         }
-    }
-
-    /// How what a HEAD reports differs from what was stored, or nil.
-    static func difference(_ info: ObjectInfo, from metadata: ObjectMetadata) -> String? {
-        if info.size != metadata.size { return "\(info.size) bytes, expected \(metadata.size)" }
-        if let sha = info.sha256, sha != metadata.sha256 { return "sha256 \(sha.hex), expected \(metadata.sha256.hex)" }
-        if let cacheControl = info.cacheControl, cacheControl != metadata.cacheControl {
-            return "Cache-Control '\(cacheControl)', expected '\(metadata.cacheControl)'"
-        }
-        if let contentType = info.contentType, mediaType(contentType) != mediaType(metadata.contentType) {
-            return "Content-Type '\(contentType)', expected '\(metadata.contentType)'"
-        }
-        return nil
     }
 
     /// The SHA-256 checksum of a single PUT's body (none with `--checksum none`). S3

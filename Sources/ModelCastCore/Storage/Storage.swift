@@ -44,6 +44,23 @@ package struct ObjectInfo: Equatable, Sendable {
     }
 }
 
+extension ObjectInfo {
+    /// How this (what a HEAD reports) differs from what was stored, `metadata`: the size,
+    /// the store's SHA-256 where it reports one, Cache-Control and Content-Type (the
+    /// store's text quoted, as anyone who can write the object chose it); nil when it does not.
+    package func difference(from metadata: ObjectMetadata) -> String? {
+        if size != metadata.size { return "\(size) bytes, expected \(metadata.size)" }
+        if let sha256, sha256 != metadata.sha256 { return "sha256 \(sha256.hex), expected \(metadata.sha256.hex)" }
+        if let cacheControl, cacheControl != metadata.cacheControl {
+            return "Cache-Control \(quotedValue(cacheControl)), expected \(quotedValue(metadata.cacheControl))"
+        }
+        if let contentType, mediaType(contentType) != mediaType(metadata.contentType) {
+            return "Content-Type \(quotedValue(contentType)), expected \(quotedValue(metadata.contentType))"
+        }
+        return nil
+    }
+}
+
 /// An artifact already written to local disk, ready to be stored under a key.
 package struct StagedObject: Sendable {
     /// Where the bytes are.
