@@ -92,10 +92,24 @@ final class SegmentIndexTests: XCTestCase {
         XCTAssertEqual(reference.artifactSHA256, try sha(bytes))
         for chunk in [3, 4099, 65_536, 3_000_000] {
             let hasher = SegmentHasher(regions: regions)
+            // Cutting only (what verify does beside its own segment hashing) cuts the same.
+            let cutter = SegmentHasher(regions: regions, hashing: false)
             for start in stride(from: 0, to: bytes.count, by: chunk) {
-                try bytes[start..<min(bytes.count, start + chunk)].withUnsafeBytes { try hasher.update($0) }
+                try bytes[start..<min(bytes.count, start + chunk)].withUnsafeBytes {
+                    try hasher.update($0)
+                    try cutter.update($0)
+                }
             }
             XCTAssertEqual(try hasher.finish(), reference.segments, "chunk \(chunk)")
+            XCTAssertEqual(try cutter.finishCuts(), reference.segments.map(\.length), "chunk \(chunk)")
+        }
+        // A stream that ends early, or runs past its regions, is refused either way.
+        for hashing in [true, false] {
+            let short = SegmentHasher(regions: regions, hashing: hashing)
+            try bytes[0..<2_999_999].withUnsafeBytes { try short.update($0) }
+            XCTAssertThrowsError(try short.finishCuts())
+            let long = SegmentHasher(regions: regions, hashing: hashing)
+            XCTAssertThrowsError(try (bytes + [0]).withUnsafeBytes { try long.update($0) })
         }
         var offset = 0
         var lengths: [Int] = []

@@ -3,20 +3,27 @@ import ModelCastFormat
 
 /// Cuts a byte stream into segments by its regions (`SegmentRegion`) and hashes each
 /// segment, in the same read that hashes the whole file; bytes arrive in any chunking
-/// and the cuts do not depend on it.
+/// and the cuts do not depend on it. Made with `hashing: false` it only cuts (`finishCuts`),
+/// for a caller that already hashes the segments another way.
 package final class SegmentHasher {
     private let regions: [SegmentRegion]
+    private let hashing: Bool
     private var regionIndex = 0
     /// The offset of the next byte.
     private var position: Int64 = 0
     private var segmentStart: Int64 = 0
     private var rolling: UInt64 = 0
     private var hasher: SHA256Hasher?
-    private(set) var segments: [SegmentIndex.Segment] = []
+    /// Each cut segment's length, and (when hashing) its SHA-256.
+    private var lengths: [UInt32] = []
+    private var digests: [[UInt8]] = []
+    /// True while bytes of a segment not yet cut have arrived.
+    private var open = false
 
     /// `regions` must tile the stream from 0, in order (empty ones are skipped).
-    package init(regions: [SegmentRegion]) {
+    package init(regions: [SegmentRegion], hashing: Bool = true) {
         self.regions = regions.filter { $0.end > $0.start }
+        self.hashing = hashing
     }
 
     package func update(_ bytes: UnsafeRawBufferPointer) throws {
@@ -27,13 +34,15 @@ package final class SegmentHasher {
             }
             let region = regions[regionIndex]
             let (count, boundary) = scan(rest, in: region)
-            if hasher == nil { hasher = try SHA256Hasher() }
-            hasher!.update(UnsafeRawBufferPointer(rebasing: rest[0..<count]))
+            if hashing {
+                if hasher == nil { hasher = try SHA256Hasher() }
+                hasher!.update(UnsafeRawBufferPointer(rebasing: rest[0..<count]))
+            }
+            open = true
             position += Int64(count)
             rest = UnsafeRawBufferPointer(rebasing: rest[count...])
             if boundary {
-                segments.append(SegmentIndex.Segment(length: UInt32(position - segmentStart), sha256: hasher!.finalize().bytes))
-                hasher = nil
+                endSegment()
                 segmentStart = position
                 rolling = 0
                 if position == region.end { regionIndex += 1 }
@@ -45,15 +54,27 @@ package final class SegmentHasher {
     /// `Int64.max` (a stream whose length is not known ahead, such as a zip being
     /// written) ends where the bytes do.
     package func finish() throws -> [SegmentIndex.Segment] {
+        precondition(hashing, "a SegmentHasher made with hashing: false only cuts")
+        return zip(try finishCuts(), digests).map { SegmentIndex.Segment(length: $0, sha256: $1) }
+    }
+
+    /// The segments' lengths, once every byte has arrived (as `finish`).
+    package func finishCuts() throws -> [UInt32] {
         if regionIndex == regions.count - 1, regions[regionIndex].end == .max {
-            if let pending = hasher { segments.append(SegmentIndex.Segment(length: UInt32(position - segmentStart), sha256: pending.finalize().bytes)) }
-            hasher = nil
+            if open { endSegment() }
             regionIndex += 1
         }
-        guard regionIndex == regions.count, hasher == nil else {
+        guard regionIndex == regions.count, !open else {
             throw ModelCastError.io(operation: "cut segments", path: "", reason: "the stream ended at \(position) bytes, before its regions did")
         }
-        return segments
+        return lengths
+    }
+
+    private func endSegment() {
+        lengths.append(UInt32(position - segmentStart))
+        if hashing { digests.append(hasher?.finalize().bytes ?? []) }
+        hasher = nil
+        open = false
     }
 
     /// How many of `bytes` belong to the current segment, and whether it ends after them.

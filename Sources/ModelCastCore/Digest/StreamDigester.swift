@@ -37,7 +37,7 @@ final class DigestingWriter: @unchecked Sendable {
         self.destination = destination
         self.progress = progress
         self.partHasher = partSize.map { PartHasher(partSize: $0, algorithm: partAlgorithm) }
-        self.segmentHasher = regions.map(SegmentHasher.init)
+        self.segmentHasher = regions.map { SegmentHasher(regions: $0) }
     }
 
     /// A pipeline feeding this writer's consumers, through buffers of `bufferSize` bytes.

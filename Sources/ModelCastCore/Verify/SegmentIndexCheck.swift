@@ -9,20 +9,67 @@ package struct SegmentIndexReference: Sendable {
     package let size: Int64
 }
 
-/// Hashes a streamed artifact segment by segment as its index cuts it, in the read that
+/// Hashes a streamed artifact segment by segment as its index cuts it, beside the read that
 /// hashes the whole: proves the index's segments tile the bytes served and hash as it
 /// says (`artifact.segments`). Given the artifact's regions (where verify can read them
-/// from a local file), it also cuts the bytes again by the scheme, in the same read.
+/// from a local file), it also cuts the bytes again by the scheme, in the same read; the
+/// cuts' lengths are compared, the index's hashes of those same segments being proven.
+///
+/// The work runs on a thread of its own (a `ChunkPipeline` the chunks are copied into),
+/// so one artifact's whole-file hash and its segment hashes take both cores.
 final class SegmentProof: Sendable {
-    private struct State: @unchecked Sendable {
+    // @unchecked: touched only by the pipeline's consumer thread while bytes flow, and
+    // read only after the pipeline has finished (its thread joined).
+    private final class Work: @unchecked Sendable {
+        let index: SegmentIndex
         var segment = 0
         var filled = 0
         var hasher: SHA256Hasher?
         /// The first segment whose bytes differ, or bytes past the last segment.
         var problem: String?
         /// The scheme's own cutting of the same bytes, when the regions are known.
-        var recut: SegmentHasher?
+        let recut: SegmentHasher?
+
+        init(index: SegmentIndex, regions: [SegmentRegion]?) {
+            self.index = index
+            recut = regions.map { SegmentHasher(regions: $0, hashing: false) }
+        }
+
+        func consume(_ chunk: UnsafeRawBufferPointer) throws {
+            try recut?.update(chunk)
+            var rest = chunk
+            while !rest.isEmpty, problem == nil {
+                guard segment < index.segments.count else {
+                    problem = "the artifact has bytes past the index's last segment"
+                    return
+                }
+                let length = Int(index.segments[segment].length)
+                let take = min(length - filled, rest.count)
+                if hasher == nil { hasher = try SHA256Hasher() }
+                hasher!.update(UnsafeRawBufferPointer(rebasing: rest[0..<take]))
+                filled += take
+                rest = UnsafeRawBufferPointer(rebasing: rest[take...])
+                if filled == length {
+                    if hasher!.finalize().bytes != index.segments[segment].sha256 {
+                        problem = "segment \(segment) (\(length) bytes at \(index.offsets[segment])) does not hash to the index's value"
+                    }
+                    hasher = nil
+                    filled = 0
+                    segment += 1
+                }
+            }
+        }
     }
+
+    private struct State: @unchecked Sendable {
+        var work: Work
+        /// Open while bytes may still arrive; nil once finished.
+        var pipeline: ChunkPipeline?
+        /// What the pipeline's consumer threw, once finished.
+        var failure: Error?
+    }
+    /// 1 MiB buffers: a few of NIO's reads each, and 4 MiB per artifact being verified.
+    private static let bufferSize = 1 << 20
     private let index: SegmentIndex
     private let regions: [SegmentRegion]?
     private let state: NIOLockedValueBox<State>
@@ -30,52 +77,53 @@ final class SegmentProof: Sendable {
     init(index: SegmentIndex, regions: [SegmentRegion]?) {
         self.index = index
         self.regions = regions
-        state = NIOLockedValueBox(State(recut: regions.map { SegmentHasher(regions: $0) }))
+        state = NIOLockedValueBox(Self.start(index: index, regions: regions))
     }
 
+    private static func start(index: SegmentIndex, regions: [SegmentRegion]?) -> State {
+        let work = Work(index: index, regions: regions)
+        return State(work: work, pipeline: ChunkPipeline(bufferSize: bufferSize, consume: work.consume))
+    }
+
+    /// Copies `chunk` to the proof's thread; throws what that thread threw earlier.
     @Sendable func append(_ chunk: UnsafeRawBufferPointer) throws {
-        try state.withLockedValue { state in
-            try state.recut?.update(chunk)
-            var rest = chunk
-            while !rest.isEmpty, state.problem == nil {
-                guard state.segment < index.segments.count else {
-                    state.problem = "the artifact has bytes past the index's last segment"
-                    return
-                }
-                let length = Int(index.segments[state.segment].length)
-                let take = min(length - state.filled, rest.count)
-                if state.hasher == nil { state.hasher = try SHA256Hasher() }
-                state.hasher!.update(UnsafeRawBufferPointer(rebasing: rest[0..<take]))
-                state.filled += take
-                rest = UnsafeRawBufferPointer(rebasing: rest[take...])
-                if state.filled == length {
-                    if state.hasher!.finalize().bytes != index.segments[state.segment].sha256 {
-                        state.problem = "segment \(state.segment) (\(length) bytes at \(index.offsets[state.segment])) does not hash to the index's value"
-                    }
-                    state.hasher = nil
-                    state.filled = 0
-                    state.segment += 1
-                }
-            }
+        try state.withLockedValue { try $0.pipeline?.append(chunk) }
+    }
+
+    @Sendable func reset() {
+        state.withLockedValue { state in
+            state.pipeline?.close()
+            state = Self.start(index: index, regions: regions)
         }
     }
 
-    @Sendable func reset() { state.withLockedValue { $0 = State(recut: regions.map { SegmentHasher(regions: $0) }) } }
+    /// Waits for the proof's thread to finish what was appended.
+    private func finished() -> (Work, Error?) {
+        state.withLockedValue { state in
+            if let pipeline = state.pipeline {
+                do { try pipeline.finish() } catch { state.failure = error }
+                state.pipeline = nil
+            }
+            return (state.work, state.failure)
+        }
+    }
 
-    /// The segments the scheme cuts the bytes into, when the regions were given.
-    func recutSegments() throws -> [SegmentIndex.Segment]? {
-        try state.withLockedValue { try $0.recut?.finish() }
+    /// The lengths of the segments the scheme cuts the bytes into, when the regions were given.
+    func recutLengths() throws -> [UInt32]? {
+        let (work, failure) = finished()
+        if let failure { throw failure }
+        return try work.recut?.finishCuts()
     }
 
     /// Nil when every segment arrived whole and hashed right; otherwise what did not.
     func problem() -> String? {
-        state.withLockedValue { state in
-            if let problem = state.problem { return problem }
-            guard state.segment == index.segments.count, state.filled == 0 else {
-                return "the artifact ended inside segment \(state.segment) of \(index.segments.count)"
-            }
-            return nil
+        let (work, failure) = finished()
+        if let failure { return "\(failure)" }
+        if let problem = work.problem { return problem }
+        guard work.segment == index.segments.count, work.filled == 0 else {
+            return "the artifact ended inside segment \(work.segment) of \(index.segments.count)"
         }
+        return nil
     }
 }
 
@@ -120,9 +168,10 @@ extension Verifier {
         let count = index.value.segments.count
         if fetcher.reads == .files {
             do {
-                // Cut again in the read that hashed it (the regions came from the file).
-                let again = try proof.recutSegments() ?? []
-                guard again == index.value.segments else {
+                // Cut again in the read that hashed it (the regions came from the file);
+                // the same cuts are the same segments, whose hashes were just proven.
+                let again = try proof.recutLengths() ?? []
+                guard again == index.value.segments.map(\.length) else {
                     log.add(.fail, .artifactSegments, url, "\(label): cutting the artifact again gives \(again.count) segments, not the index's \(count): devices would reuse less than the publish report said")
                     return
                 }
