@@ -40,8 +40,8 @@ final class DigestingWriter: @unchecked Sendable {
         self.segmentHasher = regions.map { SegmentHasher(regions: $0) }
     }
 
-    /// A pipeline feeding this writer's consumers, through buffers of `bufferSize` bytes.
-    func makePipeline(bufferSize: Int = ChunkPipeline.defaultBufferSize) -> ChunkPipeline {
+    /// Each consumer of a chunk: hash, write, part checksums, segments.
+    private func makeConsumers() -> [ChunkPipeline.Consumer] {
         var consumers: [ChunkPipeline.Consumer] = [{ [self] chunk in
             hasher.update(chunk)
             count += Int64(chunk.count)
@@ -56,7 +56,18 @@ final class DigestingWriter: @unchecked Sendable {
         if let segmentHasher {
             consumers.append { chunk in try segmentHasher.update(chunk) }
         }
-        return ChunkPipeline(bufferSize: bufferSize, consumers: consumers)
+        return consumers
+    }
+
+    /// A pipeline feeding this writer's consumers, through buffers of `bufferSize` bytes.
+    func makePipeline(bufferSize: Int = ChunkPipeline.defaultBufferSize) -> ChunkPipeline {
+        ChunkPipeline(bufferSize: bufferSize, consumers: makeConsumers())
+    }
+
+    /// The consumers run one after another on the calling thread.
+    func makeInlineConsumer() -> ChunkPipeline.Consumer {
+        let consumers = makeConsumers()
+        return { chunk in for consume in consumers { try consume(chunk) } }
     }
 
     /// Call after the pipeline has finished.
@@ -67,9 +78,14 @@ final class DigestingWriter: @unchecked Sendable {
 
 /// Hashes files in one read pass, optionally copying them at the same time.
 package enum StreamDigester {
+    /// Files up to this size are hashed on the calling thread when it lends a buffer.
+    static let inlineLimit: Int64 = 8 << 20
+
     /// Reads the regular file at `path` once, hashing it (and writing it to `copy`
     /// when given, and checksumming each `partSize`-byte part with `partAlgorithm` when
-    /// given) on other threads.
+    /// given) on other threads. With `scratch`, a file of at most `inlineLimit` bytes is
+    /// read through that buffer and hashed on the calling thread instead: no threads or
+    /// buffers made per file, for a caller that hashes many small files, one per core.
     /// Fails if the file's size changes meanwhile.
     static func digestFile(
         at path: String,
@@ -78,7 +94,8 @@ package enum StreamDigester {
         partSize: Int64? = nil,
         partAlgorithm: PartChecksumAlgorithm = .crc64nvme,
         regions: [SegmentRegion]? = nil,
-        bufferSize: Int = ChunkPipeline.defaultBufferSize
+        bufferSize: Int = ChunkPipeline.defaultBufferSize,
+        scratch: UnsafeMutableRawBufferPointer? = nil
     ) throws -> DigestResult {
         let input = try FileDescriptor.openForReading(path)
         let info = try input.status()
@@ -89,15 +106,26 @@ package enum StreamDigester {
         _ = posix_fadvise(input.fd, 0, 0, Int32(POSIX_FADV_SEQUENTIAL))
 
         let writer = try DigestingWriter(destination: copy, progress: progress, partSize: partSize, partAlgorithm: partAlgorithm, regions: regions)
-        let pipeline = writer.makePipeline(bufferSize: bufferSize)
-        defer { pipeline.close() }
         var total: Int64 = 0
-        while true {
-            let n = try pipeline.fill { try input.read(into: $0) }
-            if n == 0 { break }
-            total += Int64(n)
+        if let scratch, expected <= inlineLimit {
+            // A small file: read, hash and write on this thread, through the caller's buffer.
+            let consume = writer.makeInlineConsumer()
+            while true {
+                let n = try input.read(into: scratch)
+                if n == 0 { break }
+                total += Int64(n)
+                try consume(UnsafeRawBufferPointer(rebasing: scratch[0..<n]))
+            }
+        } else {
+            let pipeline = writer.makePipeline(bufferSize: bufferSize)
+            defer { pipeline.close() }
+            while true {
+                let n = try pipeline.fill { try input.read(into: $0) }
+                if n == 0 { break }
+                total += Int64(n)
+            }
+            try pipeline.finish()
         }
-        try pipeline.finish()
         guard total == expected else {
             throw ModelCastError.changedWhilePacking(path: path, expected: expected, actual: total)
         }

@@ -53,8 +53,9 @@ package struct TreeListing: Codable, Sendable, Equatable {
     /// The Content-Type every tree file is stored and served with.
     package static let fileContentType = "application/octet-stream"
 
-    /// How many files are hashed at once at most, whatever the core count: each takes a
-    /// reader and a hasher thread and `pipelineBuffer` × 4 bytes of buffers.
+    /// How many files are hashed at once at most, whatever the core count: each worker
+    /// holds a `pipelineBuffer` for small files, and a large file takes a reader and a
+    /// hasher thread and `pipelineBuffer` × 4 bytes of buffers.
     static let maximumWorkers = 8
     /// Smaller than a single file's 4 MiB chunks, so eight at once stay within 32 MiB.
     static let pipelineBuffer = 1 << 20
@@ -93,7 +94,10 @@ package struct TreeListing: Codable, Sendable, Equatable {
         let next = NIOLockedValueBox(0)
         let workers = min(ProcessInfo.processInfo.activeProcessorCount, maximumWorkers, entries.count)
         DispatchQueue.concurrentPerform(iterations: workers) { _ in
-            // Each worker takes the next file until none is left.
+            // Each worker takes the next file until none is left, reading small ones
+            // through its own buffer (no pipeline, threads or buffers made per file).
+            let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: pipelineBuffer, alignment: 4096)
+            defer { scratch.deallocate() }
             while true {
                 let position = next.withLockedValue { value -> Int in
                     defer { value += 1 }
@@ -104,7 +108,7 @@ package struct TreeListing: Codable, Sendable, Equatable {
                 let entry = entries[index]
                 let path = String(entry.archiveName.dropFirst(top.count))
                 let copy = copies.flatMap { $0.includes(path, entry.size) ? $0.directory + "/tree-\(index)" : nil }
-                results.set(index, Result { try hashFile(entry, copyingTo: copy, progress: reporter, partSize: partSize?(entry.size)) })
+                results.set(index, Result { try hashFile(entry, copyingTo: copy, progress: reporter, partSize: partSize?(entry.size), scratch: scratch) })
             }
         }
         let hashed = results.values
@@ -136,11 +140,12 @@ package struct TreeListing: Codable, Sendable, Equatable {
 
     /// Hashes one file of the tree in one read, copying it to a new temporary file beside
     /// `copy` when given. A file whose size changed since the scan is refused.
-    static func hashFile(_ entry: TreeEntry, copyingTo copy: String?, progress: (any ProgressReporter)?, partSize: Int64?) throws -> Hashed {
+    static func hashFile(_ entry: TreeEntry, copyingTo copy: String?, progress: (any ProgressReporter)?, partSize: Int64?,
+                         scratch: UnsafeMutableRawBufferPointer? = nil) throws -> Hashed {
         let file = try copy.map { try AtomicFile(destination: $0) }
         do {
             let digest = try StreamDigester.digestFile(at: entry.diskPath, copyingTo: file?.descriptor, progress: progress, partSize: partSize,
-                                                       bufferSize: pipelineBuffer)
+                                                       bufferSize: pipelineBuffer, scratch: scratch)
             guard digest.size == entry.size else {
                 throw ModelCastError.changedWhilePacking(path: entry.diskPath, expected: entry.size, actual: digest.size)
             }
