@@ -68,8 +68,10 @@ final class SegmentProof: Sendable {
         /// What the pipeline's consumer threw, once finished.
         var failure: Error?
     }
-    /// 1 MiB buffers: a few of NIO's reads each, and 4 MiB per artifact being verified.
-    private static let bufferSize = 1 << 20
+    /// Two 512 KiB buffers: eight of NIO's reads each, 1 MiB per artifact being verified
+    /// (verify checks four at once and keeps under 64 MiB).
+    private static let bufferSize = 512 << 10
+    private static let bufferCount = 2
     private let index: SegmentIndex
     private let regions: [SegmentRegion]?
     private let state: NIOLockedValueBox<State>
@@ -82,7 +84,7 @@ final class SegmentProof: Sendable {
 
     private static func start(index: SegmentIndex, regions: [SegmentRegion]?) -> State {
         let work = Work(index: index, regions: regions)
-        return State(work: work, pipeline: ChunkPipeline(bufferSize: bufferSize, consume: work.consume))
+        return State(work: work, pipeline: ChunkPipeline(bufferSize: bufferSize, bufferCount: bufferCount, consume: work.consume))
     }
 
     /// Copies `chunk` to the proof's thread; throws what that thread threw earlier.
