@@ -9,17 +9,17 @@ final class ArchitectureTests: XCTestCase {
     func testCoreFoldersFormAOneWayStack() throws {
         let result = try runProcess("/usr/bin/env", ["python3", repositoryRoot + "/scripts/folder-deps"])
         XCTAssertEqual(result.status, 0, "folders that depend on each other:\n" + result.stdout.split(separator: "\n").filter { $0.hasPrefix("CYCLE") }.joined(separator: "\n"))
-        // The stack the README describes, checked edge by edge: nothing below uses what is above.
+        // The stack docs/architecture.md describes, checked edge by edge: nothing below uses what is above.
         // Every edge must go down a total order, so a cycle of any length fails here; a
         // folder the order does not know fails too (it must be placed in the stack first).
         let order = ["Support", "Digest", "Formats", "Packaging", "Manifest", "Signing", "Storage", "Hosting", "Target", "Publish", "Verify"]
-        // The README's architecture section draws the same stack (`Support ← Digest ← …`).
-        let readme = try String(contentsOfFile: repositoryRoot + "/README.md", encoding: .utf8)
-        let drawn = try XCTUnwrap(readme.split(separator: "\n").first { $0.hasPrefix("Support ← ") }, "the README's architecture section has no stack line")
+        // docs/architecture.md draws the same stack (`Support ← Digest ← …`).
+        let readme = try String(contentsOfFile: repositoryRoot + "/docs/architecture.md", encoding: .utf8)
+        let drawn = try XCTUnwrap(readme.split(separator: "\n").first { $0.hasPrefix("Support ← ") }, "docs/architecture.md has no stack line")
         let readmeOrder = drawn.components(separatedBy: " ← ").flatMap { $0.components(separatedBy: ", ") }.filter { $0 != "the executable" }
-        XCTAssertEqual(readmeOrder, order, "the README's stack differs from the one checked here")
+        XCTAssertEqual(readmeOrder, order, "docs/architecture.md's stack differs from the one checked here")
         let folders = try FileManager.default.contentsOfDirectory(atPath: repositoryRoot + "/Sources/ModelCastCore").filter { !$0.hasPrefix(".") }
-        XCTAssertEqual(Set(folders).subtracting(order), [], "a Core folder the stack does not place: add it to the README's architecture section and here")
+        XCTAssertEqual(Set(folders).subtracting(order), [], "a Core folder the stack does not place: add it to docs/architecture.md and here")
         var edges = 0
         for line in result.stdout.split(separator: "\n") where line.contains(" -> ") {
             let parts = line.split(separator: " ")

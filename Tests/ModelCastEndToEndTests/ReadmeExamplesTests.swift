@@ -3,7 +3,8 @@ import XCTest
 import ModelCastCore
 import ModelCastTestSupport
 
-/// The README is executable: its example commands run as written and print what it shows.
+/// The README and the pages under docs/ are executable: their console examples run as
+/// written, page by page, and print what the pages show.
 final class ReadmeExamplesTests: XCTestCase {
     /// One `$ modelcast …` command of a ```console block and the lines the README shows after it.
     struct Example {
@@ -12,7 +13,23 @@ final class ReadmeExamplesTests: XCTestCase {
     }
 
     func readme() throws -> String {
-        try String(contentsOfFile: repositoryRoot + "/README.md", encoding: .utf8)
+        try page("README.md")
+    }
+
+    /// A page of the documentation, by its path in the repository.
+    func page(_ path: String) throws -> String {
+        try String(contentsOfFile: repositoryRoot + "/" + path, encoding: .utf8)
+    }
+
+    /// README.md, then every page under docs/, by name.
+    func pages() throws -> [String] {
+        let docs = try FileManager.default.contentsOfDirectory(atPath: repositoryRoot + "/docs").filter { $0.hasSuffix(".md") }.sorted()
+        return ["README.md"] + docs.map { "docs/" + $0 }
+    }
+
+    /// Every page's text, joined: for a block that may sit on any page.
+    func allPages() throws -> String {
+        try pages().map(page).joined(separator: "\n")
     }
 
     /// Fenced blocks of one language, in order.
@@ -50,16 +67,15 @@ final class ReadmeExamplesTests: XCTestCase {
         return result
     }
 
-    /// The console examples: each `$ ` line (with `\` continuations) and its output.
+    /// The console examples of every page: each `$ ` line (with `\` continuations) and its output.
     func examples() throws -> [Example] {
-        try exampleBlocks().flatMap { $0 }
+        try pages().flatMap { try exampleBlocks(in: try page($0)).flatMap { $0 } }
     }
 
-    /// The console examples, block by block: the commands of one block run in sequence
-    /// in one directory (a publish, then a second publish to the same site).
-    func exampleBlocks() throws -> [[Example]] {
+    /// A page's console examples, block by block.
+    func exampleBlocks(in text: String) throws -> [[Example]] {
         var blocksOfExamples: [[Example]] = []
-        for block in blocks("console", in: try readme()) {
+        for block in blocks("console", in: text) {
             var result: [Example] = []
             var index = 0
             while index < block.count {
@@ -107,40 +123,98 @@ final class ReadmeExamplesTests: XCTestCase {
         var environment = ProcessInfo.processInfo.environment
         environment.removeValue(forKey: "SOURCE_DATE_EPOCH")
         let result = try modelcast(Array(arguments.dropFirst()), cwd: cwd.path, environment: environment)
+        compare(example, result, file: file, line: line)
+    }
+
+    /// The command succeeded and printed the lines the page shows.
+    func compare(_ example: Example, _ result: ProcessOutput, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(result.status, 0, "\(example.command): \(result.stderr)", file: file, line: line)
         let printed = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast()
         XCTAssertEqual(printed.count, example.output.count, "\(example.command) printed:\n\(result.stdout)", file: file, line: line)
         for (shown, actual) in zip(example.output, printed) {
-            XCTAssertTrue(matches(shown, actual), "\(example.command): README shows\n  \(shown)\nbut it printed\n  \(actual)", file: file, line: line)
+            XCTAssertTrue(matches(shown, actual), "\(example.command): the page shows\n  \(shown)\nbut it printed\n  \(actual)", file: file, line: line)
         }
     }
 
-    /// Every console example of a command that works on local files runs and prints
-    /// what the README shows; the others need a live CDN or bucket and are named here.
-    func testConsoleExamplesPrintWhatTheReadmeShows() throws {
-        let local: Set<String> = ["inspect", "pack", "publish"]
-        var ran: [String] = [], needsNetwork: [String] = []
-        for block in try exampleBlocks() {
-            // A block that starts with a local command runs whole, in one directory.
-            guard let first = block.first, local.contains(words(first.command).dropFirst().first ?? "") else {
-                needsNetwork += block.map { words($0.command).dropFirst().first ?? "" }
-                continue
-            }
-            let cwd = try exampleDirectory()
-            for example in block {
-                try run(example, in: cwd)
-                ran.append(words(example.command).dropFirst().first ?? "")
+    /// Runs a page's console examples in order, in one fresh directory, as a shell would:
+    /// `modelcast` is the one just built, other commands (`printf`, `cat`) are the
+    /// system's, and a command ending in ` &` (a `modelcast serve`) runs in the background
+    /// until the page is done, its first line compared with what the page shows. Port
+    /// 8080 in the page stands for a free loopback port. Returns each command's first word
+    /// and subcommand.
+    @discardableResult
+    func runPage(_ path: String) throws -> [String] {
+        let cwd = try exampleDirectory()
+        // A free port of four digits, as 8080: manifests and reports keep the page's sizes.
+        let port = String(try freeLoopbackPort(in: 8000..<10000))
+        let binaries = (modelcastBinary as NSString).deletingLastPathComponent
+        var environment = ProcessInfo.processInfo.environment
+        environment["PATH"] = binaries + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        environment.removeValue(forKey: "SOURCE_DATE_EPOCH")
+        var background: [BackgroundProcess] = []
+        defer { for process in background { process.process.terminate() } }
+        var ran: [String] = []
+        for block in try exampleBlocks(in: try page(path)) {
+            for shown in block {
+                let example = Example(command: shown.command.replacingOccurrences(of: "8080", with: port),
+                                      output: shown.output.map { $0.replacingOccurrences(of: "8080", with: port) })
+                let command = words(example.command)
+                ran.append(command.prefix(2).joined(separator: " "))
+                if example.command.hasSuffix(" &") {
+                    XCTAssertEqual(command.first, "modelcast", "\(path): only modelcast runs in the background")
+                    XCTAssertLessThanOrEqual(example.output.count, 1, "\(path): \(example.command): a background command shows its first line only")
+                    let server = try BackgroundProcess(modelcastBinary, Array(command.dropFirst().dropLast()), cwd: cwd.path)
+                    background.append(server)
+                    if let first = example.output.first { XCTAssertTrue(matches(first, server.firstLine), "\(path): \(example.command) printed \(server.firstLine)") }
+                    continue
+                }
+                let result = try runProcess("/bin/sh", ["-c", example.command], cwd: cwd.path, environment: environment)
+                compare(example, result)
+                if result.status != 0 { XCTFail("\(path): stopped at \(example.command)"); return ran }
             }
         }
-        XCTAssertEqual(ran, ["inspect", "pack", "publish", "publish", "publish", "history", "rollback", "pack", "publish", "rollout", "rollout",
-                             "publish", "publish", "promote", "rollout", "rollout", "rollout", "rollout"])
-        XCTAssertEqual(needsNetwork, ["verify", "rollback"], "a new console example must run here or be listed as needing the network")
+        return ran
+    }
+
+    /// Every console example of every page runs, in order, one directory per page, and
+    /// prints what the page shows.
+    func testConsoleExamplesPrintWhatThePagesShow() throws {
+        var ran: [String: [String]] = [:]
+        for path in try pages() where !blocks("console", in: try page(path)).isEmpty {
+            ran[path] = try runPage(path)
+        }
+        XCTAssertEqual(ran["README.md"], ["printf 'weights,", "modelcast publish", "modelcast serve", "modelcast verify", "printf 'weights,",
+                                          "modelcast publish", "modelcast rollback", "modelcast history"], "the README's quick start")
+        XCTAssertLessThanOrEqual(ran["README.md"]?.count ?? 0, 8, "the quick start is at most eight commands")
+        XCTAssertEqual(Set(ran.keys), ["README.md", "docs/publishing.md", "docs/releases.md", "docs/verifying.md", "docs/manifest.md"],
+                       "a page with console examples this test does not expect (or one lost its examples)")
+    }
+
+    /// The README stays short: what it is, install, a quick start, the commands, links.
+    func testTheReadmeFitsInThreeHundredLines() throws {
+        let count = try readme().split(separator: "\n", omittingEmptySubsequences: false).count
+        XCTAssertLessThanOrEqual(count, 300, "README.md has \(count) lines: move details to docs/")
+    }
+
+    /// Every relative link of the README and docs/ leads to a file of the repository.
+    func testRelativeLinksLeadToFiles() throws {
+        let link = try NSRegularExpression(pattern: "\\]\\(([^)#:]+)(#[^)]*)?\\)")
+        for path in try pages() {
+            let text = try page(path)
+            let directory = (path as NSString).deletingLastPathComponent
+            for match in link.matches(in: text, range: NSRange(text.startIndex..., in: text)) {
+                guard let range = Range(match.range(at: 1), in: text) else { continue }
+                let target = String(text[range])
+                let resolved = directory.isEmpty ? target : directory + "/" + target
+                XCTAssertTrue(FileManager.default.fileExists(atPath: repositoryRoot + "/" + resolved), "\(path) links to \(target), which does not exist")
+            }
+        }
     }
 
     /// The `_headers` rules the README shows are those its publish example writes.
     func testHeaderRulesShownAreThoseThePublishExampleWrites() throws {
-        let shown = try XCTUnwrap(plainBlocks(in: try readme()).first { $0.first == "/models/manifest.json" }, "the README shows no _headers rules")
-        let example = try XCTUnwrap(try examples().first { $0.command.hasPrefix("modelcast publish") })
+        let shown = try XCTUnwrap(plainBlocks(in: try allPages()).first { $0.first == "/models/manifest.json" }, "no page shows the _headers rules")
+        let example = try XCTUnwrap(try examples().first { $0.command.hasPrefix(Self.examplePublish) })
         let cwd = try exampleDirectory()
         try run(example, in: cwd)
         let written = try String(contentsOfFile: cwd.at("site/_headers"), encoding: .utf8)
@@ -150,8 +224,8 @@ final class ReadmeExamplesTests: XCTestCase {
     /// The client walkthrough (`examples/device/walkthrough.sh`) runs and prints the
     /// README's text block: publish, device, publish, device, rollback, device.
     func testClientWalkthroughPrintsWhatTheReadmeShows() throws {
-        let text = try readme()
-        let shown = try XCTUnwrap(blocks("text", in: text).first { $0.first?.hasPrefix("== first launch") ?? false }, "the README shows no walkthrough output")
+        let text = try page("docs/client.md")
+        let shown = try XCTUnwrap(blocks("text", in: text).first { $0.first?.hasPrefix("== first launch") ?? false }, "docs/client.md shows no walkthrough output")
         XCTAssertTrue(blocks("sh", in: text).contains { $0.contains { $0.contains("examples/device/walkthrough.sh") } })
         let binaries = (modelcastBinary as NSString).deletingLastPathComponent
         var environment = ProcessInfo.processInfo.environment
@@ -163,26 +237,29 @@ final class ReadmeExamplesTests: XCTestCase {
         XCTAssertEqual(result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(), ArraySlice(shown))
     }
 
-    /// The set-up section's publish command, as a newcomer runs it, prints what the
-    /// README's publish example shows: one model, two files.
+    /// The first publish of docs/publishing.md (the set-up command publishes the same).
+    static let examplePublish = "modelcast publish examples/models/tiny-llm.gguf examples/models/tiny-llm-mmproj.gguf --version"
+
+    /// The set-up section's publish command, as a newcomer runs it, prints what
+    /// docs/publishing.md's publish example shows: one model, two files.
     func testSetUpPublishCommandPrintsTheReadmesOutput() throws {
         let setUp = try XCTUnwrap(blocks("sh", in: try readme()).first?.first { $0.contains("modelcast publish") })
         let command = try XCTUnwrap(setUp.range(of: "modelcast publish").map { String(setUp[$0.lowerBound...]) })
         XCTAssertTrue(setUp.hasPrefix("./scripts/setup && swift run -c release modelcast publish"), setUp)
-        let example = try XCTUnwrap(try examples().first { $0.command.hasPrefix("modelcast publish") })
-        XCTAssertEqual(words(command), words(example.command), "the set-up command is the publish example")
+        let example = try XCTUnwrap(try examples().first { $0.command.hasPrefix(Self.examplePublish) })
+        XCTAssertEqual(words(command), words(example.command), "the set-up command is docs/publishing.md's publish example")
         try run(Example(command: command, output: example.output))
     }
 
-    /// The README's client snippet is `examples/app/main.swift` (built with the package),
+    /// docs/client.md's client snippet is `examples/app/main.swift` (built with the package),
     /// and it runs: against `modelcast serve`, a first launch installs, the second finds
     /// nothing new, and the model lands at `ModelCast/models/NAME/current/FILE`.
     func testClientSnippetIsTheBuiltExampleAndRuns() throws {
-        let text = try readme()
+        let text = try page("docs/client.md")
         let snippet = try XCTUnwrap(blocks("swift", in: text).first { $0.first == "import Foundation" && $0.contains { $0.contains("ModelUpdater(") } },
-                                    "the README shows no client snippet")
+                                    "docs/client.md shows no client snippet")
         let example = try String(contentsOfFile: repositoryRoot + "/examples/app/main.swift", encoding: .utf8)
-        XCTAssertEqual(snippet, example.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(), "README and examples/app/main.swift differ")
+        XCTAssertEqual(snippet, example.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(), "docs/client.md and examples/app/main.swift differ")
         let adding = try XCTUnwrap(blocks("swift", in: text).first { $0.contains { $0.contains(".package(path:") } })
         XCTAssertEqual(adding.first, ".package(path: \"../modelcast/modelcast-client\"),")
         XCTAssertTrue(FileManager.default.fileExists(atPath: repositoryRoot + "/modelcast-client/Package.swift"))

@@ -304,6 +304,22 @@ package func snapshot(_ root: String) throws -> [String: String] {
 }
 
 /// A free TCP port on 127.0.0.1 (bound once to port 0, then released).
+/// A loopback port in `range` that nothing listens on now (tried in random order):
+/// for pages that show a port of a given width.
+package func freeLoopbackPort(in range: Range<Int>) throws -> Int {
+    for port in range.shuffled() {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        if bound == 0 { return port }
+    }
+    throw NSError(domain: "freeLoopbackPort", code: Int(EADDRINUSE), userInfo: [NSLocalizedDescriptionKey: "no free loopback port in \(range)"])
+}
+
 package func freeLoopbackPort() throws -> Int {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     defer { close(fd) }

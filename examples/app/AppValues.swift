@@ -1,4 +1,4 @@
-// What the README's client snippet (main.swift, compared with the README by a test)
+// What docs/client.md's client snippet (main.swift, compared with that page by a test)
 // takes from the app around it. Here they come from the command line:
 //
 //   modelcast-app-example CDN_BASE_URL APP_SUPPORT_DIR PUBLIC_KEY_FILE

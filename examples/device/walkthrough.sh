@@ -1,5 +1,5 @@
 #!/bin/sh
-# The README's client walkthrough: publish with the CLI, run the device, publish again,
+# docs/client.md's client walkthrough: publish with the CLI, run the device, publish again,
 # run it again, roll back, then ship a retrained model the device fetches only the changed
 # part of. Needs modelcast and modelcast-device on PATH (swift build, then
 # PATH="$PWD/.build/debug:$PATH") and Python's gguf package (pip install gguf: llama.cpp's

@@ -217,7 +217,7 @@ extension Publisher {
     func checkSigningKey(settings: CommitSettings, state: TargetState) throws {
         guard let signer = settings.signing?.signer, settings.signing?.rotatesKey != true,
               let liveKey = state.liveSigningKeyID, liveKey != signer.keyIDHex else { return }
-        throw ModelCastError.liveReleaseConflict("the live manifest at \(storage.location)/\(settings.manifestKey) is signed with key \(liveKey), and this run signs with key \(signer.keyIDHex): every device that pinned \(liveKey) would refuse this release and every later one. To rotate keys, first ship an app version that pins both, then pass --rotate-key (README: Rotating the signing key); to keep the key, sign with the one whose id is \(liveKey)")
+        throw ModelCastError.liveReleaseConflict("the live manifest at \(storage.location)/\(settings.manifestKey) is signed with key \(liveKey), and this run signs with key \(signer.keyIDHex): every device that pinned \(liveKey) would refuse this release and every later one. To rotate keys, first ship an app version that pins both, then pass --rotate-key (docs/signing.md: Rotating the signing key); to keep the key, sign with the one whose id is \(liveKey)")
     }
 
     /// The report of a dry run: the plan, with what the target already holds of each artifact.

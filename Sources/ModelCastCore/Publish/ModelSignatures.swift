@@ -88,7 +88,7 @@ struct ModelSignatures {
             return
         }
         guard let liveHint, liveHint != settings.key.publicKey.hint, !settings.rotatesKey else { return }
-        throw ModelCastError.liveReleaseConflict("the live release's model signatures were made with the key with hint \(quotedValue(liveHint)), and this run signs with the key with hint \(settings.key.publicKey.hint): whoever pinned the old public key (a device's ModelCastClient, a policy engine) refuses the new signatures. To rotate, first ship the new public key to them, then pass --rotate-model-signing-key (README: Rotating the signing key); to keep the key, sign with the one whose hint is \(quotedValue(liveHint))")
+        throw ModelCastError.liveReleaseConflict("the live release's model signatures were made with the key with hint \(quotedValue(liveHint)), and this run signs with the key with hint \(settings.key.publicKey.hint): whoever pinned the old public key (a device's ModelCastClient, a policy engine) refuses the new signatures. To rotate, first ship the new public key to them, then pass --rotate-model-signing-key (docs/signing.md: Rotating the signing key); to keep the key, sign with the one whose hint is \(quotedValue(liveHint))")
     }
 }
 

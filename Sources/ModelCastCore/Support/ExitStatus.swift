@@ -1,6 +1,6 @@
 import Foundation
 
-/// The exit statuses every modelcast command follows (documented in the README and
+/// The exit statuses every modelcast command follows (documented in docs/output.md and
 /// `modelcast --help`), so a pipeline can tell what to do from the number alone.
 package enum ExitStatus: Int32, Sendable, CaseIterable {
     /// The command did what was asked (verify: every check passed).

@@ -4,7 +4,7 @@ import Foundation
 /// its `rollback` section the fallback, and each device decides which it runs with the
 /// cohort rule below, so static hosting is enough.
 ///
-/// The rule (the README's "The client rule" spells it out for any language):
+/// The rule (docs/releases.md's "The client rule" spells it out for any language):
 ///
 ///     bucket  = first 8 bytes of SHA-256(UTF-8(salt) ‖ ":" ‖ UTF-8(device_id)), big-endian, mod 10 000
 ///     percent = schedule's percent at now (the last step whose `at` ≤ now; 0 before the first)
