@@ -68,9 +68,9 @@ final class SegmentProof: Sendable {
         /// What the pipeline's consumer threw, once finished.
         var failure: Error?
     }
-    /// Two 512 KiB buffers: eight of NIO's reads each, 1 MiB per artifact being verified
+    /// Two 256 KiB buffers: four of NIO's reads each, 512 KiB per artifact being verified
     /// (verify checks four at once and keeps under 64 MiB).
-    private static let bufferSize = 512 << 10
+    private static let bufferSize = 256 << 10
     private static let bufferCount = 2
     private let index: SegmentIndex
     private let regions: [SegmentRegion]?
