@@ -7,16 +7,17 @@ struct PublishedTargetOptions: ParsableArguments {
     @Argument(help: ArgumentHelp("Target: a published directory or s3://bucket/prefix (or $MODELCAST_TARGET).", valueName: "TARGET"))
     var target: String?
 
-    @Option(name: .customLong("manifest-key"), help: "Key of the manifest in the target.")
+    @Option(name: .customLong("manifest-key"), help: ArgumentHelp("Key of the manifest in the target.", visibility: .hidden))
     var baseManifestKey = "manifest.json"
 
-    @Option(help: ArgumentHelp("Release channel: stable at the manifest key, any other NAME at channels/NAME/<manifest key>.", valueName: "NAME"))
+    // stable is at the manifest key, any other NAME at channels/NAME/<manifest key>.
+    @Option(help: ArgumentHelp("Release channel.", valueName: "NAME"))
     var channel = Channels.stable
 
     /// The channel's manifest key.
     var manifestKey: String { Channels.manifestKey(channel: channel, base: baseManifestKey) }
 
-    @Option(help: ArgumentHelp("Directory of *.mustache files overriding the built-in templates.", valueName: "DIR"))
+    @Option(help: ArgumentHelp("Directory of *.mustache files overriding the built-in templates.", valueName: "DIR", visibility: .hidden))
     var templates: String?
 
     @Flag(help: "Print a JSON summary instead of text.")
@@ -63,16 +64,16 @@ func sourceDateEpoch(_ environment: [String: String]) throws -> (date: Date, ori
 /// What rollback, resign, promote and rollout share: how the new manifest is proven,
 /// signed and gated before it goes live.
 struct GoLiveOptions: ParsableArguments {
-    @Flag(help: SafetyHelp.trustStored)
-    var trustStored = false
-
     @OptionGroup(title: "Signing")
     var signingOptions: SigningOptions
 
-    @Option(help: ArgumentHelp("Before the manifest goes live, verify the staged release through this public base URL.", valueName: "URL"))
+    @Flag(help: SafetyHelp.trustStored)
+    var trustStored = false
+
+    @Option(help: ArgumentHelp("Verify the staged release through this public base URL before it goes live.", valueName: "URL"))
     var verifyURL: String?
 
-    @Flag(help: "Show what would be written and the manifest that would be published; write nothing.")
+    @Flag(help: "Show what would be written and the manifest; write nothing.")
     var dryRun = false
 
     /// The signing settings (key loaded), or nil for an unsigned manifest.
@@ -99,9 +100,10 @@ struct GoLiveOptions: ParsableArguments {
 /// Help shared by the commands that make a release live.
 enum SafetyHelp {
     static let trustStored = ArgumentHelp(
-        "Where the store keeps no SHA-256 checksum of an existing object, accept its size instead of downloading and hashing it.")
+        "Accept a stored object's size where the store keeps no SHA-256 checksum of it.", visibility: .hidden)
+    // A deleted record, or another tool: the new sequence goes above the live one.
     static let adoptLive = ArgumentHelp(
-        "Continue from a live manifest that no history record explains (a deleted record, another tool): the new sequence goes above it.")
+        "Continue from a live manifest that no history record explains.", visibility: .hidden)
 }
 
 /// Prints what a publish, rollback or resign did: a table, or JSON.
@@ -155,27 +157,6 @@ func verifyStaged(_ manifest: Data, manifestKey: String, baseURL: String) async 
         throw ModelCastError.commitFailed("--verify-url \(baseURL): the staged release fails \(counted(failures.count, "check")); the manifest was not published:\n" + failures.map { "  \($0.check) \($0.subject): \($0.detail)" }.joined(separator: "\n"))
     }
     printError("verified the staged release through \(baseURL): \(counted(report.checks.count, "check")) passed")
-}
-
-/// One line per profile for `--help`, in the profiles' own words: the name, then `text`
-/// wrapped to 76 columns under it.
-func profileTable(_ text: (ManifestProfile) -> String) -> String {
-    let indent = String(repeating: " ", count: 13)
-    return ManifestProfile.allCases.map { profile in
-        var lines: [String] = []
-        var line = "  " + profile.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)
-        var lineHasWord = false
-        for word in text(profile).split(separator: " ") {
-            if lineHasWord, line.count + 1 + word.count > 76 {
-                lines.append(line)
-                line = indent
-                lineHasWord = false
-            }
-            line += (lineHasWord ? " " : "") + word
-            lineHasWord = true
-        }
-        return (lines + [line]).joined(separator: "\n")
-    }.joined(separator: "\n")
 }
 
 /// What a command says when interrupted before anything went live (SIGINT, SIGTERM):

@@ -7,19 +7,10 @@ extension ModelCast {
         static let configuration = CommandConfiguration(
             abstract: "List the releases a target has published, and which went live (what rollback can return to).",
             discussion: """
-                STATE is `live` (the manifest devices fetch now), `went live` (a rollback target), \
-                `never live` (its publish stopped before the manifest was written) or `pending` \
-                (newer than the live manifest: a publish under way, or one that failed last). \
-                WHAT says what the release did, read from the records: published, a staged rollout \
-                (started, its share, halted: every device on the fallback, completed), rolled back \
-                to an earlier release's files, promoted from another channel, or the same files again \
-                (a resign). --json prints {"target", "channel", "manifest_key", "releases": [...]}.
-
-                history reads every record (eight at a time), so its cost grows with the history; \
-                publish, rollback, resign and verify read the history index (_modelcast/history-index.json) \
-                instead. history says when the index does not name exactly the records that are \
-                there; --rebuild-index rewrites it from them (commands that find it wrong read \
-                every record and write a new one by themselves).
+                STATE is live, went live (a rollback target), never live or pending (a publish \
+                under way, or one that failed last).
+                More options: modelcast history --help-hidden
+                Details: docs/cli.md#history
                 """
         )
 

@@ -7,18 +7,10 @@ extension ModelCast {
         static let configuration = CommandConfiguration(
             abstract: "Detect and validate a model, and show what would be published.",
             discussion: """
-                Recognises .gguf (checks magic, version, counts, and that every tensor fits in the file), \
-                .mlpackage (Manifest.json and its root model), .mlmodelc, .mlmodel, .tflite and .onnx; \
-                anything else is published as a generic file or directory. A file that claims a format \
-                and fails its check is an error. Size and SHA-256 are those of the artifact `pack` \
-                would write (for a directory, the deterministic zip), computed without writing it. \
-                For Core ML, GGUF and ONNX models the interface an app depends on (inputs, outputs, \
-                classes; architecture, vocabulary, tokenizer) follows; one that cannot be read is \
-                shown as unreadable.
-                With --model-signature and --public-key, the model is first checked against an OpenSSF \
-                model signature (a `model_signing sign key` or `modelcast sign-model` bundle): the \
-                signature must verify with the P-256 public key and every file must match it; a changed, \
-                missing or extra file is named and the command fails.
+                Recognises .gguf, .mlpackage, .mlmodelc, .mlmodel, .tflite and .onnx; anything \
+                else is a generic file or directory. Size and SHA-256 are those of the artifact \
+                `pack` would write.
+                Details: docs/cli.md#inspect
                 """
         )
 
@@ -37,7 +29,7 @@ extension ModelCast {
         @Option(help: ArgumentHelp("The P-256 public key (PEM) that --model-signature must verify with.", valueName: "KEY.pub"))
         var publicKey: String?
 
-        @OptionGroup(title: "Progress")
+        @OptionGroup
         var progressOptions: ProgressOptions
 
         func validate() throws {

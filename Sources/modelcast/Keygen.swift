@@ -7,16 +7,10 @@ extension ModelCast {
         static let configuration = CommandConfiguration(
             abstract: "Create a signing key pair: Ed25519 in minisign's formats, or with --model-signing ECDSA P-256 in PEM.",
             discussion: """
-                The public key file is what minisign reads (`minisign -Vm manifest.json -p KEY.pub`); \
-                ship its second line (printed here) in the app. The secret key is encrypted with \
-                a passphrase as minisign does (scrypt), asked for twice at the terminal or taken \
-                from $MODELCAST_SIGNING_PASSPHRASE. --unencrypted writes it unprotected, marked so \
-                in its comment line: only for storing as a CI secret ($MODELCAST_SIGNING_KEY).
-                With --model-signing the pair is for OpenSSF model signatures instead: an ECDSA \
-                P-256 private key in PEM PKCS#8 (--private-key, encrypted the same way unless \
-                --unencrypted) and its PEM public key, which `modelcast sign-model` and \
-                `model_signing sign key` / `verify key` use.
-                Existing files are never overwritten unless --force is given.
+                The secret key is encrypted with a passphrase (asked twice, or \
+                $MODELCAST_SIGNING_PASSPHRASE) unless --unencrypted. Existing files are kept \
+                unless --force.
+                Details: docs/cli.md#keygen
                 """
         )
 

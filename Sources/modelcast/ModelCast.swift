@@ -8,21 +8,11 @@ struct ModelCast: AsyncParsableCommand {
         discussion: """
             modelcast packs a model (GGUF, Core ML, TFLite, ONNX or any file or directory), \
             hashes it, and publishes it with a manifest that apps fetch to update their models.
-            Results go to standard output; progress and logs go to standard error (--progress \
-            auto|bar|lines|json|none on inspect, pack, publish, verify and prune). With --json, \
-            an error is also printed on standard output as {"error": {"code", "kind", "message"}}.
-
-            `modelcast --version` prints modelcast's version.
-
-            Exit status:
-              0  success (verify: every check passed)
-              1  refused, or a check failed: a bad model, a version rule, a value a
-                 rule refuses, a conflict with the target, a bucket that does not
-                 exist, a failed verify check
-              2  usage: the command line is incomplete or cannot be parsed (unknown
-                 option, missing argument or setting, wrong type), or no command given
-              3  input/output or network failure: unreachable, no or refused
-                 credentials, access denied (running again may help)
+            Results go to standard output, progress and logs to standard error. `modelcast \
+            --version` prints modelcast's version.
+            Exit status: 0 success, 1 refused or a check failed, 2 usage, 3 input/output or \
+            network failure.
+            Details: docs/cli.md
             """,
         subcommands: [Inspect.self, Pack.self, Publish.self, Verify.self, Rollback.self, Promote.self, Rollout.self, Prune.self, History.self, Resign.self, Keygen.self, SignModel.self, Serve.self]
     )

@@ -9,18 +9,9 @@ extension ModelCast {
         static let configuration = CommandConfiguration(
             abstract: "Build the publishable artifact for a model and print its size and SHA-256.",
             discussion: """
-                A file is published as it is (copied, and hashed in the same read). A directory \
-                (.mlpackage, .mlmodelc, anything) becomes a deterministic zip: sorted entries, fixed \
-                timestamps and modes, UTF-8 NFC names, so the same tree gives the same bytes on any \
-                machine. The output is written under a temporary name and renamed into place when complete.
-                Standard output carries only the result: `PATH<TAB>SIZE<TAB>SHA256`, or a JSON object with --json.
-
-                With --no-zip, a directory is a tree: every regular file is hashed where it is (several \
-                at a time, one per core; nothing is copied) and the listing is written as NAME.files.json \
-                (to --out when given). Standard output has one line per file, `PATH<TAB>SIZE<TAB>SHA256` \
-                with PATH inside the model, or with --json the listing: name, kind, format "tree", size, \
-                and files[] of path, size, sha256 and content_type. This is what `publish --no-zip` \
-                publishes, each file as its own object.
+                A file is published as it is; a directory becomes a deterministic zip (the same \
+                tree gives the same bytes on any machine). Standard output: PATH, SIZE and SHA256.
+                Details: docs/cli.md#pack
                 """
         )
 
@@ -39,7 +30,7 @@ extension ModelCast {
         @Flag(help: "Print a JSON object (path, size, sha256, kind, files, …) instead of one line.")
         var json = false
 
-        @OptionGroup(title: "Progress")
+        @OptionGroup
         var progressOptions: ProgressOptions
 
         func validate() throws {

@@ -7,12 +7,10 @@ extension ModelCast {
         static let configuration = CommandConfiguration(
             abstract: "Re-sign the live manifest with a new expiry and the next sequence; no artifact changes.",
             discussion: """
-                Run it on a schedule (well before the expiry) so a signed, expiring manifest never \
-                lapses: devices that refuse an expired manifest are then safe from a freeze attack \
-                (an attacker replaying an old, validly signed manifest), and the sequence keeps \
-                moving. The live release is published again through the usual path: a new history \
-                record, the signature, the manifest last. Without --expires-in the live manifest's \
-                validity period is kept.
+                Run it on a schedule, well before the expiry, so a signed, expiring manifest never \
+                lapses. Without --expires-in the live manifest's validity period is kept.
+                More options: modelcast resign --help-hidden
+                Details: docs/cli.md#resign
                 """,
             aliases: ["refresh"]
         )

@@ -7,23 +7,10 @@ extension ModelCast {
         static let configuration = CommandConfiguration(
             abstract: "Change a staged rollout (--percent, --halt, --complete), or simulate who gets what.",
             discussion: """
-                A staged rollout (publish or promote with --rollout 10% or --rollout-schedule) puts a \
-                rollout block in the signed modelcast manifest: the manifest's models are the \
-                candidate, its rollback section the fallback, and each device decides for itself, \
-                so static hosting is enough:
-
-                  h       = SHA-256(salt + ":" + device_id)
-                  bucket  = (first 8 bytes of h, big-endian) mod 10000
-                  percent = with a schedule: the percent of its last step whose
-                            time has come (0 before the first); else the percent
-                  the device runs the candidate when bucket < percent x 100
-
-                `modelcast rollout TARGET --percent 50` raises it (a new sequence; the salt stays, so \
-                every device already in the cohort stays in it); --halt sets 0% (every device on the \
-                fallback, including those that took the candidate); --complete makes the candidate the \
-                plain release. Each is signed when the live manifest is (give --sign), and refused \
-                when no rollout is in progress.
-                `modelcast rollout simulate SOURCE` evaluates the rule over synthetic device ids.
+                A staged rollout (publish or promote --rollout 10%) names a candidate and a \
+                fallback; each device picks one by a salted hash of its id. `modelcast rollout \
+                TARGET --percent 50` raises it, --halt stops it, --complete finishes it.
+                Details: docs/cli.md#rollout
                 """,
             subcommands: [Change.self, Simulate.self],
             defaultSubcommand: Change.self
@@ -35,39 +22,27 @@ extension ModelCast.Rollout {
     struct Change: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "set",
-            abstract: "Raise, halt or complete the staged rollout in progress (the default: `modelcast rollout TARGET --percent 50`)."
+            abstract: "Raise, halt or complete the staged rollout in progress (the default: `modelcast rollout TARGET --percent 50`).",
+            discussion: """
+                Each change is a new sequence, signed when the live manifest is (give --sign).
+                More options: modelcast rollout set --help-hidden
+                Details: docs/cli.md#rollout-set
+                """
         )
+
+        @OptionGroup(title: "Change")
+        var change: RolloutChangeOptions
 
         @OptionGroup
         var targetOptions: PublishedTargetOptions
 
-        @Option(help: ArgumentHelp("The new share of devices on the candidate (50%, 0.5%); replaces a schedule.", valueName: "PERCENT"))
-        var percent: String?
-
-        @Flag(help: "Stop the rollout: 0%, every device on the fallback.")
-        var halt = false
-
-        @Flag(help: "Finish it: the candidate becomes the plain release for every device.")
-        var complete = false
-
         @OptionGroup
         var goLive: GoLiveOptions
 
-        func validate() throws {
-            let given = [percent != nil, halt, complete].filter { $0 }.count
-            guard given == 1 else {
-                throw ValidationError(given == 0 ? "give one of --percent PERCENT, --halt or --complete" : "give only one of --percent, --halt and --complete")
-            }
-            // Not a number at all is a parse error; a number the rules refuse (above 100) is not.
-            if let percent, Double(percent.hasSuffix("%") ? String(percent.dropLast()) : percent) == nil {
-                throw ValidationError("--percent '\(percent)' is not a number (e.g. 50%, 0.5%)")
-            }
-        }
-
         func run() async throws {
             Interrupts.shared.setMessage(InterruptMessage.goLive)
-            let changes: [RolloutChangeRequest.Change] = (try percent.map { [.percent(try ModelCastCore.Rollout.parsePercent($0))] } ?? [])
-                + (halt ? [.halt] : []) + (complete ? [.complete] : [])
+            let changes: [RolloutChangeRequest.Change] = (try change.percent.map { [.percent(try ModelCastCore.Rollout.parsePercent($0))] } ?? [])
+                + (change.halt ? [.halt] : []) + (change.complete ? [.complete] : [])
             let environment = ProcessInfo.processInfo.environment
             let request = RolloutChangeRequest(
                 change: changes[0], manifestKey: targetOptions.manifestKey, goLive: try goLive.value(environment: environment, templates: targetOptions.templates))
@@ -87,10 +62,10 @@ extension ModelCast.Rollout {
         static let configuration = CommandConfiguration(
             abstract: "Evaluate a manifest's rollout rule over synthetic device ids: the share of devices on each release.",
             discussion: """
-                SOURCE is a published directory or s3://bucket/prefix (its --channel's manifest), a \
-                manifest file, or a manifest URL. The ids are device-0, device-1, …; the rule is the \
-                one `modelcast rollout --help` shows, the same code a client library runs. --at \
-                evaluates a schedule at another time (RFC 3339, or +24h / +7d from now).
+                The ids are device-0, device-1, …; the rule is the one a client library runs. \
+                With --device, it says which variant and version one device takes.
+                More options: modelcast rollout simulate --help-hidden
+                Details: docs/cli.md#rollout-simulate
                 """
         )
 
@@ -100,16 +75,17 @@ extension ModelCast.Rollout {
         @Option(help: "How many synthetic devices.")
         var devices = 100_000
 
-        @Option(help: ArgumentHelp("When to evaluate the rule: an RFC 3339 time, or +DURATION from now (+24h, +7d). Default: now.", valueName: "TIME"))
+        @Option(help: ArgumentHelp("When to evaluate the rule: an RFC 3339 time or +DURATION (+24h; default: now).", valueName: "TIME"))
         var at: String?
 
         @Option(help: ArgumentHelp("For a directory or s3:// target: the channel.", valueName: "NAME"))
         var channel = Channels.stable
 
-        @Option(help: "For a directory or s3:// target: the key of its manifest.")
+        @Option(help: ArgumentHelp("For a directory or s3:// target: the key of its manifest.", visibility: .hidden))
         var manifestKey = "manifest.json"
 
-        @Option(help: ArgumentHelp("Say which variant and version of each model one device takes instead: memory=8GiB,platform=ios,os=17.4,arch=arm64,accelerators=neural-engine+gpu,capabilities=NAME+NAME (every field optional; an unknown one fails any requirement on it).", valueName: "DESCRIPTION"))
+        // Every field is optional; an unknown one fails any requirement on it (docs/cli.md#rollout-simulate).
+        @Option(help: ArgumentHelp("Say what one device takes instead, e.g. memory=8GiB,platform=ios,os=17.4.", valueName: "DESCRIPTION"))
         var device: String?
 
         @Option(help: ArgumentHelp("With --device during a rollout: the device's id, to say which side of the rollout it is on.", valueName: "ID"))
@@ -172,5 +148,28 @@ extension FileManager {
     fileprivate func isDirectory(_ path: String) -> Bool {
         var isDirectory: ObjCBool = false
         return fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+}
+
+/// `rollout set`'s change: exactly one of a new share, a halt or completion.
+struct RolloutChangeOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("The new share of devices on the candidate (50%, 0.5%); replaces a schedule.", valueName: "PERCENT"))
+    var percent: String?
+
+    @Flag(help: "Stop the rollout: 0%, every device on the fallback.")
+    var halt = false
+
+    @Flag(help: "Finish it: the candidate becomes the plain release for every device.")
+    var complete = false
+
+    func validate() throws {
+        let given = [percent != nil, halt, complete].filter { $0 }.count
+        guard given == 1 else {
+            throw ValidationError(given == 0 ? "give one of --percent PERCENT, --halt or --complete" : "give only one of --percent, --halt and --complete")
+        }
+        // Not a number at all is a parse error; a number the rules refuse (above 100) is not.
+        if let percent, Double(percent.hasSuffix("%") ? String(percent.dropLast()) : percent) == nil {
+            throw ValidationError("--percent '\(percent)' is not a number (e.g. 50%, 0.5%)")
+        }
     }
 }

@@ -7,11 +7,9 @@ extension ModelCast {
         static let configuration = CommandConfiguration(
             abstract: "Serve a published directory locally with the headers its hosting files declare.",
             discussion: """
-                A preview of the CDN for local testing and examples: only the published objects are \
-                served (manifest, artifacts, history), each with the Cache-Control and Content-Type from \
-                DIR/_modelcast/objects.json, with HEAD, Range and ETag support. Requests are logged to \
-                standard error; standard output gets the base URL once the server listens. It binds to \
-                127.0.0.1 by default and is not meant to face the internet. Stop it with Ctrl-C.
+                A local preview of the CDN: only published objects, with their headers, HEAD, \
+                Range and ETag. It binds to 127.0.0.1 by default; stop it with Ctrl-C.
+                Details: docs/cli.md#serve
                 """
         )
 

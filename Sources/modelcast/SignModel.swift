@@ -8,15 +8,9 @@ extension ModelCast {
             commandName: "sign-model",
             abstract: "Sign a model file or directory with an OpenSSF model signature (ECDSA P-256 key).",
             discussion: """
-                Writes the Sigstore bundle `model_signing sign key` writes: a DSSE envelope over an \\
-                in-toto statement listing every file of the model with its SHA-256, signed with the \\
-                P-256 private key (PEM; `modelcast keygen --model-signing` makes one). \\
-                `model_signing verify key MODEL --signature FILE --public_key KEY.pub` and \\
-                `modelcast inspect MODEL --model-signature FILE --public-key KEY.pub` check it. \\
-                Top-level .git, .gitattributes, .github and .gitignore are left out (as model_signing \\
-                does), and so is the signature file when it is kept inside the model. An encrypted \\
-                key's passphrase comes from $MODELCAST_SIGNING_PASSPHRASE or the terminal. An \\
-                existing signature file is replaced only with --force.
+                Writes the Sigstore bundle `model_signing sign key` writes; `model_signing verify \
+                key` and `modelcast inspect --model-signature` check it.
+                Details: docs/cli.md#sign-model
                 """
         )
 

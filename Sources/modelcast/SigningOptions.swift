@@ -4,19 +4,21 @@ import ModelCastCore
 
 /// Signing and expiry options shared by publish, rollback and resign.
 struct SigningOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Sign the manifest with this minisign secret key (or $MODELCAST_SIGNING_KEY: the key file's text). Writes MANIFEST.minisig; an encrypted key's passphrase comes from $MODELCAST_SIGNING_PASSPHRASE or the terminal.", valueName: "KEYFILE"))
+    // The passphrase of an encrypted key: $MODELCAST_SIGNING_PASSPHRASE or the terminal (docs/cli.md#signing).
+    @Option(help: ArgumentHelp("Sign the manifest with this minisign secret key (or $MODELCAST_SIGNING_KEY).", valueName: "KEYFILE"))
     var sign: String?
 
-    @Option(help: ArgumentHelp("The manifest is valid this long (30d, 12h, 2w): expires_at in the modelcast profile, and in the signed trusted comment.", valueName: "DURATION"))
+    @Option(help: ArgumentHelp("How long the manifest is valid (30d, 12h, 2w).", valueName: "DURATION"))
     var expiresIn: String?
 
-    @Flag(help: "Also carry the signature inside the manifest (modelcast profile), for clients that want one file.")
+    @Flag(help: ArgumentHelp("Also carry the signature inside the manifest (modelcast profile).", visibility: .hidden))
     var inlineSignature = false
 
-    @Flag(help: "Replace a signed live manifest with an unsigned one (refused otherwise).")
+    @Flag(help: ArgumentHelp("Replace a signed live manifest with an unsigned one (refused otherwise).", visibility: .hidden))
     var unsigned = false
 
-    @Flag(help: ArgumentHelp("Sign with a key other than the live manifest's (refused otherwise): devices that pinned only the old key refuse this and every later update. Ship an app that pins both keys first (README: Rotating the signing key)."))
+    // Devices that pinned only the old key refuse this and every later update (docs/cli.md#signing).
+    @Flag(help: ArgumentHelp("Sign with a key other than the live manifest's (refused otherwise; ship an app that pins both first).", visibility: .hidden))
     var rotateKey = false
 
     /// The signing settings, with the key loaded (nil when nothing was asked for).

@@ -7,15 +7,16 @@ struct S3ConnectionOptions: ParsableArguments {
     @Option(name: [.long, .customLong("endpoint-url")], help: ArgumentHelp("S3-compatible endpoint, e.g. https://ACCOUNT.r2.cloudflarestorage.com (or $AWS_ENDPOINT_URL).", valueName: "URL"))
     var endpoint: String?
 
-    @Option(help: "Region (R2: auto; default $AWS_REGION, the AWS config file, or us-east-1).")
+    @Option(help: "Region (R2: auto; default: $AWS_REGION, the AWS config file or us-east-1).")
     var region: String?
 
-    @Flag(inversion: .prefixedNo, help: "Put the bucket in the path (what custom endpoints get unless told) rather than the host name (what AWS gets).")
+    @Flag(inversion: .prefixedNo, help: ArgumentHelp("Bucket in the path (custom endpoints' default), not the host name (AWS').", visibility: .hidden))
     var pathStyle: Bool?
 
+    // What each mode sends: docs/cli.md#s3-checksums.
     @Option(help: ArgumentHelp(
-        "crc64nvme (default): an object sent whole carries its SHA-256, a multipart upload's parts CRC-64/NVME checksums (the store keeps a full-object one); sha256: parts carry SHA-256 (composite; a second hash pass); none: no x-amz-checksum-* header, for stores that refuse them (Backblaze B2), objects then proven by download (or $MODELCAST_S3_CHECKSUM).",
-        valueName: "crc64nvme|sha256|none"))
+        "Upload checksums (default: crc64nvme; none for stores that refuse them; or $MODELCAST_S3_CHECKSUM).",
+        valueName: "MODE", visibility: .hidden))
     var checksum: S3ChecksumMode?
 
     /// The target settings for `target`.
@@ -36,13 +37,13 @@ struct TargetOptions: ParsableArguments {
     @OptionGroup
     var connection: S3ConnectionOptions
 
-    @Option(help: ArgumentHelp("Objects larger than this many MiB use multipart upload.", valueName: "MiB"))
+    @Option(help: ArgumentHelp("Objects larger than this many MiB use multipart upload.", valueName: "MiB", visibility: .hidden))
     var multipartThreshold: Int = 64
 
-    @Option(help: ArgumentHelp("Multipart part size in MiB; every part but the last has this size.", valueName: "MiB"))
+    @Option(help: ArgumentHelp("Multipart part size in MiB (every part but the last).", valueName: "MiB", visibility: .hidden))
     var partSize: Int = 16
 
-    @Option(help: "Parts uploaded at once.")
+    @Option(help: ArgumentHelp("Parts uploaded at once.", visibility: .hidden))
     var concurrentParts: Int = 16
 
     /// The target settings for `target`.
