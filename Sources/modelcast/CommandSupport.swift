@@ -70,10 +70,10 @@ struct GoLiveOptions: ParsableArguments {
     @Flag(help: SafetyHelp.trustStored)
     var trustStored = false
 
-    @Option(help: ArgumentHelp("Verify the staged release through this public base URL before it goes live.", valueName: "URL"))
+    @Option(help: ArgumentHelp("Verify the staged release at this base URL first.", valueName: "URL"))
     var verifyURL: String?
 
-    @Flag(help: "Show what would be written and the manifest; write nothing.")
+    @Flag(help: "Show the plan and the manifest; write nothing.")
     var dryRun = false
 
     /// The signing settings (key loaded), or nil for an unsigned manifest.

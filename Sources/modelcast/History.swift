@@ -17,7 +17,7 @@ extension ModelCast {
         @OptionGroup
         var targetOptions: PublishedTargetOptions
 
-        @Flag(help: "Rewrite the history index (_modelcast/history-index.json) from the records that are there.")
+        @Flag(help: "Rewrite the history index from the records there.")
         var rebuildIndex = false
 
         func run() async throws {

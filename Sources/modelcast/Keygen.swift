@@ -14,13 +14,13 @@ extension ModelCast {
                 """
         )
 
-        @Option(help: ArgumentHelp("Where to write the public key (default: modelcast.pub; with --model-signing, model-signing.pub).", valueName: "FILE"))
+        @Option(help: ArgumentHelp("Where to write the public key (default: modelcast.pub, or model-signing.pub).", valueName: "FILE"))
         var publicKey: String?
 
         @Option(help: ArgumentHelp("Where to write the minisign secret key (mode 0600; default: modelcast.key).", valueName: "FILE"))
         var secretKey: String?
 
-        @Flag(help: "Create an ECDSA P-256 pair in PEM for OpenSSF model signatures (sign-model, model_signing) instead of a minisign pair.")
+        @Flag(help: "Create an ECDSA P-256 PEM pair for OpenSSF model signatures instead.")
         var modelSigning = false
 
         @Option(help: ArgumentHelp("With --model-signing: where to write the private key (PEM PKCS#8, mode 0600; default: model-signing.pem).", valueName: "FILE"))

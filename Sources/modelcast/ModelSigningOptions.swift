@@ -4,8 +4,8 @@ import ModelCastCore
 
 /// publish's OpenSSF model-signature options.
 struct ModelSigningOptions: ParsableArguments {
-    // Also model_signing_key in the config file; the signature is what model_signing verify key checks.
-    @Option(help: ArgumentHelp("Also sign each model with an OpenSSF model signature (P-256 PEM key, or $MODELCAST_MODEL_SIGNING_KEY).", valueName: "KEY.pem"))
+    // Also model_signing_key in the config file or $MODELCAST_MODEL_SIGNING_KEY (the key's text); the signature is what model_signing verify key checks.
+    @Option(help: ArgumentHelp("Also sign the models (OpenSSF; P-256 PEM private key).", valueName: "KEY.pem"))
     var modelSigningKey: String?
 
     @Flag(help: ArgumentHelp("Publish models without model signatures although the live ones have them (refused otherwise).", visibility: .hidden))

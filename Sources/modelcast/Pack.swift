@@ -18,13 +18,14 @@ extension ModelCast {
         @Argument(help: "The model file or directory.")
         var model: String
 
-        @Option(name: .shortAndLong, help: ArgumentHelp("Output file, or a directory to write into (made if missing when the value ends in /; default: the current directory).", valueName: "FILE|DIR"))
+        // A directory is made if missing when the value ends in /.
+        @Option(name: .shortAndLong, help: ArgumentHelp("Output file or directory (default: the current directory).", valueName: "FILE|DIR"))
         var out: String?
 
-        @Flag(inversion: .prefixedNo, help: "Zip the model (default: zip directories, keep files as they are); --no-zip lists a directory's files instead.")
+        @Flag(inversion: .prefixedNo, help: "Zip the model (default: directories only); --no-zip lists a directory's files.")
         var zip: Bool?
 
-        @Option(help: "Zip entry compression: store (default, byte-reproducible everywhere) or deflate.")
+        @Option(help: "Zip entry compression (store: byte-reproducible everywhere).")
         var compression: ZipCompression = .store
 
         @Flag(help: "Print a JSON object (path, size, sha256, kind, files, …) instead of one line.")

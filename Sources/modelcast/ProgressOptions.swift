@@ -6,8 +6,8 @@ extension ProgressMode: ExpressibleByArgument {}
 
 /// `--progress`, declared once for every command that reports progress.
 struct ProgressOptions: ParsableArguments {
-    // What each mode draws: docs/cli.md#progress.
-    @Option(help: ArgumentHelp("Progress on standard error (default: auto; none with --json; or $MODELCAST_PROGRESS).", valueName: "MODE"))
+    // What each mode draws, and $MODELCAST_PROGRESS: docs/cli.md#progress.
+    @Option(help: ArgumentHelp("Progress on stderr (default: auto; none with --json).", valueName: "MODE"))
     var progress: ProgressMode?
 
     func validate() throws {

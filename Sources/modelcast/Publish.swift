@@ -12,8 +12,7 @@ extension ModelCast {
         static let configuration = CommandConfiguration(
             abstract: "Pack models, store them under immutable keys, and write the manifest last.",
             discussion: """
-                Each MODEL is a file or directory; NAME=PATH puts a file in model NAME, so one \
-                release can hold several models. A lower version than the live one is refused.
+                Needs --version, --to and --base-url, or a --config file that gives them.
                 More options: modelcast publish --help-hidden
                 Details: docs/cli.md#publish
                 """
@@ -26,7 +25,7 @@ extension ModelCast {
         @OptionGroup(title: "Release")
         var release: PublishReleaseOptions
 
-        @OptionGroup(title: "Variants and interface")
+        @OptionGroup(title: "Variants and interface", visibility: .hidden)
         var variantOptions: VariantOptions
 
         @OptionGroup(title: "Staged rollout")
@@ -101,13 +100,13 @@ struct PublishReleaseOptions: ParsableArguments {
     @Option(help: "Version of the models (semantic version, e.g. 1.2.0).")
     var version: String?
 
-    @Option(help: ArgumentHelp("Target: a directory or s3://bucket/prefix (or $MODELCAST_TARGET).", valueName: "DIR|S3URL"))
+    @Option(help: ArgumentHelp("Target DIR or s3://bucket/prefix ($MODELCAST_TARGET).", valueName: "DIR|S3URL"))
     var to: String?
 
-    @Option(help: ArgumentHelp("Base URL the target is served from, e.g. https://cdn.example.com/models (or $MODELCAST_BASE_URL).", valueName: "URL"))
+    @Option(help: ArgumentHelp("Public base URL of the target ($MODELCAST_BASE_URL).", valueName: "URL"))
     var baseURL: String?
 
-    @Option(help: "Name of the model given as plain paths (default: the first file's name without extension).")
+    @Option(help: "Name of the model (default: the first file's name).")
     var name: String?
 
     // Any NAME but stable is published at channels/NAME/<manifest key>, with its own history
@@ -121,7 +120,7 @@ struct PublishReleaseOptions: ParsableArguments {
     @Option(help: "Manifest shape (default: modelcast or the config's).")
     var profile: ManifestProfile?
 
-    @Option(help: ArgumentHelp("A field the profile writes, for every model or for MODEL (repeatable).", valueName: "[MODEL:]KEY=VALUE"))
+    @Option(help: ArgumentHelp("A profile field, for all models or MODEL (repeatable).", valueName: "[MODEL:]KEY=VALUE"))
     var meta: [String] = []
 
     // tiers min_app_version, catalog minAppVersion, modelcast min_app_version.
@@ -158,7 +157,7 @@ struct PublishReleaseOptions: ParsableArguments {
 
 /// publish's options for how the artifacts are packed and hosted.
 struct PublishHostingOptions: ParsableArguments {
-    @Flag(name: .customLong("no-zip"), help: "Publish directory models as trees: one object per file.")
+    @Flag(name: .customLong("no-zip"), help: "Publish directories as trees: one object per file.")
     var noZip = false
 
     // pages: Cloudflare Pages, 25 MiB per file and 100 _headers rules; wrangler: 300 MiB per file.
@@ -168,7 +167,7 @@ struct PublishHostingOptions: ParsableArguments {
     @Option(help: ArgumentHelp("Zip entry compression for directory models.", visibility: .hidden))
     var compression: ZipCompression = .store
 
-    @Option(help: ArgumentHelp("Segment indexes for partial updates (auto: files of 8 MiB and more).", valueName: "auto|always|never", visibility: .hidden))
+    @Option(help: ArgumentHelp("Artifacts with a segment index (auto: 8 MiB or more).", valueName: "auto|always|never", visibility: .hidden))
     var segmentIndex: PublishRequest.SegmentIndexPolicy = .auto
 
     @Option(help: ArgumentHelp("Key of the manifest in the target (default: manifest.json).", visibility: .hidden))

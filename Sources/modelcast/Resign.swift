@@ -16,10 +16,10 @@ extension ModelCast {
         )
 
         @OptionGroup
-        var targetOptions: PublishedTargetOptions
+        var goLive: GoLiveOptions
 
         @OptionGroup
-        var goLive: GoLiveOptions
+        var targetOptions: PublishedTargetOptions
 
         func run() async throws {
             Interrupts.shared.setMessage(InterruptMessage.goLive)

@@ -19,10 +19,10 @@ extension ModelCast {
         var rollback: RollbackOptions
 
         @OptionGroup
-        var targetOptions: PublishedTargetOptions
+        var goLive: GoLiveOptions
 
         @OptionGroup
-        var goLive: GoLiveOptions
+        var targetOptions: PublishedTargetOptions
 
         func validate() throws {
             switch (rollback.version, rollback.deprecatedTo) {

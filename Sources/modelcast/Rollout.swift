@@ -34,10 +34,10 @@ extension ModelCast.Rollout {
         var change: RolloutChangeOptions
 
         @OptionGroup
-        var targetOptions: PublishedTargetOptions
+        var goLive: GoLiveOptions
 
         @OptionGroup
-        var goLive: GoLiveOptions
+        var targetOptions: PublishedTargetOptions
 
         func run() async throws {
             Interrupts.shared.setMessage(InterruptMessage.goLive)

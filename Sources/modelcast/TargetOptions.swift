@@ -4,18 +4,18 @@ import ModelCastCore
 /// How to reach an S3-compatible store (`s3://bucket/prefix`).
 struct S3ConnectionOptions: ParsableArguments {
     // `--endpoint-url` is the aws cli's spelling (the upload script uses it): accepted too.
-    @Option(name: [.long, .customLong("endpoint-url")], help: ArgumentHelp("S3-compatible endpoint, e.g. https://ACCOUNT.r2.cloudflarestorage.com (or $AWS_ENDPOINT_URL).", valueName: "URL"))
+    @Option(name: [.long, .customLong("endpoint-url")], help: ArgumentHelp("S3-compatible endpoint URL (or $AWS_ENDPOINT_URL).", valueName: "URL"))
     var endpoint: String?
 
-    @Option(help: "Region (R2: auto; default: $AWS_REGION, the AWS config file or us-east-1).")
+    @Option(help: "Region (R2: auto; default: $AWS_REGION or us-east-1).")
     var region: String?
 
     @Flag(inversion: .prefixedNo, help: ArgumentHelp("Bucket in the path (custom endpoints' default), not the host name (AWS').", visibility: .hidden))
     var pathStyle: Bool?
 
-    // What each mode sends: docs/cli.md#s3-checksums.
+    // What each mode sends, and $MODELCAST_S3_CHECKSUM: docs/cli.md#s3-checksums.
     @Option(help: ArgumentHelp(
-        "Upload checksums (default: crc64nvme; none for stores that refuse them; or $MODELCAST_S3_CHECKSUM).",
+        "Upload checksum headers (default: crc64nvme).",
         valueName: "MODE", visibility: .hidden))
     var checksum: S3ChecksumMode?
 

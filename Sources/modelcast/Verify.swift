@@ -30,7 +30,7 @@ extension ModelCast {
         @OptionGroup(title: "Directory and S3 sources")
         var sources: VerifySourceOptions
 
-        @Option(help: ArgumentHelp("Read the manifest as this profile instead of detecting it.", visibility: .hidden))
+        @Option(help: ArgumentHelp("Read the manifest as this profile, not detected.", visibility: .hidden))
         var profile: ManifestProfile?
 
         @Flag(help: "Print a JSON report instead of a table.")
