@@ -1,0 +1,138 @@
+"""Runs the bundled binary with ``--json`` and turns its output into a result or an error."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections import deque
+from typing import Any, Callable, Mapping, Optional, Sequence, Union
+
+from modelcast._binary import binary_path
+from modelcast.errors import ModelcastError
+
+PathLike = Union[str, "os.PathLike[str]"]
+#: Receives each line the binary writes on standard error (progress, logs), without its newline.
+LogFunction = Callable[[str], None]
+
+
+def to_stderr(line: str) -> None:
+    """The default ``log``: the binary's standard-error lines go to this process's."""
+    print(line, file=sys.stderr, flush=True)
+
+
+class Arguments:
+    """A command line under construction; ``None`` and ``False`` add nothing."""
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.argv: list[str] = [command]
+
+    def option(self, name: str, value: Union[None, str, int, float, "os.PathLike[str]"]) -> None:
+        if value is None:
+            return
+        if isinstance(value, bool):
+            raise TypeError(f"{name} takes a value, not a bool ({value!r})")
+        # --name=value: a value that starts with "-" is still the option's value.
+        self.argv.append(f"{name}={os.fspath(value) if isinstance(value, os.PathLike) else value}")
+
+    def positional(self, value: "PathLike") -> None:
+        """A path or URL argument; a relative path that starts with "-" gets "./" so it is not read as an option."""
+        text = os.fspath(value)
+        self.argv.append(f"./{text}" if text.startswith("-") else text)
+
+    def repeated(self, name: str, values: Union[None, str, Sequence[Any]]) -> None:
+        if values is None:
+            return
+        for value in [values] if isinstance(values, (str, os.PathLike)) else values:
+            self.option(name, value)
+
+    def flag(self, name: str, on: bool) -> None:
+        if on:
+            self.argv.append(name)
+
+    def tristate(self, name: str, negative: str, value: Optional[bool]) -> None:
+        if value is not None:
+            self.argv.append(name if value else negative)
+
+
+def run_json(
+    arguments: Arguments,
+    *,
+    secrets: Mapping[str, Optional[str]],
+    env: Optional[Mapping[str, str]],
+    log: Optional[LogFunction],
+    process_timeout: Optional[float],
+    report_on_failure: bool = False,
+) -> tuple[int, Any]:
+    """Runs ``modelcast ARGS --json`` and returns (exit status, parsed standard output).
+
+    ``secrets`` are environment variables (keys, passphrases, credentials): they are set in the
+    child's environment only, never on its command line. A JSON error object raises
+    :class:`ModelcastError`; so does any other failure, unless ``report_on_failure`` and the
+    binary exited 1 with a JSON report (verify's failed checks).
+    """
+    argv = [str(binary_path()), *arguments.argv, "--json"]
+    child_env = dict(os.environ)
+    if env:
+        child_env.update(env)
+    for name, value in secrets.items():
+        if value is not None:
+            child_env[name] = value
+    tail: deque[str] = deque(maxlen=20)
+    process = subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env
+    )
+
+    def relay() -> None:
+        assert process.stderr is not None
+        for raw in process.stderr:
+            line = raw.decode("utf-8", "replace").rstrip("\n")
+            tail.append(line)
+            if log is not None:
+                log(line)
+
+    chunks: list[bytes] = []
+
+    def collect() -> None:
+        assert process.stdout is not None
+        chunks.append(process.stdout.read())
+
+    # Two readers, so neither pipe fills up while the other is waited on.
+    readers = [threading.Thread(target=relay, daemon=True), threading.Thread(target=collect, daemon=True)]
+    for reader in readers:
+        reader.start()
+    try:
+        process.wait(timeout=process_timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        raise ModelcastError(
+            -9, "crashed", f"stopped after process_timeout={process_timeout} s", arguments.command
+        ) from None
+    finally:
+        for reader in readers:
+            reader.join()
+        for pipe in (process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
+    stdout = b"".join(chunks)
+    status = process.returncode
+    try:
+        parsed = json.loads(stdout) if stdout.strip() else None
+    except json.JSONDecodeError:
+        parsed = None
+    if isinstance(parsed, dict) and isinstance(parsed.get("error"), dict):
+        error = parsed["error"]
+        raise ModelcastError(
+            int(error.get("code", status)), str(error.get("kind", "refused")), str(error.get("message", "")), arguments.command
+        )
+    if status == 0 and parsed is not None:
+        return status, parsed
+    if report_on_failure and status == 1 and isinstance(parsed, dict):
+        return status, parsed
+    last = " | ".join(line for line in tail if line) or "no message on standard error"
+    how = f"killed by signal {-status}" if status < 0 else f"exited with status {status} without a JSON result"
+    raise ModelcastError(status, "crashed", f"{how}: {last}", arguments.command)
