@@ -9,17 +9,15 @@ package struct SegmentIndexReference: Sendable {
     package let size: Int64
 }
 
-/// Hashes a streamed artifact segment by segment as its index cuts it, beside the read that
+/// Hashes a streamed artifact segment by segment as its index cuts it, in the read that
 /// hashes the whole: proves the index's segments tile the bytes served and hash as it
 /// says (`artifact.segments`). Given the artifact's regions (where verify can read them
 /// from a local file), it also cuts the bytes again by the scheme, in the same read; the
 /// cuts' lengths are compared, the index's hashes of those same segments being proven.
-///
-/// The work runs on a thread of its own (a `ChunkPipeline` the chunks are copied into),
-/// so one artifact's whole-file hash and its segment hashes take both cores.
+/// (A thread of its own for this work, fed by a copying pipeline, was measured in session
+/// 16: no steady gain on two cores, and verify of 8 artifacts went past 64 MiB.)
 final class SegmentProof: Sendable {
-    // @unchecked: touched only by the pipeline's consumer thread while bytes flow, and
-    // read only after the pipeline has finished (its thread joined).
+    // @unchecked: touched only under `state`'s lock.
     private final class Work: @unchecked Sendable {
         let index: SegmentIndex
         var segment = 0
@@ -61,71 +59,38 @@ final class SegmentProof: Sendable {
         }
     }
 
-    private struct State: @unchecked Sendable {
-        var work: Work
-        /// Open while bytes may still arrive; nil once finished.
-        var pipeline: ChunkPipeline?
-        /// What the pipeline's consumer threw, once finished.
-        var failure: Error?
-    }
-    /// Two 256 KiB buffers: four of NIO's reads each, 512 KiB per artifact being verified
-    /// (verify checks four at once and keeps under 64 MiB).
-    private static let bufferSize = 256 << 10
-    private static let bufferCount = 2
     private let index: SegmentIndex
     private let regions: [SegmentRegion]?
-    private let state: NIOLockedValueBox<State>
+    private let state: NIOLockedValueBox<Work>
 
     init(index: SegmentIndex, regions: [SegmentRegion]?) {
         self.index = index
         self.regions = regions
-        state = NIOLockedValueBox(Self.start(index: index, regions: regions))
+        state = NIOLockedValueBox(Work(index: index, regions: regions))
     }
 
-    private static func start(index: SegmentIndex, regions: [SegmentRegion]?) -> State {
-        let work = Work(index: index, regions: regions)
-        return State(work: work, pipeline: ChunkPipeline(bufferSize: bufferSize, bufferCount: bufferCount, consume: work.consume))
-    }
-
-    /// Copies `chunk` to the proof's thread; throws what that thread threw earlier.
     @Sendable func append(_ chunk: UnsafeRawBufferPointer) throws {
-        try state.withLockedValue { try $0.pipeline?.append(chunk) }
+        try state.withLockedValue { try $0.consume(chunk) }
     }
 
     @Sendable func reset() {
-        state.withLockedValue { state in
-            state.pipeline?.close()
-            state = Self.start(index: index, regions: regions)
-        }
-    }
-
-    /// Waits for the proof's thread to finish what was appended.
-    private func finished() -> (Work, Error?) {
-        state.withLockedValue { state in
-            if let pipeline = state.pipeline {
-                do { try pipeline.finish() } catch { state.failure = error }
-                state.pipeline = nil
-            }
-            return (state.work, state.failure)
-        }
+        state.withLockedValue { $0 = Work(index: index, regions: regions) }
     }
 
     /// The lengths of the segments the scheme cuts the bytes into, when the regions were given.
     func recutLengths() throws -> [UInt32]? {
-        let (work, failure) = finished()
-        if let failure { throw failure }
-        return try work.recut?.finishCuts()
+        try state.withLockedValue { try $0.recut?.finishCuts() }
     }
 
     /// Nil when every segment arrived whole and hashed right; otherwise what did not.
     func problem() -> String? {
-        let (work, failure) = finished()
-        if let failure { return "\(failure)" }
-        if let problem = work.problem { return problem }
-        guard work.segment == index.segments.count, work.filled == 0 else {
-            return "the artifact ended inside segment \(work.segment) of \(index.segments.count)"
+        state.withLockedValue { work in
+            if let problem = work.problem { return problem }
+            guard work.segment == index.segments.count, work.filled == 0 else {
+                return "the artifact ended inside segment \(work.segment) of \(index.segments.count)"
+            }
+            return nil
         }
-        return nil
     }
 }
 
