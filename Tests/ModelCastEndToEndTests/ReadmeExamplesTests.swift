@@ -228,6 +228,12 @@ final class ReadmeExamplesTests: XCTestCase {
         let shown = try XCTUnwrap(blocks("text", in: text).first { $0.first?.hasPrefix("== first launch") ?? false }, "docs/client.md shows no walkthrough output")
         XCTAssertTrue(blocks("sh", in: text).contains { $0.contains { $0.contains("examples/device/walkthrough.sh") } })
         let binaries = (modelcastBinary as NSString).deletingLastPathComponent
+        // The walkthrough runs the example device from beside modelcast (without it, it
+        // would wait for a device that never comes).
+        let device = binaries + "/modelcast-device"
+        guard FileManager.default.isExecutableFile(atPath: device) else {
+            return XCTFail("no \(device): the walkthrough needs the example device built beside modelcast (swift build builds both)")
+        }
         var environment = ProcessInfo.processInfo.environment
         environment["PATH"] = binaries + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
         environment["PORT"] = String(try freeLoopbackPort())
