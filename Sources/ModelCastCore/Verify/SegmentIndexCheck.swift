@@ -14,68 +14,59 @@ package struct SegmentIndexReference: Sendable {
 /// says (`artifact.segments`). Given the artifact's regions (where verify can read them
 /// from a local file), it also cuts the bytes again by the scheme, in the same read; the
 /// cuts' lengths are compared, the index's hashes of those same segments being proven.
-/// (A thread of its own for this work, fed by a copying pipeline, was measured in session
-/// 16: no steady gain on two cores, and verify of 8 artifacts went past 64 MiB.)
 final class SegmentProof: Sendable {
-    // @unchecked: touched only under `state`'s lock.
-    private final class Work: @unchecked Sendable {
-        let index: SegmentIndex
+    private struct State: @unchecked Sendable {
         var segment = 0
         var filled = 0
         var hasher: SHA256Hasher?
         /// The first segment whose bytes differ, or bytes past the last segment.
         var problem: String?
         /// The scheme's own cutting of the same bytes, when the regions are known.
-        let recut: SegmentHasher?
+        var recut: SegmentHasher?
+    }
+    private let index: SegmentIndex
+    private let regions: [SegmentRegion]?
+    private let state: NIOLockedValueBox<State>
 
-        init(index: SegmentIndex, regions: [SegmentRegion]?) {
-            self.index = index
-            recut = regions.map { SegmentHasher(regions: $0, hashing: false) }
-        }
+    init(index: SegmentIndex, regions: [SegmentRegion]?) {
+        self.index = index
+        self.regions = regions
+        state = NIOLockedValueBox(Self.fresh(regions))
+    }
 
-        func consume(_ chunk: UnsafeRawBufferPointer) throws {
-            try recut?.update(chunk)
+    /// Nothing read yet; the re-cut only cuts (the segments' hashes are proven above).
+    private static func fresh(_ regions: [SegmentRegion]?) -> State {
+        State(recut: regions.map { SegmentHasher(regions: $0, hashing: false) })
+    }
+
+    @Sendable func append(_ chunk: UnsafeRawBufferPointer) throws {
+        try state.withLockedValue { state in
+            try state.recut?.update(chunk)
             var rest = chunk
-            while !rest.isEmpty, problem == nil {
-                guard segment < index.segments.count else {
-                    problem = "the artifact has bytes past the index's last segment"
+            while !rest.isEmpty, state.problem == nil {
+                guard state.segment < index.segments.count else {
+                    state.problem = "the artifact has bytes past the index's last segment"
                     return
                 }
-                let length = Int(index.segments[segment].length)
-                let take = min(length - filled, rest.count)
-                if hasher == nil { hasher = try SHA256Hasher() }
-                hasher!.update(UnsafeRawBufferPointer(rebasing: rest[0..<take]))
-                filled += take
+                let length = Int(index.segments[state.segment].length)
+                let take = min(length - state.filled, rest.count)
+                if state.hasher == nil { state.hasher = try SHA256Hasher() }
+                state.hasher!.update(UnsafeRawBufferPointer(rebasing: rest[0..<take]))
+                state.filled += take
                 rest = UnsafeRawBufferPointer(rebasing: rest[take...])
-                if filled == length {
-                    if hasher!.finalize().bytes != index.segments[segment].sha256 {
-                        problem = "segment \(segment) (\(length) bytes at \(index.offsets[segment])) does not hash to the index's value"
+                if state.filled == length {
+                    if state.hasher!.finalize().bytes != index.segments[state.segment].sha256 {
+                        state.problem = "segment \(state.segment) (\(length) bytes at \(index.offsets[state.segment])) does not hash to the index's value"
                     }
-                    hasher = nil
-                    filled = 0
-                    segment += 1
+                    state.hasher = nil
+                    state.filled = 0
+                    state.segment += 1
                 }
             }
         }
     }
 
-    private let index: SegmentIndex
-    private let regions: [SegmentRegion]?
-    private let state: NIOLockedValueBox<Work>
-
-    init(index: SegmentIndex, regions: [SegmentRegion]?) {
-        self.index = index
-        self.regions = regions
-        state = NIOLockedValueBox(Work(index: index, regions: regions))
-    }
-
-    @Sendable func append(_ chunk: UnsafeRawBufferPointer) throws {
-        try state.withLockedValue { try $0.consume(chunk) }
-    }
-
-    @Sendable func reset() {
-        state.withLockedValue { $0 = Work(index: index, regions: regions) }
-    }
+    @Sendable func reset() { state.withLockedValue { $0 = Self.fresh(regions) } }
 
     /// The lengths of the segments the scheme cuts the bytes into, when the regions were given.
     func recutLengths() throws -> [UInt32]? {
@@ -84,10 +75,10 @@ final class SegmentProof: Sendable {
 
     /// Nil when every segment arrived whole and hashed right; otherwise what did not.
     func problem() -> String? {
-        state.withLockedValue { work in
-            if let problem = work.problem { return problem }
-            guard work.segment == index.segments.count, work.filled == 0 else {
-                return "the artifact ended inside segment \(work.segment) of \(index.segments.count)"
+        state.withLockedValue { state in
+            if let problem = state.problem { return problem }
+            guard state.segment == index.segments.count, state.filled == 0 else {
+                return "the artifact ended inside segment \(state.segment) of \(index.segments.count)"
             }
             return nil
         }
