@@ -43,6 +43,11 @@ def _aws(access_key_id: Optional[str], secret_access_key: Optional[str], session
     }
 
 
+def _signing(key: Optional[str], passphrase: Optional[str]) -> dict[str, Optional[str]]:
+    """A manifest signing key's text and its passphrase, as the CLI reads them from its environment."""
+    return {"MODELCAST_SIGNING_KEY": key, "MODELCAST_SIGNING_PASSPHRASE": passphrase}
+
+
 def _model_entries(models: Models) -> list[str]:
     """The MODEL arguments: plain paths, or NAME=PATH for each file of a named model."""
     if isinstance(models, (str, os.PathLike)):
@@ -143,8 +148,7 @@ def publish(
     _s3(arguments, endpoint, region, path_style)
     arguments.argv += list(extra_args)
     secrets = {
-        "MODELCAST_SIGNING_KEY": signing_key,
-        "MODELCAST_SIGNING_PASSPHRASE": signing_passphrase,
+        **_signing(signing_key, signing_passphrase),
         "MODELCAST_MODEL_SIGNING_KEY": model_signing_key,
         **_aws(aws_access_key_id, aws_secret_access_key, aws_session_token),
     }
@@ -282,11 +286,7 @@ def rollback(
     arguments.option("--expires-in", expires_in)
     _s3(arguments, endpoint, region, path_style)
     arguments.argv += list(extra_args)
-    secrets = {
-        "MODELCAST_SIGNING_KEY": signing_key,
-        "MODELCAST_SIGNING_PASSPHRASE": signing_passphrase,
-        **_aws(aws_access_key_id, aws_secret_access_key, aws_session_token),
-    }
+    secrets = {**_signing(signing_key, signing_passphrase), **_aws(aws_access_key_id, aws_secret_access_key, aws_session_token)}
     _, report = run_json(arguments, secrets=secrets, env=env, log=log, process_timeout=process_timeout)
     return PublishResult.from_json(report)
 
