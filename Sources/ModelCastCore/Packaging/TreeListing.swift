@@ -89,6 +89,7 @@ package struct TreeListing: Codable, Sendable, Equatable {
         let entries = tree.entries.filter { !$0.isDirectory }
         let reporter = progress?("hashing \(top.dropLast()) (\(counted(entries.count, "file")))", tree.totalSize)
         defer { reporter?.finish() }
+        let paths = entries.map { String($0.archiveName.dropFirst(top.count)) }
         let order = entries.indices.sorted { entries[$0].size > entries[$1].size }
         let results = ResultBox<Hashed>(count: entries.count)
         let next = NIOLockedValueBox(0)
@@ -106,8 +107,7 @@ package struct TreeListing: Codable, Sendable, Equatable {
                 guard position < order.count else { return }
                 let index = order[position]
                 let entry = entries[index]
-                let path = String(entry.archiveName.dropFirst(top.count))
-                let copy = copies.flatMap { $0.includes(path, entry.size) ? $0.directory + "/tree-\(index)" : nil }
+                let copy = copies.flatMap { $0.includes(paths[index], entry.size) ? $0.directory + "/tree-\(index)" : nil }
                 results.set(index, Result { try hashFile(entry, copyingTo: copy, progress: reporter, partSize: partSize?(entry.size), scratch: scratch) })
             }
         }
@@ -116,7 +116,7 @@ package struct TreeListing: Codable, Sendable, Equatable {
         do {
             for (index, entry) in entries.enumerated() {
                 let result = try hashed[index]!.get()
-                var file = File(path: String(entry.archiveName.dropFirst(top.count)), size: result.digest.size, sha256: result.digest.sha256,
+                var file = File(path: paths[index], size: result.digest.size, sha256: result.digest.sha256,
                                 contentType: fileContentType)
                 file.diskPath = entry.diskPath
                 file.source = result.digest.source
