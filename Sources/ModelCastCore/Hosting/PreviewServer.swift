@@ -18,10 +18,13 @@ package struct PreviewServer: Sendable {
     /// The URL path the directory is served under (from the objects file's base URL, or given).
     package let basePath: String
     let objects: PublishedObjectList
+    /// Pages made on request, by URL path (`/_modelcast/report`), besides the published objects.
+    let pages: [String: GeneratedPage]
     let log: @Sendable (String) -> Void
 
     /// Reads `root/_modelcast/objects.json` when it is there (and fails if it cannot be read).
-    package init(root: String, host: String = "127.0.0.1", port: Int = 8080, basePath: String? = nil, log: @escaping @Sendable (String) -> Void) throws {
+    package init(root: String, host: String = "127.0.0.1", port: Int = 8080, basePath: String? = nil, pages: [String: GeneratedPage] = [:],
+                 log: @escaping @Sendable (String) -> Void) throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ModelCastError.notFound(path: root)
@@ -29,6 +32,7 @@ package struct PreviewServer: Sendable {
         self.root = root
         self.host = host
         self.port = port
+        self.pages = pages
         self.log = log
         // Only what publish listed is served: a directory it never wrote (a project folder)
         // has no list, and serving it would expose every file in it.
@@ -51,7 +55,7 @@ package struct PreviewServer: Sendable {
     /// (with the actual port when `port` is 0).
     package func run(onReady: @escaping @Sendable (String) async -> Void) async throws {
         let router = Router()
-        router.add(middleware: PublishedObjectsMiddleware(root: root, basePath: basePath, objects: objects, log: log))
+        router.add(middleware: PublishedObjectsMiddleware(root: root, basePath: basePath, objects: objects, pages: pages, log: log))
         var logger = Logger(label: "modelcast.serve")
         logger.logLevel = .warning
         let host = self.host
@@ -173,6 +177,7 @@ struct PublishedObjectsMiddleware<Context: RequestContext>: RouterMiddleware {
     let root: String
     let basePath: String
     let objects: PublishedObjectList
+    let pages: [String: GeneratedPage]
     let log: @Sendable (String) -> Void
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
@@ -180,7 +185,9 @@ struct PublishedObjectsMiddleware<Context: RequestContext>: RouterMiddleware {
         let path = request.uri.path
         let declared = objects.current()
         var response: Response
-        if let key = key(for: path), isServed(key, declared) {
+        if let page = pages[path] {
+            response = await page.response(to: request, log: log)
+        } else if let key = key(for: path), isServed(key, declared) {
             response = StaticFile.response(path: root + "/" + key, inside: root, request: request)
             if response.status == .ok || response.status == .partialContent || response.status == .notModified {
                 let metadata = declared?[key]
@@ -215,6 +222,34 @@ struct PublishedObjectsMiddleware<Context: RequestContext>: RouterMiddleware {
 
     private func defaultCacheControl(_ key: String) -> String {
         key.hasPrefix("models/") || key.hasPrefix("manifests/") ? CachePolicy.immutable : CachePolicy.manifestDefault
+    }
+}
+
+/// A page made when it is asked for (the release page), never stored in the directory:
+/// GET and HEAD, `Cache-Control: no-store`; a failure to make it is a 500 naming why.
+package struct GeneratedPage: Sendable {
+    package let contentType: String
+    package let make: @Sendable () async throws -> Data
+
+    package init(contentType: String, make: @escaping @Sendable () async throws -> Data) {
+        self.contentType = contentType
+        self.make = make
+    }
+
+    func response(to request: Request, log: @Sendable (String) -> Void) async -> Response {
+        guard request.method == .get || request.method == .head else {
+            return Response(status: .methodNotAllowed, headers: [.allow: "GET, HEAD"])
+        }
+        do {
+            let body = try await make()
+            let headers: HTTPFields = [.contentType: contentType, .cacheControl: "no-store", .contentLength: String(body.count)]
+            guard request.method == .get else { return Response(status: .ok, headers: headers) }
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        } catch {
+            log("cannot make \(request.uri.path): \(error)")
+            return Response(status: .internalServerError, headers: [.contentType: "text/plain; charset=utf-8", .cacheControl: "no-store"],
+                            body: ResponseBody(byteBuffer: ByteBuffer(string: "cannot make this page: \(error)\n")))
+        }
     }
 }
 

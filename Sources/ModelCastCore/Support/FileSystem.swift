@@ -313,3 +313,11 @@ func makeDirectories(_ path: String) throws {
         throw ModelCastError.io(operation: "create directory", path: path, reason: (error as NSError).localizedFailureReason ?? error.localizedDescription)
     }
 }
+
+/// Writes `data` to `path` under a temporary name and renames it into place, so a
+/// reader (a browser reloading a report) never sees half a file.
+package func writeFileAtomically(_ data: Data, to path: String) throws {
+    let file = try AtomicFile(destination: path)
+    try data.withUnsafeBytes { try file.descriptor.writeAll($0) }
+    try file.commit(durable: false)
+}

@@ -34,12 +34,24 @@ package struct TargetState: Sendable {
 
     /// The key id (hex) that signed the live manifest: its detached signature's, else its
     /// inline one's; nil when unsigned or unreadable.
-    package var liveSigningKeyID: String? {
+    package var liveSigningKeyID: String? { liveSignature?.keyID.hex }
+
+    /// The live manifest's signature: its detached one, else its inline one; nil when
+    /// unsigned or unreadable (`liveIsSigned` tells the two apart).
+    package var liveSignature: MinisignSignature? {
+        liveSignatureFiles.lazy.compactMap { try? MinisignSignature(fileContents: $0) }.first
+    }
+
+    /// True when the live manifest carries a signature, readable or not.
+    package var liveIsSigned: Bool { !liveSignatureFiles.isEmpty }
+
+    private var liveSignatureFiles: [String] {
         var files: [String] = []
         if let signature = signatureData { files.append(String(decoding: signature, as: UTF8.self)) }
-        if let manifest = manifestData, let inline = InlineSignature.split(manifest),
-           let file = try? InlineSignature.signatureFile(fromMember: inline.member) { files.append(file) }
-        return files.lazy.compactMap { try? MinisignSignature(fileContents: $0) }.first?.keyID.hex
+        if let manifest = manifestData, let inline = InlineSignature.split(manifest) {
+            files.append((try? InlineSignature.signatureFile(fromMember: inline.member)) ?? "")
+        }
+        return files
     }
 
     /// The sequence the next record gets: above every record and above whatever the
@@ -102,6 +114,13 @@ package struct TargetState: Sendable {
         state.index = index
         state.indexManifestKey = manifestKey
         return state
+    }
+
+    /// A state from bytes read without a store (a manifest URL's records, fetched one by
+    /// one): `records` are history records as served, in any order (`source` names each).
+    package static func assemble(records: [(data: Data, source: String)], manifest: Data?, signature: Data?) throws -> TargetState {
+        let entries = try records.map { try HistoryIndex.entry(decoding: $0.data, source: $0.source) }.sorted { $0.record.sequence < $1.record.sequence }
+        return TargetState(entries: entries, live: LiveObjects(info: nil, manifest: manifest, signature: signature))
     }
 
     /// Records above `sequence`, found by asking for each next key until one is absent

@@ -1,0 +1,148 @@
+import Foundation
+import NIOConcurrencyHelpers
+
+/// Reads what the release page shows: every channel of a directory or store target, or
+/// the one channel a manifest URL serves (with the history records its host serves).
+package enum ReleasePageReader {
+    /// Every channel of `storage` (or only `channel`). A channel that cannot be read is
+    /// shown with what went wrong, beside the others.
+    package static func read(_ storage: any Storage, baseManifestKey: String = "manifest.json", channel: String? = nil, at now: Date) async throws -> ReleasePage {
+        var names = [String]()
+        if let channel { names = [channel] } else { names = try await Channels.list(storage, base: baseManifestKey) }
+        guard !names.isEmpty else {
+            throw ModelCastError.targetState("nothing is published at \(storage.location): no \(baseManifestKey), and no channels/NAME/\(baseManifestKey)")
+        }
+        var states: [(name: String, key: String, state: Result<TargetState, Error>)] = []
+        for name in names {
+            let key = Channels.manifestKey(channel: name, base: baseManifestKey)
+            do {
+                states.append((name, key, .success(try await TargetState.load(from: storage, manifestKey: key))))
+            } catch {
+                states.append((name, key, .failure(error)))
+            }
+        }
+        var histories: [String: [Release]] = [:]
+        for (name, _, state) in states { histories[name] = (try? state.get())?.history ?? [] }
+        let channels = states.map { name, key, state in
+            switch state {
+            case .success(let state):
+                return ChannelReport.make(name: name, manifestKey: key, state: state, otherChannels: histories.filter { $0.key != name }, now: now)
+            case .failure(let error):
+                return ChannelReport.unreadable(name: name, manifestKey: key, error: error)
+            }
+        }
+        return ReleasePage(target: storage.location, at: formatTimestamp(now), channels: channels)
+    }
+
+    /// The channel a manifest URL serves, as a device reads it: the manifest, its detached
+    /// signature, and the history records the host serves beside it (up to `historyLimit`,
+    /// newest first). A web server cannot list, so the target's other channels are not shown.
+    package static func read(manifestURL: String, at now: Date, historyLimit: Int = 100) async throws -> ReleasePage {
+        let place = ManifestPlace(manifestURL)
+        let http = HTTPFetcher()
+        do {
+            let page = try await read(place, http: http, at: now, historyLimit: historyLimit)
+            await http.shutdown()
+            return page
+        } catch {
+            await http.shutdown()
+            throw error
+        }
+    }
+
+    private static func read(_ place: ManifestPlace, http: HTTPFetcher, at now: Date, historyLimit: Int) async throws -> ReleasePage {
+        guard let manifest = try await fetch(place.url, http: http, limit: TargetLayout.recordLimit) else {
+            throw ModelCastError.notFound(path: place.url)
+        }
+        let signature = try await fetch(SignedManifest.signatureKey(for: place.url), http: http, limit: SignedManifest.maximumSignatureSize)
+        // The newest sequence devices have seen: the manifest's own, else its signature's.
+        let unsigned = InlineSignature.strip(manifest)
+        let signed = signature.flatMap { try? MinisignSignature(fileContents: String(decoding: $0, as: UTF8.self)) }
+            .flatMap { TrustedComment(parsing: $0.trustedComment)?.sequence }
+        let newest = (try? Release.decode(unsigned, source: place.url))?.sequence ?? signed
+        var records: [(data: Data, source: String)] = []
+        var notes: [String] = []
+        @Sendable func record(_ sequence: Int64) async throws -> (data: Data, source: String)? {
+            let url = place.base + "/" + TargetLayout.historyKey(manifestKey: place.manifestKey, sequence: sequence)
+            return try await fetch(url, http: http, limit: TargetLayout.recordLimit).map { ($0, url) }
+        }
+        if let newest, newest > 0 {
+            let low = max(1, newest - Int64(historyLimit) + 1)
+            let found = try await boundedMap(Array((low...newest).reversed()), concurrency: 8) { try await record($0) }
+            records = found.compactMap { $0 }
+            // Records above the live one: a publish under way, or one that failed.
+            var next = newest + 1
+            while records.count < historyLimit + 10, let above = try await record(next) {
+                records.append(above)
+                next += 1
+            }
+            if low > 1 { notes.append("history: the newest \(historyLimit) sequences read over HTTP (\(low)–\(newest)); run report on the target for all") }
+        } else {
+            var next: Int64 = 1
+            while records.count < historyLimit, let found = try await record(next) {
+                records.append(found)
+                next += 1
+            }
+        }
+        notes.append("read over HTTP from \(place.url): a web server cannot list the target's other channels; run report on the target (directory or s3://) for every channel")
+        var report: ChannelReport
+        do {
+            let state = try TargetState.assemble(records: records, manifest: manifest, signature: signature)
+            report = ChannelReport.make(name: place.channel, manifestKey: place.manifestKey, state: state, otherChannels: [:], now: now)
+        } catch {
+            report = ChannelReport.unreadable(name: place.channel, manifestKey: place.manifestKey, error: error)
+        }
+        report.notes += notes
+        return ReleasePage(target: place.url, at: formatTimestamp(now), channels: [report])
+    }
+
+    /// The body of a GET of `url`; nil for 404 (or 403, which S3-backed hosts answer for a missing key).
+    private static func fetch(_ url: String, http: HTTPFetcher, limit: Int) async throws -> Data? {
+        let body = NIOLockedValueBox<[UInt8]>([])
+        let response = try await http.fetch(url, range: nil, limit: Int64(limit), deadline: Date().addingTimeInterval(30)) { chunk in
+            body.withLockedValue { $0.append(contentsOf: chunk) }
+        }
+        if response.status == 404 || response.status == 403 { return nil }
+        guard response.status == 200 else {
+            throw ModelCastError.io(operation: "GET", path: url, reason: "HTTP \(response.status)\(response.isRedirect ? " (a redirect; give the final URL)" : "")")
+        }
+        guard !response.exceededLimit else { throw ModelCastError.io(operation: "GET", path: url, reason: "larger than \(limit) bytes") }
+        return Data(body.withLockedValue { $0 })
+    }
+}
+
+/// Where a manifest URL sits in its target: `…/manifest.json` is stable's, and
+/// `…/channels/NAME/manifest.json` channel NAME's, both under the target's base URL.
+struct ManifestPlace {
+    let url: String
+    /// The target's base URL (no trailing slash).
+    let base: String
+    let channel: String
+    /// The manifest's key in the target.
+    let manifestKey: String
+
+    init(_ url: String) {
+        self.url = url
+        let trimmed = url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        var parts = trimmed.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        let name = parts.removeLast().removingPercentEncoding ?? ""
+        if parts.count >= 2, parts[parts.count - 2] == "channels", (try? Channels.validate(parts[parts.count - 1])) != nil {
+            channel = parts.removeLast()
+            parts.removeLast()
+            manifestKey = Channels.manifestKey(channel: channel, base: name)
+        } else {
+            channel = Channels.stable
+            manifestKey = name
+        }
+        base = parts.joined(separator: "/")
+    }
+}
+
+extension ChannelReport {
+    /// A channel whose records or manifest could not be read: the error, and nothing else.
+    static func unreadable(name: String, manifestKey: String, error: Error) -> ChannelReport {
+        ChannelReport(name: name, manifestKey: manifestKey, live: nil, rollout: nil,
+                      signature: SignatureReport(state: .unsigned, keyID: nil, signedSequence: nil, expiresAt: nil, daysLeft: nil, checked: nil),
+                      history: [], verify: nil, notes: ["cannot read this channel: \(error)"])
+    }
+}
