@@ -48,11 +48,11 @@ extension ModelCast {
         func validate() throws {
             if !publicKey.isEmpty, !verify { throw ValidationError("--public-key goes with --verify: the signature is checked by the verify run") }
             if allowHTTP, !verify { throw ValidationError("--allow-http goes with --verify") }
-            if let channel { try Channels.validate(channel) }
-            try PublishRequest.validateManifestKey(baseManifestKey)
         }
 
         func run() async throws {
+            if let channel { try Channels.validate(channel) }
+            try PublishRequest.validateManifestKey(baseManifestKey)
             let now = try moment()
             let environment = ProcessInfo.processInfo.environment
             var options = VerifyOptions()
