@@ -96,7 +96,7 @@ final class CLIContractTests: XCTestCase {
     // MARK: 16. Help says each thing once, and rollback's names explain themselves
 
     func testHelpListsEachOptionOnceWithItsDefaultOnce() throws {
-        for command in ["inspect", "pack", "publish", "verify", "rollback", "promote", "rollout", "rollout set", "rollout simulate", "prune", "history", "resign", "keygen", "serve"] {
+        for command in ["inspect", "pack", "publish", "verify", "rollback", "promote", "rollout", "rollout set", "rollout simulate", "prune", "history", "report", "resign", "keygen", "serve"] {
             var environment = ProcessInfo.processInfo.environment
             environment["COLUMNS"] = "400"
             let help = try modelcast(command.split(separator: " ").map(String.init) + ["--help"], environment: environment)
