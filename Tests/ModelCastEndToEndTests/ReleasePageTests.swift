@@ -153,6 +153,58 @@ final class ReleasePageTests: XCTestCase {
         XCTAssertEqual(try snapshot(work.at("site")), before, "serve or report wrote into the published directory")
     }
 
+    /// An s3:// target is read through the S3 API (moto, signatures checked): every
+    /// channel, its rollout and history, and `--verify` through the store's checksums.
+    /// The page never holds the credentials.
+    func testAnS3TargetGivesEveryChannel() throws {
+        let moto = try MotoS3()
+        let work = try Scratch()
+        let target = "s3://\(moto.bucket)/prod"
+        func run(_ arguments: [String]) throws {
+            let result = try modelcast(arguments, cwd: work.path, environment: moto.environment)
+            XCTAssertEqual(result.status, 0, "\(arguments.joined(separator: " ")): \(result.stderr)")
+        }
+        let common = ["--to", target, "--base-url", "https://cdn.example.com/prod"]
+        _ = try work.write("m.bin", text: "one\n")
+        try run(["publish", "m.bin", "--version", "1.0.0"] + common)
+        _ = try work.write("m.bin", text: "two\n")
+        try run(["publish", "m.bin", "--version", "2.0.0", "--rollout", "10%"] + common)
+        try run(["publish", "m.bin", "--version", "2.0.0", "--channel", "beta"] + common)
+        let result = try modelcast(["report", target, "--verify", "--json"], cwd: work.path, environment: moto.environment)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        try validateAgainstSchema([result.stdout], "report.schema.json")
+        let page = try JSONDecoder().decode(ReleasePage.self, from: Data(result.stdout.utf8))
+        XCTAssertEqual(page.target, target)
+        XCTAssertEqual(page.channels.map(\.name), ["stable", "beta"])
+        XCTAssertEqual(page.channels[0].rollout?.state, .inProgress)
+        XCTAssertEqual(page.channels[0].rollout?.percentNow, 10)
+        XCTAssertEqual(page.channels[0].history.map(\.sequence), [2, 1])
+        XCTAssertEqual(page.channels[1].live?.models.first?.version, "2.0.0")
+        XCTAssertEqual(page.channels.map { $0.verify?.passed }, [true, true])
+        let html = try modelcast(["report", target, "-o", "-"], cwd: work.path, environment: moto.environment).stdout
+        XCTAssertFalse(html.contains(moto.secretAccessKey), "the page holds the secret key")
+        XCTAssertFalse(html.contains(moto.accessKeyID), "the page holds the access key id")
+    }
+
+    /// A model published with variants is one row per variant, each with what a device
+    /// needs to take it, its version and its files.
+    func testVariantsAreListedEachWithWhatItNeeds() throws {
+        let work = try Scratch()
+        _ = try work.write("a.bin", text: "big model")
+        _ = try work.write("b.bin", text: "small")
+        let published = try modelcast(["publish", "--name", "llm", "--version", "1.0.0", "--variant", "3b=a.bin", "--variant", "1b=b.bin",
+                                       "--requires", "3b:min_memory=6GiB", "--to", "site", "--base-url", "https://cdn.example.com/m"], cwd: work.path)
+        XCTAssertEqual(published.status, 0, published.stderr)
+        let page = try JSONDecoder().decode(ReleasePage.self, from: Data(try report(["site", "--json"], cwd: work.path).stdout.utf8))
+        let models = try XCTUnwrap(page.channels.first?.live?.models)
+        XCTAssertEqual(models.map(\.variant), ["3b", "1b"], "in the manifest's order of preference")
+        XCTAssertEqual(models.map(\.requires), ["min_memory=6.0 GiB", nil])
+        XCTAssertEqual(models.map { $0.files.map(\.key) }, [["models/llm/variants/3b/1.0.0/a.bin"], ["models/llm/variants/1b/1.0.0/b.bin"]])
+        XCTAssertEqual(page.channels.first?.live?.totalSize, 14)
+        let html = try report(["site", "-o", "-"], cwd: work.path).stdout
+        XCTAssertTrue(html.contains("variant 3b</span><br><span class=\"requires\">needs min_memory=6.0 GiB</span>"), html)
+    }
+
     /// Each bad source or flag is named, with its exit status, and nothing is written.
     func testBadInputIsNamed() throws {
         let work = try Scratch()

@@ -69,12 +69,12 @@ extension LiveRelease {
             minAppVersion: release.minAppVersion, models: models, totalSize: models.reduce(0) { $0 + $1.size })
     }
 
-    /// `memory=8589934592, platform={"ios":"17"}`: each requirement as its key and JSON value.
+    /// `min_memory=6.0 GiB, platforms={ "ios": "17" }`: each requirement as its key and value.
     private static func requirements(_ requires: [String: JSONValue]) -> String? {
         requires.isEmpty ? nil : requires.keys.sorted().map { key in
             let value = requires[key]!
-            if case .string(let text) = value { return "\(key)=\(text)" }
-            return "\(key)=\(value.serialized())"
+            if key == "min_memory", case .int(let bytes) = value { return "\(key)=\(formatBytes(Int64(bytes)))" }
+            return "\(key)=\(value.pageText)"
         }.joined(separator: ", ")
     }
 }
@@ -87,8 +87,7 @@ extension ModelReport {
         var meta: [String: String] = [:]
         for key in model.meta.keys.sorted().prefix(Self.metaLimit.fields) {
             let value = model.meta[key]!
-            var text: String
-            if case .string(let string) = value { text = string } else { text = value.serialized() }
+            var text = value.pageText
             if text.count > Self.metaLimit.characters { text = String(text.prefix(Self.metaLimit.characters)) + "…" }
             meta[key] = text
         }
@@ -107,5 +106,13 @@ extension SignatureReport {
         self.init(
             state: signature != nil ? .signed : state.liveIsSigned ? .unreadable : .unsigned, keyID: signature?.keyID.hex,
             signedSequence: comment?.sequence, expiresAt: expiresAt, daysLeft: daysLeft, checked: nil)
+    }
+}
+
+extension JSONValue {
+    /// A string as it is; any other value as JSON on one line (`{ "ios": "17" }`).
+    var pageText: String {
+        if case .string(let text) = self { return text }
+        return serialized(nestedAt: 0).split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: " ")
     }
 }
