@@ -2,13 +2,6 @@ import Foundation
 import ModelCastFormat
 import NIOConcurrencyHelpers
 
-/// Where the manifest says an artifact's segment index is (`files[].segments`).
-package struct SegmentIndexReference: Sendable {
-    package let url: String
-    package let sha256: String
-    package let size: Int64
-}
-
 /// Hashes a streamed artifact segment by segment as its index cuts it, in the read that
 /// hashes the whole: proves the index's segments tile the bytes served and hash as it
 /// says (`artifact.segments`). Given the artifact's regions (where verify can read them

@@ -102,3 +102,10 @@ func firstInvalidUTF8Offset(_ data: Data) -> Int? {
         return nil
     }
 }
+
+/// Where the manifest says an artifact's segment index is (`files[].segments`).
+package struct SegmentIndexReference: Sendable {
+    package let url: String
+    package let sha256: String
+    package let size: Int64
+}
