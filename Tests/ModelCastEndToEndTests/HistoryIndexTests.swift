@@ -30,6 +30,30 @@ final class HistoryIndexTests: XCTestCase {
         }
     }
 
+    /// A record copied under another sequence's key (`00000002.json` holding record 1, by
+    /// hand or by a hostile store) crashed every command that read all records — history,
+    /// rollback, report, `--rebuild-index` — on a duplicate sequence. Each now names the
+    /// file and what it holds, and changes nothing; report draws the page with the reason.
+    func testARecordUnderAnotherSequencesKeyIsNamedNotACrash() throws {
+        let scratch = try Scratch()
+        let target = scratch.at("out")
+        try publishVersions(2, scratch: scratch, to: target)
+        try FileManager.default.removeItem(atPath: target + "/manifests/00000002.json")
+        try FileManager.default.copyItem(atPath: target + "/manifests/00000001.json", toPath: target + "/manifests/00000002.json")
+        try FileManager.default.removeItem(atPath: target + "/_modelcast/history-index.json")
+        let before = try snapshot(target)
+        let named = "manifests/00000002.json: it holds the record of sequence 1, not of 2 as its key says"
+        for arguments in [["history", target], ["history", target, "--rebuild-index"], ["rollback", target, "--version", "1.0.0"]] {
+            let result = try modelcast(arguments)
+            XCTAssertEqual(result.status, 1, "\(arguments): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains(named), "\(arguments): \(result.stderr)")
+        }
+        let report = try modelcast(["report", target, "--json"])
+        XCTAssertEqual(report.status, 0, report.stderr)
+        XCTAssertTrue(report.stdout.contains(named), report.stdout)
+        XCTAssertEqual(try snapshot(target), before, "a refused command changed the target")
+    }
+
     /// With no optional flag: a publish writes the index beside the records, naming each.
     func testPublishWritesTheIndex() throws {
         let scratch = try Scratch()

@@ -60,11 +60,11 @@ package enum ReleasePageReader {
         let signed = signature.flatMap { try? MinisignSignature(fileContents: String(decoding: $0, as: UTF8.self)) }
             .flatMap { TrustedComment(parsing: $0.trustedComment)?.sequence }
         let newest = (try? Release.decode(unsigned, source: place.url))?.sequence ?? signed
-        var records: [(data: Data, source: String)] = []
+        var records: [(sequence: Int64, data: Data, source: String)] = []
         var notes: [String] = []
-        @Sendable func record(_ sequence: Int64) async throws -> (data: Data, source: String)? {
+        @Sendable func record(_ sequence: Int64) async throws -> (sequence: Int64, data: Data, source: String)? {
             let url = place.base + "/" + TargetLayout.historyKey(manifestKey: place.manifestKey, sequence: sequence)
-            return try await fetch(url, http: http, limit: TargetLayout.recordLimit).map { ($0, url) }
+            return try await fetch(url, http: http, limit: TargetLayout.recordLimit).map { (sequence, $0, url) }
         }
         if let newest, newest > 0 {
             let low = max(1, newest - Int64(historyLimit) + 1)

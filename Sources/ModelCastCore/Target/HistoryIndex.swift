@@ -47,6 +47,16 @@ struct HistoryIndex: Sendable {
         try entry(record: try Release.decode(bytes, source: source), bytes: bytes)
     }
 
+    /// The entry of the record read from `sequence`'s key: it must be that sequence's
+    /// record (a copied or hostile file must not give one sequence two records).
+    static func entry(decoding bytes: Data, source: String, sequence: Int64) throws -> Entry {
+        let entry = try entry(decoding: bytes, source: source)
+        guard entry.record.sequence == sequence else {
+            throw ModelCastError.invalidRecord(source: "release record \(source)", reason: "it holds the record of sequence \(entry.record.sequence), not of \(sequence) as its key says")
+        }
+        return entry
+    }
+
     private struct File: Decodable {
         struct Record: Decodable {
             let sequence: Int64

@@ -117,9 +117,11 @@ package struct TargetState: Sendable {
     }
 
     /// A state from bytes read without a store (a manifest URL's records, fetched one by
-    /// one): `records` are history records as served, in any order (`source` names each).
-    package static func assemble(records: [(data: Data, source: String)], manifest: Data?, signature: Data?) throws -> TargetState {
-        let entries = try records.map { try HistoryIndex.entry(decoding: $0.data, source: $0.source) }.sorted { $0.record.sequence < $1.record.sequence }
+    /// one): `records` are history records as served, each with the sequence of the key it
+    /// was read from, in any order (`source` names each).
+    package static func assemble(records: [(sequence: Int64, data: Data, source: String)], manifest: Data?, signature: Data?) throws -> TargetState {
+        let entries = try records.map { try HistoryIndex.entry(decoding: $0.data, source: $0.source, sequence: $0.sequence) }
+            .sorted { $0.record.sequence < $1.record.sequence }
         return TargetState(entries: entries, live: LiveObjects(info: nil, manifest: manifest, signature: signature))
     }
 
@@ -131,7 +133,7 @@ package struct TargetState: Sendable {
         while true {
             let key = TargetLayout.historyKey(manifestKey: manifestKey, sequence: next)
             guard let data = try await storage.get(key, limit: TargetLayout.recordLimit) else { return found }
-            found.append(try HistoryIndex.entry(decoding: data, source: "\(storage.location)/\(key)"))
+            found.append(try HistoryIndex.entry(decoding: data, source: "\(storage.location)/\(key)", sequence: next))
             next += 1
         }
     }
@@ -167,13 +169,14 @@ package struct TargetState: Sendable {
     /// Every record under the manifest key's history prefix, read eight at a time.
     static func readAllRecords(_ storage: any Storage, manifestKey: String) async throws -> [HistoryIndex.Entry] {
         let prefix = TargetLayout.historyPrefix(manifestKey: manifestKey)
-        let keys = try await storage.list(prefix: prefix).filter { key in
+        let keys = try await storage.list(prefix: prefix).compactMap { key -> (key: String, sequence: Int64)? in
             let name = key.dropFirst(prefix.count)
-            return name.hasSuffix(".json") && !name.contains("/") && Int64(name.dropLast(5)) != nil
+            guard name.hasSuffix(".json"), !name.contains("/"), let sequence = Int64(name.dropLast(5)) else { return nil }
+            return (key, sequence)
         }
-        let entries = try await boundedMap(keys, concurrency: 8) { key -> HistoryIndex.Entry? in
-            guard let data = try await storage.get(key, limit: TargetLayout.recordLimit) else { return nil }
-            return try HistoryIndex.entry(decoding: data, source: "\(storage.location)/\(key)")
+        let entries = try await boundedMap(keys, concurrency: 8) { item -> HistoryIndex.Entry? in
+            guard let data = try await storage.get(item.key, limit: TargetLayout.recordLimit) else { return nil }
+            return try HistoryIndex.entry(decoding: data, source: "\(storage.location)/\(item.key)", sequence: item.sequence)
         }
         return entries.compactMap { $0 }.sorted { $0.record.sequence < $1.record.sequence }
     }
