@@ -52,6 +52,16 @@ func withStorage<T>(_ settings: TargetSettings, environment: [String: String], l
     }
 }
 
+/// An `--at TIME` value (an RFC 3339 time, or +DURATION from now), or now when not given.
+func moment(_ at: String?) throws -> Date {
+    guard let at else { return Date() }
+    if at.hasPrefix("+") { return Date().addingTimeInterval(try parseDuration(String(at.dropFirst()))) }
+    guard let date = parseTimestamp(at) else {
+        throw ValidationError("--at '\(at)' is neither an RFC 3339 time (2026-12-01T00:00:00Z) nor +DURATION (+24h)")
+    }
+    return date
+}
+
 /// `SOURCE_DATE_EPOCH` as a date (reproducible manifests), or nil when unset.
 func sourceDateEpoch(_ environment: [String: String]) throws -> (date: Date, origin: String)? {
     guard let epoch = environment["SOURCE_DATE_EPOCH"] else { return nil }

@@ -53,7 +53,7 @@ extension ModelCast {
         func run() async throws {
             if let channel { try Channels.validate(channel) }
             try PublishRequest.validateManifestKey(baseManifestKey)
-            let now = try moment()
+            let now = try moment(at)
             let environment = ProcessInfo.processInfo.environment
             var options = VerifyOptions()
             options.publicKeys = try publicKey.map(Verify.loadPublicKey)
@@ -94,16 +94,6 @@ extension ModelCast {
             }
             // As verify ends: 1 when a check failed, 3 when the only failures were hosts not reached.
             if let status = page.verifyExitStatus, status != .success { throw ExitCode(status.rawValue) }
-        }
-
-        /// `--at`, or now.
-        private func moment() throws -> Date {
-            guard let at else { return Date() }
-            if at.hasPrefix("+") { return Date().addingTimeInterval(try parseDuration(String(at.dropFirst()))) }
-            guard let date = parseTimestamp(at) else {
-                throw ValidationError("--at '\(at)' is neither an RFC 3339 time (2026-12-01T00:00:00Z) nor +DURATION (+24h)")
-            }
-            return date
         }
     }
 }

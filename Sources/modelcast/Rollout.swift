@@ -99,14 +99,7 @@ extension ModelCast.Rollout {
 
         func run() async throws {
             guard (1...10_000_000).contains(devices) else { throw ValidationError("--devices must be between 1 and 10000000, got \(devices)") }
-            let now: Date
-            if let at {
-                if at.hasPrefix("+") { now = Date().addingTimeInterval(try parseDuration(String(at.dropFirst()))) }
-                else if let date = parseTimestamp(at) { now = date }
-                else { throw ValidationError("--at '\(at)' is neither an RFC 3339 time (2026-12-01T00:00:00Z) nor +DURATION (+24h)") }
-            } else {
-                now = Date()
-            }
+            let now = try moment(at)
             try Channels.validate(channel)
             let data = try await manifestBytes()
             let release = try Release.decode(data, source: source)
