@@ -205,6 +205,44 @@ final class ReleasePageTests: XCTestCase {
         XCTAssertTrue(html.contains("variant 3b</span><br><span class=\"requires\">needs min_memory=6.0 GiB</span>"), html)
     }
 
+    /// A hostile host behind a manifest URL: a manifest that is no release, a signature
+    /// whose trusted comment claims sequence 2^63−1 (the highest Int64: counting on from it
+    /// must not overflow), markup in its fields. The page is drawn, with what was wrong.
+    func testAHostileHostGivesAPageNotACrash() throws {
+        let work = try Scratch()
+        let site = work.at("host")
+        _ = try work.write("host/manifest.json", text: #"{"format":"<b>bold</b>","models":{}}"#)
+        let structure = Data([0x45, 0x44] + [UInt8](repeating: 7, count: 72)).base64EncodedString()
+        let global = Data([UInt8](repeating: 9, count: 64)).base64EncodedString()
+        _ = try work.write("host/manifest.json.minisig", text: """
+            untrusted comment: <script>x</script>
+            \(structure)
+            trusted comment: timestamp:1\tfile:manifest.json\tsequence:\(Int64.max)\tversion:<i>v</i>\texpires:never
+            \(global)
+
+            """)
+        let port = try freeLoopbackPort()
+        let server = try BackgroundProcess("/usr/bin/env", ["python3", "-u", "-c", """
+            import http.server, functools, sys
+            handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=sys.argv[1])
+            server = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[2])), handler)
+            print("ready", flush=True)
+            server.serve_forever()
+            """, site, String(port)])
+        XCTAssertEqual(server.firstLine, "ready")
+        let url = "http://127.0.0.1:\(port)/manifest.json"
+        let result = try modelcast(["report", url, "--json", "--at", Self.at], cwd: work.path)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let page = try JSONDecoder().decode(ReleasePage.self, from: Data(result.stdout.utf8))
+        XCTAssertNil(page.channels[0].live)
+        XCTAssertEqual(page.channels[0].signature.signedSequence, Int64.max)
+        XCTAssertTrue(page.channels[0].notes.contains { $0.contains("cannot be read as a modelcast release") }, "\(page.channels[0].notes)")
+        let html = try modelcast(["report", url, "-o", "-", "--at", Self.at], cwd: work.path)
+        XCTAssertEqual(html.status, 0, html.stderr)
+        XCTAssertFalse(html.stdout.contains("<b>") || html.stdout.contains("<i>") || html.stdout.contains("<script"), "markup from the host reached the page")
+        XCTAssertTrue(html.stdout.contains("&lt;b&gt;bold&lt;/b&gt;"), "the hostile format value is not shown as text")
+    }
+
     /// Each bad source or flag is named, with its exit status, and nothing is written.
     func testBadInputIsNamed() throws {
         let work = try Scratch()

@@ -66,23 +66,37 @@ package enum ReleasePageReader {
             let url = place.base + "/" + TargetLayout.historyKey(manifestKey: place.manifestKey, sequence: sequence)
             return try await fetch(url, http: http, limit: TargetLayout.recordLimit).map { (sequence, $0, url) }
         }
+        // At most `historyBudget` bytes of records: a host serving huge records cannot
+        // make the page take all memory (a real record is a few KiB).
+        var read = 0
+        func add(_ found: (sequence: Int64, data: Data, source: String)) {
+            records.append(found)
+            read += found.data.count
+        }
         if let newest, newest > 0 {
-            let low = max(1, newest - Int64(historyLimit) + 1)
-            let found = try await boundedMap(Array((low...newest).reversed()), concurrency: 8) { try await record($0) }
-            records = found.compactMap { $0 }
+            let low = newest > Int64(historyLimit) ? newest - Int64(historyLimit) + 1 : 1
+            var sequences = Array((low...newest).reversed())
+            while !sequences.isEmpty, read <= Self.historyBudget {
+                let batch = Array(sequences.prefix(8))
+                sequences.removeFirst(batch.count)
+                for found in try await boundedMap(batch, concurrency: 8, { try await record($0) }) { found.map(add) }
+            }
             // Records above the live one: a publish under way, or one that failed.
-            var next = newest + 1
-            while records.count < historyLimit + 10, let above = try await record(next) {
-                records.append(above)
+            var next = newest
+            while records.count < historyLimit + 10, read <= Self.historyBudget, next < Int64.max, let above = try await record(next + 1) {
+                add(above)
                 next += 1
             }
             if low > 1 { notes.append("history: the newest \(historyLimit) sequences read over HTTP (\(low)–\(newest)); run report on the target for all") }
         } else {
             var next: Int64 = 1
-            while records.count < historyLimit, let found = try await record(next) {
-                records.append(found)
+            while records.count < historyLimit, read <= Self.historyBudget, let found = try await record(next) {
+                add(found)
                 next += 1
             }
+        }
+        if read > Self.historyBudget {
+            notes.append("history: stopped reading records over HTTP after \(formatBytes(Int64(read))) (the most read is \(formatBytes(Int64(Self.historyBudget))))")
         }
         notes.append("read over HTTP from \(place.url): a web server cannot list the target's other channels; run report on the target (directory or s3://) for every channel")
         var report: ChannelReport
@@ -95,6 +109,9 @@ package enum ReleasePageReader {
         report.notes += notes
         return ReleasePage(target: place.url, at: formatTimestamp(now), channels: [report])
     }
+
+    /// The most bytes of history records read from a manifest URL's host.
+    static let historyBudget = 64 << 20
 
     /// The body of a GET of `url`; nil for 404 (or 403, which S3-backed hosts answer for a missing key).
     private static func fetch(_ url: String, http: HTTPFetcher, limit: Int) async throws -> Data? {
