@@ -67,10 +67,11 @@ final class ReleasePageBrowserTests: XCTestCase {
         }
     }
 
-    /// Runs headless Chromium (as root it needs --no-sandbox), with a profile of its own,
-    /// at most 90 s; returns what it printed on standard output.
+    /// Runs headless Chromium (as root it needs --no-sandbox; a container's small /dev/shm
+    /// is avoided), with a profile of its own, at most 90 s; returns what it printed on
+    /// standard output.
     private func browser(_ chromium: String, _ arguments: [String], _ work: Scratch) throws -> String {
-        let result = try runProcess("/usr/bin/timeout", ["90", chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+        let result = try runProcess("/usr/bin/timeout", ["90", chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
                                                          "--user-data-dir=" + work.at("chromium-profile"), "--force-device-scale-factor=1"] + arguments)
         XCTAssertEqual(result.status, 0, "chromium \(arguments.joined(separator: " ")): \(result.stderr.suffix(2000))")
         return result.stdout
