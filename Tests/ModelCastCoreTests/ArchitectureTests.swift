@@ -35,6 +35,35 @@ final class ArchitectureTests: XCTestCase {
         XCTAssertTrue(result.stdout.split(separator: "\n").contains { $0.hasPrefix("Report -> Target:") && $0.contains("TargetState") }, result.stdout)
     }
 
+    /// What folder-deps counts as a folder's names, on a tree made for it: a top-level
+    /// `package` type, an extension's method (both once missed), and not a name the using
+    /// folder declares itself (a stored property, a parameter) that another folder also has.
+    func testFolderDepsSeesPackageNamesAndExtensionMembers() throws {
+        let tree = try Scratch()
+        try tree.write("Low/Low.swift", text: """
+            package struct LowType {}
+            extension Int {
+                package func lowHelper() -> Int { self }
+                package var sharedName: Int { 0 }
+            }
+
+            """)
+        try tree.write("High/High.swift", text: """
+            struct High {
+                let sharedName = 1
+                func f(partSize: Int) -> Int { LowType().hashValue + 2.lowHelper() + sharedName + partSize }
+            }
+
+            """)
+        try tree.write("Other/Other.swift", text: """
+            extension Int { func partSize() -> Int { 1 } }
+
+            """)
+        let result = try runProcess("/usr/bin/env", ["python3", repositoryRoot + "/scripts/folder-deps", tree.path])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "High -> Low: LowType, lowHelper\n")
+    }
+
     /// Every module a target's sources import is one Package.swift declares for that
     /// target (or the platform's own), so a build never leans on a module that only
     /// happens to be built for another target.

@@ -30,15 +30,3 @@ enum VariantAssembly {
         return models
     }
 }
-
-extension Release {
-    /// Every unit with a version of its own, by label: each model without variants by its
-    /// name, each variant as `NAME@VARIANT` (version rules and immutability apply per unit).
-    package var unitsByLabel: [String: ReleaseModel] {
-        var units: [String: ReleaseModel] = [:]
-        for (name, model) in models {
-            for unit in model.units(name: name) { units[unit.label] = unit.model }
-        }
-        return units
-    }
-}
