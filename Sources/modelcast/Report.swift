@@ -82,7 +82,7 @@ extension ModelCast {
                 }
                 try await verification?.verify(&page, directory: source, baseManifestKey: baseManifestKey, environment: environment)
             }
-            let text = json ? try JSONOutput.encode(page) : page.html
+            let text = json ? try JSONOutput.encode(page) : page.document
             let destination = output ?? (json ? "-" : "modelcast-report.html")
             if destination == "-" {
                 print(text, terminator: "")

@@ -62,7 +62,7 @@ extension ModelCast {
                 }
             }
             return [
-                reportPath: GeneratedPage(contentType: "text/html; charset=utf-8") { Data(try await page().html.utf8) },
+                reportPath: GeneratedPage(contentType: "text/html; charset=utf-8") { Data(try await page().document.utf8) },
                 reportPath + ".json": GeneratedPage(contentType: "application/json") { Data(try JSONOutput.encode(try await page()).utf8) },
             ]
         }

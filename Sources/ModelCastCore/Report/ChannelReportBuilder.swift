@@ -10,25 +10,23 @@ extension ChannelReport {
         }
         if state.manifestData == nil {
             notes.append("no live manifest at \(manifestKey)")
-        } else if state.liveIsUnexplained {
-            let unsigned = state.manifestData.map(InlineSignature.strip) ?? Data()
-            let reading = Result { try Release.decode(unsigned, source: manifestKey) }
-            switch reading {
-            case .failure(let error):
-                notes.append("the live manifest matches no history record and cannot be read as a modelcast release: \(error)")
-            case .success:
+        } else if state.liveIsUnexplained, let manifest = state.manifestData {
+            do {
+                _ = try Release.decode(InlineSignature.strip(manifest), source: manifestKey)
                 notes.append("the live manifest matches no history record (written by other means?): shown as it reads")
+            } catch {
+                notes.append("the live manifest matches no history record and cannot be read as a modelcast release: \(error)")
             }
         }
-        let live = state.live.flatMap { release -> Release? in
-            // Without a matching record, a manifest that does not read as a release is not
-            // shown as the newest record: that is not what devices get.
-            state.liveRecord != nil || state.liveManifestRelease != nil ? release : nil
-        }
+        // What devices get: the record the live manifest renders, else the manifest read as a
+        // release (never the newest record standing in for a manifest that reads as none).
+        let live = state.liveRecord ?? state.liveManifestRelease
+        let history = state.entries(otherChannels: otherChannels)
+        let liveAction = live.flatMap { live in history.first { $0.sequence == live.sequence }?.action }
         return ChannelReport(
-            name: name, manifestKey: manifestKey, live: live.map(LiveRelease.init), rollout: RolloutCurve.report(state, now: now),
-            signature: SignatureReport(state, release: live, now: now), history: timeline(state.entries(otherChannels: otherChannels)),
-            verify: nil, notes: notes)
+            name: name, manifestKey: manifestKey, live: live.map(LiveRelease.init),
+            rollout: live.flatMap { RolloutCurve.report(state, live: $0, liveAction: liveAction, now: now) },
+            signature: SignatureReport(state, release: live, now: now), history: timeline(history), verify: nil, notes: notes)
     }
 
     /// The entries with the versions each changed against the record before it.

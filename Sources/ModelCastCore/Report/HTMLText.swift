@@ -34,10 +34,8 @@ func htmlID(_ parts: String...) -> String {
 
 /// "2026-09-21 12:00 UTC": a moment as the page prints it (the same on every machine).
 func pageTime(_ date: Date) -> String {
-    var calendar = Calendar(identifier: .gregorian)
-    calendar.timeZone = TimeZone(identifier: "UTC")!
-    let c = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: date)
-    return String(format: "%04d-%02d-%02d %02d:%02d UTC", c.year!, c.month!, c.day!, c.hour!, c.minute!)
+    // formatTimestamp's `2026-09-21T12:00:00Z`, to the minute.
+    formatTimestamp(date).prefix(16).replacingOccurrences(of: "T", with: " ") + " UTC"
 }
 
 /// An RFC 3339 time from a target as the page prints it; text that is no time, escaped as it is.

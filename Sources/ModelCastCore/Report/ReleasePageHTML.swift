@@ -4,7 +4,7 @@ extension ReleasePage {
     /// The page as one self-contained HTML document: inline CSS and SVG, no script, no
     /// external font, image or style, so it opens offline and from `file://`. The same
     /// page data gives the same bytes.
-    package var html: String {
+    package var document: String {
         let now = parseTimestamp(at) ?? Date(timeIntervalSince1970: 0)
         var page = """
             <!doctype html>
@@ -13,13 +13,13 @@ extension ReleasePage {
             <meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
             <meta name="generator" content="modelcast report">
-            <title>Release page · \(ModelCastCore.html(target))</title>
+            <title>Release page · \(html(target))</title>
             <style>\(ReleasePage.style)</style>
             </head>
             <body>
             <header>
             <h1>Release page</h1>
-            <p class="lead">Target <code id="target">\(ModelCastCore.html(target))</code> as of <time datetime="\(ModelCastCore.html(at))">\(pageTime(now))</time></p>
+            <p class="lead">Target <code id="target">\(html(target))</code> as of <time datetime="\(html(at))">\(pageTime(now))</time></p>
             <nav aria-label="Channels">\(channels.map(\.chip).joined(separator: " "))</nav>
             </header>
             <main>

@@ -1,5 +1,4 @@
 import Foundation
-import NIOConcurrencyHelpers
 
 /// Reads what the release page shows: every channel of a directory or store target, or
 /// the one channel a manifest URL serves (with the history records its host serves).
@@ -38,7 +37,7 @@ package enum ReleasePageReader {
     /// signature, and the history records the host serves beside it (up to `historyLimit`,
     /// newest first). A web server cannot list, so the target's other channels are not shown.
     package static func read(manifestURL: String, at now: Date, historyLimit: Int = 100) async throws -> ReleasePage {
-        let place = ManifestPlace(manifestURL)
+        let place = try ManifestPlace(manifestURL)
         let http = HTTPFetcher()
         do {
             let page = try await read(place, http: http, at: now, historyLimit: historyLimit)
@@ -55,11 +54,8 @@ package enum ReleasePageReader {
             throw ModelCastError.notFound(path: place.url)
         }
         let signature = try await fetch(SignedManifest.signatureKey(for: place.url), http: http, limit: SignedManifest.maximumSignatureSize)
-        // The newest sequence devices have seen: the manifest's own, else its signature's.
-        let unsigned = InlineSignature.strip(manifest)
-        let signed = signature.flatMap { try? MinisignSignature(fileContents: String(decoding: $0, as: UTF8.self)) }
-            .flatMap { TrustedComment(parsing: $0.trustedComment)?.sequence }
-        let newest = (try? Release.decode(unsigned, source: place.url))?.sequence ?? signed
+        // The newest sequence devices have seen: the manifest's own or its signature's.
+        let newest = try TargetState.assemble(records: [], manifest: manifest, signature: signature).liveManifestSequence
         var records: [(sequence: Int64, data: Data, source: String)] = []
         var notes: [String] = []
         @Sendable func record(_ sequence: Int64) async throws -> (sequence: Int64, data: Data, source: String)? {
@@ -115,21 +111,13 @@ package enum ReleasePageReader {
 
     /// The body of a GET of `url`; nil for 404 (or 403, which S3-backed hosts answer for a missing key).
     private static func fetch(_ url: String, http: HTTPFetcher, limit: Int) async throws -> Data? {
-        let body = NIOLockedValueBox<[UInt8]>([])
-        let response = try await http.fetch(url, range: nil, limit: Int64(limit), deadline: Date().addingTimeInterval(30)) { chunk in
-            body.withLockedValue { $0.append(contentsOf: chunk) }
-        }
-        if response.status == 404 || response.status == 403 { return nil }
-        guard response.status == 200 else {
-            throw ModelCastError.io(operation: "GET", path: url, reason: "HTTP \(response.status)\(response.isRedirect ? " (a redirect; give the final URL)" : "")")
-        }
-        guard !response.exceededLimit else { throw ModelCastError.io(operation: "GET", path: url, reason: "larger than \(limit) bytes") }
-        return Data(body.withLockedValue { $0 })
+        try await http.getSmallObject(url, limit: limit, absent: [403, 404])
     }
 }
 
 /// Where a manifest URL sits in its target: `…/manifest.json` is stable's, and
-/// `…/channels/NAME/manifest.json` channel NAME's, both under the target's base URL.
+/// `…/channels/NAME/manifest.json` channel NAME's, both under the target's base URL (as
+/// verify reads them: `targetRoot(ofManifestURL:)`, `targetKey(ofManifestURL:)`).
 struct ManifestPlace {
     let url: String
     /// The target's base URL (no trailing slash).
@@ -138,20 +126,23 @@ struct ManifestPlace {
     /// The manifest's key in the target.
     let manifestKey: String
 
-    init(_ url: String) {
-        self.url = url
-        let trimmed = url.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
-        var parts = trimmed.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        let name = parts.removeLast().removingPercentEncoding ?? ""
-        if parts.count >= 2, parts[parts.count - 2] == "channels", (try? Channels.validate(parts[parts.count - 1])) != nil {
-            channel = parts.removeLast()
-            parts.removeLast()
-            manifestKey = Channels.manifestKey(channel: channel, base: name)
-        } else {
-            channel = Channels.stable
-            manifestKey = name
+    /// Refuses anything but an http(s) URL whose path ends in a `.json` file.
+    init(_ url: String) throws {
+        guard var parts = URLComponents(string: url), let scheme = parts.scheme?.lowercased(), scheme == "https" || scheme == "http",
+              !(parts.host ?? "").isEmpty else {
+            throw ModelCastError.usage("\(quotedValue(url)) is not a manifest URL: give http(s)://HOST/…/manifest.json")
         }
-        base = parts.joined(separator: "/")
+        parts.query = nil
+        parts.fragment = nil
+        let plain = parts.string ?? url
+        let key = targetKey(ofManifestURL: plain)
+        guard key.hasSuffix(".json"), (try? validateKey(key)) != nil else {
+            throw ModelCastError.usage("\(quotedValue(url)) names no manifest: its path must end in a .json file (…/manifest.json, …/channels/beta/manifest.json)")
+        }
+        self.url = url
+        manifestKey = key
+        channel = Channels.split(manifestKey: key).channel
+        base = String(targetRoot(ofManifestURL: plain).dropLast())
     }
 }
 

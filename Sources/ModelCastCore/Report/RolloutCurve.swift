@@ -4,16 +4,14 @@ import Foundation
 /// records that went live: each record of the rollout (one salt) set the candidate's share
 /// from its publish time on — a fixed share, or a schedule's steps — until the next one.
 enum RolloutCurve {
-    static func report(_ state: TargetState, now: Date) -> RolloutReport? {
-        guard let live = state.live else { return nil }
-        let went = state.wentLive
-        let earlier = went.filter { $0.sequence < live.sequence }
+    /// `live` is the release devices get; `liveAction` what its record did (`HistoryActions`).
+    static func report(_ state: TargetState, live: Release, liveAction: HistoryEntry.Action?, now: Date) -> RolloutReport? {
+        let earlier = state.wentLive.filter { $0.sequence < live.sequence }
         var chain: [Release]
         var completion: Release?
         if let rollout = live.rollout {
             chain = run(of: rollout.salt, endingIn: earlier) + [live]
-        } else if let previous = earlier.last, let rollout = previous.rollout, sameFiles(previous, live) {
-            // The release after a rollout, with its candidate's files: the rollout completed.
+        } else if liveAction == .rolloutComplete, let rollout = earlier.last?.rollout {
             chain = run(of: rollout.salt, endingIn: earlier)
             completion = live
         } else {
@@ -33,7 +31,7 @@ enum RolloutCurve {
         return RolloutReport(
             state: outcome, percentNow: percent(percentNow), candidateSequence: (completion ?? last).sequence, fallbackSequence: last.rollback?.sequence,
             candidateVersions: (completion ?? last).unitsByLabel.mapValues(\.version),
-            fallbackVersions: last.rollback.map { Release.unitVersions($0.models) } ?? [:],
+            fallbackVersions: last.rollback.map { Release.units(of: $0.models).mapValues(\.version) } ?? [:],
             startedAt: first.startedAt, curve: curve(chain + [completion].compactMap { $0 }),
             schedule: schedule.map { $0.map { RolloutReport.Point(at: $0.at, percent: percent($0.basisPoints)) } })
     }
@@ -41,10 +39,6 @@ enum RolloutCurve {
     /// The records just before `records`' end that carry the rollout with `salt`, oldest first.
     private static func run(of salt: String, endingIn records: [Release]) -> [Release] {
         Array(records.reversed().prefix { $0.rollout?.salt == salt }.reversed())
-    }
-
-    private static func sameFiles(_ a: Release, _ b: Release) -> Bool {
-        a.models.mapValues { $0.allFiles.map(\.key).sorted() } == b.models.mapValues { $0.allFiles.map(\.key).sorted() }
     }
 
     /// The share each record set from its publish time until the next record's, as steps.
@@ -72,15 +66,4 @@ enum RolloutCurve {
     }
 
     static func percent(_ basisPoints: Int) -> Double { Double(basisPoints) / 100 }
-}
-
-extension Release {
-    /// Model label (`NAME` or `NAME@VARIANT`) → version, for a rollback section's models.
-    static func unitVersions(_ models: [String: ReleaseModel]) -> [String: String] {
-        var versions: [String: String] = [:]
-        for (name, model) in models {
-            for unit in model.units(name: name) { versions[unit.label] = unit.model.version }
-        }
-        return versions
-    }
 }

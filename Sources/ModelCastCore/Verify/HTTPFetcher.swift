@@ -205,20 +205,30 @@ final class ProgressTracker: Sendable {
 /// at most `limit` bytes, HTTP 200 only.
 package func downloadSmallObject(_ url: String, limit: Int = 4 << 20, timeout: TimeInterval = 30) async throws -> Data {
     let fetcher = HTTPFetcher()
-    let body = NIOLockedValueBox<[UInt8]>([])
-    let result: Result<FetchResponse, Error>
     do {
-        result = .success(try await fetcher.fetch(url, range: nil, limit: Int64(limit), deadline: Date().addingTimeInterval(timeout)) { chunk in
-            body.withLockedValue { $0.append(contentsOf: chunk) }
-        })
+        let data = try await fetcher.getSmallObject(url, limit: limit, timeout: timeout)
+        await fetcher.shutdown()
+        return data ?? Data()  // nothing is absent: every other status threw
     } catch {
-        result = .failure(error)
+        await fetcher.shutdown()
+        throw error
     }
-    await fetcher.shutdown()
-    let response = try result.get()
-    guard response.status == 200 else {
-        throw ModelCastError.io(operation: "GET", path: url, reason: "HTTP \(response.status)\(response.isRedirect ? " (a redirect to \(response.headers["location"]!); give the final URL)" : "")")
+}
+
+extension HTTPFetcher {
+    /// The body of a GET of `url`, at most `limit` bytes; nil when the status is one of
+    /// `absent` (a report asks for records that may not be there: 404, or 403 from a bucket).
+    /// Any other status but 200, a redirect or a larger body is an error naming the URL.
+    package func getSmallObject(_ url: String, limit: Int, timeout: TimeInterval = 30, absent: Set<Int> = []) async throws -> Data? {
+        let body = NIOLockedValueBox<[UInt8]>([])
+        let response = try await fetch(url, range: nil, limit: Int64(limit), deadline: Date().addingTimeInterval(timeout)) { chunk in
+            body.withLockedValue { $0.append(contentsOf: chunk) }
+        }
+        if absent.contains(response.status) { return nil }
+        guard response.status == 200 else {
+            throw ModelCastError.io(operation: "GET", path: url, reason: "HTTP \(response.status)\(response.isRedirect ? " (a redirect to \(response.headers["location"]!); give the final URL)" : "")")
+        }
+        guard !response.exceededLimit else { throw ModelCastError.io(operation: "GET", path: url, reason: "larger than \(limit) bytes") }
+        return Data(body.withLockedValue { $0 })
     }
-    guard !response.exceededLimit else { throw ModelCastError.io(operation: "GET", path: url, reason: "larger than \(limit) bytes") }
-    return Data(body.withLockedValue { $0 })
 }
