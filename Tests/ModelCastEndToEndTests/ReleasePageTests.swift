@@ -248,6 +248,9 @@ final class ReleasePageTests: XCTestCase {
         let work = try Scratch()
         _ = try work.write("file.txt", text: "not a target")
         _ = try work.mkdir("empty")
+        _ = try work.write("m.bin", text: "model\n")
+        let published = try modelcast(["publish", "m.bin", "--version", "1.0.0", "--to", "site", "--base-url", "https://cdn.example.com/m"], cwd: work.path)
+        XCTAssertEqual(published.status, 0, published.stderr)
         let cases: [([String], Int32, String)] = [
             (["file.txt"], 1, "file.txt is a file: report reads a published directory, s3://bucket/prefix or a manifest URL"),
             (["empty"], 1, "nothing is published at empty"),
@@ -255,6 +258,9 @@ final class ReleasePageTests: XCTestCase {
             (["empty", "--public-key", "k.pub"], 2, "--public-key goes with --verify"),
             (["empty", "--channel", "Beta!"], 1, "channel 'Beta!'"),
             (["gs://bucket/models"], 1, "did you mean s3://bucket/models?"),
+            (["http://"], 1, "'http://' is not a manifest URL"),
+            (["http://127.0.0.1:9/models/"], 1, "'http://127.0.0.1:9/models/' names no manifest"),
+            (["site", "-o", "nowhere/page.html"], 3, "nowhere/page.html"),
         ]
         for (arguments, status, message) in cases {
             let result = try modelcast(["report"] + arguments, cwd: work.path)
@@ -262,7 +268,7 @@ final class ReleasePageTests: XCTestCase {
             XCTAssertTrue(result.stderr.contains(message), "\(arguments): \(result.stderr)")
             XCTAssertEqual(result.stdout, "", "\(arguments)")
         }
-        XCTAssertEqual(Set(try FileManager.default.contentsOfDirectory(atPath: work.path)), ["file.txt", "empty"], "a failed report wrote a file")
+        XCTAssertEqual(Set(try FileManager.default.contentsOfDirectory(atPath: work.path)), ["file.txt", "empty", "m.bin", "site"], "a failed report wrote a file")
     }
 
     @discardableResult
