@@ -261,6 +261,7 @@ final class ReleasePageTests: XCTestCase {
             (["http://"], 1, "'http://' is not a manifest URL"),
             (["http://127.0.0.1:9/models/"], 1, "'http://127.0.0.1:9/models/' names no manifest"),
             (["site", "-o", "nowhere/page.html"], 3, "nowhere/page.html"),
+            (["site", "--channel", "beta"], 1, "site has no channel 'beta': its channels are stable"),
         ]
         for (arguments, status, message) in cases {
             let result = try modelcast(["report"] + arguments, cwd: work.path)

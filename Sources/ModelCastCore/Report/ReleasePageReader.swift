@@ -6,10 +6,16 @@ package enum ReleasePageReader {
     /// Every channel of `storage` (or only `channel`). A channel that cannot be read is
     /// shown with what went wrong, beside the others.
     package static func read(_ storage: any Storage, baseManifestKey: String = "manifest.json", channel: String? = nil, at now: Date) async throws -> ReleasePage {
-        var names = [String]()
-        if let channel { names = [channel] } else { names = try await Channels.list(storage, base: baseManifestKey) }
+        var names = try await Channels.list(storage, base: baseManifestKey)
         guard !names.isEmpty else {
             throw ModelCastError.targetState("nothing is published at \(storage.location): no \(baseManifestKey), and no channels/NAME/\(baseManifestKey)")
+        }
+        if let channel {
+            // A mistyped channel is named, not drawn as an empty page.
+            guard names.contains(channel) else {
+                throw ModelCastError.targetState("\(storage.location) has no channel \(quotedValue(channel)): its channels are \(names.joined(separator: ", "))")
+            }
+            names = [channel]
         }
         var states: [(name: String, key: String, state: Result<TargetState, Error>)] = []
         for name in names {
