@@ -103,11 +103,17 @@ struct CommitPlan {
     let warnings: Warnings
 }
 
-/// The keys a run stored itself (`PutOutcome.created`), for its undo.
+/// The keys a run stored itself (`PutOutcome.created`), for its undo, and whether its
+/// history record was written (from then on an identical run may have adopted them).
 final class CreatedKeys: Sendable {
     private let list = NIOLockedValueBox<[String]>([])
+    private let record = NIOLockedValueBox(false)
     var keys: [String] { list.withLockedValue { $0 } }
     func add(_ key: String) { list.withLockedValue { $0.append(key) } }
+    var recordWritten: Bool {
+        get { record.withLockedValue { $0 } }
+        set { record.withLockedValue { $0 = newValue } }
+    }
 }
 
 /// Best-effort undo steps recorded while a plan is applied, run newest first. A step
@@ -175,10 +181,10 @@ extension Publisher {
             }
             warn("adopting the live manifest \(storage.location)/\(settings.manifestKey)\(shown), which no history record explains; this release is sequence \(release.sequence)")
         }
-        // Objects the release names that this run does not store itself (a rollback's, a
-        // resign's) were stored earlier: prove their bytes before a manifest names them again.
-        let earlier = (release.files + release.modelSignatureFiles).filter { artifacts[$0.key] == nil && !proven.contains($0.key) }
-        try await proveStored(earlier, localFiles: [:], trustStored: settings.trustStored)
+        // Every object the release names that this run does not store itself (a rollback's,
+        // a resign's, the fallback's, segment indexes and model signatures alike) was stored
+        // earlier: prove its bytes before a manifest names it again.
+        try await proveObjects(release.objects.filter { artifacts[$0.key] == nil && !proven.contains($0.key) }, trustStored: settings.trustStored)
 
         let unsigned = Data(try settings.profile.render(release).serialized().utf8)
         let hosting = try HostingTarget(storage: storage, manifestKey: settings.manifestKey, baseURL: settings.baseURL, templatesDirectory: settings.templatesDirectory)
@@ -241,12 +247,15 @@ extension Publisher {
     /// Replaces the history index with the state's records plus the new one, if the
     /// index is still what the state read (another writer makes this fail). Undone by
     /// putting back the state's records (or removing an index that did not exist).
-    private func writeIndex(adding plan: CommitPlan, state: TargetState, journal: UndoJournal) async throws {
+    /// `restoring`: false where the record stays whatever happens (writers do not take
+    /// turns): the index then names a record that is there, and is left as written.
+    private func writeIndex(adding plan: CommitPlan, state: TargetState, journal: UndoJournal, restoring: Bool) async throws {
         let manifestKey = plan.settings.manifestKey
         let before = state.indexEntries.filter { $0.record.sequence != plan.release.sequence }
         // The plan already holds the record's bytes and digest.
         let added = HistoryIndex.Entry(record: plan.release, metadata: plan.historyMetadata, bytes: plan.historyData)
         try await writeIndex(before + [added], manifestKey: manifestKey, ifMatch: state.index.etag)
+        guard restoring else { return }
         journal.record("restore \(HistoryIndex.key(manifestKey: manifestKey))") {
             guard !state.index.etag.isEmpty else { return try await self.storage.delete(HistoryIndex.key(manifestKey: manifestKey)) }
             try await self.writeIndex(before, manifestKey: manifestKey, ifMatch: nil)
@@ -270,6 +279,13 @@ extension Publisher {
         var wentLive: String?
         defer { if committing { Interrupts.shared.endCommit(live: wentLive) } }
         journal.record("remove the objects this run stored") {
+            // Once this run's history record is written, an identical run may have adopted it
+            // (same key, same bytes) and every object it names: on a store whose writers do
+            // not take turns, nothing this run wrote is removed then (`leftForPrune`).
+            guard !created.recordWritten || self.storage.capabilities.writersTakeTurns else {
+                self.log("warning: \(Self.leftForPrune(created.keys, record: plan.historyKey))")
+                return
+            }
             let outcome = try await self.removeUnnamed(created.keys)
             for kept in outcome.kept { self.log("warning: left \(kept.key) in place: \(kept.reason)") }
         }
@@ -299,6 +315,13 @@ extension Publisher {
         return report(plan, state: state, objects: objects, warnings: plan.warnings.all)
     }
 
+    /// What a failed run says of the objects it leaves for prune (see `apply`).
+    static func leftForPrune(_ keys: [String], record: String) -> String {
+        let shown = keys.sorted().prefix(5).joined(separator: ", ") + (keys.count > 5 ? " and \(keys.count - 5) more" : "")
+        return "left \(record)" + (keys.isEmpty ? "" : " and the \(keys.count) object\(keys.count == 1 ? "" : "s") this run stored (\(shown))")
+            + " in place: another run publishing the same bytes may have adopted them, and identical bytes cannot tell whose they are. The release never went live; `modelcast prune` removes what no kept release names"
+    }
+
     /// `apply`'s first step: stores each artifact and proves it there. Returns their report lines.
     private func storeArtifacts(_ plan: CommitPlan, created: CreatedKeys, consumed: (String) -> Void) async throws -> [PublishReport.Object] {
         var objects: [PublishReport.Object] = []
@@ -325,7 +348,26 @@ extension Publisher {
         // was lost, or an identical publish running at the same time. This run cannot
         // tell which, so it never deletes such a record: only what it saw itself create.
         // A different record under the key is a conflict the store reports as an error.
-        if try await storage.putIfAbsent(plan.historyKey, data: plan.historyData, metadata: plan.historyMetadata) == .created {
+        // Where writers do not take turns, a record this run wrote stays whatever happens:
+        // an identical run (same release, same second) finds the same bytes under the same
+        // key, adopts them and may go live with them, and no request can tell its adoption
+        // from ours. A record that never went live is harmless (history shows it so; the next
+        // run numbers above it) and prune removes it with what it names.
+        let takesTurns = storage.capabilities.writersTakeTurns
+        let outcome: PutOutcome
+        do {
+            outcome = try await storage.putIfAbsent(plan.historyKey, data: plan.historyData, metadata: plan.historyMetadata)
+        } catch let error as StorageError {
+            // Another run's record holds the key: this run's record was never written. Any
+            // other failure leaves it unknown whether the write landed.
+            if case .conflict = error {} else { created.recordWritten = true }
+            throw error
+        } catch {
+            created.recordWritten = true
+            throw error
+        }
+        created.recordWritten = true
+        if outcome == .created, takesTurns {
             journal.record("remove \(plan.historyKey)") { try await self.storage.delete(plan.historyKey) }
         }
         let record = PublishReport.Object(key: plan.historyKey, role: "history", outcome: "created", size: plan.historyMetadata.size, sha256: plan.historyMetadata.sha256.hex)
@@ -335,11 +377,11 @@ extension Publisher {
             // leaves what the next command needs to put the live pair right.
             let keptKey = TargetLayout.signatureRecordKey(manifestKey: plan.settings.manifestKey, sequence: plan.release.sequence)
             let kept = try ObjectMetadata(of: signature.data, cacheControl: CachePolicy.immutable, contentType: SignedManifest.signatureContentType)
-            if try await storage.putIfAbsent(keptKey, data: signature.data, metadata: kept) == .created {
+            if try await storage.putIfAbsent(keptKey, data: signature.data, metadata: kept) == .created, takesTurns {
                 journal.record("remove \(keptKey)") { try await self.storage.delete(keptKey) }
             }
         }
-        try await writeIndex(adding: plan, state: state, journal: journal)
+        try await writeIndex(adding: plan, state: state, journal: journal, restoring: takesTurns)
         // This run's record is written: a run removing objects from here on sees it.
         // What the release names that this run did not store must have outlived any
         // removal announced before; what the live record names needs no check (no run
@@ -417,7 +459,15 @@ extension Publisher {
                 leftovers.forEach { warn($0) }
                 throw CommitError("the manifest was not replaced (\(error)); the previous manifest is still live, and this release's objects stay in place for the next attempt" + (leftovers.isEmpty ? "" : "; " + leftovers.joined(separator: "; ")), cause: error)
             } else {
-                throw CommitError("the store did not confirm the manifest write (\(error)) and another manifest is live now (a concurrent publish?); nothing was restored, so the signature matches the new manifest if it lands. Check the target with `modelcast verify` and publish again", cause: error)
+                // Another run went live first. This run's signature may have replaced the
+                // one of the manifest now live: put that one back from its kept copy (the
+                // repair every writing command makes) so devices see a matching pair.
+                if plan.signature != nil {
+                    do { _ = try await loadForWriting(manifestKey: settings.manifestKey, dryRun: false) } catch let repairError {
+                        warn("could not check the live signature against the manifest another run made live (\(repairError)); the next publish, rollback, resign, promote or prune puts it right")
+                    }
+                }
+                throw CommitError("the store did not confirm the manifest write (\(error)) and another manifest is live now (a concurrent publish?); this release did not go live. Check the target with `modelcast verify` and publish again", cause: error)
             }
         }
     }
@@ -458,7 +508,7 @@ extension Publisher {
     /// The proofs run `Self.concurrentProofs` at a time (most are one HEAD, so a catalog of
     /// many models is proven in a few round trips); a failure is reported for the first
     /// file, in order, that failed.
-    func proveStored(_ files: [ReleaseFile], localFiles: [String: String], trustStored: Bool) async throws {
+    func proveStored(_ files: [some StoredObjectFacts], localFiles: [String: String], trustStored: Bool) async throws {
         var digests: [SHA256Digest] = []
         for file in files {
             guard let digest = SHA256Digest(hex: file.sha256) else {
@@ -485,4 +535,26 @@ extension Publisher {
 
     /// Stored objects proven at once by `proveStored`.
     static let concurrentProofs = 8
+}
+
+/// What proving a stored object needs: its key, size and SHA-256 as a release names them.
+protocol StoredObjectFacts: Sendable {
+    var key: String { get }
+    var size: Int64 { get }
+    var sha256: String { get }
+}
+
+extension ReleaseFile: StoredObjectFacts {}
+extension ReleaseObject: StoredObjectFacts {}
+
+extension StorageError {
+    /// The key the error is about, where it names one.
+    var key: String? {
+        switch self {
+        case .conflict(let key, _, _, _, _), .preconditionFailed(let key, _, _), .tooLarge(let key, _, _), .missing(let key),
+             .contentMismatch(let key, _, _, _, _, _):
+            return key
+        case .invalidKey: return nil
+        }
+    }
 }

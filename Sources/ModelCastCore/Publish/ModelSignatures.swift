@@ -106,16 +106,3 @@ package struct ModelSigningSettings: Sendable {
         self.rotatesKey = rotatesKey
     }
 }
-
-extension Release {
-    /// The model signatures this release names (models, variants, prototypes), as files:
-    /// objects a manifest names, proven in the store like every other before it goes live.
-    var modelSignatureFiles: [ReleaseFile] {
-        let objects = (Array(models.values) + (prototypes.map { [$0] } ?? [])).flatMap(\.modelSignatures)
-        var seen = Set<String>()
-        return objects.filter { seen.insert($0.key).inserted }.sorted { $0.key < $1.key }.map { object in
-            ReleaseFile(name: PathText.lastComponent(object.key), key: object.key, url: object.url, sha256: object.sha256, size: object.size,
-                        contentType: ModelSignatureObject.contentType)
-        }
-    }
-}

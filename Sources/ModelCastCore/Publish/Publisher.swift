@@ -307,7 +307,7 @@ package struct Publisher: Sendable {
         guard let current = state.liveRecord, current.sameContent(as: release, ignoringRollout: true) else {
             throw RolloutRules.inProgress(rollout, live: state.live!, at: request.publishedAt, storage: storage, manifestKey: request.manifestKey)
         }
-        try await proveStored(release.files, localFiles: staging.localFiles, trustStored: request.trustStored)
+        try await confirmUnchanged(current, staging: staging, trustStored: request.trustStored)
         log("a staged rollout of this release is in progress (\(Rollout.percentText(rollout.basisPoints(at: request.publishedAt)))% of devices); nothing was written: change it with `modelcast rollout`")
         return unchangedReport(state: state, settings: settings, warnings: warnings)
     }
@@ -317,37 +317,43 @@ package struct Publisher: Sendable {
     private func commitUnlessLive(
         _ release: Release, request: PublishRequest, state: TargetState, staging: StagingArea, settings: CommitSettings, warnings: Warnings
     ) async throws -> PublishReport {
-        // Files the live release names with these very bytes: the live record (checked
-        // against the store) proves them, so a change to one model of a large catalog does
-        // not re-read the others, object by object (unless --reverify-stored).
-        let asLive = request.reverifyStored ? [] : Self.keysAsLive(release, live: state.liveRecord)
         let signatureMissing = request.signing?.signer != nil && state.signatureData == nil
         if let live = state.liveRecord, live.sameContent(as: release), !signatureMissing {
             // Same bytes, same metadata, and that release is live: nothing to do, nothing is
-            // written — once the stored objects are proven to hold those bytes (all of them:
-            // confirming the target is all an unchanged publish does, so it re-reads).
-            try await proveStored(release.files, localFiles: staging.localFiles, trustStored: request.trustStored)
+            // written — once every object it names is proven to hold its bytes (confirming
+            // the target is all an unchanged publish does, so it re-reads), and any of this
+            // run's objects that went missing is stored again.
+            try await confirmUnchanged(live, staging: staging, trustStored: request.trustStored)
             return unchangedReport(state: state, settings: settings, warnings: warnings)
         }
+        // Artifacts the live release names with these very bytes (this release's and the
+        // fallback's): the live record proves their bytes, so a change to one model of a
+        // large catalog does not re-read the others; each is checked present with its size
+        // (and the store's own checksum, where it keeps one). --reverify-stored proves them in full.
+        let asLive = request.reverifyStored ? [] : Self.artifactsAsLive(release, live: state.liveRecord)
+        try await confirmPresent(asLive)
+        let asLiveKeys = Set(asLive.map(\.key))
         // Shared tree files: their stored bytes are proven before the manifest names them again.
         var reused: [String: ReleaseFile] = [:]
-        for file in release.files where staging.stored[file.key] != nil && !asLive.contains(file.key) { reused[file.key] = file }
+        for file in release.files where staging.stored[file.key] != nil && !asLiveKeys.contains(file.key) { reused[file.key] = file }
         try await proveStored(reused.keys.sorted().map { reused[$0]! }, localFiles: staging.stored, trustStored: request.trustStored)
         for warning in request.profile.publishWarnings(release) { warnings.add(warning) }
-        let artifacts = staging.staged.filter { !asLive.contains($0.key) }
-        return try await commit(release, state: state, settings: settings, artifacts: artifacts, proven: Set(staging.stored.keys).union(asLive), warnings: warnings) { key in
+        // Segment indexes and model signatures this run made are stored again even where the
+        // live release names them: put-if-absent proves one that is there and restores one that is gone.
+        let artifacts = staging.staged.filter { !asLiveKeys.contains($0.key) }
+        return try await commit(release, state: state, settings: settings, artifacts: artifacts, proven: Set(staging.stored.keys).union(asLiveKeys), warnings: warnings) { key in
             staging.consumed(key)
         }
     }
 
-    /// Keys of `release`'s files that `live` names with the same size and SHA-256.
-    static func keysAsLive(_ release: Release, live: Release?) -> Set<String> {
+    /// The artifacts of `release` (either section) that `live` names with the same key, size and SHA-256.
+    static func artifactsAsLive(_ release: Release, live: Release?) -> [ReleaseObject] {
         guard let live else { return [] }
-        var liveFiles: [String: ReleaseFile] = [:]
-        for file in live.files { liveFiles[file.key] = file }
-        return Set(release.files.filter { file in
-            liveFiles[file.key].map { $0.size == file.size && $0.sha256 == file.sha256 } ?? false
-        }.map(\.key))
+        var liveObjects: [String: ReleaseObject] = [:]
+        for object in live.objects where object.kind == .artifact { liveObjects[object.key] = object }
+        return release.objects.filter { object in
+            object.kind == .artifact && liveObjects[object.key].map { $0.size == object.size && $0.sha256 == object.sha256 } ?? false
+        }
     }
 
     /// Takes the target's lock, where it has one (publishes, rollbacks and prunes run one
@@ -512,21 +518,9 @@ package struct Publisher: Sendable {
     static func artifactHeaders(of records: [Release]) -> [String: ObjectMetadata] {
         var artifacts: [String: ObjectMetadata] = [:]
         for record in records {
-            // A record's rollback section names objects too: prune keeps them, so they are listed.
-            for model in Array(record.models.values) + (record.prototypes.map { [$0] } ?? []) + (record.rollback.map { Array($0.models.values) } ?? []) {
-                for file in model.allFiles {
-                    guard let digest = SHA256Digest(hex: file.sha256) else { continue }
-                    artifacts[file.key] = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: file.contentType, size: file.size, sha256: digest)
-                    if let segments = file.segments, let indexDigest = SHA256Digest(hex: segments.sha256) {
-                        artifacts[segments.key] = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: SegmentIndexObject.contentType,
-                                                                 size: segments.size, sha256: indexDigest)
-                    }
-                }
-                for signature in model.modelSignatures {
-                    guard let digest = SHA256Digest(hex: signature.sha256) else { continue }
-                    artifacts[signature.key] = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: ModelSignatureObject.contentType,
-                                                              size: signature.size, sha256: digest)
-                }
+            for object in record.objects {
+                guard let digest = SHA256Digest(hex: object.sha256) else { continue }
+                artifacts[object.key] = ObjectMetadata(cacheControl: CachePolicy.immutable, contentType: object.contentType, size: object.size, sha256: digest)
             }
         }
         return artifacts

@@ -25,10 +25,20 @@ final class StagingArea {
     /// found there again is most likely unchanged, so it is hashed first and copied only if not.
     private let liveTreePlaces: Set<String>
 
+    /// True when artifacts are hashed where they are and copied only if a key must be
+    /// stored (`materialize`): a publish of the versions already live (unchanged, or a
+    /// change of metadata only) stores no new artifact, so it needs no room for a copy.
+    private let hashOnly: Bool
+    /// The zipped directories hashed but not packed (`hashOnly`), by key: packed only if stored.
+    private var unpacked: [String: ModelDescription] = [:]
+
     init(storage: any Storage, dryRun: Bool, request: PublishRequest, live: Release? = nil) throws {
         self.storage = storage
         self.request = request
         directory = dryRun ? nil : try storage.capabilities.staging.directory()
+        // A network store uploads plain files in place already, and proves a multipart
+        // object against the staged zip: only a directory target hashes in place.
+        hashOnly = directory != nil && !storage.capabilities.uploadsInPlace && Self.republishesLiveVersions(request, live: live)
         var liveTreeFiles: [String: ReleaseFile] = [:]
         var liveTreePlaces = Set<String>()
         for file in live?.files ?? [] {
@@ -61,6 +71,29 @@ final class StagingArea {
         storage.capabilities.staging.finish()
     }
 
+    /// True when every unit of `request` is published at the version the live release
+    /// has it: a version keeps its files for good (`checkVersionsKeepTheirFiles`), so
+    /// such a publish stores no artifact the target does not hold already.
+    static func republishesLiveVersions(_ request: PublishRequest, live: Release?) -> Bool {
+        guard let units = live?.unitsByLabel else { return false }
+        let given = request.models.flatMap(\.units)
+        guard !given.isEmpty, given.allSatisfy({ units[$0.name]?.version == $0.version }) else { return false }
+        return request.prototypes.map { $0.version == live?.prototypes?.version } ?? true
+    }
+
+    /// The artifact to store under `key` when the store lacks it: staged already, or (a
+    /// zipped directory only hashed) packed now. nil when this run has no bytes for the key.
+    func materialize(_ key: String) throws -> StagedArtifact? {
+        if let artifact = staged[key] { return artifact }
+        guard let description = unpacked[key], let directory else { return nil }
+        let segments = request.options.segmentIndexes.applies(size: description.totalSize, profile: request.profile)
+        let result = try Packer().stage(description, in: directory, compression: request.compression, progress: request.progress, segments: segments)
+        let artifact = StagedArtifact(result: result, inPlace: false)
+        staged[key] = artifact
+        unpacked[key] = nil
+        return artifact
+    }
+
     /// Stages `model` (its files, already described) and returns its release entry.
     func add(_ model: PublishRequest.Model, descriptions: [ModelDescription]) async throws -> ReleaseModel {
         model.layout == .tree ? try await addTree(model, description: descriptions[0]) : try addPacked(model, descriptions: descriptions)
@@ -74,14 +107,15 @@ final class StagingArea {
         for description in descriptions {
             let packer = Packer()
             // A plain file going to a network store is uploaded from where it is: no copy.
-            let uploadInPlace = storage.capabilities.uploadsInPlace && !description.isDirectory
+            // Hashing only, a plain file is copied from where it is if it must be stored.
+            let uploadInPlace = (storage.capabilities.uploadsInPlace || hashOnly) && !description.isDirectory
             // Parts a multipart upload will send are hashed in this same pass (a zip's size
             // is close to its files' total; when it lands on the other side of the
             // threshold the store hashes the parts itself).
             let partSize = directory == nil ? nil : storage.capabilities.multipart?.partSize(description.totalSize)
             let segments = request.options.segmentIndexes.applies(size: description.totalSize, profile: request.profile)
             let result = try directory.map {
-                uploadInPlace
+                uploadInPlace || hashOnly
                     ? try packer.digest(description, compression: request.compression, progress: request.progress, partSize: partSize, segments: segments)
                     : try packer.stage(description, in: $0, compression: request.compression, progress: request.progress, partSize: partSize,
                                        segments: segments)
@@ -90,7 +124,11 @@ final class StagingArea {
                 throw ModelCastError.usage("model \(model.name) has two files named \(result.name)")
             }
             let key = request.profile.artifactKey(model: model.keyName, version: model.version, fileName: result.name, sha256: result.sha256)
-            staged[key] = StagedArtifact(result: result, inPlace: uploadInPlace)
+            if hashOnly && description.isDirectory {
+                unpacked[key] = description
+            } else {
+                staged[key] = StagedArtifact(result: result, inPlace: uploadInPlace)
+            }
             files.append(ReleaseFile(
                 name: result.name, key: key, url: Publisher.url(base: request.baseURL, key: key),
                 sha256: result.sha256.hex, size: result.size, contentType: result.contentType,

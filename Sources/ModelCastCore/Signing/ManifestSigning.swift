@@ -60,10 +60,15 @@ package struct SigningSettings: Sendable {
     }
 
     /// Signs `unsigned` (the rendered manifest of `release`); nil when there is no key.
-    func sign(_ unsigned: Data, release: Release, manifestKey: String, now: Date = Date()) throws -> SignedManifest? {
+    /// The trusted comment's timestamp is the release's `published_at` (the moment the run
+    /// started, or SOURCE_DATE_EPOCH), not the clock: two runs publishing the same release
+    /// write the same signature, so one adopting the other's kept signature meets the same
+    /// bytes, as it does for every other object.
+    func sign(_ unsigned: Data, release: Release, manifestKey: String) throws -> SignedManifest? {
         guard let signer else { return nil }
+        let signedAt = parseTimestamp(release.publishedAt) ?? Date()
         let comment = TrustedComment(
-            timestamp: Int64(now.timeIntervalSince1970), file: TrustedComment.fileField(channel: release.channel, manifestName: PathText.lastComponent(manifestKey)),
+            timestamp: Int64(signedAt.timeIntervalSince1970), file: TrustedComment.fileField(channel: release.channel, manifestName: PathText.lastComponent(manifestKey)),
             sequence: release.sequence, version: TrustedComment.version(of: release), expiresAt: release.expiresAt).text
         let untrusted = "signature from modelcast secret key \(signer.keyIDHex)"
         var manifest = unsigned

@@ -214,6 +214,11 @@ package struct DirectoryStorage: Storage {
                 Interrupts.shared.unregisterTemporary(staged.path)
             }
         }
+        // The user's own file is copied before it is linked: where the key is taken already
+        // (writers take turns here), the stored bytes are compared instead, with no copy.
+        if !staged.isTemporary, try linkStatus(destination) != nil {
+            return try compareExisting(key: key, path: destination, size: staged.metadata.size, sha256: staged.metadata.sha256)
+        }
         try makeFolders(for: destination)
         var code = EXDEV
         if staged.isTemporary {

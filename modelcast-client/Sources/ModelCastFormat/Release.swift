@@ -239,20 +239,6 @@ public struct Release: Decodable, Equatable, Sendable {
         return expires.timeIntervalSince(published)
     }
 
-    /// Every storage key the release names (files and their segment indexes), its
-    /// rollback target's included.
-    public var referencedKeys: Set<String> {
-        var keys = Set<String>()
-        let files = models.values.flatMap(\.allFiles) + (prototypes?.files ?? []) + (rollback?.models.values.flatMap(\.allFiles) ?? [])
-        for file in files {
-            keys.insert(file.key)
-            if let segments = file.segments { keys.insert(segments.key) }
-        }
-        let models = Array(models.values) + (prototypes.map { [$0] } ?? []) + (rollback.map { Array($0.models.values) } ?? [])
-        for model in models { keys.formUnion(model.modelSignatures.map(\.key)) }
-        return keys
-    }
-
     /// The same release content, ignoring when and in which sequence it was published:
     /// two releases with equal content make a re-publish a no-op.
     /// With `ignoringRollout`, a staged rollout of the same release counts as the same.

@@ -34,52 +34,59 @@ struct ModelcastProfile: ProfileDefinition {
 
     func read(_ manifest: ManifestReader) throws -> ManifestFacts {
         let release = try Release.decode(manifest.data, source: manifest.source)
+        // Every object the release names (`Release.objects`, the one enumeration publish
+        // proves too): artifacts with their segment indexes, model signatures, the
+        // rollback section's included — a device falling back fetches those.
         var objects: [ExpectedObject] = []
-        var seen = Set<String>()
-        func add(_ model: ReleaseModel, name: String, rollback: Bool) throws {
-            // A variant's files once (the model's own files are its default variant's).
-            for variant in model.variants ?? [] { try add(variant.model, name: "\(name)@\(variant.name)", rollback: rollback) }
-            for file in model.files where seen.insert((rollback ? "r " : "") + file.key).inserted {
-                let label = "\(rollback ? "rollback " : "")\(name) \(model.version)/\(model.tree.map { $0 + "/" } ?? "")\(file.placement)"
-                let indexSHA256 = try file.segments.map { try manifest.hex($0.sha256, "\(name).files.segments.sha256") }
+        var signatures: [ModelSignatureReference] = []
+        let units = Self.units(of: release)
+        for object in release.objects {
+            let prefix = object.section == .fallback ? "rollback " : ""
+            let sha256 = try manifest.hex(object.sha256, "\(object.unit).\(object.kind == .modelSignature ? "model_signature" : "files").sha256")
+            switch object.kind {
+            case .artifact:
+                let index = units[object.section]?[object.unit]?.files.first { $0.key == object.key }?.segments
                 objects.append(ExpectedObject(
-                    label: label, url: file.url, sha256: try manifest.hex(file.sha256, "\(name).files.sha256"), size: file.size, approximateSize: nil,
-                    contentType: file.contentType,
-                    segmentIndex: file.segments.map { SegmentIndexReference(url: $0.url, sha256: indexSHA256!, size: $0.size) }))
-                // The segment index is served like the artifact: immutable, its exact bytes.
-                if let segments = file.segments {
-                    objects.append(ExpectedObject(
-                        label: label + " segment index", url: segments.url, sha256: indexSHA256,
-                        size: segments.size, approximateSize: nil, contentType: SegmentIndexObject.contentType))
+                    label: "\(prefix)\(object.unit) \(object.version)/\(object.place ?? object.key)", url: object.url, sha256: sha256, size: object.size,
+                    approximateSize: nil, contentType: object.contentType,
+                    segmentIndex: try index.map { SegmentIndexReference(url: $0.url, sha256: try manifest.hex($0.sha256, "\(object.unit).files.segments.sha256"), size: $0.size) }))
+            case .segmentIndex:
+                // Served like the artifact: immutable, its exact bytes.
+                objects.append(ExpectedObject(
+                    label: "\(prefix)\(object.unit) \(object.version)/\(object.place ?? object.key) segment index", url: object.url, sha256: sha256,
+                    size: object.size, approximateSize: nil, contentType: object.contentType))
+            case .modelSignature:
+                // A bundle is served like an artifact (immutable, its exact bytes, JSON), and
+                // checked against the files of the unit naming it.
+                let label = "\(prefix)\(object.unit) \(object.version)"
+                objects.append(ExpectedObject(label: label + " model signature", url: object.url, sha256: sha256, size: object.size,
+                                              approximateSize: nil, contentType: object.contentType))
+                if let unit = units[object.section]?[object.unit] {
+                    signatures.append(ModelSignatureReference(label: label, name: String(object.unit.split(separator: "@").first ?? ""), model: unit))
                 }
             }
         }
-        for name in release.models.keys.sorted() { try add(release.models[name]!, name: name, rollback: false) }
-        if let prototypes = release.prototypes { try add(prototypes, name: "prototypes", rollback: false) }
-        for name in (release.rollback?.models.keys.sorted() ?? []) { try add(release.rollback!.models[name]!, name: name, rollback: true) }
         var rolloutProblems = release.rollout?.problems
         if release.rollout != nil, release.rollback == nil { rolloutProblems?.append("there is no rollback section to fall back to") }
-        let signatures = try Self.modelSignatures(of: release, manifest: manifest, objects: &objects)
         var facts = ManifestFacts(profile: .modelcast, sequence: release.sequence, expiresAt: release.expiresAt, objects: objects, rolloutProblems: rolloutProblems)
         facts.modelSignatures = signatures
         return facts
     }
 
-    /// Each live model version's (and variant's) signature once, also added to `objects`:
-    /// a bundle is served like an artifact (immutable, its exact bytes, JSON).
-    private static func modelSignatures(of release: Release, manifest: ManifestReader, objects: inout [ExpectedObject]) throws -> [ModelSignatureReference] {
-        var seen = Set<String>()
-        var references: [ModelSignatureReference] = []
-        for name in release.models.keys.sorted() {
-            for unit in release.models[name]!.units(name: name) {
-                guard let signature = unit.model.modelSignature, seen.insert(signature.key).inserted else { continue }
-                let label = "\(unit.label) \(unit.model.version)"
-                objects.append(ExpectedObject(label: label + " model signature", url: signature.url,
-                                              sha256: try manifest.hex(signature.sha256, "\(name).model_signature.sha256"), size: signature.size,
-                                              approximateSize: nil, contentType: ModelSignatureObject.contentType))
-                references.append(ModelSignatureReference(label: label, name: name, model: unit.model))
+    /// Each section's units by the label `Release.objects` names them with: each model
+    /// without variants by its name, each variant as `NAME@VARIANT`, a model with
+    /// variants also by its name (its top-level entry), the prototypes as `prototypes`.
+    private static func units(of release: Release) -> [ReleaseObject.Section: [String: ReleaseModel]] {
+        func units(_ models: [String: ReleaseModel]) -> [String: ReleaseModel] {
+            var units: [String: ReleaseModel] = [:]
+            for (name, model) in models {
+                units[name] = model
+                for unit in model.units(name: name) { units[unit.label] = unit.model }
             }
+            return units
         }
-        return references
+        var live = units(release.models)
+        if let prototypes = release.prototypes { live["prototypes"] = prototypes }
+        return [.release: live, .fallback: units(release.rollback?.models ?? [:])]
     }
 }
