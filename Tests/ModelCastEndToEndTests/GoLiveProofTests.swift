@@ -157,6 +157,42 @@ final class GoLiveProofTests: XCTestCase {
         }
     }
 
+    /// A publish changing one model of a catalog on S3 takes the others' artifacts over
+    /// from the live release: each must be present with its size, checked against the
+    /// store's listing (a few requests, not one per model). One deleted is refused, by key.
+    func testATakeOverOfACatalogOnS3IsCheckedAgainstTheListing() throws {
+        let moto = try MotoS3()
+        let work = try Scratch()
+        let count = 30
+        func config(changed: Bool) throws -> String {
+            var text = "base_url: https://cdn.example.com/cat\nmodels:\n"
+            for index in 0..<count {
+                let version = changed && index == 0 ? "1.1.0" : "1.0.0"
+                let file = try work.write("in/m\(index)-\(version).bin", patternBytes(1000 + index, seed: UInt32(index + (version == "1.1.0" ? 100 : 0))))
+                text += "  m\(index):\n    version: \(version)\n    files: [\(file)]\n"
+            }
+            return try work.write(changed ? "changed.yml" : "catalog.yml", text: text)
+        }
+        let target = "s3://\(moto.bucket)/cat"
+        let first = try modelcast(["publish", "--config", try config(changed: false), "--to", target], environment: pinnedEnvironment(moto.environment))
+        XCTAssertEqual(first.status, 0, first.stderr)
+        let gone = "models/m7/1.0.0/m7-1.0.0.bin"
+        try moto.awsCLI(["s3", "rm", "--only-show-errors", "s3://\(moto.bucket)/cat/\(gone)"])
+        let before = try moto.download("cat/manifest.json")
+        let heads = moto.loggedRequests().filter { $0.method == "HEAD" }.count
+        let changed = try config(changed: true)
+        let refused = try modelcast(["publish", "--config", changed, "--to", target], environment: pinnedEnvironment(moto.environment, epoch: 1_790_000_100))
+        XCTAssertEqual(refused.status, 1, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains(gone) && refused.stderr.contains("is missing from the target"), refused.stderr)
+        XCTAssertEqual(try moto.download("cat/manifest.json"), before, "nothing went live")
+        XCTAssertLessThan(moto.loggedRequests().filter { $0.method == "HEAD" }.count - heads, 10, "the taken-over artifacts are not looked up one by one")
+        // Put back, the change goes live.
+        try moto.awsCLI(["s3", "cp", "--only-show-errors", work.at("in/m7-1.0.0.bin"), "s3://\(moto.bucket)/cat/\(gone)",
+                         "--content-type", "application/octet-stream", "--cache-control", CachePolicy.immutable, "--checksum-algorithm", "SHA256"])
+        let published = try modelcast(["publish", "--config", changed, "--to", target], environment: pinnedEnvironment(moto.environment, epoch: 1_790_000_100))
+        XCTAssertEqual(published.status, 0, published.stderr)
+    }
+
     /// Publishing the live release's input again restores a deleted segment index or
     /// artifact (with or without --reverify-stored), on a directory and on moto; a segment
     /// index holding other bytes is refused, naming it.

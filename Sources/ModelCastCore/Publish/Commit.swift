@@ -357,13 +357,10 @@ extension Publisher {
         let outcome: PutOutcome
         do {
             outcome = try await storage.putIfAbsent(plan.historyKey, data: plan.historyData, metadata: plan.historyMetadata)
-        } catch let error as StorageError {
-            // Another run's record holds the key: this run's record was never written. Any
-            // other failure leaves it unknown whether the write landed.
-            if case .conflict = error {} else { created.recordWritten = true }
-            throw error
         } catch {
-            created.recordWritten = true
+            // Another run's record holds the key: this run's record was never written. After
+            // any other failure the write may have landed: the key is read back to tell.
+            if case StorageError.conflict = error {} else { created.recordWritten = await recordLanded(plan) }
             throw error
         }
         created.recordWritten = true
@@ -390,6 +387,16 @@ extension Publisher {
         try await confirmNotRemoved(plan.release.referencedKeys.subtracting(created.keys)
             .subtracting(state.liveRecord?.referencedKeys ?? []))
         return record
+    }
+
+    /// After a record write that failed without an answer that settles it: true when the
+    /// record's key holds this run's bytes, or when that cannot be read (unknown counts as written).
+    private func recordLanded(_ plan: CommitPlan) async -> Bool {
+        do {
+            return try await storage.get(plan.historyKey, limit: TargetLayout.recordLimit).map { $0 == plan.historyData } ?? false
+        } catch {
+            return true
+        }
     }
 
     /// `apply`'s hosting files (directory targets): rewritten with the new record, signature

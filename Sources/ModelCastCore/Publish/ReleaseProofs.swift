@@ -37,8 +37,22 @@ extension Publisher {
     /// Artifacts the live release names with these very bytes, taken over by a publish that
     /// changes something else: each must be present with its size (and the store's own
     /// checksum where it keeps one), so a deleted or truncated one never goes live again.
+    /// Many objects on a store that lists sizes (a catalog's, on S3) are checked against
+    /// one listing of their common folder: a few requests whatever the catalog's size.
     func confirmPresent(_ objects: [ReleaseObject]) async throws {
         let storage = self.storage
+        if objects.count > Self.concurrentProofs * 2, let listSizes = storage.capabilities.listSizes {
+            let listed = try await listSizes(Self.commonFolder(of: objects.map(\.key)))
+            for object in objects {
+                guard let size = listed[object.key] else { throw Self.unproven(object, error: .missing(object.key), location: storage.location) }
+                guard size == object.size else {
+                    throw Self.unproven(object, error: .contentMismatch(key: object.key, expectedSize: object.size, expectedSHA256: object.sha256,
+                                                                        actualSize: size, actualSHA256: nil, detail: "the store's listing"),
+                                        location: storage.location)
+                }
+            }
+            return
+        }
         let problems = try await boundedMap(objects, concurrency: Self.concurrentProofs) { object -> StorageError? in
             guard let info = try await storage.head(object.key) else { return .missing(object.key) }
             let stored = info.sha256?.hex
@@ -51,6 +65,16 @@ extension Publisher {
         if let (object, problem) = zip(objects, problems).first(where: { $0.1 != nil }) {
             throw Self.unproven(object, error: problem!, location: storage.location)
         }
+    }
+
+    /// The deepest folder (ending in `/`, or empty) holding every one of `keys`.
+    static func commonFolder(of keys: [String]) -> String {
+        guard var common = keys.first.map({ Substring($0) }) else { return "" }
+        for key in keys.dropFirst() {
+            common = common.prefix(zip(common, key).prefix { $0 == $1 }.count)
+        }
+        guard let slash = common.lastIndex(of: "/") else { return "" }
+        return String(common[...slash])
     }
 
     /// An unchanged publish: every object the live release names is proven (the files this

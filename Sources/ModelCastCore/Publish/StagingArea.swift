@@ -150,9 +150,16 @@ final class StagingArea {
     }
 
     /// Stages `bytes` (a segment index, a model signature) to be stored under `key`; for a
-    /// dry run, nothing.
+    /// dry run, only notes it.
     func stage(_ bytes: [UInt8], sha256: SHA256Digest, key: String, kind: ModelKind, contentType: String) throws {
-        guard let directory, staged[key] == nil else { return }
+        guard staged[key] == nil else { return }
+        guard let directory else {
+            // A dry run writes nothing, but plans to store the object (and says so).
+            staged[key] = StagedArtifact(result: PackResult(path: "", name: PathText.lastComponent(key), size: Int64(bytes.count), sha256: sha256,
+                                                            kind: kind, files: 0, format: .file, compression: nil, contentType: contentType),
+                                         inPlace: true)
+            return
+        }
         let file = try AtomicFile(destination: directory + "/" + sha256.hex + "." + PathText.lastComponent(key))
         do {
             try bytes.withUnsafeBytes { try file.descriptor.writeAll($0) }

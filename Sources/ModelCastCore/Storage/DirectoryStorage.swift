@@ -33,7 +33,7 @@ package struct DirectoryStorage: Storage {
         StorageCapabilities(
             staging: StagingSpace(directory: { try stagingDirectory() }, finish: { cleanUpStaging() }),
             lock: WriterLock { create in try lockForWriting(create: create) },
-            hostingRoot: root, multipart: nil, uploadsInPlace: false, requestCounts: nil, close: nil)
+            hostingRoot: root, multipart: nil, uploadsInPlace: false, requestCounts: nil, close: nil, listSizes: nil)
     }
 
     /// The version tag of a file: which file (inode), when it last changed, its size.

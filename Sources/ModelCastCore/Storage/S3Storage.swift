@@ -75,7 +75,8 @@ package final class S3Storage: Storage, Sendable {
                 abort: { [self] upload in try await abortUpload(key: upload.key, uploadID: upload.uploadID) }),
             uploadsInPlace: true,
             requestCounts: { [client] in client.requestCounts },
-            close: { [self] in await shutdown() })
+            close: { [self] in await shutdown() },
+            listSizes: { [self] prefix in try await sizes(prefix: prefix) })
     }
 
     package func stagingDirectory() throws -> String { staging }
@@ -182,6 +183,11 @@ package final class S3Storage: Storage, Sendable {
     }
 
     package func list(prefix: String) async throws -> [String] {
+        try await sizes(prefix: prefix).keys.sorted()
+    }
+
+    /// Every key under `prefix` with its size, from the listing (a thousand a request).
+    func sizes(prefix: String) async throws -> [String: Int64] {
         let fullPrefix = target.objectKey(prefix)
         if !listWithoutPrefix.value {
             do {
@@ -198,8 +204,8 @@ package final class S3Storage: Storage, Sendable {
 
     let listWithoutPrefix = LockedFlag()
 
-    func listObjects(queryPrefix: String?, keep: String) async throws -> [String] {
-        var keys: [String] = []
+    func listObjects(queryPrefix: String?, keep: String) async throws -> [String: Int64] {
+        var keys: [String: Int64] = [:]
         var token: String?
         repeat {
             var query = [("list-type", "2")]
@@ -209,11 +215,11 @@ package final class S3Storage: Storage, Sendable {
             guard response.status == 200 else { throw client.error(response, operation: "LIST", key: keep) }
             for block in XMLFields.blocks("Contents", in: response.body) {
                 guard let key = XMLFields.first("Key", in: block), key.hasPrefix(keep) else { continue }
-                keys.append(target.prefix.isEmpty ? key : String(key.dropFirst(target.prefix.count + 1)))
+                keys[target.prefix.isEmpty ? key : String(key.dropFirst(target.prefix.count + 1))] = XMLFields.first("Size", in: block).flatMap { Int64($0) } ?? -1
             }
             token = XMLFields.first("IsTruncated", in: response.body) == "true" ? XMLFields.first("NextContinuationToken", in: response.body) : nil
         } while token != nil
-        return keys.sorted()
+        return keys
     }
 
     package func putIfAbsent(_ key: String, _ body: PutBody) async throws -> PutOutcome {

@@ -215,9 +215,14 @@ package struct StorageCapabilities: Sendable {
     package var requestCounts: (@Sendable () -> [String: Int])?
     /// Releases what the target holds open (connections).
     package var close: (@Sendable () async -> Void)?
+    /// Every key under a prefix with its size, a page of many keys per request (an object
+    /// store's listing): checking that many objects are present costs a few requests
+    /// instead of one each. nil where a look at each object is as cheap (a directory).
+    package var listSizes: (@Sendable (_ prefix: String) async throws -> [String: Int64])?
 
     package init(staging: StagingSpace, lock: WriterLock?, hostingRoot: String?, multipart: MultipartUploads?, uploadsInPlace: Bool,
-                requestCounts: (@Sendable () -> [String: Int])?, close: (@Sendable () async -> Void)?) {
+                requestCounts: (@Sendable () -> [String: Int])?, close: (@Sendable () async -> Void)?,
+                listSizes: (@Sendable (_ prefix: String) async throws -> [String: Int64])?) {
         self.staging = staging
         self.lock = lock
         self.hostingRoot = hostingRoot
@@ -225,6 +230,7 @@ package struct StorageCapabilities: Sendable {
         self.uploadsInPlace = uploadsInPlace
         self.requestCounts = requestCounts
         self.close = close
+        self.listSizes = listSizes
     }
 
     /// True when `lock` gives one writer the target to itself.

@@ -37,6 +37,13 @@ extension Verifier {
                     "\(label): present, made with \(hint); not checked: pass --model-signing-public-key KEY.pub to verify it and the files it lists")
             return
         }
+        if reference.fallback, let hint = bundle.keyHint, hint != publicKey.hint {
+            // A rollback section made before the model-signing key was rotated: present and
+            // whole (artifact.sha256), but a device that pins only the new key cannot switch to it.
+            log.add(.warn, .modelSignature, object.url,
+                    "\(label): made with the key with hint \(quotedValue(hint)), not the one with hint \(publicKey.hint): a device that pins only that key cannot fall back to this release (the key was rotated after it); not checked further")
+            return
+        }
         do {
             let statement = try bundle.verifiedStatement(publicKey: publicKey, source: object.url)
             let actual = try await servedFiles(of: reference, ignoring: statement.ignorePaths, rules: rules, deadline: deadline)

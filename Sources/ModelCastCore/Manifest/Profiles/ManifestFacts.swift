@@ -24,6 +24,8 @@ package struct ModelSignatureReference: Sendable {
     package let label: String
     package let name: String
     package let model: ReleaseModel
+    /// True for the rollback section's: what devices fall back to.
+    package var fallback = false
 }
 
 /// What a manifest says, whatever its profile.

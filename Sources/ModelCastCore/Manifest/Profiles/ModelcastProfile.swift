@@ -62,7 +62,8 @@ struct ModelcastProfile: ProfileDefinition {
                 objects.append(ExpectedObject(label: label + " model signature", url: object.url, sha256: sha256, size: object.size,
                                               approximateSize: nil, contentType: object.contentType))
                 if let unit = units[object.section]?[object.unit] {
-                    signatures.append(ModelSignatureReference(label: label, name: String(object.unit.split(separator: "@").first ?? ""), model: unit))
+                    signatures.append(ModelSignatureReference(label: label, name: String(object.unit.split(separator: "@").first ?? ""), model: unit,
+                                                              fallback: object.section == .fallback))
                 }
             }
         }
