@@ -133,6 +133,10 @@ package struct PublishRequest: Sendable {
         /// A model's interface (inputs, outputs, classes, tokenizer…) may differ from the live
         /// version's: the change is intended, and `min_app_version` must go up.
         package var interfaceChange = false
+        /// A model whose interface cannot be read may go live although an earlier version's
+        /// could: nothing is compared for it (the next version is compared with the last
+        /// interface recorded).
+        package var allowUnreadableInterface = false
         /// Sign each model version with an OpenSSF model signature (`--model-signing-key`).
         package var modelSigning: ModelSigningSettings?
         /// Publish models without model signatures although the live ones have them.
