@@ -103,7 +103,7 @@ struct GoLiveOptions: ParsableArguments {
     /// A publisher for `storage` that logs to standard error and, with --verify-url, checks
     /// the staged manifest of `manifestKey` through the public URL before it goes live.
     func publisher(_ storage: any Storage, manifestKey: String) throws -> Publisher {
-        Publisher(storage: storage, log: { printError($0) }, beforeManifest: try verifyGate(verifyURL, manifestKey: manifestKey))
+        Publisher(storage: storage, log: { printError($0) }, beforeManifest: try verifyGate(verifyURL, manifestKey: manifestKey)?(storage))
     }
 }
 
@@ -142,14 +142,20 @@ func printPublishReport(_ report: PublishReport, json: Bool, done: String, would
     if report.dryRun { print(report.manifest, terminator: "") }
 }
 
-/// The `--verify-url` gate: the staged manifest is checked through the public URL
-/// before it goes live; nil when no URL was given. The URL is checked now, before
-/// anything is uploaded.
-func verifyGate(_ verifyURL: String?, manifestKey: String) throws -> (@Sendable (Data) async throws -> Void)? {
+/// The `--verify-url` gate for the store a release is published to: the staged manifest is
+/// checked through the public URL before it goes live; nil when no URL was given. The URL
+/// is checked now, before anything is uploaded.
+func verifyGate(_ verifyURL: String?, manifestKey: String) throws -> (@Sendable (any Storage) -> @Sendable (Data) async throws -> Void)? {
     guard let verifyURL else { return nil }
     try PublishRequest.validateBaseURL(verifyURL)
-    return { @Sendable manifest in
-        try await verifyStaged(manifest, manifestKey: manifestKey, baseURL: verifyURL)
+    return { storage in
+        { @Sendable manifest in
+            // A directory served by `modelcast serve` answers only what is live: the staged
+            // objects are listed for it while the check runs.
+            let exposure = try StagedReleaseExposure.expose(manifest, baseURL: verifyURL, storage: storage)
+            defer { exposure?.withdraw() }
+            try await verifyStaged(manifest, manifestKey: manifestKey, baseURL: verifyURL)
+        }
     }
 }
 

@@ -56,7 +56,8 @@ extension ModelCast {
 
         func run() async throws {
             let (publicPath, secretPath) = paths
-            try Self.refuseExisting([secretPath, publicPath], force: force)
+            // Before the passphrase and the key: scrypt takes seconds, a typo in a path none.
+            try checkKeyFileDestinations([secretPath, publicPath], force: force)
             let passphrase = unencrypted ? nil : try Self.newPassphrase(for: secretPath)
             if modelSigning {
                 let key = try P256PrivateKey.generate()
@@ -71,17 +72,6 @@ extension ModelCast {
             print("public key \(pair.publicKey.keyID.hex) written to \(publicPath):")
             print(pair.publicKey.base64)
             print("secret key written to \(secretPath) (\(passphrase == nil ? "UNENCRYPTED: keep it only in a CI secret store" : "encrypted with your passphrase"))")
-        }
-
-        /// Refuses before anything is written if either key file exists (without --force).
-        static func refuseExisting(_ paths: [String], force: Bool) throws {
-            guard !force else { return }
-            for path in paths {
-                var info = stat()
-                if lstat(path, &info) == 0 {
-                    throw ModelCastError.usage("\(path) already exists; refusing to overwrite a key file (pass --force to replace it)")
-                }
-            }
         }
 
         /// The passphrase for a new key: $MODELCAST_SIGNING_PASSPHRASE, or typed twice at the terminal.

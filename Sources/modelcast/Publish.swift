@@ -88,7 +88,7 @@ extension ModelCast {
             var settings = targetOptions.settings(for: target)
             settings.progress = display.factory
             let report = try await withStorage(settings, environment: environment, log: display.log) { [request] storage in
-                try await Publisher(storage: storage, log: display.log, beforeManifest: gate).publish(request)
+                try await Publisher(storage: storage, log: display.log, beforeManifest: gate?(storage)).publish(request)
             }
             try printPublishReport(report, json: json, done: "published", wouldDo: "would publish")
         }

@@ -25,8 +25,13 @@ struct VariantOptions: ParsableArguments {
     @Flag(help: "The interface differs from the live version's on purpose (--min-app-version must rise).")
     var interfaceChange = false
 
+    // Without it a model whose interface cannot be read is refused when an earlier version's could.
+    @Flag(help: "Publish a model whose interface cannot be read though an earlier version's could.")
+    var allowUnreadableInterface = false
+
     func apply(to commandLine: inout PublishCommandLine) {
         commandLine.options.interfaceChange = interfaceChange
+        commandLine.options.allowUnreadableInterface = allowUnreadableInterface
         commandLine.variants = variant
         commandLine.requires = requires
         commandLine.defaultVariant = defaultVariant

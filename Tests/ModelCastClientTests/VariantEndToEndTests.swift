@@ -31,6 +31,8 @@ final class VariantEndToEndTests: XCTestCase {
             models:
               assistant:
                 version: \(version)
+                # Every variant has requirements: what clients without variants install is chosen.
+                default_variant: 1b
                 variants:
                   - name: ane
                     files: [\(coreML)]

@@ -49,7 +49,7 @@ final class ChannelsRolloutTests: XCTestCase {
         let headers = try String(contentsOfFile: target + "/_headers", encoding: .utf8)
         XCTAssertTrue(headers.contains("/m/manifest.json\n  Cache-Control: no-cache"), headers)
         XCTAssertTrue(headers.contains("/m/channels/beta/manifest.json\n  Cache-Control: no-cache"), headers)
-        XCTAssertTrue(try String(contentsOfFile: target + "/_modelcast/nginx.conf", encoding: .utf8).contains("location = /m/channels/beta/manifest.json {"))
+        XCTAssertTrue(try String(contentsOfFile: target + "/_modelcast/nginx.conf", encoding: .utf8).contains("location = \"/m/channels/beta/manifest.json\" {"))
         for file in ["_modelcast/objects.json", "_modelcast/upload-aws.sh", "_modelcast/upload-rclone.sh", "_modelcast/upload-wrangler.sh"] {
             let text = try String(contentsOfFile: target + "/" + file, encoding: .utf8)
             for key in ["channels/beta/manifest.json", "manifests/channels/beta/00000001.json", "manifests/00000001.json", "models/m/1.0.0/m.bin", "models/m/1.1.0/m.bin"] {

@@ -231,6 +231,34 @@ final class HostileFormatsCLITests: XCTestCase {
         }
     }
 
+    /// Issue 44 item 6: a base URL holding a character no URL may hold unencoded (RFC 3986),
+    /// which nginx.conf or `_headers` would read as syntax, is refused naming the character
+    /// and its place, before anything is written.
+    func testABaseURLHoldingWhatNoURLMayHoldIsRefusedNamingIt() throws {
+        let work = try Scratch()
+        // "https://x.example/a" is 19 characters: the character tried is the 20th.
+        let cases: [(String, String)] = [
+            ("{", "'{' at character 20, which no URL may hold unencoded (RFC 3986)"), ("}", "'}' at character 20"),
+            ("\"", "'\"' at character 20"), ("\\", "'\\' at character 20"), ("`", "'`' at character 20, which no URL may hold unencoded"),
+            ("<", "'<' at character 20"), (">", "'>' at character 20"), ("^", "'^' at character 20"), ("|", "'|' at character 20"),
+            ("[", "'[' at character 20"), ("]", "']' at character 20"), ("%zz", "'%' at character 20, which does not start a percent-encoded byte"),
+            ("*", "'*' at character 20 in its path, which _headers (Cloudflare Pages, Netlify) reads as a wildcard"),
+            (":x", "':' at character 20 in its path, which _headers (Cloudflare Pages, Netlify) reads as a placeholder"),
+        ]
+        for (inserted, expected) in cases {
+            let base = "https://x.example/a" + inserted + "b"
+            let publish = try modelcast(["publish", "examples/models/tiny-llm.gguf", "--version", "1.0.0", "--base-url", base, "--to", work.at("site")], environment: environment)
+            XCTAssertEqual(publish.status, 1, "\(base): \(publish.stderr)")
+            XCTAssertTrue(publish.stderr.contains("base URL '\(base)' holds \(expected)"), "\(base): \(publish.stderr)")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: work.at("site")), "nothing written for \(base)")
+        }
+        // What RFC 3986 allows stays allowed: sub-delimiters in the path, an IP literal and a port.
+        for base in ["https://x.example/a;b'c$d(e)!f,g=h&i+j@k~l%20m", "http://[::1]:8080/m"] {
+            let publish = try modelcast(["publish", "examples/models/tiny-llm.gguf", "--version", "1.0.0", "--base-url", base, "--to", work.at("ok"), "--dry-run"], environment: environment)
+            XCTAssertEqual(publish.status, 0, "\(base): \(publish.stderr)")
+        }
+    }
+
     // MARK: - Issue 24 item 10: credentials in URLs
 
     /// A password given in any URL (an endpoint, a base URL, a URL to verify) never

@@ -106,7 +106,8 @@ final class InterfaceContractCLITests: XCTestCase {
     }
 
     /// A model that becomes a format without an interface is a change; one whose interface
-    /// cannot be read is published with a warning and no contract.
+    /// cannot be read is refused when an earlier version's could (its first version goes
+    /// through with a warning), unless --allow-unreadable-interface says so.
     func testAFormatWithoutAnInterfaceAndAnUnreadableOne() throws {
         let models = try writerModels()
         let scratch = try Scratch()
@@ -119,9 +120,53 @@ final class InterfaceContractCLITests: XCTestCase {
         // A package shaped like Core ML whose model.mlmodel is not a model specification.
         _ = try scratch.write("Stand-in.mlpackage/Manifest.json", Array(try Data(contentsOf: URL(fileURLWithPath: repositoryRoot + "/examples/models/TinyClassifier.mlpackage/Manifest.json"))))
         _ = try scratch.write("Stand-in.mlpackage/Data/com.apple.CoreML/model.mlmodel", [0x08, 0x07, 0x6B] + patternBytes(100, seed: 3))
+        let before = try snapshot(target)
         let standIn = try publish(["m=\(scratch.at("Stand-in.mlpackage"))", "--version", "1.1.0"], to: target, epoch: 1_790_000_100)
-        XCTAssertEqual(standIn.status, 0, standIn.stderr)
-        XCTAssertTrue(standIn.stderr.contains("m: its interface could not be read, so it is published without one and no interface contract is checked for it"), standIn.stderr)
+        XCTAssertEqual(standIn.status, 1, standIn.stderr)
+        for text in ["m: its interface could not be read (", "model m 1.1.0: its interface could not be read (", "so it cannot be compared with 1.0.0's", "--allow-unreadable-interface"] {
+            XCTAssertTrue(standIn.stderr.contains(text), "\(text) in \(standIn.stderr)")
+        }
+        XCTAssertEqual(try snapshot(target), before, "nothing written")
+        let allowed = try publish(["m=\(scratch.at("Stand-in.mlpackage"))", "--version", "1.1.0", "--allow-unreadable-interface"], to: target, epoch: 1_790_000_100)
+        XCTAssertEqual(allowed.status, 0, allowed.stderr)
+        XCTAssertTrue(allowed.stderr.contains("model m 1.1.0 is published without an interface (--allow-unreadable-interface)"), allowed.stderr)
+        // A model whose first version cannot be read has nothing to be compared with: a warning only.
+        let first = try publish(["m=\(scratch.at("Stand-in.mlpackage"))", "--version", "1.0.0"], to: scratch.at("first"))
+        XCTAssertEqual(first.status, 0, first.stderr)
+        XCTAssertTrue(first.stderr.contains("m: its interface could not be read ("), first.stderr)
+        // After an accepted change to a format without an interface, its next version is no change.
+        let moved = scratch.at("moved")
+        XCTAssertEqual(try publish(["m=\(models.at("gguf/llm.gguf"))", "--version", "1.0.0"], to: moved).status, 0)
+        let toPlain = try publish(["m=\(plain)", "--version", "1.1.0", "--interface-change", "--min-app-version", "2.0"], to: moved, epoch: 1_790_000_100)
+        XCTAssertEqual(toPlain.status, 0, toPlain.stderr)
+        let plainAgain = try publish(["m=\(try scratch.write("m2.bin", patternBytes(500, seed: 2)))", "--version", "1.2.0", "--min-app-version", "2.0"], to: moved, epoch: 1_790_000_200)
+        XCTAssertEqual(plainAgain.status, 0, plainAgain.stderr)
+    }
+
+    /// A version published without an interface is no gap in the contract: the next one is
+    /// compared with the last interface recorded (1.0.0's), and the refusal says so.
+    func testTheVersionAfterOneWithoutAnInterfaceIsComparedWithTheLastRecorded() throws {
+        let models = try writerModels()
+        let scratch = try Scratch()
+        let target = scratch.at("out")
+        // The ONNX graph cut short: still an .onnx model, but its interface cannot be read.
+        let whole = try Data(contentsOf: URL(fileURLWithPath: models.at("onnx/graph.onnx")))
+        let corrupt = try scratch.write("corrupt.onnx", Array(whole.prefix(whole.count / 2)))
+        XCTAssertEqual(try publish(["graph=\(models.at("onnx/graph.onnx"))", "--version", "1.0.0"], to: target).status, 0)
+        let unreadable = try publish(["graph=\(corrupt)", "--version", "1.1.0", "--allow-unreadable-interface"], to: target, epoch: 1_790_000_100)
+        XCTAssertEqual(unreadable.status, 0, unreadable.stderr)
+        let manifest = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: target + "/manifest.json"))) as? [String: Any])
+        XCTAssertNil(((manifest["models"] as? [String: Any])?["graph"] as? [String: Any])?["interface"], "1.1.0 records no interface")
+
+        let before = try snapshot(target)
+        let changed = try publish(["graph=\(models.at("onnx/graph-shape.onnx"))", "--version", "1.2.0"], to: target, epoch: 1_790_000_200)
+        XCTAssertEqual(changed.status, 1, changed.stderr)
+        XCTAssertTrue(changed.stderr.contains("graph 1.1.0 → 1.2.0 (compared with 1.0.0's interface, the last one recorded: 1.1.0 was published without one): input 'x' shape batch×3×224×224 → batch×3×256×256"), changed.stderr)
+        XCTAssertTrue(changed.stderr.contains("--interface-change"), changed.stderr)
+        XCTAssertEqual(try snapshot(target), before, "nothing written")
+        // The same interface as 1.0.0's goes through.
+        let same = try publish(["graph=\(models.at("onnx/graph.onnx"))", "--version", "1.2.0"], to: target, epoch: 1_790_000_200)
+        XCTAssertEqual(same.status, 0, same.stderr)
     }
 
     /// Each variant is compared with the live variant of its name.

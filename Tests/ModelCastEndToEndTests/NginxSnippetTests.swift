@@ -137,4 +137,37 @@ final class NginxSnippetTests: XCTestCase {
             XCTAssertEqual(again.sha256, try SHA256Hasher.digest(Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json"))).hex, conditional)
         }
     }
+
+    /// Issue 44 item 6: a base URL path may hold `;`, `'`, `$`, parentheses… (RFC 3986
+    /// sub-delimiters), which nginx reads as syntax in an unquoted word: the snippet quotes
+    /// its locations, so `nginx -t` accepts it and nginx serves the release with its headers.
+    func testABasePathHoldingNginxSyntaxIsQuoted() throws {
+        guard let nginxBinary = NginxServer.binary else {
+            throw XCTSkip("nginx is not installed (scripts/setup installs it)")
+        }
+        let work = try Scratch("modelcast-nginx-quoted")
+        self.work = work
+        let port = try freeLoopbackPort()
+        let base = "http://127.0.0.1:\(port)/a;b'c$d(e)!f,g=h&i+j@k~l"
+        let site = work.at("site")
+        let model = try work.write("m.bin", patternBytes(1000, seed: 1))
+        XCTAssertEqual(try PublishRun([model], version: "1.0.0", baseURL: base, to: site).run().status, 0)
+        // NginxServer runs `nginx -t` on the snippet first.
+        let server = try NginxServer(binary: nginxBinary, site: site, port: port, work: work, probe: base + "/manifest.json")
+        defer { withExtendedLifetime(server) {} }
+        let manifest = try fetch(base + "/manifest.json")
+        XCTAssertEqual(manifest.status, 200)
+        XCTAssertEqual(manifest.headers["cache-control"], "no-cache, no-store")
+        let live = try Release.decode(Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json")), source: "manifest")
+        let file = try XCTUnwrap(live.models["m"]?.files.first)
+        XCTAssertTrue(file.url.hasPrefix(base + "/models/"), file.url)
+        let artifact = try fetch(file.url)
+        XCTAssertEqual(artifact.status, 200, file.url)
+        XCTAssertEqual(artifact.headers["cache-control"], "public, max-age=31536000, immutable")
+        XCTAssertEqual(artifact.sha256, file.sha256)
+        let history = try fetch(base + "/manifests/00000001.json")
+        XCTAssertEqual(history.headers["content-type"], "application/json")
+        let verify = try modelcast(["verify", base + "/manifest.json", "--allow-http"])
+        XCTAssertEqual(verify.status, 0, verify.stdout + verify.stderr)
+    }
 }

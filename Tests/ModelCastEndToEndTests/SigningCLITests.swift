@@ -75,6 +75,40 @@ final class SigningCLITests: XCTestCase {
         }
     }
 
+    /// Issue 44 item 7d: key files that cannot be written are refused before the passphrase
+    /// is asked for and before scrypt runs (seconds), naming the path and why, with nothing
+    /// written.
+    func testKeygenRefusesAnUnwritableDestinationBeforeMakingTheKey() throws {
+        let scratch = try Scratch()
+        _ = try scratch.write("file", text: "not a directory")
+        try FileManager.default.createDirectory(atPath: scratch.at("dir.key"), withIntermediateDirectories: false)
+        var environment = ProcessInfo.processInfo.environment
+        environment["MODELCAST_SIGNING_PASSPHRASE"] = "correct horse battery"
+        let before = try snapshot(scratch.path)
+        let cases: [([String], Int32, String)] = [
+            (["--public-key", scratch.at("missing/k.pub"), "--secret-key", scratch.at("missing/k.key")], 3,
+             "write the key file failed for \(scratch.at("missing/k.key")): its directory \(scratch.at("missing")) does not exist: create it first; nothing was written"),
+            (["--public-key", scratch.at("k.pub"), "--secret-key", scratch.at("file/k.key")], 3, "\(scratch.at("file")) is not a directory; nothing was written"),
+            (["--public-key", scratch.at("missing/k.pub"), "--secret-key", scratch.at("k.key")], 3, "its directory \(scratch.at("missing")) does not exist"),
+            (["--model-signing", "--public-key", scratch.at("m.pub"), "--private-key", scratch.at("missing/m.pem")], 3, "its directory \(scratch.at("missing")) does not exist"),
+            (["--public-key", scratch.at("k.pub"), "--secret-key", scratch.at("dir.key"), "--force"], 1, "\(scratch.at("dir.key")) is a directory; a key file cannot replace it"),
+        ]
+        for (arguments, status, expected) in cases {
+            let started = Date()
+            let result = try modelcast(["keygen"] + arguments, environment: environment)
+            let seconds = Date().timeIntervalSince(started)
+            XCTAssertEqual(result.status, status, "\(arguments): \(result.stderr)")
+            XCTAssertTrue(result.stderr.contains(expected), "\(expected) in \(result.stderr)")
+            // scrypt alone takes several seconds in this build.
+            XCTAssertLessThan(seconds, 2, "\(arguments): refused before the key was made")
+            XCTAssertEqual(try snapshot(scratch.path), before, "\(arguments): nothing written")
+        }
+        // Without a terminal, the missing directory is what is named, not the passphrase.
+        let noTTY = try runProcess("/usr/bin/setsid", ["--wait", modelcastBinary, "keygen", "--public-key", scratch.at("missing/x.pub"), "--secret-key", scratch.at("missing/x.key")])
+        XCTAssertEqual(noTTY.status, 3, noTTY.stderr)
+        XCTAssertTrue(noTTY.stderr.contains("its directory \(scratch.at("missing")) does not exist"), noTTY.stderr)
+    }
+
     /// Our signature passes `minisign -Vm manifest.json -P KEY`; flipping any single byte
     /// of the manifest or of the trusted comment makes minisign (and verify) refuse it.
     func testMinisignAcceptsOurSignatureAndRejectsEveryByteChange() throws {

@@ -177,6 +177,45 @@ final class VariantsCLITests: XCTestCase {
         XCTAssertTrue(unknown.stderr.contains("unknown field 'ram'"), unknown.stderr)
     }
 
+    /// Issue 44 item 7b: the model's top-level `version` and `files` are its default
+    /// variant's, which clients that predate variants install on every device. When every
+    /// variant has requirements that default must be chosen on purpose, not fall to the last.
+    func testEveryVariantWithRequirementsNeedsADefaultChosenOnPurpose() throws {
+        let scratch = try Scratch()
+        let a = try scratch.write("a.bin", patternBytes(300, seed: 1))
+        let b = try scratch.write("b.bin", patternBytes(300, seed: 2))
+        let target = scratch.at("out")
+        let both = ["publish", "--name", "llm", "--version", "1.0.0", "--variant", "3b=\(a)", "--variant", "1b=\(b)",
+                    "--requires", "3b:min_memory=6GiB", "--requires", "1b:architectures=arm64", "--base-url", base, "--to", target]
+        let refused = try modelcast(both)
+        XCTAssertEqual(refused.status, 1, refused.stderr)
+        for text in ["model llm: every variant has requirements, so the default one — 1b, the last — would be installed by clients that predate variants on every device, whatever it has (1b requires architectures)",
+                     "--default-variant VARIANT"] {
+            XCTAssertTrue(refused.stderr.contains(text), "\(text) in \(refused.stderr)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: target), "nothing written")
+        let config = try scratch.write("llm.yml", text: """
+            base_url: \(base)
+            models:
+              llm:
+                version: 1.0.0
+                variants:
+                  - {name: 3b, files: [a.bin], requires: {min_memory: 6GiB}}
+                  - {name: 1b, files: [b.bin], requires: {architectures: [arm64]}}
+            """)
+        let fromConfig = try modelcast(["publish", "--config", config, "--to", target])
+        XCTAssertEqual(fromConfig.status, 1, fromConfig.stderr)
+        XCTAssertTrue(fromConfig.stderr.contains("every variant has requirements"), fromConfig.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: target), "nothing written")
+        // Chosen on purpose, it goes through and is the model's own.
+        let chosen = try modelcast(both + ["--default-variant", "1b"])
+        XCTAssertEqual(chosen.status, 0, chosen.stderr)
+        XCTAssertEqual((try manifest(target + "/manifest.json")["models"] as? [String: Any])?["llm"].flatMap { ($0 as? [String: Any])?["variant"] as? String }, "1b")
+        // The tiers profile writes each tier by name, with no default.
+        let tiers = try modelcast(Array(both.dropLast()) + [scratch.at("tiers"), "--profile", "tiers", "--min-app-version", "3.0.0", "--meta", "release_notes=Better"])
+        XCTAssertEqual(tiers.status, 0, tiers.stderr)
+    }
+
     /// Each bad value is refused before anything is written, naming it.
     func testBadVariantInputsAreRefusedByName() throws {
         let scratch = try Scratch()

@@ -29,6 +29,43 @@ final class VerifyServeCLITests: XCTestCase {
 
     // MARK: - Through modelcast serve
 
+    /// Issue 44 item 7a: `publish --verify-url` through `modelcast serve` of the directory
+    /// published to. serve answers only what `_modelcast/objects.json` lists, which names a
+    /// release's objects once it is live; publish lists the staged objects for it while it
+    /// verifies, and only for that long.
+    func testPublishVerifiesItsStagedReleaseThroughServe() throws {
+        let work = try Scratch()
+        let port = try freeLoopbackPort()
+        let base = "http://127.0.0.1:\(port)/ml"
+        let site = work.at("site")
+        let v1 = try work.write("v1/m.bin", patternBytes(2000, seed: 1))
+        let v2 = try work.write("v2/m.bin", patternBytes(2000, seed: 2))
+        XCTAssertEqual(try PublishRun([v1], version: "1.0.0", baseURL: base, to: site, environment: environment).run().status, 0)
+        let server = try BackgroundProcess(modelcastBinary, ["serve", site, "--port", String(port)])
+        XCTAssertEqual(server.firstLine, base)
+        let published = try PublishRun([v2], version: "1.1.0", baseURL: base, to: site, ["--verify-url", base], environment: environment).run()
+        XCTAssertEqual(published.status, 0, published.stderr)
+        XCTAssertTrue(published.stderr.contains("verified the staged release through \(base)"), published.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: site + "/_modelcast/staged-objects.json"), "withdrawn once the check ended")
+        let live = try Release.decode(Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json")), source: "manifest")
+        XCTAssertEqual(live.models["m"]?.version, "1.1.0")
+
+        // A list no running publish wrote (a killed run's) is never served: an object only it
+        // names answers 404, until a command holds the directory's lock.
+        let stray = "models/m/9.9.9/m.bin"
+        _ = try work.write("site/" + stray, patternBytes(100, seed: 3))
+        _ = try work.write("site/_modelcast/staged-objects.json", text: #"{"objects":[{"cache_control":"public, max-age=31536000, immutable","content_type":"application/octet-stream","key":"\#(stray)"}]}"#)
+        let unlocked = try runProcess("/usr/bin/env", ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", base + "/" + stray])
+        XCTAssertEqual(unlocked.stdout, "404")
+        let lock = open(site, O_RDONLY | O_DIRECTORY)
+        XCTAssertEqual(flock(lock, LOCK_EX), 0)
+        let locked = try runProcess("/usr/bin/env", ["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", base + "/" + stray])
+        flock(lock, LOCK_UN)
+        close(lock)
+        XCTAssertEqual(locked.stdout, "200", "listed while a command holds the lock")
+        withExtendedLifetime(server) {}
+    }
+
     func testPublishServeVerifyRoundTrip() throws {
         let work = try Scratch()
         let port = try freeLoopbackPort()

@@ -87,11 +87,13 @@ package struct HostingFiles: Sendable {
     static func context(objects: [HostedObject], baseURL: String, root: String, contentTypeRules: [ContentTypeRule]) -> [String: Any] {
         let basePath = URLParts.path(of: baseURL)
         func entry(_ object: HostedObject, last: Bool) -> [String: Any] {
-            [
+            let urlPath = basePath + "/" + URLParts.percentEncodedPath(object.key)
+            return [
                 "key": object.key,
                 "key_sh": shellQuoted(object.key),
                 "key_json": jsonQuoted(object.key),
-                "url_path": basePath + "/" + URLParts.percentEncodedPath(object.key),
+                "url_path": urlPath,
+                "url_path_nginx": nginxQuoted(urlPath),
                 "role": object.role.rawValue,
                 // Artifacts and history records never change under their key: upload
                 // scripts upload them only where the key is absent.
@@ -127,6 +129,8 @@ package struct HostingFiles: Sendable {
             "base_url": baseURL,
             "base_url_json": jsonQuoted(baseURL),
             "base_path": basePath,
+            "manifests_path_nginx": nginxQuoted(basePath + "/manifests/"),
+            "models_path_nginx": nginxQuoted(basePath + "/models/"),
             "root": root,
             "immutable_cache_control": CachePolicy.immutable,
             "manifest": manifest,
@@ -144,6 +148,12 @@ package struct HostingFiles: Sendable {
 /// `'text'` for POSIX shells, with embedded single quotes escaped.
 func shellQuoted(_ text: String) -> String {
     "'" + text.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+}
+
+/// `"text"` for nginx.conf, with `\` and `"` escaped: a URL path may hold `;`, `'`, `{`…
+/// (sub-delimiters RFC 3986 allows), which nginx reads as syntax in an unquoted word.
+func nginxQuoted(_ text: String) -> String {
+    "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
 }
 
 /// A JSON string literal.

@@ -6,7 +6,9 @@ import NIOCore
 
 /// A local preview of the CDN: serves a published directory with the headers its
 /// hosting files declare (from `_modelcast/objects.json`), with HEAD, Range, ETag and
-/// conditional requests, and logs each request. Only the published objects are served:
+/// conditional requests, and logs each request. Only the published objects are served
+/// (and, while a publish verifies its staged release through this server, the objects it
+/// has stored and proven for it: `StagedObjectsFile`):
 /// staging files, the hosting files themselves and anything else in the directory
 /// answer 404, as they would on the real host. The list of objects follows new
 /// publishes into the directory (see `PublishedObjectList`). It is for local testing
@@ -187,13 +189,12 @@ struct PublishedObjectsMiddleware<Context: RequestContext>: RouterMiddleware {
         var response: Response
         if let page = pages[path] {
             response = await page.response(to: request, log: log)
-        } else if let key = key(for: path), isServed(key, declared) {
+        } else if let key = key(for: path), let headers = headers(of: key, declared) {
             response = StaticFile.response(path: root + "/" + key, inside: root, request: request)
             if response.status == .ok || response.status == .partialContent || response.status == .notModified {
-                let metadata = declared?[key]
-                response.headers[.cacheControl] = metadata?.cacheControl ?? defaultCacheControl(key)
+                response.headers[.cacheControl] = headers.cacheControl
                 if response.status != .notModified {
-                    response.headers[.contentType] = metadata?.contentType ?? ContentType.forArtifact(named: key)
+                    response.headers[.contentType] = headers.contentType
                 }
             }
         } else {
@@ -214,10 +215,18 @@ struct PublishedObjectsMiddleware<Context: RequestContext>: RouterMiddleware {
         return (try? validateKey(key)) != nil ? key : nil
     }
 
-    private func isServed(_ key: String, _ declared: [String: ObjectMetadata]?) -> Bool {
-        if let declared { return declared[key] != nil }
-        // Without an objects file: everything but dot files and modelcast's own files.
-        return !key.split(separator: "/").contains { $0.hasPrefix(".") } && !key.hasPrefix("_modelcast/") && key != "_headers"
+    /// The headers `key` is served with; nil when it is not served.
+    private func headers(of key: String, _ declared: [String: ObjectMetadata]?) -> (cacheControl: String, contentType: String)? {
+        guard let declared else {
+            // Without an objects file: everything but dot files and modelcast's own files.
+            guard !key.split(separator: "/").contains(where: { $0.hasPrefix(".") }), !key.hasPrefix("_modelcast/"), key != "_headers" else { return nil }
+            return (defaultCacheControl(key), ContentType.forArtifact(named: key))
+        }
+        if let metadata = declared[key] { return (metadata.cacheControl, metadata.contentType) }
+        // Stored and proven by a publish that is verifying its staged release through this
+        // server (`--verify-url`); read only for a key the list above does not have.
+        if let staged = StagedObjectsFile.read(root: root)?[key] { return (staged.cacheControl, staged.contentType) }
+        return nil
     }
 
     private func defaultCacheControl(_ key: String) -> String {

@@ -48,5 +48,58 @@ enum URLParts {
         guard !url.contains("?"), !url.contains("#"), !url.contains(" ") else {
             throw ModelCastError.usage("base URL '\(url)' must not contain a query, fragment or space")
         }
+        if let problem = syntaxProblem(url, authorityStart: url.distance(from: url.startIndex, to: rest.startIndex)) {
+            throw ModelCastError.usage("base URL '\(url)' holds \(problem)")
+        }
+    }
+
+    /// The first character of `url` (printable ASCII) that RFC 3986 does not allow there
+    /// unencoded, or that a hosting file reads as syntax, described with its 1-based
+    /// position and what to do; nil when there is none. The base URL is written unquoted
+    /// into `_headers` and, quoted, into nginx.conf: only what a URL may hold can reach them.
+    static func syntaxProblem(_ url: String, authorityStart: Int) -> String? {
+        let bytes = Array(url.utf8)
+        let pathStart = bytes[authorityStart...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.count
+        var index = authorityStart
+        while index < bytes.count {
+            let byte = bytes[index]
+            let shown = Character(Unicode.Scalar(byte))
+            let character = (byte == UInt8(ascii: "'") ? "\"'\"" : "'\(shown)'") + " at character \(index + 1)"
+            let encoded = "%" + String(byte, radix: 16, uppercase: true)
+            if byte == UInt8(ascii: "%") {
+                guard index + 2 < bytes.count, isHexDigit(bytes[index + 1]), isHexDigit(bytes[index + 2]) else {
+                    return "\(character), which does not start a percent-encoded byte (%HH): write it %25"
+                }
+                index += 3
+                continue
+            }
+            let inPath = index >= pathStart
+            // IP literals (`[::1]`) hold brackets in the authority; a path never does.
+            let allowed = isUnreserved(byte) || subDelimiters.contains(byte) || byte == UInt8(ascii: ":") || byte == UInt8(ascii: "@")
+                || byte == UInt8(ascii: "/") || (!inPath && (byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]")))
+            guard allowed else {
+                return "\(character), which no URL may hold unencoded (RFC 3986) and a hosting file could read as syntax: percent-encode it as \(encoded)"
+            }
+            // Cloudflare Pages and Netlify read `_headers` paths as patterns: `*` matches
+            // anything, `:name` is a placeholder; the rules would cover other URLs.
+            if inPath, byte == UInt8(ascii: "*") || byte == UInt8(ascii: ":") {
+                return "\(character) in its path, which _headers (Cloudflare Pages, Netlify) reads as \(byte == UInt8(ascii: "*") ? "a wildcard" : "a placeholder"), so its rules would cover other URLs: percent-encode it as \(encoded)"
+            }
+            index += 1
+        }
+        return nil
+    }
+
+    /// RFC 3986 `sub-delims`: allowed in a path and a host as they are.
+    private static let subDelimiters = Set("!$&'()*+,;=".utf8)
+
+    private static func isUnreserved(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || "-._~".utf8.contains(byte)
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
+            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(byte)
     }
 }

@@ -5,8 +5,11 @@ import ModelCastFormat
 /// vocabulary, tokenizer or chat template differ from the live version's breaks every app
 /// that swaps it in, so it is refused, naming each difference — unless `--interface-change`
 /// says it is intended, and then the release's `min_app_version` must go up (apps that
-/// cannot handle the new interface keep the old model). A `num_classes` field is checked
-/// against the classifier's own class count. Checked before anything is packed or written.
+/// cannot handle the new interface keep the old model). A model whose interface cannot be
+/// read is refused when an earlier version's could (unless `--allow-unreadable-interface`),
+/// and a version after one published without an interface is compared with the last one
+/// recorded. A `num_classes` field is checked against the classifier's own class count.
+/// Checked before anything is packed or written.
 struct InterfaceContract {
     /// The interface of each unit (`NAME` or `NAME@VARIANT`) read from its model file (the
     /// first), by label; units of formats without one are absent.
@@ -31,38 +34,76 @@ struct InterfaceContract {
         self.unreadable = unreadable
     }
 
-    /// One warning per unit published without the interface its format has.
+    /// One warning per unit whose format has an interface that could not be read. Said
+    /// before the target is read: whether the unit may go live without one is `check`'s call.
     var warnings: [String] {
-        unreadable.keys.sorted().map { "\($0): its interface could not be read, so it is published without one and no interface contract is checked for it (\(unreadable[$0]!))" }
+        unreadable.keys.sorted().map { "\($0): its interface could not be read (\(unreadable[$0]!)), so none is recorded for it and no interface contract can be checked for it" }
     }
 
-    /// Refuses what breaks the contract; returns, for the log, each accepted change.
-    func check(_ request: PublishRequest, live: Release?) throws -> [String] {
+    /// Refuses what breaks the contract; returns the warnings to log: each accepted change,
+    /// and each model accepted with `--allow-unreadable-interface`.
+    ///
+    /// A version is compared with the live version's interface or, when the live version
+    /// recorded none (its model could not be read, or was of a format without one), with the
+    /// last interface recorded for the model among the releases that went live: a version
+    /// published without an interface must not become a gap through which the next one
+    /// changes the interface unnoticed.
+    func check(_ request: PublishRequest, state: TargetState) throws -> [String] {
+        let live = state.live
         var accepted: [String] = []
         var refused: [String] = []
+        var unchecked: [String] = []
+        var uncheckedRefused: [String] = []
         let liveUnits = live?.unitsByLabel ?? [:]
         for unit in request.models.flatMap(\.units) {
-            // A model whose interface could not be read was published with a warning saying
-            // no contract is checked for it.
-            guard unreadable[unit.name] == nil, let previous = liveUnits[unit.name], previous.version != unit.version,
-                  let recorded = previous.interface else { continue }
+            // A model of a format without an interface is compared with the live version's
+            // only: after an accepted change to such a format, its next versions are no change.
+            guard let previous = liveUnits[unit.name], previous.version != unit.version,
+                  let baseline = interfaces[unit.name] == nil && unreadable[unit.name] == nil
+                    ? previous.interface.map({ (previous.version, $0) })
+                    : Self.baseline(of: unit.name, live: previous, wentLive: state.wentLive) else { continue }
+            if let reason = unreadable[unit.name] {
+                if request.options.allowUnreadableInterface {
+                    unchecked.append("model \(unit.name) \(unit.version) is published without an interface (--allow-unreadable-interface): nothing tells whether it still fits apps built for \(baseline.version)'s; the next version is compared with \(baseline.version)'s")
+                } else {
+                    uncheckedRefused.append("model \(unit.name) \(unit.version): its interface could not be read (\(reason)), so it cannot be compared with \(baseline.version)'s, which apps were built for")
+                }
+                continue
+            }
             let differences: [String]
             do {
-                let old = try ModelInterface(json: recorded)
+                let old = try ModelInterface(json: baseline.interface)
                 differences = interfaces[unit.name].map { $0.differences(from: old) } ?? ["format \(old.format) → one without an interface modelcast reads"]
             } catch {
-                throw ModelCastError.invalidRecord(source: "the live release's interface of \(unit.name)", reason: String(describing: error))
+                throw ModelCastError.invalidRecord(source: "the interface of \(unit.name) \(baseline.version) in the target's history", reason: String(describing: error))
             }
             guard !differences.isEmpty else { continue }
-            let line = "\(unit.name) \(previous.version) → \(unit.version): " + differences.joined(separator: "; ")
+            let compared = baseline.version == previous.version ? ""
+                : " (compared with \(baseline.version)'s interface, the last one recorded: \(previous.version) was published without one)"
+            let line = "\(unit.name) \(previous.version) → \(unit.version)\(compared): " + differences.joined(separator: "; ")
             if request.options.interfaceChange { accepted.append(line) } else { refused.append(line) }
+        }
+        if !uncheckedRefused.isEmpty {
+            throw ModelCastError.versionConflict(uncheckedRefused.joined(separator: " | ")
+                + ". A corrupt or truncated file, or a model this modelcast does not parse: check it with `modelcast inspect`. If it is the model you mean to ship, publish with --allow-unreadable-interface (no contract is checked for it; the next version is compared with the last interface recorded)")
         }
         if !refused.isEmpty {
             throw ModelCastError.versionConflict("the interface apps use changes, which breaks every app built for the live version: " + refused.joined(separator: " | ")
                 + ". If the change is intended, publish with --interface-change and a --min-app-version above the live release's (\(live?.minAppVersion ?? "none")), so apps that cannot handle it keep the old model")
         }
         if !accepted.isEmpty { try checkMinAppVersionRaised(request, live: live) }
-        return accepted
+        return accepted.map { "interface change (--interface-change): \($0)" } + unchecked
+    }
+
+    /// The interface `label`'s next version is compared with: the live version's, else the
+    /// last one recorded among the releases that went live (newest first); nil when no
+    /// version of it ever recorded one.
+    static func baseline(of label: String, live: ReleaseModel, wentLive: [Release]) -> (version: String, interface: JSONValue)? {
+        if let interface = live.interface { return (live.version, interface) }
+        for record in wentLive.reversed() {
+            if let earlier = record.unitsByLabel[label], let interface = earlier.interface { return (earlier.version, interface) }
+        }
+        return nil
     }
 
     /// `--interface-change` needs a higher `min_app_version` than the live release's.

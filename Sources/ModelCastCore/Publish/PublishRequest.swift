@@ -133,6 +133,10 @@ package struct PublishRequest: Sendable {
         /// A model's interface (inputs, outputs, classes, tokenizer…) may differ from the live
         /// version's: the change is intended, and `min_app_version` must go up.
         package var interfaceChange = false
+        /// A model whose interface cannot be read may go live although an earlier version's
+        /// could: nothing is compared for it (the next version is compared with the last
+        /// interface recorded).
+        package var allowUnreadableInterface = false
         /// Sign each model version with an OpenSSF model signature (`--model-signing-key`).
         package var modelSigning: ModelSigningSettings?
         /// Publish models without model signatures although the live ones have them.
@@ -277,6 +281,7 @@ package struct PublishRequest: Sendable {
         if let name = model.defaultVariant, !model.variants.contains(where: { $0.name == name }) {
             throw ModelCastError.usage("default_variant \(quotedValue(name)) of model \(model.name) is not one of its variants (\(model.variants.map(\.name).joined(separator: ", ")))")
         }
+        try validateDefaultVariant(of: model)
         for unit in model.units {
             let variant = String(unit.name.split(separator: "@").last!)
             guard (try? ModelVersion(unit.version)) != nil else {
@@ -290,6 +295,17 @@ package struct PublishRequest: Sendable {
                 }
             }
         }
+    }
+
+    /// The modelcast profile names the default variant's version and files at the model's top
+    /// level, for clients that predate variants (or read only `version` and `files`): they
+    /// install it on every device, whatever its requirements. When every variant has
+    /// requirements the default must be chosen on purpose (`--default-variant`), not fall
+    /// to the last one. The tiers profile writes no default: each tier is named.
+    private func validateDefaultVariant(of model: Model) throws {
+        guard profile == .modelcast, model.defaultVariant == nil, let last = model.variants.last,
+              model.variants.allSatisfy({ !$0.requires.jsonObject().isEmpty }) else { return }
+        throw ModelCastError.usage("model \(model.name): every variant has requirements, so the default one — \(last.name), the last — would be installed by clients that predate variants on every device, whatever it has (\(last.name) requires \(last.requires.jsonObject().keys.sorted().joined(separator: ", "))). Add a variant without requirements last (one every device runs), or choose the one they install with --default-variant VARIANT (default_variant in a config file)")
     }
 
     /// Fails early (before packing) when a profile field is missing.

@@ -204,7 +204,7 @@ package struct Publisher: Sendable {
         let (givenVersions, adoptedTexts) = Self.publishedVersionTexts(request, wentLive: state.wentLive)
         let request = request.adoptingVersions(adoptedTexts)
         try checkVersions(request.models.flatMap(\.units).map { ($0.name, $0.version) }, live: live, profile: request.profile, warn: warn)
-        for change in try contract.check(request, live: live) { warn("interface change (--interface-change): \(change)") }
+        for line in try contract.check(request, state: state) { warn(line) }
         try await ModelSignatures.checkKeyChange(request.options.modelSigning, unsigned: request.options.unsignedModels, live: live, storage: storage)
 
         // Pack (or, for a dry run, only hash) every file.

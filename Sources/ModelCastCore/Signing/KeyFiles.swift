@@ -26,6 +26,39 @@ func readKeyFile(_ path: String, kind: String = "a minisign key or signature fil
     return text
 }
 
+/// Refuses, before a key is made or a passphrase asked for (scrypt takes seconds), key
+/// files that could not be written: one that exists (unless `force`, and then it must not be
+/// a directory), or whose directory is missing, not a directory or not writable. Writing
+/// checks again; this only makes the common mistakes fail at once, with nothing written.
+package func checkKeyFileDestinations(_ paths: [String], force: Bool) throws {
+    for path in paths {
+        var info = stat()
+        if lstat(path, &info) == 0 {
+            guard force else { throw keyFileExistsError(path) }
+            if case .directory = FileType(mode: info.st_mode) {
+                throw ModelCastError.usage("\(escapingControlCharacters(path)) is a directory; a key file cannot replace it (give a file path); nothing was written")
+            }
+        }
+        let parent = PathText.parent(path)
+        let directory = parent.isEmpty ? "." : parent
+        func refuse(_ reason: String) -> ModelCastError {
+            .io(operation: "write the key file", path: escapingControlCharacters(path), reason: "\(reason); nothing was written")
+        }
+        var directoryInfo = stat()
+        guard stat(directory, &directoryInfo) == 0 else {
+            let code = errno
+            throw refuse(code == ENOENT ? "its directory \(escapingControlCharacters(directory)) does not exist: create it first"
+                                        : "its directory \(escapingControlCharacters(directory)): \(errnoDescription(code))")
+        }
+        guard case .directory = FileType(mode: directoryInfo.st_mode) else {
+            throw refuse("\(escapingControlCharacters(directory)) is not a directory")
+        }
+        guard access(directory, W_OK | X_OK) == 0 else {
+            throw refuse("its directory \(escapingControlCharacters(directory)) is not writable: \(errnoDescription())")
+        }
+    }
+}
+
 /// Writes a key file with exactly `mode` permissions, never leaving a partial file
 /// at `path`: the text goes to a temporary file beside it (created with `mode`,
 /// registered for removal if the process is interrupted), which is then put in

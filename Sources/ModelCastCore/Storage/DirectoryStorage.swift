@@ -412,4 +412,18 @@ package final class DirectoryLock: StorageLock {
         flock(fd, LOCK_UN)
         _ = Platform.close(fd)
     }
+
+    /// True while a process holds the lock on the directory `path` (a command is writing
+    /// there). Probes with a shared lock, released at once: a command starting in that
+    /// instant waits that long.
+    package static func isHeld(path: String) -> Bool {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { _ = Platform.close(fd) }
+        guard flock(fd, LOCK_SH | LOCK_NB) != 0 else {
+            flock(fd, LOCK_UN)
+            return false
+        }
+        return errno == EWOULDBLOCK
+    }
 }
