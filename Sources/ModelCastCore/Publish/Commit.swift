@@ -199,6 +199,7 @@ extension Publisher {
         }
         let manifestData = signed?.manifest ?? unsigned
         let historyData = Data(release.jsonValue().serialized().utf8)
+        try ServedLimits.check(manifest: manifestData, record: historyData, manifestKey: settings.manifestKey)
         let signatureData = signed.map { Data($0.signatureFile.utf8) }
         return CommitPlan(
             release: release, settings: settings,

@@ -40,13 +40,14 @@ package struct PublishConfigFile: Sendable {
     package let models: [PublishRequest.Model]
     package let prototypes: PublishRequest.Model?
 
-    /// Reads and checks the file at `path`; every error names the file and the key.
+    /// Reads and checks the file at `path`; every error names the file and the key. The
+    /// file is held to `ConfigFileBounds` (size, nesting, aliases) before it is decoded.
     package static func load(path: String) throws -> PublishConfigFile {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ModelCastError.notFound(path: path)
-        }
+        let text = try ConfigFileBounds.read(path: path)
+        try ConfigFileBounds.checkNesting(text, path: path)
         do {
-            return try PublishConfigFile(keys: YAMLDecoder().decode(ConfigFileKeys.self, from: String(decoding: data, as: UTF8.self)), directory: PathText.parent(path))
+            if let document = try Yams.compose(yaml: text) { try ConfigFileBounds.checkExpanded(document, path: path) }
+            return try PublishConfigFile(keys: YAMLDecoder().decode(ConfigFileKeys.self, from: text), directory: PathText.parent(path))
         } catch let problem as ConfigProblem {
             throw ModelCastError.usage("config \(path): \(problem.message)")
         } catch let DecodingError.dataCorrupted(context) {

@@ -1,4 +1,5 @@
 import Foundation
+import ModelCastFormat
 
 /// How `verify` behaves.
 package struct VerifyOptions: Sendable {
@@ -27,8 +28,8 @@ package struct VerifyOptions: Sendable {
     package var statePath: String?
     /// Treat warnings as failures.
     package var strict = false
-    /// Largest manifest read before parsing.
-    package var maxManifestBytes = 4 << 20
+    /// Largest manifest read before parsing (what a device reads).
+    package var maxManifestBytes = ManifestLimits.maxBytes
     /// A zip artifact with more entries is refused (from its end record, before the central directory is read).
     package var maxZipEntries = ZipInspector.defaultMaxEntries
     /// Warn when the manifest expires sooner than this (seconds).

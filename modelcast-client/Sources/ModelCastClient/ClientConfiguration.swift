@@ -65,7 +65,7 @@ public struct ClientConfiguration: Sendable {
     public init(
         manifestURL: URL, directory: URL, deviceID: String, publicKeys: [String] = [], modelSigningPublicKey: ModelSigningPublicKey? = nil,
         appVersion: String? = nil,
-        models: Set<String>? = nil, keepPreviousVersions: Int = 1, maxManifestBytes: Int = 4 << 20, retries: Int = 3,
+        models: Set<String>? = nil, keepPreviousVersions: Int = 1, maxManifestBytes: Int = ManifestLimits.maxBytes, retries: Int = 3,
         requestTimeout: TimeInterval = 30, channel: String? = nil, excludeFromBackup: Bool = true,
         device: DeviceProfile = .current, downloadPolicies: [String: DownloadPolicy] = [:],
         shouldDownload: (@Sendable (UpdatePlan) async -> Bool)? = nil, now: @escaping @Sendable () -> Date = { Date() }

@@ -105,10 +105,11 @@ public indirect enum JSONValue: Equatable, Sendable {
         out.append("\"")
     }
 
-    /// Parses JSON text (object keys come back sorted), refusing nesting deeper than 64
-    /// levels before decoding (a hostile document must not exhaust the decoder's stack).
+    /// Parses JSON text (object keys come back sorted), refusing nesting deeper than
+    /// `ManifestLimits.maxDepth` levels before decoding (a hostile document must not
+    /// exhaust the decoder's stack).
     public init(parsing data: Data) throws {
-        try checkJSONDepth(data, limit: 64)
+        try checkJSONDepth(data, limit: ManifestLimits.maxDepth)
         self = try JSONDecoder().decode(JSONValue.self, from: data)
     }
 }

@@ -327,7 +327,7 @@ func checkPrintable(_ text: String, limit: Int, what: String) throws {
 
 /// Refuses JSON nested deeper than `limit` arrays and objects before it is decoded (a
 /// decoder recursing into a deeply nested value runs out of stack).
-public func checkJSONDepth(_ data: Data, limit: Int = 64) throws {
+public func checkJSONDepth(_ data: Data, limit: Int = ManifestLimits.maxDepth) throws {
     var depth = 0
     var inString = false
     var escaped = false
