@@ -426,8 +426,9 @@ extension Publisher {
     private func replaceSignature(_ plan: CommitPlan, state: TargetState, journal: UndoJournal) async throws -> PublishReport.Object? {
         guard let signature = plan.signature else { return nil }
         let settings = plan.settings
-        // The signature goes up just before the manifest; until the manifest
-        // follows, a client sees a mismatch and keeps what it has.
+        // The signature goes up just before the manifest; until the manifest follows,
+        // a client proves the live manifest with the signature its release kept beside
+        // its record (`writeRecords`), and stock minisign sees a mismatch.
         journal.record("restore \(settings.signatureKey)") { try await self.restoreSignature(state.signatureData, settings: settings) }
         try await storage.replace(settings.signatureKey, data: signature.data, metadata: signature.metadata, ifMatch: nil)
         return .init(key: settings.signatureKey, role: "signature", outcome: state.signatureData == nil ? "created" : "replaced", size: signature.metadata.size, sha256: signature.metadata.sha256.hex)

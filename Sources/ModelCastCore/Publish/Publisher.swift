@@ -466,7 +466,8 @@ package struct Publisher: Sendable {
     }
 
     /// Renders the hosting files for every object the target holds: the artifacts of
-    /// `records` still present, their history records (`recordObjects`), then `live`
+    /// `records` still present, their history records (`recordObjects`) and the signatures
+    /// signed releases keep beside them, then `live`
     /// (signature and manifest, manifest last) — and the same of every other channel, as
     /// the target holds it, so publishing one channel never drops another's rules.
     /// Returns the warnings where the directory crosses a host's documented limit (`HostLimits`).
@@ -497,6 +498,14 @@ package struct Publisher: Sendable {
             for record in channel.records {
                 guard let metadata = channel.recordObjects[record.sequence] else { continue }
                 objects.append(HostedObject(key: TargetLayout.historyKey(manifestKey: channel.manifestKey, sequence: record.sequence), role: .history, metadata: metadata))
+                // The signature a signed release keeps beside its record: devices read it when
+                // the live signature is not the live manifest's, so the host must have it too.
+                // A few hundred bytes, read from the directory the hosting files describe.
+                let keptKey = TargetLayout.signatureRecordKey(manifestKey: channel.manifestKey, sequence: record.sequence)
+                if let kept = try await storage.get(keptKey, limit: SignedManifest.maximumSignatureSize) {
+                    objects.append(HostedObject(key: keptKey, role: .history, metadata: try ObjectMetadata(
+                        of: kept, cacheControl: CachePolicy.immutable, contentType: SignedManifest.signatureContentType)))
+                }
             }
         }
         objects += channels.flatMap(\.live)

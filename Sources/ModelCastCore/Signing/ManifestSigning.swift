@@ -11,7 +11,7 @@ package protocol ManifestSigner: Sendable {
 /// A manifest with its signatures.
 package struct SignedManifest: Sendable {
     /// Where minisign looks for a file's signature: `manifest.json.minisig` beside `manifest.json`.
-    package static func signatureKey(for manifestKey: String) -> String { manifestKey + ".minisig" }
+    package static func signatureKey(for manifestKey: String) -> String { TargetKeys.signatureKey(forManifestKey: manifestKey) }
     /// The largest signature file read (a minisign signature is a few hundred bytes).
     static let maximumSignatureSize = 1 << 16
     /// How signature files are served.

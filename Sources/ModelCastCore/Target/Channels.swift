@@ -9,9 +9,9 @@ import Foundation
 /// no `--manifest-key` may start with it.
 package enum Channels {
     /// The channel a target serves at the manifest key itself.
-    package static let stable = "stable"
+    package static let stable = TargetKeys.stableChannel
     /// Where every other channel's manifest lives.
-    static let folder = "channels/"
+    static let folder = TargetKeys.channelsFolder
 
     /// A channel name: `[a-z0-9][a-z0-9-]*`, at most 64 characters.
     package static func validate(_ name: String) throws {
@@ -22,16 +22,13 @@ package enum Channels {
 
     /// The manifest key of `channel` for the target's manifest key `base`.
     package static func manifestKey(channel: String, base: String = "manifest.json") -> String {
-        channel == stable ? base : folder + channel + "/" + base
+        TargetKeys.manifestKey(channel: channel, base: base)
     }
 
     /// The channel a manifest key belongs to and the target's manifest key it derives from:
     /// `channels/beta/manifest.json` → (beta, manifest.json); any other key is stable's.
     package static func split(manifestKey: String) -> (channel: String, base: String) {
-        guard manifestKey.hasPrefix(folder) else { return (stable, manifestKey) }
-        let rest = manifestKey.dropFirst(folder.count)
-        guard let slash = rest.firstIndex(of: "/") else { return (stable, manifestKey) }
-        return (String(rest[..<slash]), String(rest[rest.index(after: slash)...]))
+        TargetKeys.split(manifestKey: manifestKey)
     }
 
     /// Every channel with a live manifest in the target, `stable` first, the others by name.

@@ -3,9 +3,10 @@ import Foundation
 /// The live manifest and its detached signature (`manifest.json.minisig`) are two
 /// objects, and no store replaces two objects at once: a run stopped between the two
 /// writes (killed, or its machine lost) leaves a signature beside a manifest it does not
-/// sign, which devices and stock `minisign` refuse. Devices keep what they have installed
-/// until the pair matches again; the next command that writes the target puts it right
-/// before doing anything else:
+/// sign, which stock `minisign` refuses. Devices (ModelCastClient) then prove the live
+/// manifest with the signature its release kept beside its history record, when there is
+/// one; the next command that writes the target puts the pair right before doing anything
+/// else:
 ///
 /// - a signature of a newer release beside an older live manifest (a run stopped after its
 ///   signature write): the live manifest's own signature goes back, from the copy every
@@ -41,8 +42,10 @@ enum SignaturePair {
     static func describe(_ repair: Repair, location: String, manifestKey: String) -> String {
         let signatureKey = SignedManifest.signatureKey(for: manifestKey)
         switch repair {
-        case .restore(_, let live, let signed):
-            return "\(location)/\(signatureKey) signs sequence \(signed), but the live manifest is sequence \(live): a run stopped between writing the signature and the manifest. Devices keep what they have until the pair matches; the next publish, rollback, resign, promote or prune puts the live manifest's signature back"
+        case .restore(let recordKey, let live, let signed):
+            // What devices make of it is verify's to say (`KeptSignatureCheck`): they accept the
+            // live manifest with its kept signature when it is there and proves it.
+            return "\(location)/\(signatureKey) signs sequence \(signed), but the live manifest is sequence \(live): a run stopped between writing the signature and the manifest. The next publish, rollback, resign, promote or prune puts the live manifest's signature back (from \(recordKey))"
         case .remove(let live, let signed):
             return "\(location)/\(signatureKey) signs sequence \(signed), but the live manifest is sequence \(live), published unsigned: a run stopped before removing the old signature. The next publish, rollback, resign, promote or prune removes it"
         }

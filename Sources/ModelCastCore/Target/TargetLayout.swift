@@ -12,9 +12,7 @@ package enum TargetLayout {
     /// A channel's history is the same beneath `manifests/channels/NAME/`
     /// (`manifests/channels/beta/00000042.json` for `channels/beta/manifest.json`).
     package static func historyPrefix(manifestKey: String) -> String {
-        let (channel, base) = Channels.split(manifestKey: manifestKey)
-        let folder = channel == Channels.stable ? "manifests/" : "manifests/" + Channels.folder + channel + "/"
-        return base == "manifest.json" ? folder : folder + String(base.dropLast(".json".count)) + "/"
+        TargetKeys.historyPrefix(manifestKey: manifestKey)
     }
 
     /// The history index of a manifest key (`HistoryIndex`): `_modelcast/history-index.json`
@@ -55,14 +53,16 @@ package enum TargetLayout {
 
     /// The key of the history record of `sequence`.
     static func historyKey(manifestKey: String, sequence: Int64) -> String {
-        historyPrefix(manifestKey: manifestKey) + String(format: "%08lld", sequence) + ".json"
+        TargetKeys.historyKey(manifestKey: manifestKey, sequence: sequence)
     }
 
     /// Where a signed release keeps its detached signature beside its history record
     /// (`manifests/00000007.json.minisig`), so the signature of whatever manifest is live
-    /// can be put back (`SignaturePair`). Immutable, like the record.
+    /// can be put back (`SignaturePair`), and so that devices accept that manifest while
+    /// the live signature does not sign it (ModelCastClient reads it; `verify` says so).
+    /// Immutable, like the record.
     static func signatureRecordKey(manifestKey: String, sequence: Int64) -> String {
-        historyKey(manifestKey: manifestKey, sequence: sequence) + ".minisig"
+        TargetKeys.keptSignatureKey(manifestKey: manifestKey, sequence: sequence)
     }
 
     /// The live manifest bytes a record renders to (its own profile).

@@ -16,12 +16,9 @@ func directory(of url: String) -> String {
 /// Where a manifest URL's target is served from: its directory, or for a channel's
 /// manifest (`…/channels/beta/manifest.json`) the directory above `channels/beta/`, where
 /// the artifacts every channel shares live.
+/// The rule is the one devices follow (`TargetKeys.splitAtRoot`).
 func targetRoot(ofManifestURL url: String) -> String {
-    let own = directory(of: url)
-    let segments = own.dropLast().split(separator: "/", omittingEmptySubsequences: false)
-    guard segments.count >= 4, segments[segments.count - 2] == Channels.folder.dropLast(),
-          (try? Channels.validate(String(segments[segments.count - 1]))) != nil else { return own }
-    return segments.dropLast(2).joined(separator: "/") + "/"
+    TargetKeys.splitAtRoot(manifestLocation: url)?.root ?? url
 }
 
 /// What the signed comment of the manifest at `key` names: `manifest.json` for stable,

@@ -49,30 +49,37 @@ struct SignatureCheck {
         }
         var comment: TrustedComment?
         for signature in signatures {
-            do {
-                let parsed = try MinisignSignature(fileContents: signature.file, source: signature.name)
-                guard !publicKeys.isEmpty else {
-                    log.add(.warn, signature.check, source, "signed by key \(parsed.keyID.hex), not checked: pass --public-key to check it")
-                    continue
-                }
-                guard parsed.algorithm == .prehashed || allowLegacy else {
-                    log.add(.fail, signature.check, source, "a legacy minisign signature ('Ed', the message signed without prehashing, by key \(parsed.keyID.hex)); modelcast writes only prehashed 'ED' signatures: re-sign it (modelcast resign), or pass --allow-legacy-signature to accept it")
-                    continue
-                }
-                let verified = try parsed.verify(message: [UInt8](signature.message), publicKeys: publicKeys, source: signature.name, allowLegacy: allowLegacy)
-                let legacy = verified.algorithm == .legacy ? " (legacy 'Ed' signature, accepted by --allow-legacy-signature)" : ""
-                log.add(.pass, signature.check, source, "good signature by key \(verified.keyID.hex)\(legacy); trusted comment: \(verified.trustedComment)")
-                if let parsedComment = TrustedComment(parsing: verified.trustedComment) {
-                    if parsedComment.file != manifestName {
-                        log.add(.fail, signature.check, source, "the signature is for file \(parsedComment.file), not \(manifestName) (a signature moved from another manifest)")
-                    }
-                    comment = comment ?? parsedComment
-                }
-            } catch {
-                log.add(.fail, signature.check, source, String(describing: error))
-            }
+            let verified = check(signature.file, name: signature.name, message: signature.message, as: signature.check, manifestName: manifestName, source: source, log: log)
+            comment = comment ?? verified
         }
         return comment
+    }
+
+    /// Checks one minisign signature file, named `name` in what it logs (under `check`),
+    /// over `message`; returns the trusted comment modelcast wrote, once verified.
+    func check(_ file: String, name: String, message: Data, as check: VerifyCheckID, manifestName: String, source: String, log: CheckLog) -> TrustedComment? {
+        do {
+            let parsed = try MinisignSignature(fileContents: file, source: name)
+            guard !publicKeys.isEmpty else {
+                log.add(.warn, check, source, "signed by key \(parsed.keyID.hex), not checked: pass --public-key to check it")
+                return nil
+            }
+            guard parsed.algorithm == .prehashed || allowLegacy else {
+                log.add(.fail, check, source, "a legacy minisign signature ('Ed', the message signed without prehashing, by key \(parsed.keyID.hex)); modelcast writes only prehashed 'ED' signatures: re-sign it (modelcast resign), or pass --allow-legacy-signature to accept it")
+                return nil
+            }
+            let verified = try parsed.verify(message: [UInt8](message), publicKeys: publicKeys, source: name, allowLegacy: allowLegacy)
+            let legacy = verified.algorithm == .legacy ? " (legacy 'Ed' signature, accepted by --allow-legacy-signature)" : ""
+            log.add(.pass, check, source, "good signature by key \(verified.keyID.hex)\(legacy); trusted comment: \(verified.trustedComment)")
+            guard let comment = TrustedComment(parsing: verified.trustedComment) else { return nil }
+            if comment.file != manifestName {
+                log.add(.fail, check, source, "the signature is for file \(comment.file), not \(manifestName) (a signature moved from another manifest)")
+            }
+            return comment
+        } catch {
+            log.add(.fail, check, source, String(describing: error))
+            return nil
+        }
     }
 
     /// The signed facts against the manifest's own: the same sequence and expiry.

@@ -198,9 +198,29 @@ package struct Verifier: Sendable {
         } else {
             detached = await fetchSignature(SignedManifest.signatureKey(for: url), deadline: deadline, rules: manifestRules(manifestURL: url), log: log)
         }
-        let comment = signatures.run(manifest: data, detached: detached, manifestName: signedFileName(ofManifestKey: targetKey(ofManifestURL: url)), source: url, log: log)
+        let manifestName = signedFileName(ofManifestKey: targetKey(ofManifestURL: url))
+        let fetcher = self.fetcher
+        let checked = CheckLog(origin: { fetcher.origin(of: $0) })
+        var comment = signatures.run(manifest: data, detached: detached, manifestName: manifestName, source: url, log: checked)
+        var keptProblem: String?
+        if localSignature == nil, case .found(let liveFile) = detached, KeptSignatureCheck.applies(to: checked.checks) {
+            switch await keptSignatureCheck(signatures).run(manifest: data, liveFile: liveFile, url: url, manifestName: manifestName, live: checked.checks, deadline: deadline) {
+            case .proves(let keptComment, let checks):
+                log.append(checked.checks.filter { $0.check != VerifyCheckID.manifestSignature.rawValue })
+                log.append(checks)
+                comment = keptComment
+            case .fails(let problem):
+                log.append(checked.checks)
+                keptProblem = problem
+            case .notLookedUp:
+                log.append(checked.checks)
+            }
+        } else {
+            log.append(checked.checks)
+        }
         guard log.failures == failuresBefore else {
             var reason = "the signature check failed: nothing this manifest names is fetched"
+            if let keptProblem { reason += ". " + keptProblem }
             // A target's own pair left mismatched by a stopped run heals: say how.
             if let storage = options.historyStorage,
                let state = try? await targetState(storage),
@@ -286,7 +306,7 @@ package struct Verifier: Sendable {
 
     /// The detached signature beside the manifest: found, absent (404/403), or
     /// unavailable (any other answer or a failed fetch, logged here as a failure).
-    private func fetchSignature(_ url: String, deadline: Date, rules: URLRules, log: CheckLog) async -> DetachedSignature {
+    func fetchSignature(_ url: String, deadline: Date, rules: URLRules, log: CheckLog) async -> DetachedSignature {
         let body = ByteCollector()
         let response: FetchResponse
         do {
