@@ -37,11 +37,11 @@ extension Publisher {
     /// Artifacts the live release names with these very bytes, taken over by a publish that
     /// changes something else: each must be present with its size (and the store's own
     /// checksum where it keeps one), so a deleted or truncated one never goes live again.
-    /// Many objects on a store that lists sizes (a catalog's, on S3) are checked against
-    /// one listing of their common folder: a few requests whatever the catalog's size.
+    /// More than one object on a store that lists sizes (a catalog's, on S3) is checked
+    /// against one listing of their common folder: a few requests whatever the catalog's size.
     func confirmPresent(_ objects: [ReleaseObject]) async throws {
         let storage = self.storage
-        if objects.count > Self.concurrentProofs * 2, let listSizes = storage.capabilities.listSizes {
+        if objects.count > 1, let listSizes = storage.capabilities.listSizes {
             let listed = try await listSizes(Self.commonFolder(of: objects.map(\.key)))
             for object in objects {
                 guard let size = listed[object.key] else { throw Self.unproven(object, error: .missing(object.key), location: storage.location) }
