@@ -139,4 +139,46 @@ final class S3SameBytesRaceTests: XCTestCase {
         let live = try assertLiveIsWhole(moto, prefix: "signed", modelSigningPublicKey: work.at("ms.pub"), "after A lost")
         XCTAssertEqual(Set(live.objects.map(\.kind)), [.artifact, .segmentIndex, .modelSignature])
     }
+
+    /// What a losing run leaves once its record is written is left for prune, as the run
+    /// says: A (other bytes) writes record 1 and its artifact, then loses the index to B,
+    /// which read the target after A's record and went live as sequence 2. history shows
+    /// record 1 as never live; prune removes it with the artifact only it names, and the
+    /// live release still verifies.
+    func testWhatALoserLeavesIsPrunedWithWhatOnlyItNames() throws {
+        let moto = try MotoS3()
+        let work = try Scratch()
+        try work.write("a.bin", patternBytes(6000, seed: 31))
+        try work.write("b.bin", patternBytes(6000, seed: 32))
+        let target = "s3://\(moto.bucket)/left"
+        func arguments(_ file: String) -> [String] {
+            ["m=" + work.at(file), "--version", "1.0.0", "--base-url", "https://cdn.example.com/left", "--to", target]
+        }
+        let a = try Lane(moto, work: work, name: "a", holds: [("PUT", "_modelcast/history-index.json", "index")], environment: pinnedEnvironment(moto.environment))
+        defer { withExtendedLifetime(a) {} }
+        let first = try Publish(arguments("a.bin"), environment: a.environment, logs: work.at("a"))
+        XCTAssertTrue(a.waitsAt("index"), "A never reached the index: \(first.stderr)")
+        let second = try modelcast(["publish"] + arguments("b.bin"), environment: pinnedEnvironment(moto.environment, epoch: 1_790_000_100))
+        XCTAssertEqual(second.status, 0, second.stderr)
+        try a.release("index")
+        XCTAssertEqual(first.wait(), 1, first.stderr)
+        XCTAssertTrue(first.stderr.contains("left manifests/00000001.json") && first.stderr.contains("prune"), first.stderr)
+        let live = try assertLiveIsWhole(moto, prefix: "left", "after A lost")
+        XCTAssertEqual(live.sequence, 2)
+        let left = try Release.decode(try moto.download("left/manifests/00000001.json"), source: "A's record")
+        let leftKey = try XCTUnwrap(left.objects.first?.key)
+        XCTAssertTrue(try moto.listing().keys.contains("left/" + leftKey), "A left its artifact for prune")
+
+        let history = try modelcast(["history", target, "--json"], environment: moto.environment)
+        XCTAssertEqual(history.status, 0, history.stderr)
+        let releases = try XCTUnwrap((try JSONSerialization.jsonObject(with: Data(history.stdout.utf8)) as? [String: Any])?["releases"] as? [[String: Any]])
+        XCTAssertEqual(releases.first { $0["sequence"] as? Int == 1 }?["state"] as? String, "never live", history.stdout)
+
+        let pruned = try modelcast(["prune", target, "--keep", "1"], environment: moto.environment)
+        XCTAssertEqual(pruned.status, 0, pruned.stderr)
+        let keys = try moto.listing().keys
+        XCTAssertFalse(keys.contains("left/" + leftKey), "prune removes what only the left record names")
+        XCTAssertFalse(keys.contains("left/manifests/00000001.json"), "and the record")
+        _ = try assertLiveIsWhole(moto, prefix: "left", "after prune")
+    }
 }
