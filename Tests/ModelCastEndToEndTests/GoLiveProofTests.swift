@@ -59,13 +59,39 @@ final class GoLiveProofTests: XCTestCase {
         return record.objects.filter { $0.section == .release }
     }
 
+    /// Every go-live command under test: its name, the target it runs on (`plain`: 2.0.0
+    /// live over 1.0.0, with 1.0.0 live on beta; `rolling`: 2.0.0 rolling out over 1.0.0),
+    /// the versions whose objects the release it makes live names (`beta:V` is the beta
+    /// channel's record of V, whose model signature is its own), and its arguments for a target.
+    func goLiveCommands(plain: String, rolling: String, keys: Keys, work: Scratch) throws
+        -> [(name: String, pristine: String, versions: [String], arguments: (String) -> [String])] {
+        let v3 = try work.write("in/v3/m.bin", patternBytes(7000, seed: 3))
+        let base = "https://cdn.example.com/p"
+        return [
+            ("resign", plain, ["2.0.0", "1.0.0"], { ["resign", $0, "--sign", keys.secret] }),
+            ("rollback", plain, ["1.0.0"], { ["rollback", $0, "--version", "1.0.0", "--sign", keys.secret] }),
+            ("promote", plain, ["2.0.0", "beta:1.0.0"], { ["promote", $0, "--from", "stable", "--to", "beta", "--sign", keys.secret] }),
+            ("publish", plain, ["2.0.0"], { ["publish", "m=" + v3, "--version", "3.0.0", "--to", $0] + self.publishFlags(keys, base: base) }),
+            ("publish --rollout", plain, ["2.0.0"], { ["publish", "m=" + v3, "--version", "3.0.0", "--to", $0, "--rollout", "50"] + self.publishFlags(keys, base: base) }),
+            ("rollout --percent", rolling, ["2.0.0", "1.0.0"], { ["rollout", $0, "--percent", "50", "--sign", keys.secret] }),
+            ("rollout --halt", rolling, ["1.0.0"], { ["rollout", $0, "--halt", "--sign", keys.secret] }),
+            ("rollout --complete", rolling, ["2.0.0"], { ["rollout", $0, "--complete", "--sign", keys.secret] }),
+        ]
+    }
+
+    /// The damaged bytes of an object (`Damage.changed`).
+    func changed(_ bytes: Data, kind: ReleaseObject.Kind) -> Data {
+        var bytes = bytes
+        if kind == .artifact { bytes.append(0x21) } else { bytes[bytes.count - 1] ^= 0x01 }
+        return bytes
+    }
+
     func damage(_ path: String, kind: ReleaseObject.Kind, _ damage: Damage) throws {
         switch damage {
         case .missing:
             try FileManager.default.removeItem(atPath: path)
         case .changed:
-            var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
-            if kind == .artifact { bytes.append(0x21) } else { bytes[bytes.count - 1] ^= 0x01 }
+            let bytes = changed(try Data(contentsOf: URL(fileURLWithPath: path)), kind: kind)
             // A new inode, as a tool rewriting the file would leave it.
             try FileManager.default.removeItem(atPath: path)
             try bytes.write(to: URL(fileURLWithPath: path))
@@ -81,20 +107,7 @@ final class GoLiveProofTests: XCTestCase {
         let plain = work.at("plain"), rolling = work.at("rolling")
         try makeTarget(plain, work: work, keys: keys, rollout: false)
         try makeTarget(rolling, work: work, keys: keys, rollout: true)
-        let v3 = try work.write("in/v3/m.bin", patternBytes(7000, seed: 3))
-        let base = "https://cdn.example.com/p"
-        // Command, the target it runs on, and the versions whose objects the release it makes live names.
-        // (A version given as `beta:V` is the beta channel's record of it.)
-        let commands: [(name: String, pristine: String, versions: [String], arguments: (String) -> [String])] = [
-            ("resign", plain, ["2.0.0", "1.0.0"], { ["resign", $0, "--sign", keys.secret] }),
-            ("rollback", plain, ["1.0.0"], { ["rollback", $0, "--version", "1.0.0", "--sign", keys.secret] }),
-            ("promote", plain, ["2.0.0", "beta:1.0.0"], { ["promote", $0, "--from", "stable", "--to", "beta", "--sign", keys.secret] }),
-            ("publish", plain, ["2.0.0"], { ["publish", "m=" + v3, "--version", "3.0.0", "--to", $0] + self.publishFlags(keys, base: base) }),
-            ("publish --rollout", plain, ["2.0.0"], { ["publish", "m=" + v3, "--version", "3.0.0", "--to", $0, "--rollout", "50"] + self.publishFlags(keys, base: base) }),
-            ("rollout --percent", rolling, ["2.0.0", "1.0.0"], { ["rollout", $0, "--percent", "50", "--sign", keys.secret] }),
-            ("rollout --halt", rolling, ["1.0.0"], { ["rollout", $0, "--halt", "--sign", keys.secret] }),
-            ("rollout --complete", rolling, ["2.0.0"], { ["rollout", $0, "--complete", "--sign", keys.secret] }),
-        ]
+        let commands = try goLiveCommands(plain: plain, rolling: rolling, keys: keys, work: work)
         var cases = 0
         for command in commands {
             for version in command.versions {
@@ -120,40 +133,67 @@ final class GoLiveProofTests: XCTestCase {
         XCTAssertEqual(cases, 11 * 3 * 2, "every command, version, object kind and damage")
     }
 
-    /// The same on moto, for each object kind missing: a rollback, a resign and a halt
-    /// (one target per command; each deleted object is put back, with its headers, before
-    /// the next case).
-    func testGoLiveCommandsRefuseAMissingObjectOnS3() throws {
-        let moto = try MotoS3()
+    /// The same matrix on moto: every go-live command × every object kind of the release
+    /// it names × missing or changed (other bytes uploaded with a SHA-256 checksum, as a
+    /// tool would), one target of each kind; each damaged object is put back, with its
+    /// headers, before the next case (a refused command writes nothing).
+    func testEveryGoLiveCommandRefusesAMissingOrChangedObjectOnS3() throws {
+        // moto without signature checks: the test's own reads and writes are plain curl
+        // requests (an aws cli launch per request would take most of the test's time).
+        let moto = try MotoS3(checkSignatures: false)
+        let everyone = #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":["s3:GetObject","s3:PutObject","s3:DeleteObject"],"Resource":"arn:aws:s3:::\#(moto.bucket)/*"}]}"#
+        try moto.awsCLI(["s3api", "put-bucket-policy", "--bucket", moto.bucket, "--policy", everyone])
         let work = try Scratch()
         let keys = try keys(work)
-        let commands: [(name: String, rollout: Bool, arguments: (String) -> [String])] = [
-            ("rollback", false, { ["rollback", $0, "--version", "1.0.0", "--sign", keys.secret] }),
-            ("resign", false, { ["resign", $0, "--sign", keys.secret] }),
-            ("rollout --halt", true, { ["rollout", $0, "--halt", "--sign", keys.secret] }),
-        ]
-        for (round, command) in commands.enumerated() {
-            let prefix = "p\(round)"
-            let target = "s3://\(moto.bucket)/\(prefix)"
-            try makeTarget(target, work: work, keys: keys, rollout: command.rollout, environment: pinnedEnvironment(moto.environment))
-            let record = try Release.decode(try moto.download(prefix + "/manifests/00000001.json"), source: "record 1")
-            let before = try moto.download(prefix + "/manifest.json")
-            for kind in ReleaseObject.Kind.allCases {
-                let object = try XCTUnwrap(record.objects.first { $0.kind == kind })
-                let url = "s3://\(moto.bucket)/\(prefix)/\(object.key)"
-                let saved = work.at("saved-\(round)-\(kind)")
-                try moto.awsCLI(["s3", "mv", "--only-show-errors", url, saved])
-                let run = try modelcast(command.arguments(target), environment: pinnedEnvironment(moto.environment, epoch: 1_790_000_100))
-                let label = "\(command.name), \(object.label) missing"
-                XCTAssertEqual(run.status, 1, "\(label): \(run.stderr)")
-                XCTAssertTrue(run.stderr.contains(object.key), "\(label) is named: \(run.stderr)")
-                XCTAssertEqual(try moto.download(prefix + "/manifest.json"), before, "\(label): nothing went live")
-                try moto.awsCLI(["s3", "cp", "--only-show-errors", saved, url, "--content-type", object.contentType,
-                                 "--cache-control", CachePolicy.immutable, "--checksum-algorithm", "SHA256"])
+        let plain = "s3://\(moto.bucket)/plain", rolling = "s3://\(moto.bucket)/rolling"
+        try makeTarget(plain, work: work, keys: keys, rollout: false, environment: pinnedEnvironment(moto.environment))
+        try makeTarget(rolling, work: work, keys: keys, rollout: true, environment: pinnedEnvironment(moto.environment))
+        func curl(_ arguments: [String]) throws -> Data {
+            let out = work.at("curl.out")
+            let result = try runProcess("/usr/bin/curl", ["-sS", "-f", "-o", out] + arguments)
+            XCTAssertEqual(result.status, 0, "curl \(arguments): \(result.stderr)")
+            return (try? Data(contentsOf: URL(fileURLWithPath: out))) ?? Data()
+        }
+        func url(_ key: String) -> String { "\(moto.endpoint)/\(moto.bucket)/\(key)" }
+        func upload(_ bytes: Data, _ key: String, _ object: ReleaseObject) throws {
+            let file = work.at("upload.bin")
+            try bytes.write(to: URL(fileURLWithPath: file))
+            _ = try curl(["-X", "PUT", "--data-binary", "@" + file, "-H", "Content-Type: \(object.contentType)", "-H", "Cache-Control: \(CachePolicy.immutable)",
+                          "-H", "x-amz-checksum-sha256: \(Data(try SHA256Hasher.digest(bytes).bytes).base64EncodedString())", url(key)])
+        }
+        var cases = 0
+        for command in try goLiveCommands(plain: plain, rolling: rolling, keys: keys, work: work) {
+            let prefix = String(command.pristine.dropFirst("s3://\(moto.bucket)/".count))
+            let before = try curl([url(prefix + "/manifest.json")])
+            for version in command.versions {
+                let (folder, number) = version.hasPrefix("beta:") ? ("manifests/channels/beta/", String(version.dropFirst(5))) : ("manifests/", version)
+                let record = try Release.decode(try curl([url("\(prefix)/\(folder)0000000\(number == "1.0.0" ? 1 : 2).json")]), source: version)
+                for object in record.objects where object.section == .release {
+                    let key = prefix + "/" + object.key
+                    let original = try curl([url(key)])
+                    for damage in Damage.allCases {
+                        cases += 1
+                        switch damage {
+                        case .missing: _ = try curl(["-X", "DELETE", url(key)])
+                        case .changed: try upload(changed(original, kind: object.kind), key, object)
+                        }
+                        let label = "\(command.name), \(object.label) (\(object.key)) \(damage.rawValue)"
+                        let run = try modelcast(command.arguments(command.pristine), environment: pinnedEnvironment(moto.environment, epoch: 1_790_000_100))
+                        XCTAssertEqual(run.status, 1, "\(label): \(run.stderr)")
+                        XCTAssertTrue(run.stderr.contains(object.key), "\(label) is named: \(run.stderr)")
+                        XCTAssertEqual(try curl([url(prefix + "/manifest.json")]), before, "\(label): nothing went live")
+                        try upload(original, key, object)
+                    }
+                }
             }
-            // With every object back, the command goes live.
-            let run = try modelcast(command.arguments(target), environment: pinnedEnvironment(moto.environment, epoch: 1_790_000_100))
-            XCTAssertEqual(run.status, 0, "\(command.name) with every object there: \(run.stderr)")
+        }
+        XCTAssertEqual(cases, 11 * 3 * 2, "every command, version, object kind and damage")
+        // With every object back, each target's commands go live.
+        for target in [plain, rolling] {
+            let resign = try modelcast(["resign", target, "--sign", keys.secret], environment: pinnedEnvironment(moto.environment, epoch: 1_790_000_200))
+            XCTAssertEqual(resign.status, 0, resign.stderr)
+            let verify = try modelcast(["verify", target, "--model-signing-public-key", keys.modelSigningPublic], environment: moto.environment)
+            XCTAssertEqual(verify.status, 0, verify.stdout)
         }
     }
 
