@@ -170,4 +170,34 @@ final class NginxSnippetTests: XCTestCase {
         let verify = try modelcast(["verify", base + "/manifest.json", "--allow-http"])
         XCTAssertEqual(verify.status, 0, verify.stdout + verify.stderr)
     }
+
+    /// The published directory's own path may hold a space, `;`, `{`, `}` or quotes, which
+    /// nginx reads as syntax unquoted: the snippet's `alias` paths are quoted, so `nginx -t`
+    /// accepts it and nginx serves the release; a newline in the path cannot end the
+    /// comment that names it. (`$` nginx cannot take at all: the snippet says so.)
+    func testADirectoryPathHoldingNginxSyntaxIsQuoted() throws {
+        guard let nginxBinary = NginxServer.binary else {
+            throw XCTSkip("nginx is not installed (scripts/setup installs it)")
+        }
+        let work = try Scratch("modelcast-nginx-root")
+        self.work = work
+        let port = try freeLoopbackPort()
+        let base = "http://127.0.0.1:\(port)/ml"
+        let site = work.at("my site; {x} 'q' \"d\"")
+        let model = try work.write("m.bin", patternBytes(1000, seed: 1))
+        XCTAssertEqual(try PublishRun([model], version: "1.0.0", baseURL: base, to: site).run().status, 0)
+        let server = try NginxServer(binary: nginxBinary, site: site, port: port, work: work, probe: base + "/manifest.json")
+        defer { withExtendedLifetime(server) {} }
+        XCTAssertEqual(try fetch(base + "/manifest.json").status, 200)
+        let live = try Release.decode(Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json")), source: "manifest")
+        let file = try XCTUnwrap(live.models["m"]?.files.first)
+        XCTAssertEqual(try fetch(file.url).sha256, file.sha256)
+        XCTAssertEqual(try fetch(base + "/manifests/00000001.json").status, 200)
+
+        let odd = work.at("line\nbreak$dir")
+        XCTAssertEqual(try PublishRun([model], version: "1.0.0", baseURL: base, to: odd).run().status, 0)
+        let snippet = try String(contentsOfFile: odd + "/_modelcast/nginx.conf", encoding: .utf8)
+        XCTAssertTrue(snippet.contains("include \"" + work.at("line?break$dir/_modelcast/nginx.conf") + "\";"), snippet)
+        XCTAssertTrue(snippet.contains("holds `$`"), snippet)
+    }
 }

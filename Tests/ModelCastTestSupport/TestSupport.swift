@@ -581,7 +581,7 @@ package final class NginxServer {
                 \(gzip ? "gzip on; gzip_types *; gzip_min_length 1;" : "")
                 server {
                     listen 127.0.0.1:\(port);
-                    include \(site)/_modelcast/nginx.conf;
+                    include "\((site + "/_modelcast/nginx.conf").replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\""))";
                 }
             }
             """

@@ -94,6 +94,7 @@ package struct HostingFiles: Sendable {
                 "key_json": jsonQuoted(object.key),
                 "url_path": urlPath,
                 "url_path_nginx": nginxQuoted(urlPath),
+                "alias_nginx": nginxQuoted(root + "/" + object.key),
                 "role": object.role.rawValue,
                 // Artifacts and history records never change under their key: upload
                 // scripts upload them only where the key is absent.
@@ -132,6 +133,13 @@ package struct HostingFiles: Sendable {
             "manifests_path_nginx": nginxQuoted(basePath + "/manifests/"),
             "models_path_nginx": nginxQuoted(basePath + "/models/"),
             "root": root,
+            // The directory in nginx.conf: quoted (a path may hold a space, `;`, `{`…), and in
+            // its comment with control characters shown as `?` so none ends the comment.
+            "include_nginx": nginxQuoted(String(String.UnicodeScalarView((root + "/_modelcast/nginx.conf").unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : $0 }))),
+            "manifests_alias_nginx": nginxQuoted(root + "/manifests/"),
+            "models_alias_nginx": nginxQuoted(root + "/models/"),
+            // nginx reads `$` in a path as a variable, even quoted, and has no escape for it.
+            "root_has_dollar": root.contains("$"),
             "immutable_cache_control": CachePolicy.immutable,
             "manifest": manifest,
             "manifests": manifests,
