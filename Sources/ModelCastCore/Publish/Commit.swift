@@ -518,6 +518,14 @@ extension Publisher {
     /// many models is proven in a few round trips); a failure is reported for the first
     /// file, in order, that failed.
     func proveStored(_ files: [some StoredObjectFacts], localFiles: [String: String], trustStored: Bool) async throws {
+        if let failure = try await proofs(of: files, localFiles: localFiles, trustStored: trustStored).lazy.compactMap({ $0 }).first {
+            throw failure
+        }
+    }
+
+    /// Proves each of `files` (`Storage.proveContent`), `concurrentProofs` at a time, saying
+    /// where `--trust-stored` accepted a size; returns, in order, each file's failure or nil.
+    func proofs(of files: [some StoredObjectFacts], localFiles: [String: String], trustStored: Bool) async throws -> [(any Error)?] {
         var digests: [SHA256Digest] = []
         for file in files {
             guard let digest = SHA256Digest(hex: file.sha256) else {
@@ -533,11 +541,13 @@ extension Publisher {
                 return .failure(error)
             }
         })
-        for (file, proof) in zip(files, proofs) {
-            switch try proof.get() {
-            case .hashed, .storeChecksum: break
-            case .trustedSize:
+        return zip(files, proofs).map { file, proof in
+            switch proof {
+            case .success(.trustedSize):
                 log("warning: \(storage.location)/\(file.key) has no SHA-256 checksum in the store; --trust-stored accepted its size without reading it")
+                return nil
+            case .success: return nil
+            case .failure(let error): return error
             }
         }
     }

@@ -9,9 +9,9 @@ import ModelCastFormat
 extension Publisher {
     /// Proves every object in `objects` (`proveStored`); one that is missing or holds other
     /// bytes stops the command before anything goes live, named by what it is to devices.
-    func proveObjects(_ objects: [ReleaseObject], localFiles: [String: String] = [:], trustStored: Bool) async throws {
+    func proveObjects(_ objects: [ReleaseObject], trustStored: Bool) async throws {
         do {
-            try await proveStored(objects, localFiles: localFiles, trustStored: trustStored)
+            try await proveStored(objects, localFiles: [:], trustStored: trustStored)
         } catch let error as StorageError {
             guard let key = error.key, let object = objects.first(where: { $0.key == key }) else { throw error }
             throw Self.unproven(object, error: error, location: storage.location)
@@ -41,29 +41,22 @@ extension Publisher {
     /// against one listing of their common folder: a few requests whatever the catalog's size.
     func confirmPresent(_ objects: [ReleaseObject]) async throws {
         let storage = self.storage
+        // What the store says of each key: its size, and its own SHA-256 where a HEAD gives one.
+        let found: [String: (size: Int64, sha256: String?)]
         if objects.count > 1, let listSizes = storage.capabilities.listSizes {
-            let listed = try await listSizes(Self.commonFolder(of: objects.map(\.key)))
-            for object in objects {
-                guard let size = listed[object.key] else { throw Self.unproven(object, error: .missing(object.key), location: storage.location) }
-                guard size == object.size else {
-                    throw Self.unproven(object, error: .contentMismatch(key: object.key, expectedSize: object.size, expectedSHA256: object.sha256,
-                                                                        actualSize: size, actualSHA256: nil, detail: "the store's listing"),
-                                        location: storage.location)
-                }
-            }
-            return
+            found = try await listSizes(Self.commonFolder(of: objects.map(\.key))).mapValues { ($0, nil) }
+        } else {
+            let heads = try await boundedMap(objects, concurrency: Self.concurrentProofs) { try await storage.head($0.key) }
+            found = Dictionary(zip(objects, heads).compactMap { object, info in info.map { (object.key, ($0.size, $0.sha256?.hex)) } },
+                               uniquingKeysWith: { first, _ in first })
         }
-        let problems = try await boundedMap(objects, concurrency: Self.concurrentProofs) { object -> StorageError? in
-            guard let info = try await storage.head(object.key) else { return .missing(object.key) }
-            let stored = info.sha256?.hex
-            guard info.size == object.size, stored == nil || stored == object.sha256 else {
-                return .contentMismatch(key: object.key, expectedSize: object.size, expectedSHA256: object.sha256, actualSize: info.size,
-                                        actualSHA256: stored, detail: "what the store reports")
+        for object in objects {
+            guard let stored = found[object.key] else { throw Self.unproven(object, error: .missing(object.key), location: storage.location) }
+            guard stored.size == object.size, stored.sha256 == nil || stored.sha256 == object.sha256 else {
+                throw Self.unproven(object, error: .contentMismatch(key: object.key, expectedSize: object.size, expectedSHA256: object.sha256,
+                                                                    actualSize: stored.size, actualSHA256: stored.sha256, detail: "what the store reports"),
+                                    location: storage.location)
             }
-            return nil
-        }
-        if let (object, problem) = zip(objects, problems).first(where: { $0.1 != nil }) {
-            throw Self.unproven(object, error: problem!, location: storage.location)
         }
     }
 
@@ -83,17 +76,7 @@ extension Publisher {
     /// repairs what was lost. Other bytes under a key are refused, naming the object.
     func confirmUnchanged(_ live: Release, staging: StagingArea, trustStored: Bool) async throws {
         let objects = live.objects
-        let storage = self.storage
-        let localFiles = staging.localFiles
-        let proofs = await boundedMap(objects, concurrency: Self.concurrentProofs, nonThrowing: { object -> (any Error)? in
-            guard let digest = SHA256Digest(hex: object.sha256) else { return StorageError.invalidKey(object.key) }
-            do {
-                _ = try await storage.proveContent(object.key, size: object.size, sha256: digest, localFile: localFiles[object.key], trustStored: trustStored)
-                return nil
-            } catch {
-                return error
-            }
-        })
+        let proofs = try await proofs(of: objects, localFiles: staging.localFiles, trustStored: trustStored)
         for (object, failure) in zip(objects, proofs) {
             guard let failure else { continue }
             guard case StorageError.missing = failure, let artifact = try staging.materialize(object.key) else {
