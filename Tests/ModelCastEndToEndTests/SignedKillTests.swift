@@ -251,4 +251,29 @@ final class SignedKillTests: XCTestCase {
             XCTAssertGreaterThanOrEqual(repaired[name] ?? 0, 1, "a kill between the signature and the manifest left a pair the next command repaired: \(repaired)")
         }
     }
+
+    /// Two signed runs racing leave an older release's signature beside a newer, signed
+    /// live manifest (each writes its signature before its manifest; the one going live
+    /// first was overtaken by the other's signature). The next command puts the live
+    /// manifest's own kept signature back — it never takes the signature away, which would
+    /// leave a signed release unsigned for every device that requires a signature.
+    func testAnOlderSignatureBesideASignedManifestIsReplacedNotRemoved() throws {
+        let work = try Scratch()
+        let keys = try keygen(work)
+        let site = work.at("site")
+        for (index, version) in ["1.0.0", "2.0.0"].enumerated() {
+            let model = try work.write("in/\(version).bin", patternBytes(3000, seed: UInt32(index + 1)))
+            let run = try modelcast(["publish", "m=" + model, "--version", version, "--base-url", "https://cdn.example.com/k", "--to", site, "--sign", keys.secretKey],
+                                    environment: pinnedEnvironment(epoch: 1_790_000_000 + index * 100))
+            XCTAssertEqual(run.status, 0, run.stderr)
+        }
+        let own = try Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json.minisig"))
+        try Data(contentsOf: URL(fileURLWithPath: site + "/manifests/00000001.json.minisig")).write(to: URL(fileURLWithPath: site + "/manifest.json.minisig"))
+        let next = try modelcast(["prune", site, "--keep", "100"])
+        XCTAssertEqual(next.status, 0, next.stderr)
+        XCTAssertTrue(next.stderr.contains("repaired") && next.stderr.contains("(sequence 2) is back"), next.stderr)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json.minisig")), own, "the live manifest's own signature is back")
+        let stock = try runProcess("/usr/bin/env", ["minisign", "-Vm", site + "/manifest.json", "-p", keys.publicKey])
+        XCTAssertEqual(stock.status, 0, stock.stderr)
+    }
 }

@@ -5,14 +5,7 @@ extension Publisher {
     /// live pair a stopped run left mismatched (`SignaturePair`). A dry run only says so.
     func loadForWriting(manifestKey: String, reading: TargetState.HistoryRead = .indexed, dryRun: Bool) async throws -> TargetState {
         let state = try await TargetState.load(from: storage, manifestKey: manifestKey, reading: reading)
-        guard var repair = SignaturePair.repair(for: state, manifestKey: manifestKey) else { return state }
-        // An older release's signature beside a newer manifest is one a concurrent run put
-        // there after the live manifest's own (two runs, each signature before its
-        // manifest); the live release was signed if its own signature was kept.
-        if case .remove(let live, let signed) = repair {
-            let recordKey = TargetLayout.signatureRecordKey(manifestKey: manifestKey, sequence: live)
-            if try await storage.head(recordKey) != nil { repair = .restore(recordKey: recordKey, liveSequence: live, signatureSequence: signed) }
-        }
+        guard let repair = try await SignaturePair.repair(for: state, manifestKey: manifestKey, storage: storage) else { return state }
         let signatureKey = SignedManifest.signatureKey(for: manifestKey)
         guard !dryRun else {
             log("warning: " + SignaturePair.describe(repair, location: storage.location, manifestKey: manifestKey))

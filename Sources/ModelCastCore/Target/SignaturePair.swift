@@ -27,13 +27,18 @@ enum SignaturePair {
 
     /// The repair `state` needs, or nil when its pair matches (or modelcast cannot tell:
     /// no signature, a signature it did not write, a live manifest no record explains).
-    static func repair(for state: TargetState, manifestKey: String) -> Repair? {
+    /// The live release's own signature goes back whenever it kept one: a signature of an
+    /// older release beside a newer, signed manifest is what two runs racing leave (each
+    /// writes its signature before its manifest), and removing it would leave the live
+    /// manifest unsigned. Only without a kept signature (an unsigned release) is it removed.
+    static func repair(for state: TargetState, manifestKey: String, storage: any Storage) async throws -> Repair? {
         guard let live = state.liveRecord, let signature = state.signatureData,
               let parsed = try? MinisignSignature(fileContents: String(decoding: signature, as: UTF8.self)),
               let comment = TrustedComment(parsing: parsed.trustedComment), comment.sequence != live.sequence else { return nil }
-        if comment.sequence > live.sequence {
-            return .restore(recordKey: TargetLayout.signatureRecordKey(manifestKey: manifestKey, sequence: live.sequence),
-                            liveSequence: live.sequence, signatureSequence: comment.sequence)
+        let recordKey = TargetLayout.signatureRecordKey(manifestKey: manifestKey, sequence: live.sequence)
+        let kept = comment.sequence > live.sequence ? true : try await storage.head(recordKey) != nil
+        if kept {
+            return .restore(recordKey: recordKey, liveSequence: live.sequence, signatureSequence: comment.sequence)
         }
         return .remove(liveSequence: live.sequence, signatureSequence: comment.sequence)
     }

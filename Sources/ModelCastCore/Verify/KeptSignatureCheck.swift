@@ -86,10 +86,3 @@ struct KeptSignatureCheck {
         return .proves(comment, warning.checks + checked.checks)
     }
 }
-
-extension Verifier {
-    /// The kept-signature check of this run's options.
-    func keptSignatureCheck(_ signatures: SignatureCheck) -> KeptSignatureCheck {
-        KeptSignatureCheck(verifier: self, signatures: signatures)
-    }
-}

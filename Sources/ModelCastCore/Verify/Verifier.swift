@@ -204,7 +204,7 @@ package struct Verifier: Sendable {
         var comment = signatures.run(manifest: data, detached: detached, manifestName: manifestName, source: url, log: checked)
         var keptProblem: String?
         if localSignature == nil, case .found(let liveFile) = detached, KeptSignatureCheck.applies(to: checked.checks) {
-            switch await keptSignatureCheck(signatures).run(manifest: data, liveFile: liveFile, url: url, manifestName: manifestName, live: checked.checks, deadline: deadline) {
+            switch await KeptSignatureCheck(verifier: self, signatures: signatures).run(manifest: data, liveFile: liveFile, url: url, manifestName: manifestName, live: checked.checks, deadline: deadline) {
             case .proves(let keptComment, let checks):
                 log.append(checked.checks.filter { $0.check != VerifyCheckID.manifestSignature.rawValue })
                 log.append(checks)
@@ -224,7 +224,7 @@ package struct Verifier: Sendable {
             // A target's own pair left mismatched by a stopped run heals: say how.
             if let storage = options.historyStorage,
                let state = try? await targetState(storage),
-               let repair = SignaturePair.repair(for: state, manifestKey: options.historyManifestKey) {
+               let repair = try? await SignaturePair.repair(for: state, manifestKey: options.historyManifestKey, storage: storage) {
                 reason += ". " + SignaturePair.describe(repair, location: storage.location, manifestKey: options.historyManifestKey)
             }
             log.add(.fail, .manifestTrust, url, reason)
