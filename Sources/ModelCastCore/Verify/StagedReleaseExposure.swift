@@ -21,13 +21,10 @@ package struct StagedReleaseExposure: Sendable {
             guard let key = keyOfURL(url, under: base) else { return }
             entries[key] = StagedObjectsFile.Entry(key: key, cacheControl: CachePolicy.immutable, contentType: contentType)
         }
+        // Every object verify fetches (segment indexes and model signatures are among them),
+        // with the type it expects (`Verifier.checkHeaders`): the manifest's, else the file name's.
         for object in facts.objects {
-            // What verify expects (`Verifier.checkHeaders`): the manifest's type, else the file name's.
             add(object.url, contentType: object.contentType ?? ContentType.forArtifact(named: String(object.url.split(separator: "/").last ?? "")))
-            if let index = object.segmentIndex { add(index.url, contentType: SegmentIndexObject.contentType) }
-        }
-        for reference in facts.modelSignatures {
-            for signature in reference.model.modelSignatures { add(signature.url, contentType: ModelSignatureObject.contentType) }
         }
         try StagedObjectsFile.write(entries.keys.sorted().map { entries[$0]! }, root: root)
         return StagedReleaseExposure(root: root)

@@ -25,8 +25,13 @@ public struct ReleaseObject: Equatable, Sendable {
 
     public let kind: Kind
     public let section: Section
+    /// The model naming it (`detector`), or `prototypes`.
+    public let model: String
     /// The unit naming it: a model (`detector`), a variant (`detector@ane`) or `prototypes`.
     public let unit: String
+    /// That unit's manifest entry (its version, files and model signature): what a check of
+    /// the object against the files it covers reads (a segment index's artifact, a bundle's files).
+    public let entry: ReleaseModel
     /// The unit's version.
     public let version: String
     /// For an artifact or segment index, the artifact's file name; for a bundle, nil.
@@ -65,29 +70,32 @@ extension Release {
         }
         func addUnits(of models: [String: ReleaseModel], section: ReleaseObject.Section) {
             for name in models.keys.sorted() {
-                for (label, unit) in models[name]!.units(name: name) { addUnit(unit, label: label, section: section) }
+                for (label, unit) in models[name]!.units(name: name) { addUnit(unit, model: name, label: label, section: section) }
                 // A model with variants may also name files at its top level (the variant
                 // older clients take): the same objects, already listed, unless they differ.
-                if models[name]!.variants?.isEmpty == false { addUnit(models[name]!, label: name, section: section) }
+                if models[name]!.variants?.isEmpty == false { addUnit(models[name]!, model: name, label: name, section: section) }
             }
         }
-        func addUnit(_ unit: ReleaseModel, label: String, section: ReleaseObject.Section) {
+        func addUnit(_ unit: ReleaseModel, model: String, label: String, section: ReleaseObject.Section) {
+            func object(_ kind: ReleaseObject.Kind, file: ReleaseFile?, key: String, url: String, size: Int64, sha256: String, contentType: String) -> ReleaseObject {
+                ReleaseObject(kind: kind, section: section, model: model, unit: label, entry: unit, version: unit.version, file: file?.name,
+                              place: file.map { (unit.tree.map { $0 + "/" } ?? "") + $0.placement }, key: key, url: url, size: size, sha256: sha256,
+                              contentType: contentType)
+            }
             for file in unit.files {
-                let place = (unit.tree.map { $0 + "/" } ?? "") + file.placement
-                add(ReleaseObject(kind: .artifact, section: section, unit: label, version: unit.version, file: file.name, place: place, key: file.key,
-                                  url: file.url, size: file.size, sha256: file.sha256, contentType: file.contentType))
+                add(object(.artifact, file: file, key: file.key, url: file.url, size: file.size, sha256: file.sha256, contentType: file.contentType))
                 if let index = file.segments {
-                    add(ReleaseObject(kind: .segmentIndex, section: section, unit: label, version: unit.version, file: file.name, place: place, key: index.key,
-                                      url: index.url, size: index.size, sha256: index.sha256, contentType: SegmentIndexObject.contentType))
+                    add(object(.segmentIndex, file: file, key: index.key, url: index.url, size: index.size, sha256: index.sha256,
+                               contentType: SegmentIndexObject.contentType))
                 }
             }
             if let bundle = unit.modelSignature {
-                add(ReleaseObject(kind: .modelSignature, section: section, unit: label, version: unit.version, file: nil, place: nil, key: bundle.key,
-                                  url: bundle.url, size: bundle.size, sha256: bundle.sha256, contentType: ModelSignatureObject.contentType))
+                add(object(.modelSignature, file: nil, key: bundle.key, url: bundle.url, size: bundle.size, sha256: bundle.sha256,
+                           contentType: ModelSignatureObject.contentType))
             }
         }
         addUnits(of: models, section: .release)
-        if let prototypes { addUnit(prototypes, label: "prototypes", section: .release) }
+        if let prototypes { addUnit(prototypes, model: "prototypes", label: "prototypes", section: .release) }
         if let rollback { addUnits(of: rollback.models, section: .fallback) }
         return objects
     }

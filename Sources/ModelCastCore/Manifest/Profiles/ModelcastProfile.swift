@@ -39,13 +39,12 @@ struct ModelcastProfile: ProfileDefinition {
         // rollback section's included — a device falling back fetches those.
         var objects: [ExpectedObject] = []
         var signatures: [ModelSignatureReference] = []
-        let units = Self.units(of: release)
         for object in release.objects {
             let prefix = object.section == .fallback ? "rollback " : ""
             let sha256 = try manifest.hex(object.sha256, "\(object.unit).\(object.kind == .modelSignature ? "model_signature" : "files").sha256")
             switch object.kind {
             case .artifact:
-                let index = units[object.section]?[object.unit]?.files.first { $0.key == object.key }?.segments
+                let index = object.entry.files.first { $0.key == object.key }?.segments
                 objects.append(ExpectedObject(
                     label: "\(prefix)\(object.unit) \(object.version)/\(object.place ?? object.key)", url: object.url, sha256: sha256, size: object.size,
                     approximateSize: nil, contentType: object.contentType,
@@ -61,10 +60,7 @@ struct ModelcastProfile: ProfileDefinition {
                 let label = "\(prefix)\(object.unit) \(object.version)"
                 objects.append(ExpectedObject(label: label + " model signature", url: object.url, sha256: sha256, size: object.size,
                                               approximateSize: nil, contentType: object.contentType))
-                if let unit = units[object.section]?[object.unit] {
-                    signatures.append(ModelSignatureReference(label: label, name: String(object.unit.split(separator: "@").first ?? ""), model: unit,
-                                                              fallback: object.section == .fallback))
-                }
+                signatures.append(ModelSignatureReference(label: label, name: object.model, model: object.entry, fallback: object.section == .fallback))
             }
         }
         var rolloutProblems = release.rollout?.problems
@@ -72,22 +68,5 @@ struct ModelcastProfile: ProfileDefinition {
         var facts = ManifestFacts(profile: .modelcast, sequence: release.sequence, expiresAt: release.expiresAt, objects: objects, rolloutProblems: rolloutProblems)
         facts.modelSignatures = signatures
         return facts
-    }
-
-    /// Each section's units by the label `Release.objects` names them with: each model
-    /// without variants by its name, each variant as `NAME@VARIANT`, a model with
-    /// variants also by its name (its top-level entry), the prototypes as `prototypes`.
-    private static func units(of release: Release) -> [ReleaseObject.Section: [String: ReleaseModel]] {
-        func units(_ models: [String: ReleaseModel]) -> [String: ReleaseModel] {
-            var units: [String: ReleaseModel] = [:]
-            for (name, model) in models {
-                units[name] = model
-                for unit in model.units(name: name) { units[unit.label] = unit.model }
-            }
-            return units
-        }
-        var live = units(release.models)
-        if let prototypes = release.prototypes { live["prototypes"] = prototypes }
-        return [.release: live, .fallback: units(release.rollback?.models ?? [:])]
     }
 }
