@@ -19,23 +19,7 @@ enum ConfigFileBounds {
 
     /// The file's text, read only up to the size limit.
     static func read(path: String) throws -> String {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw ModelCastError.notFound(path: path)
-        }
-        guard !isDirectory.boolValue else { throw ModelCastError.usage("config \(path) is a directory, not a config file") }
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw ModelCastError.unreadable(path: path, reason: errnoDescription())
-        }
-        defer { try? handle.close() }
-        let data: Data
-        do { data = try handle.read(upToCount: maxBytes + 1) ?? Data() } catch {
-            throw ModelCastError.unreadable(path: path, reason: String(describing: error))
-        }
-        guard data.count <= maxBytes else {
-            throw ModelCastError.usage("config \(path) is larger than \(maxBytes) bytes (1 MiB), the most a config file may hold; refusing to read it")
-        }
-        return String(decoding: data, as: UTF8.self)
+        String(decoding: try readCapped(path, limit: maxBytes, what: "a config file", shown: "config \(path)"), as: UTF8.self)
     }
 
     /// Refuses a text nested too deeply for Yams to build it safely, from the bytes alone.

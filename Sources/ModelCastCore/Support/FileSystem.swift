@@ -321,3 +321,23 @@ package func writeFileAtomically(_ data: Data, to path: String) throws {
     try data.withUnsafeBytes { try file.descriptor.writeAll($0) }
     try file.commit(durable: false)
 }
+
+/// The bytes of the regular file at `path` (a manifest, a signature, a config file),
+/// refusing one larger than `limit` before reading it whole. Every error names the file as
+/// `shown` (default: its path): missing, a directory or device, unreadable, too large.
+func readCapped(_ path: String, limit: Int, what: String, shown: String? = nil) throws -> Data {
+    let shown = shown ?? path
+    let file = try FileDescriptor.openForReading(path)
+    let type = FileType(mode: try file.status().st_mode)
+    guard case .regular = type else {
+        if case .directory = type { throw ModelCastError.usage("\(shown) is a directory, not \(what)") }
+        throw ModelCastError.usage("\(shown) is not a regular file, so not \(what)")
+    }
+    // One byte past the limit tells a file that is too large, without reading it all.
+    let bytes = try file.read(at: 0, count: limit + 1)
+    guard bytes.count <= limit else {
+        let mebibytes = limit % (1 << 20) == 0 ? " (\(limit >> 20) MiB)" : ""
+        throw ModelCastError.usage("\(shown) is larger than \(limit) bytes\(mebibytes), the most modelcast reads of \(what); refusing to read it")
+    }
+    return Data(bytes)
+}

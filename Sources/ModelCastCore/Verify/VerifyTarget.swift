@@ -42,20 +42,4 @@ package struct VerifyTarget: Sendable {
             manifestURL: (base.hasSuffix("/") ? base : base + "/") + URLParts.percentEncodedPath(name), directory: nil, localManifest: data,
             localSignature: signature)
     }
-
-    /// The bytes of the file at `path`, refusing one larger than `limit` before reading it all.
-    private static func readCapped(_ path: String, limit: Int, what: String) throws -> Data {
-        guard let handle = FileHandle(forReadingAtPath: path) else {
-            throw ModelCastError.unreadable(path: path, reason: errnoDescription())
-        }
-        defer { try? handle.close() }
-        let data: Data
-        do { data = try handle.read(upToCount: limit + 1) ?? Data() } catch {
-            throw ModelCastError.unreadable(path: path, reason: String(describing: error))
-        }
-        guard data.count <= limit else {
-            throw ModelCastError.usage("\(path) is larger than \(limit) bytes, the most verify reads of \(what); refusing to parse it")
-        }
-        return data
-    }
 }
