@@ -279,6 +279,24 @@ final class GoLiveProofTests: XCTestCase {
         XCTAssertTrue(run.stderr.contains(index.key), run.stderr)
     }
 
+    /// The same with a newcomer's flags only: a 9 MiB model gets its segment index by
+    /// default (`--segment-index auto`); deleted, the same publish again puts it back.
+    func testARepublishWithDefaultFlagsRestoresTheSegmentIndex() throws {
+        let work = try Scratch()
+        let model = try work.write("model.bin", patternBytes(9 << 20, seed: 8))
+        let site = work.at("site")
+        let arguments = ["publish", model, "--version", "1.0.0", "--base-url", "https://cdn.example.com/models", "--to", site]
+        XCTAssertEqual(try modelcast(arguments, environment: pinnedEnvironment()).status, 0)
+        let live = try Release.decode(Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json")), source: "manifest")
+        let index = try XCTUnwrap(live.objects.first { $0.kind == .segmentIndex }, "a 9 MiB file gets an index by default")
+        try FileManager.default.removeItem(atPath: site + "/" + index.key)
+        let again = try modelcast(arguments, environment: pinnedEnvironment(epoch: 1_790_000_100))
+        XCTAssertEqual(again.status, 0, again.stderr)
+        XCTAssertTrue(again.stderr.contains("restored") && again.stderr.contains(index.key), again.stderr)
+        XCTAssertTrue(again.stdout.contains("unchanged"), again.stdout)
+        XCTAssertEqual(try SHA256Hasher.digest(Data(contentsOf: URL(fileURLWithPath: site + "/" + index.key))).hex, index.sha256)
+    }
+
     /// verify checks the rollback section's model signature and segment index: a device
     /// falling back fetches them, and one that pins the model-signing key cannot switch
     /// to a fallback whose bundle is gone.
