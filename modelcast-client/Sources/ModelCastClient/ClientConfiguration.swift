@@ -42,6 +42,17 @@ public struct ClientConfiguration: Sendable {
     public var retries: Int
     /// Seconds a request may wait for data before it counts as dropped.
     public var requestTimeout: TimeInterval
+    /// Slow retrieval: a request whose body arrives slower than this many bytes per second,
+    /// averaged over `transferRateWindow`, is abandoned (`ClientError.tooSlow`).
+    public var minimumTransferRate: Int
+    /// Seconds `minimumTransferRate` is measured over, from the request's start.
+    public var transferRateWindow: TimeInterval
+    /// The longest a metadata request (the manifest, its signature, a segment index, a
+    /// model-signature bundle) may take from its start to its last byte.
+    public var metadataDeadline: TimeInterval
+    /// The largest unpacked size of one model version the client installs (nil: no cap
+    /// but the volume's free space, which is checked before anything is unpacked).
+    public var maxInstallBytes: Int64?
     /// Mark `directory` as excluded from iCloud and iTunes backups (Apple platforms; the
     /// models can be downloaded again). Ignored elsewhere.
     public var excludeFromBackup: Bool
@@ -66,7 +77,8 @@ public struct ClientConfiguration: Sendable {
         manifestURL: URL, directory: URL, deviceID: String, publicKeys: [String] = [], modelSigningPublicKey: ModelSigningPublicKey? = nil,
         appVersion: String? = nil,
         models: Set<String>? = nil, keepPreviousVersions: Int = 1, maxManifestBytes: Int = ManifestLimits.maxBytes, retries: Int = 3,
-        requestTimeout: TimeInterval = 30, channel: String? = nil, excludeFromBackup: Bool = true,
+        requestTimeout: TimeInterval = 30, minimumTransferRate: Int = 1024, transferRateWindow: TimeInterval = 30,
+        metadataDeadline: TimeInterval = 60, maxInstallBytes: Int64? = nil, channel: String? = nil, excludeFromBackup: Bool = true,
         device: DeviceProfile = .current, downloadPolicies: [String: DownloadPolicy] = [:],
         shouldDownload: (@Sendable (UpdatePlan) async -> Bool)? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
@@ -83,6 +95,10 @@ public struct ClientConfiguration: Sendable {
         self.maxManifestBytes = maxManifestBytes
         self.retries = retries
         self.requestTimeout = requestTimeout
+        self.minimumTransferRate = minimumTransferRate
+        self.transferRateWindow = transferRateWindow
+        self.metadataDeadline = metadataDeadline
+        self.maxInstallBytes = maxInstallBytes
         self.device = device
         self.downloadPolicies = downloadPolicies
         self.shouldDownload = shouldDownload
@@ -130,6 +146,9 @@ public struct ClientConfiguration: Sendable {
         }
         guard keepPreviousVersions >= 0, retries >= 0, maxManifestBytes > 0, requestTimeout > 0 else {
             throw ClientError.configuration(reason: "keepPreviousVersions and retries must not be negative, maxManifestBytes and requestTimeout must be positive")
+        }
+        guard minimumTransferRate >= 0, transferRateWindow > 0, metadataDeadline > 0, (maxInstallBytes ?? 1) > 0 else {
+            throw ClientError.configuration(reason: "minimumTransferRate must not be negative; transferRateWindow, metadataDeadline and maxInstallBytes must be positive")
         }
     }
 }
