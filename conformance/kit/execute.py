@@ -39,7 +39,7 @@ def deterministic_bytes(seed, size):
 
 
 class Run:
-    def __init__(self, scenario, client, modelcast, keep=False, log=None):
+    def __init__(self, scenario, client, modelcast, keep=False, log=None, port=0):
         self.scenario = scenario
         self.client = client            # argv prefix of the client under test
         self.modelcast = modelcast
@@ -61,10 +61,11 @@ class Run:
         self.expected = {}           # (model, version, variant) -> sorted file digests, from every manifest published
         self.fsize_kib = None
         self.results = []
+        self.port = port
 
     # -- set-up ----------------------------------------------------------------------
     def start(self):
-        self.sim.start()
+        self.sim.start(self.port)
         disk = self.scenario.get("disk_kib")
         if disk:
             mount_point = os.path.dirname(self.client_dir)

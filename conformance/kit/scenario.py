@@ -121,10 +121,9 @@ def _plain(text):
     return "".join(c if c.isprintable() else "\\x%02x" % ord(c) if ord(c) < 256 else "\\u%04x" % ord(c) for c in text)
 
 
-def discover(root, only=()):
-    """Every scenario file under root/scenarios, sorted by group order then name."""
+def discover(base, only=()):
+    """Every scenario file in the group folders under base, sorted by group then name."""
     found = []
-    base = os.path.join(root, "scenarios")
     for group in sorted(os.listdir(base)):
         folder = os.path.join(base, group)
         if not os.path.isdir(folder):

@@ -17,6 +17,10 @@ import urllib.parse
 CHUNK = 16 << 10
 
 
+class PortInUse(Exception):
+    pass
+
+
 class Rule:
     """One misbehaviour: which requests it matches and what it does to them."""
 
@@ -85,11 +89,19 @@ class Simulator:
         self.t0 = time.monotonic()
 
     # -- listeners -------------------------------------------------------------------
-    def start(self):
-        for name in ("origin", "other"):
+    def start(self, port=0):
+        """Listens on 127.0.0.1: the origin on `port` (0: any free one), `other` on port + 1
+        (or any). Raises PortInUse naming the port when it is taken."""
+        for number, name in enumerate(("origin", "other")):
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind(("127.0.0.1", 0))
+            wanted = port + number if port else 0
+            try:
+                sock.bind(("127.0.0.1", wanted))
+            except OSError as error:
+                sock.close()
+                self.stop()
+                raise PortInUse("port %d on 127.0.0.1 cannot be used (%s)" % (wanted, error.strerror))
             sock.listen(64)
             sock.settimeout(0.2)
             self.servers[name] = sock
@@ -306,6 +318,8 @@ class Simulator:
                 offset += len(piece)
                 if kill_at is not None and offset >= kill_at and not self.killed.is_set():
                     self._kill(kill)
+                    if not float(kill.spec.get("delay", 0)):
+                        return False  # the client is gone: nothing more is sent
                 if rate:
                     time.sleep(1.0 / rate)
             if limit is not None and offset < len(payload):
