@@ -119,8 +119,10 @@ public struct ClientConfiguration: Sendable {
         return String(parts[parts.count - 2])
     }
 
-    /// The values the client refuses to start with, named.
-    func validate() throws {
+    /// The values the client refuses to start with, named (`ClientError.configuration`).
+    /// `ModelUpdater.init` calls it; an app or tool that stores a configuration calls it
+    /// first, to refuse a bad value before anything is written.
+    public func validate() throws {
         guard let scheme = manifestURL.scheme?.lowercased(), scheme == "http" || scheme == "https", manifestURL.host != nil else {
             throw ClientError.configuration(reason: "manifestURL \(quotedValue(manifestURL.absoluteString)) is not an http or https URL")
         }
