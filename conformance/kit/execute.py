@@ -492,6 +492,9 @@ class Run:
         if open_ones:
             raise Failure("the transfer of %s was still running after the client returned" % ", ".join(sorted({e["path"] for e in open_ones})))
         for entry in entries:
+            if "extra_sent" in entry:
+                self.say("  %s: %d bytes sent past the declared body; the transfer ended at %.1f s (%s)" % (
+                    entry["path"], entry["extra_sent"], entry["ended"] - entry["started"], entry.get("send_error", "sent")))
             if "extra_sent" in entry and entry["extra_sent"] > checks.EXTRA_ALLOWANCE:
                 raise Failure("%s: the server sent %d bytes past the declared body before the client stopped reading (at most %d: 64 KiB plus the sockets' buffers)" % (
                     entry["path"], entry["extra_sent"], checks.EXTRA_ALLOWANCE))

@@ -268,6 +268,9 @@ class Simulator:
             fields.append(("Transfer-Encoding", "chunked"))
         elif framing == "close":
             fields.append(("Connection", "close"))
+        elif framing == "huge-length":
+            # A Content-Length far past the object's size (1 TiB), and a body to match.
+            fields.append(("Content-Length", str(1 << 40)))
         else:
             declared = len(payload)
             if "truncate" in actions and actions["truncate"].spec.get("content_length") == "declared":
