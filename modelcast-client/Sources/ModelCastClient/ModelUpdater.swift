@@ -100,8 +100,8 @@ public actor ModelUpdater {
     public func check(_ policy: DownloadPolicy) async throws -> UpdatePlan? {
         try await exclusively {
             let state = loadState()
-            guard let (release, _) = try await acceptedManifest(state, scope: .policy(policy)) else { return nil }
-            return try plan(release, state: state, scope: .policy(policy)).plan
+            guard let checked = try await acceptedManifest(state, scope: .policy(policy)) else { return nil }
+            return try plan(checked.release, state: state, scope: .policy(policy)).plan
         }
     }
 
@@ -155,13 +155,13 @@ public actor ModelUpdater {
         return try await exclusively {
             let state = loadState()
             // No If-None-Match is sent: only a broken server answers 304.
-            guard let (release, etag) = try await acceptedManifest(state, scope: .model(model)) else { throw ClientError.http(url: url, status: 304) }
-            let planned = try plan(release, state: state, scope: .model(model))
+            guard let checked = try await acceptedManifest(state, scope: .model(model)) else { throw ClientError.http(url: url, status: 304) }
+            let planned = try plan(checked.release, state: state, scope: .model(model))
             guard planned.plan.policies[name] != nil else { throw ClientError.unknownModel(url: url, model: name) }
             if let choice = planned.plan.variants[name], choice.chosen == nil, installer.installed(model) == nil {
                 throw ClientError.noVariantForDevice(model: name, reasons: choice.skipped.map { "\($0.variant): \($0.reasons.joined(separator: ", "))" })
             }
-            _ = try await apply(planned, release: release, etag: etag, scope: .model(model))
+            _ = try await apply(planned, manifest: checked, scope: .model(model))
             guard let installed = installer.installed(model) else { throw ClientError.notInstalled(model: name) }
             return installed
         }
@@ -183,8 +183,8 @@ public actor ModelUpdater {
 
     private func performUpdate(_ scope: UpdateScope) async throws -> UpdateOutcome {
         let state = loadState()
-        guard let (release, etag) = try await acceptedManifest(state, scope: scope) else { return .notModified }
-        let planned = try plan(release, state: state, scope: scope)
+        guard let checked = try await acceptedManifest(state, scope: scope) else { return .notModified }
+        let planned = try plan(checked.release, state: state, scope: scope)
         if planned.plan.bytesToDownload > 0, let shouldDownload = configuration.shouldDownload {
             let goAhead = await shouldDownload(planned.plan)
             try Task.checkCancellation()
@@ -193,13 +193,14 @@ public actor ModelUpdater {
                 return .deferred(planned.plan)
             }
         }
-        return try await apply(planned, release: release, etag: etag, scope: scope)
+        return try await apply(planned, manifest: checked, scope: scope)
     }
 
     /// Downloads and proves what `planned` installs, builds the versions, switches the
     /// links and saves the state, then tidies up.
-    private func apply(_ planned: Planned, release: Release, etag: String?, scope: UpdateScope) async throws -> UpdateOutcome {
+    private func apply(_ planned: Planned, manifest: CheckedManifest, scope: UpdateScope) async throws -> UpdateOutcome {
         let url = configuration.manifestURL.absoluteString
+        let release = manifest.release
         // Everything is downloaded and proven before anything is installed; with a pinned
         // model-signing key, each version's signature first, its files once staged.
         let statements = try await modelSignatureStatements(planned.installs)
@@ -228,7 +229,8 @@ public actor ModelUpdater {
         let changed = try switchModels(installs, built: built, state: &state) { state in
             state.sequences[url] = max(state.sequences[url] ?? release.sequence, release.sequence)
             if case .policy(let policy) = scope {
-                state.etags[url] = etag
+                state.etags[url] = manifest.etag
+                state.trusted[url] = ClientState.Trusted(expiresAt: manifest.expiresAt)
                 state.coverage[url] = ClientState.Coverage(policy: policy, context: coverageContext)
             }
             // A refusal holds until the manifest names another version of the model.
@@ -323,19 +325,30 @@ public actor ModelUpdater {
     /// The manifest, fetched and proven, when it is new; its sequence must not be below
     /// the highest this device accepted from this URL. An update asks for it conditionally
     /// (`If-None-Match`) when the last accepted one was applied in full for at least the
-    /// models this call covers; a request always fetches it whole.
-    private func acceptedManifest(_ state: ClientState, scope: UpdateScope) async throws -> (Release, String?)? {
+    /// models this call covers, and is still fresh; a request always fetches it whole.
+    /// nil for a 304 to a conditional GET.
+    private func acceptedManifest(_ state: ClientState, scope: UpdateScope) async throws -> CheckedManifest? {
         let url = configuration.manifestURL.absoluteString
         let fetcher = ManifestFetcher(configuration: configuration, http: http)
         // The conditional GET is only safe while every model is installed as recorded.
         let complete = state.installed.allSatisfy { name, record in
             (try? ModelName(name)).flatMap { installer.current($0)?.lastPathComponent } == record.id
         }
+        // A 304 would keep the device on the manifest it trusts: once that one has expired,
+        // the manifest is fetched whole and judged as a fresh device judges it.
+        let trusted = state.trusted[url]
+        let fresh = trusted.map { trusted in trusted.expiresAt.map { (try? fetcher.checkFresh($0)) != nil } ?? true } ?? false
         var etag: String?
-        if case .policy(let policy) = scope, complete, let coverage = state.coverage[url], coverage.context == coverageContext, policy <= coverage.policy {
+        if case .policy(let policy) = scope, complete, fresh, let coverage = state.coverage[url], coverage.context == coverageContext, policy <= coverage.policy {
             etag = state.etags[url]
         }
-        guard let checked = try await fetcher.fetch(ifNoneMatch: etag) else { return nil }
+        guard let checked = try await fetcher.fetch(ifNoneMatch: etag) else {
+            // "Not modified" stands for the manifest asked about, and only while it is
+            // fresh (the clock is read again: it may have expired during the request).
+            if let expiresAt = trusted?.expiresAt { try fetcher.checkFresh(expiresAt) }
+            guard etag != nil else { throw ClientError.http(url: url, status: 304) }
+            return nil
+        }
         let release = checked.release
         if let highest = state.sequences[url], release.sequence < highest {
             throw ClientError.replayed(url: url, sequence: release.sequence, highestAccepted: highest)
@@ -345,7 +358,7 @@ public actor ModelUpdater {
            let required = try? AppVersion(minimum), let current = try? AppVersion(app), current < required {
             throw ClientError.requiresNewerApp(minimum: minimum, current: app)
         }
-        return (release, checked.etag)
+        return checked
     }
 
     /// Downloads every file of `models` not already kept, after checking the free space;
