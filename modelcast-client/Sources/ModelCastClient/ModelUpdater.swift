@@ -203,8 +203,10 @@ public actor ModelUpdater {
         let release = manifest.release
         // Everything is downloaded and proven before anything is installed; with a pinned
         // model-signing key, each version's signature first, its files once staged.
+        try checkInstallCap(planned.installs)
         let statements = try await modelSignatureStatements(planned.installs)
         let (downloads, indexes) = try await download(planned.installs)
+        try checkRoom(planned.installs, downloads: downloads)
         var built: [ModelName: URL] = [:]
         for model in planned.installs {
             let verify = statements[model.name].map { statement in
@@ -369,12 +371,16 @@ public actor ModelUpdater {
         for model in models where installer.kept(model) == nil {
             for file in model.files { files[file.sha256] = (file, model) }
         }
-        var total: Int64 = 0, onDisk: Int64 = 0
+        var total: Int64 = 0, onDisk: Int64 = 0, zipped: Int64 = 0
         for (file, _) in files.values {
             total = try add(total, file.size)
             onDisk = try add(onDisk, downloader.bytesOnDisk(file))
+            if file.packedDirectoryName != nil { zipped = try add(zipped, file.size) }
         }
-        try checkFreeSpace(needed: try add(total - onDisk, total))  // the download, then the installed copy
+        // What is left to download, and a zip's unpacked copy (at least about its own size;
+        // its exact size is checked before it is unpacked). A plain or tree file is installed
+        // as a second link to its download: no second copy.
+        try checkFreeSpace(needed: try add(total - onDisk, zipped))
         var proven: [SHA256Hex: URL] = [:]
         var indexes: [SHA256Hex: Data] = [:]
         let done = Counter(onDisk)
@@ -423,9 +429,11 @@ public actor ModelUpdater {
         return ids.filter { seen.insert($0).inserted }
     }
 
+    /// Refuses a download that would leave less than `Installer.reservedSpace` free.
     private func checkFreeSpace(needed: Int64) throws {
         guard let free = freeSpace(at: configuration.directory) else { return }
-        if needed > free { throw ClientError.insufficientDiskSpace(needed: needed, available: free) }
+        let withReserve = Installer.add(needed, Installer.reservedSpace)
+        if withReserve > free { throw ClientError.insufficientDiskSpace(needed: withReserve, available: free) }
     }
 }
 
