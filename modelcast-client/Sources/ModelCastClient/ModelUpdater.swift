@@ -392,11 +392,11 @@ public actor ModelUpdater {
             let before = downloader.bytesOnDisk(file)
             let continuation = progressContinuation
             let name = file.name.rawValue
-            // A file with a segment index: its index is kept with the install; an older
-            // installed copy of it seeds the download.
+            // A file with a segment index: its index is kept with the install; the
+            // installed version's copy of it (under this name or another) seeds the download.
             let fetchedIndex = try? await delta.index(of: file, model: model.name)
             if let fetchedIndex { indexes[file.sha256] = fetchedIndex.bytes }
-            if let fetchedIndex, before == 0, let seed = installer.seed(for: file, of: model),
+            if let fetchedIndex, before == 0, let seed = installer.seed(for: file, of: model, index: fetchedIndex.index),
                let built = try await delta.build(file, index: fetchedIndex.index, seed: seed) {
                 proven[file.sha256] = built.url
                 reports.append(FileDownload(model: model.name.rawValue, file: name, size: file.size, fetchedBytes: built.fetched,
