@@ -22,7 +22,12 @@ import Foundation
 ///   `configuration.directory`: every value is parsed (`ModelCastFormat`'s types) before
 ///   anything touches the disk, and paths are built from the parsed values only.
 /// - `update()`, `update(_:)`, `request(_:)` and `check()` run one at a time: a second
-///   call waits for the first. `reportUnusable` does not wait: it is offline and instant.
+///   call waits for the first. So do calls from other processes (an app extension) or
+///   other updaters on the same directory: each holds the directory's lock
+///   (`state.lock`, an advisory `flock`), and a call waits for it at most
+///   `ClientConfiguration.directoryLockTimeout` seconds, then throws `directoryBusy`.
+///   `reportUnusable` does not wait for an update of this process: it is offline and
+///   instant; it waits for another process's.
 /// - Cancelling the task running `update()` stops its network and disk work at once,
 ///   keeps a partial download for the next attempt, and leaves the installed models as
 ///   they were; it throws `CancellationError`. Every other failure is a `ClientError`.
@@ -167,7 +172,9 @@ public actor ModelUpdater {
         }
     }
 
-    /// Runs `body` after every call that came before it has finished.
+    /// Runs `body` after every call that came before it has finished, holding the
+    /// directory's lock (`DirectoryLock`): another process, or another updater on the same
+    /// directory, waits for it, and `body` reads the state only once the lock is taken.
     private func exclusively<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         if busy {
             await withCheckedContinuation { waiting.append($0) }
@@ -178,6 +185,8 @@ public actor ModelUpdater {
             if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
         }
         try Task.checkCancellation()
+        let lock = try await DirectoryLock.acquire(configuration.directory, timeout: configuration.directoryLockTimeout)
+        defer { lock.release() }
         return try await body()
     }
 
