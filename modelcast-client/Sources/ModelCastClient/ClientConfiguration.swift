@@ -50,8 +50,10 @@ public struct ClientConfiguration: Sendable {
     /// The longest a metadata request (the manifest, its signature, a segment index, a
     /// model-signature bundle) may take from its start to its last byte.
     public var metadataDeadline: TimeInterval
-    /// The largest unpacked size of one model version the client installs (nil: no cap
-    /// but the volume's free space, which is checked before anything is unpacked).
+    /// The largest unpacked size of one model version the client installs: its plain
+    /// files (refused before they are downloaded) plus the sizes its zips' entries declare
+    /// (refused before anything is unpacked), `ClientError.installTooLarge`. nil: no cap
+    /// but the volume's free space, which is checked before anything is unpacked too.
     public var maxInstallBytes: Int64?
     /// Seconds a call waits for another process using `directory` (an app extension, a
     /// second instance of the app) to finish its update or revert, before it gives up with
