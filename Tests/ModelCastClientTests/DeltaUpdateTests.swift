@@ -87,6 +87,44 @@ final class DeltaUpdateTests: XCTestCase {
         XCTAssertEqual(try Data(contentsOf: try XCTUnwrap(device.installed("m")).mainFile), try Data(contentsOf: URL(fileURLWithPath: paths[2])))
     }
 
+    /// The file's name changes between versions (`m-1.0.gguf` → `m-1.1.gguf`): the
+    /// installed file seeds the new one all the same, so the server sends the retrained
+    /// attention tensors only (counted from its log of the ranges it served), not the file.
+    func testARenamedFileIsBuiltFromTheInstalledOne() async throws {
+        let site = try ClientTests.Site()
+        let v1 = site.work.at("v1/m-1.0.gguf"), v2 = site.work.at("v2/m-1.1.gguf")
+        try gguf(v1, [])
+        try gguf(v2, ["--retrain-attention"])
+        try site.publish([v1], version: "1.0.0", ["--segment-index", "always"])
+        try site.start()
+        let device = try ModelUpdater(site.configuration())
+        _ = try await device.update()
+        try site.publish([v2], version: "1.1.0", ["--segment-index", "always"])
+        let outcome = try await device.update()
+        XCTAssertEqual(outcome, .updated(sequence: 2, models: ["m": "1.1.0"]))
+        let installed = try XCTUnwrap(device.installed("m"))
+        XCTAssertEqual(installed.mainFile.lastPathComponent, "m-1.1.gguf")
+        XCTAssertEqual(try Data(contentsOf: installed.mainFile), try Data(contentsOf: URL(fileURLWithPath: v2)))
+        let attention: Int64 = 4 * 4 * 512 * 512 * 2
+        let downloads = await device.lastDownloads
+        XCTAssertEqual(downloads.first?.seededFrom, "1.0.0", "\(downloads)")
+        XCTAssertEqual(downloads.first?.fetchedBytes, attention, "\(downloads)")
+        // The server's side: every request for the new file named a range; they add up to the tensors.
+        let requests = site.requests.filter { $0.contains("/m-1.1.gguf ") }
+        XCTAssertFalse(requests.isEmpty)
+        var served: Int64 = 0
+        for request in requests {
+            guard let range = request.range(of: #"\(bytes=(\d+)-(\d+)\)"#, options: .regularExpression) else {
+                return XCTFail("a request for the whole file: \(request)")
+            }
+            let bounds = request[range].dropFirst("(bytes=".count).dropLast().split(separator: "-").compactMap { Int64($0) }
+            served += bounds[1] - bounds[0] + 1
+        }
+        XCTAssertEqual(served, attention, "\(requests)")
+        let size = Int64(try Data(contentsOf: URL(fileURLWithPath: v2)).count)
+        XCTAssertLessThan(served * 100 / size, 40, "a fraction of the \(size) bytes")
+    }
+
     /// A Core ML package (written by coremltools) is published as a stored zip and
     /// installed unpacked: the zip is gone, but its stored entries' bytes are the unpacked
     /// files', so the next version's zip is built from them. A retrained classifier head

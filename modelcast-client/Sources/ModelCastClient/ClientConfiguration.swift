@@ -50,9 +50,15 @@ public struct ClientConfiguration: Sendable {
     /// The longest a metadata request (the manifest, its signature, a segment index, a
     /// model-signature bundle) may take from its start to its last byte.
     public var metadataDeadline: TimeInterval
-    /// The largest unpacked size of one model version the client installs (nil: no cap
-    /// but the volume's free space, which is checked before anything is unpacked).
+    /// The largest unpacked size of one model version the client installs: its plain
+    /// files (refused before they are downloaded) plus the sizes its zips' entries declare
+    /// (refused before anything is unpacked), `ClientError.installTooLarge`. nil: no cap
+    /// but the volume's free space, which is checked before anything is unpacked too.
     public var maxInstallBytes: Int64?
+    /// Seconds a call waits for another process using `directory` (an app extension, a
+    /// second instance of the app) to finish its update or revert, before it gives up with
+    /// `ClientError.directoryBusy`. 0: do not wait.
+    public var directoryLockTimeout: TimeInterval
     /// Mark `directory` as excluded from iCloud and iTunes backups (Apple platforms; the
     /// models can be downloaded again). Ignored elsewhere.
     public var excludeFromBackup: Bool
@@ -78,7 +84,8 @@ public struct ClientConfiguration: Sendable {
         appVersion: String? = nil,
         models: Set<String>? = nil, keepPreviousVersions: Int = 1, maxManifestBytes: Int = ManifestLimits.maxBytes, retries: Int = 3,
         requestTimeout: TimeInterval = 30, minimumTransferRate: Int = 1024, transferRateWindow: TimeInterval = 30,
-        metadataDeadline: TimeInterval = 60, maxInstallBytes: Int64? = nil, channel: String? = nil, excludeFromBackup: Bool = true,
+        metadataDeadline: TimeInterval = 60, maxInstallBytes: Int64? = nil, directoryLockTimeout: TimeInterval = 30,
+        channel: String? = nil, excludeFromBackup: Bool = true,
         device: DeviceProfile = .current, downloadPolicies: [String: DownloadPolicy] = [:],
         shouldDownload: (@Sendable (UpdatePlan) async -> Bool)? = nil, now: @escaping @Sendable () -> Date = { Date() }
     ) {
@@ -99,6 +106,7 @@ public struct ClientConfiguration: Sendable {
         self.transferRateWindow = transferRateWindow
         self.metadataDeadline = metadataDeadline
         self.maxInstallBytes = maxInstallBytes
+        self.directoryLockTimeout = directoryLockTimeout
         self.device = device
         self.downloadPolicies = downloadPolicies
         self.shouldDownload = shouldDownload
@@ -151,6 +159,9 @@ public struct ClientConfiguration: Sendable {
         }
         guard minimumTransferRate >= 0, transferRateWindow > 0, metadataDeadline > 0, (maxInstallBytes ?? 1) > 0 else {
             throw ClientError.configuration(reason: "minimumTransferRate must not be negative; transferRateWindow, metadataDeadline and maxInstallBytes must be positive")
+        }
+        guard directoryLockTimeout >= 0, directoryLockTimeout.isFinite else {
+            throw ClientError.configuration(reason: "directoryLockTimeout \(directoryLockTimeout) must be a number of seconds, 0 or more")
         }
     }
 }

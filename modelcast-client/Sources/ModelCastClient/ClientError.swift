@@ -73,6 +73,15 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible, Lo
     /// The version's files on disk are not those the verified model signature lists:
     /// one line per changed, missing or extra file.
     case modelSignatureMismatch(model: String, version: String, differences: [String])
+    /// The version would take more bytes installed (a zip's entries as they declare their
+    /// sizes, plus the plain files) than `ClientConfiguration.maxInstallBytes` allows.
+    case installTooLarge(model: String, version: String, bytes: Int64, limit: Int64)
+    /// The version's install needs more free space than the volume has, less the
+    /// `reserve` the client always leaves free; refused before anything is unpacked.
+    case insufficientSpaceToInstall(model: String, version: String, bytes: Int64, available: Int64, reserve: Int64)
+    /// Another process (an app extension, a second app instance) holds the client's
+    /// directory for an update or a revert, and did not let it go within `waited` seconds.
+    case directoryBusy(path: String, waited: Int)
 
     public var description: String {
         switch self {
@@ -110,6 +119,12 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible, Lo
         case .badModelSignature(let model, let url, let reason): return "model \(quotedValue(model)): model signature \(url): \(reason)"
         case .modelSignatureMismatch(let model, let version, let differences):
             return "model \(quotedValue(model)) \(quotedValue(version)) does not match its model signature: " + differences.joined(separator: "; ")
+        case .installTooLarge(let model, let version, let bytes, let limit):
+            return "model \(quotedValue(model)) \(quotedValue(version)): \(bytes) bytes installed, more than the \(limit) this app allows (maxInstallBytes); nothing was unpacked"
+        case .insufficientSpaceToInstall(let model, let version, let bytes, let available, let reserve):
+            return "model \(quotedValue(model)) \(quotedValue(version)): \(bytes) bytes of free space needed to install, the volume has \(available) (and \(reserve) are always left free); nothing was unpacked"
+        case .directoryBusy(let path, let waited):
+            return "\(path): another process has been updating this directory for more than \(waited) s; try again later"
         }
     }
 

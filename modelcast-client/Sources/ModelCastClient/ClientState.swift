@@ -30,6 +30,13 @@ struct ClientState: Codable {
         var context: String
     }
 
+    /// What a 304 answers for: the manifest whose ETag `etags` holds, as this client proved it.
+    struct Trusted: Codable, Equatable {
+        /// When it stops being fresh (the earlier of its `expires_at` and its signature's),
+        /// as the manifest spells it; nil when it never does.
+        var expiresAt: String?
+    }
+
     /// The highest sequence accepted, per manifest URL (a channel switch starts a new one).
     var sequences: [String: Int64] = [:]
     /// The ETag of the manifest last accepted, per manifest URL.
@@ -37,19 +44,24 @@ struct ClientState: Codable {
     /// What the update that saved each ETag covered, per manifest URL. Without it (a
     /// state written by an older client) the ETag is not sent.
     var coverage: [String: Coverage] = [:]
+    /// The manifest each ETag stands for, per manifest URL. A 304 leaves the device on it
+    /// only while it is fresh; without it (a state written by an older client, which did
+    /// not keep the expiry) the ETag is not sent.
+    var trusted: [String: Trusted] = [:]
     var installed: [String: Installed] = [:]
     /// Per model, the version this device refuses until the manifest names another one.
     var refused: [String: Refusal] = [:]
 
     init() {}
 
-    enum CodingKeys: String, CodingKey { case sequences, etags, coverage, installed, refused }
+    enum CodingKeys: String, CodingKey { case sequences, etags, coverage, trusted, installed, refused }
 
     init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         sequences = try c.decodeIfPresent([String: Int64].self, forKey: .sequences) ?? [:]
         etags = try c.decodeIfPresent([String: String].self, forKey: .etags) ?? [:]
         coverage = try c.decodeIfPresent([String: Coverage].self, forKey: .coverage) ?? [:]
+        trusted = try c.decodeIfPresent([String: Trusted].self, forKey: .trusted) ?? [:]
         installed = try c.decodeIfPresent([String: Installed].self, forKey: .installed) ?? [:]
         refused = try c.decodeIfPresent([String: Refusal].self, forKey: .refused) ?? [:]
     }

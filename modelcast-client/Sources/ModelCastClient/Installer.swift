@@ -250,9 +250,10 @@ struct Installer: Sendable {
 
     /// Unpacks a zip into `destination` after checking every entry (and its layout): a relative path under
     /// `expectedRoot/` with no `..`, `.` or empty segment, a regular file or directory
-    /// (no links), at most `maxZipEntries` entries. While unpacking, the bytes actually
-    /// written are counted: an entry may not inflate past the size its header declares,
-    /// and the whole not past `maxZipBytes` or the free space; every CRC is checked.
+    /// (no links), at most `maxZipEntries` entries; the sizes the entries declare must add
+    /// up to no more than `maxZipBytes` and the free space less `reservedSpace`. While
+    /// unpacking, the bytes actually written are counted: an entry may not inflate past
+    /// the size its header declares, nor the whole past that budget; every CRC is checked.
     /// Returns where the zip's stored entries lie in it (`checkLayout`).
     @discardableResult
     func unpack(_ zip: URL, into destination: URL, expectedRoot: PathSegment, model: String, file: String) throws -> [ZipLayout.StoredData] {
@@ -262,7 +263,17 @@ struct Installer: Sendable {
             throw ClientError.unsafeArchive(model: model, file: file, reason: "not a readable zip (\(error))")
         }
         let entries = try checkedEntries(archive, into: destination, expectedRoot: expectedRoot, model: model, file: file)
-        let budget = min(Self.maxZipBytes, freeSpace(at: destination.deletingLastPathComponent()) ?? Self.maxZipBytes)
+        let spare = freeSpace(at: destination.deletingLastPathComponent()).map { max(0, $0 - Self.reservedSpace) }
+        let budget = min(Self.maxZipBytes, spare ?? Self.maxZipBytes)
+        // Refused before a byte is written when the sizes the entries declare do not fit
+        // (each entry is held to its declared size while it is written).
+        var declaredTotal: Int64 = 0
+        for (entry, _) in entries where entry.type == .file {
+            declaredTotal = Self.add(declaredTotal, try Self.declaredSize(entry, model: model, file: file))
+        }
+        guard declaredTotal <= budget else {
+            throw ClientError.unsafeArchive(model: model, file: file, reason: "its entries declare \(declaredTotal) bytes unpacked, more than the \(budget) it may take (the cap, or the free space less \(Self.reservedSpace) kept free)")
+        }
         var total: Int64 = 0
         for (entry, target) in entries {
             try Task.checkCancellation()
@@ -278,7 +289,7 @@ struct Installer: Sendable {
                 throw ClientError.io(path: target.path, reason: "cannot create")
             }
             defer { try? handle.close() }
-            let declared = Int64(entry.uncompressedSize)
+            let declared = try Self.declaredSize(entry, model: model, file: file)
             var written: Int64 = 0
             do {
                 _ = try archive.extract(entry, skipCRC32: false) { chunk in

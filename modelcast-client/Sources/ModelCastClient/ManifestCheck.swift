@@ -11,6 +11,9 @@ struct CheckedManifest: Sendable {
     let release: Release
     /// The manifest's ETag, for the next conditional GET.
     let etag: String?
+    /// When it stops being fresh: the earlier of its `expires_at` and its signature's, as
+    /// the manifest spells it; nil when it never does.
+    let expiresAt: String?
 }
 
 /// Fetches the manifest the way a careful device does.
@@ -18,7 +21,8 @@ struct ManifestFetcher: Sendable {
     let configuration: ClientConfiguration
     let http: HTTPStream
 
-    /// nil when the server says the manifest is unchanged since `etag` (HTTP 304).
+    /// nil when the server answers 304 (unchanged since `etag`): the caller judges it, as
+    /// only a manifest it trusts and asked about can be unchanged.
     func fetch(ifNoneMatch etag: String?) async throws -> CheckedManifest? {
         let url = configuration.manifestURL
         var request = URLRequest(url: url)
@@ -31,17 +35,28 @@ struct ManifestFetcher: Sendable {
         guard release.channel == configuration.channel else {
             throw ClientError.wrongChannel(url: url.absoluteString, expected: configuration.channel, actual: release.channel)
         }
-        let now = configuration.now()
+        var earliest: (date: Date, text: String)?
         for expiresAt in [release.expiresAt, comment?.expiresAt].compactMap({ $0 }) {
-            guard let expiry = parseTimestamp(expiresAt) else {
-                throw ClientError.invalidManifest(url: url.absoluteString, reason: "expires_at \(quotedValue(expiresAt)) is not an RFC 3339 time")
-            }
-            if expiry <= now { throw ClientError.expired(url: url.absoluteString, expiresAt: expiresAt, now: formatTimestamp(now)) }
+            let expiry = try checkFresh(expiresAt)
+            if expiry < earliest?.date ?? .distantFuture { earliest = (expiry, expiresAt) }
         }
         if let rollout = release.rollout, let problem = rollout.problems.first {
             throw ClientError.invalidManifest(url: url.absoluteString, reason: "rollout: \(problem)")
         }
-        return CheckedManifest(release: release, etag: response.value(forHTTPHeaderField: "ETag"))
+        return CheckedManifest(release: release, etag: response.value(forHTTPHeaderField: "ETag"), expiresAt: earliest?.text)
+    }
+
+    /// Refuses a manifest whose expiry `expiresAt` has passed by the configured clock
+    /// (`expired`, naming it and the time now); returns the expiry.
+    @discardableResult
+    func checkFresh(_ expiresAt: String) throws -> Date {
+        let url = configuration.manifestURL.absoluteString
+        guard let expiry = parseTimestamp(expiresAt) else {
+            throw ClientError.invalidManifest(url: url, reason: "expires_at \(quotedValue(expiresAt)) is not an RFC 3339 time")
+        }
+        let now = configuration.now()
+        if expiry <= now { throw ClientError.expired(url: url, expiresAt: expiresAt, now: formatTimestamp(now)) }
+        return expiry
     }
 
     /// The release and, when keys are pinned, the trusted comment of the signature that

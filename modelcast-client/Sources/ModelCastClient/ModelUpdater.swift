@@ -22,7 +22,12 @@ import Foundation
 ///   `configuration.directory`: every value is parsed (`ModelCastFormat`'s types) before
 ///   anything touches the disk, and paths are built from the parsed values only.
 /// - `update()`, `update(_:)`, `request(_:)` and `check()` run one at a time: a second
-///   call waits for the first. `reportUnusable` does not wait: it is offline and instant.
+///   call waits for the first. So do calls from other processes (an app extension) or
+///   other updaters on the same directory: each holds the directory's lock
+///   (`state.lock`, an advisory `flock`), and a call waits for it at most
+///   `ClientConfiguration.directoryLockTimeout` seconds, then throws `directoryBusy`.
+///   `reportUnusable` does not wait for an update of this process: it is offline and
+///   instant; it waits for another process's.
 /// - Cancelling the task running `update()` stops its network and disk work at once,
 ///   keeps a partial download for the next attempt, and leaves the installed models as
 ///   they were; it throws `CancellationError`. Every other failure is a `ClientError`.
@@ -100,8 +105,8 @@ public actor ModelUpdater {
     public func check(_ policy: DownloadPolicy) async throws -> UpdatePlan? {
         try await exclusively {
             let state = loadState()
-            guard let (release, _) = try await acceptedManifest(state, scope: .policy(policy)) else { return nil }
-            return try plan(release, state: state, scope: .policy(policy)).plan
+            guard let checked = try await acceptedManifest(state, scope: .policy(policy)) else { return nil }
+            return try plan(checked.release, state: state, scope: .policy(policy)).plan
         }
     }
 
@@ -155,19 +160,21 @@ public actor ModelUpdater {
         return try await exclusively {
             let state = loadState()
             // No If-None-Match is sent: only a broken server answers 304.
-            guard let (release, etag) = try await acceptedManifest(state, scope: .model(model)) else { throw ClientError.http(url: url, status: 304) }
-            let planned = try plan(release, state: state, scope: .model(model))
+            guard let checked = try await acceptedManifest(state, scope: .model(model)) else { throw ClientError.http(url: url, status: 304) }
+            let planned = try plan(checked.release, state: state, scope: .model(model))
             guard planned.plan.policies[name] != nil else { throw ClientError.unknownModel(url: url, model: name) }
             if let choice = planned.plan.variants[name], choice.chosen == nil, installer.installed(model) == nil {
                 throw ClientError.noVariantForDevice(model: name, reasons: choice.skipped.map { "\($0.variant): \($0.reasons.joined(separator: ", "))" })
             }
-            _ = try await apply(planned, release: release, etag: etag, scope: .model(model))
+            _ = try await apply(planned, manifest: checked, scope: .model(model))
             guard let installed = installer.installed(model) else { throw ClientError.notInstalled(model: name) }
             return installed
         }
     }
 
-    /// Runs `body` after every call that came before it has finished.
+    /// Runs `body` after every call that came before it has finished, holding the
+    /// directory's lock (`DirectoryLock`): another process, or another updater on the same
+    /// directory, waits for it, and `body` reads the state only once the lock is taken.
     private func exclusively<T: Sendable>(_ body: () async throws -> T) async throws -> T {
         if busy {
             await withCheckedContinuation { waiting.append($0) }
@@ -178,13 +185,15 @@ public actor ModelUpdater {
             if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
         }
         try Task.checkCancellation()
+        let lock = try await DirectoryLock.acquire(configuration.directory, timeout: configuration.directoryLockTimeout)
+        defer { lock.release() }
         return try await body()
     }
 
     private func performUpdate(_ scope: UpdateScope) async throws -> UpdateOutcome {
         let state = loadState()
-        guard let (release, etag) = try await acceptedManifest(state, scope: scope) else { return .notModified }
-        let planned = try plan(release, state: state, scope: scope)
+        guard let checked = try await acceptedManifest(state, scope: scope) else { return .notModified }
+        let planned = try plan(checked.release, state: state, scope: scope)
         if planned.plan.bytesToDownload > 0, let shouldDownload = configuration.shouldDownload {
             let goAhead = await shouldDownload(planned.plan)
             try Task.checkCancellation()
@@ -193,17 +202,20 @@ public actor ModelUpdater {
                 return .deferred(planned.plan)
             }
         }
-        return try await apply(planned, release: release, etag: etag, scope: scope)
+        return try await apply(planned, manifest: checked, scope: scope)
     }
 
     /// Downloads and proves what `planned` installs, builds the versions, switches the
     /// links and saves the state, then tidies up.
-    private func apply(_ planned: Planned, release: Release, etag: String?, scope: UpdateScope) async throws -> UpdateOutcome {
+    private func apply(_ planned: Planned, manifest: CheckedManifest, scope: UpdateScope) async throws -> UpdateOutcome {
         let url = configuration.manifestURL.absoluteString
+        let release = manifest.release
         // Everything is downloaded and proven before anything is installed; with a pinned
         // model-signing key, each version's signature first, its files once staged.
+        try checkInstallCap(planned.installs)
         let statements = try await modelSignatureStatements(planned.installs)
         let (downloads, indexes) = try await download(planned.installs)
+        try checkRoom(planned.installs, downloads: downloads)
         var built: [ModelName: URL] = [:]
         for model in planned.installs {
             let verify = statements[model.name].map { statement in
@@ -228,7 +240,8 @@ public actor ModelUpdater {
         let changed = try switchModels(installs, built: built, state: &state) { state in
             state.sequences[url] = max(state.sequences[url] ?? release.sequence, release.sequence)
             if case .policy(let policy) = scope {
-                state.etags[url] = etag
+                state.etags[url] = manifest.etag
+                state.trusted[url] = ClientState.Trusted(expiresAt: manifest.expiresAt)
                 state.coverage[url] = ClientState.Coverage(policy: policy, context: coverageContext)
             }
             // A refusal holds until the manifest names another version of the model.
@@ -323,19 +336,30 @@ public actor ModelUpdater {
     /// The manifest, fetched and proven, when it is new; its sequence must not be below
     /// the highest this device accepted from this URL. An update asks for it conditionally
     /// (`If-None-Match`) when the last accepted one was applied in full for at least the
-    /// models this call covers; a request always fetches it whole.
-    private func acceptedManifest(_ state: ClientState, scope: UpdateScope) async throws -> (Release, String?)? {
+    /// models this call covers, and is still fresh; a request always fetches it whole.
+    /// nil for a 304 to a conditional GET.
+    private func acceptedManifest(_ state: ClientState, scope: UpdateScope) async throws -> CheckedManifest? {
         let url = configuration.manifestURL.absoluteString
         let fetcher = ManifestFetcher(configuration: configuration, http: http)
         // The conditional GET is only safe while every model is installed as recorded.
         let complete = state.installed.allSatisfy { name, record in
             (try? ModelName(name)).flatMap { installer.current($0)?.lastPathComponent } == record.id
         }
+        // A 304 would keep the device on the manifest it trusts: once that one has expired,
+        // the manifest is fetched whole and judged as a fresh device judges it.
+        let trusted = state.trusted[url]
+        let fresh = trusted.map { trusted in trusted.expiresAt.map { (try? fetcher.checkFresh($0)) != nil } ?? true } ?? false
         var etag: String?
-        if case .policy(let policy) = scope, complete, let coverage = state.coverage[url], coverage.context == coverageContext, policy <= coverage.policy {
+        if case .policy(let policy) = scope, complete, fresh, let coverage = state.coverage[url], coverage.context == coverageContext, policy <= coverage.policy {
             etag = state.etags[url]
         }
-        guard let checked = try await fetcher.fetch(ifNoneMatch: etag) else { return nil }
+        guard let checked = try await fetcher.fetch(ifNoneMatch: etag) else {
+            // "Not modified" stands for the manifest asked about, and only while it is
+            // fresh (the clock is read again: it may have expired during the request).
+            if let expiresAt = trusted?.expiresAt { try fetcher.checkFresh(expiresAt) }
+            guard etag != nil else { throw ClientError.http(url: url, status: 304) }
+            return nil
+        }
         let release = checked.release
         if let highest = state.sequences[url], release.sequence < highest {
             throw ClientError.replayed(url: url, sequence: release.sequence, highestAccepted: highest)
@@ -345,7 +369,7 @@ public actor ModelUpdater {
            let required = try? AppVersion(minimum), let current = try? AppVersion(app), current < required {
             throw ClientError.requiresNewerApp(minimum: minimum, current: app)
         }
-        return (release, checked.etag)
+        return checked
     }
 
     /// Downloads every file of `models` not already kept, after checking the free space;
@@ -356,12 +380,16 @@ public actor ModelUpdater {
         for model in models where installer.kept(model) == nil {
             for file in model.files { files[file.sha256] = (file, model) }
         }
-        var total: Int64 = 0, onDisk: Int64 = 0
+        var total: Int64 = 0, onDisk: Int64 = 0, zipped: Int64 = 0
         for (file, _) in files.values {
             total = try add(total, file.size)
             onDisk = try add(onDisk, downloader.bytesOnDisk(file))
+            if file.packedDirectoryName != nil { zipped = try add(zipped, file.size) }
         }
-        try checkFreeSpace(needed: try add(total - onDisk, total))  // the download, then the installed copy
+        // What is left to download, and a zip's unpacked copy (at least about its own size;
+        // its exact size is checked before it is unpacked). A plain or tree file is installed
+        // as a second link to its download: no second copy.
+        try checkFreeSpace(needed: try add(total - onDisk, zipped))
         var proven: [SHA256Hex: URL] = [:]
         var indexes: [SHA256Hex: Data] = [:]
         let done = Counter(onDisk)
@@ -373,11 +401,11 @@ public actor ModelUpdater {
             let before = downloader.bytesOnDisk(file)
             let continuation = progressContinuation
             let name = file.name.rawValue
-            // A file with a segment index: its index is kept with the install; an older
-            // installed copy of it seeds the download.
+            // A file with a segment index: its index is kept with the install; the
+            // installed version's copy of it (under this name or another) seeds the download.
             let fetchedIndex = try? await delta.index(of: file, model: model.name)
             if let fetchedIndex { indexes[file.sha256] = fetchedIndex.bytes }
-            if let fetchedIndex, before == 0, let seed = installer.seed(for: file, of: model),
+            if let fetchedIndex, before == 0, let seed = installer.seed(for: file, of: model, index: fetchedIndex.index),
                let built = try await delta.build(file, index: fetchedIndex.index, seed: seed) {
                 proven[file.sha256] = built.url
                 reports.append(FileDownload(model: model.name.rawValue, file: name, size: file.size, fetchedBytes: built.fetched,
@@ -410,9 +438,11 @@ public actor ModelUpdater {
         return ids.filter { seen.insert($0).inserted }
     }
 
+    /// Refuses a download that would leave less than `Installer.reservedSpace` free.
     private func checkFreeSpace(needed: Int64) throws {
         guard let free = freeSpace(at: configuration.directory) else { return }
-        if needed > free { throw ClientError.insufficientDiskSpace(needed: needed, available: free) }
+        let withReserve = Installer.add(needed, Installer.reservedSpace)
+        if withReserve > free { throw ClientError.insufficientDiskSpace(needed: withReserve, available: free) }
     }
 }
 

@@ -82,32 +82,58 @@ extension Installer {
         }
     }
 
-    /// The installed current version's copy of `file` (the same name in the current
-    /// version of `model`), when its index was kept: what a segmented download copies
-    /// from. Nothing read here is trusted: every copied segment is hashed again.
-    func seed(for file: CheckedFile, of model: CheckedModel) -> SegmentSeed? {
+    /// What seeds the segmented download of `file` (whose proven index is `new`): the
+    /// current version's file of the same name, else, whatever their names (a file
+    /// renamed between versions, `m-1.0.bin` → `m-1.1.bin`), the current version's file
+    /// of the same kind (plain, or a zipped directory) with a kept index that leaves the
+    /// least to fetch. nil when none was kept. Nothing read here is trusted: every copied
+    /// segment is hashed again.
+    func seed(for file: CheckedFile, of model: CheckedModel, index new: SegmentIndex) -> SegmentSeed? {
         guard model.tree == nil, let current = current(model.name), let version = Self.record(in: current)?.version else { return nil }
+        let zipped = file.packedDirectoryName != nil
+        if let same = seed(named: file.name, zipped: zipped, in: current, version: version) { return same }
+        var best: (seed: SegmentSeed, copied: Int64)?
+        for name in seedNames(in: current) where name != file.name {
+            guard let seed = seed(named: name, zipped: zipped, in: current, version: version) else { continue }
+            let copied = DeltaPlan(new: new, have: seed.have).copiedBytes
+            if copied > best?.copied ?? 0 { best = (seed, copied) }
+        }
+        return best?.seed
+    }
+
+    /// The names of the files of the version at `current` whose index was kept.
+    private func seedNames(in current: URL) -> [PathSegment] {
+        let folder = current.appendingPathComponent(Self.segmentsFolder)
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return entries.filter { $0.hasSuffix(".mcsx") }.sorted().compactMap { try? PathSegment(String($0.dropLast(".mcsx".count))) }
+    }
+
+    /// The seed the file `name` of the version at `current` gives, when its index was kept
+    /// and it is of the kind asked for: a plain file of the index's size, or a zipped
+    /// directory's unpacked stored entries.
+    private func seed(named name: PathSegment, zipped: Bool, in current: URL, version: String) -> SegmentSeed? {
         let folder = current.appendingPathComponent(Self.segmentsFolder)
         // Read only what an index can be (its own format bounds it), never a file of any size.
-        let indexFile = folder.appendingPathComponent(file.name.rawValue + ".mcsx")
+        let indexFile = folder.appendingPathComponent(name.rawValue + ".mcsx")
         guard let size = fileSize(indexFile), size <= SegmentIndex.maxEncodedSize,
               let data = try? Data(contentsOf: indexFile), let index = try? SegmentIndex(decoding: [UInt8](data)) else { return nil }
         let all = DeltaPlan.offsets(of: index)
-        if file.packedDirectoryName == nil {
-            let seed = current.appendingPathComponent(file.name.rawValue)
-            guard fileSize(seed) == index.artifactSize, let bytes = try? PositionalFile(readingFrom: seed) else { return nil }
-            return SegmentSeed(bytes: bytes, index: index, version: version, have: all)
+        let storedMap = folder.appendingPathComponent(name.rawValue + ".stored.json")
+        guard zipped else {
+            let bytes = current.appendingPathComponent(name.rawValue)
+            guard fileSize(storedMap) == nil, fileSize(bytes) == index.artifactSize, let file = try? PositionalFile(readingFrom: bytes) else { return nil }
+            return SegmentSeed(bytes: file, index: index, version: version, have: all)
         }
-        guard let zip = unpackedZip(file, in: current) else { return nil }
+        guard let zip = unpackedZip(name, in: current) else { return nil }
         let lengths = Dictionary(index.segments.map { ($0.sha256, Int64($0.length)) }, uniquingKeysWith: { first, _ in first })
         let have = all.filter { sha, offset in zip.entry(holding: offset, count: lengths[sha] ?? 0) != nil }
         return SegmentSeed(bytes: zip, index: index, version: version, have: have)
     }
 
-    /// The unpacked stored entries of the zip `file` was, in the version at `current`: each
+    /// The unpacked stored entries of the zip `name` was, in the version at `current`: each
     /// a relative path inside it naming a regular file of the entry's size.
-    private func unpackedZip(_ file: CheckedFile, in current: URL) -> UnpackedZip? {
-        let map = current.appendingPathComponent(Self.segmentsFolder).appendingPathComponent(file.name.rawValue + ".stored.json")
+    private func unpackedZip(_ name: PathSegment, in current: URL) -> UnpackedZip? {
+        let map = current.appendingPathComponent(Self.segmentsFolder).appendingPathComponent(name.rawValue + ".stored.json")
         guard let size = fileSize(map), size <= Int64(Self.maxStoredMap), let data = try? Data(contentsOf: map),
               let stored = try? JSONDecoder().decode([ZipLayout.StoredData].self, from: data) else { return nil }
         var entries: [(data: ZipLayout.StoredData, file: URL)] = []
