@@ -24,13 +24,13 @@ enum ExitStatus: Int32 {
             return
         }
         switch error {
-        case .http, .network, .badRangeResponse, .insufficientDiskSpace, .io, .undoFailed:
+        case .http, .network, .badRangeResponse, .insufficientDiskSpace, .insufficientSpaceToInstall, .directoryBusy, .io, .undoFailed:
             self = .unavailable
         case .configuration:
             self = .usage
         case .manifestTooLarge, .invalidManifest, .wrongChannel, .unsigned, .badSignature, .expired, .replayed, .requiresNewerApp,
              .hashMismatch, .sizeMismatch, .unsafeArchive, .unknownModel, .noVariantForDevice, .notInstalled, .noPreviousVersion,
-             .invalidModelSigningKey, .modelSignatureMissing, .modelSignatureUntrustedKey, .badModelSignature, .modelSignatureMismatch:
+             .invalidModelSigningKey, .installTooLarge, .modelSignatureMissing, .modelSignatureUntrustedKey, .badModelSignature, .modelSignatureMismatch:
             self = .refused
         }
     }
