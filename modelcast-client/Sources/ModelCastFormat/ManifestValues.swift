@@ -87,7 +87,9 @@ public struct PathSegment: Hashable, Sendable, CustomStringConvertible {
                 throw ManifestText.refuse(text, "contains a control or invisible character (U+\(String(scalar.value, radix: 16, uppercase: true)))")
             }
         }
-        guard text == text.precomposedStringWithCanonicalMapping else {
+        // Compared scalar by scalar: Swift's `==` is canonical equivalence, under which every
+        // spelling equals its NFC form and the check could never fail.
+        guard text.unicodeScalars.elementsEqual(text.precomposedStringWithCanonicalMapping.unicodeScalars) else {
             throw ManifestText.refuse(text, "is not in Unicode normal form C (two spellings of one name)")
         }
         rawValue = text

@@ -181,40 +181,64 @@ public struct VariantRequirements: Sendable, Equatable {
     /// Why `device` cannot take a variant with these requirements, one reason per unmet
     /// requirement; empty when it can. A value the device does not know counts as unmet.
     public func unmet(by device: DeviceProfile) -> [String] {
-        var reasons: [String] = []
-        for key in unknown { reasons.append("requires \(quotedValue(key)), which this client does not know") }
+        unmetRequirements(by: device).map(\.message)
+    }
+
+    /// The unmet requirements, each with the `requires` key it is about (what a client in
+    /// another language reports too: conformance/vectors/variants), in this order: unknown
+    /// keys (sorted), `min_memory`, `platforms`, `accelerators` (one per missing accelerator,
+    /// sorted), `architectures`, `capabilities`.
+    public func unmetRequirements(by device: DeviceProfile) -> [UnmetRequirement] {
+        var reasons: [UnmetRequirement] = []
+        func add(_ key: String, _ message: String) { reasons.append(UnmetRequirement(requirement: key, message: message)) }
+        for key in unknown { add(key, "requires \(quotedValue(key)), which this client does not know") }
         if let minMemory {
             if let memory = device.physicalMemory {
-                if memory < minMemory { reasons.append("needs \(Self.gib(minMemory)) of memory; the device has \(Self.gib(memory))") }
+                if memory < minMemory { add("min_memory", "needs \(Self.gib(minMemory)) of memory; the device has \(Self.gib(memory))") }
             } else {
-                reasons.append("needs \(Self.gib(minMemory)) of memory; the device's memory is unknown")
+                add("min_memory", "needs \(Self.gib(minMemory)) of memory; the device's memory is unknown")
             }
         }
         if let platforms {
             if let platform = device.platform, let lowest = platforms[platform] {
                 if let os = device.osVersion.flatMap({ try? AppVersion($0) }) {
-                    if os < lowest { reasons.append("needs \(platform.rawValue) \(lowest) or later; the device runs \(os)") }
+                    if os < lowest { add("platforms", "needs \(platform.rawValue) \(lowest) or later; the device runs \(os)") }
                 } else if lowest != (try! AppVersion("0")) {
-                    reasons.append("needs \(platform.rawValue) \(lowest) or later; the device's OS version is unknown")
+                    add("platforms", "needs \(platform.rawValue) \(lowest) or later; the device's OS version is unknown")
                 }
             } else {
-                reasons.append("runs on \(platforms.keys.map(\.rawValue).sorted().joined(separator: ", ")); the device is \(device.platform?.rawValue ?? "an unknown platform")")
+                add("platforms", "runs on \(platforms.keys.map(\.rawValue).sorted().joined(separator: ", ")); the device is \(device.platform?.rawValue ?? "an unknown platform")")
             }
         }
         for accelerator in accelerators.sorted() where !device.accelerators.contains(accelerator) {
-            reasons.append("needs the \(accelerator == .neuralEngine ? "Neural Engine" : "GPU"); the device has none known")
+            add("accelerators", "needs the \(accelerator == .neuralEngine ? "Neural Engine" : "GPU"); the device has none known")
         }
         if !architectures.isEmpty, !(device.architecture.map(architectures.contains) ?? false) {
-            reasons.append("runs on \(architectures.sorted().joined(separator: ", ")); the device is \(device.architecture ?? "an unknown architecture")")
+            add("architectures", "runs on \(architectures.sorted().joined(separator: ", ")); the device is \(device.architecture ?? "an unknown architecture")")
         }
         let missing = capabilities.subtracting(device.capabilities).sorted()
-        if !missing.isEmpty { reasons.append("needs capabilit\(missing.count == 1 ? "y" : "ies") \(missing.joined(separator: ", "))") }
+        if !missing.isEmpty { add("capabilities", "needs capabilit\(missing.count == 1 ? "y" : "ies") \(missing.joined(separator: ", "))") }
         return reasons
     }
 
     static func gib(_ bytes: Int64) -> String {
         let value = Double(bytes) / Double(1 << 30)
         return value == value.rounded() ? "\(Int64(value)) GiB" : String(format: "%.1f GiB", value)
+    }
+}
+
+/// A requirement of a variant that a device does not meet.
+public struct UnmetRequirement: Sendable, Equatable {
+    /// The `requires` key it is about: `min_memory`, `platforms`, `accelerators`,
+    /// `architectures`, `capabilities`, or an unknown key as the manifest writes it. Stable:
+    /// a reason to match on, where `message` is for people and may be reworded.
+    public let requirement: String
+    /// Why, in a sentence (`needs 8 GiB of memory; the device has 6 GiB`).
+    public let message: String
+
+    public init(requirement: String, message: String) {
+        self.requirement = requirement
+        self.message = message
     }
 }
 
@@ -255,7 +279,10 @@ public struct VariantChoice: Sendable, Equatable {
 
     public struct Skipped: Sendable, Equatable {
         public let variant: String
-        public let reasons: [String]
+        /// Each unmet requirement, with the `requires` key it is about.
+        public let unmet: [UnmetRequirement]
+        /// Why it was passed over, one sentence per unmet requirement.
+        public var reasons: [String] { unmet.map(\.message) }
     }
 }
 
@@ -266,9 +293,9 @@ extension CheckedModel {
         guard !variants.isEmpty else { return VariantChoice(model: name.rawValue, chosen: self, skipped: []) }
         var skipped: [VariantChoice.Skipped] = []
         for variant in variants {
-            let reasons = variant.requirements.unmet(by: device)
-            if reasons.isEmpty { return VariantChoice(model: name.rawValue, chosen: variant.model, skipped: skipped) }
-            skipped.append(.init(variant: variant.name.rawValue, reasons: reasons))
+            let unmet = variant.requirements.unmetRequirements(by: device)
+            if unmet.isEmpty { return VariantChoice(model: name.rawValue, chosen: variant.model, skipped: skipped) }
+            skipped.append(.init(variant: variant.name.rawValue, unmet: unmet))
         }
         return VariantChoice(model: name.rawValue, chosen: nil, skipped: skipped)
     }
