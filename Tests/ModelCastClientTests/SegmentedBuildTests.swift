@@ -33,7 +33,7 @@ final class SegmentedBuildTests: XCTestCase {
         let server = try BackgroundProcess("/usr/bin/env", ["python3", repositoryRoot + "/Tests/Fixtures/misbehaving_server.py", root, String(port)])
         XCTAssertEqual(server.firstLine, "ready")
         let plan = DeltaPlan(new: new.index, have: DeltaPlan.offsets(of: old.index))
-        let http = HTTPStream(timeout: 10)
+        let http = HTTPStream(timeout: 10, bounds: TransferBounds(minimumRate: 1024, window: 30, metadataDeadline: 60))
         defer { http.invalidate() }
         func build(_ mode: String) async throws -> (SegmentedBuild.Outcome, String) {
             let part = work.at("\(mode).part")
@@ -102,7 +102,7 @@ final class SegmentedBuildTests: XCTestCase {
         bytes[torn] ^= 0xFF
         let part = URL(fileURLWithPath: work.at("crashed.part"))
         try bytes.write(to: part)
-        let http = HTTPStream(timeout: 10)
+        let http = HTTPStream(timeout: 10, bounds: TransferBounds(minimumRate: 1024, window: 30, metadataDeadline: 60))
         defer { http.invalidate() }
         let outcome = try await SegmentedBuild(http: http).build(
             plan: plan, index: new.index, url: URL(string: "http://127.0.0.1:\(port)/ok/new.gguf")!,

@@ -15,23 +15,18 @@ enum ExitStatus: Int32 {
     /// unwritable, the directory holds no configuration. Another attempt may succeed.
     case unavailable = 3
 
-    /// The status a failed call exits with. Every `ClientError` case is named, so a case
-    /// added to the library does not compile here until it is classified.
+    /// The status a failed call exits with, by the library's own classification of its
+    /// errors (`ClientError.kind`, where every case is named).
     init(_ error: Error) {
         // URLError, a file error, a cancellation: none is a rule saying no.
         guard let error = error as? ClientError else {
             self = .unavailable
             return
         }
-        switch error {
-        case .http, .network, .badRangeResponse, .insufficientDiskSpace, .insufficientSpaceToInstall, .directoryBusy, .io, .undoFailed:
-            self = .unavailable
-        case .configuration:
-            self = .usage
-        case .manifestTooLarge, .invalidManifest, .wrongChannel, .unsigned, .badSignature, .expired, .replayed, .requiresNewerApp,
-             .hashMismatch, .sizeMismatch, .unsafeArchive, .unknownModel, .noVariantForDevice, .notInstalled, .noPreviousVersion,
-             .invalidModelSigningKey, .installTooLarge, .modelSignatureMissing, .modelSignatureUntrustedKey, .badModelSignature, .modelSignatureMismatch:
-            self = .refused
+        switch error.kind {
+        case .network, .io: self = .unavailable
+        case .configuration: self = .usage
+        case .refused: self = .refused
         }
     }
 }

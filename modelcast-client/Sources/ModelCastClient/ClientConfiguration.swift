@@ -36,19 +36,37 @@ public struct ClientConfiguration: Sendable {
     public var models: Set<String>?
     /// Versions kept besides the current one, per model, for an instant local rollback.
     public var keepPreviousVersions: Int
-    /// Largest manifest read; a larger one is refused without being read further.
+    /// Largest manifest read (default 4 MiB); a larger one is refused
+    /// (`ClientError.manifestTooLarge`) and its connection closed within 64 KiB more.
+    /// (A detached signature is read up to 16 KiB, a segment index and a model signature
+    /// bundle up to the size the manifest gives them, an artifact up to its size, each
+    /// with the same 64 KiB bound on what is read past it.)
     public var maxManifestBytes: Int
-    /// Attempts per download after a dropped connection or a server error (each resumes).
+    /// Attempts per download after a dropped connection, a server error or a transfer
+    /// abandoned as too slow (default 3; each resumes). A model signature bundle is retried
+    /// too, but not after a too slow or overlong attempt; the manifest, its signature and a
+    /// segment index are not retried.
     public var retries: Int
-    /// Seconds a request may wait for data before it counts as dropped.
+    /// Seconds a request may wait for data before it counts as dropped (default 30): an
+    /// idle timeout, which every byte resets, so a trickle never reaches it; the two
+    /// bounds below end a trickle.
     public var requestTimeout: TimeInterval
-    /// Slow retrieval: a request whose body arrives slower than this many bytes per second,
-    /// averaged over `transferRateWindow`, is abandoned (`ClientError.tooSlow`).
+    /// Slow retrieval (default 1024 bytes per second): a request whose body brings fewer
+    /// than `minimumTransferRate × transferRateWindow` bytes in any window of
+    /// `transferRateWindow` seconds from its start is abandoned (`ClientError.tooSlow`)
+    /// and its connection closed. An artifact's download tries again, resuming, up to
+    /// `retries` times, so a server that only trickles costs a file at most
+    /// (retries + 1) × `transferRateWindow` seconds and the backoff; other requests are not
+    /// retried after it. 0 turns the check off. A body that ends within its first window
+    /// is never judged, so a small object on a slow link is fine.
     public var minimumTransferRate: Int
-    /// Seconds `minimumTransferRate` is measured over, from the request's start.
+    /// Seconds `minimumTransferRate` is measured over, each window from the request's
+    /// start (default 30).
     public var transferRateWindow: TimeInterval
     /// The longest a metadata request (the manifest, its signature, a segment index, a
-    /// model-signature bundle) may take from its start to its last byte.
+    /// model-signature bundle) may take from its start to its last byte (default 60 s),
+    /// however fast its bytes come; past it the request is abandoned
+    /// (`ClientError.deadlineExceeded`) and its connection closed.
     public var metadataDeadline: TimeInterval
     /// The largest unpacked size of one model version the client installs: its plain
     /// files (refused before they are downloaded) plus the sizes its zips' entries declare

@@ -10,10 +10,23 @@ import ModelCastFormat
 public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible, LocalizedError {
     /// The server answered with this HTTP status.
     case http(url: String, status: Int)
-    /// The connection failed or dropped (after the retries).
+    /// The connection failed or dropped (after the retries); the reason says how in plain
+    /// words (refused, timed out, lost, no such host…).
     case network(url: String, reason: String)
+    /// The body arrived slower than `ClientConfiguration.minimumTransferRate`: `received`
+    /// bytes in a window of `seconds` (`transferRateWindow`). The request was abandoned
+    /// and its connection closed.
+    case tooSlow(url: String, received: Int64, seconds: TimeInterval, minimumRate: Int)
+    /// A metadata request (manifest, signature, segment index, model signature bundle)
+    /// did not end within `ClientConfiguration.metadataDeadline` seconds (`received`
+    /// bytes had arrived). The request was abandoned and its connection closed.
+    case deadlineExceeded(url: String, received: Int64, deadline: TimeInterval)
     /// The manifest is larger than `ClientConfiguration.maxManifestBytes`.
     case manifestTooLarge(url: String, limit: Int)
+    /// Another small object the client reads into memory is larger than it reads of it:
+    /// `object` is "signature" (a minisign signature, 16 KiB at most) or "segment index"
+    /// (the size the manifest gives it).
+    case tooLarge(url: String, object: String, limit: Int64)
     /// The manifest is not a modelcast manifest this client reads, or one of its values is
     /// refused (the reason names the field's JSON path and the value).
     case invalidManifest(url: String, reason: String)
@@ -87,7 +100,12 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible, Lo
         switch self {
         case .http(let url, let status): return "\(url): HTTP \(status)"
         case .network(let url, let reason): return "\(url): \(reason)"
+        case .tooSlow(let url, let received, let seconds, let minimumRate):
+            return "\(url): the transfer brought \(received) bytes in \(formatSeconds(seconds)) s, less than the minimum of \(minimumRate) bytes/s; abandoned"
+        case .deadlineExceeded(let url, let received, let deadline):
+            return "\(url): the transfer took longer than the \(formatSeconds(deadline)) s allowed for metadata (\(received) bytes arrived); abandoned"
         case .manifestTooLarge(let url, let limit): return "\(url): the manifest is larger than \(limit) bytes"
+        case .tooLarge(let url, let object, let limit): return "\(url): the \(object) is larger than \(limit) bytes"
         case .invalidManifest(let url, let reason): return "\(url): not a usable modelcast manifest: \(reason)"
         case .wrongChannel(let url, let expected, let actual):
             return "\(url): the manifest is channel \(quotedValue(actual))'s, and this app follows channel '\(expected)'"
@@ -133,6 +151,8 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible, Lo
 
 extension ClientError {
     /// A failure another attempt may get past (a download then resumes where it stopped).
+    /// A request abandoned as too slow is not: only an artifact's download tries again
+    /// (`Downloader`), so a trickling server costs a metadata request one window at most.
     var isRetriable: Bool {
         switch self {
         case .network, .badRangeResponse: return true
@@ -141,12 +161,24 @@ extension ClientError {
         }
     }
 
+    /// A request abandoned below the minimum rate: an artifact's download tries again
+    /// (resuming), at most `retries` times, so a trickle costs it (retries + 1) windows.
+    var isTooSlow: Bool {
+        if case .tooSlow = self { return true }
+        return false
+    }
+
     /// A file operation's error as a person reads it: the system's reason (errno's text)
     /// rather than a Foundation error domain and code.
     static func io(_ path: URL, _ error: Error) -> ClientError {
         if let error = error as? ClientError { return error }
         return .io(path: path.path, reason: readableReason(error))
     }
+}
+
+/// Seconds as a person writes them: "30", "0.5".
+func formatSeconds(_ seconds: TimeInterval) -> String {
+    String(format: "%g", seconds)
 }
 
 /// The POSIX reason under a Foundation file error ("No space left on device"), else its description.

@@ -21,7 +21,7 @@ struct DeltaDownload: Sendable {
         guard let reference = file.segments else { return nil }
         var request = URLRequest(url: reference.url.url)
         request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        let (response, data) = try await http.small(request, limit: Int(reference.size))
+        let (response, data) = try await http.small(request, object: .segmentIndex, limit: Int(reference.size))
         let url = reference.url.rawValue
         guard response.statusCode == 200 else { throw ClientError.http(url: url, status: response.statusCode) }
         let digest = hex(Array(SHA256.hash(data: data)))
@@ -36,6 +36,25 @@ struct DeltaDownload: Sendable {
             throw ClientError.invalidManifest(url: url, reason: "the segment index describes another file than \(file.name.rawValue)")
         }
         return (data, index)
+    }
+
+    /// `index(of:model:)`, or nil when the server cannot give it (an error status, a
+    /// dropped connection, bytes that are not the index): the file is then downloaded
+    /// whole. A body past the index's size, or one abandoned as too slow, is the server
+    /// misbehaving, not missing an index: that error ends the update (as a cancel does).
+    func indexIfServed(of file: CheckedFile, model: ModelName) async throws -> (bytes: Data, index: SegmentIndex)? {
+        do {
+            return try await index(of: file, model: model)
+        } catch let error as ClientError {
+            switch error {
+            case .tooLarge, .tooSlow, .deadlineExceeded: throw error
+            default: return nil
+            }
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            return nil
+        }
     }
 
     /// What a segmented build cost.

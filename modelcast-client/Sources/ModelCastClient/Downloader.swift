@@ -25,6 +25,11 @@ public struct UpdateProgress: Sendable, Equatable {
 /// `downloads/<sha256>.part` after a dropped connection or an app restart (`Range` with
 /// `If-Range`, the 206 checked against the offset and the size). Only a file whose
 /// bytes hash to the manifest's SHA-256 becomes `downloads/<sha256>`.
+///
+/// A dropped connection, a server error and an attempt abandoned below the minimum rate
+/// (`ClientError.tooSlow`) are tried again, resuming, `retries` times: a server that only
+/// trickles costs a file (retries + 1) × `transferRateWindow` and the backoff (0.2 s, 0.4 s…),
+/// and one that keeps above the rate delivers that much of the file each window.
 struct Downloader: Sendable {
     let directory: URL
     let retries: Int
@@ -52,7 +57,7 @@ struct Downloader: Sendable {
                 return try await attemptDownload(file, model: model, progress: progress)
             } catch ClientError.hashMismatch where hadPartial && attempt < retries {
                 attempt += 1
-            } catch let error as ClientError where attempt < retries && error.isRetriable {
+            } catch let error as ClientError where attempt < retries && (error.isRetriable || error.isTooSlow) {
                 attempt += 1
                 if case .badRangeResponse = error {
                     // The partial file cannot be continued: start it again.
@@ -123,7 +128,7 @@ struct Downloader: Sendable {
     private func receive(_ request: URLRequest, file: CheckedFile, model: ModelName, state: DownloadState, handle: FileHandle, validatorFile: URL,
                          progress: @escaping @Sendable (Int64) -> Void) async throws {
         let size = file.size, name = file.name.rawValue, modelName = model.rawValue
-        _ = try await http.get(request, onResponse: { response in
+        _ = try await http.get(request, metadata: false, onResponse: { response in
             try Self.accept(response, file: file, model: model, state: state, handle: handle, validatorFile: validatorFile)
         }, onData: { chunk in
             // Never past the promised size: more bytes are an error, not a longer file.

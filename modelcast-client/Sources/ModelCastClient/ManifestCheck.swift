@@ -28,7 +28,7 @@ struct ManifestFetcher: Sendable {
         var request = URLRequest(url: url)
         if let etag { request.setValue(etag, forHTTPHeaderField: "If-None-Match") }
         request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        let (response, data) = try await http.small(request, limit: configuration.maxManifestBytes)
+        let (response, data) = try await http.small(request, object: .manifest, limit: configuration.maxManifestBytes)
         if response.statusCode == 304 { return nil }
         guard response.statusCode == 200 else { throw ClientError.http(url: url.absoluteString, status: response.statusCode) }
         let (release, comment) = try await proven(data)
@@ -101,12 +101,13 @@ struct ManifestFetcher: Sendable {
         }
     }
 
-    /// A detached signature's text, fetched with the manifest's bounds (at most 16 KiB, the
-    /// request timeout); nil when the server has none (404).
+    /// A detached signature's text, fetched with a metadata request's bounds (at most
+    /// 16 KiB, the idle timeout, the minimum rate and the metadata deadline); nil when the
+    /// server has none (404).
     func signatureFile(at signatureURL: URL) async throws -> String? {
         var request = URLRequest(url: signatureURL)
         request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        let (response, body) = try await http.small(request, limit: Self.maxSignatureBytes)
+        let (response, body) = try await http.small(request, object: .signature, limit: Self.maxSignatureBytes)
         if response.statusCode == 404 { return nil }
         guard response.statusCode == 200 else { throw ClientError.http(url: signatureURL.absoluteString, status: response.statusCode) }
         return String(decoding: body, as: UTF8.self)

@@ -61,7 +61,7 @@ struct ModelSignatureCheck: Sendable {
         request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         let url = reference.url.rawValue, size = reference.size, name = model.rawValue
         let body = BundleBody()
-        _ = try await http.get(request, onResponse: { response in
+        _ = try await http.get(request, metadata: true, onResponse: { response in
             guard response.statusCode == 200 else { throw ClientError.http(url: url, status: response.statusCode) }
             if let length = response.value(forHTTPHeaderField: "Content-Length").flatMap(Int64.init), length != size {
                 throw ClientError.sizeMismatch(model: name, file: url, expected: size, actual: length)

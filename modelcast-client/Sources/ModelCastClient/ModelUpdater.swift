@@ -56,7 +56,7 @@ public actor ModelUpdater {
         try configuration.validate()
         self.configuration = configuration
         installer = Installer(directory: configuration.directory.appendingPathComponent("models"))
-        http = HTTPStream(timeout: configuration.requestTimeout, base: sessionConfiguration)
+        http = HTTPStream(timeout: configuration.requestTimeout, bounds: TransferBounds(configuration), base: sessionConfiguration)
         downloader = Downloader(directory: configuration.directory.appendingPathComponent("downloads"), retries: configuration.retries, http: http)
         statePath = configuration.directory.appendingPathComponent("state.json")
         (progress, progressContinuation) = AsyncStream.makeStream(of: UpdateProgress.self, bufferingPolicy: .bufferingNewest(64))
@@ -403,7 +403,7 @@ public actor ModelUpdater {
             let name = file.name.rawValue
             // A file with a segment index: its index is kept with the install; the
             // installed version's copy of it (under this name or another) seeds the download.
-            let fetchedIndex = try? await delta.index(of: file, model: model.name)
+            let fetchedIndex = try await delta.indexIfServed(of: file, model: model.name)
             if let fetchedIndex { indexes[file.sha256] = fetchedIndex.bytes }
             if let fetchedIndex, before == 0, let seed = installer.seed(for: file, of: model, index: fetchedIndex.index),
                let built = try await delta.build(file, index: fetchedIndex.index, seed: seed) {

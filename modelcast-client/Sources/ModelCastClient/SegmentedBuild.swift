@@ -119,7 +119,7 @@ struct SegmentedBuild: Sendable {
         request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         let expected = "bytes \(start)-\(end - 1)/\(layout.index.artifactSize)"
         let receiver = SegmentReceiver(layout: layout, segments: segments, output: output)
-        _ = try await http.get(request, onResponse: { response in
+        _ = try await http.get(request, metadata: false, onResponse: { response in
             let encoding = response.value(forHTTPHeaderField: "Content-Encoding") ?? "identity"
             if acceptWhole, response.statusCode == 200, encoding.lowercased() == "identity" {
                 receiver.takeWholeFile()
