@@ -448,8 +448,10 @@ final class ClientTests: XCTestCase {
     func testKillDuringUpdateLeavesThePreviousModelUsable() throws {
         let site = try Site()
         let device = modelcastBinary.replacingOccurrences(of: "/modelcast", with: "/modelcast-device")
-        let v1 = try site.work.write("v1/m.bin", patternBytes(24 << 20, seed: 1))
-        let v2 = try site.work.write("v2/m.bin", patternBytes(24 << 20, seed: 2))
+        // Large enough that a run resuming a killed one's partial download still takes
+        // longer than the next kill's delay (24 MiB did not, once downloads got faster).
+        let v1 = try site.work.write("v1/m.bin", patternBytes(64 << 20, seed: 1))
+        let v2 = try site.work.write("v2/m.bin", patternBytes(64 << 20, seed: 2))
         let (sha1, sha2) = (try sha256(v1), try sha256(v2))
         try site.publish([v1], version: "1.0.0")
         try site.start()
