@@ -43,6 +43,22 @@ sealed class JsonValue {
         operator fun get(key: String): JsonValue? = members[key]
     }
 
+    /**
+     * The value as an exact 64-bit integer: an integer literal, or a number literal whose
+     * value is one (`1.0`, `1e2`, as the Swift client's decoder takes them); null for a
+     * fraction, a number beyond 64 bits, or anything but a number. What an integer field reads.
+     */
+    fun toLongExact(): Long? = when (this) {
+        is Integer -> value
+        is Decimal -> toBigDecimal()?.let { decimal ->
+            val stripped = if (decimal.signum() == 0) BigDecimal.ZERO else decimal.stripTrailingZeros()
+            // Checked before longValueExact, which would expand a huge exponent digit by digit.
+            if (stripped.scale() > 0 || stripped.precision() - stripped.scale() > 19) null
+            else try { stripped.longValueExact() } catch (e: ArithmeticException) { null }
+        }
+        else -> null
+    }
+
     /** The string, when this is one. */
     val stringValue: String? get() = (this as? Text)?.value
 
