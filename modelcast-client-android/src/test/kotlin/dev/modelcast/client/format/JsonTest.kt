@@ -47,6 +47,7 @@ class JsonTest {
         assertEquals(null, JsonValue.Decimal("1e300").toLongExact())
         assertEquals(null, JsonValue.Decimal("1e999999999999").toLongExact())
         assertEquals(null, JsonValue.Text("1").toLongExact())
+        assertEquals(null, JsonValue.Decimal("1." + "0".repeat(4_000_000)).toLongExact())  // at once, not after minutes of arithmetic
     }
 
     @Test
