@@ -132,6 +132,15 @@ class ReleaseTest {
     }
 
     @Test
+    fun aModelBuiltByHandKeepsTheRules() {
+        val model = decode(base).model("m")!!
+        assertThrows(IllegalArgumentException::class.java) { model.copy(tree = PathSegment("T.mlpackage")) }
+        assertThrows(IllegalArgumentException::class.java) { model.copy(files = model.files + model.files) }
+        assertThrows(IllegalArgumentException::class.java) { model.copy(defaultVariant = ModelName("a")) }
+        assertThrows(IllegalArgumentException::class.java) { model.files[0].copy(size = -1) }
+    }
+
+    @Test
     fun aModelWithoutVariantsIsItsOwnChoice() {
         val model = decode(base).model("m")!!
         val choice = model.choice(DeviceProfile())
