@@ -36,8 +36,8 @@ data class ReleaseModel(
     init {
         require(files.isNotEmpty()) { "a model has at least one file" }
         require(files.all { (it.path != null) == (tree != null) }) { "the files of a tree model, and only those, have a path" }
-        require(files.map { it.placement.text.toLowerCase(java.util.Locale.ROOT) }.toSet().size == files.size) { "two files go to the same place" }
-        require(variants.size <= 32 && variants.map { it.name.text.toLowerCase(java.util.Locale.ROOT) }.toSet().size == variants.size) { "1 to 32 variants with unique names" }
+        require(files.map { lowercased(it.placement.text) }.toSet().size == files.size) { "two files go to the same place" }
+        require(variants.size <= 32 && variants.map { lowercased(it.name.text) }.toSet().size == variants.size) { "1 to 32 variants with unique names" }
         require(if (defaultVariant == null) variants.isEmpty() else variants.any { it.name == defaultVariant }) { "the default variant is one of the variants" }
         require(variants.all { it.model.variants.isEmpty() }) { "a variant has no variants of its own" }
     }

@@ -131,6 +131,23 @@ class ReleaseTest {
         assertEquals(8L, decode(variants(obj("min_memory" to JsonValue.Decimal("8.0")))).model("m")!!.variants[0].requirements.minMemory)
     }
 
+    /** base.json's model with files named [names] (each its own key). */
+    private fun files(vararg names: String): JsonValue {
+        val model = base("models")("m")
+        val file = model("files").items[0]
+        val entries = names.mapIndexed { index, name -> file.setting("name", str(name)).setting("key", str("models/m/1.0.0/f$index")) }
+        return base.setting("models", obj("m" to model.setting("files", JsonValue.Array(entries))))
+    }
+
+    @Test
+    fun placementsCollideAsTheSwiftClientLowercasesThem() {
+        // Swift's lowercased() maps each code point fully and without context: İ becomes i + U+0307, a final Σ becomes σ.
+        assertEquals("models.m.files[1]", refusal(files("\u0130.bin", "i\u0307.bin")).field)
+        assertEquals("models.m.files[1]", refusal(files("A\u03a3", "a\u03c3")).field)
+        assertEquals(2, decode(files("\u0130.bin", "i.bin")).models[0].files.size)
+        assertEquals(2, decode(files("A\u03a3", "a\u03c2")).models[0].files.size)
+    }
+
     @Test
     fun aModelBuiltByHandKeepsTheRules() {
         val model = decode(base).model("m")!!

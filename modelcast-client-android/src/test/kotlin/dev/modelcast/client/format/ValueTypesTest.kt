@@ -97,7 +97,7 @@ class ValueTypesTest {
         refusal { ChannelName("b".repeat(65)) }
         val digest = "53200ef98d9149b943537a56536ec256c0b17b6ba8b1aefc091a222dc61f51c6"
         assertEquals(digest, Sha256Hex(digest).toDigest().hex)
-        assertTrue(refusal { Sha256Hex(digest.toUpperCase()) }.reason.contains("lowercase"))
+        assertTrue(refusal { Sha256Hex(digest.map { if (it in 'a'..'f') it - 32 else it }.joinToString("")) }.reason.contains("lowercase"))
         assertEquals(ByteSize.MAXIMUM, ByteSize(1L shl 53).bytes)
         refusal { ByteSize((1L shl 53) + 1) }
         refusal { ByteSize(-1) }
