@@ -1,5 +1,7 @@
 package dev.modelcast.device
 
+import dev.modelcast.client.format.AppVersion
+import dev.modelcast.client.format.ManifestValueException
 import dev.modelcast.client.quoted
 import java.io.File
 import java.io.IOException
@@ -87,4 +89,14 @@ object StrictValue {
     } catch (error: CharacterCodingException) {
         null
     }
+}
+
+/** An app or OS version as the manifest's `min_app_version` and `platforms` compare them. */
+fun StrictValue.version(text: String, label: String): String {
+    try {
+        AppVersion(text)
+    } catch (error: ManifestValueException) {
+        throw UsageError("$label ${quoted(text)} is not a version (e.g. 5.2, 1.4.0, 17.4.1)")
+    }
+    return text
 }

@@ -4,8 +4,8 @@ import dev.modelcast.client.format.AppVersion
 import dev.modelcast.client.format.ChannelName
 import dev.modelcast.client.format.DeviceProfile
 import dev.modelcast.client.format.DownloadPolicy
+import dev.modelcast.client.format.ManifestValueException
 import dev.modelcast.client.format.ModelName
-import dev.modelcast.client.trust.ModelSigningPublicKey
 import java.io.File
 import java.net.URI
 import java.net.URISyntaxException
@@ -47,7 +47,7 @@ data class ClientConfiguration(
      * verifies and whose statement lists exactly the version's files on disk; anything else
      * is refused before the switch. null: no model signature is fetched.
      */
-    val modelSigningPublicKey: ModelSigningPublicKey? = null,
+    val modelSigningPublicKey: String? = null,
     /** The app's version, for `min_app_version`; null skips that gate. */
     val appVersion: String? = null,
     /** Install only these models of the manifest (null: every model). */
@@ -127,18 +127,18 @@ data class ClientConfiguration(
             throw ClientError.Configuration("manifestUrl ${quoted(manifestUrl)} is not an http or https URL")
         }
         if (uri.rawUserInfo != null) throw ClientError.Configuration("manifestUrl carries a user name or password")
-        if (ChannelName.parseOrNull(channel) == null) {
+        if (!parses { ChannelName(channel) }) {
             throw ClientError.Configuration("channel ${quoted(channel)} is not a channel name (lowercase letters, digits and '-')")
         }
         if (directory.path.isEmpty()) throw ClientError.Configuration("directory is empty")
-        if (appVersion != null && AppVersion.parseOrNull(appVersion) == null) {
+        if (appVersion != null && !parses { AppVersion(appVersion) }) {
             throw ClientError.Configuration("appVersion ${quoted(appVersion)} is not an app version (e.g. 5.2, 1.4.0, 1.0.0.123)")
         }
         for (name in models.orEmpty().sorted()) {
-            if (ModelName.parseOrNull(name) == null) throw ClientError.Configuration("models names ${quoted(name)}, which is not a model name")
+            if (!ModelName.isValid(name)) throw ClientError.Configuration("models names ${quoted(name)}, which is not a model name")
         }
         for (name in downloadPolicies.keys.sorted()) {
-            if (ModelName.parseOrNull(name) == null) throw ClientError.Configuration("downloadPolicies names ${quoted(name)}, which is not a model name")
+            if (!ModelName.isValid(name)) throw ClientError.Configuration("downloadPolicies names ${quoted(name)}, which is not a model name")
         }
         if (keepPreviousVersions < 0 || retries < 0 || maxManifestBytes <= 0 || !(requestTimeoutSeconds > 0)) {
             throw ClientError.Configuration("keepPreviousVersions and retries must not be negative, maxManifestBytes and requestTimeoutSeconds must be positive")
@@ -150,6 +150,9 @@ data class ClientConfiguration(
             throw ClientError.Configuration("directoryLockTimeoutSeconds $directoryLockTimeoutSeconds must be a number of seconds, 0 or more")
         }
     }
+
+    /** True when [make] builds its value ([ManifestValueException] is how a value type refuses). */
+    private inline fun parses(make: () -> Any): Boolean = try { make(); true } catch (error: ManifestValueException) { false }
 
     companion object {
         /**
