@@ -16,11 +16,14 @@ class InlineSignatureTest {
 
     @Test
     fun theCutIsAtTheLastMarker() {
-        // A string holding the marker's text (escaped, as JSON writes a newline) does not confuse it.
-        val manifest = "{\n  \"note\": \",\\n  \\\"signature\\\": \",\n  \"signature\": {\"format\": \"minisign\"}\n}\n"
+        // A hostile manifest with two top-level signature members: only the last one is the signature.
+        val manifest = "{\n  \"a\": 1,\n  \"signature\": \"first\",\n  \"signature\": {\"format\": \"minisign\"}\n}\n"
         val split = InlineSignature.split(manifest.toByteArray())!!
-        assertEquals("{\n  \"note\": \",\\n  \\\"signature\\\": \"\n}\n", String(split.signed))
+        assertEquals("{\n  \"a\": 1,\n  \"signature\": \"first\"\n}\n", String(split.signed))
         assertEquals("{\"format\": \"minisign\"}", String(split.member))
+        // The marker's text inside a string is escaped (no raw newline), so it is no marker.
+        val quoted = "{\n  \"note\": \",\\n  \\\"signature\\\": \"\n}\n"
+        assertNull(InlineSignature.split(quoted.toByteArray()))
     }
 
     @Test

@@ -129,11 +129,16 @@ class ManifestSignatureCheckTest {
 
     @Test
     fun aCommentModelcastDidNotWriteIsRefused() {
-        val byMinisign = Vectors.text("minisign/signatures/hello-by-test.minisig")
-            .replace(Regex("trusted comment: .*"), "trusted comment: timestamp:1\tfile:hello.txt")
-        // The comment was altered, so its signature fails first; the check of its form comes after.
-        assertTrue(assertThrows(ClientError.BadSignature::class.java) {
+        // minisign's default trusted comment (`minisign -S -s keys/test.key -m hello.txt`): signed, but it binds no sequence.
+        val byMinisign = "untrusted comment: signature from minisign secret key\nRUSSru3AKSo8uZ7WW+Qk2pyLbtTe5wffMSRhiOiQSz5C3Xp2lRw8872/QH19UAiDFT4rpjFMw5OO8kQeOHQUErFnsGm36U0UfAA=\ntrusted comment: timestamp:1795935089\tfile:hello.txt\thashed\nXlIDRyNyPgtRiDIZOl0Im+l3xSQ3Gz6rsIjQXMU5RSOYTuQuxcVpq+nHaiKgZ51wr9CJjeR4VWz4bzevgFXRCw==\n"
+        val error = assertThrows(ClientError.BadSignature::class.java) {
             ManifestSignatureCheck.verify(byMinisign, Vectors.bytes("minisign/messages/hello.txt"), keys, url)
+        }
+        assertEquals("the trusted comment is not modelcast's (it binds no sequence): 'timestamp:1795935089\\u{9}file:hello.txt\\u{9}hashed'", error.reason)
+        // An altered comment fails on its signature before its form is read.
+        val altered = byMinisign.replace("hashed", "sequence:1")
+        assertTrue(assertThrows(ClientError.BadSignature::class.java) {
+            ManifestSignatureCheck.verify(altered, Vectors.bytes("minisign/messages/hello.txt"), keys, url)
         }.cause is TrustError.TrustedCommentMismatch)
     }
 
