@@ -1,7 +1,5 @@
 package dev.modelcast.client.format
 
-import java.util.Locale
-
 /**
  * Where a device downloads a file: an absolute `http` or `https` URL (the scheme in any
  * case) with a non-empty host, no user name or password (not even an empty `@`), only
@@ -26,7 +24,7 @@ class HttpUrl(text: String) {
         val schemeIsValid = schemeText.isNotEmpty() && schemeText[0].isAsciiLetter() &&
             schemeText.all { it.isAsciiLetter() || it in '0'..'9' || it == '+' || it == '-' || it == '.' }
         if (!schemeIsValid) refuse("is not an absolute URL")
-        scheme = schemeText.toLowerCase(Locale.ROOT)
+        scheme = lowercased(schemeText)
         if (scheme != "http" && scheme != "https") refuse("is not an http or https URL (scheme '$scheme')")
         val rest = text.substring(colon + 1)
         if (!rest.startsWith("//")) refuse("has no host")

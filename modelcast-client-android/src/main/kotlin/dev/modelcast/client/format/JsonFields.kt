@@ -1,7 +1,5 @@
 package dev.modelcast.client.format
 
-import java.math.BigDecimal
-
 // Reading a decoded JSON document field by field, each failure naming the field's path.
 // Absent and `null` are the same for an optional field (as the Swift client's decoder has it).
 
@@ -65,21 +63,8 @@ internal class JsonFields(val members: Map<String, JsonValue>, val path: String)
     }
 }
 
-/**
- * [value] as an exact 64-bit integer: an integer literal, or a number literal whose value is
- * one (`1.0`, `1e2`, as the Swift client's decoder takes them); null for a fraction, a
- * number beyond 64 bits, or anything but a number.
- */
-internal fun exactLong(value: JsonValue): Long? = when (value) {
-    is JsonValue.Integer -> value.value
-    is JsonValue.Decimal -> value.toBigDecimal()?.let { decimal ->
-        val stripped = if (decimal.signum() == 0) BigDecimal.ZERO else decimal.stripTrailingZeros()
-        // Checked before longValueExact, which would expand a huge exponent digit by digit.
-        if (stripped.scale() > 0 || stripped.precision() - stripped.scale() > 19) null
-        else try { stripped.longValueExact() } catch (e: ArithmeticException) { null }
-    }
-    else -> null
-}
+/** [value] as an exact 64-bit integer ([JsonValue.toLongExact]), or null. */
+internal fun exactLong(value: JsonValue): Long? = value.toLongExact()
 
 /**
  * A free-form value as the Swift client reads it into its `JSONValue`: a number that is a

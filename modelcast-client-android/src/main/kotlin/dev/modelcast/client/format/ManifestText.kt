@@ -62,4 +62,17 @@ internal fun checkPrintable(text: String, limit: Int, what: String) {
 }
 
 /** `U+202E`: a code point as a rule names it. */
-internal fun unicodeName(point: Int): String = "U+" + Integer.toHexString(point).toUpperCase(java.util.Locale.ROOT)
+internal fun unicodeName(point: Int): String = String.format(java.util.Locale.ROOT, "U+%X", point)
+
+/**
+ * [text] in lower case as the Swift client's `lowercased()` makes it: each code point by
+ * its full Unicode mapping, without context (`İ` → `i̇`, every `Σ` → `σ`). Through Java's
+ * own method: Kotlin's `toLowerCase(Locale)` is an error from Kotlin 2.1 and `lowercase()`
+ * does not exist in 1.3, and the library compiles with both.
+ */
+@Suppress("PLATFORM_CLASS_MAPPED_TO_KOTLIN")
+internal fun lowercased(text: String): String {
+    val out = StringBuilder(text.length)
+    for (point in codePoints(text)) out.append((String(Character.toChars(point)) as java.lang.String).toLowerCase(java.util.Locale.ROOT))
+    return out.toString()
+}

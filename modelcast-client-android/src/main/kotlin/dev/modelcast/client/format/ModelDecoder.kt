@@ -19,7 +19,7 @@ internal fun decodeModel(fields: JsonFields, name: String): ReleaseModel {
                 if (tree == null) "is set, but the model is not a tree (it has no tree directory)" else "is missing: every file of a tree model has a path")
         }
         // Case-insensitively: two files differing only in case overwrite each other on a case-insensitive disk.
-        if (!placements.add(file.placement.text.toLowerCase(java.util.Locale.ROOT))) {
+        if (!placements.add(lowercased(file.placement.text))) {
             throw ManifestValueException(at, file.placement.text, "goes to the same place as another file of the model")
         }
         file
@@ -50,7 +50,7 @@ private fun decodeVariants(fields: JsonFields, model: ReleaseModel): ReleaseMode
         val entry = fields.item("variants", index, value)
         val nameText = entry.string("name")
         val name = entry.parsed("name", nameText, ::ModelName)
-        if (!names.add(nameText.toLowerCase(java.util.Locale.ROOT))) throw ManifestValueException(entry.pathOf("name"), nameText, "is the name of an earlier variant")
+        if (!names.add(lowercased(nameText))) throw ManifestValueException(entry.pathOf("name"), nameText, "is the name of an earlier variant")
         if (listOf("variants", "variant", "download").any { entry.members[it].let { member -> member != null && member != JsonValue.Null } }) {
             throw ManifestValueException(entry.path, nameText, "has variants, variant or download of its own (only a model has them)")
         }

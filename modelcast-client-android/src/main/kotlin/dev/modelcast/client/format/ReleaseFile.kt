@@ -6,7 +6,7 @@ package dev.modelcast.client.format
  * place inside the tree directory; [segments] names its segment index when the publish
  * wrote one.
  */
-data class ReleaseFile internal constructor(
+data class ReleaseFile(
     val name: PathSegment,
     val key: RelativePath,
     val url: HttpUrl,
@@ -26,7 +26,7 @@ data class ReleaseFile internal constructor(
 }
 
 /** Where a file's segment index is stored, and the bytes it must be ([size]: 48…[SegmentIndex.MAX_ENCODED_SIZE]). */
-data class SegmentIndexRef internal constructor(val key: RelativePath, val url: HttpUrl, val sha256: Sha256Hex, val size: Long) {
+data class SegmentIndexRef(val key: RelativePath, val url: HttpUrl, val sha256: Sha256Hex, val size: Long) {
     init {
         require(size in 48..SegmentIndex.MAX_ENCODED_SIZE) { "a segment index of $size bytes" }
     }
@@ -38,7 +38,7 @@ data class SegmentIndexRef internal constructor(val key: RelativePath, val url: 
 }
 
 /** Where a model's OpenSSF model signature (a Sigstore bundle) is stored ([size]: 1…[MAXIMUM_SIZE]). */
-data class ModelSignatureRef internal constructor(val key: RelativePath, val url: HttpUrl, val sha256: Sha256Hex, val size: Long) {
+data class ModelSignatureRef(val key: RelativePath, val url: HttpUrl, val sha256: Sha256Hex, val size: Long) {
     init {
         require(size in 1..MAXIMUM_SIZE) { "a model signature of $size bytes" }
     }

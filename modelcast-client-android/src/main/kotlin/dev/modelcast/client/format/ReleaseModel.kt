@@ -7,8 +7,9 @@ package dev.modelcast.client.format
  * For a model with variants, the model's own [version] and [files] are those of its
  * [defaultVariant] (what clients that do not know variants install). For a variant's unit
  * ([ReleaseVariant.model]) [variant] names the variant and [download] is the model's policy.
+ * [Release.decode] makes them; one built by hand is held to the same structural rules.
  */
-data class ReleaseModel internal constructor(
+data class ReleaseModel(
     val name: ModelName,
     val version: ModelVersion,
     /** A tree model's directory name (`TinyClassifier.mlpackage`); every file then has a path. */
@@ -30,18 +31,29 @@ data class ReleaseModel internal constructor(
     /** The model's interface as `modelcast inspect` read it (`interface`), when there is one. */
     val modelInterface: JsonValue?
 ) {
+    // What decoding refuses with the Swift client's words, held again for a value built by hand
+    // (or by copy): no instance breaks the rules a device relies on.
     init {
         require(files.isNotEmpty()) { "a model has at least one file" }
+        require(files.all { (it.path != null) == (tree != null) }) { "the files of a tree model, and only those, have a path" }
+        require(files.map { lowercased(it.placement.text) }.toSet().size == files.size) { "two files go to the same place" }
+        require(variants.size <= 32 && variants.map { lowercased(it.name.text) }.toSet().size == variants.size) { "1 to 32 variants with unique names" }
+        require(if (defaultVariant == null) variants.isEmpty() else variants.any { it.name == defaultVariant }) { "the default variant is one of the variants" }
+        require(variants.all { it.model.variants.isEmpty() }) { "a variant has no variants of its own" }
     }
 }
 
 /** A variant of a model: its name, what it needs of a device, and the unit a device installs when it takes it. */
-data class ReleaseVariant internal constructor(val name: ModelName, val requirements: VariantRequirements, val model: ReleaseModel)
+data class ReleaseVariant(val name: ModelName, val requirements: VariantRequirements, val model: ReleaseModel)
 
 /** The release devices fall back to (`rollback`): during a staged rollout, the devices outside the cohort. */
-data class ReleaseRollback internal constructor(
+data class ReleaseRollback(
     /** Sequence of the release pointed back to (0…2^53). */
     val sequence: Long,
     /** Its models, by name order. */
     val models: List<ReleaseModel>
-)
+) {
+    init {
+        require(sequence in 0..ByteSize.MAXIMUM) { "sequence $sequence is outside 0…2^53" }
+    }
+}

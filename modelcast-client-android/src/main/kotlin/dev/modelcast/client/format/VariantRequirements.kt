@@ -22,6 +22,11 @@ data class VariantRequirements(
     /** Requirement keys this client does not know, sorted. */
     val unknown: List<String> = emptyList()
 ) {
+    init {
+        require(minMemory == null || minMemory in 0..ByteSize.MAXIMUM) { "min_memory $minMemory is outside 0…2^53" }
+        require(platforms == null || platforms.isNotEmpty()) { "platforms, when given, names at least one" }
+    }
+
     /**
      * Why [device] cannot take a variant with these requirements, one per unmet requirement,
      * empty when it can. A value the device does not know counts as unmet. The order is
