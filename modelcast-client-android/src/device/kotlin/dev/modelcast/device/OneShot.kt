@@ -65,7 +65,7 @@ object OneShot {
     /** `running m 1.0.0 (variant small): models/m/current/m.bin` */
     private fun describe(model: InstalledModel): String =
         "running ${model.name} ${model.version}" + (model.variant?.let { " (variant $it)" } ?: "") +
-            ": models/${model.name}/current/${model.mainFile.name}"
+            ": models/${model.name}/current/${model.mainFile.fileName}"
 
     /** One line per model with variants (the one taken, or why none), per refused version. */
     private fun explain(plan: UpdatePlan) {

@@ -6,6 +6,7 @@ import dev.modelcast.client.format.DeviceProfile
 import dev.modelcast.client.format.DownloadPolicy
 import dev.modelcast.client.format.ManifestValueException
 import dev.modelcast.client.format.ModelName
+import dev.modelcast.client.trust.ModelSigningPublicKey
 import java.io.File
 import java.net.URI
 import java.net.URISyntaxException
@@ -47,7 +48,7 @@ data class ClientConfiguration(
      * verifies and whose statement lists exactly the version's files on disk; anything else
      * is refused before the switch. null: no model signature is fetched.
      */
-    val modelSigningPublicKey: String? = null,
+    val modelSigningPublicKey: ModelSigningPublicKey? = null,
     /** The app's version, for `min_app_version`; null skips that gate. */
     val appVersion: String? = null,
     /** Install only these models of the manifest (null: every model). */

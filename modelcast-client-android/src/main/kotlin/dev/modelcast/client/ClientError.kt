@@ -75,6 +75,8 @@ sealed class ClientError(message: String) : Exception(message) {
         ClientError("model ${quoted(model)} needs $bytes bytes of free space, $available available") { override val kind = Kind.IO }
     class DirectoryBusy(val path: String, val waitedSeconds: Double) :
         ClientError("$path is held by another process (waited ${"%.0f".format(waitedSeconds)} s)") { override val kind = Kind.IO }
+    class InsufficientDiskSpace(val needed: Long, val available: Long) :
+        ClientError("$needed bytes of free space needed to download, $available available") { override val kind = Kind.IO }
 
     // -- configuration: the app's own mistake ----------------------------------------------
     class Configuration(val reason: String) :
