@@ -51,8 +51,12 @@ object OneShot {
 
     /** `8G`, `512M`, `1024K` (binary units) or a number of bytes. */
     private fun byteCount(text: String): Long? {
-        val units = mapOf('K' to (1L shl 10), 'M' to (1L shl 20), 'G' to (1L shl 30))
-        val unit = text.lastOrNull()?.toUpperCase()?.let { units[it] }
+        val unit = when (text.lastOrNull()) {
+            'K', 'k' -> 1L shl 10
+            'M', 'm' -> 1L shl 20
+            'G', 'g' -> 1L shl 30
+            else -> null
+        }
         return if (unit != null) text.dropLast(1).toLongOrNull()?.let { it * unit } else text.toLongOrNull()
     }
 

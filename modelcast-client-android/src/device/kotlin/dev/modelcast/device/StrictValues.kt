@@ -11,7 +11,6 @@ import java.nio.ByteBuffer
 import java.nio.charset.CharacterCodingException
 import java.nio.charset.CodingErrorAction
 import java.nio.file.Files
-import java.util.Locale
 
 /**
  * The option values of the protocol, parsed exactly: each accepts one written form and
@@ -56,8 +55,8 @@ object StrictValue {
     /** The channel's manifest URL: `http://` or `https://` with a host, no user or password. */
     fun manifestURL(text: String, label: String): URI {
         val uri = try { URI(text) } catch (error: URISyntaxException) { null }
-        val scheme = uri?.scheme?.toLowerCase(Locale.ROOT)
-        if (uri == null || (scheme != "http" && scheme != "https") || uri.host.isNullOrEmpty()) {
+        val scheme = uri?.scheme.orEmpty()
+        if (uri == null || !(scheme.equals("http", ignoreCase = true) || scheme.equals("https", ignoreCase = true)) || uri.host.isNullOrEmpty()) {
             throw UsageError("$label ${quoted(text)} is not an http:// or https:// URL")
         }
         if (uri.rawUserInfo != null) throw UsageError("$label carries a user name or password; it is not kept")

@@ -11,7 +11,6 @@ import java.io.File
 import java.net.URI
 import java.net.URISyntaxException
 import java.time.Instant
-import java.util.Locale
 
 /**
  * How a [ModelUpdater] finds, trusts and keeps models. Immutable: change a value with
@@ -123,8 +122,8 @@ data class ClientConfiguration(
      */
     fun validate() {
         val uri = try { URI(manifestUrl) } catch (error: URISyntaxException) { null }
-        val scheme = uri?.scheme?.toLowerCase(Locale.ROOT)
-        if (uri == null || (scheme != "http" && scheme != "https") || uri.host.isNullOrEmpty()) {
+        val scheme = uri?.scheme.orEmpty()
+        if (uri == null || !(scheme.equals("http", ignoreCase = true) || scheme.equals("https", ignoreCase = true)) || uri.host.isNullOrEmpty()) {
             throw ClientError.Configuration("manifestUrl ${quoted(manifestUrl)} is not an http or https URL")
         }
         if (uri.rawUserInfo != null) throw ClientError.Configuration("manifestUrl carries a user name or password")

@@ -3,7 +3,6 @@ package dev.modelcast.client
 import dev.modelcast.client.format.DevicePlatform
 import dev.modelcast.client.format.DeviceProfile
 import java.io.File
-import java.util.Locale
 
 /**
  * This device as the system describes it, read once per process, without any Android
@@ -40,10 +39,10 @@ object CurrentDevice {
 
     private fun platform(): DevicePlatform? {
         if (isAndroid) return DevicePlatform.ANDROID
-        val os = System.getProperty("os.name").orEmpty().toLowerCase(Locale.ROOT)
+        val os = System.getProperty("os.name").orEmpty()
         return when {
-            os.startsWith("linux") -> DevicePlatform.LINUX
-            os.startsWith("mac") -> DevicePlatform.MACOS
+            os.startsWith("linux", ignoreCase = true) -> DevicePlatform.LINUX
+            os.startsWith("mac", ignoreCase = true) -> DevicePlatform.MACOS
             else -> null
         }
     }
@@ -58,11 +57,15 @@ object CurrentDevice {
         }
     }
 
-    private fun architecture(): String? = when (System.getProperty("os.arch").orEmpty().toLowerCase(Locale.ROOT)) {
-        "aarch64", "arm64" -> "arm64"
-        "amd64", "x86_64" -> "x86_64"
-        "arm", "armv7l", "armv7" -> "armv7"
-        "x86", "i386", "i686" -> "x86"
-        else -> null
+    private fun architecture(): String? {
+        val arch = System.getProperty("os.arch").orEmpty()
+        fun any(vararg names: String) = names.any { it.equals(arch, ignoreCase = true) }
+        return when {
+            any("aarch64", "arm64") -> "arm64"
+            any("amd64", "x86_64") -> "x86_64"
+            any("arm", "armv7l", "armv7") -> "armv7"
+            any("x86", "i386", "i686") -> "x86"
+            else -> null
+        }
     }
 }
