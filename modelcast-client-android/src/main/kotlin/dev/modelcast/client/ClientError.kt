@@ -51,6 +51,10 @@ sealed class ClientError(message: String) : Exception(message) {
         ClientError("model ${quoted(model)} $version carries no model signature (a model-signing key is configured)") { override val kind = Kind.REFUSED }
     class BadModelSignature(val model: String, val version: String, val reason: String) :
         ClientError("model ${quoted(model)} $version: $reason") { override val kind = Kind.REFUSED }
+    class ModelSignatureUntrustedKey(val model: String, val keyHint: String, val pinnedHint: String) :
+        ClientError("model ${quoted(model)}: its model signature was made with another key (key hint ${quoted(keyHint)}), not the one this app pins (hint $pinnedHint)") { override val kind = Kind.REFUSED }
+    class ModelSignatureMismatch(val model: String, val version: String, val differences: List<String>) :
+        ClientError("model ${quoted(model)} $version does not match its model signature: ${differences.joinToString("; ")}") { override val kind = Kind.REFUSED }
 
     // -- network: trying again later may work ---------------------------------------------
     class Http(val url: String, val status: Int) :
@@ -71,10 +75,14 @@ sealed class ClientError(message: String) : Exception(message) {
         ClientError("model ${quoted(model)} needs $bytes bytes of free space, $available available") { override val kind = Kind.IO }
     class DirectoryBusy(val path: String, val waitedSeconds: Double) :
         ClientError("$path is held by another process (waited ${"%.0f".format(waitedSeconds)} s)") { override val kind = Kind.IO }
+    class InsufficientDiskSpace(val needed: Long, val available: Long) :
+        ClientError("$needed bytes of free space needed to download, $available available") { override val kind = Kind.IO }
 
     // -- configuration: the app's own mistake ----------------------------------------------
     class Configuration(val reason: String) :
         ClientError("configuration: $reason") { override val kind = Kind.CONFIGURATION }
+    class InvalidModelSigningKey(val reason: String) :
+        ClientError("model-signing public key: $reason") { override val kind = Kind.CONFIGURATION }
 }
 
 /** `'value'` with control, format and non-printing characters escaped as `\u{…}`, cut at 120 characters. */

@@ -1,0 +1,57 @@
+package dev.modelcast.client
+
+import dev.modelcast.client.format.ReleaseModel
+import dev.modelcast.client.install.InstallSize
+import dev.modelcast.client.install.InstallSpace
+import dev.modelcast.client.install.InstallVersion
+import dev.modelcast.client.net.Cancellation
+import dev.modelcast.client.trust.ModelSigningStatement
+import java.nio.file.Files
+import java.nio.file.Path
+
+// The refusals an update makes before it installs: the install cap, the room on the
+// volume, and (with a pinned key) each version's model signature.
+
+/**
+ * Refuses, before anything is fetched, a version whose plain files alone (their sizes are
+ * the manifest's) take more than [ClientConfiguration.maxInstallBytes]. A zip's unpacked
+ * size is known once it is downloaded ([checkRoom]).
+ */
+internal fun ModelUpdater.checkInstallCap(models: List<ReleaseModel>) {
+    val cap = configuration.maxInstallBytes ?: return
+    for (model in models) {
+        if (installer.kept(model.installVersion()) != null) continue
+        val plain = model.files.filter { it.packedDirectoryName == null }.fold(0L) { total, file -> InstallSpace.add(total, file.size) }
+        if (plain > cap) throw ClientError.InstallTooLarge(model.name.text, model.version.text, plain, cap)
+    }
+}
+
+/**
+ * Before anything is unpacked: refuses a version that takes more than the cap installed, or
+ * whose zips (at the sizes their entries declare) would leave less than
+ * [InstallSpace.RESERVED_SPACE] free. The refused version's downloads are deleted, so nothing
+ * of it stays on the volume.
+ */
+internal fun ModelUpdater.checkRoom(models: List<ReleaseModel>, downloads: Map<String, Path>) {
+    val sizes = ArrayList<Pair<InstallVersion, InstallSize>>()
+    for (model in models) {
+        val version = model.installVersion()
+        if (installer.kept(version) != null) continue
+        sizes.add(Pair(version, installer.installSize(version, downloads)))
+    }
+    val free = if (sizes.any { it.second.added > 0 }) InstallSpace.freeSpace(directory) else null
+    val (refused, problem) = InstallSpace.roomProblem(sizes, configuration.maxInstallBytes, free) ?: return
+    for (file in refused.files) downloads[file.sha256]?.let { Files.deleteIfExists(it) }
+    throw problem
+}
+
+/**
+ * With a pinned model-signing key: the verified statement of each model version an update
+ * is about to switch to, by model name, fetched before any of the models' files (a refusal
+ * costs no model download). Without a key, none: no bundle is fetched.
+ */
+internal fun ModelUpdater.modelSignatureStatements(models: List<ReleaseModel>, cancellation: Cancellation?): Map<String, ModelSigningStatement> {
+    val key = configuration.modelSigningPublicKey ?: return emptyMap()
+    val signatures = ModelSignatures(key, http, configuration.retries)
+    return models.associate { model -> model.name.text to signatures.statement(model, cancellation) }
+}
