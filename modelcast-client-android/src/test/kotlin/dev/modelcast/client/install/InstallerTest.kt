@@ -15,12 +15,15 @@ import org.junit.jupiter.api.Assertions.assertNotNull
 import org.junit.jupiter.api.Assertions.assertNull
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.Timeout
 import java.nio.file.Files
 import java.nio.file.Path
 import java.nio.file.Paths
 import java.util.Random
 import java.util.concurrent.TimeUnit
 
+/** Every test is bounded: a broken bound fails it instead of hanging the run. */
+@Timeout(60)
 class InstallerTest {
     private val base: Path = temporaryDirectory()
     private val client: Path = base.resolve("client").also { Files.createDirectories(it) }

@@ -11,9 +11,12 @@ import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.Timeout
 import java.nio.file.Files
 import java.util.concurrent.TimeUnit
 
+/** Every test is bounded: a broken bound fails it instead of hanging the run. */
+@Timeout(60)
 class StateAndLockTest {
     private val directory = temporaryDirectory()
 

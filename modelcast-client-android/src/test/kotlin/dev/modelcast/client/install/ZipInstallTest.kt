@@ -12,10 +12,13 @@ import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertNull
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.Timeout
 import java.nio.file.Files
 import java.nio.file.Path
 
 /** Zipped directories (`NAME.EXT.zip`) installed unpacked, and every hostile zip refused before the switch. */
+/** Every test is bounded: a broken bound fails it instead of hanging the run. */
+@Timeout(60)
 class ZipInstallTest {
     private val base: Path = temporaryDirectory()
     private val client: Path = base.resolve("client").also { Files.createDirectories(it) }

@@ -14,8 +14,9 @@ object DownloadBenchmark {
     @JvmStatic
     fun main(arguments: Array<String>) {
         val (url, sha, size, directory) = arguments
+        val repeat = if (arguments.size > 4) arguments[4].toInt() else 1
         val downloads = Paths.get(directory)
-        HttpStream().use { http ->
+        for (round in 1..repeat) HttpStream().use { http ->
             val downloader = Downloader(downloads, http)
             val file = RemoteFile(url, sha, size.toLong(), "bench", "bench.bin")
             Files.deleteIfExists(downloader.path(sha))

@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Assertions.assertFalse
 import org.junit.jupiter.api.Assertions.assertNull
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.Timeout
 import java.nio.file.Files
 import java.nio.file.Path
 import java.util.Collections
@@ -22,6 +23,8 @@ import java.util.concurrent.CancellationException
 import java.util.concurrent.Executors
 import java.util.concurrent.TimeUnit
 
+/** Every test is bounded: a broken bound fails it instead of hanging the run. */
+@Timeout(60)
 class DownloaderTest {
     private val size = 3 shl 20
     private val body = bytes(size, seed = 7)

@@ -11,11 +11,14 @@ import org.junit.jupiter.api.Assertions.assertArrayEquals
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.Timeout
 import java.net.ServerSocket
 import java.util.concurrent.CancellationException
 import java.util.concurrent.Executors
 import java.util.concurrent.TimeUnit
 
+/** Every test is bounded: a broken bound fails it instead of hanging the run. */
+@Timeout(60)
 class HttpStreamTest {
     private fun http(bounds: TransferBounds = TransferBounds()) = HttpStream(bounds)
 

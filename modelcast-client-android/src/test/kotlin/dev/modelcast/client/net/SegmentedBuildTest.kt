@@ -13,11 +13,14 @@ import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertNull
 import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
+import org.junit.jupiter.api.Timeout
 import java.io.ByteArrayOutputStream
 import java.nio.file.Files
 import java.nio.file.Path
 import java.util.Random
 
+/** Every test is bounded: a broken bound fails it instead of hanging the run. */
+@Timeout(60)
 class SegmentedBuildTest {
     /** 40 segments of 1 000 to 40 000 bytes; the new file changes segments 3, 4, 20 and 39 and moves the rest. */
     private val oldPieces: List<ByteArray>
