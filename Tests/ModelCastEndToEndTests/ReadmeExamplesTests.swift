@@ -238,13 +238,35 @@ final class ReadmeExamplesTests: XCTestCase {
         guard FileManager.default.isExecutableFile(atPath: device) else {
             return XCTFail("no \(device): the walkthrough needs the example device built beside modelcast (swift build builds both)")
         }
+        try runWalkthrough(path: binaries, shows: shown)
+    }
+
+    /// The same walkthrough with the Kotlin client's example device
+    /// (`modelcast-client-android/device`, which takes the Swift device's one-shot command
+    /// line) prints the same lines: a script written for one runs the other.
+    func testClientWalkthroughRunsWithTheKotlinDevice() throws {
+        let text = try page("docs/client.md")
+        let shown = try XCTUnwrap(blocks("text", in: text).first { $0.first?.hasPrefix("== first launch") ?? false })
+        let launcher = repositoryRoot + "/modelcast-client-android/device"
+        guard FileManager.default.fileExists(atPath: repositoryRoot + "/modelcast-client-android/out/modelcast-device.jar") else {
+            return XCTFail("the Kotlin device is not built: run modelcast-client-android/build first (.ci/run does)")
+        }
+        let bin = try Scratch("modelcast-kotlin-walkthrough")
+        try FileManager.default.createSymbolicLink(atPath: bin.at("modelcast-device"), withDestinationPath: launcher)
+        try FileManager.default.createSymbolicLink(atPath: bin.at("modelcast"), withDestinationPath: modelcastBinary)
+        try runWalkthrough(path: bin.path, shows: shown)
+    }
+
+    /// Runs examples/device/walkthrough.sh with `path` first on PATH and checks it prints `shown`.
+    private func runWalkthrough(path: String, shows shown: [String], file: StaticString = #filePath, line: UInt = #line) throws {
         var environment = ProcessInfo.processInfo.environment
-        environment["PATH"] = binaries + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        environment["PATH"] = path + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
         environment["PORT"] = String(try freeLoopbackPort())
         environment.removeValue(forKey: "SOURCE_DATE_EPOCH")
         let result = try runProcess(repositoryRoot + "/examples/device/walkthrough.sh", [], environment: environment)
-        XCTAssertEqual(result.status, 0, result.stderr)
-        XCTAssertEqual(result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(), ArraySlice(shown))
+        XCTAssertEqual(result.status, 0, result.stderr, file: file, line: line)
+        XCTAssertEqual(result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).dropLast(), ArraySlice(shown),
+                       file: file, line: line)
     }
 
     /// The first publish of docs/publishing.md (the set-up command publishes the same).
