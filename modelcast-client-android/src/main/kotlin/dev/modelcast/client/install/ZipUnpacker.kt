@@ -1,7 +1,9 @@
 package dev.modelcast.client.install
 
 import dev.modelcast.client.ClientError
+import dev.modelcast.client.net.clearForAnyJava
 import dev.modelcast.client.net.ioReason
+import dev.modelcast.client.net.limitForAnyJava
 import dev.modelcast.client.quoted
 import java.io.IOException
 import java.io.InputStream
@@ -173,8 +175,8 @@ internal class ZipUnpacker(private val zip: Path, private val model: String, pri
                 if (written > declared) throw unsafe("entry ${entry.label} inflates past the $declared bytes it declares")
                 if (total > budget) throw unsafe("unpacks to more than $budget bytes (the cap, or the free space)")
                 crc.update(buffer, 0, count)
-                view.clear()
-                view.limit(count)
+                view.clearForAnyJava()
+                view.limitForAnyJava(count)
                 io(target) { while (view.hasRemaining()) it.write(view) }
             }
         }

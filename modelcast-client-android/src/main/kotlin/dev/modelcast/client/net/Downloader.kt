@@ -324,9 +324,9 @@ private class DownloadAttempt(
         if (written + count > file.size) throw ClientError.SizeMismatch(file.model, file.name, file.size, written + count)
         failure?.let { throw it }
         val slot = slot()
-        slot.clear()
+        slot.clearForAnyJava()
         slot.put(buffer, 0, count)
-        slot.flip()
+        slot.flipForAnyJava()
         full.put(slot)
         written += count
         if (progress != null && written - reported >= Downloader.PROGRESS_STEP) {

@@ -50,8 +50,8 @@ fun sha256Hex(path: Path): String {
 internal fun digestPrefix(channel: FileChannel, length: Long, digest: MessageDigest, buffer: ByteBuffer) {
     var offset = 0L
     while (offset < length) {
-        buffer.clear()
-        if (length - offset < buffer.capacity()) buffer.limit((length - offset).toInt())
+        buffer.clearForAnyJava()
+        if (length - offset < buffer.capacity()) buffer.limitForAnyJava((length - offset).toInt())
         val count = channel.read(buffer, offset)
         if (count < 0) throw IOException("the file ended at $offset of $length bytes")
         digest.update(buffer.array(), buffer.arrayOffset(), count)
