@@ -84,6 +84,21 @@ class RunnerInput(unittest.TestCase):
         self.assertNotIn("\u001b", err)
         self.assertIn("\\x1b", err)
 
+    def test_a_scenario_path_leading_outside_is_refused(self):
+        # A scenario's file names are input too: one that climbs out of the work area is
+        # named, and nothing is written beside the kit's scratch directories.
+        outside = os.path.join(tempfile.gettempdir(), "mc-kit-escape-%d.bin" % os.getpid())
+        for step in ({"make": {"path": "../../../../../.." + outside, "size": 10}},
+                     {"make": {"path": outside, "size": 10}},
+                     {"snapshot": "../../escaped"},
+                     {"keygen": "../../escaped"}):
+            self.put(scenario("escapes-by-path", [step]))
+            status, out, _, _ = self.run_kit()
+            self.assertEqual(status, 1, out)
+            self.assertIn("ERROR policy/escapes-by-path", out)
+            self.assertIn("is not a relative path inside the scenario's", out)
+            self.assertFalse(os.path.exists(outside))
+
     def test_missing_client(self):
         self.put(scenario("ok", [{"sleep": 0}]))
         self.client = os.path.join(self.tmp, "no-such-client")

@@ -5,9 +5,14 @@ import hashlib
 import json
 import os
 import re
+import stat
 import struct
 
 from . import objects
+
+
+class Failure(Exception):
+    """The client did something the scenario forbids (the scenario fails)."""
 
 # A client must stop reading within the declared size + 64 KiB. What the server manages to
 # send past that also fills the sockets' buffers (the client's receive buffer grows to
@@ -32,8 +37,7 @@ def plain(text):
 def no_raw_control(data, stream):
     for byte in data:
         if byte < 0x20 and byte not in (0x0A, 0x09, 0x0D) or byte == 0x7F:
-            from .execute import Failure as StepFailure
-            raise StepFailure("the client printed a raw control character (0x%02x) on %s" % (byte, stream))
+            raise Failure("the client printed a raw control character (0x%02x) on %s" % (byte, stream))
 
 
 CANARY = b"canary: nothing may change this file\n"
@@ -64,18 +68,16 @@ def outside_listing(work, excluded):
             except OSError:
                 continue
             # A directory's times change when the client's own directory is made inside it.
-            import stat
             listing[os.path.relpath(path, work)] = (info.st_mode,) if stat.S_ISDIR(info.st_mode) else (info.st_size, info.st_mtime_ns, info.st_mode)
     return listing
 
 
 def same_outside(before, after):
-    from .execute import Failure as StepFailure
     added = sorted(set(after) - set(before))
     removed = sorted(set(before) - set(after))
     changed = sorted(k for k in set(before) & set(after) if before[k] != after[k])
     if added or removed or changed:
-        raise StepFailure("the client changed files outside its directory: %s" % plain(", ".join(
+        raise Failure("the client changed files outside its directory: %s" % plain(", ".join(
             ["+" + a for a in added] + ["-" + r for r in removed] + ["~" + c for c in changed])[:500]))
 
 
@@ -89,14 +91,13 @@ def file_sha256(path):
 
 def inside(directory, relative):
     """The file a state path names, refused unless it resolves inside the client's directory."""
-    from .execute import Failure as StepFailure
     if relative.startswith("/") or ".." in relative.split("/"):
-        raise StepFailure("state names %r, which is not a path inside the client's directory" % plain(relative))
+        raise Failure("state names %r, which is not a path inside the client's directory" % plain(relative))
     full = os.path.realpath(os.path.join(directory, relative))
     if not full.startswith(os.path.realpath(directory) + os.sep):
-        raise StepFailure("state names %r, which resolves outside the client's directory" % plain(relative))
+        raise Failure("state names %r, which resolves outside the client's directory" % plain(relative))
     if not os.path.isfile(full):
-        raise StepFailure("state names %r, which is not a file" % plain(relative))
+        raise Failure("state names %r, which is not a file" % plain(relative))
     return full
 
 
@@ -107,10 +108,9 @@ MODEL = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 def parse_state(raw):
     """The `state` document, checked against state.schema.json's rules (by hand: the kit
     needs nothing but the standard library)."""
-    from .execute import Failure as StepFailure
 
     def bad(why):
-        raise StepFailure("`state` printed an invalid document: " + why)
+        raise Failure("`state` printed an invalid document: " + why)
     try:
         document = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
@@ -214,41 +214,36 @@ def rewrite_zip_sizes(path, declared):
 
 def request_assertion(assertion, entries, run):
     """One assertion on the requests of a step (or of the whole scenario)."""
-    from .execute import Failure as StepFailure
-    kinds = objects.kinds_by_path(run.target)
-    for snapshot in os.listdir(run.snapshots):
-        for path, kind in objects.kinds_by_path(os.path.join(run.snapshots, snapshot)).items():
-            kinds.setdefault(path, kind)
+    kinds = run.known_kinds()
     if "only_kinds" in assertion:
         allowed = set(assertion["only_kinds"])
         others = [e for e in entries if kinds.get(e["path"], "other") not in allowed]
         if others:
-            raise StepFailure("requests other than %s were made: %s" % (", ".join(sorted(allowed)), ", ".join(e["path"] for e in others)[:300]))
+            raise Failure("requests other than %s were made: %s" % (", ".join(sorted(allowed)), ", ".join(e["path"] for e in others)[:300]))
         return
     if "object" in assertion or "path" in assertion:
         selector = assertion.get("object") or {"path": assertion["path"]}
-        root = run.root_of(selector)
-        wanted = {objects.resolve(selector, root)}
+        wanted = {objects.resolve(selector, run.root_of(selector))}
         label = ", ".join(wanted)
     elif "kind" in assertion:
         wanted = {p for p, k in kinds.items() if k == assertion["kind"]}
         label = "every %s" % assertion["kind"]
     else:
-        raise StepFailure("a request assertion names no object, path or kind")
+        raise Failure("a request assertion names no object, path or kind")
     chosen = [e for e in entries if e["path"] in wanted and e.get("listener", "origin") == assertion.get("listener", e.get("listener"))]
     count = len(chosen)
     if "count" in assertion and count != assertion["count"]:
-        raise StepFailure("%s was requested %d times, expected %d" % (label, count, assertion["count"]))
+        raise Failure("%s was requested %d times, expected %d" % (label, count, assertion["count"]))
     if "min_count" in assertion and count < assertion["min_count"]:
-        raise StepFailure("%s was requested %d times, expected at least %d" % (label, count, assertion["min_count"]))
+        raise Failure("%s was requested %d times, expected at least %d" % (label, count, assertion["min_count"]))
     if "max_count" in assertion and count > assertion["max_count"]:
-        raise StepFailure("%s was requested %d times, expected at most %d" % (label, count, assertion["max_count"]))
+        raise Failure("%s was requested %d times, expected at most %d" % (label, count, assertion["max_count"]))
     sent = sum(e["bytes_sent"] for e in chosen)
     if "max_bytes" in assertion and sent > assertion["max_bytes"]:
-        raise StepFailure("%d bytes of %s were sent, expected at most %d" % (sent, label, assertion["max_bytes"]))
+        raise Failure("%d bytes of %s were sent, expected at most %d" % (sent, label, assertion["max_bytes"]))
     if "ranged_with_if_range" in assertion:
         for entry in chosen:
             if entry["range"] and not entry["if_range"]:
-                raise StepFailure("%s was asked for range %s without If-Range" % (entry["path"], entry["range"]))
+                raise Failure("%s was asked for range %s without If-Range" % (entry["path"], entry["range"]))
     if assertion.get("ranged") is True and not any(e["range"] for e in chosen):
-        raise StepFailure("%s was never asked for by range" % label)
+        raise Failure("%s was never asked for by range" % label)

@@ -15,18 +15,28 @@ import time
 import zipfile
 
 from . import checks, objects
+from .checks import Failure  # noqa: F401  (raised here, caught by the runner as execute.Failure)
 from .simulator import Rule, Simulator
 
 DEFAULT_TIMEOUT = 60
 KIT_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-class Failure(Exception):
-    """The client did something the scenario forbids (the scenario fails)."""
-
-
 class KitError(Exception):
     """The kit could not run the scenario (a setup command failed): reported as an error."""
+
+
+def under(root, relative, what):
+    """root/relative, refused (KitError naming the value) unless it stays inside root: a
+    scenario's file names and the keys a manifest names are input, never trusted as paths."""
+    if not isinstance(relative, str) or not relative or relative.startswith("/") or "\0" in relative \
+            or ".." in relative.replace("\\", "/").split("/"):
+        raise KitError("%s %s is not a relative path inside the scenario's %s" % (what, checks.plain(repr(relative)), os.path.basename(root)))
+    full = os.path.join(root, relative)
+    real_root = os.path.realpath(root)
+    if not os.path.realpath(full).startswith(real_root + os.sep):
+        raise KitError("%s %s leads outside the scenario's %s" % (what, checks.plain(repr(relative)), os.path.basename(root)))
+    return full
 
 
 def deterministic_bytes(seed, size):
@@ -60,7 +70,6 @@ class Run:
         self.pinned = False          # the client was given a public key at init
         self.expected = {}           # (model, version, variant) -> sorted file digests, from every manifest published
         self.fsize_kib = None
-        self.results = []
         self.port = port
 
     # -- set-up ----------------------------------------------------------------------
@@ -127,10 +136,10 @@ class Run:
 
     def step_make(self, step):
         spec = step["make"]
-        path = os.path.join(self.inputs, spec["path"])
+        path = under(self.inputs, spec["path"], "make path")
         os.makedirs(os.path.dirname(path), exist_ok=True)
         if "from" in spec:
-            data = bytearray(open(os.path.join(self.inputs, spec["from"]), "rb").read())
+            data = bytearray(open(under(self.inputs, spec["from"], "make from"), "rb").read())
             for offset, length in spec.get("change", []):
                 data[offset:offset + length] = deterministic_bytes(spec.get("seed", "change"), length)
             data = bytes(data)
@@ -145,7 +154,7 @@ class Run:
         """A zip the scenario crafts: entries with chosen names, and optionally declared
         sizes smaller than what the entries inflate to (a bomb)."""
         spec = step["make_zip"]
-        path = os.path.join(self.inputs, spec["path"])
+        path = under(self.inputs, spec["path"], "make_zip path")
         with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             for entry in spec["entries"]:
                 info = zipfile.ZipInfo(entry["name"], date_time=(2026, 1, 1, 0, 0, 0))
@@ -159,11 +168,11 @@ class Run:
     def step_keygen(self, step):
         name = step["keygen"]
         if step.get("model_signing"):
-            args = ["keygen", "--model-signing", "--unencrypted", "--private-key", os.path.join(self.keys, name + ".pem"),
-                    "--public-key", os.path.join(self.keys, name + ".pem-pub")]
+            args = ["keygen", "--model-signing", "--unencrypted", "--private-key", under(self.keys, name + ".pem", "keygen name"),
+                    "--public-key", under(self.keys, name + ".pem-pub", "keygen name")]
         else:
-            args = ["keygen", "--unencrypted", "--secret-key", os.path.join(self.keys, name + ".key"),
-                    "--public-key", os.path.join(self.keys, name + ".pub")]
+            args = ["keygen", "--unencrypted", "--secret-key", under(self.keys, name + ".key", "keygen name"),
+                    "--public-key", under(self.keys, name + ".pub", "keygen name")]
         self.modelcast_call(args, 0)
 
     def step_publish(self, step):
@@ -208,7 +217,7 @@ class Run:
     def unit_digests(self, unit):
         digests = []
         for entry in unit.get("files") or []:
-            local = os.path.join(self.target, entry.get("key", ""))
+            local = under(self.target, entry.get("key"), "the manifest's key")
             name = entry.get("name", "")
             # A zipped directory (NAME.EXT.zip) is installed unpacked; any other file as it is.
             if entry.get("content_type") == "application/zip" and name.endswith(".zip") and "." in name[:-4] and os.path.isfile(local):
@@ -221,28 +230,30 @@ class Run:
         return sorted(digests)
 
     def step_snapshot(self, step):
-        destination = os.path.join(self.snapshots, step["snapshot"])
+        destination = under(self.snapshots, step["snapshot"], "snapshot name")
         shutil.rmtree(destination, ignore_errors=True)
         shutil.copytree(self.target, destination)
 
     def root_of(self, selector):
         if "snapshot" in selector:
-            return os.path.join(self.snapshots, selector["snapshot"])
+            return under(self.snapshots, selector["snapshot"], "snapshot name")
         return self.target
+
+    def object_file(self, selector):
+        """The file of the target (or of the snapshot the selector names) behind an object selector."""
+        root = self.root_of(selector)
+        return under(root, objects.resolve(selector, root).lstrip("/"), "object path")
 
     def step_copy(self, step):
         source, destination = step["copy"]["from"], step["copy"]["to"]
-        src = os.path.join(self.root_of(source), objects.resolve(source, self.root_of(source)).lstrip("/"))
-        dst = os.path.join(self.target, objects.resolve(destination, self.target).lstrip("/"))
-        if source.get("remove_destination_only"):
-            os.remove(dst)
-            return
+        src = self.object_file(source)
+        dst = self.object_file(destination)
         os.makedirs(os.path.dirname(dst), exist_ok=True)
         shutil.copyfile(src, dst)
 
     def step_write(self, step):
         spec = step["write"]
-        dst = os.path.join(self.target, objects.resolve(spec, self.target).lstrip("/"))
+        dst = self.object_file(spec)
         if spec.get("delete"):
             if os.path.exists(dst):
                 os.remove(dst)
@@ -256,7 +267,7 @@ class Run:
         removed unless `keep_signature` (an edited manifest signed by no one)."""
         spec = step["edit_manifest"]
         key = spec.get("manifest", "/manifest.json").lstrip("/")
-        path = os.path.join(self.target, key)
+        path = under(self.target, key, "manifest")
         document = json.load(open(path, "rb"))
         for pointer, value in spec.get("set", {}).items():
             checks.json_set(document, pointer, value)
@@ -275,7 +286,7 @@ class Run:
         comment (without re-signing it) or one byte of the signature itself."""
         import base64
         spec = step["edit_signature"]
-        path = os.path.join(self.target, spec.get("manifest", "/manifest.json").lstrip("/") + ".minisig")
+        path = under(self.target, spec.get("manifest", "/manifest.json").lstrip("/") + ".minisig", "manifest")
         lines = open(path, "rb").read().decode().split("\n")
         raw = bytearray(base64.b64decode(lines[1]))
         if "key_id" in spec:
@@ -328,8 +339,8 @@ class Run:
         """Puts other bytes at an object's key and pins them in the (then unsigned) manifest."""
         spec = step["replace_object"]
         path_in_url = objects.resolve(spec["object"], self.target)
-        data = open(os.path.join(self.inputs, spec["with"]), "rb").read()
-        with open(os.path.join(self.target, path_in_url.lstrip("/")), "wb") as handle:
+        data = open(under(self.inputs, spec["with"], "replace_object with"), "rb").read()
+        with open(under(self.target, path_in_url.lstrip("/"), "object"), "wb") as handle:
             handle.write(data)
         manifest_path = os.path.join(self.target, "manifest.json")
         document = json.load(open(manifest_path, "rb"))
@@ -350,11 +361,10 @@ class Run:
             path = objects.resolve(selector, self.root_of(selector))
             if rule["action"] == "swap":
                 source = rule["from"]
-                source_root = self.root_of(source)
                 if "inputs" in source:
-                    rule["_bytes"] = open(os.path.join(self.inputs, source["inputs"]), "rb").read()
+                    rule["_bytes"] = open(under(self.inputs, source["inputs"], "swap from inputs"), "rb").read()
                 else:
-                    rule["_bytes"] = open(os.path.join(source_root, objects.resolve(source, source_root).lstrip("/")), "rb").read()
+                    rule["_bytes"] = open(self.object_file(source), "rb").read()
             rules.append(Rule(rule, {path}))
         self.sim.rules = rules
         self.sim.etag_generation = spec.get("etag_generation", 0)
@@ -459,7 +469,6 @@ class Run:
         self.check_transfers(seconds)
         if args[0] in ("update", "revert") or killed:
             self.consistent_state()
-        self.last_stdout = out
 
     def step_clients(self, step):
         """Several client calls at once (an app and its extension on one directory)."""
@@ -500,13 +509,18 @@ class Run:
                     entry["path"], entry["extra_sent"], checks.EXTRA_ALLOWANCE))
         self.check_order(entries)
 
-    def check_order(self, entries):
-        """No object a release names is asked for before the manifest (and, with a pinned key,
-        its signature) has been received whole."""
+    def known_kinds(self):
+        """URL path -> object kind, for every object the target's manifest or a snapshot's names."""
         kinds = objects.kinds_by_path(self.target)
         for snapshot in os.listdir(self.snapshots):
             for path, kind in objects.kinds_by_path(os.path.join(self.snapshots, snapshot)).items():
                 kinds.setdefault(path, kind)
+        return kinds
+
+    def check_order(self, entries):
+        """No object a release names is asked for before the manifest (and, with a pinned key,
+        its signature) has been received whole."""
+        kinds = self.known_kinds()
         proven_at = {"manifest": None, "signature": None}
         for entry in entries:
             kind = kinds.get(entry["path"])
@@ -541,7 +555,6 @@ class Run:
                 raise Failure("model %s runs %s%s, which no manifest published" % (name, model["version"], " (variant %s)" % model["variant"] if model["variant"] else ""))
             if sorted(digests) != wanted:
                 raise Failure("model %s %s is a mix: its files are not the files published for that version" % (name, model["version"]))
-        self.last_state = document
         return document
 
     def step_state(self, step):
