@@ -3,7 +3,8 @@ package dev.modelcast.client.format
 /**
  * Bytes that are not the JSON a manifest may be: [offset] is the byte where reading
  * stopped, [path] the member being read (`models.m.files[0]`, empty at the top level) and
- * [reason] what is wrong there. [Release.decode] reports it as `ClientError.InvalidManifest`.
+ * [reason] what is wrong there; [tooDeep] when the document nests deeper than allowed (what a
+ * caller may report as a rule of the format rather than as bytes that are not JSON). [Release.decode] reports it as `ClientError.InvalidManifest`.
  */
-class JsonException(val offset: Long, val path: String, val reason: String) :
+class JsonException(val offset: Long, val path: String, val reason: String, val tooDeep: Boolean = false) :
     Exception("not JSON: $reason at byte $offset" + (if (path.isEmpty()) "" else " (in $path)"))

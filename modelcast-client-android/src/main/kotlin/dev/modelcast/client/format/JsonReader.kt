@@ -39,7 +39,7 @@ internal class JsonReader(private val bytes: ByteArray, private val maxDepth: In
 
     private fun enter() {
         depth++
-        if (depth > maxDepth) throw fail("nests arrays and objects deeper than $maxDepth levels")
+        if (depth > maxDepth) throw JsonException(position.toLong(), renderPath(path), "nests arrays and objects deeper than $maxDepth levels", tooDeep = true)
     }
 
     private fun obj(): JsonValue {

@@ -4,7 +4,7 @@ import java.security.MessageDigest
 
 /**
  * 32 bytes of SHA-256, compared by content (a `ByteArray` is not): a segment's or an
- * artifact's digest in a [SegmentIndex], a key of a [DeltaPlan]'s map. Immutable: the
+ * artifact's digest in a [SegmentIndex]. Immutable: the
  * bytes are copied in and out.
  */
 class Sha256Digest private constructor(private val bytes: ByteArray) {

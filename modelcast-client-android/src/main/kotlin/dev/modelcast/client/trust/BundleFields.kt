@@ -1,5 +1,6 @@
 package dev.modelcast.client.trust
 
+import dev.modelcast.client.format.JsonValue
 import dev.modelcast.client.quoted
 
 /**
@@ -78,7 +79,15 @@ internal class BundleFields(value: JsonValue, val field: String, allowed: Set<St
             return text
         }
 
-        fun refuse(field: String, value: JsonValue, rule: String): FieldError = FieldError(field, value.shown(), rule)
+        /** The value as a message shows it: a string quoted, containers described, scalars as written. */
+        fun shown(value: JsonValue): String = when (value) {
+            is JsonValue.Text -> quoted(value.value)
+            is JsonValue.Object -> "(an object)"
+            is JsonValue.Array -> "(an array of ${value.items.size})"
+            else -> value.toString()
+        }
+
+        fun refuse(field: String, value: JsonValue, rule: String): FieldError = FieldError(field, shown(value), rule)
     }
 }
 

@@ -1,5 +1,9 @@
 package dev.modelcast.client.trust
 
+import dev.modelcast.client.format.Json
+import dev.modelcast.client.format.JsonException
+import dev.modelcast.client.format.JsonValue
+
 /**
  * The inline form of a modelcast manifest's signature, for clients that want one file.
  *
@@ -43,11 +47,8 @@ object InlineSignature {
     fun signatureFile(member: ByteArray): String {
         fun fail(why: String) = TrustError.InvalidInlineSignature(why)
         val value = try {
-            BundleJson.checkDepth(member, 64)
-            BundleJson.parse(member)
-        } catch (error: JsonSyntaxError) {
-            throw fail("not valid JSON")
-        } catch (error: FieldError) {
+            Json.parse(member, 64)
+        } catch (error: JsonException) {
             throw fail("not valid JSON")
         }
         val members = (value as? JsonValue.Object)?.members ?: emptyMap<String, JsonValue>()

@@ -1,5 +1,9 @@
 package dev.modelcast.client.trust
 
+import dev.modelcast.client.format.Json
+import dev.modelcast.client.format.JsonException
+import dev.modelcast.client.format.JsonValue
+
 /**
  * An OpenSSF model signature made with a key: a Sigstore bundle (v0.3, JSON) holding a DSSE
  * envelope whose payload is the in-toto statement of the model's files, signed with ECDSA
@@ -60,10 +64,10 @@ class ModelSignatureBundle private constructor(
                 throw TrustError.MalformedModelSignature(source, null, "${data.size} bytes is larger than $MAXIMUM_SIZE, so not a model signature")
             }
             return try {
-                BundleJson.checkDepth(data, MAXIMUM_DEPTH)
                 val json = try {
-                    BundleJson.parse(data)
-                } catch (error: JsonSyntaxError) {
+                    Json.parse(data, MAXIMUM_DEPTH)
+                } catch (error: JsonException) {
+                    if (error.tooDeep) throw TrustError.MalformedModelSignature(source, "(document)", error.reason)
                     throw TrustError.MalformedModelSignature(source, null, "not JSON (${data.size} bytes: truncated, or not a signature bundle)")
                 }
                 fromJson(json)

@@ -1,5 +1,7 @@
 package dev.modelcast.client.trust
 
+import dev.modelcast.client.format.Json
+import dev.modelcast.client.format.JsonException
 import dev.modelcast.client.quoted
 import java.security.MessageDigest
 
@@ -49,10 +51,10 @@ class ModelSigningStatement private constructor(
          * resource digests. Throws [FieldError].
          */
         internal fun parse(payload: ByteArray): ModelSigningStatement {
-            BundleJson.checkDepth(payload, MAXIMUM_DEPTH)
             val json = try {
-                BundleJson.parse(payload)
-            } catch (error: JsonSyntaxError) {
+                Json.parse(payload, MAXIMUM_DEPTH)
+            } catch (error: JsonException) {
+                if (error.tooDeep) throw FieldError("(document)", "", error.reason)
                 throw FieldError("payload", "(${payload.size} bytes)", "is not JSON")
             }
             val root = BundleFields(json, "payload", setOf("_type", "subject", "predicateType", "predicate"))
