@@ -7,8 +7,7 @@ package dev.modelcast.client.format
  */
 class ChannelName(text: String) {
     val text: String = text.also {
-        fun lowerOrDigit(char: Char) = char in '0'..'9' || char in 'a'..'z'
-        if (it.isEmpty() || !lowerOrDigit(it[0]) || it.length > 64 || !it.all { char -> lowerOrDigit(char) || char == '-' }) {
+        if (!isValid(it)) {
             throw ManifestValueException("", it,
                 "is not a channel name (lowercase letters, digits and '-', starting with a letter or digit, at most 64 characters)")
         }
@@ -19,6 +18,13 @@ class ChannelName(text: String) {
     override fun toString(): String = text
 
     companion object {
+        /** Whether [text] is a channel name. */
+        @JvmStatic
+        fun isValid(text: String): Boolean {
+            fun lowerOrDigit(char: Char) = char in '0'..'9' || char in 'a'..'z'
+            return text.isNotEmpty() && text.length <= 64 && lowerOrDigit(text[0]) && text.all { lowerOrDigit(it) || it == '-' }
+        }
+
         /** `stable`, the default channel. */
         @JvmField
         val STABLE: ChannelName = ChannelName("stable")

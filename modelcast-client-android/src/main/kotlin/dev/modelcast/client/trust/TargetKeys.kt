@@ -1,5 +1,7 @@
 package dev.modelcast.client.trust
 
+import dev.modelcast.client.format.ChannelName
+
 /**
  * Where a target keeps what modelcast writes besides artifacts, as keys relative to the
  * target's root (the Swift `TargetKeys`; the server writes these keys, the client reads them).
@@ -66,15 +68,9 @@ object TargetKeys {
         val parts = manifestLocation.split('/')
         val count = parts.size
         if (count < 2) return null
-        if (count >= 4 && parts[count - 3] + "/" == CHANNELS_FOLDER && isChannelName(parts[count - 2])) {
+        if (count >= 4 && parts[count - 3] + "/" == CHANNELS_FOLDER && ChannelName.isValid(parts[count - 2])) {
             return Pair(parts.subList(0, count - 3).joinToString("/") + "/", parts.subList(count - 3, count).joinToString("/"))
         }
         return Pair(parts.subList(0, count - 1).joinToString("/") + "/", parts[count - 1])
-    }
-
-    /** A channel name: lowercase ASCII letters, digits and `-`, starting with a letter or digit, at most 64. */
-    fun isChannelName(text: String): Boolean {
-        fun lowerOrDigit(c: Char) = c in '0'..'9' || c in 'a'..'z'
-        return text.isNotEmpty() && text.length <= 64 && lowerOrDigit(text[0]) && text.all { lowerOrDigit(it) || it == '-' }
     }
 }
