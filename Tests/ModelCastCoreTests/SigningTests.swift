@@ -629,4 +629,38 @@ final class SigningTests: XCTestCase {
         XCTAssertNotEqual(refused.status, 0)
         XCTAssertTrue(refused.stderr.contains("Wrong password"), refused.stderr)
     }
+
+    /// A pinned key for which signatures can be forged without a secret — a point of small
+    /// order, or a non-canonical encoding (y ≥ p) — is refused when it is read, with either
+    /// sign bit; a genuine key is taken. (swift-crypto would verify forgeries against them.)
+    func testWeakPublicKeysAreRefused() throws {
+        let weak = [
+            String(repeating: "00", count: 32),
+            "01" + String(repeating: "00", count: 31),
+            "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+            "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+            "ec" + String(repeating: "ff", count: 30) + "7f",
+            "ed" + String(repeating: "ff", count: 30) + "7f",
+            "ee" + String(repeating: "ff", count: 30) + "7f",
+            "ff" + String(repeating: "ff", count: 30) + "7f",
+        ]
+        func line(_ hex: String, signBit: Bool) -> String {
+            var key = stride(from: 0, to: hex.count, by: 2).map { offset -> UInt8 in
+                let start = hex.index(hex.startIndex, offsetBy: offset)
+                return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16)!
+            }
+            if signBit { key[31] |= 0x80 }
+            return Data(Array("Ed".utf8) + [1, 2, 3, 4, 5, 6, 7, 8] + key).base64EncodedString()
+        }
+        for hex in weak {
+            for signBit in [false, true] {
+                XCTAssertThrowsError(try MinisignPublicKey(base64: line(hex, signBit: signBit)), "\(hex) sign \(signBit)") { error in
+                    let text = String(describing: error)
+                    XCTAssertTrue(text.contains("not a key to trust"), text)
+                }
+            }
+        }
+        let genuine = try MinisignKeyPair.generate().publicKey
+        XCTAssertNoThrow(try MinisignPublicKey(base64: Data(Array("Ed".utf8) + genuine.keyID.bytes + genuine.key).base64EncodedString()))
+    }
 }

@@ -23,8 +23,46 @@ public struct MinisignPublicKey: Hashable, Sendable, CustomStringConvertible {
         guard key.count == 32 else {
             throw ModelCastError.signingKey(source: "key id \(keyID)", reason: "an Ed25519 public key is 32 bytes, not \(key.count)")
         }
+        if let weakness = Self.weakness(of: key) {
+            throw ModelCastError.signingKey(source: "key id \(keyID)", reason: weakness)
+        }
         self.keyID = keyID
         self.key = key
+    }
+
+    /// Why `key` (32 bytes) is no key to trust, or nil: a point of small order, or an encoding
+    /// that is not canonical (y ≥ p). swift-crypto's verification, like RFC 8032's, accepts
+    /// such keys, and for them a signature can be forged without any secret: a pinned one
+    /// would let anyone sign manifests. libsodium and minisign refuse them the same way.
+    static func weakness(of key: [UInt8]) -> String? {
+        // The encodings of the points of order 1, 2, 4 and 8 (the sign bit, the top bit of
+        // the last byte, is not compared: either sign is as weak).
+        let smallOrder: [[UInt8]] = [
+            [UInt8](repeating: 0, count: 32),
+            [1] + [UInt8](repeating: 0, count: 31),
+            hexBytes("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"),
+            hexBytes("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"),
+            [0xec] + [UInt8](repeating: 0xff, count: 30) + [0x7f],
+        ]
+        for point in smallOrder where point.prefix(31).elementsEqual(key.prefix(31)) && point[31] == key[31] & 0x7f {
+            return "the key is a point of small order, for which signatures can be forged: not a key to trust"
+        }
+        // y ≥ p = 2^255 − 19: the last byte's low 7 bits all set, bytes 1…30 all 0xff, byte 0 ≥ 0xed.
+        if key[31] & 0x7f == 0x7f, key[1...30].allSatisfy({ $0 == 0xff }), key[0] >= 0xed {
+            return "the key is not a canonical Ed25519 encoding (y is not below 2^255 − 19): not a key to trust"
+        }
+        return nil
+    }
+
+    private static func hexBytes(_ hex: String) -> [UInt8] {
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            bytes.append(UInt8(hex[index..<next], radix: 16)!)
+            index = next
+        }
+        return bytes
     }
 
     /// Parses the bare base64 form (what `minisign -P` takes). `source` names
@@ -61,7 +99,6 @@ public struct MinisignPublicKey: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
-
     private init(decodingLine line: Substring, source: String, line number: Int?) throws {
         let location = number.map { "line \($0): " } ?? ""
         guard let bytes = decodeBase64(line) else {
@@ -77,8 +114,12 @@ public struct MinisignPublicKey: Hashable, Sendable, CustomStringConvertible {
                 source: source,
                 reason: "\(location)unsupported signature algorithm \(describeAlgorithm(bytes[0..<2])) (expected 'Ed')")
         }
+        let key = Array(bytes[10..<42])
+        if let weakness = Self.weakness(of: key) {
+            throw ModelCastError.signingKey(source: source, reason: "\(location)\(weakness)")
+        }
         keyID = MinisignKeyID(bytes: Array(bytes[2..<10]))!
-        key = Array(bytes[10..<42])
+        self.key = key
     }
 
     /// The bare base64 form, as `minisign -P` takes it.

@@ -40,6 +40,7 @@ class MinisignPublicKey private constructor(
         /** Wraps a key id and 32 key bytes; throws [TrustError.SigningKey] for any other key length. */
         fun of(keyId: MinisignKeyId, key: ByteArray): MinisignPublicKey {
             if (key.size != 32) throw TrustError.SigningKey("key id $keyId", "an Ed25519 public key is 32 bytes, not ${key.size}")
+            weakness(key)?.let { throw TrustError.SigningKey("key id $keyId", it) }
             return MinisignPublicKey(keyId, key.copyOf())
         }
 
@@ -84,7 +85,39 @@ class MinisignPublicKey private constructor(
             if (!algorithm.contentEquals(ALGORITHM)) {
                 throw TrustError.SigningKey(source, "${location}unsupported signature algorithm ${describeAlgorithm(algorithm)} (expected 'Ed')")
             }
-            return MinisignPublicKey(MinisignKeyId.of(bytes.copyOfRange(2, 10))!!, bytes.copyOfRange(10, 42))
+            val key = bytes.copyOfRange(10, 42)
+            weakness(key)?.let { throw TrustError.SigningKey(source, location + it) }
+            return MinisignPublicKey(MinisignKeyId.of(bytes.copyOfRange(2, 10))!!, key)
+        }
+
+        /** The encodings of the points of order 1, 2, 4 and 8 (compared without the sign bit). */
+        private val SMALL_ORDER: List<ByteArray> = listOf(
+            ByteArray(32),
+            ByteArray(32).also { it[0] = 1 },
+            hex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"),
+            hex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"),
+            ByteArray(32) { index -> when (index) { 0 -> 0xec.toByte(); 31 -> 0x7f; else -> 0xff.toByte() } }
+        )
+
+        private fun hex(text: String) = ByteArray(text.length / 2) { Integer.parseInt(text.substring(2 * it, 2 * it + 2), 16).toByte() }
+
+        /**
+         * Why [key] is no key to trust, or null: a point of small order, or an encoding that is
+         * not canonical (y ≥ p). Ed25519 verification as RFC 8032 (and [Ed25519]) does it
+         * accepts such keys, and signatures for them can be forged without any secret: a
+         * pinned one would let anyone sign manifests. The Swift client and minisign refuse them too.
+         */
+        internal fun weakness(key: ByteArray): String? {
+            val last = key[31].toInt() and 0x7f
+            for (point in SMALL_ORDER) {
+                if ((0 until 31).all { key[it] == point[it] } && last == point[31].toInt()) {
+                    return "the key is a point of small order, for which signatures can be forged: not a key to trust"
+                }
+            }
+            if (last == 0x7f && (1..30).all { key[it] == 0xff.toByte() } && (key[0].toInt() and 0xff) >= 0xed) {
+                return "the key is not a canonical Ed25519 encoding (y is not below 2^255 - 19): not a key to trust"
+            }
+            return null
         }
     }
 }
