@@ -110,6 +110,30 @@ final class InstallSpaceTests: XCTestCase {
         let outcome = try await ModelUpdater(configuration).update()
         XCTAssertEqual(outcome, .updated(sequence: 2, models: ["m": "2.0.0"]))
     }
+
+    /// A device whose volume is nearly full still follows a rollback to a version it keeps:
+    /// nothing is downloaded or written, so the free-space reserve is not asked for.
+    func testARollbackToAKeptVersionNeedsNoFreeSpace() async throws {
+        guard getuid() == 0 else { throw XCTSkip("a small volume (a tmpfs mount) needs root") }
+        let site = try ClientTests.Site()
+        try site.publish([try site.work.write("v1/m.bin", patternBytes(1 << 20, seed: 1))], version: "1.0.0")
+        try site.start()
+        let volume = try SmallVolume(megabytes: 24)
+        var configuration = site.configuration()
+        configuration.directory = URL(fileURLWithPath: volume.path + "/device")
+        _ = try await ModelUpdater(configuration).update()
+        try site.publish([try site.work.write("v2/m.bin", patternBytes(1 << 20, seed: 2))], version: "2.0.0")
+        let second = try await ModelUpdater(configuration).update()
+        XCTAssertEqual(second, .updated(sequence: 2, models: ["m": "2.0.0"]))
+        // The app's other data fills the volume to about 4 MiB free, below the 16 MiB reserve.
+        var info = statvfs()
+        XCTAssertEqual(statvfs(volume.path, &info), 0)
+        let free = Int64(info.f_bavail) * Int64(info.f_frsize)
+        XCTAssertTrue(FileManager.default.createFile(atPath: volume.path + "/filler", contents: Data(count: Int(free - (4 << 20)))))
+        try site.run(["rollback", site.root, "--version", "1.0.0"])
+        let outcome = try await ModelUpdater(configuration).update()
+        XCTAssertEqual(outcome, .updated(sequence: 3, models: ["m": "1.0.0"]))
+    }
 }
 
 /// A tmpfs of a given size mounted for a test (root only) in a scratch directory of its

@@ -369,6 +369,24 @@ class Run:
         self.sim.rules = rules
         self.sim.etag_generation = spec.get("etag_generation", 0)
 
+    def step_fill_disk(self, step):
+        """Fills the scenario's small volume (`disk_kib`) beside the client's directory until
+        `leave_kib` are free: other data of the app. Without a tmpfs (not root) there is no
+        volume to fill, and the verbose output says so."""
+        if not self.mounted:
+            self.say("  (no tmpfs: fill_disk does nothing)")
+            return
+        info = os.statvfs(self.mounted)
+        free = info.f_bavail * info.f_frsize
+        size = free - int(step["fill_disk"]["leave_kib"]) * 1024
+        if size > 0:
+            with open(os.path.join(self.mounted, "filler"), "wb") as handle:
+                handle.truncate(0)
+                chunk = b"\0" * (1 << 20)
+                while size > 0:
+                    handle.write(chunk[:min(size, len(chunk))])
+                    size -= len(chunk)
+
     def step_sleep(self, step):
         time.sleep(step["sleep"])
 
@@ -585,7 +603,7 @@ class Run:
 
 STEP_HANDLERS = {name: getattr(Run, "step_" + name) for name in (
     "edit_signature", "hostile_table", "make", "make_zip", "keygen", "publish", "modelcast", "snapshot", "copy", "write", "edit_manifest",
-    "replace_object", "serve", "client", "clients", "state", "requests", "sleep")}
+    "replace_object", "serve", "client", "clients", "state", "requests", "sleep", "fill_disk")}
 
 
 def split_client(command):

@@ -30,6 +30,7 @@ STEP_KINDS = {
     "sleep": set(),
     "edit_signature": set(),
     "hostile_table": set(),
+    "fill_disk": set(),
 }
 
 NAME = re.compile(r"^[a-z0-9][a-z0-9-]{0,80}$")

@@ -438,9 +438,11 @@ public actor ModelUpdater {
         return ids.filter { seen.insert($0).inserted }
     }
 
-    /// Refuses a download that would leave less than `Installer.reservedSpace` free.
+    /// Refuses a download that would leave less than `Installer.reservedSpace` free. With
+    /// nothing to write (a rollback to a kept version) there is nothing to refuse: the
+    /// reserve guards what an update adds, not what a full volume already holds.
     private func checkFreeSpace(needed: Int64) throws {
-        guard let free = freeSpace(at: configuration.directory) else { return }
+        guard needed > 0, let free = freeSpace(at: configuration.directory) else { return }
         let withReserve = Installer.add(needed, Installer.reservedSpace)
         if withReserve > free { throw ClientError.insufficientDiskSpace(needed: withReserve, available: free) }
     }

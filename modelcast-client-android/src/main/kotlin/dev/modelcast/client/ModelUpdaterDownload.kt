@@ -95,8 +95,13 @@ private fun ModelUpdater.segmented(delta: DeltaDownload, file: ReleaseFile, mode
     }
 }
 
-/** Refuses a download that would leave less than [InstallSpace.RESERVED_SPACE] free. */
+/**
+ * Refuses a download that would leave less than [InstallSpace.RESERVED_SPACE] free. With
+ * nothing to write (a rollback to a kept version) there is nothing to refuse: the reserve
+ * guards what an update adds, not what a full volume already holds.
+ */
 private fun ModelUpdater.checkFreeSpace(needed: Long) {
+    if (needed <= 0) return
     val free = InstallSpace.freeSpace(directory) ?: return
     val withReserve = InstallSpace.add(needed, InstallSpace.RESERVED_SPACE)
     if (withReserve > free) throw ClientError.InsufficientDiskSpace(withReserve, free)
