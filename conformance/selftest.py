@@ -136,6 +136,15 @@ class RunnerInput(unittest.TestCase):
         self.assertIn("XPASS policy/passes", out)
         self.assertIn("0 passed, 1 failed", out)
 
+    def test_an_xfail_reason_never_reaches_the_terminal_raw(self):
+        self.put(scenario("passes", [{"sleep": 0}]))
+        xfails = os.path.join(self.tmp, "xfails")
+        write(xfails, "passes  known \u001b[2J bad\n")
+        status, out, _, _ = self.run_kit("--xfails", xfails)
+        self.assertEqual(status, 1)
+        self.assertNotIn("\u001b", out)
+        self.assertIn("known \\x1b[2J bad", out)
+
     def test_xfail_naming_no_scenario(self):
         self.put(scenario("passes", [{"sleep": 0}]))
         xfails = os.path.join(self.tmp, "xfails")
