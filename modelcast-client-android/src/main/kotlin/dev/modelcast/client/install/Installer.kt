@@ -151,6 +151,28 @@ class Installer(val directory: Path, val maxInstallBytes: Long? = null) {
         }
     }
 
+    /**
+     * Switches `model` to `version` ([activate]) and returns `state` recording it: the
+     * version directory that was current goes first in the model's previous ones, at most
+     * `keepPreviousVersions` of which are kept (the rest are for [pruneTo] to delete once the
+     * state is saved). Save the returned state; if that fails, [activate] the old one back.
+     */
+    fun switchTo(model: String, version: Path, state: ClientState, keepPreviousVersions: Int): ClientState {
+        val previous = current(model)?.fileName?.toString()
+        activate(model, version)
+        val id = version.fileName.toString()
+        val history = (listOfNotNull(previous) + (state.installed[model]?.previous ?: emptyList())).filter { it != id }.distinct()
+        val record = record(version)
+        val installed = ClientState.Installed(record?.version ?: id, id, history.take(Math.max(0, keepPreviousVersions)))
+        return state.copy(installed = state.installed + (model to installed))
+    }
+
+    /** Deletes the versions of `model` that `state` neither uses nor keeps for a rollback (and leftovers of interrupted installs). */
+    fun pruneTo(model: String, state: ClientState) {
+        val installed = state.installed[model] ?: return
+        prune(model, (listOf(installed.id) + installed.previous).toSet())
+    }
+
     /** The version `current` names, if it is a complete one (it has its record). */
     fun current(model: String): Path? {
         if (Names.modelNameProblem(model) != null) return null

@@ -183,6 +183,14 @@ class Downloader(
         const val PART = ".part"
         const val VALIDATOR = ".etag"
         val SUFFIXES = setOf("", PART, VALIDATOR, ".delta")
+        /** A background sync is started after this many more bytes. */
+        const val SYNC_STEP = 64L shl 20
+
+        /** Where background syncs run: one daemon thread for every download of the process. */
+        val syncer: java.util.concurrent.ExecutorService = java.util.concurrent.Executors.newSingleThreadExecutor { task ->
+            Thread(task, "modelcast-download-sync").apply { isDaemon = true }
+        }
+
         /** Progress is reported after this many more bytes (and at the end). */
         const val PROGRESS_STEP = 512L shl 10
         /** The longest validator kept (an ETag or a date is far shorter). */
@@ -244,6 +252,10 @@ private class DownloadAttempt(
     var written = 0L
         private set
     private var reported = 0L
+    /** Bytes written when the last background sync was started. */
+    private var synced = 0L
+    /** True while a background sync runs (at most one at a time). */
+    private val syncing = java.util.concurrent.atomic.AtomicBoolean(false)
     /** The request's buffer, wrapped once (no allocation per chunk). */
     private var wrapped: ByteBuffer? = null
 
@@ -297,6 +309,10 @@ private class DownloadAttempt(
             while (view.hasRemaining()) channel.write(view)
         }
         written += count
+        if (written - synced >= Downloader.SYNC_STEP) {
+            synced = written
+            syncInBackground()
+        }
         if (progress != null && written - reported >= Downloader.PROGRESS_STEP) {
             reported = written
             progress.invoke(written)
@@ -304,6 +320,27 @@ private class DownloadAttempt(
     }
 
     override fun readLimit(): Long = file.size - written + 1
+
+    /**
+     * Starts writing what is written so far to the disk on another thread, so the final
+     * sync (before the file is renamed into place) waits for the last piece only, not for a
+     * whole model's bytes. A failure here is harmless: the final sync reports it.
+     */
+    private fun syncInBackground() {
+        if (!syncing.compareAndSet(false, true)) return
+        try {
+            Downloader.syncer.execute {
+                try {
+                    if (channel.isOpen) channel.force(false)
+                } catch (error: IOException) {
+                } finally {
+                    syncing.set(false)
+                }
+            }
+        } catch (rejected: java.util.concurrent.RejectedExecutionException) {
+            syncing.set(false)
+        }
+    }
 
     private inline fun io(body: () -> Unit) {
         try {

@@ -31,7 +31,12 @@ import java.util.concurrent.atomic.AtomicInteger
  * `HttpURLConnection` closes the socket at once.
  *
  * Every request ends with a disconnect: a connection whose server may still be writing (a
- * lying Content-Length, an endless body) is never reused. Redirects are followed here, not
+ * lying Content-Length, an endless body) is never reused, and requests say
+ * `Connection: close`. One JDK limit remains: an abandoned response that declared a
+ * Content-Length of at most 512 KiB, from a server that keeps the connection open anyway,
+ * is drained (and dropped) by the JDK's keep-alive cleaner thread up to that length before
+ * its socket closes, unless the JVM runs with `-Dhttp.KeepAlive.remainingData=0`; nothing
+ * of it reaches the client, and the caller has returned. Redirects are followed here, not
  * by the connection, to http and https URLs only and at most [maxRedirects] hops.
  *
  * @param defaultHeaders headers every request carries (the app's own, e.g. a User-Agent).
@@ -135,9 +140,11 @@ class HttpStream(
                 val head = HttpResponse(target.toString(), status, headersOf(opened))
                 if (!pending.deliver(head)) return
                 phase = Phase.READING
-                val received = readBody(pending, opened, status, buffer) ?: return
-                val length = head.contentLength
-                if (length != null && !head.chunked && received < length && status != 304 && status != 204) {
+                // The body ends at its Content-Length: the JDK's stream does not stop there
+                // (a read may return bytes past it), so the framing is enforced here.
+                val length = if (head.chunked || status == 304 || status == 204) null else head.contentLength
+                val received = readBody(pending, opened, status, buffer, length) ?: return
+                if (length != null && received < length) {
                     throw ClientError.Network(request.url, "the connection to ${target.host} was lost after $received of $length bytes")
                 }
                 pending.complete(null)
@@ -151,13 +158,21 @@ class HttpStream(
         }
     }
 
-    /** Reads the body into the request; the bytes read, or null when the request ended meanwhile. */
-    private fun readBody(pending: PendingRequest, connection: HttpURLConnection, status: Int, buffer: ByteArray): Long? {
+    /**
+     * Reads the body (at most `length` bytes when it is framed by one) into the request;
+     * the bytes read, or null when the request ended meanwhile.
+     */
+    private fun readBody(pending: PendingRequest, connection: HttpURLConnection, status: Int, buffer: ByteArray, length: Long?): Long? {
+        if (length == 0L) return 0
         val input = (if (status >= 400) connection.errorStream else connection.inputStream) ?: return 0
         var received = 0L
         var want = pending.firstReadLimit()
         while (true) {
             if (want < 0) return null
+            if (length != null) {
+                if (received == length) return received
+                want = Math.min(want, length - received)
+            }
             val count = input.read(buffer, 0, Math.max(1L, Math.min(buffer.size.toLong(), want)).toInt())
             if (count < 0) return received
             if (count == 0) continue
@@ -175,6 +190,10 @@ class HttpStream(
         for ((name, value) in defaultHeaders) connection.setRequestProperty(name, value)
         for ((name, value) in request.headers) connection.setRequestProperty(name, value)
         connection.setRequestProperty("Accept-Encoding", "identity")
+        // Connections are never reused (each request ends with a disconnect), and a server
+        // that closes after its answer lets the JDK close an abandoned one at once rather
+        // than drain it (see the type's comment).
+        connection.setRequestProperty("Connection", "close")
         return connection
     }
 

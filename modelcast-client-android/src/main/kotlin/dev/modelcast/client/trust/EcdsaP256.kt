@@ -67,10 +67,22 @@ internal object EcdsaP256 {
             val verifier = Signature.getInstance("SHA256withECDSA")
             verifier.initVerify(key)
             verifier.update(message)
-            verifier.verify(signature)
+            // The provider sees only the canonical encoding of (r, s), so no provider's own DER
+            // leniency (or strictness) decides anything: this function does.
+            verifier.verify(der(r, s))
         } catch (error: GeneralSecurityException) {
             false
         }
+    }
+
+    /** The DER `SEQUENCE { INTEGER r, INTEGER s }` of two positive integers below 2²⁵⁶. */
+    private fun der(r: BigInteger, s: BigInteger): ByteArray {
+        fun integer(value: BigInteger): ByteArray {
+            val bytes = value.toByteArray()  // minimal two's complement: a leading 0 only when needed
+            return byteArrayOf(0x02, bytes.size.toByte()) + bytes
+        }
+        val body = integer(r) + integer(s)
+        return byteArrayOf(0x30, body.size.toByte()) + body  // at most 70 bytes: the short form
     }
 
     /**

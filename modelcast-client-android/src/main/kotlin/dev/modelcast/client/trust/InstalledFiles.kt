@@ -26,7 +26,7 @@ class InstalledFiles(val digests: Map<ModelFilePath, String>, val problems: List
             val digests = LinkedHashMap<ModelFilePath, String>()
             val problems = ArrayList<String>()
             for ((name, sha256) in files) {
-                val digest = sha256.toLowerCase(java.util.Locale.ROOT)
+                val digest = String(CharArray(sha256.length) { index -> sha256[index].let { if (it in 'A'..'F') it + ('a' - 'A') else it } })
                 require(isSha256Hex(digest)) { "the SHA-256 of ${quoted(name)} is not 64 hex digits: ${quoted(sha256)}" }
                 val path = ModelFilePath.parse(name)
                 if (path == null) {

@@ -23,7 +23,7 @@ class MinisignKeyId private constructor(private val stored: ByteArray) {
         }
 
     /** The form minisign prints: upper-case hex, no leading zeros. */
-    val hex: String get() = java.lang.Long.toHexString(value).toUpperCase(Locale.ROOT)
+    val hex: String get() = String.format(Locale.ROOT, "%X", value)  // %X prints a negative Long as unsigned
 
     override fun toString(): String = hex
     override fun equals(other: Any?): Boolean = other is MinisignKeyId && other.stored.contentEquals(stored)
