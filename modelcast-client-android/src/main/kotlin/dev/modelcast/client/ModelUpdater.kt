@@ -316,12 +316,8 @@ class ModelUpdater(val configuration: ClientConfiguration) : Closeable {
             for (model in models) {
                 val name = model.name.text
                 val previous = installer.current(name)
-                installer.activate(name, built.getValue(name))
+                state = installer.switchTo(name, built.getValue(name), state, configuration.keepPreviousVersions)
                 switched.add(Pair(name, previous))
-                val id = model.versionId
-                val history = (listOfNotNull(previous?.fileName?.toString()) + (state.installed[name]?.previous ?: emptyList()))
-                    .filter { it != id }.distinct().take(configuration.keepPreviousVersions)
-                state = state.copy(installed = state.installed + (name to ClientState.Installed(model.version.text, id, history)))
                 changed[name] = model.version.text
             }
             state = finish(state)
@@ -360,10 +356,7 @@ class ModelUpdater(val configuration: ClientConfiguration) : Closeable {
                 state = state.copy(installed = state.installed - installed.name, refused = state.refused - installed.name)
             }
         }
-        for (name in planned.pruned) {
-            val record = state.installed[name] ?: continue
-            installer.prune(name, setOf(record.id) + record.previous)
-        }
+        for (name in planned.pruned) installer.pruneTo(name, state)
         if (state != saved) state.save(statePath)
         downloader.removeAll(planned.later)
     }
