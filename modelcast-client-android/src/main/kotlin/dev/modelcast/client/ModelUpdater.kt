@@ -13,6 +13,8 @@ import dev.modelcast.client.net.TransferBounds
 import dev.modelcast.client.net.ioReason
 import java.io.Closeable
 import java.io.IOException
+import java.net.HttpURLConnection
+import java.net.URL
 import java.nio.file.Files
 import java.nio.file.Path
 import java.util.concurrent.CancellationException
@@ -50,7 +52,16 @@ import java.util.concurrent.locks.ReentrantLock
  * - [installed] and [installedModels] read the disk alone: they work offline, and after a
  *   crash or a lost `state.json`.
  */
-class ModelUpdater(val configuration: ClientConfiguration) : Closeable {
+class ModelUpdater @JvmOverloads constructor(
+    val configuration: ClientConfiguration,
+    /**
+     * Opens each request's connection: the app's seam for a proxy, its own TLS settings
+     * (certificate pinning through `HttpsURLConnection.setSSLSocketFactory`) or a
+     * User-Agent. The client sets its own timeouts, headers and redirect handling on it.
+     * null: `URL.openConnection()`.
+     */
+    openConnection: ((URL) -> HttpURLConnection)? = null
+) : Closeable {
     internal val directory: Path
     internal val installer: Installer
     internal val http: HttpStream
@@ -77,7 +88,8 @@ class ModelUpdater(val configuration: ClientConfiguration) : Closeable {
         http = HttpStream(TransferBounds(
             connectTimeoutSeconds = configuration.requestTimeoutSeconds, idleTimeoutSeconds = configuration.requestTimeoutSeconds,
             minimumRate = configuration.minimumTransferRate, windowSeconds = configuration.transferRateWindowSeconds,
-            metadataDeadlineSeconds = configuration.metadataDeadlineSeconds))
+            metadataDeadlineSeconds = configuration.metadataDeadlineSeconds),
+            openConnection = openConnection ?: { url -> url.openConnection() as HttpURLConnection })
         downloader = Downloader(directory.resolve("downloads"), http, configuration.retries)
         statePath = directory.resolve("state.json")
     }

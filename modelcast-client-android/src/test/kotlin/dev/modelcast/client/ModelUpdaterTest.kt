@@ -15,6 +15,8 @@ import org.junit.jupiter.api.Assertions.assertTrue
 import org.junit.jupiter.api.Test
 import org.junit.jupiter.api.io.TempDir
 import java.io.File
+import java.net.HttpURLConnection
+import java.net.URL
 import java.nio.file.Files
 import java.nio.file.Path
 import java.time.Instant
@@ -143,6 +145,15 @@ class ModelUpdaterTest {
             assertEquals("1.0.0", updater.requestBlocking("big").version)
             assertRaises<ClientError.UnknownModel> { updater.requestBlocking("other") }
         }
+    }
+
+    @Test
+    fun everyRequestGoesThroughTheAppsConnectionSeam() {
+        publisher.publish(1, mapOf("m" to Pair("1.0.0", one)))
+        val opened = ArrayList<String>()
+        val seam: (URL) -> HttpURLConnection = { url -> opened.add(url.path); url.openConnection() as HttpURLConnection }
+        ModelUpdater(configuration(), seam).use { updater -> updater.updateBlocking() }
+        assertEquals(listOf("/manifest.json", "/m/1.0.0/m.bin"), opened)
     }
 
     @Test
