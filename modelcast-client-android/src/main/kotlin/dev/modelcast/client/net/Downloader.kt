@@ -13,7 +13,10 @@ import java.nio.file.StandardCopyOption
 import java.nio.file.StandardOpenOption
 import java.security.MessageDigest
 import java.util.UUID
+import java.util.concurrent.ArrayBlockingQueue
 import java.util.concurrent.CancellationException
+import java.util.concurrent.RejectedExecutionException
+import java.util.concurrent.atomic.AtomicBoolean
 
 /**
  * Downloads one file of a release to `downloads/<sha256>`: streamed to disk with its SHA-256
@@ -143,7 +146,14 @@ class Downloader(
                 headers["Range"] = "bytes=${attempt.written}-"
                 if (validator != null) headers["If-Range"] = validator
             }
-            http.get(HttpRequest(file.url, headers), metadata = false, receiver = attempt, cancellation = cancellation)
+            try {
+                http.get(HttpRequest(file.url, headers), metadata = false, receiver = attempt, cancellation = cancellation)
+            } catch (error: Throwable) {
+                // What arrived is kept for a resume: written out before the channel closes.
+                try { attempt.drain() } catch (ignored: ClientError) {}
+                throw error
+            }
+            attempt.drain()
             progress?.invoke(attempt.written)
             if (attempt.written != file.size) {
                 throw ClientError.Network(file.url, "the body ended after ${attempt.written} of ${file.size} bytes")
@@ -237,8 +247,12 @@ internal val ClientError.isRetriable: Boolean
     }
 
 /**
- * One attempt's running state, and the receiver of its answer (on the request's thread,
- * one call at a time): every chunk is hashed, then written at the end of the part file.
+ * One attempt's running state, and the receiver of its answer. The request's thread only
+ * checks a chunk against the size and copies it into one of a few slots; a writer thread
+ * hashes the slots and writes them at the end of the part file, in order. So reading the
+ * network overlaps hashing and writing (on a phone as on a server, each takes about as
+ * long as the other), at the cost of one copy and [SLOTS] MiB per download. [drain] waits
+ * for the writer once the request has ended: whatever arrived is then on the disk.
  */
 private class DownloadAttempt(
     private val file: RemoteFile,
@@ -247,17 +261,22 @@ private class DownloadAttempt(
     private val validatorFile: Path,
     private val progress: ((Long) -> Unit)?
 ) : BodyReceiver {
+    /** The digest of the bytes written (the writer's until [drain] returns). */
     val digest: MessageDigest = sha256()
-    /** Bytes hashed and written. */
+    /** Bytes accepted: written, or in a slot on their way. */
     var written = 0L
         private set
     private var reported = 0L
-    /** Bytes written when the last background sync was started. */
+    private val free = ArrayBlockingQueue<ByteBuffer>(SLOTS)
+    private val full = ArrayBlockingQueue<ByteBuffer>(SLOTS + 1)
+    private var writer: Thread? = null
+    /** The writer's first failure (a full disk): the next chunk, or [drain], throws it. */
+    @Volatile
+    private var failure: ClientError? = null
+    /** Bytes the writer wrote when it last started a background sync. */
     private var synced = 0L
     /** True while a background sync runs (at most one at a time). */
-    private val syncing = java.util.concurrent.atomic.AtomicBoolean(false)
-    /** The request's buffer, wrapped once (no allocation per chunk). */
-    private var wrapped: ByteBuffer? = null
+    private val syncing = AtomicBoolean(false)
 
     /** Hashes what an earlier attempt left in the part file (cut to nothing when it is longer than the file). */
     fun hashKeptBytes() {
@@ -269,6 +288,7 @@ private class DownloadAttempt(
         if (kept > 0) digestPrefix(channel, kept, digest, ByteBuffer.allocate(Math.min(kept, 1L shl 20).toInt()))
         written = kept
         reported = kept
+        synced = kept
     }
 
     /** A 200 starts the file over (its length must be the file's); a 206 must continue it exactly; anything else fails. */
@@ -280,6 +300,7 @@ private class DownloadAttempt(
                     io { channel.truncate(0) }
                     digest.reset()
                     written = 0
+                    synced = 0
                 }
                 val length = response.contentLength
                 if (length != null && length != size) throw ClientError.SizeMismatch(file.model, file.name, size, length)
@@ -301,18 +322,13 @@ private class DownloadAttempt(
     override fun onData(buffer: ByteArray, count: Int) {
         // Never past the promised size: more bytes are an error, not a longer file.
         if (written + count > file.size) throw ClientError.SizeMismatch(file.model, file.name, file.size, written + count)
-        digest.update(buffer, 0, count)
-        val view = wrapped?.takeIf { it.array() === buffer } ?: ByteBuffer.wrap(buffer).also { wrapped = it }
-        view.clear()
-        view.limit(count)
-        io {
-            while (view.hasRemaining()) channel.write(view)
-        }
+        failure?.let { throw it }
+        val slot = slot()
+        slot.clear()
+        slot.put(buffer, 0, count)
+        slot.flip()
+        full.put(slot)
         written += count
-        if (written - synced >= Downloader.SYNC_STEP) {
-            synced = written
-            syncInBackground()
-        }
         if (progress != null && written - reported >= Downloader.PROGRESS_STEP) {
             reported = written
             progress.invoke(written)
@@ -320,6 +336,53 @@ private class DownloadAttempt(
     }
 
     override fun readLimit(): Long = file.size - written + 1
+
+    /** Waits until every accepted chunk is hashed and written; throws the writer's failure. */
+    fun drain() {
+        writer?.let { thread ->
+            full.put(END)
+            thread.join()
+        }
+        writer = null
+        failure?.let { throw it }
+    }
+
+    /** A free slot, waiting for the writer when all are in use (the slots are made on first use). */
+    private fun slot(): ByteBuffer {
+        if (writer == null) {
+            for (index in 0 until SLOTS) free.add(ByteBuffer.allocate(SLOT_SIZE))
+            writer = Thread({ write() }, "modelcast-download-writer").apply {
+                isDaemon = true
+                start()
+            }
+        }
+        return free.take()
+    }
+
+    /** The writer: hashes and writes each slot in order until [END]. */
+    private fun write() {
+        // Where the first slot goes: the part file's position, set by the response's head.
+        var done = channel.positionQuietly()
+        while (true) {
+            val slot = full.take()
+            if (slot === END) return
+            try {
+                if (failure == null) {
+                    digest.update(slot.array(), 0, slot.limit())
+                    while (slot.hasRemaining()) channel.write(slot)
+                    done += slot.limit()
+                    if (done - synced >= Downloader.SYNC_STEP) {
+                        synced = done
+                        syncInBackground()
+                    }
+                }
+            } catch (error: IOException) {
+                failure = ClientError.Io(part.toString(), ioReason(error))
+            } finally {
+                free.put(slot)
+            }
+        }
+    }
 
     /**
      * Starts writing what is written so far to the disk on another thread, so the final
@@ -337,10 +400,12 @@ private class DownloadAttempt(
                     syncing.set(false)
                 }
             }
-        } catch (rejected: java.util.concurrent.RejectedExecutionException) {
+        } catch (rejected: RejectedExecutionException) {
             syncing.set(false)
         }
     }
+
+    private fun FileChannel.positionQuietly(): Long = try { position() } catch (error: IOException) { 0L }
 
     private inline fun io(body: () -> Unit) {
         try {
@@ -348,5 +413,13 @@ private class DownloadAttempt(
         } catch (error: IOException) {
             throw ClientError.Io(part.toString(), ioReason(error))
         }
+    }
+
+    private companion object {
+        /** Chunks on their way to the disk at most (a chunk is at most one read: 1 MiB). */
+        const val SLOTS = 3
+        const val SLOT_SIZE = 1 shl 20
+        /** Tells the writer the request has ended. */
+        val END: ByteBuffer = ByteBuffer.allocate(0)
     }
 }

@@ -23,7 +23,7 @@ import java.util.Random
 import java.util.concurrent.TimeUnit
 
 /** Every test is bounded: a broken bound fails it instead of hanging the run. */
-@Timeout(60)
+@Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class InstallerTest {
     private val base: Path = temporaryDirectory()
     private val client: Path = base.resolve("client").also { Files.createDirectories(it) }

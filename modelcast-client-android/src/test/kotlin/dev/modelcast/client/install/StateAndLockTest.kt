@@ -16,7 +16,7 @@ import java.nio.file.Files
 import java.util.concurrent.TimeUnit
 
 /** Every test is bounded: a broken bound fails it instead of hanging the run. */
-@Timeout(60)
+@Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class StateAndLockTest {
     private val directory = temporaryDirectory()
 

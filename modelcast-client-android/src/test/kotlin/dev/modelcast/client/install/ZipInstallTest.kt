@@ -18,7 +18,7 @@ import java.nio.file.Path
 
 /** Zipped directories (`NAME.EXT.zip`) installed unpacked, and every hostile zip refused before the switch. */
 /** Every test is bounded: a broken bound fails it instead of hanging the run. */
-@Timeout(60)
+@Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class ZipInstallTest {
     private val base: Path = temporaryDirectory()
     private val client: Path = base.resolve("client").also { Files.createDirectories(it) }

@@ -24,7 +24,7 @@ import java.util.concurrent.Executors
 import java.util.concurrent.TimeUnit
 
 /** Every test is bounded: a broken bound fails it instead of hanging the run. */
-@Timeout(60)
+@Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class DownloaderTest {
     private val size = 3 shl 20
     private val body = bytes(size, seed = 7)

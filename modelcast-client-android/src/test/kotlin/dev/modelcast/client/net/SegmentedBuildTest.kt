@@ -20,7 +20,7 @@ import java.nio.file.Path
 import java.util.Random
 
 /** Every test is bounded: a broken bound fails it instead of hanging the run. */
-@Timeout(60)
+@Timeout(value = 60, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 class SegmentedBuildTest {
     /** 40 segments of 1 000 to 40 000 bytes; the new file changes segments 3, 4, 20 and 39 and moves the rest. */
     private val oldPieces: List<ByteArray>

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test
 class InlineSignatureTest {
     @Test
     fun aManifestWithoutOneIsItsOwnSignedBytes() {
-        val manifest = "{\n  \"sequence\": 1\n}\n".toByteArray()
+        val manifest = Vectors.bytes("minisign/messages/stable-manifest.json")
         assertNull(InlineSignature.split(manifest))
         assertTrue(InlineSignature.strip(manifest).contentEquals(manifest))
     }
