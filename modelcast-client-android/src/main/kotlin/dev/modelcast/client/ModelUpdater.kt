@@ -235,7 +235,12 @@ class ModelUpdater @JvmOverloads constructor(
      * directory, waits for it, and [body] reads the state only once the lock is taken.
      */
     private fun <T> exclusively(cancellation: Cancellation?, body: () -> T): T {
-        while (!turns.tryLock(50, TimeUnit.MILLISECONDS)) cancellation?.throwIfCancelled()
+        try {
+            while (!turns.tryLock(50, TimeUnit.MILLISECONDS)) cancellation?.throwIfCancelled()
+        } catch (interrupted: InterruptedException) {
+            Thread.currentThread().interrupt()
+            throw CancellationException("interrupted")
+        }
         try {
             cancellation?.throwIfCancelled()
             val lock = DirectoryLock.acquire(directory, configuration.directoryLockTimeoutSeconds, cancellation)
