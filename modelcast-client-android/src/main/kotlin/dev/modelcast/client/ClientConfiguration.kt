@@ -17,7 +17,7 @@ import java.time.Instant
  * [copy]. [validate] (which [ModelUpdater]'s constructor calls) refuses a value the client
  * cannot use, naming it.
  */
-data class ClientConfiguration(
+data class ClientConfiguration @JvmOverloads constructor(
     /**
      * The channel's manifest: `https://cdn.example.com/models/manifest.json` for stable,
      * `…/channels/beta/manifest.json` for beta ([manifestUrl] builds it). `http://` or

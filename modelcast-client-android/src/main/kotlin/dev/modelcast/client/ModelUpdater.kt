@@ -13,6 +13,8 @@ import dev.modelcast.client.net.TransferBounds
 import dev.modelcast.client.net.ioReason
 import java.io.Closeable
 import java.io.IOException
+import java.net.HttpURLConnection
+import java.net.URL
 import java.nio.file.Files
 import java.nio.file.Path
 import java.util.concurrent.CancellationException
@@ -50,7 +52,16 @@ import java.util.concurrent.locks.ReentrantLock
  * - [installed] and [installedModels] read the disk alone: they work offline, and after a
  *   crash or a lost `state.json`.
  */
-class ModelUpdater(val configuration: ClientConfiguration) : Closeable {
+class ModelUpdater @JvmOverloads constructor(
+    val configuration: ClientConfiguration,
+    /**
+     * Opens each request's connection: the app's seam for a proxy, its own TLS settings
+     * (certificate pinning through `HttpsURLConnection.setSSLSocketFactory`) or a
+     * User-Agent. The client sets its own timeouts, headers and redirect handling on it.
+     * null: `URL.openConnection()`.
+     */
+    openConnection: ((URL) -> HttpURLConnection)? = null
+) : Closeable {
     internal val directory: Path
     internal val installer: Installer
     internal val http: HttpStream
@@ -77,7 +88,8 @@ class ModelUpdater(val configuration: ClientConfiguration) : Closeable {
         http = HttpStream(TransferBounds(
             connectTimeoutSeconds = configuration.requestTimeoutSeconds, idleTimeoutSeconds = configuration.requestTimeoutSeconds,
             minimumRate = configuration.minimumTransferRate, windowSeconds = configuration.transferRateWindowSeconds,
-            metadataDeadlineSeconds = configuration.metadataDeadlineSeconds))
+            metadataDeadlineSeconds = configuration.metadataDeadlineSeconds),
+            openConnection = openConnection ?: { url -> url.openConnection() as HttpURLConnection })
         downloader = Downloader(directory.resolve("downloads"), http, configuration.retries)
         statePath = directory.resolve("state.json")
     }
@@ -223,7 +235,12 @@ class ModelUpdater(val configuration: ClientConfiguration) : Closeable {
      * directory, waits for it, and [body] reads the state only once the lock is taken.
      */
     private fun <T> exclusively(cancellation: Cancellation?, body: () -> T): T {
-        while (!turns.tryLock(50, TimeUnit.MILLISECONDS)) cancellation?.throwIfCancelled()
+        try {
+            while (!turns.tryLock(50, TimeUnit.MILLISECONDS)) cancellation?.throwIfCancelled()
+        } catch (interrupted: InterruptedException) {
+            Thread.currentThread().interrupt()
+            throw CancellationException("interrupted")
+        }
         try {
             cancellation?.throwIfCancelled()
             val lock = DirectoryLock.acquire(directory, configuration.directoryLockTimeoutSeconds, cancellation)
@@ -316,12 +333,8 @@ class ModelUpdater(val configuration: ClientConfiguration) : Closeable {
             for (model in models) {
                 val name = model.name.text
                 val previous = installer.current(name)
-                installer.activate(name, built.getValue(name))
+                state = installer.switchTo(name, built.getValue(name), state, configuration.keepPreviousVersions)
                 switched.add(Pair(name, previous))
-                val id = model.versionId
-                val history = (listOfNotNull(previous?.fileName?.toString()) + (state.installed[name]?.previous ?: emptyList()))
-                    .filter { it != id }.distinct().take(configuration.keepPreviousVersions)
-                state = state.copy(installed = state.installed + (name to ClientState.Installed(model.version.text, id, history)))
                 changed[name] = model.version.text
             }
             state = finish(state)
@@ -360,10 +373,7 @@ class ModelUpdater(val configuration: ClientConfiguration) : Closeable {
                 state = state.copy(installed = state.installed - installed.name, refused = state.refused - installed.name)
             }
         }
-        for (name in planned.pruned) {
-            val record = state.installed[name] ?: continue
-            installer.prune(name, setOf(record.id) + record.previous)
-        }
+        for (name in planned.pruned) installer.pruneTo(name, state)
         if (state != saved) state.save(statePath)
         downloader.removeAll(planned.later)
     }
