@@ -16,3 +16,6 @@ internal fun ByteBuffer.flipForAnyJava(): ByteBuffer { (this as Buffer).flip(); 
 
 /** `limit(n)` through `Buffer`. */
 internal fun ByteBuffer.limitForAnyJava(limit: Int): ByteBuffer { (this as Buffer).limit(limit); return this }
+
+/** `rewind()` through `Buffer`: position 0, the limit kept. */
+internal fun ByteBuffer.rewindForAnyJava(): ByteBuffer { (this as Buffer).rewind(); return this }

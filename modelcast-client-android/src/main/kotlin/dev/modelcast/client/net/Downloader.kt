@@ -193,8 +193,13 @@ class Downloader(
         const val PART = ".part"
         const val VALIDATOR = ".etag"
         val SUFFIXES = setOf("", PART, VALIDATOR, ".delta")
-        /** A background sync is started after this many more bytes. */
-        const val SYNC_STEP = 64L shl 20
+        /**
+         * A background sync is started after this many more bytes: the disk writes while
+         * the network reads, and the final sync finds little left. 1 GiB from nginx on
+         * loopback (BENCHMARKS.md): 8 MiB was the fastest of 4, 8, 16 and 64 MiB (64 MiB
+         * took about 0.1 s longer; 4 MiB syncs too often).
+         */
+        const val SYNC_STEP = 8L shl 20
 
         /** Where background syncs run: one daemon thread for every download of the process. */
         val syncer: java.util.concurrent.ExecutorService = java.util.concurrent.Executors.newSingleThreadExecutor { task ->
@@ -251,8 +256,10 @@ internal val ClientError.isRetriable: Boolean
  * checks a chunk against the size and copies it into one of a few slots; a writer thread
  * hashes the slots and writes them at the end of the part file, in order. So reading the
  * network overlaps hashing and writing (on a phone as on a server, each takes about as
- * long as the other), at the cost of one copy and [SLOTS] MiB per download. [drain] waits
- * for the writer once the request has ended: whatever arrived is then on the disk.
+ * long as the other), at the cost of one copy and [SLOTS] MiB per download. The slots are
+ * direct buffers: the file channel writes them as they are (a heap buffer is first copied
+ * into a temporary direct one by the JDK). [drain] waits for the writer once the request
+ * has ended: whatever arrived is then on the disk.
  */
 private class DownloadAttempt(
     private val file: RemoteFile,
@@ -350,7 +357,7 @@ private class DownloadAttempt(
     /** A free slot, waiting for the writer when all are in use (the slots are made on first use). */
     private fun slot(): ByteBuffer {
         if (writer == null) {
-            for (index in 0 until SLOTS) free.add(ByteBuffer.allocate(SLOT_SIZE))
+            for (index in 0 until SLOTS) free.add(ByteBuffer.allocateDirect(SLOT_SIZE))
             writer = Thread({ write() }, "modelcast-download-writer").apply {
                 isDaemon = true
                 start()
@@ -368,7 +375,8 @@ private class DownloadAttempt(
             if (slot === END) return
             try {
                 if (failure == null) {
-                    digest.update(slot.array(), 0, slot.limit())
+                    digest.update(slot)
+                    slot.rewindForAnyJava()
                     while (slot.hasRemaining()) channel.write(slot)
                     done += slot.limit()
                     if (done - synced >= Downloader.SYNC_STEP) {
