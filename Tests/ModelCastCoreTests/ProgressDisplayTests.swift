@@ -150,6 +150,26 @@ final class ProgressDisplayTests: XCTestCase {
         XCTAssertEqual(fake.writes.last, "\r\u{1B}[J", "finishing clears the bar")
     }
 
+    /// Issue 47: a resumed S3 upload showed 46.9 GiB/s, its stored parts counted as sent.
+    /// Bytes done before this run count toward the fraction, never toward the rate.
+    func testBytesDoneBeforeThisRunAreNotARate() throws {
+        for terminal in [false, true] {
+            let fake = FakeConsole(isTerminal: terminal)
+            let factory = try XCTUnwrap(ProgressDisplay(mode: terminal ? .bar : .lines, console: fake.console).factory)
+            let item = try XCTUnwrap(factory("uploading m.gguf", 100 << 20))
+            item.alreadyDone(90 << 20)
+            fake.tick(1)
+            item.advance(by: 5 << 20)
+            fake.tick(1)
+            item.advance(by: 5 << 20)
+            item.finish()
+            let shown = fake.text
+            XCTAssertTrue(shown.contains("5.0 MiB/s"), "\(terminal): \(shown)")
+            XCTAssertFalse(shown.contains("GiB/s") || shown.contains("95.0 MiB/s") || shown.contains("50.0 MiB/s"), "\(terminal): \(shown)")
+            XCTAssertTrue(shown.contains("100.0/100.0 MiB") || shown.contains("95.0/100.0 MiB"), "\(terminal): \(shown)")
+        }
+    }
+
     func testConcurrentItemsShareOneRedrawnBlock() throws {
         let fake = FakeConsole(isTerminal: true)
         let display = ProgressDisplay(mode: .bar, console: fake.console)

@@ -30,7 +30,7 @@ final class CLIContractTests: XCTestCase {
 
         XCTAssertEqual(try modelcast(["publish", gguf, "--version", "1.1.0", "--base-url", base, "--to", site.path]).status, 0)
         XCTAssertEqual(try modelcast(["publish", gguf, "--version", "1.0.0", "--base-url", base, "--to", site.path]).status, 1, "a lower version is refused")
-        XCTAssertEqual(try modelcast(["inspect", "examples/models/missing.gguf"]).status, 1, "a missing model is refused")
+        XCTAssertEqual(try modelcast(["inspect", "examples/models/missing.gguf"]).status, 3, "a missing model is a file that cannot be read (docs/output.md)")
         XCTAssertEqual(try modelcast(["verify", site.path]).status, 0)
         try FileManager.default.removeItem(atPath: site.at("models"))
         XCTAssertEqual(try modelcast(["verify", site.path]).status, 1, "a failed check")
@@ -47,7 +47,7 @@ final class CLIContractTests: XCTestCase {
     func testJSONErrorsAreAnObjectOnStdout() throws {
         let site = try Scratch()
         var outputs: [String] = []
-        for (arguments, code) in [(["inspect", "examples/models/missing.gguf", "--json"], 1),
+        for (arguments, code) in [(["inspect", "examples/models/missing.gguf", "--json"], 3),
                                   (["publish", "--bogus", "--json"], 2),
                                   (["publish", gguf, "--version", "x", "--base-url", base, "--to", site.path, "--json"], 1),
                                   (["verify", "https://cdn.example.com/m/manifest.json", "--json", "--state", site.at("no/such/dir/state.json"), "--timeout", "nope"], 2)] {

@@ -80,6 +80,7 @@ final class ChannelsRolloutTests: XCTestCase {
         let again = try modelcast(["promote", target, "--from", "beta"])
         XCTAssertEqual(again.status, 0, again.stderr)
         XCTAssertTrue(again.stdout.hasPrefix("unchanged"), again.stdout)
+        XCTAssertEqual((again.stdout + again.stderr).components(separatedBy: "nothing was written").count - 1, 1, "said once: \(again.stdout + again.stderr)")
 
         // rollback on stable only; beta keeps 1.1.0.
         let rollback = try modelcast(["rollback", target, "--version", "1.0.1"])

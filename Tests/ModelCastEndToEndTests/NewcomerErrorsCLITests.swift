@@ -18,6 +18,7 @@ final class NewcomerErrorsCLITests: XCTestCase {
         XCTAssertEqual(second.status, 3, second.stderr)
         XCTAssertTrue(second.stderr.contains("127.0.0.1:\(port)") && second.stderr.contains("already in use") && second.stderr.contains("--port 0"), second.stderr)
         XCTAssertFalse(second.stderr.contains("bind(descriptor"), second.stderr)
+        XCTAssertTrue(second.stderr.hasPrefix("Error: listen failed for 127.0.0.1:\(port): the port is already in use"), second.stderr)
         withExtendedLifetime(first) {}
 
         // --keep -1 is a bad value, not a missing one.

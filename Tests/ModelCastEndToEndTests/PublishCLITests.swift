@@ -187,7 +187,8 @@ final class PublishCLITests: XCTestCase {
              "must never be immutable"),
             (["examples/models/tiny-llm.gguf", "--version", "v1.3", "--base-url", base, "--to", site.path], 1,
              "version 'v1.3' of model tiny-llm is not a semantic version"),
-            (["examples/models/missing.gguf", "--version", "1.3.0", "--base-url", base, "--to", site.path], 1,
+            // A path that cannot be read is an input/output failure (docs/output.md: 3).
+            (["examples/models/missing.gguf", "--version", "1.3.0", "--base-url", base, "--to", site.path], 3,
              "no such file or directory: examples/models/missing.gguf"),
             (["bad name=examples/models/tiny-llm.gguf", "--version", "1.3.0", "--base-url", base, "--to", site.path], 1,
              "model name 'bad name' may use only"),

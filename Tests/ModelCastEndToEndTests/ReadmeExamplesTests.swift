@@ -136,7 +136,8 @@ final class ReadmeExamplesTests: XCTestCase {
         }
     }
 
-    /// Runs a page's console examples in order, in one fresh directory, as a shell would:
+    /// Runs a page's console examples in order, in one fresh directory, as a shell would
+    /// (what a command prints on stderr is shown too, where a terminal shows it):
     /// `modelcast` is the one just built, other commands (`printf`, `cat`) are the
     /// system's, and a command ending in ` &` (a `modelcast serve`) runs in the background
     /// until the page is done, its first line compared with what the page shows. Port
@@ -168,7 +169,9 @@ final class ReadmeExamplesTests: XCTestCase {
                     if let first = example.output.first { XCTAssertTrue(matches(first, server.firstLine), "\(path): \(example.command) printed \(server.firstLine)") }
                     continue
                 }
-                let result = try runProcess("/bin/sh", ["-c", example.command], cwd: cwd.path, environment: environment)
+                // Both streams, in the order a terminal shows them (issue 47: the quick start
+                // left out the warnings a user sees on stderr).
+                let result = try runProcess("/bin/sh", ["-c", "{ \(example.command)\n} 2>&1"], cwd: cwd.path, environment: environment)
                 compare(example, result)
                 if result.status != 0 { XCTFail("\(path): stopped at \(example.command)"); return ran }
             }

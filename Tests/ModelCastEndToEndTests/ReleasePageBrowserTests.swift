@@ -67,6 +67,59 @@ final class ReleasePageBrowserTests: XCTestCase {
         }
     }
 
+    /// Issue 47: names wrapped mid-word ("Classifie/r") in narrow cells. At a phone's and a
+    /// desktop's width, no word of letters and digits (4 to 24 of them; hashes and URLs may
+    /// break where they must) is split over two lines. A copy of the page gets a script that
+    /// measures each word's line boxes and leaves the broken ones in an attribute.
+    func testNamesWrapOnlyBetweenWords() throws {
+        let chromium = try XCTUnwrap(which("chromium") ?? which("chromium-browser"), "Chromium is missing: scripts/setup installs it (Debian package chromium)")
+        let work = try Scratch("modelcast-browser-wrap")
+        try work.write("a.bin", Array("model one\n".utf8))
+        try work.write("b.bin", Array("model two\n".utf8))
+        try work.write("c.bin", Array("speech one\n".utf8))
+        let environment = pinnedEnvironment(epoch: 1_790_000_000)
+        let base = "https://cdn.example.com/models"
+        for arguments in [["publish", "TinyClassifier=a.bin", "SpeechRecognizerLarge=c.bin", "--version", "1.0.0", "--base-url", base, "--to", "site"],
+                          ["publish", "TinyClassifier=b.bin", "SpeechRecognizerLarge=c.bin", "--version", "1.1.0", "--base-url", base, "--to", "site", "--rollout", "10%"],
+                          ["rollout", "site", "--percent", "50%"]] {
+            let result = try modelcast(arguments, cwd: work.path, environment: environment)
+            XCTAssertEqual(result.status, 0, "\(arguments): \(result.stderr)")
+        }
+        let made = try modelcast(["report", "site", "--at", "2026-09-22T14:00:00Z", "-o", "page.html"], cwd: work.path)
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let measure = """
+            <script>
+            const broken = [];
+            const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+            while (walker.nextNode()) {
+              const node = walker.currentNode;
+              if (node.parentElement.closest('.hash, svg')) continue;
+              const words = /[A-Za-z0-9]+/g;
+              let match;
+              while ((match = words.exec(node.data))) {
+                const word = match[0];
+                if (word.length < 4 || word.length > 24) continue;
+                const range = document.createRange();
+                range.setStart(node, match.index);
+                range.setEnd(node, match.index + word.length);
+                const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+                if (tops.size > 1) broken.push(word);
+              }
+            }
+            document.body.setAttribute('data-broken', JSON.stringify(broken));
+            </script>
+            """
+        let html = try String(contentsOfFile: work.at("page.html"), encoding: .utf8)
+        try html.replacingOccurrences(of: "</body>", with: measure + "</body>").write(toFile: work.at("measured.html"), atomically: true, encoding: .utf8)
+        let page = URL(fileURLWithPath: work.at("measured.html")).absoluteString
+        for width in [390, 1280] {
+            let dom = try browser(chromium, ["--window-size=\(width),2000", "--dump-dom", page], work)
+            let attribute = dom.components(separatedBy: "data-broken=\"").dropFirst().first?.components(separatedBy: "\"").first
+            let broken = try XCTUnwrap(attribute, "the measuring script did not run at \(width) px").replacingOccurrences(of: "&quot;", with: "\"")
+            XCTAssertEqual(broken, "[]", "words split over two lines at \(width) px: \(broken)")
+        }
+    }
+
     /// Runs headless Chromium (as root it needs --no-sandbox; a container's small /dev/shm
     /// is avoided), with a profile of its own, at most 90 s; returns what it printed on
     /// standard output.

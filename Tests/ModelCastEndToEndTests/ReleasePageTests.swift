@@ -32,6 +32,28 @@ final class ReleasePageTests: XCTestCase {
         }
     }
 
+    /// Issue 47: rollout steps made in quick succession (a script: 10 %, then 50 %, then
+    /// 40 %, within one second) are each a step of the curve, as history lists them.
+    func testEveryRolloutStepIsListedEvenWithinOneSecond() throws {
+        let work = try Scratch()
+        try work.write("a.bin", Array("model one\n".utf8))
+        try work.write("b.bin", Array("model two\n".utf8))
+        let environment = pinnedEnvironment(epoch: 1_790_000_000)
+        let base = "https://cdn.example.com/m"
+        for arguments in [["publish", "TinyClassifier=a.bin", "--version", "1.0.0", "--base-url", base, "--to", "site"],
+                          ["publish", "TinyClassifier=b.bin", "--version", "1.1.0", "--base-url", base, "--to", "site", "--rollout", "10%"],
+                          ["rollout", "site", "--percent", "50%"], ["rollout", "site", "--percent", "40%"]] {
+            let result = try modelcast(arguments, cwd: work.path, environment: environment)
+            XCTAssertEqual(result.status, 0, "\(arguments): \(result.stderr)")
+        }
+        let page = try JSONDecoder().decode(ReleasePage.self, from: Data(try report(["site", "--at", "2026-09-22T14:00:00Z", "--json"], cwd: work.path).stdout.utf8))
+        let rollout = try XCTUnwrap(page.channels.first?.rollout)
+        XCTAssertEqual(rollout.curve.map(\.percent), [10, 50, 40])
+        let html = try report(["site", "--at", "2026-09-22T14:00:00Z", "-o", "-"], cwd: work.path).stdout
+        let steps = html.components(separatedBy: "<ol class=\"steps\">").dropFirst().first?.components(separatedBy: "</ol>").first ?? ""
+        XCTAssertEqual(steps.components(separatedBy: "<li>").count - 1, 3, steps)
+    }
+
     /// What the page says of each channel, read back from its data.
     func testThePageShowsChannelsRolloutHistoryAndSignature() throws {
         let work = try Scratch()

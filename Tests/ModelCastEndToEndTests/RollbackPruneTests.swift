@@ -251,7 +251,9 @@ final class RollbackPruneTests: XCTestCase {
         // Rolling back to what is live writes nothing; a dry run writes nothing either.
         let same = try modelcast(["rollback", site, "--version", "1.2.0"])
         XCTAssertEqual(same.status, 0, same.stderr)
-        XCTAssertTrue(same.stderr.contains("1.2.0 is already live (sequence 3); nothing was written"), same.stderr)
+        // Said once, on stdout (issue 47: it was said on both streams).
+        XCTAssertTrue(same.stdout.contains("unchanged: \(site) already serves this release (sequence 3); nothing was written"), same.stdout)
+        XCTAssertEqual((same.stdout + same.stderr).components(separatedBy: "nothing was written").count - 1, 1, same.stdout + same.stderr)
         let dry = try modelcast(["rollback", site, "--version", "1.0.0", "--dry-run"])
         XCTAssertEqual(dry.status, 0, dry.stderr)
         XCTAssertTrue(dry.stdout.contains("dry run: would roll back to 1.0.0 with sequence 5"), dry.stdout)

@@ -54,6 +54,15 @@ final class S3PublishTests: XCTestCase {
         let bucketReport = try verifyBucket(moto, "s3://\(moto.bucket)/ml")
         XCTAssertEqual(bucketReport?.failures, 0, "\(bucketReport?.checks.filter { $0.status != .pass } ?? [])")
         XCTAssertEqual(bucketReport?.checks.filter { $0.check == "artifact.sha256" && $0.status == .pass }.count, 3)
+        // A check not made is not a pass (issue 47): the store's API says nothing of the CDN's ranges.
+        let ranges = bucketReport?.checks.filter { $0.check == "artifact.range" } ?? []
+        XCTAssertEqual(ranges.count, 3)
+        XCTAssertTrue(ranges.allSatisfy { $0.status == .skip && $0.detail.contains("not checked") }, "\(ranges)")
+        let human = try modelcast(["verify", "s3://\(moto.bucket)/ml"], environment: moto.environment)
+        XCTAssertEqual(human.status, 0, human.stdout + human.stderr)
+        XCTAssertFalse(human.stdout.contains("PASS  artifact.range"), human.stdout)
+        XCTAssertTrue(human.stdout.contains("SKIP  artifact.range"), human.stdout)
+        XCTAssertTrue(human.stdout.contains("3 not checked"), human.stdout)
     }
 
     /// `--verify-url`: the staged release is verified through the public URL before

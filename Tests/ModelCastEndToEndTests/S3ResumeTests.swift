@@ -226,7 +226,7 @@ final class S3ResumeTests: XCTestCase {
 final class RecordedProgress: ProgressReporter, @unchecked Sendable {
     let label: String
     let total: Int64
-    private let state = NIOLockedValueBox((done: Int64(0), finished: false))
+    private let state = NIOLockedValueBox((done: Int64(0), before: Int64(0), finished: false))
 
     init(label: String, total: Int64) {
         self.label = label
@@ -234,7 +234,10 @@ final class RecordedProgress: ProgressReporter, @unchecked Sendable {
     }
 
     func advance(by bytes: Int) { state.withLockedValue { $0.done += Int64(bytes) } }
+    func alreadyDone(_ bytes: Int) { state.withLockedValue { $0.done += Int64(bytes); $0.before += Int64(bytes) } }
     func finish() { state.withLockedValue { $0.finished = true } }
+    /// Of `done`, what an earlier run had stored.
+    var before: Int64 { state.withLockedValue { $0.before } }
     var done: Int64 { state.withLockedValue { $0.done } }
     var finished: Bool { state.withLockedValue { $0.finished } }
 }

@@ -74,8 +74,8 @@ package struct PreviewServer: Sendable {
         do {
             try await app.runService()
         } catch let error as IOError where error.errnoCode == EADDRINUSE {
-            throw ModelCastError.io(operation: "listen on", path: "\(host):\(port)",
-                                    reason: "the address is already in use (another modelcast serve, or another server?): stop it, or choose another --port (--port 0 picks a free one)")
+            throw ModelCastError.io(operation: "listen", path: "\(host):\(port)",
+                                    reason: "the port is already in use (another modelcast serve, or another server?): stop it, or choose another --port (--port 0 picks a free one)")
         }
     }
 }

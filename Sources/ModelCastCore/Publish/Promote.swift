@@ -61,7 +61,7 @@ extension Publisher {
         let settings = CommitSettings(request, profile: profile, baseURL: baseURL,
                                       manifestCacheControl: liveManifestCacheControl(state: state, manifestKey: request.manifestKey), signing: request.goLive.signing)
         if let current = state.liveRecord, current.sameContent(as: release) {
-            log("channel \(request.to) already serves this release (sequence \(current.sequence)); nothing was written")
+            // The report says it ("unchanged: … nothing was written"), once.
             return unchangedReport(state: state, settings: settings, warnings: warnings)
         }
         // Every object is proven in the store by the commit's plan before the manifest names it.

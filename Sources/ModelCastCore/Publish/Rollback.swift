@@ -92,7 +92,7 @@ extension Publisher {
             manifestCacheControl: request.manifestCacheControl ?? liveManifestCacheControl(state: state, manifestKey: request.manifestKey),
             signing: request.goLive.signing)
         if let current = state.liveRecord, current.sameContent(as: release) {
-            log("\(request.version) is already live (sequence \(current.sequence)); nothing was written")
+            // The report says it ("unchanged: … nothing was written"), once.
             return unchangedReport(state: state, settings: settings, warnings: warnings)
         }
         return try await commit(release, state: state, settings: settings, artifacts: [:], proven: proven, warnings: warnings)

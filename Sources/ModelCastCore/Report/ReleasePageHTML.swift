@@ -144,7 +144,8 @@ extension ChannelReport {
         guard let verify else { return "" }
         var out = "<article class=\"card wide verify\" id=\"\(htmlID(name, "verify"))\"><h3>Verify</h3>\n"
         let verdict = verify.passed ? "passed" : "failed"
-        out += "<p><span class=\"tag \(verify.passed ? "pass" : "fail")\">\(verdict)</span> \(verify.checks.count) checks, \(verify.failures) failed, \(verify.warnings) warned</p>\n"
+        let skipped = verify.checks.filter { $0.status == .skip }.count
+        out += "<p><span class=\"tag \(verify.passed ? "pass" : "fail")\">\(verdict)</span> \(verify.checks.count) checks, \(verify.failures) failed, \(verify.warnings) warned\(skipped > 0 ? ", \(skipped) not checked" : "")</p>\n"
         out += "<table class=\"checks\"><thead><tr><th></th><th>Check</th><th>Subject</th><th>Detail</th></tr></thead><tbody>\n"
         for check in verify.checks {
             out += "<tr class=\"\(check.status.rawValue)\"><td><span class=\"tag \(check.status.rawValue)\">\(check.status.rawValue)</span></td>"
@@ -202,16 +203,16 @@ extension ReleasePage {
         .card.wide{margin-top:16px}
         .big{font-size:24px;font-weight:700;margin:0 0 8px}
         dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:0 0 10px}
-        dt{color:var(--muted)}dd{margin:0;overflow-wrap:anywhere}
+        dt{color:var(--muted)}dd{margin:0;overflow-wrap:break-word}
         table{width:100%;border-collapse:collapse;font-size:14px}
         th{text-align:left;color:var(--muted);font-weight:600;border-bottom:1px solid var(--line);padding:4px 6px}
-        td{border-bottom:1px solid var(--line);padding:6px;vertical-align:top;overflow-wrap:anywhere}
+        td{border-bottom:1px solid var(--line);padding:6px;vertical-align:top;overflow-wrap:break-word}
         .hash{word-break:break-all;color:var(--muted);font-size:12px}
         .file+.file{margin-top:6px}
         .size,.variant,.requires,.meta{color:var(--muted);font-size:13px}
         .tag{display:inline-block;white-space:nowrap;padding:1px 8px;border-radius:6px;font-size:12px;font-weight:600;vertical-align:middle;background:var(--line);color:var(--ink)}
-        .tag.pass{background:var(--pass-bg);color:var(--pass)}.tag.warn{background:var(--warn-bg);color:var(--warn)}.tag.fail{background:var(--fail-bg);color:var(--fail)}
-        .note{background:var(--warn-bg);color:var(--warn);border-radius:8px;padding:8px 12px;overflow-wrap:anywhere}
+        .tag.pass{background:var(--pass-bg);color:var(--pass)}.tag.warn{background:var(--warn-bg);color:var(--warn)}.tag.fail{background:var(--fail-bg);color:var(--fail)}.tag.skip{background:none;color:var(--muted);border:1px dashed var(--line)}
+        .note{background:var(--warn-bg);color:var(--warn);border-radius:8px;padding:8px 12px;overflow-wrap:break-word}
         .empty{color:var(--muted)}
         svg.curve{width:100%;max-width:760px;height:auto;display:block;margin:0 0 6px}
         svg .grid{stroke:var(--line);stroke-width:1}
@@ -235,7 +236,7 @@ extension ReleasePage {
         .seq{font-weight:700}.seq::before{content:"#"}
         .when{color:var(--muted);font-size:13px}
         .action{font-weight:600}
-        .detail{overflow-wrap:anywhere}
+        .detail{overflow-wrap:break-word}
         .changes{font-size:13px}
         .versions{color:var(--muted);font-size:13px}
         tr.fail td{background:var(--fail-bg)}

@@ -57,7 +57,8 @@ package enum ReleasePageReader {
 
     private static func read(_ place: ManifestPlace, http: HTTPFetcher, at now: Date, historyLimit: Int) async throws -> ReleasePage {
         guard let manifest = try await fetch(place.url, http: http, limit: TargetLayout.recordLimit) else {
-            throw ModelCastError.notFound(path: place.url)
+            // The server answered: nothing is published there (a refusal, not an I/O failure).
+            throw ModelCastError.targetState("no manifest at \(place.url): nothing is published there")
         }
         let signature = try await fetch(SignedManifest.signatureKey(for: place.url), http: http, limit: SignedManifest.maximumSignatureSize)
         // The newest sequence devices have seen: the manifest's own or its signature's.

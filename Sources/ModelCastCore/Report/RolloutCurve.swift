@@ -42,11 +42,12 @@ enum RolloutCurve {
     }
 
     /// The share each record set from its publish time until the next record's, as steps.
+    /// Records published within the same second are each a step (a script may set 10 %,
+    /// then 50 %, then 40 %): history lists them all, and so does the page.
     private static func curve(_ records: [Release]) -> [RolloutReport.Point] {
         var points: [RolloutReport.Point] = []
         func add(_ at: String, _ basisPoints: Int) {
             if points.last?.percent == percent(basisPoints) { return }
-            if points.last?.at == at { points.removeLast() }
             points.append(.init(at: at, percent: percent(basisPoints)))
         }
         for (index, record) in records.enumerated() {

@@ -97,7 +97,7 @@ extension S3Storage {
         if let resumed = try await resumableUpload(key, path: staged.path, size: size, parts: parts) {
             upload = resumed
             log("resuming the interrupted upload of \(location)/\(key): \(resumed.stored.count) of \(count) parts are stored already")
-            for index in resumed.stored.keys { sent.partSent(index, upTo: parts.range(ofPart: index, size: size).length) }
+            for index in resumed.stored.keys { sent.partStoredBefore(index, bytes: parts.range(ofPart: index, size: size).length) }
         } else {
             upload = MultipartUpload(id: try await createUpload(objectKey, metadata: staged.metadata), stored: [:], createdHere: true)
         }

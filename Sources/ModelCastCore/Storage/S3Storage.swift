@@ -438,12 +438,22 @@ final class UploadProgress: Sendable {
 
     /// The first `bytes` bytes of part `index` have been sent.
     func partSent(_ index: Int, upTo bytes: Int64) {
-        guard let reporter else { return }
-        let added = counted.withLockedValue { counted -> Int64 in
+        let added = count(index, upTo: bytes)
+        if added > 0 { reporter?.advance(by: Int(added)) }
+    }
+
+    /// Part `index` (`bytes` long) was stored by an earlier run: done, but not sent now.
+    func partStoredBefore(_ index: Int, bytes: Int64) {
+        let added = count(index, upTo: bytes)
+        if added > 0 { reporter?.alreadyDone(Int(added)) }
+    }
+
+    private func count(_ index: Int, upTo bytes: Int64) -> Int64 {
+        guard reporter != nil else { return 0 }
+        return counted.withLockedValue { counted -> Int64 in
             let added = max(0, bytes - counted[index])
             counted[index] += added
             return added
         }
-        if added > 0 { reporter.advance(by: Int(added)) }
     }
 }

@@ -47,9 +47,10 @@ package protocol ExitStatusProviding: Error {
 extension ModelCastError: ExitStatusProviding {
     package var exitStatus: ExitStatus {
         switch self {
-        case .io, .unreadable, .archive, .crypto, .changedWhilePacking: return .io
+        // A missing input is a file that cannot be read (docs/output.md), not a refusal.
+        case .io, .unreadable, .notFound, .archive, .crypto, .changedWhilePacking: return .io
         // No default: a new case says here which status it ends a command with.
-        case .notFound, .emptyDirectory, .symlink, .specialFile, .nameCollision, .nonUTF8Name,
+        case .emptyDirectory, .symlink, .specialFile, .nameCollision, .nonUTF8Name,
              .controlCharacterInName, .invalidModel, .usage:
             return .refused
         case .signingKey, .passphraseRequired, .wrongPassphrase, .invalidComment, .malformedSignature,

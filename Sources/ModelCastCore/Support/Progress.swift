@@ -5,6 +5,9 @@ import Foundation
 package protocol ProgressReporter: AnyObject, Sendable {
     /// Adds `bytes` to the amount done.
     func advance(by bytes: Int)
+    /// Adds `bytes` done before this run (the stored parts of a resumed upload): they
+    /// count toward the amount done, never toward the rate shown.
+    func alreadyDone(_ bytes: Int)
     /// The work is over (successfully or not); clears any drawn bar.
     func finish()
 }

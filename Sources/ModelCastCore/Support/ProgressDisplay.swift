@@ -155,6 +155,8 @@ package final class ProgressDisplay: Sendable {
         let total: Int64
         let start: TimeInterval
         var done: Int64 = 0
+        /// Of `done`, what was done before this run: never part of a rate.
+        var before: Int64 = 0
         var limiter: ProgressLineLimiter
         /// Done and time at the last line (lines mode shows the rate since then).
         var mark: (done: Int64, time: TimeInterval)
@@ -222,11 +224,16 @@ package final class ProgressDisplay: Sendable {
         return ProgressItem(display: self, id: id)
     }
 
-    func advance(_ id: Int, by bytes: Int) {
+    func advance(_ id: Int, by bytes: Int, beforeThisRun: Bool = false) {
         let now = console.now()
         state.withLockedValue { state in
             guard let index = state.items.firstIndex(where: { $0.id == id }) else { return }
             state.items[index].done += Int64(bytes)
+            if beforeThisRun {
+                // Moves the rate's starting point along: the line mode's rate is since the mark.
+                state.items[index].before += Int64(bytes)
+                state.items[index].mark.done += Int64(bytes)
+            }
             switch style {
             case .bar:
                 // One redraw at most every tenth of a second, whichever item advanced.
@@ -259,7 +266,7 @@ package final class ProgressDisplay: Sendable {
                 if state.drawnLines > 0 { draw(&state, now: now) }
             case .lines:
                 if item.limiter.finish(done: item.done, now: now) {
-                    console.write(line(for: item, now: now, since: (0, item.start)) + "\n")
+                    console.write(line(for: item, now: now, since: (item.before, item.start)) + "\n")
                 }
             case .json:
                 console.write(jsonEvent("finish", id: id, label: item.label, fields: [("done", item.done), ("total", item.total)]))
@@ -325,7 +332,7 @@ package final class ProgressDisplay: Sendable {
     func barLine(for item: Item, now: TimeInterval, width: Int) -> String {
         let percent = item.limiter.percent(item.done)
         let elapsed = max(now - item.start, 0.001)
-        let rate = Double(item.done) / elapsed
+        let rate = Double(item.done - item.before) / elapsed
         var numbers = " \(percent)% \(formatByteFraction(item.done, of: item.total)) \(formatBytes(Int64(rate)))/s"
         if rate > 0, item.done < item.total {
             numbers += " ETA " + formatClock(Double(item.total - item.done) / rate)
@@ -356,6 +363,7 @@ final class ProgressItem: ProgressReporter {
     }
 
     func advance(by bytes: Int) { display.advance(id, by: bytes) }
+    func alreadyDone(_ bytes: Int) { display.advance(id, by: bytes, beforeThisRun: true) }
     func finish() { display.finish(id) }
 }
 

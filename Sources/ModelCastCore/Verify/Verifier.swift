@@ -77,8 +77,8 @@ package struct Verifier: Sendable {
         let data: Data
         if let local {
             data = local
-            // Information, not a warning: --strict must be able to pass a local file.
-            log.add(.pass, .manifestHeaders, url, "not checked: read from a local file (verify its URL once it is served)")
+            // Not made, and not a warning: --strict must be able to pass a local file.
+            log.add(.skip, .manifestHeaders, url, "not checked: read from a local file (verify its URL once it is served)")
         } else {
             guard let served = try await fetchManifest(url, deadline: deadline, log: log) else { return nil }
             data = served
@@ -536,7 +536,7 @@ package struct Verifier: Sendable {
         guard size > 0 else { return }
         guard let sink, fetcher.reads != .storeAPI else {
             // A store's API always answers Range; what devices get is the CDN's answer.
-            log.add(.pass, .artifactRange, url, "\(label): not checked through the store's API (whether the CDN answers Range requests is checked by verify URL)")
+            log.add(.skip, .artifactRange, url, "\(label): not checked through the store's API (whether the CDN answers Range requests is checked by verify URL)")
             return
         }
         let end = min(size, 100) - 1

@@ -3,7 +3,10 @@ import NIOConcurrencyHelpers
 
 /// One check's outcome.
 package struct VerifyCheck: Codable, Sendable, Equatable {
-    package enum Status: String, Codable, Sendable { case pass, warn, fail }
+    /// `skip`: a check that was not made (what it would look at cannot be seen from
+    /// where verify reads), said so rather than counted as a pass. It fails nothing,
+    /// `--strict` included.
+    package enum Status: String, Codable, Sendable { case pass, warn, fail, skip }
     package let status: Status
     /// What was checked (`manifest.cache-control`, `artifact.sha256`, …).
     package let check: String
@@ -36,6 +39,7 @@ package struct VerifyReport: Codable, Sendable {
 
     package var failures: Int { checks.filter { $0.status == .fail }.count }
     package var warnings: Int { checks.filter { $0.status == .warn }.count }
+    package var skipped: Int { checks.filter { $0.status == .skip }.count }
     /// True when nothing failed (and, with `strict`, nothing warned).
     package var passed: Bool { failures == 0 && (!strict || warnings == 0) }
     /// True when every failure is a host that could not be reached: a network failure
@@ -77,7 +81,7 @@ package struct VerifyReport: Codable, Sendable {
         return merged
     }
 
-    enum CodingKeys: String, CodingKey { case source, servedAs = "served_as", profile, sequence, checks, strict, passed, failures, warnings, channels }
+    enum CodingKeys: String, CodingKey { case source, servedAs = "served_as", profile, sequence, checks, strict, passed, failures, warnings, skipped, channels }
 
     package func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -88,6 +92,7 @@ package struct VerifyReport: Codable, Sendable {
         try c.encode(passed, forKey: .passed)
         try c.encode(failures, forKey: .failures)
         try c.encode(warnings, forKey: .warnings)
+        try c.encode(skipped, forKey: .skipped)
         try c.encode(strict, forKey: .strict)
         if !channels.isEmpty { try c.encode(channels, forKey: .channels) }
         try c.encode(checks, forKey: .checks)
@@ -127,8 +132,9 @@ package struct VerifyReport: Codable, Sendable {
             let status = check.status.rawValue.uppercased().padding(toLength: 4, withPad: " ", startingAt: 0)
             lines.append("\(status)  \(check.check.padding(toLength: checkWidth, withPad: " ", startingAt: 0))  \(check.subject)  \(check.detail)")
         }
-        let passes = checks.count - failures - warnings
-        lines.append("\(passed ? "OK" : "FAILED"): \(counted(passes, "check")) passed, \(counted(warnings, "warning")), \(counted(failures, "failure"))\(strict && warnings > 0 ? " (--strict: warnings fail)" : "")")
+        let passes = checks.count - failures - warnings - skipped
+        let notChecked = skipped > 0 ? ", \(skipped) not checked" : ""
+        lines.append("\(passed ? "OK" : "FAILED"): \(counted(passes, "check")) passed\(notChecked), \(counted(warnings, "warning")), \(counted(failures, "failure"))\(strict && warnings > 0 ? " (--strict: warnings fail)" : "")")
         return lines.joined(separator: "\n") + "\n"
     }
 }
