@@ -154,11 +154,24 @@ final class ReadmeExamplesTests: XCTestCase {
         environment.removeValue(forKey: "SOURCE_DATE_EPOCH")
         var background: [BackgroundProcess] = []
         defer { for process in background { process.process.terminate() } }
+        // A page that publishes to a bucket gets a local S3 server (moto) holding the bucket
+        // `models`, its keys in the environment and its address for R2's placeholder endpoint.
+        var bucketEndpoint: String?
+        var moto: MotoS3?
+        if try exampleBlocks(in: try page(path)).joined().contains(where: { $0.command.contains("s3://") }) {
+            let server = try MotoS3(bucket: "models")
+            for (name, value) in server.environment where name.hasPrefix("AWS_") && name != "AWS_ENDPOINT_URL" { environment[name] = value }
+            environment.removeValue(forKey: "AWS_PROFILE")
+            bucketEndpoint = server.endpoint
+            moto = server
+        }
+        defer { withExtendedLifetime(moto) {} }
         var ran: [String] = []
         for block in try exampleBlocks(in: try page(path)) {
             for shown in block {
-                let example = Example(command: shown.command.replacingOccurrences(of: "8080", with: port),
-                                      output: shown.output.map { $0.replacingOccurrences(of: "8080", with: port) })
+                var line = shown.command.replacingOccurrences(of: "8080", with: port)
+                if let bucketEndpoint { line = line.replacingOccurrences(of: Self.r2Endpoint, with: bucketEndpoint) }
+                let example = Example(command: line, output: shown.output.map { $0.replacingOccurrences(of: "8080", with: port) })
                 let command = words(example.command)
                 ran.append(command.prefix(2).joined(separator: " "))
                 if example.command.hasSuffix(" &") {
@@ -179,6 +192,9 @@ final class ReadmeExamplesTests: XCTestCase {
         return ran
     }
 
+    /// The endpoint the pages show for Cloudflare R2; the tests put a local S3 server there.
+    static let r2Endpoint = "https://ACCOUNT_ID.r2.cloudflarestorage.com"
+
     /// Every console example of every page runs, in order, one directory per page, and
     /// prints what the page shows.
     func testConsoleExamplesPrintWhatThePagesShow() throws {
@@ -193,7 +209,7 @@ final class ReadmeExamplesTests: XCTestCase {
         let readme = try readme()
         let quickStart = try XCTUnwrap(readme.components(separatedBy: "\n## Quick start\n").dropFirst().first?.components(separatedBy: "\n## ").first)
         XCTAssertLessThanOrEqual(quickStart.split(separator: "\n").filter { $0.hasPrefix("$ ") }.count, 8, "the quick start is at most eight commands")
-        XCTAssertEqual(Set(ran.keys), ["README.md", "docs/publishing.md", "docs/releases.md", "docs/verifying.md", "docs/manifest.md", "docs/report.md"],
+        XCTAssertEqual(Set(ran.keys), ["README.md", "docs/publishing.md", "docs/releases.md", "docs/verifying.md", "docs/manifest.md", "docs/report.md", "docs/howto.md"],
                        "a page with console examples this test does not expect (or one lost its examples)")
     }
 
