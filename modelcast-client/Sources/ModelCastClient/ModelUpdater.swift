@@ -39,7 +39,7 @@ public actor ModelUpdater {
     public nonisolated let progress: AsyncStream<UpdateProgress>
     private let progressContinuation: AsyncStream<UpdateProgress>.Continuation
     nonisolated let installer: Installer
-    let downloader: Downloader
+    nonisolated let downloader: Downloader
     let statePath: URL
     /// One session for every request of this updater (connections are reused).
     let http: HTTPStream
@@ -57,7 +57,14 @@ public actor ModelUpdater {
         self.configuration = configuration
         installer = Installer(directory: configuration.directory.appendingPathComponent("models"))
         http = HTTPStream(timeout: configuration.requestTimeout, bounds: TransferBounds(configuration), base: sessionConfiguration)
-        downloader = Downloader(directory: configuration.directory.appendingPathComponent("downloads"), retries: configuration.retries, http: http)
+        var downloader = Downloader(directory: configuration.directory.appendingPathComponent("downloads"), retries: configuration.retries, http: http)
+        if let background = configuration.backgroundDownloads {
+            // Created now, at launch: a relaunched app is handed the session's finished transfers once it exists.
+            let session = try BackgroundSession.session(background, downloads: downloader.directory, timeout: configuration.requestTimeout,
+                                                        base: sessionConfiguration)
+            downloader.background = (session, background.minimumFileSize)
+        }
+        self.downloader = downloader
         statePath = configuration.directory.appendingPathComponent("state.json")
         (progress, progressContinuation) = AsyncStream.makeStream(of: UpdateProgress.self, bufferingPolicy: .bufferingNewest(64))
         do {
@@ -416,7 +423,8 @@ public actor ModelUpdater {
                     continuation.yield(UpdateProgress(file: name, completedBytes: done.value + written - before, totalBytes: grandTotal))
                 }
                 reports.append(FileDownload(model: model.name.rawValue, file: name, size: file.size, fetchedBytes: file.size - before,
-                                            seededFrom: nil, rangeRequests: nil))
+                                            seededFrom: nil, rangeRequests: nil,
+                                            transfer: downloader.usesDownloadTask(file) ? .downloadTask : .stream))
             }
             done.add(file.size - before)
         }
