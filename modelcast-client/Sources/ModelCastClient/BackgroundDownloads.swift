@@ -24,6 +24,11 @@ public struct BackgroundDownloads: Sendable, Equatable {
     /// transfer starts now, as the app asked for it.
     public var isDiscretionary: Bool
 
+    /// Tests on Apple platforms: an ordinary in-process session instead of a background one
+    /// (which needs an app for the system to transfer for; `swift test`'s runner is none),
+    /// so the tests exercise the same tasks, checks and hand-over as on Linux.
+    var inProcess = false
+
     /// Files this large or larger go to the background session unless the app says otherwise.
     public static let defaultMinimumFileSize: Int64 = 64 << 20
 

@@ -67,9 +67,11 @@ final class BackgroundSession: NSObject, URLSessionDownloadDelegate, @unchecked 
         // traps): the same download tasks run in the process, which is what Linux tests.
         let configuration = URLSessionConfiguration.default
         #else
-        let configuration = URLSessionConfiguration.background(withIdentifier: settings.identifier)
-        configuration.isDiscretionary = settings.isDiscretionary
-        configuration.sessionSendsLaunchEvents = true
+        let configuration = settings.inProcess ? URLSessionConfiguration.default : URLSessionConfiguration.background(withIdentifier: settings.identifier)
+        if !settings.inProcess {
+            configuration.isDiscretionary = settings.isDiscretionary
+            configuration.sessionSendsLaunchEvents = true
+        }
         if let base {
             configuration.allowsExpensiveNetworkAccess = base.allowsExpensiveNetworkAccess
             configuration.allowsConstrainedNetworkAccess = base.allowsConstrainedNetworkAccess

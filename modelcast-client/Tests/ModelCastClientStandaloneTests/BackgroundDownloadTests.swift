@@ -31,7 +31,7 @@ final class BackgroundDownloadTests: XCTestCase {
         func updater(minimumFileSize: Int64 = 1 << 20, retries: Int = 1) throws -> ModelUpdater {
             try ModelUpdater(ClientConfiguration(
                 manifestURL: URL(string: nginx.base + "/manifest.json")!, directory: directory, deviceID: "d", retries: retries,
-                backgroundDownloads: BackgroundDownloads(identifier: identifier, minimumFileSize: minimumFileSize)))
+                backgroundDownloads: .forTests(identifier, minimumFileSize: minimumFileSize)))
         }
 
         /// GETs nginx logged for `path`.
@@ -49,6 +49,7 @@ final class BackgroundDownloadTests: XCTestCase {
         XCTAssertEqual(outcome, .updated(sequence: 1, models: ["m": "1.0.0"]))
         let installed = try XCTUnwrap(updater.installed("m"))
         XCTAssertEqual(try Data(contentsOf: installed.mainFile), big)
+        XCTAssertTrue(installed.versionID.hasPrefix("1.0.0-"), installed.versionID)
         XCTAssertEqual(try Data(contentsOf: installed.directory.appendingPathComponent("m-extra.bin")), small)
         let transfers = await updater.lastDownloads.reduce(into: [String: FileDownload.Transfer]()) { $0[$1.file] = $1.transfer }
         XCTAssertEqual(transfers, ["m.bin": .downloadTask, "m-extra.bin": .stream])
@@ -181,7 +182,7 @@ final class BackgroundDownloadTests: XCTestCase {
         let identifier = "test-" + UUID().uuidString
         let updater = try ModelUpdater(ClientConfiguration(
             manifestURL: URL(string: "http://127.0.0.1:1/manifest.json")!, directory: scratch.at("device"), deviceID: "d",
-            backgroundDownloads: BackgroundDownloads(identifier: identifier)))
+            backgroundDownloads: .forTests(identifier)))
         XCTAssertFalse(updater.handleEventsForBackgroundURLSession("another") { XCTFail("another session's handler was called") })
         let called = expectation(description: "the handler")
         let session = try XCTUnwrap(updater.downloader.background?.session)
@@ -199,7 +200,7 @@ final class BackgroundDownloadTests: XCTestCase {
         let identifier = "test-" + UUID().uuidString
         func updater(_ directory: String) throws -> ModelUpdater {
             try ModelUpdater(ClientConfiguration(manifestURL: URL(string: "http://127.0.0.1:1/manifest.json")!, directory: scratch.at(directory),
-                                                 deviceID: "d", backgroundDownloads: BackgroundDownloads(identifier: identifier)))
+                                                 deviceID: "d", backgroundDownloads: .forTests(identifier)))
         }
         let first = try updater("a")
         let again = try updater("a")
@@ -225,6 +226,14 @@ final class BackgroundDownloadTests: XCTestCase {
         XCTAssertEqual(updater.installedModels(), [], file: file, line: line)
         XCTAssertEqual(filesUnder(rig.downloads), [], file: file, line: line)
         XCTAssertEqual(filesUnder(rig.directory.appendingPathComponent("models")), [], file: file, line: line)
+    }
+}
+extension BackgroundDownloads {
+    /// Settings whose session runs in the test process on every platform (see `inProcess`).
+    static func forTests(_ identifier: String, minimumFileSize: Int64 = BackgroundDownloads.defaultMinimumFileSize) -> BackgroundDownloads {
+        var settings = BackgroundDownloads(identifier: identifier, minimumFileSize: minimumFileSize)
+        settings.inProcess = true
+        return settings
     }
 }
 #endif

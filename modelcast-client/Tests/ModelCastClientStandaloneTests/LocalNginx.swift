@@ -86,6 +86,9 @@ final class LocalNginx {
         guard fd >= 0 else { throw TestFailure("socket: \(errno)") }
         defer { close(fd) }
         var address = sockaddr_in()
+        #if canImport(Darwin)
+        address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
+        #endif
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
@@ -102,6 +105,9 @@ final class LocalNginx {
         guard fd >= 0 else { return false }
         defer { close(fd) }
         var address = sockaddr_in()
+        #if canImport(Darwin)
+        address.sin_len = UInt8(MemoryLayout<sockaddr_in>.size)
+        #endif
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = UInt16(port).bigEndian
