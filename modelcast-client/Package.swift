@@ -31,6 +31,9 @@ let package = Package(
         ),
         // The package's own tests: they need nothing outside this folder (nginx on the
         // machine for the transfer tests), so they run in the exported repository too.
-        .testTarget(name: "ModelCastClientStandaloneTests", dependencies: ["ModelCastClient"]),
+        .testTarget(
+            name: "ModelCastClientStandaloneTests",
+            dependencies: ["ModelCastClient", .product(name: "Crypto", package: "swift-crypto")]
+        ),
     ]
 )
