@@ -26,7 +26,7 @@ final class BackgroundSession: NSObject, URLSessionDownloadDelegate, @unchecked 
     private var transfers: [Int: BackgroundTransfer] = [:]
     /// What the app forwarded from `handleEventsForBackgroundURLSession`, called once the
     /// session has delivered every event.
-    private var eventsHandled: (@Sendable () -> Void)?
+    private var eventsHandled: EventsHandler?
     /// The session itself (tests start a task no update waits for, as a relaunched app has).
     private(set) var session: URLSession!
 
@@ -179,9 +179,9 @@ final class BackgroundSession: NSObject, URLSessionDownloadDelegate, @unchecked 
 
     /// Takes what the app forwarded from `handleEventsForBackgroundURLSession`; called
     /// once the session has delivered every event.
-    func handleEvents(completionHandler: @escaping @Sendable () -> Void) {
+    func handleEvents(completionHandler: @escaping () -> Void) {
         lock.lock()
-        eventsHandled = completionHandler
+        eventsHandled = EventsHandler(call: completionHandler)
         lock.unlock()
     }
 
@@ -246,6 +246,12 @@ final class BackgroundSession: NSObject, URLSessionDownloadDelegate, @unchecked 
         let handler = eventsHandled
         eventsHandled = nil
         lock.unlock()
-        if let handler { DispatchQueue.main.async { handler() } }
+        if let handler { DispatchQueue.main.async { handler.call() } }
     }
+}
+
+/// The app's completion handler for the session's events. UIKit hands it over as a plain
+/// closure; it is called once, on the main queue.
+private struct EventsHandler: @unchecked Sendable {
+    let call: () -> Void
 }

@@ -10,7 +10,7 @@ extension ModelUpdater {
     /// alone, for any other identifier. Create the updater before calling it: creating it
     /// reconnects to the session.
     @discardableResult
-    public nonisolated func handleEventsForBackgroundURLSession(_ identifier: String, completionHandler: @escaping @Sendable () -> Void) -> Bool {
+    public nonisolated func handleEventsForBackgroundURLSession(_ identifier: String, completionHandler: @escaping () -> Void) -> Bool {
         guard let session = downloader.background?.session, session.identifier == identifier else { return false }
         session.handleEvents(completionHandler: completionHandler)
         return true
