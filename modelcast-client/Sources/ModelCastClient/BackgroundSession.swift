@@ -207,8 +207,10 @@ final class BackgroundSession: NSObject, URLSessionDownloadDelegate, @unchecked 
         guard let sha256 = Self.file(ofTaskDescription: downloadTask.taskDescription) else { return }
         let transfer = self.transfer(downloadTask)
         // An error page, or a transfer already refused or cancelled: its bytes are no download.
-        guard status == 200, transfer?.isOpen ?? true else {
-            if let status, status != 200 { transfer?.fail(ClientError.http(url: transfer?.url ?? "", status: status), keepResumeData: false) }
+        // (206: a task continued from resume data; the system has put the whole file together.)
+        let whole = status == 200 || status == 206
+        guard whole, transfer?.isOpen ?? true else {
+            if let status, !whole { transfer?.fail(ClientError.http(url: transfer?.url ?? "", status: status), keepResumeData: false) }
             try? FileManager.default.removeItem(at: location)
             return
         }

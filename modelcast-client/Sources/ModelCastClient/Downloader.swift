@@ -50,6 +50,8 @@ struct Downloader: Sendable {
     func bytesOnDisk(_ file: CheckedFile) -> Int64 {
         let complete = path(file, suffix: "")
         if let size = fileSize(complete) { return size }
+        // A download task starts from nothing or from the system's resume data, never from a part file.
+        if usesDownloadTask(file) { return 0 }
         return min(fileSize(path(file, suffix: ".part")) ?? 0, file.size)
     }
 
