@@ -32,6 +32,7 @@ public struct BackgroundDownloads: Sendable, Equatable {
     /// Files this large or larger go to the background session unless the app says otherwise.
     public static let defaultMinimumFileSize: Int64 = 64 << 20
 
+    /// `identifier`: the session's, the same at every launch (e.g. "com.example.app.models").
     public init(identifier: String, minimumFileSize: Int64 = Self.defaultMinimumFileSize, isDiscretionary: Bool = false) {
         self.identifier = identifier
         self.minimumFileSize = minimumFileSize

@@ -55,16 +55,16 @@ public actor ModelUpdater {
     public init(_ configuration: ClientConfiguration, sessionConfiguration: URLSessionConfiguration? = nil) throws {
         try configuration.validate()
         self.configuration = configuration
+        let downloads = configuration.directory.appendingPathComponent("downloads")
+        // Created now, at launch (before anything that would need undoing if it is refused):
+        // a relaunched app is handed the session's finished transfers once the session exists.
+        let background = try configuration.backgroundDownloads.map { settings in
+            (session: try BackgroundSession.session(settings, downloads: downloads, timeout: configuration.requestTimeout, base: sessionConfiguration),
+             minimumFileSize: settings.minimumFileSize)
+        }
         installer = Installer(directory: configuration.directory.appendingPathComponent("models"))
         http = HTTPStream(timeout: configuration.requestTimeout, bounds: TransferBounds(configuration), base: sessionConfiguration)
-        var downloader = Downloader(directory: configuration.directory.appendingPathComponent("downloads"), retries: configuration.retries, http: http)
-        if let background = configuration.backgroundDownloads {
-            // Created now, at launch: a relaunched app is handed the session's finished transfers once it exists.
-            let session = try BackgroundSession.session(background, downloads: downloader.directory, timeout: configuration.requestTimeout,
-                                                        base: sessionConfiguration)
-            downloader.background = (session, background.minimumFileSize)
-        }
-        self.downloader = downloader
+        downloader = Downloader(directory: downloads, retries: configuration.retries, http: http, background: background)
         statePath = configuration.directory.appendingPathComponent("state.json")
         (progress, progressContinuation) = AsyncStream.makeStream(of: UpdateProgress.self, bufferingPolicy: .bufferingNewest(64))
         do {
