@@ -29,5 +29,11 @@ let package = Package(
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
             ]
         ),
+        // The package's own tests: they need nothing outside this folder (nginx on the
+        // machine for the transfer tests), so they run in the exported repository too.
+        .testTarget(
+            name: "ModelCastClientStandaloneTests",
+            dependencies: ["ModelCastClient", .product(name: "Crypto", package: "swift-crypto")]
+        ),
     ]
 )

@@ -94,6 +94,11 @@ public struct ClientConfiguration: Sendable {
     /// be downloaded, nor by `request(_:)` (the app asked for that model). nil: always go ahead.
     /// (Cellular and Low Data Mode rules belong in the app's `URLSessionConfiguration`.)
     public var shouldDownload: (@Sendable (UpdatePlan) async -> Bool)?
+    /// Downloads that go on while the app is suspended: files of at least its
+    /// `minimumFileSize` go through a background `URLSession` download task and are proven
+    /// from the file before they are installed (`BackgroundDownloads`). nil (the default):
+    /// every file streams through a data task, hashed as it is written.
+    public var backgroundDownloads: BackgroundDownloads?
     /// The clock (tests pin it): expiry and rollout schedules are judged by it.
     public var now: @Sendable () -> Date
 
@@ -105,7 +110,8 @@ public struct ClientConfiguration: Sendable {
         metadataDeadline: TimeInterval = 60, maxInstallBytes: Int64? = nil, directoryLockTimeout: TimeInterval = 30,
         channel: String? = nil, excludeFromBackup: Bool = true,
         device: DeviceProfile = .current, downloadPolicies: [String: DownloadPolicy] = [:],
-        shouldDownload: (@Sendable (UpdatePlan) async -> Bool)? = nil, now: @escaping @Sendable () -> Date = { Date() }
+        shouldDownload: (@Sendable (UpdatePlan) async -> Bool)? = nil, backgroundDownloads: BackgroundDownloads? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
     ) {
         self.manifestURL = manifestURL
         self.channel = channel ?? Self.channel(ofManifestURL: manifestURL)
@@ -128,6 +134,7 @@ public struct ClientConfiguration: Sendable {
         self.device = device
         self.downloadPolicies = downloadPolicies
         self.shouldDownload = shouldDownload
+        self.backgroundDownloads = backgroundDownloads
         self.now = now
     }
 
@@ -181,5 +188,6 @@ public struct ClientConfiguration: Sendable {
         guard directoryLockTimeout >= 0, directoryLockTimeout.isFinite else {
             throw ClientError.configuration(reason: "directoryLockTimeout \(directoryLockTimeout) must be a number of seconds, 0 or more")
         }
+        try backgroundDownloads?.validate()
     }
 }

@@ -30,15 +30,28 @@ public struct UpdateProgress: Sendable, Equatable {
 /// (`ClientError.tooSlow`) are tried again, resuming, `retries` times: a server that only
 /// trickles costs a file (retries + 1) × `transferRateWindow` and the backoff (0.2 s, 0.4 s…),
 /// and one that keeps above the rate delivers that much of the file each window.
+///
+/// With `BackgroundDownloads`, a file of at least its `minimumFileSize` is fetched by a
+/// background download task instead (`Downloader+DownloadTask.swift`).
 struct Downloader: Sendable {
     let directory: URL
     let retries: Int
     let http: HTTPStream
+    /// The background session, and the size from which files go through it (nil: every file streams).
+    var background: (session: BackgroundSession, minimumFileSize: Int64)? = nil
+
+    /// True when `file` is fetched by a background download task rather than streamed.
+    func usesDownloadTask(_ file: CheckedFile) -> Bool {
+        guard let background else { return false }
+        return file.size >= background.minimumFileSize
+    }
 
     /// Bytes of `file` already on disk (complete or partial).
     func bytesOnDisk(_ file: CheckedFile) -> Int64 {
         let complete = path(file, suffix: "")
         if let size = fileSize(complete) { return size }
+        // A download task starts from nothing or from the system's resume data, never from a part file.
+        if usesDownloadTask(file) { return 0 }
         return min(fileSize(path(file, suffix: ".part")) ?? 0, file.size)
     }
 
@@ -47,6 +60,9 @@ struct Downloader: Sendable {
         let complete = path(file, suffix: "")
         if fileSize(complete) == file.size, try hash(of: complete) == file.sha256.rawValue { return complete }
         try? FileManager.default.removeItem(at: complete)
+        if let background, usesDownloadTask(file) {
+            return try await fetchWithDownloadTask(file, model: model, session: background.session, progress: progress)
+        }
         var attempt = 0
         while true {
             try Task.checkCancellation()
@@ -147,7 +163,7 @@ struct Downloader: Sendable {
 
     /// The GET for `file`: whole, or from `offset` on (with `If-Range`, so a changed object
     /// comes back whole), never re-encoded.
-    private static func request(for file: CheckedFile, from offset: Int64, validator: String?) -> URLRequest {
+    static func request(for file: CheckedFile, from offset: Int64, validator: String?) -> URLRequest {
         var request = URLRequest(url: file.url.url)
         request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
         if offset > 0 {

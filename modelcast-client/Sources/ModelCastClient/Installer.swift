@@ -17,6 +17,11 @@ public struct InstalledModel: Sendable, Equatable {
     /// path stays the same across updates (the link moves), so an app may keep it.
     /// For a zipped directory it is the unpacked directory; for a tree model, the tree's directory.
     public let mainFile: URL
+
+    /// The version directory's name, `VERSION-<digest of its files>`: the same for the same
+    /// files, another for another build of the same version number. An app that derives
+    /// something from the model (a compiled Core ML model, a cache) keys it by this.
+    public var versionID: String { directory.lastPathComponent }
 }
 
 /// What the client writes beside a version's files (`.modelcast-version.json`): where the

@@ -39,7 +39,7 @@ public actor ModelUpdater {
     public nonisolated let progress: AsyncStream<UpdateProgress>
     private let progressContinuation: AsyncStream<UpdateProgress>.Continuation
     nonisolated let installer: Installer
-    let downloader: Downloader
+    nonisolated let downloader: Downloader
     let statePath: URL
     /// One session for every request of this updater (connections are reused).
     let http: HTTPStream
@@ -55,9 +55,16 @@ public actor ModelUpdater {
     public init(_ configuration: ClientConfiguration, sessionConfiguration: URLSessionConfiguration? = nil) throws {
         try configuration.validate()
         self.configuration = configuration
+        let downloads = configuration.directory.appendingPathComponent("downloads")
+        // Created now, at launch (before anything that would need undoing if it is refused):
+        // a relaunched app is handed the session's finished transfers once the session exists.
+        let background = try configuration.backgroundDownloads.map { settings in
+            (session: try BackgroundSession.session(settings, downloads: downloads, timeout: configuration.requestTimeout, base: sessionConfiguration),
+             minimumFileSize: settings.minimumFileSize)
+        }
         installer = Installer(directory: configuration.directory.appendingPathComponent("models"))
         http = HTTPStream(timeout: configuration.requestTimeout, bounds: TransferBounds(configuration), base: sessionConfiguration)
-        downloader = Downloader(directory: configuration.directory.appendingPathComponent("downloads"), retries: configuration.retries, http: http)
+        downloader = Downloader(directory: downloads, retries: configuration.retries, http: http, background: background)
         statePath = configuration.directory.appendingPathComponent("state.json")
         (progress, progressContinuation) = AsyncStream.makeStream(of: UpdateProgress.self, bufferingPolicy: .bufferingNewest(64))
         do {
@@ -416,7 +423,8 @@ public actor ModelUpdater {
                     continuation.yield(UpdateProgress(file: name, completedBytes: done.value + written - before, totalBytes: grandTotal))
                 }
                 reports.append(FileDownload(model: model.name.rawValue, file: name, size: file.size, fetchedBytes: file.size - before,
-                                            seededFrom: nil, rangeRequests: nil))
+                                            seededFrom: nil, rangeRequests: nil,
+                                            transfer: downloader.usesDownloadTask(file) ? .downloadTask : .stream))
             }
             done.add(file.size - before)
         }

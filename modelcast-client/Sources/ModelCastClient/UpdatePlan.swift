@@ -29,6 +29,17 @@ public struct FileDownload: Sendable, Equatable {
     public let seededFrom: String?
     /// The range requests of a segmented download (repairs included); nil for a plain download.
     public let rangeRequests: Int?
+    /// How its bytes came: streamed (the default, and every segmented download) or through
+    /// the background session's download task (`ClientConfiguration.backgroundDownloads`).
+    public internal(set) var transfer: Transfer = .stream
+
+    /// How a file's bytes came.
+    public enum Transfer: String, Sendable, Equatable {
+        /// A data task, hashed as it was written.
+        case stream
+        /// A background `URLSession` download task, proven from the file it delivered.
+        case downloadTask
+    }
 }
 
 /// What the manifest asks of this device, before anything is downloaded: for `check()`,
