@@ -32,6 +32,9 @@ extension ModelCast {
         @Flag(help: "Replace existing key files.")
         var force = false
 
+        @Flag(help: "Print a JSON object (paths, key id, public key) instead of text.")
+        var json = false
+
         /// The public and private (or secret) key paths, defaults applied.
         var paths: (public: String, secret: String) {
             modelSigning ? (publicKey ?? "model-signing.pub", privateKey ?? "model-signing.pem")
@@ -63,12 +66,22 @@ extension ModelCast {
                 let key = try P256PrivateKey.generate()
                 try key.write(to: secretPath, passphrase: passphrase, force: force)
                 try key.publicKey.write(to: publicPath, force: force)
+                if json {
+                    print(try JSONOutput.encode(KeygenOutput(kind: "model-signing", publicKeyPath: publicPath, secretKeyPath: secretPath,
+                                                             encrypted: passphrase != nil, hint: key.publicKey.hint)), terminator: "")
+                    return
+                }
                 print("public key (hint \(key.publicKey.hint)) written to \(publicPath)")
                 print("private key written to \(secretPath) (\(passphrase == nil ? "UNENCRYPTED: keep it only in a CI secret store" : "encrypted with your passphrase"))")
                 return
             }
             let pair = try MinisignKeyPair.generate()
             try pair.write(publicKeyPath: publicPath, secretKeyPath: secretPath, passphrase: passphrase, force: force)
+            if json {
+                print(try JSONOutput.encode(KeygenOutput(kind: "minisign", publicKeyPath: publicPath, secretKeyPath: secretPath, encrypted: passphrase != nil,
+                                                         keyID: pair.publicKey.keyID.hex, publicKey: pair.publicKey.base64)), terminator: "")
+                return
+            }
             print("public key \(pair.publicKey.keyID.hex) written to \(publicPath):")
             print(pair.publicKey.base64)
             print("secret key written to \(secretPath) (\(passphrase == nil ? "UNENCRYPTED: keep it only in a CI secret store" : "encrypted with your passphrase"))")
@@ -87,5 +100,22 @@ extension ModelCast {
             }
             return first
         }
+    }
+}
+
+/// keygen's `--json` (schema/cli/keygen.schema.json): where the pair went and how to pin
+/// it. The secret key itself is never printed.
+private struct KeygenOutput: Encodable {
+    let kind: String
+    let publicKeyPath: String
+    let secretKeyPath: String
+    let encrypted: Bool
+    var keyID: String?
+    var publicKey: String?
+    var hint: String?
+
+    enum CodingKeys: String, CodingKey {
+        case kind, encrypted, hint
+        case publicKeyPath = "public_key_path", secretKeyPath = "secret_key_path", keyID = "key_id", publicKey = "public_key"
     }
 }

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
 from collections import deque
-from typing import Any, Callable, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Collection, Mapping, Optional, Sequence, Union
 
 from modelcast._binary import binary_path
+from modelcast._stopping import Terminated, end_by, stop, terminations
 from modelcast.errors import ModelcastError
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -26,9 +28,10 @@ def to_stderr(line: str) -> None:
 class Arguments:
     """A command line under construction; ``None`` and ``False`` add nothing."""
 
-    def __init__(self, command: str) -> None:
-        self.command = command
-        self.argv: list[str] = [command]
+    def __init__(self, *command: str) -> None:
+        """``command``: the subcommand's words (``"rollout", "set"``)."""
+        self.command = " ".join(command)
+        self.argv: list[str] = list(command)
 
     def option(self, name: str, value: Union[None, str, int, float, "os.PathLike[str]"]) -> None:
         if value is None:
@@ -65,14 +68,18 @@ def run_json(
     env: Optional[Mapping[str, str]],
     log: Optional[LogFunction],
     process_timeout: Optional[float],
-    report_on_failure: bool = False,
+    report_statuses: Collection[int] = (),
 ) -> tuple[int, Any]:
     """Runs ``modelcast ARGS --json`` and returns (exit status, parsed standard output).
 
     ``secrets`` are environment variables (keys, passphrases, credentials): they are set in the
     child's environment only, never on its command line. A JSON error object raises
-    :class:`ModelcastError`; so does any other failure, unless ``report_on_failure`` and the
-    binary exited 1 with a JSON report (verify's failed checks).
+    :class:`ModelcastError`; so does any other failure, unless the binary exited with one of
+    ``report_statuses`` and printed its JSON report (verify's failed checks).
+
+    A ``KeyboardInterrupt`` while the binary runs is passed on to it as SIGINT; once it has
+    cleaned up and exited, the ``KeyboardInterrupt`` is raised again. SIGTERM and SIGHUP
+    where they would end this process are passed on the same way, and then end it.
     """
     argv = [str(binary_path()), *arguments.argv, "--json"]
     child_env = dict(os.environ)
@@ -82,8 +89,16 @@ def run_json(
         if value is not None:
             child_env[name] = value
     tail: deque[str] = deque(maxlen=20)
+    # Its own session: a Ctrl-C at the terminal (or a signal to this process group) reaches
+    # this process only, which passes exactly one on (modelcast._stopping); and the binary
+    # has no terminal to prompt on (secrets come as arguments).
     process = subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=child_env,
+        start_new_session=True,
     )
 
     def relay() -> None:
@@ -102,22 +117,39 @@ def run_json(
 
     # Two readers, so neither pipe fills up while the other is waited on.
     readers = [threading.Thread(target=relay, daemon=True), threading.Thread(target=collect, daemon=True)]
-    for reader in readers:
-        reader.start()
+    ending: Optional[int] = None  # SIGTERM or SIGHUP that arrived: this process ends by it
     try:
-        process.wait(timeout=process_timeout)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-        raise ModelcastError(
-            -9, "crashed", f"stopped after process_timeout={process_timeout} s", arguments.command
-        ) from None
+        with terminations():
+            try:
+                for reader in readers:
+                    reader.start()
+                process.wait(timeout=process_timeout)
+            except subprocess.TimeoutExpired:
+                stop(process, signal.SIGTERM)
+                said = next((line for line in reversed(tail) if line), "")
+                raise ModelcastError(
+                    process.returncode,
+                    "crashed",
+                    f"stopped after process_timeout={process_timeout} s" + (f": {said}" if said else ""),
+                    arguments.command,
+                ) from None
+            except KeyboardInterrupt:
+                # The binary removes what it staged (or finishes a commit under way) and says
+                # which on standard error; only then does the interrupt go on.
+                stop(process, signal.SIGINT)
+                raise
+    except Terminated as terminated:
+        stop(process, terminated.number)
+        ending = terminated.number
     finally:
         for reader in readers:
-            reader.join()
+            if reader.ident is not None:  # started
+                reader.join()
         for pipe in (process.stdout, process.stderr):
             if pipe is not None:
                 pipe.close()
+    if ending is not None:
+        end_by(ending)
     stdout = b"".join(chunks)
     status = process.returncode
     try:
@@ -131,8 +163,9 @@ def run_json(
         )
     if status == 0 and parsed is not None:
         return status, parsed
-    if report_on_failure and status == 1 and isinstance(parsed, dict):
+    if status in report_statuses and isinstance(parsed, dict):
         return status, parsed
     last = " | ".join(line for line in tail if line) or "no message on standard error"
     how = f"killed by signal {-status}" if status < 0 else f"exited with status {status} without a JSON result"
     raise ModelcastError(status, "crashed", f"{how}: {last}", arguments.command)
+

@@ -12,8 +12,14 @@ Options every function shares:
 - ``env``: variables added to the binary's environment (it inherits this process's).
 - ``log``: called with each line the binary writes on standard error (progress, logs);
   the default prints them on this process's standard error, ``None`` drops them.
-- ``process_timeout``: seconds after which the binary is killed (``ModelcastError`` with
-  kind ``crashed``); default: no limit.
+- ``process_timeout``: seconds after which the binary is stopped (SIGTERM, which it cleans
+  up on; SIGKILL if it is still there a grace period later) and ``ModelcastError`` with kind
+  ``crashed`` is raised; default: no limit.
+
+Ctrl-C during a call is passed on to the binary, which removes what it staged; once it has
+exited, ``KeyboardInterrupt`` is raised (:mod:`modelcast._stopping`). The other commands
+are in :mod:`modelcast.rollouts`, :mod:`modelcast.upkeep`, :mod:`modelcast.keys` and
+:mod:`modelcast.models`, with the same options.
 """
 
 from __future__ import annotations
@@ -21,31 +27,13 @@ from __future__ import annotations
 import os
 from typing import Mapping, Optional, Sequence, Union
 
+from modelcast._options import aws, go_live, percent_text, s3, signing
 from modelcast._run import Arguments, LogFunction, PathLike, run_json, to_stderr
 from modelcast.errors import VerificationFailed
 from modelcast.results import History, PublishResult, VerifyResult
 
 #: A model given to :func:`publish`: a path (the files of one model), or NAME → path(s).
 Models = Union[PathLike, Sequence[PathLike], Mapping[str, Union[PathLike, Sequence[PathLike]]]]
-
-
-def _s3(arguments: Arguments, endpoint: Optional[str], region: Optional[str], path_style: Optional[bool]) -> None:
-    arguments.option("--endpoint", endpoint)
-    arguments.option("--region", region)
-    arguments.tristate("--path-style", "--no-path-style", path_style)
-
-
-def _aws(access_key_id: Optional[str], secret_access_key: Optional[str], session_token: Optional[str]) -> dict[str, Optional[str]]:
-    return {
-        "AWS_ACCESS_KEY_ID": access_key_id,
-        "AWS_SECRET_ACCESS_KEY": secret_access_key,
-        "AWS_SESSION_TOKEN": session_token,
-    }
-
-
-def _signing(key: Optional[str], passphrase: Optional[str]) -> dict[str, Optional[str]]:
-    """A manifest signing key's text and its passphrase, as the CLI reads them from its environment."""
-    return {"MODELCAST_SIGNING_KEY": key, "MODELCAST_SIGNING_PASSPHRASE": passphrase}
 
 
 def _model_entries(models: Models) -> list[str]:
@@ -79,7 +67,8 @@ def publish(
     remove_models: Sequence[str] = (),
     adopt_live: bool = False,
     move_base_url: bool = False,
-    rollout: Optional[str] = None,
+    rollout: Union[None, str, int, float] = None,
+    rollout_schedule: Optional[str] = None,
     no_zip: bool = False,
     compression: Optional[str] = None,
     segment_index: Optional[str] = None,
@@ -90,6 +79,9 @@ def publish(
     signing_passphrase: Optional[str] = None,
     expires_in: Optional[str] = None,
     inline_signature: bool = False,
+    unsigned: bool = False,
+    rotate_key: bool = False,
+    trust_stored: bool = False,
     model_signing_key: Optional[str] = None,
     endpoint: Optional[str] = None,
     region: Optional[str] = None,
@@ -108,7 +100,8 @@ def publish(
     mmproj), or a mapping ``{name: path or [paths]}`` for several models (``NAME=PATH``).
     ``to`` is a directory or ``s3://bucket/prefix`` (default ``$MODELCAST_TARGET``);
     ``base_url`` the URL it is served from (default ``$MODELCAST_BASE_URL``). ``meta`` gives
-    profile fields (``--meta key=value``); ``rollout`` a staged rollout share (``"10%"``).
+    profile fields (``--meta key=value``); ``rollout`` a staged rollout share (``"10%"``,
+    or a number of percent), ``rollout_schedule`` a self-ramping one (``"1%,10%@24h,100%@7d"``).
 
     Secrets go to the binary's environment, never its command line: ``signing_key`` (a
     minisign key's text, ``$MODELCAST_SIGNING_KEY``), ``signing_passphrase``
@@ -136,21 +129,19 @@ def publish(
     arguments.repeated("--remove-model", remove_models)
     arguments.flag("--adopt-live", adopt_live)
     arguments.flag("--move-base-url", move_base_url)
-    arguments.option("--rollout", rollout)
+    arguments.option("--rollout", percent_text(rollout))
+    arguments.option("--rollout-schedule", rollout_schedule)
     arguments.flag("--no-zip", no_zip)
     arguments.option("--compression", compression)
     arguments.option("--segment-index", segment_index)
-    arguments.option("--verify-url", verify_url)
-    arguments.flag("--dry-run", dry_run)
-    arguments.option("--sign", sign)
-    arguments.option("--expires-in", expires_in)
-    arguments.flag("--inline-signature", inline_signature)
-    _s3(arguments, endpoint, region, path_style)
+    go_live(arguments, sign=sign, expires_in=expires_in, inline_signature=inline_signature, unsigned=unsigned,
+            rotate_key=rotate_key, trust_stored=trust_stored, verify_url=verify_url, dry_run=dry_run)
+    s3(arguments, endpoint, region, path_style)
     arguments.argv += list(extra_args)
     secrets = {
-        **_signing(signing_key, signing_passphrase),
+        **signing(signing_key, signing_passphrase),
         "MODELCAST_MODEL_SIGNING_KEY": model_signing_key,
-        **_aws(aws_access_key_id, aws_secret_access_key, aws_session_token),
+        **aws(aws_access_key_id, aws_secret_access_key, aws_session_token),
     }
     _, report = run_json(arguments, secrets=secrets, env=env, log=log, process_timeout=process_timeout)
     return PublishResult.from_json(report)
@@ -196,9 +187,10 @@ def verify(
     deadline for the whole run, in seconds.
 
     With ``check`` (the default) a failed check raises
-    :class:`~modelcast.errors.VerificationFailed` (a ``ModelcastError``, code 1, kind
-    ``refused``) whose ``result`` is the report; with ``check=False`` the report is returned
-    and ``passed`` says whether every check passed.
+    :class:`~modelcast.errors.VerificationFailed` (a ``ModelcastError``: code 1, kind
+    ``refused``; code 3, kind ``io`` when the only failures were hosts not reached) whose
+    ``result`` is the report; with ``check=False`` the report is returned and ``passed``
+    says whether every check passed.
     """
     arguments = Arguments("verify")
     arguments.positional(source)
@@ -217,18 +209,19 @@ def verify(
     arguments.option("--timeout", timeout)
     arguments.option("--retries", retries)
     arguments.option("--jobs", jobs)
-    _s3(arguments, endpoint, region, path_style)
+    s3(arguments, endpoint, region, path_style)
     arguments.argv += list(extra_args)
-    secrets = _aws(aws_access_key_id, aws_secret_access_key, aws_session_token)
-    _, report = run_json(
-        arguments, secrets=secrets, env=env, log=log, process_timeout=process_timeout, report_on_failure=True
+    secrets = aws(aws_access_key_id, aws_secret_access_key, aws_session_token)
+    # The report comes with status 1 (a check failed) and 3 (only hosts not reached) too.
+    status, report = run_json(
+        arguments, secrets=secrets, env=env, log=log, process_timeout=process_timeout, report_statuses=(1, 3)
     )
     result = VerifyResult.from_json(report)
     if check and not result.passed:
         failed = result.failed_checks
         listed = "; ".join(f"{c.check} {c.subject}: {c.detail}" for c in failed[:5])
         more = f" (and {len(failed) - 5} more)" if len(failed) > 5 else ""
-        raise VerificationFailed(f"{result.source}: {result.failures} check(s) failed: {listed}{more}", result)
+        raise VerificationFailed(f"{result.source}: {result.failures} check(s) failed: {listed}{more}", result, code=status)
     return result
 
 
@@ -250,6 +243,10 @@ def rollback(
     signing_key: Optional[str] = None,
     signing_passphrase: Optional[str] = None,
     expires_in: Optional[str] = None,
+    inline_signature: bool = False,
+    unsigned: bool = False,
+    rotate_key: bool = False,
+    trust_stored: bool = False,
     endpoint: Optional[str] = None,
     region: Optional[str] = None,
     path_style: Optional[bool] = None,
@@ -280,13 +277,11 @@ def rollback(
     arguments.option("--manifest-cache-control", manifest_cache_control)
     arguments.option("--base-url", base_url)
     arguments.flag("--adopt-live", adopt_live)
-    arguments.option("--verify-url", verify_url)
-    arguments.flag("--dry-run", dry_run)
-    arguments.option("--sign", sign)
-    arguments.option("--expires-in", expires_in)
-    _s3(arguments, endpoint, region, path_style)
+    go_live(arguments, sign=sign, expires_in=expires_in, inline_signature=inline_signature, unsigned=unsigned,
+            rotate_key=rotate_key, trust_stored=trust_stored, verify_url=verify_url, dry_run=dry_run)
+    s3(arguments, endpoint, region, path_style)
     arguments.argv += list(extra_args)
-    secrets = {**_signing(signing_key, signing_passphrase), **_aws(aws_access_key_id, aws_secret_access_key, aws_session_token)}
+    secrets = {**signing(signing_key, signing_passphrase), **aws(aws_access_key_id, aws_secret_access_key, aws_session_token)}
     _, report = run_json(arguments, secrets=secrets, env=env, log=log, process_timeout=process_timeout)
     return PublishResult.from_json(report)
 
@@ -315,8 +310,8 @@ def history(
         arguments.positional(target)
     arguments.option("--channel", channel)
     arguments.option("--manifest-key", manifest_key)
-    _s3(arguments, endpoint, region, path_style)
+    s3(arguments, endpoint, region, path_style)
     arguments.argv += list(extra_args)
-    secrets = _aws(aws_access_key_id, aws_secret_access_key, aws_session_token)
+    secrets = aws(aws_access_key_id, aws_secret_access_key, aws_session_token)
     _, report = run_json(arguments, secrets=secrets, env=env, log=log, process_timeout=process_timeout)
     return History.from_json(report)

@@ -31,8 +31,12 @@ class ModelcastError(Exception):
 
 
 class VerificationFailed(ModelcastError):
-    """``verify(..., check=True)`` found failed checks; ``result`` holds the whole report."""
+    """``verify(..., check=True)`` found failed checks; ``result`` holds the whole report.
 
-    def __init__(self, message: str, result: Any) -> None:
-        super().__init__(1, "refused", message, "verify")
+    As the CLI's exit status says: code 1, kind ``refused`` when a check failed; code 3,
+    kind ``io`` when the only failures were hosts that could not be reached.
+    """
+
+    def __init__(self, message: str, result: Any, code: int = 1) -> None:
+        super().__init__(code, "io" if code == 3 else "refused", message, "verify")
         self.result = result

@@ -31,7 +31,8 @@ package enum StagedObjectsFile {
         let objects: [Entry]
     }
 
-    /// Writes `entries` under `root`, replacing any list there.
+    /// Writes `entries` under `root`, replacing any list there. An interrupt (SIGINT,
+    /// SIGTERM) removes it with what the run staged: the target is left as it was.
     package static func write(_ entries: [Entry], root: String) throws {
         let path = root + "/" + relativePath
         try makeDirectories(PathText.parent(path))
@@ -40,12 +41,16 @@ package enum StagedObjectsFile {
         let data = try encoder.encode(File(objects: entries))
         let atomic = try AtomicFile(destination: path)
         try data.withUnsafeBytes { try atomic.descriptor.writeAll($0) }
+        // Registered before it exists: an interrupt between the two unlinks nothing there.
+        Interrupts.shared.registerTemporary(path)
         try atomic.commit(durable: false)
     }
 
     /// Removes the list under `root`, if there is one.
     package static func remove(root: String) {
-        unlink(root + "/" + relativePath)
+        let path = root + "/" + relativePath
+        unlink(path)
+        Interrupts.shared.unregisterTemporary(path)
     }
 
     /// The staged objects under `root` by key, while a publish holds the directory's lock;

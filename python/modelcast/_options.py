@@ -1,0 +1,89 @@
+"""Option groups several commands share, as the CLI declares them once (its S3, signing and
+go-live options), and the secrets that go with them.
+
+Secrets (keys, passphrases, credentials) are returned as environment variables for
+:func:`modelcast._run.run_json`, which sets them in the binary's environment only: never on
+its command line, where other users of the machine could read them, and never in an
+exception's message.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Union
+
+from modelcast._run import Arguments, PathLike
+
+
+def s3(arguments: Arguments, endpoint: Optional[str], region: Optional[str], path_style: Optional[bool]) -> None:
+    """``--endpoint``, ``--region`` and ``--path-style``/``--no-path-style``."""
+    arguments.option("--endpoint", endpoint)
+    arguments.option("--region", region)
+    arguments.tristate("--path-style", "--no-path-style", path_style)
+
+
+def aws(access_key_id: Optional[str], secret_access_key: Optional[str], session_token: Optional[str]) -> dict[str, Optional[str]]:
+    """S3 credentials, as the binary reads them from its environment."""
+    return {
+        "AWS_ACCESS_KEY_ID": access_key_id,
+        "AWS_SECRET_ACCESS_KEY": secret_access_key,
+        "AWS_SESSION_TOKEN": session_token,
+    }
+
+
+def signing(key: Optional[str], passphrase: Optional[str]) -> dict[str, Optional[str]]:
+    """A manifest signing key's text and its passphrase, as the CLI reads them from its environment."""
+    return {"MODELCAST_SIGNING_KEY": key, "MODELCAST_SIGNING_PASSPHRASE": passphrase}
+
+
+def go_live(
+    arguments: Arguments,
+    *,
+    sign: Optional[PathLike],
+    expires_in: Optional[str],
+    inline_signature: bool,
+    unsigned: bool,
+    rotate_key: bool,
+    trust_stored: bool,
+    verify_url: Optional[str],
+    dry_run: bool,
+) -> None:
+    """What rollback, resign, promote and rollout share (the CLI's GoLiveOptions): how the
+    new manifest is signed, proven and gated before it goes live."""
+    arguments.option("--sign", sign)
+    arguments.option("--expires-in", expires_in)
+    arguments.flag("--inline-signature", inline_signature)
+    arguments.flag("--unsigned", unsigned)
+    arguments.flag("--rotate-key", rotate_key)
+    arguments.flag("--trust-stored", trust_stored)
+    arguments.option("--verify-url", verify_url)
+    arguments.flag("--dry-run", dry_run)
+
+
+def published_target(
+    arguments: Arguments,
+    target: Optional[PathLike],
+    *,
+    channel: Optional[str],
+    manifest_key: Optional[str],
+    templates: Optional[PathLike] = None,
+) -> None:
+    """TARGET (default ``$MODELCAST_TARGET`` when ``None``), ``--channel``, ``--manifest-key``
+    and ``--templates``: the CLI's PublishedTargetOptions."""
+    if target is not None:
+        arguments.positional(target)
+    arguments.option("--channel", channel)
+    arguments.option("--manifest-key", manifest_key)
+    arguments.option("--templates", templates)
+
+
+def percent_text(value: Union[None, str, int, float]) -> Optional[str]:
+    """A share of devices as the CLI reads it: ``"10%"`` and ``"0.5%"`` as written, a number
+    as that many percent (``10`` is ``"10"``, ``0.5`` is ``"0.5"``, never ``"5e-01"``)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"a percentage is a number or text such as '10%', not {value!r}")
+    if isinstance(value, int):
+        return str(value)
+    text = format(value, "f").rstrip("0").rstrip(".")
+    return text or "0"
