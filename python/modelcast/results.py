@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Optional
 
 #: ``pass``, ``warn`` or ``fail``: a verify check's outcome.
-CheckStatus = Literal["pass", "warn", "fail"]
+# "skip": a check verify could not make from where it read (never a pass).
+CheckStatus = Literal["pass", "warn", "fail", "skip"]
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,8 @@ class VerifyResult:
     served_as: Optional[str]
     checks: list[Check]
     raw: Mapping[str, Any] = field(repr=False)
+    skipped: int = 0
+    """Checks not made (status ``skip``), e.g. a CDN's Range answers through a bucket's API."""
 
     @property
     def failed_checks(self) -> list[Check]:
@@ -125,6 +128,7 @@ class VerifyResult:
             served_as=data.get("served_as"),
             checks=[Check(c["check"], c["status"], c["subject"], c["detail"]) for c in data["checks"]],
             raw=data,
+            skipped=data.get("skipped", 0),
         )
 
 
