@@ -29,11 +29,6 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
         ),
-        .systemLibrary(
-            name: "CLibArchive",
-            pkgConfig: "libarchive",
-            providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]
-        ),
         // zlib: the zip writer's deflate and CRC-32, verify's inflate.
         .systemLibrary(
             name: "CLibZ",
@@ -45,7 +40,7 @@ let package = Package(
         .target(
             name: "ModelCastCore",
             dependencies: [
-                .product(name: "ModelCastFormat", package: "modelcast-client"), "CLibCrypto", "CLibArchive", "CLibZ", "CCRC64",
+                .product(name: "ModelCastFormat", package: "modelcast-client"), "CLibCrypto", "CLibZ", "CCRC64",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

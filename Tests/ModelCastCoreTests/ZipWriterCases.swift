@@ -36,7 +36,8 @@ struct ZipWriterCase {
     /// The archive name's label: `store/mlpackage`.
     var label: String { "\(compression.rawValue)/\(name)" }
 
-    /// Runs the case through `add…` and `finish` of a writer (`ZipWriter`, or the writer it replaced).
+    /// Runs the case through `add…` and `finish` of a writer (`ZipWriter`; until it replaced
+    /// libarchive, libarchive's too, to compare the two).
     func write(
         addDirectory: (String) throws -> Void,
         addFile: (String, Int64, Bool, (UnsafeMutableRawBufferPointer) throws -> Int, UnsafeMutableRawBufferPointer) throws -> Int64,
