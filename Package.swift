@@ -29,17 +29,18 @@ let package = Package(
             pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]
         ),
+        // zlib: the zip writer's deflate and CRC-32, verify's inflate.
         .systemLibrary(
-            name: "CLibArchive",
-            pkgConfig: "libarchive",
-            providers: [.apt(["libarchive-dev"]), .brew(["libarchive"])]
+            name: "CLibZ",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"]), .brew(["zlib"])]
         ),
         // CRC-64/NVME (S3's CRC64NVME checksum), folded with carry-less multiplication.
         .target(name: "CCRC64"),
         .target(
             name: "ModelCastCore",
             dependencies: [
-                .product(name: "ModelCastFormat", package: "modelcast-client"), "CLibCrypto", "CLibArchive", "CCRC64",
+                .product(name: "ModelCastFormat", package: "modelcast-client"), "CLibCrypto", "CLibZ", "CCRC64",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -89,7 +90,7 @@ let package = Package(
         .testTarget(
             name: "ModelCastCoreTests",
             dependencies: ["ModelCastCore", "ModelCastTestSupport"],
-            exclude: ["SigV4Vectors"]
+            exclude: ["SigV4Vectors", "Golden"]
         ),
         .testTarget(
             name: "ModelCastEndToEndTests",

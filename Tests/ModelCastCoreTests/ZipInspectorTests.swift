@@ -586,7 +586,7 @@ final class ZipInspectorTests: XCTestCase {
     }
 
     func testDataDescriptorsThatDisagreeWithTheCentralDirectoryAreRefused() async throws {
-        // modelcast's own zips (libarchive) set bit 3 and defer each file's CRC-32 to a data descriptor.
+        // modelcast's own zips (ZipWriter, laid out as libarchive wrote them) set bit 3 and defer each file's CRC-32 to a data descriptor.
         let src = try Scratch(), out = try Scratch()
         try src.write("M/a.bin", patternBytes(300))
         try src.write("M/b.bin", patternBytes(5, seed: 2))
@@ -599,7 +599,7 @@ final class ZipInspectorTests: XCTestCase {
         let a = clean.entries[aIndex]
         XCTAssertNotEqual(a.flags & 0x0008, 0, "expected a data descriptor")
         let header = Int(a.localHeaderOffset)
-        XCTAssertEqual(u32(original, header + 14), 0, "libarchive leaves the local CRC-32 to the descriptor")
+        XCTAssertEqual(u32(original, header + 14), 0, "ZipWriter leaves the local CRC-32 to the descriptor")
         let descriptor = header + 30 + u16(original, header + 26) + u16(original, header + 28) + Int(a.compressedSize)
         XCTAssertEqual(u32(original, descriptor), 0x0807_4b50, "descriptor signature")
         XCTAssertEqual(u32(original, descriptor + 4), Int(a.crc32))

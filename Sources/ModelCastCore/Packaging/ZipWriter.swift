@@ -1,161 +1,97 @@
 import Foundation
-internal import CLibArchive
+internal import CLibZ
 
-/// How zip entries are stored.
-package enum ZipCompression: String, Sendable, CaseIterable, Codable {
-    /// No compression. The default: the only mode whose bytes do not depend on the zlib version.
-    case store
-    /// Deflate (smaller, but the bytes may differ between zlib versions).
-    case deflate
-}
-
-/// Writes a deterministic zip through libarchive, handing every archive byte to
-/// `sink` as it is produced (so it can be hashed and written in the same pass).
+/// Writes a deterministic zip, handing every archive byte to `sink` as it is produced (so
+/// it can be hashed and written in the same pass). Entries go in the caller's (sorted)
+/// order; every entry has the same time, owner and modes, and its name as given (UTF-8).
+/// The record layout is `ZipRecords`'; deflated data is `Deflater`'s; the CRC-32 is zlib's.
 ///
-/// Determinism: entries are added in the caller's (sorted) order with a fixed
-/// timestamp, fixed modes, uid/gid 0 and UTF-8 names. libarchive always writes a
-/// `UT` (mtime only, since no other time is set) and a `ux` (uid, gid) extra field;
-/// both are therefore constant. DOS times are computed in local time, so the time
-/// zone is pinned to UTC while writing.
+/// Memory: the central directory (about 100 bytes an entry) until `finish`; file data only
+/// passes through (stored) or through a 64 KiB deflate buffer.
 final class ZipWriter {
-    /// 1980-01-01T00:00:00Z, the earliest DOS timestamp.
-    static let fixedTimestamp = 315_532_800
-
-    private let archive: OpaquePointer
-    private let output: Output
+    private let compression: ZipCompression
     private let displayPath: String
-    private var environment: PinnedEnvironment?
-    private var finished = false
-
-    /// Receives archive bytes from libarchive's write callback.
-    final class Output {
-        let sink: (UnsafeRawBufferPointer) throws -> Void
-        var error: Error?
-        init(sink: @escaping (UnsafeRawBufferPointer) throws -> Void) { self.sink = sink }
-    }
+    private let sink: (UnsafeRawBufferPointer) throws -> Void
+    /// Bytes handed to `sink` so far: where the next record starts.
+    private var offset: Int64 = 0
+    private var centralDirectory: [UInt8] = []
+    private var entryCount = 0
 
     init(compression: ZipCompression, displayPath: String, sink: @escaping (UnsafeRawBufferPointer) throws -> Void) throws {
-        guard let archive = archive_write_new() else {
-            throw ModelCastError.archive(path: displayPath, message: "archive_write_new failed")
-        }
-        self.archive = archive
-        self.output = Output(sink: sink)
+        self.compression = compression
         self.displayPath = displayPath
-        self.environment = PinnedEnvironment()
-        try check(archive_write_set_format_zip(archive), "set format zip")
-        try check(archive_write_set_options(archive, "zip:compression=\(compression.rawValue),zip:hdrcharset=UTF-8"), "set zip options")
-        // Unblocked: every write reaches the callback directly, no padding, no extra copy.
-        try check(archive_write_set_bytes_per_block(archive, 0), "set block size")
-        try check(archive_write_set_bytes_in_last_block(archive, 1), "set last block size")
-        let client = Unmanaged.passUnretained(output).toOpaque()
-        try check(archive_write_open(archive, client, nil, zipWriteCallback, nil), "open")
-    }
-
-    deinit {
-        if !finished { archive_write_fail(archive) }
-        archive_write_free(archive)
-        environment?.restore()
+        self.sink = sink
     }
 
     /// Adds a directory entry (mode 0755). `name` must end in `/`.
     func addDirectory(name: String) throws {
-        let entry = try makeEntry(name: name, type: 0o040000, permissions: 0o755, size: 0)
-        defer { archive_entry_free(entry) }
-        try check(archive_write_header(archive, entry), "write header for \(name)")
+        let entry = ZipRecords.Entry.directory(name: name, offset: offset)
+        try checkName(entry)
+        try write(ZipRecords.localHeader(entry))
+        centralDirectory += ZipRecords.centralHeader(entry, crc: 0, compressed: 0, uncompressed: 0)
+        entryCount += 1
     }
 
-    /// Adds a regular file of `size` bytes, streaming its data from `read` until it returns 0.
+    /// Adds a regular file of `size` bytes, streaming its data from `read` (into `buffer`)
+    /// until it returns 0. Returns how many bytes `read` gave: when that is not `size` the
+    /// entry is left unfinished (the caller reports the file as changed and drops the zip);
+    /// reading stops at the first byte past `size`.
     func addFile(
         name: String, size: Int64, executable: Bool,
         read: (UnsafeMutableRawBufferPointer) throws -> Int,
         buffer: UnsafeMutableRawBufferPointer
     ) throws -> Int64 {
-        let entry = try makeEntry(name: name, type: 0o100000, permissions: executable ? 0o755 : 0o644, size: size)
-        defer { archive_entry_free(entry) }
-        try check(archive_write_header(archive, entry), "write header for \(name)")
+        let entry = ZipRecords.Entry.file(name: name, size: size, executable: executable, compression: compression, offset: offset)
+        try checkName(entry)
+        try write(ZipRecords.localHeader(entry))
+        let deflater: Deflater? = compression == .deflate ? try Deflater(displayPath: displayPath) : nil
+        var crc: uLong = 0
         var written: Int64 = 0
+        var compressed: Int64 = 0
         while true {
             let n = try read(buffer)
             if n == 0 { break }
             written += Int64(n)
-            // Never write more than the header announced: libarchive would silently truncate.
             guard written <= size else { return written }
-            let result = archive_write_data(archive, buffer.baseAddress, n)
-            if result < 0 { try throwArchiveError("write data for \(name)") }
+            let chunk = UnsafeRawBufferPointer(rebasing: buffer[0..<n])
+            crc = crc32(crc, chunk.baseAddress!.assumingMemoryBound(to: Bytef.self), uInt(n))
+            if let deflater {
+                compressed += try deflater.compress(chunk, emit: write)
+            } else {
+                try write(chunk)
+                compressed += Int64(n)
+            }
         }
         guard written == size else { return written }
-        try check(archive_write_finish_entry(archive), "finish entry \(name)")
+        if let deflater { compressed += try deflater.finish(emit: write) }
+        let checksum = UInt32(truncatingIfNeeded: crc)
+        try write(ZipRecords.dataDescriptor(entry, crc: checksum, compressed: compressed, uncompressed: written))
+        centralDirectory += ZipRecords.centralHeader(entry, crc: checksum, compressed: compressed, uncompressed: written)
+        entryCount += 1
         return written
     }
 
-    /// Writes the central directory and closes the archive.
+    /// Writes the central directory and the end records.
     func finish() throws {
-        try check(archive_write_close(archive), "close")
-        finished = true
-        environment?.restore()
-        environment = nil
+        let directoryOffset = offset
+        try write(centralDirectory)
+        try write(ZipRecords.endRecords(entries: entryCount, directoryOffset: directoryOffset, directorySize: offset - directoryOffset))
+        centralDirectory = []
     }
 
-    private func makeEntry(name: String, type: UInt32, permissions: UInt32, size: Int64) throws -> OpaquePointer {
-        guard let entry = archive_entry_new() else {
-            throw ModelCastError.archive(path: displayPath, message: "archive_entry_new failed")
+    /// A zip name field holds at most 65,535 bytes (a path on disk is far shorter: PATH_MAX).
+    private func checkName(_ entry: ZipRecords.Entry) throws {
+        guard entry.name.count <= 0xFFFF else {
+            throw ModelCastError.archive(path: displayPath, message: "an entry name of \(entry.name.count) bytes is longer than a zip can hold (65,535)")
         }
-        archive_entry_set_pathname_utf8(entry, name)
-        archive_entry_set_filetype(entry, type)
-        archive_entry_set_perm(entry, mode_t(permissions))
-        archive_entry_set_size(entry, la_int64_t(size))
-        archive_entry_set_mtime(entry, time_t(Self.fixedTimestamp), 0)
-        archive_entry_set_uid(entry, 0)
-        archive_entry_set_gid(entry, 0)
-        return entry
     }
 
-    private func check(_ status: Int32, _ what: String) throws {
-        if status != ARCHIVE_OK { try throwArchiveError(what) }
+    private func write(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try write($0) }
     }
 
-    private func throwArchiveError(_ what: String) throws -> Never {
-        if let error = output.error { throw error }
-        let message = archive_error_string(archive).map { String(cString: $0) } ?? "unknown error"
-        throw ModelCastError.archive(path: displayPath, message: "\(what): \(message)")
-    }
-}
-
-private func zipWriteCallback(
-    _ archive: OpaquePointer?, _ client: UnsafeMutableRawPointer?,
-    _ buffer: UnsafeRawPointer?, _ length: Int
-) -> la_ssize_t {
-    let output = Unmanaged<ZipWriter.Output>.fromOpaque(client!).takeUnretainedValue()
-    do {
-        try output.sink(UnsafeRawBufferPointer(start: buffer, count: length))
-        return la_ssize_t(length)
-    } catch {
-        output.error = error
-        return -1
-    }
-}
-
-/// Pins TZ=UTC (libarchive's DOS times use local time) and a UTF-8 character type
-/// (so UTF-8 names pass through libarchive unchanged) for the life of the value,
-/// then restores what the process had.
-private final class PinnedEnvironment {
-    private let savedTZ: String?
-    private let savedLocale: String?
-    private var restored = false
-
-    init() {
-        savedTZ = getenv("TZ").map { String(cString: $0) }
-        setenv("TZ", "UTC0", 1)
-        tzset()
-        savedLocale = setlocale(LC_CTYPE, nil).map { String(cString: $0) }
-        if setlocale(LC_CTYPE, "C.UTF-8") == nil { _ = setlocale(LC_CTYPE, "C.utf8") }
-    }
-
-    func restore() {
-        guard !restored else { return }
-        restored = true
-        if let savedTZ { setenv("TZ", savedTZ, 1) } else { unsetenv("TZ") }
-        tzset()
-        if let savedLocale { setlocale(LC_CTYPE, savedLocale) }
+    private func write(_ bytes: UnsafeRawBufferPointer) throws {
+        try sink(bytes)
+        offset += Int64(bytes.count)
     }
 }

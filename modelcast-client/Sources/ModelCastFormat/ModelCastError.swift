@@ -26,7 +26,7 @@ public enum ModelCastError: Error, Equatable, Sendable {
     case invalidModel(path: String, format: String, reason: String)
     /// A file whose size changed between scanning and packing.
     case changedWhilePacking(path: String, expected: Int64, actual: Int64)
-    /// libarchive reported an error.
+    /// The zip writer (zlib) reported an error.
     case archive(path: String, message: String)
     /// libcrypto reported an error.
     case crypto(operation: String, message: String)
