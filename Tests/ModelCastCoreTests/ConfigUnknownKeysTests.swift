@@ -48,14 +48,14 @@ final class ConfigUnknownKeysTests: XCTestCase {
                     files: [small.gguf]
                     requires:
                       min_memroy: 2GiB
-                      platforms: {iso: "17.0"}
+                      platforms: {mac_os: "14.0"}
             """)
         assertContains(shown, [
             "'base_ur' (did you mean 'base_url'?)",
             "'models.llm.versoin' (did you mean 'version'?)",
             "'models.llm.variants[0].requirs' (did you mean 'requires'?)",
             "'models.llm.variants[1].requires.min_memroy' (did you mean 'min_memory'?)",
-            "'models.llm.variants[1].requires.platforms.iso' (did you mean 'ios'?)",
+            "'models.llm.variants[1].requires.platforms.mac_os' (did you mean 'macos'?)",
         ])
         XCTAssertTrue(shown.contains("unknown keys "), shown)
         // Listed in the order they appear, the top's first.
@@ -173,7 +173,7 @@ final class ConfigUnknownKeysTests: XCTestCase {
     func testNumbersJSONCannotCarryAreRefused() throws {
         for (value, expected) in [("1e400", "models.m.meta.x: 1e400 is not a finite number"), (".inf", "models.m.meta.x: .inf is not a finite number"),
                                   (".nan", "models.m.meta.x: .nan is not a finite number"),
-                                  ("123456789012345678901234567890", "models.m.meta.x: 123456789012345678901234567890 is an integer past 64 bits")] {
+                                  ("123456789012345678901234567890", "models.m.meta.x: 123456789012345678901234567890 is not a 64-bit integer")] {
             let shown = try refusal("models:\n  m:\n    version: 1.0.0\n    files: [a]\n    meta: {x: \(value)}\n")
             XCTAssertTrue(shown.contains(expected), "\(value): \(shown)")
         }

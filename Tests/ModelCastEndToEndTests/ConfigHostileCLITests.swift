@@ -31,7 +31,9 @@ final class ConfigHostileCLITests: XCTestCase {
             ("a control character in a key", Array((plain + "    \"ver\\u001B[2Jsion\": 1\n").utf8), [#"'models.m."ver\u{1B}[2Jsion"'"#]),
             ("a duplicate key", Array((plain + "    version: 1.2.0\n").utf8), ["duplicate key 'models.m.version' (lines 4 and 6)"]),
             ("bytes that are not UTF-8", Array(plain.utf8) + Array("    meta: {note: \"".utf8) + [0xC3, 0x28] + Array("\"}\n".utf8), ["is not UTF-8 text: byte 0xC3 at line 6"]),
-            ("a list where a mapping goes", Array((head + "    variants: {name: a}\n").utf8), ["models.m.variants must be a list of variants"]),
+            ("a mapping where a list goes", Array((head + "    variants: {name: a}\n").utf8), ["models.m.variants must be a list of variants"]),
+            ("an empty channel", Array((plain + "channel: ''\n").utf8), ["channel: channel '' must be lowercase letters"]),
+            ("an app version past 64 bits", Array((plain + "min_app_version: 99999999999999999999.1\n").utf8), ["min_app_version: '99999999999999999999.1' is not an app version"]),
             ("a key at the wrong level", Array((plain + "    requires: {min_memory: 1GB}\n").utf8), ["'models.m.requires' (a key of models.NAME.variants[i], not of models.NAME)"]),
             ("billion laughs", Array((plain + laughs).utf8), ["aliases expand it past 1048576 bytes"]),
             ("nesting 10,000 deep", Array((plain + "    meta: {a: " + String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000) + "}\n").utf8),
@@ -53,5 +55,12 @@ final class ConfigHostileCLITests: XCTestCase {
             XCTAssertEqual(try snapshot(site), before, "\(name): the target is as it was")
             XCTAssertFalse(FileManager.default.fileExists(atPath: work.at("fresh-\(index)")), "\(name): nothing made at a new target")
         }
+
+        // A version no semantic version can be: refused by the publish's own rule, naming it.
+        let huge = try work.write("huge.yml", text: plain.replacingOccurrences(of: "1.1.0", with: "99999999999999999999999.0.0"))
+        let result = try modelcast(["publish", "--config", huge, "--to", site], environment: pinnedEnvironment())
+        XCTAssertEqual(result.status, 1, result.stderr)
+        XCTAssertTrue(result.stderr.contains("version '99999999999999999999999.0.0' of model m is not a semantic version"), result.stderr)
+        XCTAssertEqual(try snapshot(site), before)
     }
 }
