@@ -250,7 +250,7 @@ final class VariantsCLITests: XCTestCase {
                 variants:
                   - {name: a, files: [a.bin], requires: {min_memroy: 6GiB}}
             """)
-        try refused(["--config", config], "unknown requirement 'min_memroy' (did you mean min_memory?)")
+        try refused(["--config", config], "unknown key 'models.llm.variants[0].requires.min_memroy' (did you mean 'min_memory'?)")
         let misplaced = try scratch.write("bad2.yml", text: """
             base_url: \(base)
             models:

@@ -17,9 +17,19 @@ enum ConfigFileBounds {
     /// so aliases can share a value but never make a config bigger than one could be.
     static let maxExpandedSize = maxBytes
 
-    /// The file's text, read only up to the size limit.
+    /// The file's text, read only up to the size limit. Bytes that are not UTF-8 are
+    /// refused, naming the first: decoding would replace them with U+FFFD, and a path
+    /// in the file would then name another file.
     static func read(path: String) throws -> String {
-        String(decoding: try readCapped(path, limit: maxBytes, what: "a config file", shown: "config \(path)"), as: UTF8.self)
+        let bytes = [UInt8](try readCapped(path, limit: maxBytes, what: "a config file", shown: "config \(path)"))
+        if let offset = firstInvalidUTF8(in: bytes) {
+            let lineStart = bytes[..<offset].lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
+            let line = bytes[..<offset].count { $0 == 0x0A } + 1
+            let column = String(decoding: bytes[lineStart..<offset], as: UTF8.self).unicodeScalars.count + 1
+            throw ModelCastError.usage(escapingControlCharacters(
+                "config \(path) is not UTF-8 text: byte 0x\(String(format: "%02X", bytes[offset])) at line \(line), column \(column) (save the file as UTF-8)"))
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Refuses a text nested too deeply for Yams to build it safely, from the bytes alone.
@@ -38,37 +48,37 @@ enum ConfigFileBounds {
     static func checkExpanded(_ root: Node, path: String) throws {
         // Where each collection visited sits: its parent's entry and its key (or [index]),
         // kept only to name the place in an error.
-        var places: [(parent: Int, name: String)] = []
-        var pending: [(node: Node, depth: Int, parent: Int, name: String)] = [(root, 0, -1, "")]
+        var places: [(parent: Int, step: ConfigPath.Step?)] = []
+        var pending: [(node: Node, depth: Int, parent: Int, step: ConfigPath.Step?)] = [(root, 0, -1, nil)]
         var size = 0
-        func location(_ parent: Int, _ name: String) -> String {
-            var names = [name]
+        func location(_ parent: Int, _ step: ConfigPath.Step?) -> String {
+            var steps = [step]
             var at = parent
-            while at >= 0 { names.append(places[at].name); at = places[at].parent }
-            return shown(names.reversed().filter { !$0.isEmpty })
+            while at >= 0 { steps.append(places[at].step); at = places[at].parent }
+            return shown(steps.reversed().compactMap { $0 })
         }
-        while let (node, depth, parent, name) = pending.popLast() {
+        while let (node, depth, parent, step) = pending.popLast() {
             size += 1
             switch node {
             case .scalar(let scalar):
                 size += scalar.string.utf8.count
             case .mapping(let mapping):
-                guard depth < maxDepth else { throw tooDeep(location(parent, name), path: path) }
-                places.append((parent, name))
+                guard depth < maxDepth else { throw tooDeep(location(parent, step), path: path) }
+                places.append((parent, step))
                 for (key, value) in mapping.reversed() {
-                    let keyName = key.scalar?.string ?? "(key)"
-                    pending.append((value, depth + 1, places.count - 1, keyName))
-                    pending.append((key, depth + 1, places.count - 1, keyName))
+                    let keyStep = ConfigPath.Step.key(key.scalar?.string ?? "(key)")
+                    pending.append((value, depth + 1, places.count - 1, keyStep))
+                    pending.append((key, depth + 1, places.count - 1, keyStep))
                 }
             case .sequence(let sequence):
-                guard depth < maxDepth else { throw tooDeep(location(parent, name), path: path) }
-                places.append((parent, name))
+                guard depth < maxDepth else { throw tooDeep(location(parent, step), path: path) }
+                places.append((parent, step))
                 for (index, item) in sequence.enumerated().reversed() {
-                    pending.append((item, depth + 1, places.count - 1, "[\(index)]"))
+                    pending.append((item, depth + 1, places.count - 1, .index(index)))
                 }
             }
             guard size <= maxExpandedSize else {
-                throw ModelCastError.usage("config \(path): its aliases expand it past \(maxExpandedSize) bytes (1 MiB) of values, at \(location(parent, name)); an alias may repeat a value, but the file it stands for may hold no more than a config file")
+                throw ModelCastError.usage("config \(path): its aliases expand it past \(maxExpandedSize) bytes (1 MiB) of values, at \(location(parent, step)); an alias may repeat a value, but the file it stands for may hold no more than a config file")
             }
         }
     }
@@ -77,14 +87,8 @@ enum ConfigFileBounds {
         .usage("config \(path): lists and mappings nested more than \(maxDepth) levels deep, at \(location) (aliases expanded); a config file may nest at most \(maxDepth)")
     }
 
-    /// A dotted key path, its first components only (a deep one would fill the screen),
-    /// each cut short and with its control characters escaped.
-    private static func shown(_ names: [String]) -> String {
-        guard !names.isEmpty else { return "the top" }
-        let cut = names.prefix(6).map { name in
-            escapingControlCharacters(name.count > 40 ? String(name.prefix(40)) + "…" : name)
-        }
-        let dotted = cut.joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
-        return "'" + dotted + (names.count > 6 ? "…" : "") + "'"
+    /// A key path, its first steps only (a deep one would fill the screen), each key cut short.
+    private static func shown(_ steps: [ConfigPath.Step]) -> String {
+        steps.isEmpty ? "the top" : "'" + ConfigPath(steps).written(steps: 6, keyLength: 40) + "'"
     }
 }

@@ -68,9 +68,9 @@ package struct PublishCommandLine: Sendable {
         }
         let request = try PublishRequest(
             models: models, prototypes: prototypes, profile: profile, baseURL: baseURL,
-            manifestKey: manifestKey ?? config?.manifestKey ?? "manifest.json",
+            manifestKey: manifestKey ?? config?.manifestKey ?? PublishRequest.defaultManifestKey,
             manifestCacheControl: manifestCacheControl ?? config?.manifestCacheControl ?? CachePolicy.manifestDefault,
-            channel: channel ?? config?.channel ?? "stable",
+            channel: channel ?? config?.channel ?? PublishRequest.defaultChannel,
             minAppVersion: minAppVersion ?? config?.minAppVersion, meta: config?.meta ?? [:],
             compression: compression, progress: progress, goLive: goLive, options: options)
         return (target, request)

@@ -5,27 +5,8 @@ import Yams
 /// A publish configuration file (`modelcast.yml`): the profile, the base URL and,
 /// for multi-model catalogs, every model with its version, files and metadata.
 /// Paths are relative to the file's directory. Flags given on the command line
-/// override the file's values.
-///
-/// ```yaml
-/// profile: catalog
-/// base_url: https://cdn.example.com
-/// min_app_version: "2.0.0"
-/// model_signing_key: keys/model-signing.pem   # optional: OpenSSF model signatures
-/// models:
-///   pe-core-s16-384:
-///     version: 1.2.0
-///     files: [pe-core-s16-384.mlpackage]
-///     layout: zip                 # or tree: the directory's files, one object each
-///     meta:
-///       minAppVersion: "2.0.0"
-///       features: [classification, embedding]
-///       hardware: {neuralEngine: true, gpu: true, cpu: true}
-/// prototypes:
-///   version: 2.1.0
-///   file: prototypes/v2.1.0.json
-///   classes: 150
-/// ```
+/// override the file's values. Every key it may hold is defined in `ConfigSchema`;
+/// docs/config.md, generated from those definitions, is the reference.
 package struct PublishConfigFile: Sendable {
     package let profile: ManifestProfile?
     package let baseURL: String?
@@ -40,22 +21,47 @@ package struct PublishConfigFile: Sendable {
     package let models: [PublishRequest.Model]
     package let prototypes: PublishRequest.Model?
 
-    /// Reads and checks the file at `path`; every error names the file and the key. The
-    /// file is held to `ConfigFileBounds` (size, nesting, aliases) before it is decoded.
+    /// Reads and checks the file at `path`; every error names the file and the key's path,
+    /// with control characters escaped. The file is held to `ConfigFileBounds` (size,
+    /// UTF-8, nesting, aliases) before it is parsed further, and every key problem is
+    /// reported at once (`ConfigKeyCheck`) before any value is read.
     package static func load(path: String) throws -> PublishConfigFile {
+        try load(path: path, log: nil)
+    }
+
+    /// The parser's resolver: the merge key is the only key YAML types here, as in Yams'
+    /// decoder; plain scalars stay untyped, and `ConfigScalar` types the ones a key takes
+    /// as any value.
+    private static var resolver: Resolver { .basic.appending(.merge) }
+
+    /// `load(path:)`, noting in `log` every key the decoder looks up.
+    static func load(path: String, log: ConfigReadLog?) throws -> PublishConfigFile {
         let text = try ConfigFileBounds.read(path: path)
         try ConfigFileBounds.checkNesting(text, path: path)
         do {
-            if let document = try Yams.compose(yaml: text) { try ConfigFileBounds.checkExpanded(document, path: path) }
-            return try PublishConfigFile(keys: YAMLDecoder().decode(ConfigFileKeys.self, from: text), directory: PathText.parent(path))
+            let root = try Parser(yaml: text, resolver: Self.resolver).singleRoot() ?? Node("")
+            try ConfigFileBounds.checkExpanded(root, path: path)
+            let document = ConfigNode(node: root, path: .top)
+            try ConfigKeyCheck.check(document)
+            return try PublishConfigFile(keys: ConfigFileKeys(document, log: log), directory: PathText.parent(path))
         } catch let problem as ConfigProblem {
-            throw ModelCastError.usage("config \(path): \(problem.message)")
-        } catch let DecodingError.dataCorrupted(context) {
-            // The decoder hands on what the keys' own checks threw as the underlying error.
-            if let problem = context.underlyingError as? ConfigProblem { throw ModelCastError.usage("config \(path): \(problem.message)") }
-            throw ModelCastError.usage("config \(path) is not valid YAML: \(context.underlyingError.map { "\($0)" } ?? context.debugDescription)")
+            throw ModelCastError.usage(escapingControlCharacters("config \(path): \(problem.message)"))
         } catch let error as YamlError {
-            throw ModelCastError.usage("config \(path) is not valid YAML: \(error)")
+            throw ModelCastError.usage(escapingControlCharacters("config \(path) is not valid YAML: \(described(error))"))
+        }
+    }
+
+    /// A parser error as one line: where, and what libyaml found. Yams' own text quotes the
+    /// whole offending line (1 MiB of it, in a hostile file) on lines of its own.
+    private static func described(_ error: YamlError) -> String {
+        switch error {
+        case .scanner(let context, let problem, let mark, _), .parser(let context, let problem, let mark, _), .composer(let context, let problem, let mark, _):
+            let during = context.map { " (\($0.text) at line \($0.mark.line), column \($0.mark.column))" } ?? ""
+            return "line \(mark.line), column \(mark.column): \(problem)\(during)"
+        case .reader(let problem, let offset, let value, _):
+            return problem + (offset.map { " at byte \($0)" } ?? "") + (value >= 0 ? " (0x\(String(value, radix: 16, uppercase: true)))" : "")
+        default:
+            return "\(error)".split(separator: "\n").first.map(String.init) ?? "\(error)"
         }
     }
 
@@ -67,43 +73,64 @@ package struct PublishConfigFile: Sendable {
         }
         profile = try keys.profile.map { profile in
             guard let parsed = ManifestProfile(rawValue: profile) else {
-                throw ConfigProblem(message: "unknown profile '\(profile)' (known: \(ManifestProfile.allCases.map(\.rawValue).joined(separator: ", ")))")
+                throw ConfigProblem(message: "unknown profile \(quotedValue(profile)) (known: \(ManifestProfile.allCases.map(\.rawValue).joined(separator: ", ")))")
             }
             return parsed
         }
-        baseURL = keys.baseURL
+        // Checked here by the rules the request applies, so the error names the file and the key.
+        baseURL = try Self.checked(keys.baseURL, at: TopLevel.baseURL, URLParts.validateBaseURL)
         target = keys.to.map { TargetKind(of: $0) == .local ? resolve($0) : $0 }
-        manifestKey = keys.manifest
-        manifestCacheControl = keys.manifestCacheControl
-        channel = keys.channel
-        minAppVersion = keys.minAppVersion
+        manifestKey = try Self.checked(keys.manifest, at: TopLevel.manifest) { try PublishRequest.validateManifestKey(Channels.split(manifestKey: $0).base) }
+        manifestCacheControl = try Self.checked(keys.manifestCacheControl, at: TopLevel.manifestCacheControl, CachePolicy.validateManifest)
+        channel = try Self.checked(keys.channel, at: TopLevel.channel, Channels.validate)
+        minAppVersion = try Self.checked(keys.minAppVersion, at: TopLevel.minAppVersion) { version in
+            guard (try? AppVersion(version)) != nil else {
+                throw ModelCastError.usage("\(quotedValue(version)) is not an app version: one to four numbers separated by dots, e.g. 5.2, 1.4.0 or 1.0.0.123")
+            }
+        }
         modelSigningKey = keys.modelSigningKey.map(resolve)
         meta = keys.meta ?? [:]
-        models = try keys.models.map { try Self.model($0, location: "models.\($0.name).", resolve: resolve) }
-        prototypes = try keys.prototypes.map { try Self.model($0, location: "prototypes.", resolve: resolve) }
+        models = try keys.models.map { try Self.model($0, resolve: resolve) }
+        prototypes = try keys.prototypes.map { try Self.model($0, resolve: resolve) }
     }
 
-    private static func model(_ keys: ConfigFileKeys.ModelKeys, location: String, resolve: (String) -> String) throws -> PublishRequest.Model {
+    /// `value` held to `rule`, whose error then names the key's path.
+    private static func checked(_ value: String?, at field: ConfigField<TopLevel>, _ rule: (String) throws -> Void) throws -> String? {
+        guard let value else { return nil }
+        do {
+            try rule(value)
+        } catch {
+            throw ConfigProblem(message: "\(ConfigPath.top.appending(field.name)): \(error)")
+        }
+        return value
+    }
+
+    private static func model(_ keys: ConfigFileKeys.ModelKeys, resolve: (String) -> String) throws -> PublishRequest.Model {
+        do {
+            try PublishRequest.validateName(keys.name)
+        } catch {
+            throw ConfigProblem(message: "\(keys.path): \(error)")
+        }
         var model = PublishRequest.Model(name: keys.name, version: keys.version, files: keys.files.map(resolve), meta: keys.meta,
-                                         layout: try layout(keys.layout, location: location))
-        model.variants = try keys.variants.enumerated().map { index, variant in
+                                         layout: try layout(keys.layout, at: keys.path.appending(ModelPlace.layout.name)))
+        model.variants = try keys.variants.map { variant in
             PublishRequest.Variant(name: variant.name, version: variant.version, files: variant.files.map(resolve), requires: variant.requires,
-                                   meta: variant.meta, layout: try layout(variant.layout, location: "\(location)variants[\(index)]."))
+                                   meta: variant.meta, layout: try layout(variant.layout, at: variant.path.appending(VariantPlace.layout.name)))
         }
         model.defaultVariant = keys.defaultVariant
         model.download = try keys.download.map { raw in
             guard let policy = DownloadPolicy(rawValue: raw) else {
-                throw ConfigProblem(message: "\(location)download '\(raw)' is not one of \(DownloadPolicy.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw ConfigProblem(message: "\(keys.path.appending(ModelPlace.download.name)) \(quotedValue(raw)) is not one of \(DownloadPolicy.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             return policy
         }
         return model
     }
 
-    private static func layout(_ raw: String?, location: String) throws -> PublishRequest.ModelLayout {
+    private static func layout(_ raw: String?, at path: ConfigPath) throws -> PublishRequest.ModelLayout {
         guard let raw else { return .zip }
         guard let value = PublishRequest.ModelLayout(rawValue: raw) else {
-            throw ConfigProblem(message: "\(location)layout '\(raw)' is not one of \(PublishRequest.ModelLayout.allCases.map(\.rawValue).joined(separator: ", ")) (tree publishes a directory's files one by one)")
+            throw ConfigProblem(message: "\(path) \(quotedValue(raw)) is not one of \(PublishRequest.ModelLayout.allCases.map(\.rawValue).joined(separator: ", ")) (tree publishes a directory's files one by one)")
         }
         return value
     }

@@ -107,6 +107,11 @@ package struct PublishRequest: Sendable {
     /// What only a publish decides.
     package let options: Options
 
+    /// The manifest's key when neither `--manifest-key` nor the config file names one.
+    package static let defaultManifestKey = "manifest.json"
+    /// The channel when neither `--channel` nor the config file names one.
+    package static let defaultChannel = "stable"
+
     /// The settings only a publish has.
     package struct Options: Sendable {
         /// Models of the live manifest this release leaves out on purpose; dropping any
@@ -185,8 +190,8 @@ package struct PublishRequest: Sendable {
     /// naming the bad one, and none changes afterwards.
     package init(
         models: [Model], prototypes: Model? = nil, profile: ManifestProfile = .modelcast, baseURL: String,
-        manifestKey: String = "manifest.json", manifestCacheControl: String = CachePolicy.manifestDefault,
-        channel: String = "stable", minAppVersion: String? = nil, meta: [String: JSONValue] = [:],
+        manifestKey: String = defaultManifestKey, manifestCacheControl: String = CachePolicy.manifestDefault,
+        channel: String = defaultChannel, minAppVersion: String? = nil, meta: [String: JSONValue] = [:],
         compression: ZipCompression = .store, progress: ProgressFactory? = nil, goLive: GoLive = GoLive(), options: Options = Options()
     ) throws {
         self.models = models

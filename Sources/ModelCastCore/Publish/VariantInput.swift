@@ -106,27 +106,26 @@ extension DeviceProfile {
     }
 }
 
-extension KeyedDecodingContainer where Key == ConfigKey {
+extension RequiresPlace {
+    /// What `requires` must be, as its error says.
+    static let shape = "a mapping of requirements (\(VariantInput.keys.joined(separator: ", ")))"
+}
+
+extension ConfigEntry where Place == RequiresPlace {
     /// A `requires:` mapping: each key's value as text (a YAML list joined by commas; the
-    /// `platforms` mapping as `ios:17.0,…`), applied through `VariantInput`.
-    func requirements(_ key: String) throws -> VariantRequirements {
-        guard let requires = try mapping(key, shape: "a mapping of requirements (\(VariantInput.keys.joined(separator: ", ")))") else {
-            return VariantRequirements()
-        }
+    /// `platforms` mapping as `ios:17.0,…`), applied through `VariantInput`, in key order.
+    func requirements() throws -> VariantRequirements {
         var requirements = VariantRequirements()
-        for name in requires.allKeys.map(\.stringValue).sorted() {
-            let context = requires.path(name)
-            if name == "platforms" {
-                let platforms = try requires.mapping(name, shape: "a mapping of platform to lowest OS version, e.g. {ios: \"17.0\"}")!
-                var parsed: [DevicePlatform: AppVersion] = [:]
-                for platform in platforms.allKeys.map(\.stringValue).sorted() {
-                    try VariantInput.addPlatform(platform, version: try platforms.text(platform) ?? "0", to: &parsed, context: platforms.path(platform))
-                }
-                requirements.platforms = parsed
-            } else {
-                let value = try requires.texts(name, what: name == "min_memory" ? "an amount of memory (e.g. 6GiB)" : "names (one, or a list)") ?? []
-                try VariantInput.apply(key: name, value: value.joined(separator: ","), to: &requirements, context: context)
+        for field in [RequiresPlace.accelerators, RequiresPlace.architectures, RequiresPlace.capabilities, RequiresPlace.minMemory] {
+            guard let value = try texts(field, what: field.name == RequiresPlace.minMemory.name ? "an amount of memory (e.g. 6GiB)" : "names (one, or a list)") else { continue }
+            try VariantInput.apply(key: field.name, value: value.joined(separator: ","), to: &requirements, context: "\(path(field))")
+        }
+        if let platforms = try versions(RequiresPlace.platforms, shape: "a mapping of platform to lowest OS version, e.g. {ios: \"17.0\"}") {
+            var parsed: [DevicePlatform: AppVersion] = [:]
+            for (platform, version) in platforms {
+                try VariantInput.addPlatform(platform, version: try version.text(), to: &parsed, context: "\(version.path)")
             }
+            requirements.platforms = parsed
         }
         return requirements
     }
