@@ -263,6 +263,11 @@ final class ReleasePageTests: XCTestCase {
         XCTAssertEqual(html.status, 0, html.stderr)
         XCTAssertFalse(html.stdout.contains("<b>") || html.stdout.contains("<i>") || html.stdout.contains("<script"), "markup from the host reached the page")
         XCTAssertTrue(html.stdout.contains("&lt;b&gt;bold&lt;/b&gt;"), "the hostile format value is not shown as text")
+        // A host that answers 404 for the manifest: nothing is published there (refused, 1), named.
+        let missing = "http://127.0.0.1:\(port)/nothing/manifest.json"
+        let absent = try modelcast(["report", missing, "--json", "--at", Self.at], cwd: work.path)
+        XCTAssertEqual(absent.status, 1, absent.stderr)
+        XCTAssertTrue(absent.stderr.contains("no manifest at \(missing): nothing is published there"), absent.stderr)
     }
 
     /// Each bad source or flag is named, with its exit status, and nothing is written.
