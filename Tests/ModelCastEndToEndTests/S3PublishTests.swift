@@ -58,6 +58,8 @@ final class S3PublishTests: XCTestCase {
         let ranges = bucketReport?.checks.filter { $0.check == "artifact.range" } ?? []
         XCTAssertEqual(ranges.count, 3)
         XCTAssertTrue(ranges.allSatisfy { $0.status == .skip && $0.detail.contains("not checked") }, "\(ranges)")
+        let bucketJSON = try modelcast(["verify", "s3://\(moto.bucket)/ml", "--json"], environment: moto.environment)
+        try validateAgainstSchema([bucketJSON.stdout], "verify-report.schema.json")
         let human = try modelcast(["verify", "s3://\(moto.bucket)/ml"], environment: moto.environment)
         XCTAssertEqual(human.status, 0, human.stdout + human.stderr)
         XCTAssertFalse(human.stdout.contains("PASS  artifact.range"), human.stdout)
