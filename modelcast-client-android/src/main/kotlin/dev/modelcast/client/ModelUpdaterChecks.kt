@@ -19,8 +19,7 @@ import java.nio.file.Path
  */
 internal fun ModelUpdater.checkInstallCap(models: List<ReleaseModel>) {
     val cap = configuration.maxInstallBytes ?: return
-    for (model in models) {
-        if (installer.kept(model.installVersion()) != null) continue
+    for (model in notKept(models)) {
         val plain = model.files.filter { it.packedDirectoryName == null }.fold(0L) { total, file -> InstallSpace.add(total, file.size) }
         if (plain > cap) throw ClientError.InstallTooLarge(model.name.text, model.version.text, plain, cap)
     }
@@ -34,9 +33,8 @@ internal fun ModelUpdater.checkInstallCap(models: List<ReleaseModel>) {
  */
 internal fun ModelUpdater.checkRoom(models: List<ReleaseModel>, downloads: Map<String, Path>) {
     val sizes = ArrayList<Pair<InstallVersion, InstallSize>>()
-    for (model in models) {
+    for (model in notKept(models)) {
         val version = model.installVersion()
-        if (installer.kept(version) != null) continue
         sizes.add(Pair(version, installer.installSize(version, downloads)))
     }
     val free = if (sizes.any { it.second.added > 0 }) InstallSpace.freeSpace(directory) else null

@@ -19,15 +19,11 @@ internal class Fetched(val files: Map<String, Path>, val indexes: Map<String, By
  * download. Reports progress (bytes of the update on disk) and sets [ModelUpdater.lastDownloads].
  */
 internal fun ModelUpdater.download(models: List<ReleaseModel>, cancellation: Cancellation?): Fetched {
-    val files = LinkedHashMap<String, Pair<ReleaseFile, ReleaseModel>>()
-    for (model in models) {
-        if (installer.kept(model.installVersion()) != null) continue
-        for (file in model.files) files[file.sha256.text] = Pair(file, model)
-    }
+    val files = filesToFetch(models)
     var total = 0L
     var onDisk = 0L
     var zipped = 0L
-    for ((file, model) in files.values) {
+    for ((file, model) in files) {
         total = addSizes(total, file.size)
         onDisk = addSizes(onDisk, downloader.bytesOnDisk(file.remote(model)))
         if (file.packedDirectoryName != null) zipped = addSizes(zipped, file.size)
@@ -42,7 +38,7 @@ internal fun ModelUpdater.download(models: List<ReleaseModel>, cancellation: Can
     val reports = ArrayList<FileDownload>()
     val delta = DeltaDownload(http, downloader.directory)
     try {
-        for ((file, model) in files.values.sortedBy { it.first.sha256.text }) {
+        for ((file, model) in files.sortedBy { it.first.sha256.text }) {
             val remote = file.remote(model)
             val before = downloader.bytesOnDisk(remote)
             val name = file.name.text

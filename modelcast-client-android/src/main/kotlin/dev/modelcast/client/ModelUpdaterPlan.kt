@@ -2,6 +2,7 @@ package dev.modelcast.client
 
 import dev.modelcast.client.format.DownloadPolicy
 import dev.modelcast.client.format.Release
+import dev.modelcast.client.format.ReleaseFile
 import dev.modelcast.client.format.ReleaseModel
 import dev.modelcast.client.format.VariantChoice
 import dev.modelcast.client.format.choice
@@ -100,14 +101,20 @@ private fun ModelUpdater.covers(scope: UpdateScope, name: String, policy: Downlo
 
 /** Bytes still to download for [models] (each file once; kept versions and what is on the disk already excluded). */
 private fun ModelUpdater.bytesToDownload(models: List<ReleaseModel>): Long {
-    val files = LinkedHashMap<String, Pair<ReleaseModel, dev.modelcast.client.format.ReleaseFile>>()
-    for (model in models) {
-        if (installer.kept(model.installVersion()) != null) continue
-        for (file in model.files) files[file.sha256.text] = Pair(model, file)
-    }
     var bytes = 0L
-    for ((model, file) in files.values) bytes = addSizes(bytes, file.size - downloader.bytesOnDisk(file.remote(model)))
+    for ((file, model) in filesToFetch(models)) bytes = addSizes(bytes, file.size - downloader.bytesOnDisk(file.remote(model)))
     return bytes
+}
+
+/** The models of [models] whose version is not kept already (those an update downloads and builds). */
+internal fun ModelUpdater.notKept(models: List<ReleaseModel>): List<ReleaseModel> =
+    models.filter { installer.kept(it.installVersion()) == null }
+
+/** The files [notKept] models need, each once (by SHA-256), with the model naming it. */
+internal fun ModelUpdater.filesToFetch(models: List<ReleaseModel>): Collection<Pair<ReleaseFile, ReleaseModel>> {
+    val files = LinkedHashMap<String, Pair<ReleaseFile, ReleaseModel>>()
+    for (model in notKept(models)) for (file in model.files) files[file.sha256.text] = Pair(file, model)
+    return files.values
 }
 
 /** `a + b`, refusing a total past what 64 bits hold (thousands of sizes of up to 2^53 could add up past it). */
