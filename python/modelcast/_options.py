@@ -9,6 +9,8 @@ exception's message.
 
 from __future__ import annotations
 
+import math
+from decimal import Decimal
 from typing import Optional, Union
 
 from modelcast._run import Arguments, PathLike
@@ -78,12 +80,17 @@ def published_target(
 
 def percent_text(value: Union[None, str, int, float]) -> Optional[str]:
     """A share of devices as the CLI reads it: ``"10%"`` and ``"0.5%"`` as written, a number
-    as that many percent (``10`` is ``"10"``, ``0.5`` is ``"0.5"``, never ``"5e-01"``)."""
+    as that many percent (``10`` is ``"10"``, ``0.5`` is ``"0.5"``, never ``"5e-01"``).
+
+    A float is written exactly as Python holds it, never rounded: rounded, ``1e-07`` would be
+    ``"0"``, a halt. The CLI refuses what it cannot take (more than two decimals, out of
+    0–100, ``nan``), naming the value."""
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"a percentage is a number or text such as '10%', not {value!r}")
-    if isinstance(value, int):
+    if isinstance(value, int) or not math.isfinite(value):
         return str(value)
-    text = format(value, "f").rstrip("0").rstrip(".")
-    return text or "0"
+    # repr is the shortest text that reads back as the same float; Decimal writes it without an exponent.
+    text = format(Decimal(repr(value)), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text

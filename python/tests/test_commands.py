@@ -168,6 +168,10 @@ class CommandTests(unittest.TestCase):
         self.assertTrue(dry.dry_run)
         self.assertEqual(json.loads((site / "manifest.json").read_text())["sequence"], 4, "a dry run writes nothing")
         with self.assertRaises(modelcast.ModelcastError) as raised:
+            modelcast.rollout(site, percent=1e-07, log=self.log)
+        self.assertEqual(raised.exception.kind, "refused", "a share too fine for the CLI is refused, not rounded to 0 (a halt)")
+        self.assertIn("'0.0000001'", raised.exception.message)
+        with self.assertRaises(modelcast.ModelcastError) as raised:
             modelcast.rollout(site, complete=True, log=self.log)
         self.assertIn("halted", raised.exception.message, "a halted rollout is raised again before it is completed")
         modelcast.rollout(site, percent=25, log=self.log)

@@ -140,6 +140,15 @@ class CoverageTests(unittest.TestCase):
         with self.assertRaises(TypeError):
             modelcast.rollout("site", percent=True, log=None)
 
+    def test_a_percentage_is_never_rounded_into_another_one(self):
+        # Rounded, 1e-07 was "0": a halt. As written, the CLI refuses it, naming it.
+        with fake_binary(ECHO):
+            for value, written in [(1e-07, "0.0000001"), (-1e-07, "-0.0000001"), (0.1 * 3, "0.30000000000000004"),
+                                   (1e20, "100000000000000000000"), (10.0, "10"), (float("nan"), "nan")]:
+                with self.assertRaises(modelcast.ModelcastError) as raised:
+                    modelcast.rollout("site", percent=value, log=None)
+                self.assertIn(f"--percent={written}", json.loads(raised.exception.message)["argv"], value)
+
 
 if __name__ == "__main__":
     unittest.main()
