@@ -63,6 +63,17 @@ class Arguments:
             self.argv.append(name if value else negative)
 
 
+def _checked(extra_args: Sequence[str]) -> Sequence[str]:
+    """``extra_args``, refused unless it is a sequence of strings: one string is a sequence
+    of characters, and would reach the CLI as ``"-", "-", "s"…``."""
+    if isinstance(extra_args, (str, bytes)):
+        raise TypeError(f"extra_args is a list of arguments, not one string: extra_args={extra_args!r}")
+    for argument in extra_args:
+        if not isinstance(argument, str):
+            raise TypeError(f"extra_args holds {argument!r}, not a string")
+    return extra_args
+
+
 def run(
     arguments: Arguments,
     parse: Callable[[Any], Result],
@@ -104,7 +115,7 @@ def run_json(
     cleaned up and exited, the ``KeyboardInterrupt`` is raised again. SIGTERM and SIGHUP
     where they would end this process are passed on the same way, and then end it.
     """
-    argv = [str(binary_path()), *arguments.argv, *extra_args, "--json"]
+    argv = [str(binary_path()), *arguments.argv, *_checked(extra_args), "--json"]
     child_env = dict(os.environ)
     if env:
         child_env.update(env)
