@@ -51,6 +51,17 @@ def _model_entries(models: Models) -> list[str]:
     return [os.fspath(path) for path in models]
 
 
+def _meta_entries(meta: Optional[Mapping[str, str]]) -> list[str]:
+    """The ``--meta`` values, KEY=VALUE: the CLI splits at the first ``=``, so a key holding
+    one would be published as another key."""
+    entries = []
+    for key, value in (meta or {}).items():
+        if "=" in key:
+            raise ValueError(f"meta key {key!r} must not hold '=': --meta KEY=VALUE splits at the first one")
+        entries.append(f"{key}={value}")
+    return entries
+
+
 def publish(
     models: Models,
     *,
@@ -100,8 +111,9 @@ def publish(
     mmproj), or a mapping ``{name: path or [paths]}`` for several models (``NAME=PATH``).
     ``to`` is a directory or ``s3://bucket/prefix`` (default ``$MODELCAST_TARGET``);
     ``base_url`` the URL it is served from (default ``$MODELCAST_BASE_URL``). ``meta`` gives
-    profile fields (``--meta key=value``); ``rollout`` a staged rollout share (``"10%"``,
-    or a number of percent), ``rollout_schedule`` a self-ramping one (``"1%,10%@24h,100%@7d"``).
+    profile fields (``--meta key=value``; a key holding ``=`` is refused); ``rollout`` a
+    staged rollout share (``"10%"``, or a number of percent), ``rollout_schedule`` a
+    self-ramping one (``"1%,10%@24h,100%@7d"``).
 
     Secrets go to the binary's environment, never its command line: ``signing_key`` (a
     minisign key's text, ``$MODELCAST_SIGNING_KEY``), ``signing_passphrase``
@@ -123,7 +135,7 @@ def publish(
     arguments.option("--profile", profile)
     arguments.option("--channel", channel)
     arguments.option("--config", config)
-    arguments.repeated("--meta", [f"{key}={value}" for key, value in (meta or {}).items()])
+    arguments.repeated("--meta", _meta_entries(meta))
     arguments.option("--min-app-version", min_app_version)
     arguments.option("--manifest-key", manifest_key)
     arguments.repeated("--remove-model", remove_models)

@@ -120,6 +120,16 @@ class CommandTests(unittest.TestCase):
             modelcast.inspect(self.work / "missing.gguf", log=self.log)
         self.assertIn("missing.gguf", raised.exception.message)
 
+    def test_a_meta_key_with_an_equals_sign_is_refused_naming_it(self):
+        # --meta a=b=c is key "a", value "b=c": the key would be published changed.
+        site = self.work / "site"
+        with self.assertRaises(ValueError) as raised:
+            modelcast.publish(GGUF, version="1.0.0", to=site, base_url=BASE_URL, meta={"a=b": "c"}, log=self.log)
+        self.assertIn("'a=b'", str(raised.exception))
+        self.assertFalse(site.exists())
+        published = modelcast.publish(GGUF, version="1.0.0", to=site, base_url=BASE_URL, meta={"a": "b=c"}, log=self.log)
+        self.assertEqual(published.manifest["models"]["tiny-llm"]["meta"], {"a": "b=c"}, "an '=' in a value is kept")
+
     def test_verify_of_a_host_not_reached_is_an_io_failure_with_the_report(self):
         # Port 9 (discard) on loopback: nothing listens there.
         source = "http://127.0.0.1:9/models/manifest.json"
