@@ -130,6 +130,29 @@ class CommandTests(unittest.TestCase):
         published = modelcast.publish(GGUF, version="1.0.0", to=site, base_url=BASE_URL, meta={"a": "b=c"}, log=self.log)
         self.assertEqual(published.manifest["models"]["tiny-llm"]["meta"], {"a": "b=c"}, "an '=' in a value is kept")
 
+    def test_bad_arguments_are_refused_naming_them(self):
+        site = self.work / "site"
+        modelcast.publish(GGUF, version="1.0.0", to=site, base_url=BASE_URL, log=self.log)
+        modelcast.publish(GGUF, version="1.1.0", to=site, base_url=BASE_URL, rollout=10, log=self.log)
+        before = (site / "manifest.json").read_bytes()
+        for call, kind, named in [
+            (lambda: modelcast.rollout(site, percent=150, log=self.log), "refused", "'150'"),
+            (lambda: modelcast.rollout(site, percent=-5, log=self.log), "refused", "'-5'"),
+            (lambda: modelcast.rollout(site, percent="0.001%", log=self.log), "refused", "'0.001%'"),
+            (lambda: modelcast.rollout(site, halt=True, complete=True, log=self.log), "usage", "--halt and --complete"),
+            (lambda: modelcast.rollout(site, percent=20, halt=True, log=self.log), "usage", "--percent, --halt"),
+            (lambda: modelcast.prune(site, keep=-1, log=self.log), "refused", "--keep -1"),
+            (lambda: modelcast.rollout_simulate(site, devices=0, log=self.log), "usage", "got 0"),
+        ]:
+            with self.assertRaises(modelcast.ModelcastError) as raised:
+                call()
+            self.assertEqual(raised.exception.kind, kind, raised.exception)
+            self.assertIn(named, raised.exception.message)
+        with self.assertRaises(TypeError) as raised:
+            modelcast.prune(site, keep=True, log=self.log)
+        self.assertIn("True", str(raised.exception))
+        self.assertEqual((site / "manifest.json").read_bytes(), before, "nothing written")
+
     def test_verify_of_a_host_not_reached_is_an_io_failure_with_the_report(self):
         # Port 9 (discard) on loopback: nothing listens there.
         source = "http://127.0.0.1:9/models/manifest.json"
