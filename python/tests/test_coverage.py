@@ -113,16 +113,8 @@ class CoverageTests(unittest.TestCase):
             for command, function in modelcast.COMMANDS.items():
                 names = [name for name in inspect.signature(function).parameters if name in SECRETS]
                 values = {name: f"secret {name} of {command} 7f3a" for name in names}
-                positional = [
-                    "placeholder" for p in inspect.signature(function).parameters.values()
-                    if p.default is inspect.Parameter.empty and p.kind != inspect.Parameter.KEYWORD_ONLY
-                ]
-                required = {
-                    p.name: "1" for p in inspect.signature(function).parameters.values()
-                    if p.default is inspect.Parameter.empty and p.kind == inspect.Parameter.KEYWORD_ONLY
-                }
                 with self.assertRaises(modelcast.ModelcastError) as raised:
-                    function(*positional, **required, **values, log=None)
+                    placeholder_call(function, **values)
                 seen = json.loads(raised.exception.message)
                 for name, value in values.items():
                     self.assertNotIn(value, " ".join(seen["argv"]), f"{command}: {name} on the command line")
