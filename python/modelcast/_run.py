@@ -9,7 +9,7 @@ import subprocess
 import sys
 import threading
 from collections import deque
-from typing import Any, Callable, Collection, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Collection, Mapping, Optional, Sequence, TypeVar, Union
 
 from modelcast._binary import binary_path
 from modelcast._stopping import Terminated, end_by, stop, terminations
@@ -18,6 +18,8 @@ from modelcast.errors import ModelcastError
 PathLike = Union[str, "os.PathLike[str]"]
 #: Receives each line the binary writes on standard error (progress, logs), without its newline.
 LogFunction = Callable[[str], None]
+#: What a command's function returns (a dataclass of :mod:`modelcast.results`).
+Result = TypeVar("Result")
 
 
 def to_stderr(line: str) -> None:
@@ -61,16 +63,48 @@ class Arguments:
             self.argv.append(name if value else negative)
 
 
+def _checked(extra_args: Sequence[str]) -> Sequence[str]:
+    """``extra_args``, refused unless it is a sequence of strings: one string is a sequence
+    of characters, and would reach the CLI as ``"-", "-", "s"…``."""
+    if isinstance(extra_args, (str, bytes)):
+        raise TypeError(f"extra_args is a list of arguments, not one string: extra_args={extra_args!r}")
+    for argument in extra_args:
+        if not isinstance(argument, str):
+            raise TypeError(f"extra_args holds {argument!r}, not a string")
+    return extra_args
+
+
+def run(
+    arguments: Arguments,
+    parse: Callable[[Any], Result],
+    *,
+    extra_args: Sequence[str],
+    secrets: Optional[Mapping[str, Optional[str]]] = None,
+    env: Optional[Mapping[str, str]],
+    log: Optional[LogFunction],
+    process_timeout: Optional[float],
+    report_statuses: Collection[int] = (),
+) -> Result:
+    """What every command's function ends with: :func:`run_json`, and its report as ``parse``
+    (a result's ``from_json``) reads it."""
+    _, report = run_json(
+        arguments, extra_args=extra_args, secrets=secrets, env=env, log=log,
+        process_timeout=process_timeout, report_statuses=report_statuses,
+    )
+    return parse(report)
+
+
 def run_json(
     arguments: Arguments,
     *,
-    secrets: Mapping[str, Optional[str]],
+    extra_args: Sequence[str],
+    secrets: Optional[Mapping[str, Optional[str]]],
     env: Optional[Mapping[str, str]],
     log: Optional[LogFunction],
     process_timeout: Optional[float],
     report_statuses: Collection[int] = (),
 ) -> tuple[int, Any]:
-    """Runs ``modelcast ARGS --json`` and returns (exit status, parsed standard output).
+    """Runs ``modelcast ARGS EXTRA_ARGS --json`` and returns (exit status, parsed standard output).
 
     ``secrets`` are environment variables (keys, passphrases, credentials): they are set in the
     child's environment only, never on its command line. A JSON error object raises
@@ -81,11 +115,11 @@ def run_json(
     cleaned up and exited, the ``KeyboardInterrupt`` is raised again. SIGTERM and SIGHUP
     where they would end this process are passed on the same way, and then end it.
     """
-    argv = [str(binary_path()), *arguments.argv, "--json"]
+    argv = [str(binary_path()), *arguments.argv, *_checked(extra_args), "--json"]
     child_env = dict(os.environ)
     if env:
         child_env.update(env)
-    for name, value in secrets.items():
+    for name, value in (secrets or {}).items():
         if value is not None:
             child_env[name] = value
     tail: deque[str] = deque(maxlen=20)

@@ -27,8 +27,8 @@ from __future__ import annotations
 import os
 from typing import Mapping, Optional, Sequence, Union
 
-from modelcast._options import aws, go_live, percent_text, s3, signing
-from modelcast._run import Arguments, LogFunction, PathLike, run_json, to_stderr
+from modelcast._options import go_live, percent_text, published_target, s3
+from modelcast._run import Arguments, LogFunction, PathLike, run, run_json, to_stderr
 from modelcast.errors import VerificationFailed
 from modelcast.results import History, PublishResult, VerifyResult
 
@@ -49,6 +49,17 @@ def _model_entries(models: Models) -> list[str]:
                 entries.append(f"{name}={os.fspath(path)}")
         return entries
     return [os.fspath(path) for path in models]
+
+
+def _meta_entries(meta: Optional[Mapping[str, str]]) -> list[str]:
+    """The ``--meta`` values, KEY=VALUE: the CLI splits at the first ``=``, so a key holding
+    one would be published as another key."""
+    entries = []
+    for key, value in (meta or {}).items():
+        if "=" in key:
+            raise ValueError(f"meta key {key!r} must not hold '=': --meta KEY=VALUE splits at the first one")
+        entries.append(f"{key}={value}")
+    return entries
 
 
 def publish(
@@ -100,8 +111,9 @@ def publish(
     mmproj), or a mapping ``{name: path or [paths]}`` for several models (``NAME=PATH``).
     ``to`` is a directory or ``s3://bucket/prefix`` (default ``$MODELCAST_TARGET``);
     ``base_url`` the URL it is served from (default ``$MODELCAST_BASE_URL``). ``meta`` gives
-    profile fields (``--meta key=value``); ``rollout`` a staged rollout share (``"10%"``,
-    or a number of percent), ``rollout_schedule`` a self-ramping one (``"1%,10%@24h,100%@7d"``).
+    profile fields (``--meta key=value``; a key holding ``=`` is refused); ``rollout`` a
+    staged rollout share (``"10%"``, or a number of percent), ``rollout_schedule`` a
+    self-ramping one (``"1%,10%@24h,100%@7d"``).
 
     Secrets go to the binary's environment, never its command line: ``signing_key`` (a
     minisign key's text, ``$MODELCAST_SIGNING_KEY``), ``signing_passphrase``
@@ -123,7 +135,7 @@ def publish(
     arguments.option("--profile", profile)
     arguments.option("--channel", channel)
     arguments.option("--config", config)
-    arguments.repeated("--meta", [f"{key}={value}" for key, value in (meta or {}).items()])
+    arguments.repeated("--meta", _meta_entries(meta))
     arguments.option("--min-app-version", min_app_version)
     arguments.option("--manifest-key", manifest_key)
     arguments.repeated("--remove-model", remove_models)
@@ -134,17 +146,14 @@ def publish(
     arguments.flag("--no-zip", no_zip)
     arguments.option("--compression", compression)
     arguments.option("--segment-index", segment_index)
-    go_live(arguments, sign=sign, expires_in=expires_in, inline_signature=inline_signature, unsigned=unsigned,
-            rotate_key=rotate_key, trust_stored=trust_stored, verify_url=verify_url, dry_run=dry_run)
-    s3(arguments, endpoint, region, path_style)
-    arguments.argv += list(extra_args)
-    secrets = {
-        **signing(signing_key, signing_passphrase),
-        "MODELCAST_MODEL_SIGNING_KEY": model_signing_key,
-        **aws(aws_access_key_id, aws_secret_access_key, aws_session_token),
-    }
-    _, report = run_json(arguments, secrets=secrets, env=env, log=log, process_timeout=process_timeout)
-    return PublishResult.from_json(report)
+    secrets = go_live(arguments, sign=sign, signing_key=signing_key, signing_passphrase=signing_passphrase,
+                      expires_in=expires_in, inline_signature=inline_signature, unsigned=unsigned,
+                      rotate_key=rotate_key, trust_stored=trust_stored, verify_url=verify_url, dry_run=dry_run)
+    secrets["MODELCAST_MODEL_SIGNING_KEY"] = model_signing_key
+    secrets.update(s3(arguments, endpoint=endpoint, region=region, path_style=path_style, aws_access_key_id=aws_access_key_id,
+                      aws_secret_access_key=aws_secret_access_key, aws_session_token=aws_session_token))
+    return run(arguments, PublishResult.from_json, secrets=secrets,
+               extra_args=extra_args, env=env, log=log, process_timeout=process_timeout)
 
 
 def verify(
@@ -209,13 +218,11 @@ def verify(
     arguments.option("--timeout", timeout)
     arguments.option("--retries", retries)
     arguments.option("--jobs", jobs)
-    s3(arguments, endpoint, region, path_style)
-    arguments.argv += list(extra_args)
-    secrets = aws(aws_access_key_id, aws_secret_access_key, aws_session_token)
+    secrets = s3(arguments, endpoint=endpoint, region=region, path_style=path_style, aws_access_key_id=aws_access_key_id,
+                 aws_secret_access_key=aws_secret_access_key, aws_session_token=aws_session_token)
     # The report comes with status 1 (a check failed) and 3 (only hosts not reached) too.
-    status, report = run_json(
-        arguments, secrets=secrets, env=env, log=log, process_timeout=process_timeout, report_statuses=(1, 3)
-    )
+    status, report = run_json(arguments, secrets=secrets, report_statuses=(1, 3),
+                              extra_args=extra_args, env=env, log=log, process_timeout=process_timeout)
     result = VerifyResult.from_json(report)
     if check and not result.passed:
         failed = result.failed_checks
@@ -266,24 +273,21 @@ def rollback(
     :func:`publish`. Returns the :class:`~modelcast.results.PublishResult` of the new manifest.
     """
     arguments = Arguments("rollback")
-    if target is not None:
-        arguments.positional(target)
+    published_target(arguments, target, channel=channel, manifest_key=manifest_key)
     arguments.option("--version", version)
     arguments.option("--model", model)
     arguments.flag("--bump", bump)
     arguments.option("--bump-to", bump_to)
-    arguments.option("--channel", channel)
-    arguments.option("--manifest-key", manifest_key)
     arguments.option("--manifest-cache-control", manifest_cache_control)
     arguments.option("--base-url", base_url)
     arguments.flag("--adopt-live", adopt_live)
-    go_live(arguments, sign=sign, expires_in=expires_in, inline_signature=inline_signature, unsigned=unsigned,
-            rotate_key=rotate_key, trust_stored=trust_stored, verify_url=verify_url, dry_run=dry_run)
-    s3(arguments, endpoint, region, path_style)
-    arguments.argv += list(extra_args)
-    secrets = {**signing(signing_key, signing_passphrase), **aws(aws_access_key_id, aws_secret_access_key, aws_session_token)}
-    _, report = run_json(arguments, secrets=secrets, env=env, log=log, process_timeout=process_timeout)
-    return PublishResult.from_json(report)
+    secrets = go_live(arguments, sign=sign, signing_key=signing_key, signing_passphrase=signing_passphrase,
+                      expires_in=expires_in, inline_signature=inline_signature, unsigned=unsigned,
+                      rotate_key=rotate_key, trust_stored=trust_stored, verify_url=verify_url, dry_run=dry_run)
+    secrets.update(s3(arguments, endpoint=endpoint, region=region, path_style=path_style, aws_access_key_id=aws_access_key_id,
+                      aws_secret_access_key=aws_secret_access_key, aws_session_token=aws_session_token))
+    return run(arguments, PublishResult.from_json, secrets=secrets,
+               extra_args=extra_args, env=env, log=log, process_timeout=process_timeout)
 
 
 def history(
@@ -306,12 +310,8 @@ def history(
     the one devices get). ``target``: a published directory or ``s3://bucket/prefix``
     (default ``$MODELCAST_TARGET``)."""
     arguments = Arguments("history")
-    if target is not None:
-        arguments.positional(target)
-    arguments.option("--channel", channel)
-    arguments.option("--manifest-key", manifest_key)
-    s3(arguments, endpoint, region, path_style)
-    arguments.argv += list(extra_args)
-    secrets = aws(aws_access_key_id, aws_secret_access_key, aws_session_token)
-    _, report = run_json(arguments, secrets=secrets, env=env, log=log, process_timeout=process_timeout)
-    return History.from_json(report)
+    published_target(arguments, target, channel=channel, manifest_key=manifest_key)
+    secrets = s3(arguments, endpoint=endpoint, region=region, path_style=path_style, aws_access_key_id=aws_access_key_id,
+                 aws_secret_access_key=aws_secret_access_key, aws_session_token=aws_session_token)
+    return run(arguments, History.from_json, secrets=secrets,
+               extra_args=extra_args, env=env, log=log, process_timeout=process_timeout)

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Mapping, Optional, Sequence
 
-from modelcast._run import Arguments, LogFunction, PathLike, run_json, to_stderr
+from modelcast._options import signing
+from modelcast._run import Arguments, LogFunction, PathLike, run, to_stderr
 from modelcast.results import KeyPair, ModelSignature
-
-_PASSPHRASE = "MODELCAST_SIGNING_PASSPHRASE"
 
 
 def keygen(
@@ -47,9 +46,8 @@ def keygen(
     arguments.option("--private-key", private_key)
     arguments.flag("--unencrypted", unencrypted)
     arguments.flag("--force", force)
-    arguments.argv += list(extra_args)
-    _, result = run_json(arguments, secrets={_PASSPHRASE: passphrase}, env=env, log=log, process_timeout=process_timeout)
-    return KeyPair.from_json(result)
+    return run(arguments, KeyPair.from_json, secrets=signing(None, passphrase),
+               extra_args=extra_args, env=env, log=log, process_timeout=process_timeout)
 
 
 def sign_model(
@@ -75,6 +73,5 @@ def sign_model(
     arguments.option("--key", key)
     arguments.option("--signature", signature)
     arguments.flag("--force", force)
-    arguments.argv += list(extra_args)
-    _, result = run_json(arguments, secrets={_PASSPHRASE: passphrase}, env=env, log=log, process_timeout=process_timeout)
-    return ModelSignature.from_json(result)
+    return run(arguments, ModelSignature.from_json, secrets=signing(None, passphrase),
+               extra_args=extra_args, env=env, log=log, process_timeout=process_timeout)

@@ -5,9 +5,9 @@ Options and errors as in :mod:`modelcast.commands`.
 
 from __future__ import annotations
 
-from typing import Mapping, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
-from modelcast._run import Arguments, LogFunction, PathLike, run_json, to_stderr
+from modelcast._run import Arguments, LogFunction, PathLike, run, to_stderr
 from modelcast.results import InspectResult, PackedArtifact, PackedTree
 
 
@@ -35,9 +35,13 @@ def inspect(
     arguments.flag("--no-hash", no_hash)
     arguments.option("--model-signature", model_signature)
     arguments.option("--public-key", public_key)
-    arguments.argv += list(extra_args)
-    _, result = run_json(arguments, secrets={}, env=env, log=log, process_timeout=process_timeout)
-    return InspectResult.from_json(result)
+    return run(arguments, InspectResult.from_json,
+               extra_args=extra_args, env=env, log=log, process_timeout=process_timeout)
+
+
+def _packed(report: Mapping[str, Any]) -> Union[PackedArtifact, PackedTree]:
+    """pack's report: a directory's listing (``format`` ``tree``), or the artifact it wrote."""
+    return PackedTree.from_json(report) if report.get("format") == "tree" else PackedArtifact.from_json(report)
 
 
 def pack(
@@ -66,6 +70,4 @@ def pack(
     arguments.option("--out", out)
     arguments.tristate("--zip", "--no-zip", zip)
     arguments.option("--compression", compression)
-    arguments.argv += list(extra_args)
-    _, result = run_json(arguments, secrets={}, env=env, log=log, process_timeout=process_timeout)
-    return PackedTree.from_json(result) if result.get("format") == "tree" else PackedArtifact.from_json(result)
+    return run(arguments, _packed, extra_args=extra_args, env=env, log=log, process_timeout=process_timeout)

@@ -4,16 +4,66 @@ CLI's output later is readable before this module names it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping, Optional
+import functools
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, Iterable, Literal, Mapping, Optional, TypeVar, get_args, get_type_hints
 
 #: ``pass``, ``warn`` or ``fail``: a verify check's outcome.
 # "skip": a check verify could not make from where it read (never a pass).
 CheckStatus = Literal["pass", "warn", "fail", "skip"]
 
+R = TypeVar("R", bound="_Result")
+
+
+class _Result:
+    """What every result shares: ``from_json``, which reads each field from the JSON key of
+    its name. A result with nested results overrides it to say how they are read."""
+
+    @classmethod
+    def from_json(cls: type[R], data: Mapping[str, Any]) -> R:
+        """The result the CLI's JSON object ``data`` describes."""
+        return _read(cls, data)
+
+
+def _read(cls: type[R], data: Mapping[str, Any], **nested: Any) -> R:
+    """``cls`` from ``data``: each field from the key of its name (an absent key is ``None``
+    for an ``Optional`` field, the default for a field with one, and a ``KeyError``
+    otherwise), ``raw`` the whole object, and ``nested`` as given."""
+    values = dict(nested)
+    for each in fields(cls):
+        if each.name in values:
+            continue
+        if each.name == "raw":
+            values["raw"] = data
+        elif each.name in data:
+            values[each.name] = data[each.name]
+        elif each.default is not MISSING:
+            values[each.name] = each.default
+        elif _optional(cls)[each.name]:
+            values[each.name] = None
+        else:
+            raise KeyError(f"{cls.__name__}: the CLI's JSON has no {each.name!r}")
+    return cls(**values)
+
+
+@functools.lru_cache(maxsize=None)
+def _optional(cls: type) -> dict[str, bool]:
+    """Whether each field of ``cls`` may be ``None``."""
+    return {name: type(None) in get_args(hint) for name, hint in get_type_hints(cls).items()}
+
+
+def _each(cls: type[R], items: Iterable[Mapping[str, Any]]) -> list[R]:
+    """A JSON array of ``cls`` objects, read."""
+    return [cls.from_json(item) for item in items]
+
+
+def _maybe(cls: type[R], data: Optional[Mapping[str, Any]]) -> Optional[R]:
+    """A JSON object of ``cls`` that may be absent or ``null``, read."""
+    return cls.from_json(data) if data is not None else None
+
 
 @dataclass(frozen=True)
-class StoredObject:
+class StoredObject(_Result):
     """One object a publish or rollback wrote or found (``objects`` in publish-report)."""
 
     key: str
@@ -26,7 +76,7 @@ class StoredObject:
 
 
 @dataclass(frozen=True)
-class ModelSummary:
+class ModelSummary(_Result):
     """One model of the release: its version, files and bytes, and how many files this run
     stored or found already stored."""
 
@@ -39,7 +89,7 @@ class ModelSummary:
 
 
 @dataclass(frozen=True)
-class PublishResult:
+class PublishResult(_Result):
     """What ``publish`` or ``rollback`` did (or, with ``dry_run``, would do)."""
 
     target: str
@@ -61,29 +111,11 @@ class PublishResult:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "PublishResult":
-        return cls(
-            target=data["target"],
-            profile=data["profile"],
-            sequence=data["sequence"],
-            previous_sequence=data.get("previous_sequence"),
-            unchanged=data["unchanged"],
-            dry_run=data["dry_run"],
-            manifest_key=data["manifest_key"],
-            manifest_url=data["manifest_url"],
-            manifest_sha256=data.get("manifest_sha256"),
-            manifest=data["manifest"],
-            objects=[StoredObject(o["key"], o["role"], o["outcome"], o["size"], o["sha256"]) for o in data["objects"]],
-            models=[
-                ModelSummary(m["name"], m["version"], m["files"], m["size"], m["stored"], m["reused"])
-                for m in data["models"]
-            ],
-            warnings=list(data["warnings"]),
-            raw=data,
-        )
+        return _read(cls, data, objects=_each(StoredObject, data["objects"]), models=_each(ModelSummary, data["models"]))
 
 
 @dataclass(frozen=True)
-class Check:
+class Check(_Result):
     """One check verify ran."""
 
     check: str
@@ -94,7 +126,7 @@ class Check:
 
 
 @dataclass(frozen=True)
-class VerifyResult:
+class VerifyResult(_Result):
     """Every check ``verify`` ran and its outcome."""
 
     source: str
@@ -117,23 +149,11 @@ class VerifyResult:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "VerifyResult":
-        return cls(
-            source=data["source"],
-            passed=data["passed"],
-            failures=data["failures"],
-            warnings=data["warnings"],
-            strict=data["strict"],
-            sequence=data.get("sequence"),
-            profile=data.get("profile"),
-            served_as=data.get("served_as"),
-            checks=[Check(c["check"], c["status"], c["subject"], c["detail"]) for c in data["checks"]],
-            raw=data,
-            skipped=data.get("skipped", 0),
-        )
+        return _read(cls, data, checks=_each(Check, data["checks"]))
 
 
 @dataclass(frozen=True)
-class Release:
+class Release(_Result):
     """One release of a channel, from its history record."""
 
     sequence: int
@@ -152,7 +172,7 @@ class Release:
 
 
 @dataclass(frozen=True)
-class History:
+class History(_Result):
     """One channel of a target and the releases it published, newest first."""
 
     target: str
@@ -168,33 +188,14 @@ class History:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "History":
-        return cls(
-            target=data["target"],
-            channel=data["channel"],
-            manifest_key=data["manifest_key"],
-            releases=[
-                Release(
-                    sequence=r["sequence"],
-                    state=r["state"],
-                    action=r["action"],
-                    detail=r["detail"],
-                    published_at=r["published_at"],
-                    versions=r["versions"],
-                    expires_at=r.get("expires_at"),
-                    rollback_sequence=r.get("rollback_sequence"),
-                    raw=r,
-                )
-                for r in data["releases"]
-            ],
-            raw=data,
-        )
+        return _read(cls, data, releases=_each(Release, data["releases"]))
 
 
 # -- prune ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class PruneResult:
+class PruneResult(_Result):
     """What ``prune`` deleted (or, with ``dry_run``, would delete): prune-report.schema.json."""
 
     target: str
@@ -209,24 +210,12 @@ class PruneResult:
     """S3 multipart uploads aborted (``abort_uploads_older_than``)."""
     raw: Mapping[str, Any] = field(repr=False)
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "PruneResult":
-        return cls(
-            target=data["target"],
-            dry_run=data["dry_run"],
-            kept_sequences=list(data["kept_sequences"]),
-            deleted=list(data["deleted"]),
-            deleted_bytes=data["deleted_bytes"],
-            aborted_uploads=list(data["aborted_uploads"]),
-            raw=data,
-        )
-
 
 # -- rollout simulate ----------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class SimulatedSide:
+class SimulatedSide(_Result):
     """The devices on one side of a staged rollout (the candidate or the fallback)."""
 
     sequence: Optional[int]
@@ -236,13 +225,9 @@ class SimulatedSide:
     percent: float
     """Share of the synthetic devices, 0–100."""
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "SimulatedSide":
-        return cls(data.get("sequence"), data["versions"], data["devices"], data["percent"])
-
 
 @dataclass(frozen=True)
-class RolloutSimulation:
+class RolloutSimulation(_Result):
     """``rollout_simulate`` without ``device``: the rollout rule over synthetic device ids at
     one moment (rollout-simulate.schema.json)."""
 
@@ -259,20 +244,12 @@ class RolloutSimulation:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "RolloutSimulation":
-        return cls(
-            sequence=data["sequence"],
-            at=data["at"],
-            percent=data["percent"],
-            schedule_step=data.get("schedule_step"),
-            devices=data["devices"],
-            candidate=SimulatedSide.from_json(data["candidate"]),
-            fallback=SimulatedSide.from_json(data["fallback"]),
-            raw=data,
-        )
+        return _read(cls, data, candidate=SimulatedSide.from_json(data["candidate"]),
+                     fallback=SimulatedSide.from_json(data["fallback"]))
 
 
 @dataclass(frozen=True)
-class SkippedVariant:
+class SkippedVariant(_Result):
     """A variant a device passed over, and why (each requirement it does not meet)."""
 
     variant: str
@@ -280,7 +257,7 @@ class SkippedVariant:
 
 
 @dataclass(frozen=True)
-class ModelPick:
+class ModelPick(_Result):
     """What one device takes of one model: the variant and version, or nothing (``None``:
     it meets no variant and keeps what it has)."""
 
@@ -291,16 +268,11 @@ class ModelPick:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "ModelPick":
-        return cls(
-            model=data["model"],
-            variant=data.get("variant"),
-            version=data.get("version"),
-            skipped=[SkippedVariant(s["variant"], list(s["reasons"])) for s in data["skipped"]],
-        )
+        return _read(cls, data, skipped=_each(SkippedVariant, data["skipped"]))
 
 
 @dataclass(frozen=True)
-class DeviceSide:
+class DeviceSide(_Result):
     """One side of the release (candidate or fallback) as one device sees it."""
 
     sequence: Optional[int]
@@ -308,11 +280,11 @@ class DeviceSide:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "DeviceSide":
-        return cls(data.get("sequence"), [ModelPick.from_json(m) for m in data["models"]])
+        return _read(cls, data, models=_each(ModelPick, data["models"]))
 
 
 @dataclass(frozen=True)
-class DeviceSimulation:
+class DeviceSimulation(_Result):
     """``rollout_simulate(..., device=...)``: which variant and version of each model one
     described device takes (rollout-simulate-device.schema.json)."""
 
@@ -327,21 +299,15 @@ class DeviceSimulation:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "DeviceSimulation":
-        fallback = data.get("fallback")
-        return cls(
-            sequence=data["sequence"],
-            takes=data.get("takes"),
-            candidate=DeviceSide.from_json(data["candidate"]),
-            fallback=DeviceSide.from_json(fallback) if fallback is not None else None,
-            raw=data,
-        )
+        return _read(cls, data, candidate=DeviceSide.from_json(data["candidate"]),
+                     fallback=_maybe(DeviceSide, data.get("fallback")))
 
 
 # -- report --------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class ReportFile:
+class ReportFile(_Result):
     """One file of a live model: where it goes in the model's directory, and its object."""
 
     name: str
@@ -351,7 +317,7 @@ class ReportFile:
 
 
 @dataclass(frozen=True)
-class ReportModel:
+class ReportModel(_Result):
     """A model (or one variant of it) of the live release."""
 
     name: str
@@ -366,20 +332,11 @@ class ReportModel:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "ReportModel":
-        return cls(
-            name=data["name"],
-            variant=data.get("variant"),
-            requires=data.get("requires"),
-            version=data["version"],
-            size=data["size"],
-            model_signed=data["model_signed"],
-            meta=data["meta"],
-            files=[ReportFile(f["name"], f["key"], f["size"], f["sha256"]) for f in data["files"]],
-        )
+        return _read(cls, data, files=_each(ReportFile, data["files"]))
 
 
 @dataclass(frozen=True)
-class LiveRelease:
+class LiveRelease(_Result):
     """The release a channel's devices get at the report's moment."""
 
     sequence: int
@@ -392,19 +349,11 @@ class LiveRelease:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "LiveRelease":
-        return cls(
-            sequence=data["sequence"],
-            published_at=data["published_at"],
-            expires_at=data.get("expires_at"),
-            profile=data["profile"],
-            min_app_version=data.get("min_app_version"),
-            models=[ReportModel.from_json(m) for m in data["models"]],
-            total_size=data["total_size"],
-        )
+        return _read(cls, data, models=_each(ReportModel, data["models"]))
 
 
 @dataclass(frozen=True)
-class RolloutPoint:
+class RolloutPoint(_Result):
     """A share of devices from a moment on."""
 
     at: str
@@ -412,7 +361,7 @@ class RolloutPoint:
 
 
 @dataclass(frozen=True)
-class RolloutState:
+class RolloutState(_Result):
     """The staged rollout a channel's live release is in, or just ended."""
 
     state: str
@@ -430,21 +379,12 @@ class RolloutState:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "RolloutState":
-        return cls(
-            state=data["state"],
-            percent_now=data["percent_now"],
-            candidate_sequence=data["candidate_sequence"],
-            fallback_sequence=data.get("fallback_sequence"),
-            candidate_versions=data["candidate_versions"],
-            fallback_versions=data["fallback_versions"],
-            started_at=data["started_at"],
-            curve=[RolloutPoint(p["at"], p["percent"]) for p in data["curve"]],
-            schedule=[RolloutPoint(p["at"], p["percent"]) for p in data.get("schedule", [])],
-        )
+        return _read(cls, data, curve=_each(RolloutPoint, data["curve"]),
+                     schedule=_each(RolloutPoint, data.get("schedule", [])))
 
 
 @dataclass(frozen=True)
-class SignatureState:
+class SignatureState(_Result):
     """A channel's manifest signature: ``signed``, ``unsigned`` or ``unreadable``."""
 
     state: str
@@ -456,20 +396,9 @@ class SignatureState:
     checked: Optional[CheckStatus]
     """With ``verify=True``: the verify run's signature check."""
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "SignatureState":
-        return cls(
-            state=data["state"],
-            key_id=data.get("key_id"),
-            signed_sequence=data.get("signed_sequence"),
-            expires_at=data.get("expires_at"),
-            days_left=data.get("days_left"),
-            checked=data.get("checked"),
-        )
-
 
 @dataclass(frozen=True)
-class ReportEntry:
+class ReportEntry(_Result):
     """One release of a channel's history, as the report shows it."""
 
     sequence: int
@@ -483,22 +412,9 @@ class ReportEntry:
     """Versions changed against the record before: ``m 1.0.0 → 2.0.0``, ``m 1.0.0 added``…"""
     rollout_percent: Optional[float]
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "ReportEntry":
-        return cls(
-            sequence=data["sequence"],
-            published_at=data["published_at"],
-            state=data["state"],
-            action=data.get("action"),
-            detail=data.get("detail"),
-            versions=data["versions"],
-            changes=list(data["changes"]),
-            rollout_percent=data.get("rollout_percent"),
-        )
-
 
 @dataclass(frozen=True)
-class ChannelVerification:
+class ChannelVerification(_Result):
     """The verify run of one channel (``report(..., verify=True)``)."""
 
     passed: bool
@@ -508,16 +424,11 @@ class ChannelVerification:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "ChannelVerification":
-        return cls(
-            passed=data["passed"],
-            failures=data["failures"],
-            warnings=data["warnings"],
-            checks=[Check(c["check"], c["status"], c["subject"], c["detail"]) for c in data["checks"]],
-        )
+        return _read(cls, data, checks=_each(Check, data["checks"]))
 
 
 @dataclass(frozen=True)
-class ChannelReport:
+class ChannelReport(_Result):
     """One channel of the report: its live release, rollout, signature and history."""
 
     name: str
@@ -534,22 +445,19 @@ class ChannelReport:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "ChannelReport":
-        live, rollout, verify = data.get("live"), data.get("rollout"), data.get("verify")
-        return cls(
-            name=data["name"],
-            manifest_key=data["manifest_key"],
-            live=LiveRelease.from_json(live) if live is not None else None,
-            rollout=RolloutState.from_json(rollout) if rollout is not None else None,
+        return _read(
+            cls,
+            data,
+            live=_maybe(LiveRelease, data.get("live")),
+            rollout=_maybe(RolloutState, data.get("rollout")),
             signature=SignatureState.from_json(data["signature"]),
-            history=[ReportEntry.from_json(e) for e in data["history"]],
-            verify=ChannelVerification.from_json(verify) if verify is not None else None,
-            notes=list(data["notes"]),
-            raw=data,
+            history=_each(ReportEntry, data["history"]),
+            verify=_maybe(ChannelVerification, data.get("verify")),
         )
 
 
 @dataclass(frozen=True)
-class ReleaseReport:
+class ReleaseReport(_Result):
     """What the release page shows (report.schema.json): each channel of a target, or the
     one a manifest URL serves, at one moment."""
 
@@ -571,20 +479,14 @@ class ReleaseReport:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "ReleaseReport":
-        return cls(
-            format=data["format"],
-            target=data["target"],
-            at=data["at"],
-            channels=[ChannelReport.from_json(c) for c in data["channels"]],
-            raw=data,
-        )
+        return _read(cls, data, channels=_each(ChannelReport, data["channels"]))
 
 
 # -- inspect and pack ----------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class ArtifactSummary:
+class ArtifactSummary(_Result):
     """The artifact ``publish`` would store for a model: a file as it is, or a zip."""
 
     name: str
@@ -597,7 +499,7 @@ class ArtifactSummary:
 
 
 @dataclass(frozen=True)
-class InspectResult:
+class InspectResult(_Result):
     """What ``inspect`` found (inspect.schema.json): the model's kind and checked details, its
     interface, and the artifact that would be published."""
 
@@ -618,23 +520,11 @@ class InspectResult:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "InspectResult":
-        a = data["artifact"]
-        return cls(
-            path=data["path"],
-            kind=data["kind"],
-            files=data["files"],
-            model_size=data["model_size"],
-            details=data["details"],
-            artifact=ArtifactSummary(a["name"], a["format"], a["content_type"], a.get("size"), a.get("sha256")),
-            interface=data.get("interface"),
-            interface_error=data.get("interface_error"),
-            model_signature=data.get("model_signature"),
-            raw=data,
-        )
+        return _read(cls, data, artifact=ArtifactSummary.from_json(data["artifact"]))
 
 
 @dataclass(frozen=True)
-class PackedArtifact:
+class PackedArtifact(_Result):
     """The artifact ``pack`` wrote: a file as it is, or a deterministic zip (pack.schema.json)."""
 
     path: str
@@ -650,24 +540,9 @@ class PackedArtifact:
     """Zip entry compression (``store`` or ``deflate``); ``None`` for a file."""
     raw: Mapping[str, Any] = field(repr=False)
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "PackedArtifact":
-        return cls(
-            path=data["path"],
-            name=data["name"],
-            kind=data["kind"],
-            format=data["format"],
-            content_type=data["content_type"],
-            files=data["files"],
-            size=data["size"],
-            sha256=data["sha256"],
-            compression=data.get("compression"),
-            raw=data,
-        )
-
 
 @dataclass(frozen=True)
-class TreeFile:
+class TreeFile(_Result):
     """One file of a directory published as a tree (``pack(..., zip=False)``)."""
 
     path: str
@@ -678,7 +553,7 @@ class TreeFile:
 
 
 @dataclass(frozen=True)
-class PackedTree:
+class PackedTree(_Result):
     """``pack(directory, zip=False)``: the tree's listing, every file hashed where it is
     (pack.schema.json, ``format`` ``tree``)."""
 
@@ -694,22 +569,14 @@ class PackedTree:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "PackedTree":
-        return cls(
-            path=data["path"],
-            name=data["name"],
-            kind=data["kind"],
-            format=data["format"],
-            size=data["size"],
-            files=[TreeFile(f["path"], f["size"], f["sha256"], f["content_type"]) for f in data["files"]],
-            raw=data,
-        )
+        return _read(cls, data, files=_each(TreeFile, data["files"]))
 
 
 # -- keys ----------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class KeyPair:
+class KeyPair(_Result):
     """The key pair ``keygen`` wrote (keygen.schema.json). The secret key stays in its file."""
 
     kind: str
@@ -728,22 +595,9 @@ class KeyPair:
     """model-signing: the public key's hint."""
     raw: Mapping[str, Any] = field(repr=False)
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "KeyPair":
-        return cls(
-            kind=data["kind"],
-            public_key_path=data["public_key_path"],
-            secret_key_path=data["secret_key_path"],
-            encrypted=data["encrypted"],
-            key_id=data.get("key_id"),
-            public_key=data.get("public_key"),
-            hint=data.get("hint"),
-            raw=data,
-        )
-
 
 @dataclass(frozen=True)
-class ModelSignature:
+class ModelSignature(_Result):
     """The OpenSSF model signature ``sign_model`` wrote (sign-model.schema.json)."""
 
     model: str
@@ -755,15 +609,3 @@ class ModelSignature:
     """The signed statement's subject digest, over every file of the model."""
     key_hint: str
     raw: Mapping[str, Any] = field(repr=False)
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> "ModelSignature":
-        return cls(
-            model=data["model"],
-            signature=data["signature"],
-            model_name=data["model_name"],
-            files=data["files"],
-            subject_sha256=data["subject_sha256"],
-            key_hint=data["key_hint"],
-            raw=data,
-        )

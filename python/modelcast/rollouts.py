@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Mapping, Optional, Sequence, Union, overload
 
-from modelcast._options import aws, go_live, percent_text, published_target, s3, signing
-from modelcast._run import Arguments, LogFunction, PathLike, run_json, to_stderr
+from modelcast._options import go_live, percent_text, published_target, s3
+from modelcast._run import Arguments, LogFunction, PathLike, run, to_stderr
 from modelcast.results import DeviceSimulation, PublishResult, RolloutSimulation
 
 #: A share of devices: ``"10%"``, ``"0.5%"``, or a number of percent (``10``, ``0.5``).
@@ -74,13 +74,13 @@ def promote(
     arguments.option("--manifest-key", manifest_key)
     arguments.option("--templates", templates)
     arguments.flag("--adopt-live", adopt_live)
-    go_live(arguments, sign=sign, expires_in=expires_in, inline_signature=inline_signature, unsigned=unsigned,
-            rotate_key=rotate_key, trust_stored=trust_stored, verify_url=verify_url, dry_run=dry_run)
-    s3(arguments, endpoint, region, path_style)
-    arguments.argv += list(extra_args)
-    secrets = {**signing(signing_key, signing_passphrase), **aws(aws_access_key_id, aws_secret_access_key, aws_session_token)}
-    _, report = run_json(arguments, secrets=secrets, env=env, log=log, process_timeout=process_timeout)
-    return PublishResult.from_json(report)
+    secrets = go_live(arguments, sign=sign, signing_key=signing_key, signing_passphrase=signing_passphrase,
+                      expires_in=expires_in, inline_signature=inline_signature, unsigned=unsigned,
+                      rotate_key=rotate_key, trust_stored=trust_stored, verify_url=verify_url, dry_run=dry_run)
+    secrets.update(s3(arguments, endpoint=endpoint, region=region, path_style=path_style, aws_access_key_id=aws_access_key_id,
+                      aws_secret_access_key=aws_secret_access_key, aws_session_token=aws_session_token))
+    return run(arguments, PublishResult.from_json, secrets=secrets,
+               extra_args=extra_args, env=env, log=log, process_timeout=process_timeout)
 
 
 def rollout(
@@ -128,13 +128,13 @@ def rollout(
     arguments.option("--percent", percent_text(percent))
     arguments.flag("--halt", halt)
     arguments.flag("--complete", complete)
-    go_live(arguments, sign=sign, expires_in=expires_in, inline_signature=inline_signature, unsigned=unsigned,
-            rotate_key=rotate_key, trust_stored=trust_stored, verify_url=verify_url, dry_run=dry_run)
-    s3(arguments, endpoint, region, path_style)
-    arguments.argv += list(extra_args)
-    secrets = {**signing(signing_key, signing_passphrase), **aws(aws_access_key_id, aws_secret_access_key, aws_session_token)}
-    _, report = run_json(arguments, secrets=secrets, env=env, log=log, process_timeout=process_timeout)
-    return PublishResult.from_json(report)
+    secrets = go_live(arguments, sign=sign, signing_key=signing_key, signing_passphrase=signing_passphrase,
+                      expires_in=expires_in, inline_signature=inline_signature, unsigned=unsigned,
+                      rotate_key=rotate_key, trust_stored=trust_stored, verify_url=verify_url, dry_run=dry_run)
+    secrets.update(s3(arguments, endpoint=endpoint, region=region, path_style=path_style, aws_access_key_id=aws_access_key_id,
+                      aws_secret_access_key=aws_secret_access_key, aws_session_token=aws_session_token))
+    return run(arguments, PublishResult.from_json, secrets=secrets,
+               extra_args=extra_args, env=env, log=log, process_timeout=process_timeout)
 
 
 @overload
@@ -222,8 +222,8 @@ def rollout_simulate(
     arguments.option("--manifest-key", manifest_key)
     arguments.option("--device", device)
     arguments.option("--device-id", device_id)
-    s3(arguments, endpoint, region, path_style)
-    arguments.argv += list(extra_args)
-    secrets = aws(aws_access_key_id, aws_secret_access_key, aws_session_token)
-    _, report = run_json(arguments, secrets=secrets, env=env, log=log, process_timeout=process_timeout)
-    return DeviceSimulation.from_json(report) if device is not None else RolloutSimulation.from_json(report)
+    secrets = s3(arguments, endpoint=endpoint, region=region, path_style=path_style, aws_access_key_id=aws_access_key_id,
+                 aws_secret_access_key=aws_secret_access_key, aws_session_token=aws_session_token)
+    parse = DeviceSimulation.from_json if device is not None else RolloutSimulation.from_json
+    return run(arguments, parse, secrets=secrets,
+               extra_args=extra_args, env=env, log=log, process_timeout=process_timeout)

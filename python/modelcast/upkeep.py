@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Mapping, Optional, Sequence, Union
 
-from modelcast._options import aws, go_live, published_target, s3, signing
-from modelcast._run import Arguments, LogFunction, PathLike, run_json, to_stderr
+from modelcast._options import go_live, published_target, s3
+from modelcast._run import Arguments, LogFunction, PathLike, run, to_stderr
 from modelcast.results import PruneResult, PublishResult, ReleaseReport
 
 
@@ -50,13 +50,13 @@ def resign(
     """
     arguments = Arguments("resign")
     published_target(arguments, target, channel=channel, manifest_key=manifest_key, templates=templates)
-    go_live(arguments, sign=sign, expires_in=expires_in, inline_signature=inline_signature, unsigned=unsigned,
-            rotate_key=rotate_key, trust_stored=trust_stored, verify_url=verify_url, dry_run=dry_run)
-    s3(arguments, endpoint, region, path_style)
-    arguments.argv += list(extra_args)
-    secrets = {**signing(signing_key, signing_passphrase), **aws(aws_access_key_id, aws_secret_access_key, aws_session_token)}
-    _, report = run_json(arguments, secrets=secrets, env=env, log=log, process_timeout=process_timeout)
-    return PublishResult.from_json(report)
+    secrets = go_live(arguments, sign=sign, signing_key=signing_key, signing_passphrase=signing_passphrase,
+                      expires_in=expires_in, inline_signature=inline_signature, unsigned=unsigned,
+                      rotate_key=rotate_key, trust_stored=trust_stored, verify_url=verify_url, dry_run=dry_run)
+    secrets.update(s3(arguments, endpoint=endpoint, region=region, path_style=path_style, aws_access_key_id=aws_access_key_id,
+                      aws_secret_access_key=aws_secret_access_key, aws_session_token=aws_session_token))
+    return run(arguments, PublishResult.from_json, secrets=secrets,
+               extra_args=extra_args, env=env, log=log, process_timeout=process_timeout)
 
 
 def prune(
@@ -92,11 +92,10 @@ def prune(
     arguments.option("--keep", keep)
     arguments.option("--abort-uploads-older-than", abort_uploads_older_than)
     arguments.flag("--dry-run", dry_run)
-    s3(arguments, endpoint, region, path_style)
-    arguments.argv += list(extra_args)
-    secrets = aws(aws_access_key_id, aws_secret_access_key, aws_session_token)
-    _, report = run_json(arguments, secrets=secrets, env=env, log=log, process_timeout=process_timeout)
-    return PruneResult.from_json(report)
+    secrets = s3(arguments, endpoint=endpoint, region=region, path_style=path_style, aws_access_key_id=aws_access_key_id,
+                 aws_secret_access_key=aws_secret_access_key, aws_session_token=aws_session_token)
+    return run(arguments, PruneResult.from_json, secrets=secrets,
+               extra_args=extra_args, env=env, log=log, process_timeout=process_timeout)
 
 
 def report(
@@ -137,12 +136,9 @@ def report(
     arguments.repeated("--public-key", public_key)
     arguments.flag("--allow-http", allow_http)
     arguments.option("--manifest-key", manifest_key)
-    s3(arguments, endpoint, region, path_style)
-    arguments.argv += list(extra_args)
-    secrets = aws(aws_access_key_id, aws_secret_access_key, aws_session_token)
+    secrets = s3(arguments, endpoint=endpoint, region=region, path_style=path_style, aws_access_key_id=aws_access_key_id,
+                 aws_secret_access_key=aws_secret_access_key, aws_session_token=aws_session_token)
     # With --verify the status is verify's (1: a check failed, 3: a host not reached), and
     # the page's data is still printed.
-    _, page = run_json(
-        arguments, secrets=secrets, env=env, log=log, process_timeout=process_timeout, report_statuses=(1, 3) if verify else ()
-    )
-    return ReleaseReport.from_json(page)
+    return run(arguments, ReleaseReport.from_json, secrets=secrets, report_statuses=(1, 3) if verify else (),
+               extra_args=extra_args, env=env, log=log, process_timeout=process_timeout)

@@ -120,6 +120,39 @@ class CommandTests(unittest.TestCase):
             modelcast.inspect(self.work / "missing.gguf", log=self.log)
         self.assertIn("missing.gguf", raised.exception.message)
 
+    def test_a_meta_key_with_an_equals_sign_is_refused_naming_it(self):
+        # --meta a=b=c is key "a", value "b=c": the key would be published changed.
+        site = self.work / "site"
+        with self.assertRaises(ValueError) as raised:
+            modelcast.publish(GGUF, version="1.0.0", to=site, base_url=BASE_URL, meta={"a=b": "c"}, log=self.log)
+        self.assertIn("'a=b'", str(raised.exception))
+        self.assertFalse(site.exists())
+        published = modelcast.publish(GGUF, version="1.0.0", to=site, base_url=BASE_URL, meta={"a": "b=c"}, log=self.log)
+        self.assertEqual(published.manifest["models"]["tiny-llm"]["meta"], {"a": "b=c"}, "an '=' in a value is kept")
+
+    def test_bad_arguments_are_refused_naming_them(self):
+        site = self.work / "site"
+        modelcast.publish(GGUF, version="1.0.0", to=site, base_url=BASE_URL, log=self.log)
+        modelcast.publish(GGUF, version="1.1.0", to=site, base_url=BASE_URL, rollout=10, log=self.log)
+        before = (site / "manifest.json").read_bytes()
+        for call, kind, named in [
+            (lambda: modelcast.rollout(site, percent=150, log=self.log), "refused", "'150'"),
+            (lambda: modelcast.rollout(site, percent=-5, log=self.log), "refused", "'-5'"),
+            (lambda: modelcast.rollout(site, percent="0.001%", log=self.log), "refused", "'0.001%'"),
+            (lambda: modelcast.rollout(site, halt=True, complete=True, log=self.log), "usage", "--halt and --complete"),
+            (lambda: modelcast.rollout(site, percent=20, halt=True, log=self.log), "usage", "--percent, --halt"),
+            (lambda: modelcast.prune(site, keep=-1, log=self.log), "refused", "--keep -1"),
+            (lambda: modelcast.rollout_simulate(site, devices=0, log=self.log), "usage", "got 0"),
+        ]:
+            with self.assertRaises(modelcast.ModelcastError) as raised:
+                call()
+            self.assertEqual(raised.exception.kind, kind, raised.exception)
+            self.assertIn(named, raised.exception.message)
+        with self.assertRaises(TypeError) as raised:
+            modelcast.prune(site, keep=True, log=self.log)
+        self.assertIn("True", str(raised.exception))
+        self.assertEqual((site / "manifest.json").read_bytes(), before, "nothing written")
+
     def test_verify_of_a_host_not_reached_is_an_io_failure_with_the_report(self):
         # Port 9 (discard) on loopback: nothing listens there.
         source = "http://127.0.0.1:9/models/manifest.json"
@@ -167,6 +200,10 @@ class CommandTests(unittest.TestCase):
         dry = modelcast.rollout(site, percent=25, dry_run=True, log=self.log)
         self.assertTrue(dry.dry_run)
         self.assertEqual(json.loads((site / "manifest.json").read_text())["sequence"], 4, "a dry run writes nothing")
+        with self.assertRaises(modelcast.ModelcastError) as raised:
+            modelcast.rollout(site, percent=1e-07, log=self.log)
+        self.assertEqual(raised.exception.kind, "refused", "a share too fine for the CLI is refused, not rounded to 0 (a halt)")
+        self.assertIn("'0.0000001'", raised.exception.message)
         with self.assertRaises(modelcast.ModelcastError) as raised:
             modelcast.rollout(site, complete=True, log=self.log)
         self.assertIn("halted", raised.exception.message, "a halted rollout is raised again before it is completed")

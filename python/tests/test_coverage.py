@@ -67,8 +67,8 @@ def cli_commands() -> list[str]:
     return found
 
 
-def placeholder_call(function):
-    """Calls ``function`` with a placeholder for each argument it requires."""
+def placeholder_call(function, **given):
+    """Calls ``function`` with a placeholder for each argument it requires, and ``given``."""
     positional, keywords = [], {}
     for parameter in inspect.signature(function).parameters.values():
         if parameter.default is not inspect.Parameter.empty:
@@ -77,7 +77,7 @@ def placeholder_call(function):
             keywords[parameter.name] = "1"
         else:
             positional.append("placeholder")
-    return function(*positional, **keywords, log=None)
+    return function(*positional, **keywords, **given, log=None)
 
 
 class CoverageTests(unittest.TestCase):
@@ -113,16 +113,8 @@ class CoverageTests(unittest.TestCase):
             for command, function in modelcast.COMMANDS.items():
                 names = [name for name in inspect.signature(function).parameters if name in SECRETS]
                 values = {name: f"secret {name} of {command} 7f3a" for name in names}
-                positional = [
-                    "placeholder" for p in inspect.signature(function).parameters.values()
-                    if p.default is inspect.Parameter.empty and p.kind != inspect.Parameter.KEYWORD_ONLY
-                ]
-                required = {
-                    p.name: "1" for p in inspect.signature(function).parameters.values()
-                    if p.default is inspect.Parameter.empty and p.kind == inspect.Parameter.KEYWORD_ONLY
-                }
                 with self.assertRaises(modelcast.ModelcastError) as raised:
-                    function(*positional, **required, **values, log=None)
+                    placeholder_call(function, **values)
                 seen = json.loads(raised.exception.message)
                 for name, value in values.items():
                     self.assertNotIn(value, " ".join(seen["argv"]), f"{command}: {name} on the command line")
@@ -139,6 +131,26 @@ class CoverageTests(unittest.TestCase):
                 self.assertIn(f"--percent={written}", json.loads(raised.exception.message)["argv"], value)
         with self.assertRaises(TypeError):
             modelcast.rollout("site", percent=True, log=None)
+
+    def test_extra_args_given_as_one_string_is_refused_naming_it(self):
+        # A string is a sequence of characters: "--strict" would reach the CLI as "-", "-", "s"…
+        with fake_binary(ECHO):
+            for command, function in modelcast.COMMANDS.items():
+                with self.assertRaises(TypeError, msg=command) as raised:
+                    placeholder_call(function, extra_args="--strict")
+                self.assertIn("extra_args='--strict'", str(raised.exception), command)
+                with self.assertRaises(TypeError, msg=command) as raised:
+                    placeholder_call(function, extra_args=["--jobs", 4])
+                self.assertIn("extra_args holds 4", str(raised.exception), command)
+
+    def test_a_percentage_is_never_rounded_into_another_one(self):
+        # Rounded, 1e-07 was "0": a halt. As written, the CLI refuses it, naming it.
+        with fake_binary(ECHO):
+            for value, written in [(1e-07, "0.0000001"), (-1e-07, "-0.0000001"), (0.1 * 3, "0.30000000000000004"),
+                                   (1e20, "100000000000000000000"), (10.0, "10"), (float("nan"), "nan")]:
+                with self.assertRaises(modelcast.ModelcastError) as raised:
+                    modelcast.rollout("site", percent=value, log=None)
+                self.assertIn(f"--percent={written}", json.loads(raised.exception.message)["argv"], value)
 
 
 if __name__ == "__main__":
