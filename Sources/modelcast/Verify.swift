@@ -40,7 +40,9 @@ extension ModelCast {
         var progressOptions: ProgressOptions
 
         func validate() throws {
-            guard limits.timeout > 0, limits.requestTimeout > 0 else { throw ValidationError("--timeout and --request-timeout must be positive") }
+            for (flag, seconds) in [("--timeout", limits.timeout), ("--request-timeout", limits.requestTimeout)] where !(seconds > 0) {
+                throw ValidationError("\(flag) must be positive, got \(String(format: "%g", seconds))")
+            }
             guard limits.retries >= 0, limits.retries <= 10 else { throw ValidationError("--retries must be between 0 and 10, got \(limits.retries)") }
             guard limits.jobs >= 1, limits.jobs <= 64 else { throw ValidationError("--jobs must be between 1 and 64, got \(limits.jobs)") }
             guard limits.maxZipEntries >= 1 else { throw ValidationError("--max-zip-entries must be at least 1, got \(limits.maxZipEntries)") }

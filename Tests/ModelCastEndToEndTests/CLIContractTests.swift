@@ -42,6 +42,15 @@ final class CLIContractTests: XCTestCase {
         // Every command × every kind of failure, a store's included: ExitStatusTableCLITests.
     }
 
+    /// A bound that must be positive names the value given.
+    func testVerifyTimeoutsNameTheValue() throws {
+        for (flag, value) in [("--timeout", "-1"), ("--request-timeout", "0")] {
+            let result = try modelcast(["verify", "https://cdn.example.com/m/manifest.json", "\(flag)=\(value)"])
+            XCTAssertEqual(result.status, 2, result.stderr)
+            XCTAssertTrue(result.stderr.contains("\(flag) must be positive, got \(value)"), result.stderr)
+        }
+    }
+
     // MARK: 14. --json errors are JSON on stdout
 
     func testJSONErrorsAreAnObjectOnStdout() throws {
