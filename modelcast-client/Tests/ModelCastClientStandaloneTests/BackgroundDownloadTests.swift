@@ -57,6 +57,28 @@ final class BackgroundDownloadTests: XCTestCase {
         XCTAssertEqual(filesUnder(rig.downloads), [], "the download is installed and tidied away")
     }
 
+    #if canImport(FoundationNetworking)
+    /// Linux has no background sessions: an app's `backgroundDownloads` (outside the tests,
+    /// which ask for in-process download tasks) changes nothing, and a large file streams
+    /// as it would without it — resumable from its part file, held to the minimum rate,
+    /// read once — rather than going through a download task that gains nothing there.
+    func testOnLinuxBackgroundDownloadsLeaveEveryFileStreamed() async throws {
+        let rig = try Rig()
+        let big = testBytes(3 << 20)
+        let entry = try rig.site.serve(big, at: "m/1.0.0/m.bin")
+        try rig.site.publish(version: "1.0.0", sequence: 1, files: [entry], base: rig.nginx.base)
+        let updater = try ModelUpdater(ClientConfiguration(
+            manifestURL: URL(string: rig.nginx.base + "/manifest.json")!, directory: rig.directory, deviceID: "d",
+            backgroundDownloads: BackgroundDownloads(identifier: rig.identifier, minimumFileSize: 1 << 20)))
+        XCTAssertNil(updater.downloader.background, "no session: there is nothing for one to do on Linux")
+        let outcome = try await updater.update()
+        XCTAssertEqual(outcome, .updated(sequence: 1, models: ["m": "1.0.0"]))
+        XCTAssertEqual(try Data(contentsOf: try XCTUnwrap(updater.installed("m")).mainFile), big)
+        let transfers = await updater.lastDownloads.map(\.transfer)
+        XCTAssertEqual(transfers, [.stream])
+    }
+    #endif
+
     func testAWrongDigestIsRefusedAndLeavesNothing() async throws {
         let rig = try Rig()
         let data = testBytes(2 << 20)
