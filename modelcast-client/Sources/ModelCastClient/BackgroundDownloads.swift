@@ -7,6 +7,8 @@ import Foundation
 /// install that follows is the same as for a streamed file. Smaller files, delta segments
 /// and the manifest keep the streaming data task, which hashes as it writes (one pass over
 /// the bytes instead of two) and is held to `ClientConfiguration.minimumTransferRate`.
+/// On Linux, which has no background sessions, the settings are checked and change nothing:
+/// every file streams.
 ///
 /// The app forwards `application(_:handleEventsForBackgroundURLSession:completionHandler:)`
 /// to `ModelUpdater.handleEventsForBackgroundURLSession(_:completionHandler:)`, after
@@ -24,10 +26,26 @@ public struct BackgroundDownloads: Sendable, Equatable {
     /// transfer starts now, as the app asked for it.
     public var isDiscretionary: Bool
 
-    /// Tests on Apple platforms: an ordinary in-process session instead of a background one
-    /// (which needs an app for the system to transfer for; `swift test`'s runner is none),
-    /// so the tests exercise the same tasks, checks and hand-over as on Linux.
+    /// Tests: an ordinary in-process session instead of a background one (which needs an
+    /// app for the system to transfer for; `swift test`'s runner is none), so the tests
+    /// exercise the same tasks, checks and hand-over on every platform (on Linux, the only
+    /// way to have the download tasks at all: see `hasSession`).
     var inProcess = false
+
+    /// Whether these settings make a session here: on Apple platforms always; on Linux,
+    /// which has no background sessions, only for the tests' in-process tasks. An app's
+    /// download task there would go on only while the process runs, like a stream, and lose
+    /// what streaming has: a resume after a dropped connection (swift-corelibs-foundation
+    /// makes no resume data, so a large file starts over), the minimum rate, one read of
+    /// the bytes, and its temporary file (left in the system's temporary directory when a
+    /// transfer is refused or cancelled).
+    var hasSession: Bool {
+        #if canImport(FoundationNetworking)
+        return inProcess
+        #else
+        return true
+        #endif
+    }
 
     /// Files this large or larger go to the background session unless the app says otherwise.
     public static let defaultMinimumFileSize: Int64 = 64 << 20

@@ -64,7 +64,8 @@ final class BackgroundSession: NSObject, URLSessionDownloadDelegate, @unchecked 
     private static func configuration(_ settings: BackgroundDownloads, timeout: TimeInterval, base: URLSessionConfiguration?) -> URLSessionConfiguration {
         #if canImport(FoundationNetworking)
         // swift-corelibs-foundation has no background sessions (`background(withIdentifier:)`
-        // traps): the same download tasks run in the process, which is what Linux tests.
+        // traps): only the tests make this session there (`BackgroundDownloads.hasSession`),
+        // and the same download tasks run in the process.
         let configuration = URLSessionConfiguration.default
         #else
         let configuration = settings.inProcess ? URLSessionConfiguration.default : URLSessionConfiguration.background(withIdentifier: settings.identifier)

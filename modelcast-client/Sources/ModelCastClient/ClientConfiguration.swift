@@ -96,8 +96,9 @@ public struct ClientConfiguration: Sendable {
     public var shouldDownload: (@Sendable (UpdatePlan) async -> Bool)?
     /// Downloads that go on while the app is suspended: files of at least its
     /// `minimumFileSize` go through a background `URLSession` download task and are proven
-    /// from the file before they are installed (`BackgroundDownloads`). nil (the default):
-    /// every file streams through a data task, hashed as it is written.
+    /// from the file before they are installed (`BackgroundDownloads`; Apple platforms: on
+    /// Linux every file streams). nil (the default): every file streams through a data
+    /// task, hashed as it is written.
     public var backgroundDownloads: BackgroundDownloads?
     /// The clock (tests pin it): expiry and rollout schedules are judged by it.
     public var now: @Sendable () -> Date

@@ -58,7 +58,7 @@ public actor ModelUpdater {
         let downloads = configuration.directory.appendingPathComponent("downloads")
         // Created now, at launch (before anything that would need undoing if it is refused):
         // a relaunched app is handed the session's finished transfers once the session exists.
-        let background = try configuration.backgroundDownloads.map { settings in
+        let background = try configuration.backgroundDownloads.flatMap { $0.hasSession ? $0 : nil }.map { settings in
             (session: try BackgroundSession.session(settings, downloads: downloads, timeout: configuration.requestTimeout, base: sessionConfiguration),
              minimumFileSize: settings.minimumFileSize)
         }

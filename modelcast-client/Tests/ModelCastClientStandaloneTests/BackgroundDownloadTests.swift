@@ -57,6 +57,54 @@ final class BackgroundDownloadTests: XCTestCase {
         XCTAssertEqual(filesUnder(rig.downloads), [], "the download is installed and tidied away")
     }
 
+    /// The default (no `backgroundDownloads`): no session is made, and every file streams,
+    /// a large one resumed from the part file an earlier launch left (a 206 for the rest).
+    /// The package's only test of the plain path: the Apple workflow runs these tests alone.
+    func testWithoutBackgroundDownloadsEveryFileStreamsAndResumes() async throws {
+        let rig = try Rig()
+        let big = testBytes(3 << 20), small = testBytes(1000, seed: 2)
+        let bigEntry = try rig.site.serve(big, at: "m/1.0.0/m.bin")
+        let smallEntry = try rig.site.serve(small, at: "m/1.0.0/m-extra.bin")
+        try rig.site.publish(version: "1.0.0", sequence: 1, files: [bigEntry, smallEntry], base: rig.nginx.base)
+        try FileManager.default.createDirectory(at: rig.downloads, withIntermediateDirectories: true)
+        try big.prefix(1 << 20).write(to: rig.downloads.appendingPathComponent(bigEntry.sha256 + ".part"))
+        let updater = try ModelUpdater(ClientConfiguration(
+            manifestURL: URL(string: rig.nginx.base + "/manifest.json")!, directory: rig.directory, deviceID: "d"))
+        XCTAssertNil(updater.downloader.background)
+        let outcome = try await updater.update()
+        XCTAssertEqual(outcome, .updated(sequence: 1, models: ["m": "1.0.0"]))
+        let installed = try XCTUnwrap(updater.installed("m"))
+        XCTAssertEqual(try Data(contentsOf: installed.mainFile), big)
+        XCTAssertEqual(try Data(contentsOf: installed.directory.appendingPathComponent("m-extra.bin")), small)
+        let downloads = await updater.lastDownloads.sorted { $0.file < $1.file }
+        XCTAssertEqual(downloads.map(\.transfer), [.stream, .stream])
+        XCTAssertEqual(downloads.map(\.fetchedBytes), [1000, Int64(big.count - (1 << 20))], "the part file's bytes are not fetched again")
+        XCTAssertEqual(rig.nginx.statuses("/m/1.0.0/m.bin"), [206])
+        XCTAssertEqual(filesUnder(rig.downloads), [])
+    }
+
+    #if canImport(FoundationNetworking)
+    /// Linux has no background sessions: an app's `backgroundDownloads` (outside the tests,
+    /// which ask for in-process download tasks) changes nothing, and a large file streams
+    /// as it would without it — resumable from its part file, held to the minimum rate,
+    /// read once — rather than going through a download task that gains nothing there.
+    func testOnLinuxBackgroundDownloadsLeaveEveryFileStreamed() async throws {
+        let rig = try Rig()
+        let big = testBytes(3 << 20)
+        let entry = try rig.site.serve(big, at: "m/1.0.0/m.bin")
+        try rig.site.publish(version: "1.0.0", sequence: 1, files: [entry], base: rig.nginx.base)
+        let updater = try ModelUpdater(ClientConfiguration(
+            manifestURL: URL(string: rig.nginx.base + "/manifest.json")!, directory: rig.directory, deviceID: "d",
+            backgroundDownloads: BackgroundDownloads(identifier: rig.identifier, minimumFileSize: 1 << 20)))
+        XCTAssertNil(updater.downloader.background, "no session: there is nothing for one to do on Linux")
+        let outcome = try await updater.update()
+        XCTAssertEqual(outcome, .updated(sequence: 1, models: ["m": "1.0.0"]))
+        XCTAssertEqual(try Data(contentsOf: try XCTUnwrap(updater.installed("m")).mainFile), big)
+        let transfers = await updater.lastDownloads.map(\.transfer)
+        XCTAssertEqual(transfers, [.stream])
+    }
+    #endif
+
     func testAWrongDigestIsRefusedAndLeavesNothing() async throws {
         let rig = try Rig()
         let data = testBytes(2 << 20)

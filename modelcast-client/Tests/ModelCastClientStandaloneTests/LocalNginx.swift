@@ -80,6 +80,17 @@ final class LocalNginx {
         return log.split(separator: "\n").compactMap { line in line.split(separator: "\"", maxSplits: 2).dropFirst().first.map(String.init) }
     }
 
+    /// The statuses nginx answered GETs of `path` with, in order.
+    func statuses(_ path: String) -> [Int] {
+        let log = (try? String(contentsOf: work.appendingPathComponent("access.log"), encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").compactMap { line in
+            // 127.0.0.1 - - [date] "GET /path HTTP/1.1" 206 2097152 "-" "agent"
+            let parts = line.split(separator: "\"", maxSplits: 2)
+            guard parts.count == 3, parts[1].hasPrefix("GET \(path) ") else { return nil }
+            return parts[2].split(separator: " ").first.flatMap { Int($0) }
+        }
+    }
+
     /// A port nothing listens on now (the kernel's pick for port 0).
     private static func freePort() throws -> Int {
         let fd = socket(AF_INET, streamSocket, 0)
