@@ -101,7 +101,7 @@ extension ConfigKind {
     /// A kind read as one text.
     var isScalarText: Bool {
         switch self {
-        case .text, .path, .choice: return true
+        case .text, .path, .choice, .memory: return true
         default: return false
         }
     }
@@ -109,7 +109,7 @@ extension ConfigKind {
     /// A kind read as one text or a list of them.
     var isTextList: Bool {
         switch self {
-        case .paths, .names, .memory: return true
+        case .paths, .names: return true
         default: return false
         }
     }
