@@ -83,11 +83,7 @@ package struct PublishConfigFile: Sendable {
         manifestKey = try Self.checked(keys.manifest, at: TopLevel.manifest) { try PublishRequest.validateManifestKey(Channels.split(manifestKey: $0).base) }
         manifestCacheControl = try Self.checked(keys.manifestCacheControl, at: TopLevel.manifestCacheControl, CachePolicy.validateManifest)
         channel = try Self.checked(keys.channel, at: TopLevel.channel, Channels.validate)
-        minAppVersion = try Self.checked(keys.minAppVersion, at: TopLevel.minAppVersion) { version in
-            guard (try? AppVersion(version)) != nil else {
-                throw ModelCastError.usage("\(quotedValue(version)) is not an app version: one to four numbers separated by dots, e.g. 5.2, 1.4.0 or 1.0.0.123")
-            }
-        }
+        minAppVersion = try Self.checked(keys.minAppVersion, at: TopLevel.minAppVersion, PublishRequest.validateMinAppVersion)
         modelSigningKey = keys.modelSigningKey.map(resolve)
         meta = keys.meta ?? [:]
         models = try keys.models.map { try Self.model($0, resolve: resolve) }
