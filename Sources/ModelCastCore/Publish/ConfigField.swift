@@ -57,6 +57,12 @@ indirect enum ConfigKind: Sendable {
     /// A list of mappings, each with the keys of `section`.
     case list(ConfigSection)
 
+    /// One of the raw values of `Value`: the type the decoder reads the key as
+    /// (`ConfigEntry.choice`) names the words, so they are listed once.
+    static func choice<Value: RawRepresentable & CaseIterable>(of _: Value.Type) -> ConfigKind where Value.RawValue == String {
+        .choice(Value.allCases.map(\.rawValue))
+    }
+
     /// The section a mapping of this kind is checked against, if it has fixed keys.
     var nested: ConfigSection? {
         switch self {
