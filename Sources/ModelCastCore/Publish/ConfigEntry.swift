@@ -70,6 +70,15 @@ struct ConfigEntry<Place: ConfigPlace> {
         try texts(field, what: "file paths")
     }
 
+    /// The paths of a key with two spellings (`files` and `file`), `other`'s after
+    /// `required`'s; refused naming `required`, the key the reference calls required, when
+    /// neither lists one.
+    func requiredPaths(_ required: ConfigField<Place>, or other: ConfigField<Place>) throws -> [String] {
+        let files = try (paths(required) ?? []) + (paths(other) ?? [])
+        guard !files.isEmpty else { throw ConfigProblem(message: "\(path(required)) is missing") }
+        return files
+    }
+
     /// The members of a key that holds a mapping of free values (meta), nil when absent.
     func members(_ field: ConfigField<Place>) throws -> [String: JSONValue]? {
         assert(field.definition.kind.isAnyMapping, "\(field.name) is not a mapping of any values")

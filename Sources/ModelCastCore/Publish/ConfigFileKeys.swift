@@ -68,8 +68,7 @@ struct ConfigFileKeys {
     private static func model(_ name: String, in entry: ConfigEntry<ModelPlace>) throws -> ModelKeys {
         if entry.contains(ModelPlace.variants) { return try modelWithVariants(name, in: entry) }
         guard let version = try entry.text(ModelPlace.version) else { throw ConfigProblem(message: "\(entry.path(ModelPlace.version)) is missing") }
-        let files = try (entry.paths(ModelPlace.files) ?? []) + (entry.paths(ModelPlace.file) ?? [])
-        guard !files.isEmpty else { throw ConfigProblem(message: "\(entry.path(ModelPlace.files)) is missing") }
+        let files = try entry.requiredPaths(ModelPlace.files, or: ModelPlace.file)
         let meta = try entry.members(ModelPlace.meta) ?? [:]
         var keys = ModelKeys(name: name, path: entry.path, version: version, files: files, meta: meta, layout: try entry.choice(ModelPlace.layout, as: PublishRequest.ModelLayout.self))
         keys.download = try entry.choice(ModelPlace.download, as: DownloadPolicy.self)
@@ -79,8 +78,7 @@ struct ConfigFileKeys {
     /// The prototypes section: `classes` joins its meta.
     private static func prototypes(_ entry: ConfigEntry<PrototypesPlace>) throws -> ModelKeys {
         guard let version = try entry.text(PrototypesPlace.version) else { throw ConfigProblem(message: "\(entry.path(PrototypesPlace.version)) is missing") }
-        let files = try (entry.paths(PrototypesPlace.files) ?? []) + (entry.paths(PrototypesPlace.file) ?? [])
-        guard !files.isEmpty else { throw ConfigProblem(message: "\(entry.path(PrototypesPlace.files)) is missing") }
+        let files = try entry.requiredPaths(PrototypesPlace.file, or: PrototypesPlace.files)
         var meta = try entry.members(PrototypesPlace.meta) ?? [:]
         if let classes = try entry.value(PrototypesPlace.classes) { meta["classes"] = classes }
         return ModelKeys(name: "prototypes", path: entry.path, version: version, files: files, meta: meta, layout: nil)
@@ -102,8 +100,7 @@ struct ConfigFileKeys {
             guard let variantVersion = try item.text(VariantPlace.version) ?? version else {
                 throw ConfigProblem(message: "\(item.path(VariantPlace.version)) is missing (or give the model a version all its variants share)")
             }
-            let files = try (item.paths(VariantPlace.files) ?? []) + (item.paths(VariantPlace.file) ?? [])
-            guard !files.isEmpty else { throw ConfigProblem(message: "\(item.path(VariantPlace.files)) is missing") }
+            let files = try item.requiredPaths(VariantPlace.files, or: VariantPlace.file)
             return VariantKeys(name: variantName, version: variantVersion, files: files,
                                meta: meta.merging(try item.members(VariantPlace.meta) ?? [:]) { _, own in own },
                                layout: try item.choice(VariantPlace.layout, as: PublishRequest.ModelLayout.self) ?? layout,
