@@ -36,7 +36,7 @@ final class ConfigHostileInputTests: XCTestCase {
         case .text, .path: return ["{a: 1}", "[1, 2]", "~", "true", "", "[]"]
         case .choice: return ["{a: 1}", "[zip]", "~", "false", "nonsense", "\"\\u001B[2J\""]
         case .paths, .names: return ["{a: b}", "[[a]]", "[~]", "true", "[{a: b}]"]
-        case .memory: return ["{a: b}", "[[1]]", "lots", "-1", "1e400", ".inf", "99999999999999999999999", "18446744073709551616 B", "8 parsecs"]
+        case .memory: return ["{a: b}", "[[1]]", "[6GiB]", "[1GB, 2GB]", "lots", "-1", "1e400", ".inf", "99999999999999999999999", "18446744073709551616 B", "8 parsecs"]
         case .versions: return ["[ios]", "5", "{ios: [17]}", "{ios: seventeen}", "{ios: ~}", "{ios: {a: 1}}"]
         case .anyValue: return ["1e400", "-.inf", ".NaN", "123456789012345678901234567890", "{a: .inf}"]
         case .anyMapping: return ["[1]", "5", "text", "~", "{a: 1e999}", "{a: [1, .nan]}"]

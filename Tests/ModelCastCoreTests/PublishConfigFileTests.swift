@@ -142,6 +142,15 @@ final class PublishConfigFileTests: XCTestCase {
         XCTAssertEqual(prototypes.meta["classes"], .int(150))
     }
 
+    /// A missing file is named by the key the reference calls required: `file` for the
+    /// prototypes (`files` is its other spelling), `files` for a model or a variant.
+    func testAMissingFileIsNamedByItsRequiredKey() throws {
+        XCTAssertTrue(try message("prototypes:\n  version: 2.1.0\n").contains("prototypes.file is missing"))
+        XCTAssertTrue(try message("prototypes:\n  version: 2.1.0\n  files: []\n").contains("prototypes.file is missing"))
+        XCTAssertTrue(try message("models:\n  m: {version: 1.0.0}\n").contains("models.m.files is missing"))
+        XCTAssertTrue(try message("models:\n  m:\n    version: 1.0.0\n    variants: [{name: a, file: []}]\n").contains("models.m.variants[0].files is missing"))
+    }
+
     /// Hostile YAML: duplicate keys, anchors and merges, deep nesting, control characters.
     func testHostileYAMLNeverCrashes() throws {
         for text in [

@@ -41,6 +41,16 @@ struct ConfigEntry<Place: ConfigPlace> {
         return try node(field)?.text()
     }
 
+    /// The value of a key that is one of `Value`'s words, nil when absent; another word is
+    /// refused naming the key's path and the words.
+    func choice<Value: RawRepresentable & CaseIterable>(_ field: ConfigField<Place>, as _: Value.Type) throws -> Value? where Value.RawValue == String {
+        guard let raw = try text(field) else { return nil }
+        guard let value = Value(rawValue: raw) else {
+            throw ConfigProblem(message: "\(path(field)) \(quotedValue(raw)) is not one of \(Value.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        return value
+    }
+
     /// The texts of a key that takes one or a list (`what` says what they are in the
     /// error: `file paths`, `names`), nil when absent.
     func texts(_ field: ConfigField<Place>, what: String) throws -> [String]? {
@@ -58,6 +68,15 @@ struct ConfigEntry<Place: ConfigPlace> {
     /// The paths listed under a key: one path or a list of them; nil when absent.
     func paths(_ field: ConfigField<Place>) throws -> [String]? {
         try texts(field, what: "file paths")
+    }
+
+    /// The paths of a key with two spellings (`files` and `file`), `other`'s after
+    /// `required`'s; refused naming `required`, the key the reference calls required, when
+    /// neither lists one.
+    func requiredPaths(_ required: ConfigField<Place>, or other: ConfigField<Place>) throws -> [String] {
+        let files = try (paths(required) ?? []) + (paths(other) ?? [])
+        guard !files.isEmpty else { throw ConfigProblem(message: "\(path(required)) is missing") }
+        return files
     }
 
     /// The members of a key that holds a mapping of free values (meta), nil when absent.

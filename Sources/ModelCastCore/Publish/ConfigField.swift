@@ -57,6 +57,12 @@ indirect enum ConfigKind: Sendable {
     /// A list of mappings, each with the keys of `section`.
     case list(ConfigSection)
 
+    /// One of the raw values of `Value`: the type the decoder reads the key as
+    /// (`ConfigEntry.choice`) names the words, so they are listed once.
+    static func choice<Value: RawRepresentable & CaseIterable>(of _: Value.Type) -> ConfigKind where Value.RawValue == String {
+        .choice(Value.allCases.map(\.rawValue))
+    }
+
     /// The section a mapping of this kind is checked against, if it has fixed keys.
     var nested: ConfigSection? {
         switch self {
@@ -101,7 +107,7 @@ extension ConfigKind {
     /// A kind read as one text.
     var isScalarText: Bool {
         switch self {
-        case .text, .path, .choice: return true
+        case .text, .path, .choice, .memory: return true
         default: return false
         }
     }
@@ -109,7 +115,7 @@ extension ConfigKind {
     /// A kind read as one text or a list of them.
     var isTextList: Bool {
         switch self {
-        case .paths, .names, .memory: return true
+        case .paths, .names: return true
         default: return false
         }
     }

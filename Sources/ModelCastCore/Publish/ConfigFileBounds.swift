@@ -21,15 +21,16 @@ enum ConfigFileBounds {
     /// refused, naming the first: decoding would replace them with U+FFFD, and a path
     /// in the file would then name another file.
     static func read(path: String) throws -> String {
-        let bytes = [UInt8](try readCapped(path, limit: maxBytes, what: "a config file", shown: "config \(path)"))
-        if let offset = firstInvalidUTF8(in: bytes) {
+        let data = try readCapped(path, limit: maxBytes, what: "a config file", shown: "config \(path)")
+        if let offset = firstInvalidUTF8Offset(data) {
+            let bytes = [UInt8](data)
             let lineStart = bytes[..<offset].lastIndex(of: 0x0A).map { $0 + 1 } ?? 0
             let line = bytes[..<offset].count { $0 == 0x0A } + 1
             let column = String(decoding: bytes[lineStart..<offset], as: UTF8.self).unicodeScalars.count + 1
             throw ModelCastError.usage(escapingControlCharacters(
                 "config \(path) is not UTF-8 text: byte 0x\(String(format: "%02X", bytes[offset])) at line \(line), column \(column) (save the file as UTF-8)"))
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// Refuses a text nested too deeply for Yams to build it safely, from the bytes alone.

@@ -1,8 +1,9 @@
 import Foundation
 import ModelCastFormat
 
-/// What a publish config file says, key by key, each scalar as written (the shapes are
-/// checked here; `PublishConfigFile` gives the values their meaning). Every key is read
+/// What a publish config file says, key by key, each scalar as written but the keys that
+/// take one of a few words, read as their type (the shapes are checked here;
+/// `PublishConfigFile` gives the other values their meaning). Every key is read
 /// through its definition in `ConfigSchema`, after `ConfigKeyCheck` has refused every
 /// unknown key of the file in one error.
 struct ConfigFileKeys {
@@ -28,20 +29,19 @@ struct ConfigFileKeys {
         let version: String
         let files: [String]
         let meta: [String: JSONValue]
-        let layout: String?
+        let layout: PublishRequest.ModelLayout?
         var variants: [VariantKeys] = []
         var defaultVariant: String?
-        var download: String?
+        var download: DownloadPolicy?
     }
 
     /// One variant's keys (`models.NAME.variants[i]`).
     struct VariantKeys {
         let name: String
-        let path: ConfigPath
         let version: String
         let files: [String]
         let meta: [String: JSONValue]
-        let layout: String?
+        let layout: PublishRequest.ModelLayout?
         let requires: VariantRequirements
     }
 
@@ -68,19 +68,17 @@ struct ConfigFileKeys {
     private static func model(_ name: String, in entry: ConfigEntry<ModelPlace>) throws -> ModelKeys {
         if entry.contains(ModelPlace.variants) { return try modelWithVariants(name, in: entry) }
         guard let version = try entry.text(ModelPlace.version) else { throw ConfigProblem(message: "\(entry.path(ModelPlace.version)) is missing") }
-        let files = try (entry.paths(ModelPlace.files) ?? []) + (entry.paths(ModelPlace.file) ?? [])
-        guard !files.isEmpty else { throw ConfigProblem(message: "\(entry.path(ModelPlace.files)) is missing") }
+        let files = try entry.requiredPaths(ModelPlace.files, or: ModelPlace.file)
         let meta = try entry.members(ModelPlace.meta) ?? [:]
-        var keys = ModelKeys(name: name, path: entry.path, version: version, files: files, meta: meta, layout: try entry.text(ModelPlace.layout))
-        keys.download = try entry.text(ModelPlace.download)
+        var keys = ModelKeys(name: name, path: entry.path, version: version, files: files, meta: meta, layout: try entry.choice(ModelPlace.layout, as: PublishRequest.ModelLayout.self))
+        keys.download = try entry.choice(ModelPlace.download, as: DownloadPolicy.self)
         return keys
     }
 
     /// The prototypes section: `classes` joins its meta.
     private static func prototypes(_ entry: ConfigEntry<PrototypesPlace>) throws -> ModelKeys {
         guard let version = try entry.text(PrototypesPlace.version) else { throw ConfigProblem(message: "\(entry.path(PrototypesPlace.version)) is missing") }
-        let files = try (entry.paths(PrototypesPlace.files) ?? []) + (entry.paths(PrototypesPlace.file) ?? [])
-        guard !files.isEmpty else { throw ConfigProblem(message: "\(entry.path(PrototypesPlace.files)) is missing") }
+        let files = try entry.requiredPaths(PrototypesPlace.file, or: PrototypesPlace.files)
         var meta = try entry.members(PrototypesPlace.meta) ?? [:]
         if let classes = try entry.value(PrototypesPlace.classes) { meta["classes"] = classes }
         return ModelKeys(name: "prototypes", path: entry.path, version: version, files: files, meta: meta, layout: nil)
@@ -96,24 +94,23 @@ struct ConfigFileKeys {
                                    each: "a mapping with name, files and requires") ?? []
         let version = try entry.text(ModelPlace.version)
         let meta = try entry.members(ModelPlace.meta) ?? [:]
-        let layout = try entry.text(ModelPlace.layout)
+        let layout = try entry.choice(ModelPlace.layout, as: PublishRequest.ModelLayout.self)
         let variants = try items.map { item in
             guard let variantName = try item.text(VariantPlace.name) else { throw ConfigProblem(message: "\(item.path(VariantPlace.name)) is missing") }
             guard let variantVersion = try item.text(VariantPlace.version) ?? version else {
                 throw ConfigProblem(message: "\(item.path(VariantPlace.version)) is missing (or give the model a version all its variants share)")
             }
-            let files = try (item.paths(VariantPlace.files) ?? []) + (item.paths(VariantPlace.file) ?? [])
-            guard !files.isEmpty else { throw ConfigProblem(message: "\(item.path(VariantPlace.files)) is missing") }
-            return VariantKeys(name: variantName, path: item.path, version: variantVersion, files: files,
+            let files = try item.requiredPaths(VariantPlace.files, or: VariantPlace.file)
+            return VariantKeys(name: variantName, version: variantVersion, files: files,
                                meta: meta.merging(try item.members(VariantPlace.meta) ?? [:]) { _, own in own },
-                               layout: try item.text(VariantPlace.layout) ?? layout,
+                               layout: try item.choice(VariantPlace.layout, as: PublishRequest.ModelLayout.self) ?? layout,
                                requires: try item.entry(VariantPlace.requires, as: RequiresPlace.self, shape: RequiresPlace.shape)?.requirements() ?? VariantRequirements())
         }
         guard let last = variants.last else { throw ConfigProblem(message: "\(entry.path(ModelPlace.variants)) is empty") }
         var keys = ModelKeys(name: name, path: entry.path, version: version ?? last.version, files: [], meta: meta, layout: layout)
         keys.variants = variants
         keys.defaultVariant = try entry.text(ModelPlace.defaultVariant)
-        keys.download = try entry.text(ModelPlace.download)
+        keys.download = try entry.choice(ModelPlace.download, as: DownloadPolicy.self)
         return keys
     }
 }

@@ -74,7 +74,7 @@ package struct ConfigPath: Sendable, Hashable, CustomStringConvertible {
             case "\"": out += "\\\""
             case "\\": out += "\\\\"
             default:
-                if isShownEscaped(scalar) {
+                if ManifestText.isHidden(scalar) {
                     out += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
                 } else {
                     out.unicodeScalars.append(scalar)
@@ -82,15 +82,5 @@ package struct ConfigPath: Sendable, Hashable, CustomStringConvertible {
             }
         }
         return out + "\""
-    }
-
-    /// Characters a terminal would act on or hide: controls, format (bidi) and separators
-    /// other than the space, unassigned and private-use code points.
-    private static func isShownEscaped(_ scalar: Unicode.Scalar) -> Bool {
-        switch scalar.properties.generalCategory {
-        case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .unassigned, .surrogate: return true
-        case .spaceSeparator: return scalar != " "
-        default: return false
-        }
     }
 }

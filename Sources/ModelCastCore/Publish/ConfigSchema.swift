@@ -57,7 +57,7 @@ enum ConfigSchema {
 
 /// The keys at the top of the file.
 enum TopLevel: ConfigPlace {
-    static let profile = ConfigField<Self>("profile", .choice(ManifestProfile.allCases.map(\.rawValue)), default: .value(ManifestProfile.modelcast.rawValue),
+    static let profile = ConfigField<Self>("profile", .choice(of: ManifestProfile.self), default: .value(ManifestProfile.modelcast.rawValue),
                                            example: "catalog", "The manifest's shape: modelcast's own, or one an app already reads ([manifest.md](manifest.md)). `--profile` overrides it.")
     static let baseURL = ConfigField<Self>("base_url", .text, default: .required("unless `--base-url` or `$MODELCAST_BASE_URL` gives it"),
                                            example: "https://cdn.example.com/models", "The public URL the target is served from; manifests name every file under it.")
@@ -94,9 +94,9 @@ enum ModelPlace: ConfigPlace {
                                          example: "[llm.gguf, llm-mmproj.gguf]", "The model's files or directories, relative to this file: the first is the model, the rest its companions.")
     static let file = ConfigField<Self>("file", .paths, default: .otherwise("none"),
                                         example: "classifier.tflite", "Another spelling of `files`, for one file; both may be given (`files` first).")
-    static let layout = ConfigField<Self>("layout", .choice(PublishRequest.ModelLayout.allCases.map(\.rawValue)), default: .value(PublishRequest.ModelLayout.zip.rawValue),
+    static let layout = ConfigField<Self>("layout", .choice(of: PublishRequest.ModelLayout.self), default: .value(PublishRequest.ModelLayout.zip.rawValue),
                                           example: "tree", "How a directory is published: one deterministic zip, or its files one by one (`--no-zip`; modelcast profile only).")
-    static let download = ConfigField<Self>("download", .choice(DownloadPolicy.allCases.map(\.rawValue)), default: .otherwise("the app decides"),
+    static let download = ConfigField<Self>("download", .choice(of: DownloadPolicy.self), default: .otherwise("the app decides"),
                                             example: "prefetch", "When devices download the model: before first use, in the background after launch, or when the app asks (`--download`).")
     static let meta = ConfigField<Self>("meta", .anyMapping, default: .otherwise("none"),
                                         example: "{minAppVersion: \"2.0.0\", features: [classification]}", "The fields the profile writes for this model (`--meta MODEL:KEY=VALUE`), any values; YAML's types are kept (a quoted value is text).")
@@ -121,7 +121,7 @@ enum VariantPlace: ConfigPlace {
     static let requires = ConfigField<Self>("requires", .section(RequiresPlace.section), default: .otherwise("none: every device"),
                                             example: "{min_memory: 6GiB, platforms: {ios: \"17.0\"}}", "What a device needs to take this variant (below).")
     static let meta = ConfigField<Self>("meta", .anyMapping, default: .otherwise("the model's `meta`"), example: "{quantization: q4_k_m}", "Fields for this variant, merged over the model's (its own win).")
-    static let layout = ConfigField<Self>("layout", .choice(PublishRequest.ModelLayout.allCases.map(\.rawValue)), default: .otherwise("the model's `layout`"),
+    static let layout = ConfigField<Self>("layout", .choice(of: PublishRequest.ModelLayout.self), default: .otherwise("the model's `layout`"),
                                           example: "tree", "How this variant's directory is published.")
 
     static let section = ConfigSection(

@@ -65,7 +65,7 @@ package struct PublishConfigFile: Sendable {
         }
     }
 
-    /// The file's values with their meaning: a known profile, a known layout, paths
+    /// The file's values with their meaning: a known profile, checked top-level values, paths
     /// relative to the file's `directory`.
     private init(keys: ConfigFileKeys, directory: String) throws {
         func resolve(_ file: String) -> String {
@@ -83,11 +83,7 @@ package struct PublishConfigFile: Sendable {
         manifestKey = try Self.checked(keys.manifest, at: TopLevel.manifest) { try PublishRequest.validateManifestKey(Channels.split(manifestKey: $0).base) }
         manifestCacheControl = try Self.checked(keys.manifestCacheControl, at: TopLevel.manifestCacheControl, CachePolicy.validateManifest)
         channel = try Self.checked(keys.channel, at: TopLevel.channel, Channels.validate)
-        minAppVersion = try Self.checked(keys.minAppVersion, at: TopLevel.minAppVersion) { version in
-            guard (try? AppVersion(version)) != nil else {
-                throw ModelCastError.usage("\(quotedValue(version)) is not an app version: one to four numbers separated by dots, e.g. 5.2, 1.4.0 or 1.0.0.123")
-            }
-        }
+        minAppVersion = try Self.checked(keys.minAppVersion, at: TopLevel.minAppVersion, PublishRequest.validateMinAppVersion)
         modelSigningKey = keys.modelSigningKey.map(resolve)
         meta = keys.meta ?? [:]
         models = try keys.models.map { try Self.model($0, resolve: resolve) }
@@ -111,27 +107,13 @@ package struct PublishConfigFile: Sendable {
         } catch {
             throw ConfigProblem(message: "\(keys.path): \(error)")
         }
-        var model = PublishRequest.Model(name: keys.name, version: keys.version, files: keys.files.map(resolve), meta: keys.meta,
-                                         layout: try layout(keys.layout, at: keys.path.appending(ModelPlace.layout.name)))
-        model.variants = try keys.variants.map { variant in
+        var model = PublishRequest.Model(name: keys.name, version: keys.version, files: keys.files.map(resolve), meta: keys.meta, layout: keys.layout ?? .zip)
+        model.variants = keys.variants.map { variant in
             PublishRequest.Variant(name: variant.name, version: variant.version, files: variant.files.map(resolve), requires: variant.requires,
-                                   meta: variant.meta, layout: try layout(variant.layout, at: variant.path.appending(VariantPlace.layout.name)))
+                                   meta: variant.meta, layout: variant.layout ?? .zip)
         }
         model.defaultVariant = keys.defaultVariant
-        model.download = try keys.download.map { raw in
-            guard let policy = DownloadPolicy(rawValue: raw) else {
-                throw ConfigProblem(message: "\(keys.path.appending(ModelPlace.download.name)) \(quotedValue(raw)) is not one of \(DownloadPolicy.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            return policy
-        }
+        model.download = keys.download
         return model
-    }
-
-    private static func layout(_ raw: String?, at path: ConfigPath) throws -> PublishRequest.ModelLayout {
-        guard let raw else { return .zip }
-        guard let value = PublishRequest.ModelLayout(rawValue: raw) else {
-            throw ConfigProblem(message: "\(path) \(quotedValue(raw)) is not one of \(PublishRequest.ModelLayout.allCases.map(\.rawValue).joined(separator: ", ")) (tree publishes a directory's files one by one)")
-        }
-        return value
     }
 }

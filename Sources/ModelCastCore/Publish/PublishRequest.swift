@@ -244,8 +244,8 @@ package struct PublishRequest: Sendable {
             guard names.insert(model.name).inserted else { throw ModelCastError.usage("model \(model.name) is given twice") }
             try validate(model)
         }
-        if let minAppVersion, (try? AppVersion(minAppVersion)) == nil {
-            throw ModelCastError.usage("--min-app-version \(quotedValue(minAppVersion)) is not an app version: one to four numbers separated by dots, e.g. 5.2, 1.4.0 or 1.0.0.123")
+        if let minAppVersion {
+            do { try Self.validateMinAppVersion(minAppVersion) } catch { throw ModelCastError.usage("--min-app-version \(error)") }
         }
         try RolloutRules.validateStart(percent: rolloutPercent, schedule: rolloutSchedule, profile: profile, at: publishedAt)
         if prototypes != nil && !profile.writesPrototypes {
@@ -338,7 +338,6 @@ package struct PublishRequest: Sendable {
         try profile.validate(release)
     }
 
-    /// Model names become key and URL segments: letters, digits, `.`, `_`, `-`.
     /// A manifest key: a `.json` key outside the folders modelcast manages.
     package static func validateManifestKey(_ manifestKey: String) throws {
         try validateKey(manifestKey)
@@ -348,6 +347,13 @@ package struct PublishRequest: Sendable {
         }
     }
 
+    /// The lowest app version a release needs: one the profiles' clients can compare.
+    static func validateMinAppVersion(_ version: String) throws {
+        guard (try? AppVersion(version)) == nil else { return }
+        throw ModelCastError.usage("\(quotedValue(version)) is not an app version: one to four numbers separated by dots, e.g. 5.2, 1.4.0 or 1.0.0.123")
+    }
+
+    /// Model names become key and URL segments: letters, digits, `.`, `_`, `-`.
     static func validateName(_ name: String) throws {
         guard (try? ModelName(name)) != nil else {
             throw ModelCastError.usage("model name \(quotedValue(name)) may use only letters, digits, '.', '_' and '-', at most 128 (it becomes part of every URL)")

@@ -112,13 +112,17 @@ extension RequiresPlace {
 }
 
 extension ConfigEntry where Place == RequiresPlace {
-    /// A `requires:` mapping: each key's value as text (a YAML list joined by commas; the
-    /// `platforms` mapping as `ios:17.0,…`), applied through `VariantInput`, in key order.
+    /// A `requires:` mapping: each key's value as text (a YAML list of names joined by
+    /// commas; `min_memory` one amount, never a list; the `platforms` mapping by platform),
+    /// applied through `VariantInput`, in key order.
     func requirements() throws -> VariantRequirements {
         var requirements = VariantRequirements()
-        for field in [RequiresPlace.accelerators, RequiresPlace.architectures, RequiresPlace.capabilities, RequiresPlace.minMemory] {
-            guard let value = try texts(field, what: field.name == RequiresPlace.minMemory.name ? "an amount of memory (e.g. 6GiB)" : "names (one, or a list)") else { continue }
+        for field in [RequiresPlace.accelerators, RequiresPlace.architectures, RequiresPlace.capabilities] {
+            guard let value = try texts(field, what: "names (one, or a list)") else { continue }
             try VariantInput.apply(key: field.name, value: value.joined(separator: ","), to: &requirements, context: "\(path(field))")
+        }
+        if let memory = try text(RequiresPlace.minMemory) {
+            requirements.minMemory = try VariantInput.memory(memory, context: "\(path(RequiresPlace.minMemory))")
         }
         if let platforms = try versions(RequiresPlace.platforms, shape: "a mapping of platform to lowest OS version, e.g. {ios: \"17.0\"}") {
             var parsed: [DevicePlatform: AppVersion] = [:]

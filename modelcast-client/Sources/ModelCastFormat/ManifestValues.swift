@@ -44,12 +44,13 @@ public func quotedValue(_ text: String, limit: Int = 80) -> String {
     return "'" + out + "'"
 }
 
-/// Character rules shared by the value types.
-enum ManifestText {
+/// Character rules shared by the value types (and by the publisher's messages, which
+/// escape the same characters `quotedValue` does).
+public enum ManifestText {
     /// Control (Cc), format (Cf: bidi overrides, zero-width joiners…), separators other than
     /// the space, private-use, unassigned and surrogate code points: invisible or rendered
     /// out of order, never part of a name a person can check.
-    static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
+    public static func isHidden(_ scalar: Unicode.Scalar) -> Bool {
         switch scalar.properties.generalCategory {
         case .control, .format, .lineSeparator, .paragraphSeparator, .privateUse, .unassigned, .surrogate: return true
         case .spaceSeparator: return scalar != " "
