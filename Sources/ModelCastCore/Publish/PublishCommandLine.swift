@@ -230,7 +230,7 @@ package struct PublishCommandLine: Sendable {
             let assignment = try MetaInput.parseAssignment(text)
             if profile != .modelcast, !profile.metaKeys.contains(assignment.path) {
                 // A fixed-shape profile writes only its own fields: anything else would be dropped silently.
-                let suggestion = closestMatch(to: assignment.path, among: profile.metaKeys + profile.computedFields).map {
+                let suggestion = Spelling.suggestion(for: assignment.path, among: profile.metaKeys + profile.computedFields).map {
                     profile.computedFields.contains($0) ? " (\($0) is computed from the artifact and cannot be set)" : " (did you mean \($0)?)"
                 } ?? ""
                 let known = profile.metaKeys.isEmpty ? "it takes no --meta keys" : "its keys are \(profile.metaKeys.joined(separator: ", "))"

@@ -208,21 +208,3 @@ public func escapingControlCharacters(_ text: String) -> String {
     return result
 }
 
-/// The candidate closest to `word` by edit distance, when it is close enough to be a
-/// likely typo (at most 2 edits, and fewer than half of the word): for "did you mean".
-public func closestMatch(to word: String, among candidates: [String]) -> String? {
-    func distance(_ a: [Character], _ b: [Character]) -> Int {
-        var previous = Array(0...b.count)
-        for (i, x) in a.enumerated() {
-            var current = [i + 1] + Array(repeating: 0, count: b.count)
-            for (j, y) in b.enumerated() {
-                current[j + 1] = min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[b.count]
-    }
-    let scored = candidates.map { ($0, distance(Array(word.lowercased()), Array($0.lowercased()))) }
-    guard let best = scored.min(by: { $0.1 < $1.1 }), best.1 <= 2, best.1 * 2 < max(word.count, 1) else { return nil }
-    return best.0
-}
