@@ -185,6 +185,9 @@ final class PublishCLITests: XCTestCase {
             (["examples/models/tiny-llm.gguf", "--version", "1.3.0", "--base-url", base, "--to", site.path,
               "--manifest-cache-control", "public, immutable"], 1,
              "must never be immutable"),
+            // A manifest key is a file name on a directory target: no control or invisible characters.
+            (["examples/models/tiny-llm.gguf", "--version", "1.3.0", "--base-url", base, "--to", site.path, "--manifest-key", "a\u{1B}[31mb.json"], 1,
+             "manifest key 'a\\u{1b}[31mb.json' holds a control or invisible character"),
             (["examples/models/tiny-llm.gguf", "--version", "v1.3", "--base-url", base, "--to", site.path], 1,
              "version 'v1.3' of model tiny-llm is not a semantic version"),
             // A path that cannot be read is an input/output failure (docs/output.md: 3).

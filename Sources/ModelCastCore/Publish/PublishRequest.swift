@@ -235,7 +235,7 @@ package struct PublishRequest: Sendable {
         let (keyChannel, base) = Channels.split(manifestKey: manifestKey)
         try Self.validateManifestKey(base)
         guard keyChannel == channel else {
-            throw ModelCastError.usage("manifest key '\(manifestKey)' is channel \(keyChannel)'s, not channel \(channel)'s")
+            throw ModelCastError.usage("manifest key \(quotedValue(manifestKey)) is channel \(keyChannel)'s, not channel \(channel)'s")
         }
         guard !models.isEmpty else { throw ModelCastError.usage("nothing to publish: give at least one MODEL or a config file with models") }
         var names = Set<String>()
@@ -341,9 +341,13 @@ package struct PublishRequest: Sendable {
     /// A manifest key: a `.json` key outside the folders modelcast manages.
     package static func validateManifestKey(_ manifestKey: String) throws {
         try validateKey(manifestKey)
+        // It names a file on a directory target and is printed by every command.
+        guard !manifestKey.unicodeScalars.contains(where: ManifestText.isHidden) else {
+            throw ModelCastError.usage("manifest key \(quotedValue(manifestKey)) holds a control or invisible character")
+        }
         guard manifestKey.hasSuffix(".json"), !manifestKey.hasPrefix("models/"), !manifestKey.hasPrefix("manifests/"), !manifestKey.hasPrefix("_"),
               !manifestKey.hasPrefix(Channels.folder) else {
-            throw ModelCastError.usage("manifest key '\(manifestKey)' must end in .json and not live under models/, manifests/, channels/ or _modelcast/ (a channel's manifest is chosen with --channel)")
+            throw ModelCastError.usage("manifest key \(quotedValue(manifestKey)) must end in .json and not live under models/, manifests/, channels/ or _modelcast/ (a channel's manifest is chosen with --channel)")
         }
     }
 
