@@ -39,10 +39,10 @@ final class ContentDecodingTests: XCTestCase {
     func testAWrongChecksumOrLengthIsRefused() {
         var badCRC = gzip
         badCRC[gzip.count - 8] ^= 0x01
-        assertRefused(badCRC, "gzip")
+        assertRefused(badCRC, "gzip", "CRC-32")
         var badLength = gzip
         badLength[gzip.count - 4] ^= 0x01
-        assertRefused(badLength, "gzip")
+        assertRefused(badLength, "gzip", "length field")
         var badAdler = zlib
         badAdler[zlib.count - 1] ^= 0x01
         assertRefused(badAdler, "deflate", "Adler-32")
@@ -64,7 +64,7 @@ final class ContentDecodingTests: XCTestCase {
     }
 
     func testSeveralGzipMembersAreRefused() {
-        assertRefused(gzip + gzip, "gzip")
+        assertRefused(gzip + gzip, "gzip", "follow the end of the gzip stream")
     }
 
     func testABodyPastTheLimitIsRefused() {
