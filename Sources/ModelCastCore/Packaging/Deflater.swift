@@ -17,16 +17,18 @@ final class Deflater {
     private let output: UnsafeMutableRawBufferPointer
     private let displayPath: String
 
-    init(displayPath: String) throws {
+    /// `level` is zlib's; every zip modelcast writes uses the default (a value zlib refuses
+    /// is how tests reach the failure path).
+    init(displayPath: String, level: Int32 = Z_DEFAULT_COMPRESSION) throws {
         self.displayPath = displayPath
         stream = .allocate(capacity: 1)
         stream.initialize(to: z_stream())
         output = .allocate(byteCount: Self.outputSize, alignment: 16)
-        let status = modelcast_deflate_init_raw(stream, Z_DEFAULT_COMPRESSION)
+        let status = modelcast_deflate_init_raw(stream, level)
+        // Every property is set, so a throw from here runs `deinit`, which frees both buffers
+        // (and deflateEnd ignores a stream that never started): freeing them here too was a
+        // double free.
         guard status == Z_OK else {
-            stream.deinitialize(count: 1)
-            stream.deallocate()
-            output.deallocate()
             throw ModelCastError.archive(path: displayPath, message: "zlib deflateInit2 failed (status \(status))")
         }
         resetOutput()

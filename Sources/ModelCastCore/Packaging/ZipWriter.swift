@@ -82,7 +82,8 @@ final class ZipWriter {
     /// A zip name field holds at most 65,535 bytes (a path on disk is far shorter: PATH_MAX).
     private func checkName(_ entry: ZipRecords.Entry) throws {
         guard entry.name.count <= 0xFFFF else {
-            throw ModelCastError.archive(path: displayPath, message: "an entry name of \(entry.name.count) bytes is longer than a zip can hold (65,535)")
+            let name = String(decoding: entry.name, as: UTF8.self)
+            throw ModelCastError.archive(path: displayPath, message: "entry \(quotedValue(name)): a name of \(entry.name.count) bytes is longer than a zip can hold (65,535)")
         }
     }
 

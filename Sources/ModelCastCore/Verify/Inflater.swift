@@ -67,7 +67,7 @@ enum Inflater {
                 case Z_BUF_ERROR where stream.pointee.avail_in == 0:
                     throw failure("the \(framing) stream ends early, after \(source.count) bytes (\(output.count) decoded)")
                 case Z_NEED_DICT:
-                    throw failure("the stream needs a preset dictionary")
+                    throw failure("the zlib stream needs a preset dictionary")
                 default:
                     let message = stream.pointee.msg.map { String(cString: $0) } ?? "zlib status \(status)"
                     throw failure(describe(message, framing))
@@ -80,7 +80,9 @@ enum Inflater {
         switch message {
         case "incorrect data check": "its \(framing.checksum) does not match the decoded bytes (corrupt)"
         case "incorrect length check": "its length field does not match the decoded bytes (corrupt)"
-        case "incorrect header check": framing == .gzip ? "the body is not gzip data" : "the body is not a zlib stream"
+        case "incorrect header check", "unknown compression method":
+            framing == .gzip ? "the body is not gzip data" : "the body is not a zlib stream (RFC 1950), which HTTP's deflate is"
+        case "invalid window size": "its zlib header asks for a window over 32 KiB, which RFC 1950 does not allow"
         default: "corrupt \(framing) data: \(message)"
         }
     }
