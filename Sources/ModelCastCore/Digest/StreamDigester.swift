@@ -103,7 +103,7 @@ package enum StreamDigester {
             throw ModelCastError.unreadable(path: path, reason: "not a regular file")
         }
         let expected = Int64(info.st_size)
-        _ = posix_fadvise(input.fd, 0, 0, Int32(POSIX_FADV_SEQUENTIAL))
+        Platform.adviseSequential(input.fd)
 
         let writer = try DigestingWriter(destination: copy, progress: progress, partSize: partSize, partAlgorithm: partAlgorithm, regions: regions)
         var total: Int64 = 0

@@ -317,7 +317,7 @@ enum StaticFile {
         // The file actually opened must lie inside the served directory: nothing reached
         // through a symbolic link (the file's, or a directory's on the way) that leaves it.
         // Checked on the open descriptor, so a link swapped in meanwhile changes nothing.
-        guard let opened = openedPath(fd), let realRoot = realPath(root), opened.hasPrefix(realRoot == "/" ? "/" : realRoot + "/") else {
+        guard let opened = Platform.openedPath(fd), let realRoot = realPath(root), opened.hasPrefix(realRoot == "/" ? "/" : realRoot + "/") else {
             return nil
         }
         return (file, info)
@@ -374,18 +374,4 @@ enum StaticFile {
         let file: FileDescriptor
         init(_ file: FileDescriptor) { self.file = file }
     }
-}
-
-/// The path of the file an open descriptor refers to, links resolved (nil if the system cannot say).
-func openedPath(_ fd: Int32) -> String? {
-    #if os(Linux)
-    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    let count = readlink("/proc/self/fd/\(fd)", &buffer, buffer.count - 1)
-    guard count > 0 else { return nil }
-    return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    #else
-    var buffer = [CChar](repeating: 0, count: Int(MAXPATHLEN))
-    guard fcntl(fd, F_GETPATH, &buffer) != -1 else { return nil }
-    return String(cString: buffer)
-    #endif
 }

@@ -268,7 +268,7 @@ package struct Packer: Sendable {
                 continue
             }
             let input = try FileDescriptor.openForReading(entry.diskPath)
-            _ = posix_fadvise(input.fd, 0, 0, Int32(POSIX_FADV_SEQUENTIAL))
+            Platform.adviseSequential(input.fd)
             let written = try zipWriter.addFile(
                 name: entry.archiveName, size: entry.size, executable: entry.isExecutable,
                 read: { try input.read(into: $0) }, buffer: readBuffer)

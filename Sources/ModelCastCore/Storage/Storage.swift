@@ -357,7 +357,7 @@ struct FileHashes {
         guard case .regular = FileType(mode: info.st_mode) else {
             throw ModelCastError.specialFile(path: path, kind: "not a regular file where an object belongs")
         }
-        _ = posix_fadvise(file.fd, 0, 0, Int32(POSIX_FADV_SEQUENTIAL))
+        Platform.adviseSequential(file.fd)
         let whole = try SHA256Hasher()
         var total: Int64 = 0
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
