@@ -204,7 +204,7 @@ final class ConformanceVectorsTests: XCTestCase {
                 outcome = "valid"
                 XCTAssertEqual(verified.publicKey, keys[vector("signer").text], label)
                 XCTAssertEqual(verified.trustedComment, vector("trusted_comment").text, label)
-            } catch let error as ModelCastError {
+            } catch let error as FormatError {
                 switch error {
                 case .malformedSignature: outcome = "malformed"
                 case .unsupportedSignatureAlgorithm(_, let algorithm): outcome = algorithm.hasPrefix("'Ed' ") ? "legacy-refused" : "unsupported-algorithm"
@@ -281,12 +281,12 @@ final class ConformanceVectorsTests: XCTestCase {
                         let kinds = differences.changed.map { ["changed", $0.path.rawValue] } + differences.missing.map { ["missing", $0.rawValue] }
                             + differences.extra.map { ["extra", $0.rawValue] }
                         XCTAssertEqual(kinds, vector("differences").items.map { [$0("kind").text, $0("path").text] }, label)
-                    } catch ModelCastError.invalidModelSignature(_, let why) {
+                    } catch FormatError.invalidModelSignature(_, let why) {
                         outcome = why.contains("does not verify") ? "bad-signature" : "invalid-statement"
                         reason = why
                     }
                 }
-            } catch ModelCastError.invalidModelSignature(_, let why) {
+            } catch FormatError.invalidModelSignature(_, let why) {
                 outcome = "malformed-bundle"
                 reason = why
             }

@@ -6,10 +6,10 @@ import XCTest
 final class ErrorCaseTests: XCTestCase {
     func testRuntimeCasesKeepTheirMessages() {
         XCTAssertEqual(
-            ModelCastError.invalidRecord(source: "release record /t/_modelcast/history/1.json", reason: "sequence is missing").message,
+            FormatError.invalidRecord(source: "release record /t/_modelcast/history/1.json", reason: "sequence is missing").message,
             "cannot read release record /t/_modelcast/history/1.json: sequence is missing")
         XCTAssertEqual(
-            ModelCastError.invalidRecord(source: "/t/_modelcast/objects.json", reason: "objects[0] has no key").message,
+            FormatError.invalidRecord(source: "/t/_modelcast/objects.json", reason: "objects[0] has no key").message,
             "cannot read /t/_modelcast/objects.json: objects[0] has no key")
         XCTAssertEqual(
             ModelCastError.invalidManifest(source: "https://cdn.test/manifest.json", reason: "url is missing or not a string").message,
@@ -26,17 +26,22 @@ final class ErrorCaseTests: XCTestCase {
                                            expiresAt: "2020-01-02T00:00:00Z", now: "2024-05-01T12:00:00Z").message,
             "the manifest would be expired before it is published: published_at 2020-01-01T00:00:00Z plus --expires-in 1d is 2020-01-02T00:00:00Z, and it is now 2024-05-01T12:00:00Z; unset SOURCE_DATE_EPOCH or give a longer --expires-in")
         for error in [ModelCastError.targetState("a"), .versionConflict("b"), .liveReleaseConflict("c"),
-                      .rollbackTargetUnavailable("d"), .invalidInlineSignature("e"), .commitFailed("f")] {
+                      .rollbackTargetUnavailable("d"), .commitFailed("f")] {
+            XCTAssertEqual(String(describing: error), error.message)
+        }
+        for error in [FormatError.invalidInlineSignature("e"), .invalidValue("g")] {
             XCTAssertEqual(String(describing: error), error.message)
         }
     }
 
     func testRuntimeCasesExitAsUsageDid() {
-        let runtime: [ModelCastError] = [
-            .targetState("x"), .versionConflict("x"), .liveReleaseConflict("x"), .rollbackTargetUnavailable("x"),
-            .invalidRecord(source: "s", reason: "r"), .invalidManifest(source: "s", reason: "r"), .invalidInlineSignature("x"),
-            .undecodableBody(url: "u", encoding: "e", reason: "r"),
-            .expiredManifest(publishedAt: "p", origin: nil, validity: "v", expiresAt: "e", now: "n"), .commitFailed("x"),
+        let runtime: [any Error] = [
+            ModelCastError.targetState("x"), ModelCastError.versionConflict("x"), ModelCastError.liveReleaseConflict("x"),
+            ModelCastError.rollbackTargetUnavailable("x"), FormatError.invalidRecord(source: "s", reason: "r"),
+            ModelCastError.invalidManifest(source: "s", reason: "r"), FormatError.invalidInlineSignature("x"),
+            ModelCastError.undecodableBody(url: "u", encoding: "e", reason: "r"),
+            ModelCastError.expiredManifest(publishedAt: "p", origin: nil, validity: "v", expiresAt: "e", now: "n"),
+            ModelCastError.commitFailed("x"), FormatError.invalidValue("x"),
         ]
         for error in runtime {
             XCTAssertEqual(ExitStatus(for: error), ModelCastError.usage("x").exitStatus, "\(error)")

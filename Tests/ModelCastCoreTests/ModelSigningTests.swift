@@ -30,7 +30,7 @@ final class ModelSigningTests: XCTestCase {
             let bundle = try ModelSignatureBundle(parsing: data, source: "hostile.sig")
             _ = try bundle.verifiedStatement(publicKey: Self.key.publicKey, source: "hostile.sig")
             XCTFail("accepted: \(String(decoding: data.prefix(200), as: UTF8.self))", file: file, line: line)
-        } catch let error as ModelCastError {
+        } catch let error as FormatError {
             guard case .invalidModelSignature(let source, _) = error else { return XCTFail("\(error)", file: file, line: line) }
             XCTAssertEqual(source, "hostile.sig", file: file, line: line)
             for fragment in fragments { XCTAssertTrue(error.message.contains(fragment), "\(error.message) lacks \(fragment)", file: file, line: line) }

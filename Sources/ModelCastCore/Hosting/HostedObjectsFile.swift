@@ -30,12 +30,12 @@ package struct HostedObjectsFile: Sendable {
         }
         let file: File
         do { file = try JSONDecoder().decode(File.self, from: data) } catch {
-            throw ModelCastError.invalidRecord(source: path, reason: describe(decodingError: error))
+            throw FormatError.invalidRecord(source: path, reason: describe(decodingError: error))
         }
         var declared: [String: ObjectMetadata] = [:]
         for (index, object) in file.objects.enumerated() {
-            guard let key = object.key else { throw ModelCastError.invalidRecord(source: path, reason: "objects[\(index)] has no key") }
-            func refuse(_ reason: String) -> ModelCastError { .invalidRecord(source: path, reason: "the entry for key '\(key)' \(reason)") }
+            guard let key = object.key else { throw FormatError.invalidRecord(source: path, reason: "objects[\(index)] has no key") }
+            func refuse(_ reason: String) -> FormatError { .invalidRecord(source: path, reason: "the entry for key '\(key)' \(reason)") }
             guard let cacheControl = object.cache_control else { throw refuse("has no cache_control") }
             guard let contentType = object.content_type else { throw refuse("has no content_type") }
             guard let size = object.size, size >= 0 else { throw refuse("has no non-negative size") }

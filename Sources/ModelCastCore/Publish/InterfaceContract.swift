@@ -75,7 +75,7 @@ struct InterfaceContract {
                 let old = try ModelInterface(json: baseline.interface)
                 differences = interfaces[unit.name].map { $0.differences(from: old) } ?? ["format \(old.format) → one without an interface modelcast reads"]
             } catch {
-                throw ModelCastError.invalidRecord(source: "the interface of \(unit.name) \(baseline.version) in the target's history", reason: String(describing: error))
+                throw FormatError.invalidRecord(source: "the interface of \(unit.name) \(baseline.version) in the target's history", reason: String(describing: error))
             }
             guard !differences.isEmpty else { continue }
             let compared = baseline.version == previous.version ? ""

@@ -73,7 +73,7 @@ package struct MinisignSecretKey: Sendable, CustomStringConvertible, CustomDebug
         // The stored public key half must be the one the seed gives; a mismatch is
         // a damaged file (the checksum does not catch a file built wrongly).
         guard constantTimeEqual(publicKey.key, envelope.storedPublicKey) else {
-            throw ModelCastError.signingKey(source: source, reason: "corrupt key: the stored public key does not match the secret key (key id \(keyID.hex))")
+            throw FormatError.signingKey(source: source, reason: "corrupt key: the stored public key does not match the secret key (key id \(keyID.hex))")
         }
     }
 
@@ -208,12 +208,12 @@ struct SecretKeyEnvelope {
             location = ""
         case 2:
             guard textAfterPrefix(untrustedCommentPrefix, in: lines[0]) != nil else {
-                throw ModelCastError.signingKey(source: source, reason: "line 1 must start with \"\(untrustedCommentPrefix)\"")
+                throw FormatError.signingKey(source: source, reason: "line 1 must start with \"\(untrustedCommentPrefix)\"")
             }
             line = lines[1]
             location = "line 2: "
         default:
-            throw ModelCastError.signingKey(
+            throw FormatError.signingKey(
                 source: source,
                 reason: "a secret key file has 2 lines (an untrusted comment and the base64 key), this one has \(lines.count)")
         }
@@ -221,12 +221,12 @@ struct SecretKeyEnvelope {
         // the only copy.
         bytes = decodeBase64(line) ?? []
         guard !bytes.isEmpty else {
-            throw ModelCastError.signingKey(source: source, reason: "\(location)not valid base64")
+            throw FormatError.signingKey(source: source, reason: "\(location)not valid base64")
         }
         guard bytes.count == MinisignSecretKey.structureLength else {
             let count = bytes.count
             wipe()
-            throw ModelCastError.signingKey(
+            throw FormatError.signingKey(
                 source: source,
                 reason: "\(location)a minisign secret key decodes to \(MinisignSecretKey.structureLength) bytes, this decodes to \(count)"
                     + (count == 42 ? " (it looks like a public key)" : ""))
@@ -242,7 +242,7 @@ struct SecretKeyEnvelope {
         }
         if let problem {
             wipe()
-            throw ModelCastError.signingKey(source: source, reason: location + problem)
+            throw FormatError.signingKey(source: source, reason: location + problem)
         }
     }
 
@@ -261,7 +261,7 @@ struct SecretKeyEnvelope {
     mutating func decrypt(passphrase: String, source: String) throws {
         let parameters = ScryptParameters(opsLimit: opsLimit, memLimit: memLimit)
         if let refusal = parameters.refusal {
-            throw ModelCastError.signingKey(source: source, reason: "refusing to decrypt: \(refusal)")
+            throw FormatError.signingKey(source: source, reason: "refusing to decrypt: \(refusal)")
         }
         var password = Array(passphrase.utf8)
         defer { wipeSecret(&password) }
@@ -277,7 +277,7 @@ struct SecretKeyEnvelope {
     func checkUnencrypted(source: String) throws {
         if storedChecksum.allSatisfy({ $0 == 0 }) { return }
         guard checksumMatches() else {
-            throw ModelCastError.signingKey(source: source, reason: "corrupt key: checksum mismatch")
+            throw FormatError.signingKey(source: source, reason: "corrupt key: checksum mismatch")
         }
     }
 

@@ -53,13 +53,25 @@ extension ModelCastError: ExitStatusProviding {
         case .emptyDirectory, .symlink, .specialFile, .nameCollision, .nonUTF8Name,
              .controlCharacterInName, .invalidModel, .usage:
             return .refused
-        case .signingKey, .passphraseRequired, .wrongPassphrase, .invalidComment, .malformedSignature,
-             .unsupportedSignatureAlgorithm, .untrustedSigningKey, .signatureMismatch, .trustedCommentMismatch,
-             .modelSigningKey, .invalidModelSignature, .modelSignatureMismatch:
+        case .passphraseRequired, .wrongPassphrase, .modelSigningKey, .modelSignatureMismatch:
             return .refused
         // What a target, a store or a served manifest holds.
-        case .targetState, .versionConflict, .liveReleaseConflict, .rollbackTargetUnavailable, .invalidRecord, .invalidManifest,
-             .invalidInlineSignature, .undecodableBody, .expiredManifest, .commitFailed:
+        case .targetState, .versionConflict, .liveReleaseConflict, .rollbackTargetUnavailable, .invalidManifest,
+             .undecodableBody, .expiredManifest, .commitFailed:
+            return .refused
+        }
+    }
+}
+
+extension FormatError: ExitStatusProviding {
+    package var exitStatus: ExitStatus {
+        switch self {
+        // No default: a new case says here which status it ends a command with.
+        case .invalidValue, .signingKey, .invalidComment, .malformedSignature, .unsupportedSignatureAlgorithm,
+             .untrustedSigningKey, .signatureMismatch, .trustedCommentMismatch, .invalidModelSignature:
+            return .refused
+        // What a target or a served manifest holds.
+        case .invalidRecord, .invalidInlineSignature:
             return .refused
         }
     }

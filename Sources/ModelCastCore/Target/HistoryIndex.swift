@@ -52,7 +52,7 @@ struct HistoryIndex: Sendable {
     static func entry(decoding bytes: Data, source: String, sequence: Int64) throws -> Entry {
         let entry = try entry(decoding: bytes, source: source)
         guard entry.record.sequence == sequence else {
-            throw ModelCastError.invalidRecord(source: "release record \(source)", reason: "it holds the record of sequence \(entry.record.sequence), not of \(sequence) as its key says")
+            throw FormatError.invalidRecord(source: "release record \(source)", reason: "it holds the record of sequence \(entry.record.sequence), not of \(sequence) as its key says")
         }
         return entry
     }

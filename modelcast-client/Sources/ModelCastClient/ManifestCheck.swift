@@ -155,7 +155,7 @@ struct ManifestFetcher: Sendable {
         let url = configuration.manifestURL.absoluteString
         do {
             return try Release.decode(data, source: url)
-        } catch let error as ModelCastError {
+        } catch let error as FormatError {
             if case .invalidRecord(_, let reason) = error { throw ClientError.invalidManifest(url: url, reason: reason) }
             throw ClientError.invalidManifest(url: url, reason: error.description)
         } catch {

@@ -35,7 +35,7 @@ struct ModelSignatureCheck: Sendable {
             return try bundle.verifiedStatement(keyHint: publicKey.hint, source: url) { signature, signed in
                 publicKey.isValidSignature(signature, for: signed)
             }
-        } catch ModelCastError.invalidModelSignature(_, let reason) {
+        } catch FormatError.invalidModelSignature(_, let reason) {
             throw ClientError.badModelSignature(model: model.name.rawValue, url: url, reason: reason)
         }
     }
@@ -83,6 +83,7 @@ struct ModelSignatureCheck: Sendable {
 }
 
 /// The bundle's bytes as they arrive (from the session's serial queue only).
+// @unchecked: a plain var, appended to by the session's serial queue only, read after the request ended.
 private final class BundleBody: @unchecked Sendable {
     var data = Data()
 }

@@ -40,12 +40,12 @@ public enum InlineSignature {
     public static func attach(_ member: JSONValue, to manifest: Data) throws -> Data {
         let bytes = [UInt8](manifest)
         guard bytes.count > closing.count, bytes.suffix(closing.count).elementsEqual(closing), split(manifest) == nil else {
-            throw ModelCastError.invalidInlineSignature("cannot attach an inline signature: the manifest is not in modelcast's canonical form")
+            throw FormatError.invalidInlineSignature("cannot attach an inline signature: the manifest is not in modelcast's canonical form")
         }
         let signed = Data(bytes.dropLast(closing.count) + marker + Array(member.serialized(nestedAt: 1).utf8) + closing)
         // The rule clients follow must give back exactly the bytes that were signed.
         guard split(signed)?.signed == manifest else {
-            throw ModelCastError.invalidInlineSignature("cannot attach an inline signature: the manifest is not in modelcast's canonical form")
+            throw FormatError.invalidInlineSignature("cannot attach an inline signature: the manifest is not in modelcast's canonical form")
         }
         return signed
     }
@@ -56,7 +56,7 @@ public enum InlineSignature {
         let lines = file.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         let trustedPrefix = "trusted comment: "
         guard lines.count >= 4, lines[0].hasPrefix("untrusted comment:"), lines[2].hasPrefix(trustedPrefix) else {
-            throw ModelCastError.invalidInlineSignature("not a minisign signature file: expected untrusted comment, signature, trusted comment and global signature lines")
+            throw FormatError.invalidInlineSignature("not a minisign signature file: expected untrusted comment, signature, trusted comment and global signature lines")
         }
         return .object([
             .init("format", .string("minisign")),
@@ -68,7 +68,7 @@ public enum InlineSignature {
 
     /// The minisign signature file an inline signature member stands for.
     public static func signatureFile(fromMember member: Data) throws -> String {
-        func fail(_ why: String) -> ModelCastError { .invalidInlineSignature("inline signature: \(why)") }
+        func fail(_ why: String) -> FormatError { .invalidInlineSignature("inline signature: \(why)") }
         let value: JSONValue
         do { value = try JSONValue(parsing: member) } catch { throw fail("not valid JSON") }
         guard value["format"]?.stringValue == "minisign" else { throw fail("format is not \"minisign\"") }

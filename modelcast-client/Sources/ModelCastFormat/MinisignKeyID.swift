@@ -110,13 +110,13 @@ public func describeAlgorithm(_ bytes: ArraySlice<UInt8>) -> String {
 public func checkComment(_ comment: String, kind: String, maximumBytes: Int) throws {
     for (offset, byte) in comment.utf8.enumerated() {
         switch byte {
-        case 0x0a: throw ModelCastError.invalidComment(kind: kind, reason: "contains a line feed (at byte \(offset)); it must be a single line")
-        case 0x0d: throw ModelCastError.invalidComment(kind: kind, reason: "contains a carriage return (at byte \(offset)); it must be a single line")
-        case 0x00: throw ModelCastError.invalidComment(kind: kind, reason: "contains a NUL byte (at byte \(offset))")
+        case 0x0a: throw FormatError.invalidComment(kind: kind, reason: "contains a line feed (at byte \(offset)); it must be a single line")
+        case 0x0d: throw FormatError.invalidComment(kind: kind, reason: "contains a carriage return (at byte \(offset)); it must be a single line")
+        case 0x00: throw FormatError.invalidComment(kind: kind, reason: "contains a NUL byte (at byte \(offset))")
         default: continue
         }
     }
     if comment.utf8.count > maximumBytes {
-        throw ModelCastError.invalidComment(kind: kind, reason: "is \(comment.utf8.count) bytes long; minisign reads at most \(maximumBytes)")
+        throw FormatError.invalidComment(kind: kind, reason: "is \(comment.utf8.count) bytes long; minisign reads at most \(maximumBytes)")
     }
 }

@@ -21,10 +21,10 @@ public struct MinisignPublicKey: Hashable, Sendable, CustomStringConvertible {
     /// Wraps a key id and 32 key bytes; throws for any other key length.
     public init(keyID: MinisignKeyID, key: [UInt8]) throws {
         guard key.count == 32 else {
-            throw ModelCastError.signingKey(source: "key id \(keyID)", reason: "an Ed25519 public key is 32 bytes, not \(key.count)")
+            throw FormatError.signingKey(source: "key id \(keyID)", reason: "an Ed25519 public key is 32 bytes, not \(key.count)")
         }
         if let weakness = Self.weakness(of: key) {
-            throw ModelCastError.signingKey(source: "key id \(keyID)", reason: weakness)
+            throw FormatError.signingKey(source: "key id \(keyID)", reason: weakness)
         }
         self.keyID = keyID
         self.key = key
@@ -70,7 +70,7 @@ public struct MinisignPublicKey: Hashable, Sendable, CustomStringConvertible {
     public init(base64: String, source: String = "public key string") throws {
         let trimmed = base64.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.unicodeScalars.contains("\n") else {
-            throw ModelCastError.signingKey(source: source, reason: "a bare public key is one base64 line; this text has several lines")
+            throw FormatError.signingKey(source: source, reason: "a bare public key is one base64 line; this text has several lines")
         }
         try self.init(decodingLine: Substring(trimmed), source: source, line: nil)
     }
@@ -80,12 +80,12 @@ public struct MinisignPublicKey: Hashable, Sendable, CustomStringConvertible {
     public init(fileContents: String, source: String = "public key file") throws {
         let lines = minisignLines(fileContents)
         guard lines.count == 2 else {
-            throw ModelCastError.signingKey(
+            throw FormatError.signingKey(
                 source: source,
                 reason: "a public key file has 2 lines (an untrusted comment and the base64 key), this one has \(lines.count)")
         }
         guard textAfterPrefix(untrustedCommentPrefix, in: lines[0]) != nil else {
-            throw ModelCastError.signingKey(source: source, reason: "line 1 must start with \"\(untrustedCommentPrefix)\"")
+            throw FormatError.signingKey(source: source, reason: "line 1 must start with \"\(untrustedCommentPrefix)\"")
         }
         try self.init(decodingLine: lines[1], source: source, line: 2)
     }
@@ -102,21 +102,21 @@ public struct MinisignPublicKey: Hashable, Sendable, CustomStringConvertible {
     private init(decodingLine line: Substring, source: String, line number: Int?) throws {
         let location = number.map { "line \($0): " } ?? ""
         guard let bytes = decodeBase64(line) else {
-            throw ModelCastError.signingKey(source: source, reason: "\(location)not valid base64")
+            throw FormatError.signingKey(source: source, reason: "\(location)not valid base64")
         }
         guard bytes.count == 42 else {
-            throw ModelCastError.signingKey(
+            throw FormatError.signingKey(
                 source: source,
                 reason: "\(location)a public key decodes to 42 bytes (\"Ed\", key id, key), this decodes to \(bytes.count)")
         }
         guard Array(bytes[0..<2]) == Self.algorithm else {
-            throw ModelCastError.signingKey(
+            throw FormatError.signingKey(
                 source: source,
                 reason: "\(location)unsupported signature algorithm \(describeAlgorithm(bytes[0..<2])) (expected 'Ed')")
         }
         let key = Array(bytes[10..<42])
         if let weakness = Self.weakness(of: key) {
-            throw ModelCastError.signingKey(source: source, reason: "\(location)\(weakness)")
+            throw FormatError.signingKey(source: source, reason: "\(location)\(weakness)")
         }
         keyID = MinisignKeyID(bytes: Array(bytes[2..<10]))!
         self.key = key

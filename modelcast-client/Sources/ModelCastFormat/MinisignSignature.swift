@@ -53,17 +53,17 @@ public struct MinisignSignature: Sendable, Equatable {
     public init(fileContents: String, source: String = "signature") throws {
         let names = ["untrusted comment", "signature", "trusted comment", "trusted comment signature"]
         let lines = minisignLines(fileContents)
-        func malformed(_ line: Int, _ problem: String) -> ModelCastError {
+        func malformed(_ line: Int, _ problem: String) -> FormatError {
             .malformedSignature(source: source, reason: "line \(line) (\(names[line - 1])): \(problem)")
         }
         guard lines.count >= 4 else {
-            if lines.isEmpty { throw ModelCastError.malformedSignature(source: source, reason: "the file is empty") }
-            throw ModelCastError.malformedSignature(
+            if lines.isEmpty { throw FormatError.malformedSignature(source: source, reason: "the file is empty") }
+            throw FormatError.malformedSignature(
                 source: source,
                 reason: "the file ends after line \(lines.count); line \(lines.count + 1) (\(names[lines.count])) is missing (a minisign signature has 4 lines)")
         }
         guard lines.count == 4 else {
-            throw ModelCastError.malformedSignature(source: source, reason: "line 5: unexpected text after the trusted comment signature (a minisign signature has 4 lines)")
+            throw FormatError.malformedSignature(source: source, reason: "line 5: unexpected text after the trusted comment signature (a minisign signature has 4 lines)")
         }
         for (index, line) in lines.enumerated() where line.unicodeScalars.contains("\r") {
             throw malformed(index + 1, "contains a carriage return")
@@ -84,7 +84,7 @@ public struct MinisignSignature: Sendable, Equatable {
         }
         guard let algorithm = Algorithm(rawValue: String(decoding: structure[0..<2], as: UTF8.self)),
               structure[0..<2].allSatisfy({ $0 < 0x80 }) else {
-            throw ModelCastError.unsupportedSignatureAlgorithm(
+            throw FormatError.unsupportedSignatureAlgorithm(
                 source: source, algorithm: "\(describeAlgorithm(structure[0..<2])) (minisign defines 'ED' and legacy 'Ed')")
         }
         self.algorithm = algorithm
@@ -118,20 +118,20 @@ public struct MinisignSignature: Sendable, Equatable {
         ed25519: (_ signature: [UInt8], _ message: [UInt8], _ publicKey: [UInt8]) throws -> Bool
     ) throws -> VerifiedSignature {
         if algorithm == .legacy && !allowLegacy {
-            throw ModelCastError.unsupportedSignatureAlgorithm(source: source, algorithm: "'Ed' (legacy, not prehashed), which is not accepted here")
+            throw FormatError.unsupportedSignatureAlgorithm(source: source, algorithm: "'Ed' (legacy, not prehashed), which is not accepted here")
         }
         let candidates = publicKeys.filter { $0.keyID == keyID }
         guard !candidates.isEmpty else {
-            throw ModelCastError.untrustedSigningKey(source: source, keyID: keyID.hex, trustedKeyIDs: publicKeys.map(\.keyID.hex))
+            throw FormatError.untrustedSigningKey(source: source, keyID: keyID.hex, trustedKeyIDs: publicKeys.map(\.keyID.hex))
         }
         let signed = algorithm == .prehashed ? try prehash(message) : message
         // Two trusted keys could share a key id (8 random bytes); the signature
         // decides which of them made it.
         guard let publicKey = try candidates.first(where: { try ed25519(signature, signed, $0.key) }) else {
-            throw ModelCastError.signatureMismatch(source: source, keyID: keyID.hex)
+            throw FormatError.signatureMismatch(source: source, keyID: keyID.hex)
         }
         guard try ed25519(globalSignature, signature + Array(trustedComment.utf8), publicKey.key) else {
-            throw ModelCastError.trustedCommentMismatch(source: source, keyID: keyID.hex)
+            throw FormatError.trustedCommentMismatch(source: source, keyID: keyID.hex)
         }
         return VerifiedSignature(
             publicKey: publicKey, algorithm: algorithm, trustedComment: trustedComment, untrustedComment: untrustedComment)

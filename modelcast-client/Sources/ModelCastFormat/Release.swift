@@ -300,9 +300,9 @@ public struct Release: Decodable, Equatable, Sendable {
             try checkJSONDepth(data)
             return try JSONDecoder().decode(Release.self, from: data)
         } catch let error as ManifestValueError {
-            throw ModelCastError.invalidRecord(source: "release record \(source)", reason: error.description)
+            throw FormatError.invalidRecord(source: "release record \(source)", reason: error.description)
         } catch {
-            throw ModelCastError.invalidRecord(source: "release record \(source)", reason: describe(decodingError: error))
+            throw FormatError.invalidRecord(source: "release record \(source)", reason: describe(decodingError: error))
         }
     }
 }

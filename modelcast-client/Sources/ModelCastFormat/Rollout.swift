@@ -120,11 +120,11 @@ public struct Rollout: Equatable, Sendable {
         let parts = number.split(separator: ".", omittingEmptySubsequences: false)
         guard (1...2).contains(parts.count), let whole = Int(parts[0]), whole >= 0, parts[0].allSatisfy(\.isASCII),
               parts.count == 1 || (1...2).contains(parts[1].count) && parts[1].allSatisfy({ $0.isASCII && $0.isNumber }) else {
-            throw ModelCastError.usage("percentage '\(text)' is not a number from 0 to 100 with at most two decimals (e.g. 10%, 0.5%)")
+            throw FormatError.invalidValue("percentage '\(text)' is not a number from 0 to 100 with at most two decimals (e.g. 10%, 0.5%)")
         }
         let fraction = parts.count == 2 ? Int(parts[1].padding(toLength: 2, withPad: "0", startingAt: 0))! : 0
         let value = whole * 100 + fraction
-        guard value <= 10_000 else { throw ModelCastError.usage("percentage '\(text)' is above 100%") }
+        guard value <= 10_000 else { throw FormatError.invalidValue("percentage '\(text)' is above 100%") }
         return value
     }
 
@@ -137,7 +137,7 @@ public struct Rollout: Equatable, Sendable {
         for (index, item) in text.split(separator: ",", omittingEmptySubsequences: false).enumerated() {
             let pieces = item.split(separator: "@", omittingEmptySubsequences: false)
             guard (1...2).contains(pieces.count), !pieces[0].isEmpty else {
-                throw ModelCastError.usage("--rollout-schedule step '\(item)' is not PERCENT[@DELAY] (e.g. 10%@24h)")
+                throw FormatError.invalidValue("--rollout-schedule step '\(item)' is not PERCENT[@DELAY] (e.g. 10%@24h)")
             }
             let share = try parsePercent(String(pieces[0]))
             let offset: TimeInterval
@@ -146,12 +146,12 @@ public struct Rollout: Equatable, Sendable {
             } else if index == 0 {
                 offset = 0
             } else {
-                throw ModelCastError.usage("--rollout-schedule step '\(item)' needs @DELAY (only the first step starts at once)")
+                throw FormatError.invalidValue("--rollout-schedule step '\(item)' needs @DELAY (only the first step starts at once)")
             }
             if let (time, last) = previous, !(offset > time && share > last) {
-                throw ModelCastError.usage("--rollout-schedule step '\(item)' must come later and be higher than the step before it")
+                throw FormatError.invalidValue("--rollout-schedule step '\(item)' must come later and be higher than the step before it")
             }
-            guard share > 0 else { throw ModelCastError.usage("--rollout-schedule step '\(item)' is 0%: a schedule ramps up from above 0") }
+            guard share > 0 else { throw FormatError.invalidValue("--rollout-schedule step '\(item)' is 0%: a schedule ramps up from above 0") }
             previous = (offset, share)
             steps.append(Step(at: formatTimestamp(start.addingTimeInterval(offset)), basisPoints: share))
         }

@@ -13,6 +13,7 @@ public func parseTimestamp(_ text: String) -> Date? {
 /// The two formatters the functions above use, made once: making an ISO8601DateFormatter
 /// costs more than using it (a page of 300 releases spent a fifth of its time making them).
 /// Formatters are not documented thread-safe on every platform, so each use holds a lock.
+// @unchecked: every use of a formatter holds `lock` (see above).
 private final class TimestampFormatters: @unchecked Sendable {
     static let shared = TimestampFormatters()
     private let lock = NSLock()
@@ -39,7 +40,7 @@ private final class TimestampFormatters: @unchecked Sendable {
 public func parseDuration(_ text: String) throws -> TimeInterval {
     let units: [Character: TimeInterval] = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
     guard let unit = text.last, let scale = units[unit], let count = Int(text.dropLast()), count > 0 else {
-        throw ModelCastError.usage("duration '\(text)' is not a positive whole number followed by s, m, h, d or w (e.g. 30d)")
+        throw FormatError.invalidValue("duration '\(text)' is not a positive whole number followed by s, m, h, d or w (e.g. 30d)")
     }
     return TimeInterval(count) * scale
 }

@@ -23,12 +23,12 @@ extension ModelSignatureBundle {
             throw ModelCastError.unreadable(path: path, reason: "not a regular file, so not a model signature")
         }
         guard Int64(info.st_size) <= Int64(maximumSize) else {
-            throw ModelCastError.invalidModelSignature(source: path, reason: "\(info.st_size) bytes is larger than \(maximumSize), so not a model signature")
+            throw FormatError.invalidModelSignature(source: path, reason: "\(info.st_size) bytes is larger than \(maximumSize), so not a model signature")
         }
         // One byte more than the size said, to notice a file that grew meanwhile.
         let bytes = try file.read(at: 0, count: Int(info.st_size) + 1)
         guard bytes.count <= maximumSize else {
-            throw ModelCastError.invalidModelSignature(source: path, reason: "larger than \(maximumSize) bytes, so not a model signature")
+            throw FormatError.invalidModelSignature(source: path, reason: "larger than \(maximumSize) bytes, so not a model signature")
         }
         return Data(bytes)
     }

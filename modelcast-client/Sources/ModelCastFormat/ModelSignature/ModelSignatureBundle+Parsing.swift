@@ -10,17 +10,17 @@ extension ModelSignatureBundle {
     /// (`verifiedStatement`). `source` names the file for errors.
     public init(parsing data: Data, source: String) throws {
         guard data.count <= Self.maximumSize else {
-            throw ModelCastError.invalidModelSignature(source: source, reason: "\(data.count) bytes is larger than \(Self.maximumSize), so not a model signature")
+            throw FormatError.invalidModelSignature(source: source, reason: "\(data.count) bytes is larger than \(Self.maximumSize), so not a model signature")
         }
         do {
             try checkJSONDepth(data, limit: Self.maximumDepth)
             let json: JSONValue
             do { json = try JSONValue(parsing: data) } catch is DecodingError {
-                throw ModelCastError.invalidModelSignature(source: source, reason: "not JSON (\(data.count) bytes: truncated, or not a signature bundle)")
+                throw FormatError.invalidModelSignature(source: source, reason: "not JSON (\(data.count) bytes: truncated, or not a signature bundle)")
             }
             try self.init(json: json)
         } catch let error as ManifestValueError {
-            throw ModelCastError.invalidModelSignature(source: source, reason: error.description)
+            throw FormatError.invalidModelSignature(source: source, reason: error.description)
         }
     }
 

@@ -60,17 +60,17 @@ public struct ModelSignatureBundle: Sendable, Equatable {
     public func verifiedStatement(keyHint expected: String, source: String,
                                   isValidSignature: ([UInt8], [UInt8]) throws -> Bool) throws -> ModelSigningStatement {
         if let keyHint, keyHint != expected {
-            throw ModelCastError.invalidModelSignature(
+            throw FormatError.invalidModelSignature(
                 source: source, reason: "it was made with another key: its key hint is \(quotedValue(keyHint)), the given public key's is \(expected)")
         }
         guard !signature.isEmpty, try isValidSignature(signature, signedBytes) else {
-            throw ModelCastError.invalidModelSignature(
+            throw FormatError.invalidModelSignature(
                 source: source, reason: "the signature does not verify with the public key (hint \(expected)): the statement was altered or signed by another key")
         }
         do {
             return try ModelSigningStatement(payload: payload)
         } catch let error as ManifestValueError {
-            throw ModelCastError.invalidModelSignature(source: source, reason: error.description)
+            throw FormatError.invalidModelSignature(source: source, reason: error.description)
         }
     }
 }

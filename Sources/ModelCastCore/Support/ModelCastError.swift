@@ -1,8 +1,10 @@
 import Foundation
 
-/// Every failure modelcast reports. Each message names the offending value (a path,
-/// a field, a version) so the user can act on it without reading logs.
-public enum ModelCastError: Error, Equatable, Sendable {
+/// Every failure of the CLI's own work (files, models, archives, keys, targets, stores,
+/// commits). Each message names the offending value (a path, a field, a version) so the
+/// user can act on it without reading logs. What the shared format's readers refuse is
+/// `FormatError` (ModelCastFormat), which devices see too.
+package enum ModelCastError: Error, Equatable, Sendable {
     /// The path does not exist.
     case notFound(path: String)
     /// A directory model contains no regular file.
@@ -52,16 +54,9 @@ public enum ModelCastError: Error, Equatable, Sendable {
     /// live only for some models, is not in the history, or its stored objects are gone or
     /// fail their proof.
     case rollbackTargetUnavailable(String)
-    /// A record read from a target (a history record, a manifest read back as a release,
-    /// `_modelcast/objects.json`) that does not decode or has an unusable entry. `source`
-    /// says which record and where it was read (e.g. "release record s3://b/…", a path).
-    case invalidRecord(source: String, reason: String)
     /// A manifest (served, stored or given as a file) that is not valid JSON of any
     /// profile, or lacks a field its profile needs: `source` names it, `reason` the field.
     case invalidManifest(source: String, reason: String)
-    /// An inline manifest signature that cannot be attached to a manifest, or that a
-    /// manifest carries in a form that cannot be read.
-    case invalidInlineSignature(String)
     /// A body served with a Content-Encoding that cannot be decoded as a device would:
     /// an unsupported encoding, corrupt data, or more than the allowed size.
     case undecodableBody(url: String, encoding: String, reason: String)
@@ -74,41 +69,20 @@ public enum ModelCastError: Error, Equatable, Sendable {
     /// concurrent publish, a lost answer), or undoing the steps before it left something
     /// behind. The message says what is live now and what was undone.
     case commitFailed(String)
-    /// A minisign public or secret key that cannot be read, parsed or used. `source`
-    /// names where it came from (a path, an environment variable); `reason` never
-    /// contains key material.
-    case signingKey(source: String, reason: String)
     /// An encrypted minisign secret key was given without a passphrase.
     case passphraseRequired(source: String)
     /// A decrypted minisign secret key failed its checksum: the passphrase is wrong
     /// or the key file is damaged (the two cannot be told apart).
     case wrongPassphrase(source: String)
-    /// A comment that cannot go into a signature file (a line break, too long).
-    /// `kind` is "trusted comment" or "untrusted comment".
-    case invalidComment(kind: String, reason: String)
-    /// A signature file that is not in minisign's format; `reason` names the line.
-    case malformedSignature(source: String, reason: String)
-    /// A signature made with an algorithm this verifier does not accept.
-    case unsupportedSignatureAlgorithm(source: String, algorithm: String)
-    /// The signature's key id matches none of the trusted public keys.
-    case untrustedSigningKey(source: String, keyID: String, trustedKeyIDs: [String])
-    /// The signature does not verify over the signed data.
-    case signatureMismatch(source: String, keyID: String)
-    /// The signature over the data verifies but the one over the trusted comment does not.
-    case trustedCommentMismatch(source: String, keyID: String)
     /// A model-signing key (ECDSA P-256 in PEM, for OpenSSF model signatures) that cannot be
     /// read, parsed or used. `source` names the file; `reason` never contains key material.
     case modelSigningKey(source: String, reason: String)
-    /// A model signature (an OpenSSF model-signing Sigstore bundle) that cannot be read, is not
-    /// in the supported form, or does not verify with the given key. `reason` names the field
-    /// and the value.
-    case invalidModelSignature(source: String, reason: String)
     /// A model whose files differ from those its verified signature lists: each entry of
     /// `differences` names one changed, missing or extra file.
     case modelSignatureMismatch(model: String, source: String, differences: [String])
 
     /// The one-line message shown to the user.
-    public var message: String {
+    package var message: String {
         switch self {
         case .notFound(let path):
             return "no such file or directory: \(path)"
@@ -137,40 +111,20 @@ public enum ModelCastError: Error, Equatable, Sendable {
         case .crypto(let operation, let message):
             return "\(operation) failed: \(message)"
         case .usage(let message), .targetState(let message), .versionConflict(let message),
-             .liveReleaseConflict(let message), .rollbackTargetUnavailable(let message),
-             .invalidInlineSignature(let message), .commitFailed(let message):
+             .liveReleaseConflict(let message), .rollbackTargetUnavailable(let message), .commitFailed(let message):
             return message
         case .invalidManifest(let source, let reason):
             return "manifest \(source): \(reason)"
-        case .invalidRecord(let source, let reason):
-            return "cannot read \(source): \(reason)"
         case .undecodableBody(let url, let encoding, let reason):
             return "\(url): cannot decode its Content-Encoding '\(encoding)': \(reason)"
         case .expiredManifest(let publishedAt, let origin, let validity, let expiresAt, let now):
             return "the manifest would be expired before it is published: published_at \(publishedAt)\(origin.map { " (\($0))" } ?? "") plus --expires-in \(validity) is \(expiresAt), and it is now \(now); unset SOURCE_DATE_EPOCH or give a longer --expires-in"
-        case .signingKey(let source, let reason):
-            return "minisign key \(source): \(reason)"
         case .passphraseRequired(let source):
             return "secret key \(source) is encrypted: a passphrase is required (type it at a terminal, or set MODELCAST_SIGNING_PASSPHRASE)"
         case .wrongPassphrase(let source):
             return "cannot decrypt secret key \(source): wrong passphrase or corrupt key (checksum mismatch)"
-        case .invalidComment(let kind, let reason):
-            return "invalid \(kind): \(reason)"
-        case .malformedSignature(let source, let reason):
-            return "malformed signature file \(source): \(reason)"
-        case .unsupportedSignatureAlgorithm(let source, let algorithm):
-            return "signature \(source) uses an unsupported algorithm: \(algorithm)"
-        case .untrustedSigningKey(let source, let keyID, let trustedKeyIDs):
-            let trusted = trustedKeyIDs.isEmpty ? "no public key was given" : "trusted key ids: " + trustedKeyIDs.joined(separator: ", ")
-            return "signature \(source) was made with key id \(keyID), which is not a trusted key (\(trusted))"
-        case .signatureMismatch(let source, let keyID):
-            return "signature \(source) (key id \(keyID)) does not verify: the signed data was altered or the signature is for other data"
-        case .trustedCommentMismatch(let source, let keyID):
-            return "signature \(source) (key id \(keyID)): the trusted comment's signature does not verify (the trusted comment was altered)"
         case .modelSigningKey(let source, let reason):
             return "model-signing key \(source): \(reason)"
-        case .invalidModelSignature(let source, let reason):
-            return "model signature \(source): \(reason)"
         case .modelSignatureMismatch(let model, let source, let differences):
             return "model \(model) does not match its signature \(source): " + differences.joined(separator: "; ")
         }
@@ -178,33 +132,6 @@ public enum ModelCastError: Error, Equatable, Sendable {
 }
 
 extension ModelCastError: LocalizedError, CustomStringConvertible {
-    public var errorDescription: String? { message }
-    public var description: String { message }
+    package var errorDescription: String? { message }
+    package var description: String { message }
 }
-
-/// The text of a C `errno` value, e.g. "Permission denied".
-public func errnoDescription(_ code: Int32 = errno) -> String {
-    String(cString: strerror(code))
-}
-
-/// True when `text` holds a C0 control character or DEL (U+0000–U+001F, U+007F).
-public func containsControlCharacter(_ text: String) -> Bool {
-    text.unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
-}
-
-/// `text` with every control character written as an escape (`\n`, `\t`, `\r`,
-/// `\u{1B}`), so a message naming it stays on one line and shows what is there.
-public func escapingControlCharacters(_ text: String) -> String {
-    var result = ""
-    for scalar in text.unicodeScalars {
-        switch scalar.value {
-        case 0x0A: result += "\\n"
-        case 0x09: result += "\\t"
-        case 0x0D: result += "\\r"
-        case 0..<0x20, 0x7F: result += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
-        default: result.unicodeScalars.append(scalar)
-        }
-    }
-    return result
-}
-
