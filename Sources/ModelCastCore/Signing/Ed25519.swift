@@ -5,6 +5,7 @@ internal import CLibCrypto
 /// `deinit` (libcrypto clears the private key bytes when it frees them). The key
 /// is never modified after creation, which makes sharing it between threads safe:
 /// each signature gets its own `EVP_MD_CTX`.
+// @unchecked: the EVP_PKEY is never modified after creation (see above).
 final class Ed25519PrivateKey: @unchecked Sendable {
     private let pointer: OpaquePointer
 

@@ -8,6 +8,8 @@ import NIOConcurrencyHelpers
 /// from a local file), it also cuts the bytes again by the scheme, in the same read; the
 /// cuts' lengths are compared, the index's hashes of those same segments being proven.
 final class SegmentProof: Sendable {
+    // @unchecked: SHA256Hasher and SegmentHasher are mutable classes; State is private and
+    // only ever reached through `state`'s lock.
     private struct State: @unchecked Sendable {
         var segment = 0
         var filled = 0

@@ -6,6 +6,7 @@ internal import CLibCrypto
 /// `deinit` (libcrypto clears the private scalar). Never modified after creation, so it
 /// can be shared between threads: each signature gets its own `EVP_MD_CTX`. Its
 /// descriptions show only the public key's hint, never the secret.
+// @unchecked: the EVP_PKEY is never modified after creation (see above).
 package final class P256PrivateKey: @unchecked Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     let pointer: OpaquePointer
     /// The public half.

@@ -3,6 +3,7 @@ internal import CLibCrypto
 
 /// An ECDSA P-256 public key held by libcrypto, for verifying model signatures. Owns one
 /// `EVP_PKEY` and frees it in `deinit`; never modified after creation.
+// @unchecked: the EVP_PKEY is never modified after creation (see above).
 package final class P256PublicKey: @unchecked Sendable, CustomStringConvertible {
     let pointer: OpaquePointer
     /// The key as a PEM SubjectPublicKeyInfo (`-----BEGIN PUBLIC KEY-----`, 64-column
