@@ -54,7 +54,13 @@ package struct HostingFiles: Sendable {
         guard FileManager.default.fileExists(atPath: overrideDirectory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw ModelCastError.usage("templates directory does not exist: \(overrideDirectory)")
         }
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: overrideDirectory)) ?? []
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: overrideDirectory)
+        } catch {
+            // Publishing with the built-in templates instead would silently drop the user's.
+            throw ModelCastError.unreadable(path: overrideDirectory, reason: "the templates directory cannot be listed (\((error as NSError).localizedDescription))")
+        }
         for name in names.sorted() where name.hasSuffix(".mustache") {
             let path = overrideDirectory + "/" + name
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
