@@ -73,7 +73,12 @@ let package = Package(
         // A small command-line "device" built on ModelCastClient (README: Client library).
         .executableTarget(
             name: "modelcast-device",
-            dependencies: [.product(name: "ModelCastClient", package: "modelcast-client")],
+            // ModelCastFormat too, by name: the device parses its arguments with the format's
+            // own value types and helpers, which ModelCastClient does not re-export to apps.
+            dependencies: [
+                .product(name: "ModelCastClient", package: "modelcast-client"),
+                .product(name: "ModelCastFormat", package: "modelcast-client"),
+            ],
             path: "examples/device"
         ),
         // The README's client snippet, built as an app would (README: Client library).

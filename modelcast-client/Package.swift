@@ -33,7 +33,7 @@ let package = Package(
         // machine for the transfer tests), so they run in the exported repository too.
         .testTarget(
             name: "ModelCastClientStandaloneTests",
-            dependencies: ["ModelCastClient", .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["ModelCastClient", "ModelCastFormat", .product(name: "Crypto", package: "swift-crypto")]
         ),
     ]
 )

@@ -1,5 +1,6 @@
 import Foundation
 import ModelCastClient
+import ModelCastFormat
 
 /// What `--device k=v,…` says of the device variants are chosen for. A key not given keeps
 /// what `DeviceProfile.current` finds on the machine each call runs on.

@@ -1,5 +1,6 @@
 import Foundation
 import ModelCastClient
+import ModelCastFormat
 
 /// The configuration `init` records in `D/device.json` and every later call reads back.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import ModelCastClient
+import ModelCastFormat
 
 /// The one-shot form: every setting on the command line, one update (or check, or revert)
 /// per run, nothing recorded but the client's own state. Its exit statuses are the

@@ -1,5 +1,6 @@
 import Foundation
 import ModelCastClient
+import ModelCastFormat
 
 /// A command-line mistake: exit 2, this message.
 struct UsageError: Error, CustomStringConvertible {

@@ -1,5 +1,6 @@
 import Foundation
 import ModelCastClient
+import ModelCastFormat
 
 extension ProtocolCall {
     /// `init --dir D --manifest-url U [--public-key FILE]… [--model-signing-public-key FILE]

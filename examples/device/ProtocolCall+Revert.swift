@@ -1,5 +1,6 @@
 import Foundation
 import ModelCastClient
+import ModelCastFormat
 
 extension ProtocolCall {
     /// `revert --dir D MODEL --reason TEXT`: back to MODEL's previous kept version, offline,

@@ -1,5 +1,6 @@
 import Foundation
 import ModelCastClient
+import ModelCastFormat
 
 extension ProtocolCall {
     /// `update --dir D [--policy P] [--request MODEL]…`: one update of the models `--policy`

@@ -1,5 +1,6 @@
 import Foundation
 import ModelCastClient
+import ModelCastFormat
 
 /// The option values of the protocol, parsed exactly: each accepts one written form and
 /// refuses anything else with a `UsageError` that names the option (`label`) and the value.

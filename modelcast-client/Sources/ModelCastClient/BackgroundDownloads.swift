@@ -1,4 +1,5 @@
 import Foundation
+import ModelCastFormat
 
 /// Downloads that go on while the app is suspended: files of at least `minimumFileSize`
 /// bytes are fetched by a background `URLSession` download task (the system transfers

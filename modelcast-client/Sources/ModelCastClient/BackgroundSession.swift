@@ -16,6 +16,8 @@ import FoundationNetworking
 ///
 /// One session per identifier in a process (the system allows no more): `session(…)`
 /// hands every updater of a directory the same one, and it lives as long as the process.
+// @unchecked: an NSObject delegate; its tables and the events handler are touched only
+// under `lock`, and `session` is set once, in init, before any delegate call can arrive.
 final class BackgroundSession: NSObject, URLSessionDownloadDelegate, @unchecked Sendable {
     let identifier: String
     /// The client's `downloads/` directory.
@@ -255,6 +257,7 @@ final class BackgroundSession: NSObject, URLSessionDownloadDelegate, @unchecked 
 
 /// The app's completion handler for the session's events. UIKit hands it over as a plain
 /// closure; it is called once, on the main queue.
+// @unchecked: UIKit's handler is a plain closure; it is called once, on the main queue.
 private struct EventsHandler: @unchecked Sendable {
     let call: () -> Void
 }

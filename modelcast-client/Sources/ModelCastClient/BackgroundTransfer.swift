@@ -5,6 +5,8 @@ import ModelCastFormat
 /// the first of: the session's completion, a refusal (a body past the file's size, an
 /// error status, a file that cannot be moved), the caller's cancellation. A failed
 /// transfer's task is stopped and its unproven file deleted.
+// @unchecked: its mutable state (continuation, result, the staged file) is touched only
+// under `lock` (an NSLock the compiler cannot see).
 final class BackgroundTransfer: @unchecked Sendable {
     let file: CheckedFile
     let model: ModelName

@@ -1,4 +1,5 @@
 import Foundation
+import ModelCastFormat
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -14,6 +15,8 @@ import Darwin
 /// holders in one process exclude each other as two processes do. The lock is advisory
 /// and the kernel drops it when its holder dies (even by SIGKILL), so a crash never
 /// leaves the directory locked; the file itself stays (removing it would race).
+// @unchecked: `released` is set once, by `release()`, which the holder calls from one task;
+// the descriptor and key never change.
 final class DirectoryLock: @unchecked Sendable {
     /// The lock file's name in the client's directory.
     static let fileName = "state.lock"
@@ -80,6 +83,7 @@ final class DirectoryLock: @unchecked Sendable {
 
 /// A counted set of paths behind a lock (the client supports systems older than
 /// `Synchronization.Mutex`).
+// @unchecked: `counts` is touched only under `lock`.
 private final class HeldDirectories: @unchecked Sendable {
     private let lock = NSLock()
     private var counts: [String: Int] = [:]

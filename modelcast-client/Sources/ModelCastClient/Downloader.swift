@@ -248,6 +248,7 @@ struct Downloader: Sendable {
 
 /// The running state of one download (touched from the session's serial queue only, and
 /// by the download once the session is done with it).
+// @unchecked: see above: one serial queue at a time, then the download, never both.
 private final class DownloadState: @unchecked Sendable {
     /// Received bytes are written once this many are waiting: few system calls, and at
     /// most this much is fetched again after the app is killed mid-download.

@@ -1,4 +1,5 @@
 import Foundation
+import ModelCastFormat
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -26,6 +27,8 @@ import FoundationNetworking
 ///   waits those 2 s; then what still arrives is dropped until the cancel lands (the
 ///   first moment the socket has nothing waiting: soon on a real network, whose data
 ///   comes with gaps; up to seconds from a loopback server).
+// @unchecked: an NSObject delegate; its one mutable table (`requests`) is touched only
+// under `lock`, the rest is set in init.
 final class HTTPStream: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     /// What the response head said; throwing ends the request with that error.
     typealias ResponseHandler = (HTTPURLResponse) throws -> Void
@@ -177,6 +180,8 @@ final class HTTPStream: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     #endif
 
     /// A small object's bytes as they arrive (handlers run one at a time).
+    // @unchecked: a plain var, appended to by one request's handlers, which the session
+    // runs one at a time on its serial queue; read after the request has ended.
     private final class SmallBody: @unchecked Sendable {
         var data = Data()
     }

@@ -1,5 +1,6 @@
 #if canImport(FoundationNetworking)
 import Foundation
+import ModelCastFormat
 
 /// The delegate queue of `HTTPStream`'s session on Linux: it runs each callback at once,
 /// on the thread that adds it, which in swift-corelibs-foundation is the network queue
@@ -13,6 +14,8 @@ import Foundation
 /// A callback must therefore be short and never wait for the session
 /// (`URLSessionTask.cancel()` and `suspend()` wait on that queue): `HTTPStream` cancels
 /// from another queue.
+// @unchecked: OperationQueue is thread-safe but not marked Sendable in swift-corelibs-foundation;
+// this subclass adds no state.
 final class InlineDeliveryQueue: OperationQueue, @unchecked Sendable {
     override func addOperation(_ block: @Sendable @escaping () -> Void) {
         block()

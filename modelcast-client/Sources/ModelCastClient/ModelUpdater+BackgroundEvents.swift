@@ -1,4 +1,5 @@
 import Foundation
+import ModelCastFormat
 
 extension ModelUpdater {
     /// Forwards `application(_:handleEventsForBackgroundURLSession:completionHandler:)`

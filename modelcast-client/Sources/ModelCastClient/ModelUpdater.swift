@@ -1,11 +1,5 @@
 import Foundation
-// The API names the format's types (`DeviceProfile`, `DownloadPolicy`, `VariantChoice`,
-// `CheckedModel`): an app that imports ModelCastClient sees them without a second import.
-@_exported import ModelCastFormat
-#if canImport(FoundationNetworking)
-// `URLSessionConfiguration` is part of the API (`sessionConfiguration:`); on Linux it lives here.
-@_exported import FoundationNetworking
-#endif
+import ModelCastFormat
 
 /// The app side of modelcast: checks the manifest, downloads, proves and installs models,
 /// and obeys rollbacks and staged rollouts; picks each model's variant for this device
@@ -457,6 +451,7 @@ public actor ModelUpdater {
 }
 
 /// A running total (updated from one download at a time).
+// @unchecked: a plain var, safe because the downloads that add to it run one at a time.
 private final class Counter: @unchecked Sendable {
     private(set) var value: Int64
     init(_ value: Int64) { self.value = value }

@@ -1,4 +1,5 @@
 import Foundation
+import ModelCastFormat
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif

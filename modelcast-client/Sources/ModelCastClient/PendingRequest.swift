@@ -1,4 +1,5 @@
 import Foundation
+import ModelCastFormat
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -7,6 +8,8 @@ import FoundationNetworking
 /// once, from the first of: the session's completion, a handler's throw, a bound
 /// (`TransferWatch`), the caller's cancellation. The caller gets the end at once; a failed
 /// request's transfer is then stopped (`stop`), and whatever still arrives is dropped.
+// @unchecked: its mutable state (continuation, result, response, counts) is touched only
+// under `lock` (an NSLock the compiler cannot see); the handlers are set once, in init.
 final class PendingRequest: @unchecked Sendable {
     /// What `take(_:)` did with a chunk.
     enum Delivery: Equatable {

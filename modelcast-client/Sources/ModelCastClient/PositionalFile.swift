@@ -1,4 +1,5 @@
 import Foundation
+import ModelCastFormat
 #if canImport(Darwin)
 import Darwin
 #elseif canImport(Glibc)
@@ -10,6 +11,8 @@ import Musl
 /// A file read and written at explicit offsets (`pread`/`pwrite`), so several range
 /// requests can each write their segments where they belong without sharing a file
 /// position.
+// @unchecked: only a descriptor, never reassigned; pwrite/pread share no file position,
+// and it is closed once, in deinit, when no request holds it any more.
 final class PositionalFile: @unchecked Sendable {
     let path: String
     private let descriptor: Int32

@@ -28,6 +28,7 @@ struct SegmentSeed: Sendable {
 /// A zipped directory as it was installed: the zip is gone, but each stored entry's
 /// bytes are its unpacked file's bytes, so a segment lying inside one entry's data can
 /// be read from that file.
+// @unchecked: the open files' table is touched only under `lock`; the entries never change.
 final class UnpackedZip: SeedBytes, @unchecked Sendable {
     let path: String
     /// The stored entries, by offset, each with its unpacked file.

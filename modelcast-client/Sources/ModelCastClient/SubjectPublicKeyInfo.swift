@@ -1,4 +1,5 @@
 import Foundation
+import ModelCastFormat
 
 /// The parts of a DER SubjectPublicKeyInfo (the body of a PEM `PUBLIC KEY`) a
 /// model-signing key is judged by: its algorithm, its named curve and its key bits. Read

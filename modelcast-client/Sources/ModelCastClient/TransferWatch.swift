@@ -1,4 +1,5 @@
 import Foundation
+import ModelCastFormat
 
 /// The time a request may take besides the session's idle timeout (`requestTimeout`, which
 /// a trickle resets with every byte): `ClientConfiguration.minimumTransferRate` over each
@@ -28,6 +29,8 @@ struct TransferBounds: Sendable {
 /// each window it compares the bytes taken in that window with `minimumRate × window`, and
 /// a metadata request is ended at its deadline; either way the request fails with
 /// `ClientError.tooSlow` or `.deadlineExceeded`, which stops its transfer.
+// @unchecked: DispatchSourceTimer is not Sendable; the timers are made in init, their
+// handlers run on the session's serial queue, and `cancel` only calls the thread-safe cancel().
 final class TransferWatch: @unchecked Sendable {
     private let timers: [DispatchSourceTimer]
 

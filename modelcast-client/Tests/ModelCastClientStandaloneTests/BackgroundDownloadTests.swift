@@ -2,6 +2,7 @@
 import Foundation
 import XCTest
 @testable import ModelCastClient
+import ModelCastFormat
 
 /// The download-task path (`ClientConfiguration.backgroundDownloads`) against nginx on
 /// 127.0.0.1: a good file installs; a wrong digest, a short file, an oversized one and an

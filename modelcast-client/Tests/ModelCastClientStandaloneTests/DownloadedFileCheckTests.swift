@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import ModelCastClient
+import ModelCastFormat
 
 /// The check a background download's file passes before the installer may take it: its
 /// size, then its SHA-256 read from the disk; a file that fails is deleted.
