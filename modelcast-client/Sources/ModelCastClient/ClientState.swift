@@ -14,7 +14,7 @@ struct ClientState: Codable {
 
     /// A version reported unusable on this device (`reportUnusable`).
     struct Refusal: Codable, Equatable {
-        /// The version directory's name (`Installer.versionID`).
+        /// The version directory's name (`ModelsDirectory.versionID`).
         var id: String
         var version: String
         var variant: String?

@@ -51,12 +51,12 @@ extension ModelUpdater {
     public func installedState() throws -> InstalledState {
         let state = loadState()
         var models: [InstalledState.Model] = []
-        for model in installer.installedModels() {
+        for model in modelsDirectory.installedModels() {
             guard let name = try? ModelName(model.name) else { continue }
             let id = model.directory.lastPathComponent
-            let versions = installer.versionsDirectory(name)
+            let versions = modelsDirectory.versionsDirectory(name)
             let kept = (state.installed[model.name]?.previous ?? []).filter { $0 != id }.compactMap { previous in
-                Installer.record(in: versions.appendingPathComponent(previous))?.version
+                ModelsDirectory.record(in: versions.appendingPathComponent(previous))?.version
             }
             let base = ["models", name.segment.rawValue, "versions", id].joined(separator: "/")
             models.append(InstalledState.Model(
@@ -74,7 +74,7 @@ extension ModelUpdater {
         do { entries = try FileManager.default.contentsOfDirectory(atPath: version.path) } catch { throw ClientError.io(version, error) }
         var files: [InstalledState.File] = []
         for entry in entries.sorted() {
-            if top, entry == Installer.recordName || entry == Installer.segmentsFolder { continue }
+            if top, entry == ModelsDirectory.recordName || entry == Installer.segmentsFolder { continue }
             let url = version.appendingPathComponent(entry)
             let type = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.type] as? FileAttributeType
             if type == .typeDirectory {

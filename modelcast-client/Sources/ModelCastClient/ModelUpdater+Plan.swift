@@ -46,7 +46,7 @@ extension ModelUpdater {
             }
             if !model.variants.isEmpty { variants[name] = choice }
             guard let chosen = choice.chosen else { continue }
-            let id = Installer.versionID(chosen)
+            let id = ModelsDirectory.versionID(chosen)
             pruned.append(model.name)
             if let refusal = state.refused[name], refusal.id == id {
                 refused[name] = refusal.refusedVersion(model: name)
@@ -54,7 +54,7 @@ extension ModelUpdater {
             }
             versions[name] = chosen.version.rawValue
             covered.append(chosen)
-            if installer.current(model.name)?.lastPathComponent != id { installs.append(chosen) }
+            if modelsDirectory.current(model.name)?.lastPathComponent != id { installs.append(chosen) }
         }
         let plan = UpdatePlan(
             sequence: release.sequence, takesCandidate: takesCandidate, versions: versions, bytesToDownload: try bytesToDownload(installs),
@@ -83,7 +83,7 @@ extension ModelUpdater {
         case .model(let requested): return requested == name
         case .policy(let upTo):
             // An on-demand model, once requested, is kept up to date like a prefetch one.
-            return policy <= upTo || (policy == .onDemand && upTo == .prefetch && installer.current(name) != nil)
+            return policy <= upTo || (policy == .onDemand && upTo == .prefetch && modelsDirectory.current(name) != nil)
         }
     }
 
@@ -91,7 +91,7 @@ extension ModelUpdater {
     /// the disk already excluded).
     private func bytesToDownload(_ models: [CheckedModel]) throws -> Int64 {
         var files: [SHA256Hex: CheckedFile] = [:]
-        for model in models where installer.kept(model) == nil {
+        for model in models where modelsDirectory.kept(model) == nil {
             for file in model.files { files[file.sha256] = file }
         }
         var bytes: Int64 = 0

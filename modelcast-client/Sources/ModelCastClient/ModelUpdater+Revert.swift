@@ -26,14 +26,14 @@ extension ModelUpdater {
         let lock = DirectoryLock.isHeldInThisProcess(configuration.directory)
             ? nil : try await DirectoryLock.acquire(configuration.directory, timeout: configuration.directoryLockTimeout)
         defer { lock?.release() }
-        guard let name = try? ModelName(model), let current = installer.current(name), let record = Installer.record(in: current) else {
+        guard let name = try? ModelName(model), let current = modelsDirectory.current(name), let record = ModelsDirectory.record(in: current) else {
             throw ClientError.notInstalled(model: model)
         }
         var state = loadState()
         let id = current.lastPathComponent
-        let versions = installer.versionsDirectory(name)
-        let kept = (state.installed[model]?.previous ?? []).filter { $0 != id && Installer.record(in: versions.appendingPathComponent($0)) != nil }
-        guard let target = kept.first, let previous = Installer.record(in: versions.appendingPathComponent(target)) else {
+        let versions = modelsDirectory.versionsDirectory(name)
+        let kept = (state.installed[model]?.previous ?? []).filter { $0 != id && ModelsDirectory.record(in: versions.appendingPathComponent($0)) != nil }
+        guard let target = kept.first, let previous = ModelsDirectory.record(in: versions.appendingPathComponent(target)) else {
             throw ClientError.noPreviousVersion(model: model, version: record.version)
         }
         try installer.activate(name, version: versions.appendingPathComponent(target))
@@ -48,7 +48,7 @@ extension ModelUpdater {
             }
             throw saveError
         }
-        guard let installed = installer.installed(name) else { throw ClientError.notInstalled(model: model) }
+        guard let installed = modelsDirectory.installed(name) else { throw ClientError.notInstalled(model: model) }
         return installed
     }
 }

@@ -39,6 +39,8 @@ public actor ModelUpdater {
     public nonisolated let progress: AsyncStream<UpdateProgress>
     private let progressContinuation: AsyncStream<UpdateProgress>.Continuation
     nonisolated let installer: Installer
+    /// What is installed, read from the disk (`installer.modelsDirectory`).
+    nonisolated let modelsDirectory: ModelsDirectory
     nonisolated let downloader: Downloader
     let statePath: URL
     /// One session for every request of this updater (connections are reused).
@@ -63,6 +65,7 @@ public actor ModelUpdater {
              minimumFileSize: settings.minimumFileSize)
         }
         installer = Installer(directory: configuration.directory.appendingPathComponent("models"))
+        modelsDirectory = installer.modelsDirectory
         http = HTTPStream(timeout: configuration.requestTimeout, bounds: TransferBounds(configuration), base: sessionConfiguration)
         downloader = Downloader(directory: downloads, retries: configuration.retries, http: http, background: background)
         statePath = configuration.directory.appendingPathComponent("state.json")
@@ -92,12 +95,12 @@ public actor ModelUpdater {
     /// after a crash between an install and its state write).
     public nonisolated func installed(_ name: String) -> InstalledModel? {
         guard let name = try? ModelName(name) else { return nil }
-        return installer.installed(name)
+        return modelsDirectory.installed(name)
     }
 
     /// Every model installed, by name. Reads the disk only.
     public nonisolated func installedModels() -> [InstalledModel] {
-        installer.installedModels()
+        modelsDirectory.installedModels()
     }
 
     /// Fetches and proves the manifest and says what `update()` would do, without
@@ -170,11 +173,11 @@ public actor ModelUpdater {
             guard let checked = try await acceptedManifest(state, scope: .model(model)) else { throw ClientError.http(url: url, status: 304) }
             let planned = try plan(checked.release, state: state, scope: .model(model))
             guard planned.plan.policies[name] != nil else { throw ClientError.unknownModel(url: url, model: name) }
-            if let choice = planned.plan.variants[name], choice.chosen == nil, installer.installed(model) == nil {
+            if let choice = planned.plan.variants[name], choice.chosen == nil, modelsDirectory.installed(model) == nil {
                 throw ClientError.noVariantForDevice(model: name, reasons: choice.skipped.map { "\($0.variant): \($0.reasons.joined(separator: ", "))" })
             }
             _ = try await apply(planned, manifest: checked, scope: .model(model))
-            guard let installed = installer.installed(model) else { throw ClientError.notInstalled(model: name) }
+            guard let installed = modelsDirectory.installed(model) else { throw ClientError.notInstalled(model: name) }
             return installed
         }
     }
@@ -232,7 +235,7 @@ public actor ModelUpdater {
                                                     verify: verify)
         }
         for model in planned.covered where built[model.name] == nil {
-            if let current = installer.current(model.name), current.lastPathComponent == Installer.versionID(model) {
+            if let current = modelsDirectory.current(model.name), current.lastPathComponent == ModelsDirectory.versionID(model) {
                 try installer.label(current, variant: model.variant)
             }
         }
@@ -241,8 +244,8 @@ public actor ModelUpdater {
         // network: the state is read again, and a version refused since is not installed.
         var state = loadState()
         let installs = planned.installs.filter { model in
-            let id = Installer.versionID(model)
-            return state.refused[model.name.rawValue]?.id != id && installer.current(model.name)?.lastPathComponent != id
+            let id = ModelsDirectory.versionID(model)
+            return state.refused[model.name.rawValue]?.id != id && modelsDirectory.current(model.name)?.lastPathComponent != id
         }
         let changed = try switchModels(installs, built: built, state: &state) { state in
             state.sequences[url] = max(state.sequences[url] ?? release.sequence, release.sequence)
@@ -252,7 +255,7 @@ public actor ModelUpdater {
                 state.coverage[url] = ClientState.Coverage(policy: policy, context: coverageContext)
             }
             // A refusal holds until the manifest names another version of the model.
-            for model in planned.covered where state.refused[model.name.rawValue].map({ $0.id != Installer.versionID(model) }) ?? false {
+            for model in planned.covered where state.refused[model.name.rawValue].map({ $0.id != ModelsDirectory.versionID(model) }) ?? false {
                 state.refused[model.name.rawValue] = nil
             }
         }
@@ -271,10 +274,10 @@ public actor ModelUpdater {
         let before = state
         do {
             for model in models {
-                let previous = installer.current(model.name)
+                let previous = modelsDirectory.current(model.name)
                 try installer.activate(model.name, version: built[model.name]!)
                 switched.append((model.name, previous))
-                let id = Installer.versionID(model)
+                let id = ModelsDirectory.versionID(model)
                 var history = previous.map { [$0.lastPathComponent] } ?? []
                 history += state.installed[model.name.rawValue]?.previous ?? []
                 history.removeAll { $0 == id }
@@ -288,7 +291,7 @@ public actor ModelUpdater {
             var notUndone: [String] = []
             for (name, previous) in switched.reversed() {
                 do {
-                    if let previous { try installer.activate(name, version: previous) } else { try FileManager.default.removeItem(at: installer.currentLink(name)) }
+                    if let previous { try installer.activate(name, version: previous) } else { try FileManager.default.removeItem(at: modelsDirectory.currentLink(name)) }
                 } catch {
                     notUndone.append(name.rawValue)
                 }
@@ -306,7 +309,7 @@ public actor ModelUpdater {
     private func tidy(_ release: Release, planned: Planned, scope: UpdateScope, state: inout ClientState) throws {
         if case .policy = scope {
             let named = Set(release.models.keys).union(release.rollback?.models.keys.map { $0 } ?? [])
-            for installed in installer.installedModels() where !named.contains(installed.name) {
+            for installed in modelsDirectory.installedModels() where !named.contains(installed.name) {
                 guard let name = try? ModelName(installed.name) else { continue }
                 installer.remove(name)
                 state.installed[installed.name] = nil
@@ -327,12 +330,12 @@ public actor ModelUpdater {
     func loadState() -> ClientState {
         var state = (try? ClientState.load(statePath)) ?? ClientState()
         let url = configuration.manifestURL.absoluteString
-        for model in installer.installedModels() where state.installed[model.name]?.id != model.directory.lastPathComponent {
+        for model in modelsDirectory.installedModels() where state.installed[model.name]?.id != model.directory.lastPathComponent {
             guard let name = try? ModelName(model.name) else { continue }
-            let others = installer.versions(name).filter { $0 != model.directory.lastPathComponent }
+            let others = modelsDirectory.versions(name).filter { $0 != model.directory.lastPathComponent }
             state.installed[model.name] = ClientState.Installed(version: model.version, id: model.directory.lastPathComponent,
                                                                 previous: Array(others.prefix(configuration.keepPreviousVersions)))
-            if let record = Installer.record(in: model.directory), record.manifestURL == url, record.sequence > state.sequences[url] ?? -1 {
+            if let record = ModelsDirectory.record(in: model.directory), record.manifestURL == url, record.sequence > state.sequences[url] ?? -1 {
                 state.sequences[url] = record.sequence
             }
             state.etags[url] = nil  // the next check fetches the manifest whole
@@ -350,7 +353,7 @@ public actor ModelUpdater {
         let fetcher = ManifestFetcher(configuration: configuration, http: http)
         // The conditional GET is only safe while every model is installed as recorded.
         let complete = state.installed.allSatisfy { name, record in
-            (try? ModelName(name)).flatMap { installer.current($0)?.lastPathComponent } == record.id
+            (try? ModelName(name)).flatMap { modelsDirectory.current($0)?.lastPathComponent } == record.id
         }
         // A 304 would keep the device on the manifest it trusts: once that one has expired,
         // the manifest is fetched whole and judged as a fresh device judges it.
@@ -384,7 +387,7 @@ public actor ModelUpdater {
     /// to seed the next update), both by the file's SHA-256.
     private func download(_ models: [CheckedModel]) async throws -> ([SHA256Hex: URL], [SHA256Hex: Data]) {
         var files: [SHA256Hex: (file: CheckedFile, model: CheckedModel)] = [:]
-        for model in models where installer.kept(model) == nil {
+        for model in models where modelsDirectory.kept(model) == nil {
             for file in model.files { files[file.sha256] = (file, model) }
         }
         var total: Int64 = 0, onDisk: Int64 = 0, zipped: Int64 = 0

@@ -89,7 +89,7 @@ extension Installer {
     /// least to fetch. nil when none was kept. Nothing read here is trusted: every copied
     /// segment is hashed again.
     func seed(for file: CheckedFile, of model: CheckedModel, index new: SegmentIndex) -> SegmentSeed? {
-        guard model.tree == nil, let current = current(model.name), let version = Self.record(in: current)?.version else { return nil }
+        guard model.tree == nil, let current = modelsDirectory.current(model.name), let version = ModelsDirectory.record(in: current)?.version else { return nil }
         let zipped = file.packedDirectoryName != nil
         if let same = seed(named: file.name, zipped: zipped, in: current, version: version) { return same }
         var best: (seed: SegmentSeed, copied: Int64)?
