@@ -26,7 +26,7 @@ struct ClientState: Codable {
     /// policy up to this one).
     struct Coverage: Codable, Equatable {
         var policy: DownloadPolicy
-        /// `ModelUpdater.coverageContext`: a digest of the device profile and the app's overrides.
+        /// `UpdateCheck.coverageContext`: a digest of the device profile and the app's overrides.
         var context: String
     }
 

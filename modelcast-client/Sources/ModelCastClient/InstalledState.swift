@@ -49,7 +49,7 @@ extension ModelUpdater {
     /// models before or after that update's switch, never half of it.
     /// - Throws: `ClientError.io` when an installed file cannot be read.
     public func installedState() throws -> InstalledState {
-        let state = loadState()
+        let state = stateFile.load()
         var models: [InstalledState.Model] = []
         for model in modelsDirectory.installedModels() {
             guard let name = try? ModelName(model.name) else { continue }
@@ -61,15 +61,17 @@ extension ModelUpdater {
             let base = ["models", name.segment.rawValue, "versions", id].joined(separator: "/")
             models.append(InstalledState.Model(
                 name: model.name, version: model.version, variant: model.variant,
-                files: try Self.files(in: model.directory, named: base).sorted { $0.path < $1.path }, previous: kept, refused: state.refused[model.name]?.version))
+                files: try InstalledState.files(in: model.directory, named: base).sorted { $0.path < $1.path }, previous: kept, refused: state.refused[model.name]?.version))
         }
         return InstalledState(sequence: state.sequences[configuration.manifestURL.absoluteString], models: models)
     }
+}
 
+extension InstalledState {
     /// The regular files under `version` (whose path relative to the client's directory is
     /// `base`), hashed. Symbolic links are not followed: the installer makes none, and one
     /// planted there must not lead the walk outside the directory.
-    private static func files(in version: URL, named base: String, top: Bool = true) throws -> [InstalledState.File] {
+    fileprivate static func files(in version: URL, named base: String, top: Bool = true) throws -> [InstalledState.File] {
         let entries: [String]
         do { entries = try FileManager.default.contentsOfDirectory(atPath: version.path) } catch { throw ClientError.io(version, error) }
         var files: [InstalledState.File] = []

@@ -24,7 +24,7 @@ struct Planned: Sendable {
     let later: Set<SHA256Hex>
 }
 
-extension ModelUpdater {
+extension UpdateCheck {
     /// What a call of `scope` does with `release` on this device; reads the disk, changes nothing.
     /// Per model the rollout's choice names: its policy; whether the call covers it; the
     /// variant the device takes (none: the model is left as it is); a refused version (left
@@ -95,26 +95,7 @@ extension ModelUpdater {
             for file in model.files { files[file.sha256] = file }
         }
         var bytes: Int64 = 0
-        for file in files.values { bytes = try add(bytes, file.size - downloader.bytesOnDisk(file)) }
+        for file in files.values { bytes = try addSizes(bytes, file.size - downloader.bytesOnDisk(file), of: configuration.manifestURL) }
         return bytes
-    }
-
-    /// A digest of what, besides the manifest, decides the models and variants a call
-    /// takes: the device profile, the app's policies, models and device id. A 304 stands
-    /// for "nothing to do" only while it is the same.
-    nonisolated var coverageContext: String {
-        let device = configuration.device
-        let policies = configuration.downloadPolicies
-        var parts: [String] = []
-        parts.append(device.physicalMemory.map { String($0) } ?? "-")
-        parts.append(device.platform?.rawValue ?? "-")
-        parts.append(device.osVersion ?? "-")
-        parts.append(device.architecture ?? "-")
-        parts.append(device.accelerators.map(\.rawValue).sorted().joined(separator: ","))
-        parts.append(device.capabilities.sorted().joined(separator: ","))
-        parts.append(policies.keys.sorted().map { name in name + "=" + policies[name]!.rawValue }.joined(separator: ","))
-        parts.append(configuration.models.map { $0.sorted().joined(separator: ",") } ?? "*")
-        parts.append(configuration.deviceID)
-        return hex(SHA256Small.hash(Array(parts.joined(separator: "\n").utf8)))
     }
 }
