@@ -90,7 +90,8 @@ struct Downloader: Sendable {
         let validatorFile = path(file, suffix: ".etag")
         do { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) } catch { throw ClientError.io(directory, error) }
         if !FileManager.default.fileExists(atPath: part.path) { FileManager.default.createFile(atPath: part.path, contents: nil) }
-        guard let handle = try? FileHandle(forUpdating: part) else { throw ClientError.io(path: part.path, reason: "cannot open for writing") }
+        let handle: FileHandle
+        do { handle = try FileHandle(forUpdating: part) } catch { throw ClientError.io(part, error) }
         defer { try? handle.close() }
         do { return try await attemptDownload(file, model: model, handle: handle, part: part, validatorFile: validatorFile, progress: progress) } catch let error as ClientError {
             throw error
@@ -284,7 +285,8 @@ func fileSize(_ url: URL) -> Int64? {
 
 /// SHA-256 of a file, lowercase hex, read in 1 MiB pieces.
 func hash(of url: URL) throws -> String {
-    guard let handle = try? FileHandle(forReadingFrom: url) else { throw ClientError.io(path: url.path, reason: "cannot read") }
+    let handle: FileHandle
+    do { handle = try FileHandle(forReadingFrom: url) } catch { throw ClientError.io(url, error) }
     defer { try? handle.close() }
     var hasher = SHA256()
     while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }

@@ -78,7 +78,8 @@ extension InstalledState {
         for entry in entries.sorted() {
             if top, entry == ModelsDirectory.recordName || entry == Installer.segmentsFolder { continue }
             let url = version.appendingPathComponent(entry)
-            let type = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.type] as? FileAttributeType
+            let type: FileAttributeType?
+            do { type = try FileManager.default.attributesOfItem(atPath: url.path)[.type] as? FileAttributeType } catch { throw ClientError.io(url, error) }
             if type == .typeDirectory {
                 files += try Self.files(in: url, named: base + "/" + entry, top: false)
             } else if type == .typeRegular {

@@ -166,12 +166,19 @@ struct Installer: Sendable {
     /// its directory once empty. Only a directory holding what this client creates is touched.
     func remove(_ name: ModelName) {
         let model = modelsDirectory.modelDirectory(name)
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: model.path)) ?? []
-        guard entries.allSatisfy({ $0 == "current" || $0 == "versions" || $0.hasPrefix(".current-") }) else { return }
+        guard Self.holdsOnlyClientEntries(try? FileManager.default.contentsOfDirectory(atPath: model.path)) else { return }
         try? FileManager.default.removeItem(at: modelsDirectory.currentLink(name))
         prune(name, keep: [])
         try? FileManager.default.removeItem(at: modelsDirectory.versionsDirectory(name))
         try? FileManager.default.removeItem(at: model)
+    }
+
+    /// Whether a model directory whose listing is `entries` holds only what this client
+    /// creates there (`current`, `versions`, a leftover `.current-…` link); not when it
+    /// could not be listed (nil): what it holds is unknown.
+    static func holdsOnlyClientEntries(_ entries: [String]?) -> Bool {
+        guard let entries else { return false }
+        return entries.allSatisfy { $0 == "current" || $0 == "versions" || $0.hasPrefix(".current-") }
     }
 
     /// Refuses a zip with bytes its entry list does not show (`ZipLayout`): a hidden local
