@@ -51,8 +51,7 @@ extension ModelUpdater {
     public func installedState() throws -> InstalledState {
         let state = stateFile.load()
         var models: [InstalledState.Model] = []
-        for model in modelsDirectory.installedModels() {
-            guard let name = try? ModelName(model.name) else { continue }
+        for (name, model) in modelsDirectory.installedVersions() {
             let id = model.directory.lastPathComponent
             let versions = modelsDirectory.versionsDirectory(name)
             let kept = (state.installed[model.name]?.previous ?? []).filter { $0 != id }.compactMap { previous in

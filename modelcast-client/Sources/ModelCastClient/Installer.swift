@@ -97,10 +97,11 @@ struct Installer: Sendable {
             try JSONEncoder().encode(record).write(to: staging.appendingPathComponent(ModelsDirectory.recordName))
             try verify?(staging)
             let final = versions.appendingPathComponent(ModelsDirectory.versionID(model))
-            try? FileManager.default.removeItem(at: final)  // an incomplete one (no record): it is rebuilt
+            try? FileManager.default.removeItem(at: final)  // an incomplete one (no record): it is rebuilt; if it stays, the move says why
             try FileManager.default.moveItem(at: staging, to: final)
             return final
         } catch {
+            // The build's failure is reported; a staging directory left behind goes with the next prune.
             try? FileManager.default.removeItem(at: staging)
             if error is CancellationError { throw error }
             throw ClientError.io(staging, error)
@@ -145,7 +146,7 @@ struct Installer: Sendable {
                 throw ClientError.io(path: link.path, reason: String(cString: strerror(errno)))
             }
         } catch {
-            try? FileManager.default.removeItem(at: temporary)
+            try? FileManager.default.removeItem(at: temporary)  // as in `build`: a leftover goes with the next prune
             throw ClientError.io(link, error)
         }
     }
@@ -153,6 +154,8 @@ struct Installer: Sendable {
     /// Deletes versions of `name` other than `keep` (directory names), and leftovers of
     /// interrupted installs: only what this client created under `models/NAME/`.
     func prune(_ name: ModelName, keep: Set<String>) {
+        // Runs once the switch holds, so nothing here may fail the update: what cannot be
+        // listed or deleted now, the next update's prune deletes.
         let versions = modelsDirectory.versionsDirectory(name)
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: versions.path)) ?? [] where !keep.contains(entry) {
             try? FileManager.default.removeItem(at: versions.appendingPathComponent(entry))
@@ -166,7 +169,10 @@ struct Installer: Sendable {
     /// its directory once empty. Only a directory holding what this client creates is touched.
     func remove(_ name: ModelName) {
         let model = modelsDirectory.modelDirectory(name)
+        // Unlisted (nil) is not known to be the client's alone: it stays.
         guard Self.holdsOnlyClientEntries(try? FileManager.default.contentsOfDirectory(atPath: model.path)) else { return }
+        // As in `prune`, best effort once the switch holds; without its link first, the model
+        // is no longer installed whatever else stays.
         try? FileManager.default.removeItem(at: modelsDirectory.currentLink(name))
         prune(name, keep: [])
         try? FileManager.default.removeItem(at: modelsDirectory.versionsDirectory(name))

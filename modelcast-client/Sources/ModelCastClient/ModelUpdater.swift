@@ -114,7 +114,7 @@ public actor ModelUpdater {
     /// The version of `name` in use, if one is installed. Reads the disk only (offline, and
     /// after a crash between an install and its state write).
     public nonisolated func installed(_ name: String) -> InstalledModel? {
-        guard let name = try? ModelName(name) else { return nil }
+        guard let name = try? ModelName(name) else { return nil }  // no model can have that name
         return modelsDirectory.installed(name)
     }
 
@@ -183,6 +183,7 @@ public actor ModelUpdater {
     /// use is returned. A name the manifest does not have throws `unknownModel`.
     public func request(_ name: String) async throws -> InstalledModel {
         let url = configuration.manifestURL.absoluteString
+        // No manifest can name it: unknown, as a name the manifest lacks.
         guard let model = try? ModelName(name) else { throw ClientError.unknownModel(url: url, model: name) }
         if let wanted = configuration.models, !wanted.contains(name) {
             throw ClientError.configuration(reason: "models does not name \(quotedValue(name)), so it cannot be requested")

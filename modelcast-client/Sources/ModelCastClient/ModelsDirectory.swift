@@ -54,10 +54,15 @@ struct ModelsDirectory: Sendable {
     /// What is installed, read from the disk alone: every model directory whose `current`
     /// link names a complete version.
     func installedModels() -> [InstalledModel] {
+        installedVersions().map(\.model)
+    }
+
+    /// `installedModels()`, each with its name as parsed from its directory's name.
+    func installedVersions() -> [(name: ModelName, model: InstalledModel)] {
         // Before the first install there is no `models/`; an entry that is no model name
         // is none of the client's.
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).compactMap { try? ModelName($0) }
-        return names.sorted().compactMap(installed)
+        return names.sorted().compactMap { name in installed(name).map { (name, $0) } }
     }
 
     func installed(_ name: ModelName) -> InstalledModel? {

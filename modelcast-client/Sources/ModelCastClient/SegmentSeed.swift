@@ -64,6 +64,8 @@ final class UnpackedZip: SeedBytes, @unchecked Sendable {
     }
 }
 
+// A seed only saves bytes: reading one, any failure (a file missing, unreadable, too large,
+// not parsed) means no seed and a whole download, never a failed update.
 extension Installer {
     /// Where a version directory keeps what seeds the next version's segmented download:
     /// `NAME.mcsx`, the index of the artifact `NAME` was installed from, and for a zipped

@@ -13,10 +13,11 @@ struct StateFile: Sendable {
     /// rebuilt from the disk: the `current` links and the records of the versions present
     /// (the highest sequence they were installed from is kept, so replays stay refused).
     func load() -> ClientState {
+        // An unreadable state must not stop every update for good: what the disk tells is
+        // rebuilt below; what only the file held (refusals, ETags) is lost.
         var state = (try? ClientState.load(path)) ?? ClientState()
         let url = configuration.manifestURL.absoluteString
-        for model in modelsDirectory.installedModels() where state.installed[model.name]?.id != model.directory.lastPathComponent {
-            guard let name = try? ModelName(model.name) else { continue }
+        for (name, model) in modelsDirectory.installedVersions() where state.installed[model.name]?.id != model.directory.lastPathComponent {
             let others = modelsDirectory.versions(name).filter { $0 != model.directory.lastPathComponent }
             state.installed[model.name] = ClientState.Installed(version: model.version, id: model.directory.lastPathComponent,
                                                                 previous: Array(others.prefix(configuration.keepPreviousVersions)))

@@ -18,12 +18,14 @@ struct UpdateCheck: Sendable {
     func acceptedManifest(_ state: ClientState, scope: UpdateScope) async throws -> CheckedManifest? {
         let url = configuration.manifestURL.absoluteString
         let fetcher = ManifestFetcher(configuration: configuration, http: http)
-        // The conditional GET is only safe while every model is installed as recorded.
+        // The conditional GET is only safe while every model is installed as recorded (a
+        // name in `state.json` that is no model name is not).
         let complete = state.installed.allSatisfy { name, record in
             (try? ModelName(name)).flatMap { modelsDirectory.current($0)?.lastPathComponent } == record.id
         }
         // A 304 would keep the device on the manifest it trusts: once that one has expired,
-        // the manifest is fetched whole and judged as a fresh device judges it.
+        // the manifest is fetched whole and judged as a fresh device judges it (an expiry
+        // that fails the check, whatever the reason, is "not fresh": no ETag is sent).
         let trusted = state.trusted[url]
         let fresh = trusted.map { trusted in trusted.expiresAt.map { (try? fetcher.checkFresh($0)) != nil } ?? true } ?? false
         var etag: String?

@@ -26,6 +26,8 @@ extension UpdateDownloads {
         }
         let free = sizes.contains { $0.size.added > 0 } ? freeSpace(at: configuration.directory) : nil
         guard let (model, problem) = Installer.roomProblem(sizes, cap: configuration.maxInstallBytes, free: free) else { return }
+        // The refusal is what the app is told; a download that cannot be deleted now is
+        // deleted by a later update (this check again, or the tidy-up).
         for file in model.files {
             if let download = downloads[file.sha256] { try? FileManager.default.removeItem(at: download) }
         }

@@ -6,6 +6,7 @@ extension VersionSwitch {
     /// back to the newest version kept and refuses the one in use, link and state together
     /// (a switch whose refusal cannot be saved goes back). Returns the version now in use.
     func revert(_ model: String, reason: String) throws -> InstalledModel {
+        // A name no model can have is not installed.
         guard let name = try? ModelName(model), let current = modelsDirectory.current(name), let record = ModelsDirectory.record(in: current) else {
             throw ClientError.notInstalled(model: model)
         }

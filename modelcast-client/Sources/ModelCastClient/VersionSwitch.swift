@@ -58,8 +58,7 @@ struct VersionSwitch: Sendable {
     func tidy(_ release: Release, planned: Planned, scope: UpdateScope, state: inout ClientState) throws {
         if case .policy = scope {
             let named = Set(release.models.keys).union(release.rollback?.models.keys.map { $0 } ?? [])
-            for installed in modelsDirectory.installedModels() where !named.contains(installed.name) {
-                guard let name = try? ModelName(installed.name) else { continue }
+            for (name, installed) in modelsDirectory.installedVersions() where !named.contains(installed.name) {
                 installer.remove(name)
                 state.installed[installed.name] = nil
                 state.refused[installed.name] = nil
