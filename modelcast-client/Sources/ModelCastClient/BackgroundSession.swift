@@ -101,7 +101,7 @@ final class BackgroundSession: NSObject, URLSessionDownloadDelegate, @unchecked 
     /// The file a task's description names, parsed (nil for any other description).
     static func file(ofTaskDescription description: String?) -> SHA256Hex? {
         guard let description, description.hasPrefix("modelcast-download ") else { return nil }
-        return try? SHA256Hex(String(description.dropFirst("modelcast-download ".count)))
+        return try? SHA256Hex(String(description.dropFirst("modelcast-download ".count)))  // else no task of the client's
     }
 
     /// Downloads `file` with a download task and returns its unproven file (`staged`):
@@ -150,6 +150,7 @@ final class BackgroundSession: NSObject, URLSessionDownloadDelegate, @unchecked 
         DispatchQueue.global().async {
             guard let resumeFile else { return task.cancel() }
             task.cancel(byProducingResumeData: { data in
+                // Best effort: without resume data the next attempt starts over.
                 if let data { try? data.write(to: resumeFile, options: .atomic) }
             })
         }
@@ -158,6 +159,7 @@ final class BackgroundSession: NSObject, URLSessionDownloadDelegate, @unchecked 
     /// The resume data kept for `sha256`, removed (it is good for one attempt).
     private func takeResumeData(_ sha256: SHA256Hex) -> Data? {
         let path = resumeFile(sha256)
+        // Good for one attempt either way: none (or unreadable) starts the download over.
         defer { try? FileManager.default.removeItem(at: path) }
         return try? Data(contentsOf: path)
     }
@@ -214,17 +216,18 @@ final class BackgroundSession: NSObject, URLSessionDownloadDelegate, @unchecked 
         let whole = status == 200 || status == 206
         guard whole, transfer?.isOpen ?? true else {
             if let status, !whole { transfer?.fail(ClientError.http(url: transfer?.url ?? "", status: status), keepResumeData: false) }
+            // The system's temporary file, which it removes itself after this call anyway.
             try? FileManager.default.removeItem(at: location)
             return
         }
         let staged = self.staged(sha256)
         do {
             try FileManager.default.createDirectory(at: downloads, withIntermediateDirectories: true)
-            try? FileManager.default.removeItem(at: staged)
+            try? FileManager.default.removeItem(at: staged)  // one that cannot go fails the move, which says why
             try FileManager.default.moveItem(at: location, to: staged)
             transfer?.delivered(staged)
         } catch {
-            try? FileManager.default.removeItem(at: location)
+            try? FileManager.default.removeItem(at: location)  // as above: the system's temporary file
             transfer?.fail(ClientError.io(staged, error), keepResumeData: false)
         }
     }
@@ -239,7 +242,7 @@ final class BackgroundSession: NSObject, URLSessionDownloadDelegate, @unchecked 
         let resumeDataKey = NSURLSessionDownloadTaskResumeData
         #endif
         if let data = (error as NSError?)?.userInfo[resumeDataKey] as? Data, let sha256 = Self.file(ofTaskDescription: task.taskDescription) {
-            try? data.write(to: resumeFile(sha256), options: .atomic)
+            try? data.write(to: resumeFile(sha256), options: .atomic)  // best effort: without it the next attempt starts over
         }
         transfer?.complete(error, idleTimeout: idleTimeout)
     }

@@ -75,6 +75,7 @@ final class BackgroundTransfer: @unchecked Sendable {
         let open = result == nil
         if open { self.staged = staged }
         lock.unlock()
+        // Unproven, and proven again before any use: one that cannot be deleted waits for the tidy-up.
         if !open { try? FileManager.default.removeItem(at: staged) }
     }
 
@@ -107,7 +108,7 @@ final class BackgroundTransfer: @unchecked Sendable {
         self.continuation = nil
         lock.unlock()
         if case .failure = outcome {
-            if let staged { try? FileManager.default.removeItem(at: staged) }
+            if let staged { try? FileManager.default.removeItem(at: staged) }  // as in `delivered`
             if let stop { stopTask?(stop) }
         }
         continuation?.resume(with: outcome)

@@ -14,7 +14,7 @@ struct ClientState: Codable {
 
     /// A version reported unusable on this device (`reportUnusable`).
     struct Refusal: Codable, Equatable {
-        /// The version directory's name (`Installer.versionID`).
+        /// The version directory's name (`ModelsDirectory.versionID`).
         var id: String
         var version: String
         var variant: String?
@@ -26,7 +26,7 @@ struct ClientState: Codable {
     /// policy up to this one).
     struct Coverage: Codable, Equatable {
         var policy: DownloadPolicy
-        /// `ModelUpdater.coverageContext`: a digest of the device profile and the app's overrides.
+        /// `UpdateCheck.coverageContext`: a digest of the device profile and the app's overrides.
         var context: String
     }
 

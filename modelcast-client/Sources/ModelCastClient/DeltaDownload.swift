@@ -83,19 +83,21 @@ struct DeltaDownload: Sendable {
         } catch is CancellationError {
             throw CancellationError()
         } catch {
+            // A network or disk failure mid-build: the plain download decides (and a part
+            // that cannot be deleted only takes room until the tidy-up).
             try? FileManager.default.removeItem(at: part)
-            return nil  // a network or disk failure mid-build: the plain download decides
+            return nil
         }
         let fetched: Int64, requests: Int
         switch outcome {
         case .built(let bytes, let count, _): (fetched, requests) = (bytes, count)
         case .whole(let bytes): (fetched, requests) = (bytes, 1)
         case .fallBack:
-            try? FileManager.default.removeItem(at: part)
+            try? FileManager.default.removeItem(at: part)  // as above
             return nil
         }
         let complete = downloads.appendingPathComponent(file.sha256.rawValue)
-        try? FileManager.default.removeItem(at: complete)
+        try? FileManager.default.removeItem(at: complete)  // one that cannot go fails the move, which says why
         do { try FileManager.default.moveItem(at: part, to: complete) } catch { throw ClientError.io(complete, error) }
         if case .whole = outcome { return Built(url: complete, fetched: fetched, requests: requests, whole: true) }
         return Built(url: complete, fetched: fetched, requests: requests, whole: false)

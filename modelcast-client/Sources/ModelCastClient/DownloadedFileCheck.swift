@@ -21,12 +21,13 @@ enum DownloadedFileCheck {
                 throw ClientError.hashMismatch(model: model.rawValue, file: file.name.rawValue, expected: file.sha256.rawValue, actual: digest)
             }
         } catch {
+            // The refusal is reported; a candidate left behind is proven again before any use.
             try? FileManager.default.removeItem(at: candidate)
             throw error
         }
-        try? FileManager.default.removeItem(at: destination)
+        try? FileManager.default.removeItem(at: destination)  // one that cannot go fails the move, which says why
         do { try FileManager.default.moveItem(at: candidate, to: destination) } catch {
-            try? FileManager.default.removeItem(at: candidate)
+            try? FileManager.default.removeItem(at: candidate)  // as above: the move's failure is reported
             throw ClientError.io(destination, error)
         }
         return destination

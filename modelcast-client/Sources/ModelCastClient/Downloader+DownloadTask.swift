@@ -13,10 +13,12 @@ extension Downloader {
     func fetchWithDownloadTask(_ file: CheckedFile, model: ModelName, session: BackgroundSession,
                                progress: @escaping @Sendable (Int64) -> Void) async throws -> URL {
         let complete = path(file, suffix: "")
-        // A partial file of the streaming path cannot be continued by a download task.
+        // A partial file of the streaming path cannot be continued by a download task (one
+        // that cannot be deleted now only takes room until the tidy-up).
         try? FileManager.default.removeItem(at: path(file, suffix: ".part"))
         try? FileManager.default.removeItem(at: path(file, suffix: ".etag"))
         let staged = session.staged(file.sha256)
+        // A delivered file that fails its proof is deleted by it, and the file downloaded.
         if FileManager.default.fileExists(atPath: staged.path),
            let proven = try? DownloadedFileCheck.prove(staged, as: file, model: model, into: complete) {
             progress(file.size)

@@ -59,6 +59,7 @@ struct Downloader: Sendable {
     func fetch(_ file: CheckedFile, model: ModelName, progress: @escaping @Sendable (Int64) -> Void) async throws -> URL {
         let complete = path(file, suffix: "")
         if fileSize(complete) == file.size, try hash(of: complete) == file.sha256.rawValue { return complete }
+        // A wrong file that cannot go now makes the rename over it fail, with the reason.
         try? FileManager.default.removeItem(at: complete)
         if let background, usesDownloadTask(file) {
             return try await fetchWithDownloadTask(file, model: model, session: background.session, progress: progress)
@@ -76,7 +77,8 @@ struct Downloader: Sendable {
             } catch let error as ClientError where attempt < retries && (error.isRetriable || error.isTooSlow) {
                 attempt += 1
                 if case .badRangeResponse = error {
-                    // The partial file cannot be continued: start it again.
+                    // The partial file cannot be continued: start it again. (Left there, the
+                    // next attempt is refused the same way, and the retries end with this error.)
                     try? FileManager.default.removeItem(at: path(file, suffix: ".part"))
                     try? FileManager.default.removeItem(at: path(file, suffix: ".etag"))
                 }
@@ -90,8 +92,9 @@ struct Downloader: Sendable {
         let validatorFile = path(file, suffix: ".etag")
         do { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) } catch { throw ClientError.io(directory, error) }
         if !FileManager.default.fileExists(atPath: part.path) { FileManager.default.createFile(atPath: part.path, contents: nil) }
-        guard let handle = try? FileHandle(forUpdating: part) else { throw ClientError.io(path: part.path, reason: "cannot open for writing") }
-        defer { try? handle.close() }
+        let handle: FileHandle
+        do { handle = try FileHandle(forUpdating: part) } catch { throw ClientError.io(part, error) }
+        defer { try? handle.close() }  // `finish` synchronizes before its rename: a failed close loses nothing
         do { return try await attemptDownload(file, model: model, handle: handle, part: part, validatorFile: validatorFile, progress: progress) } catch let error as ClientError {
             throw error
         } catch is CancellationError {
@@ -118,6 +121,8 @@ struct Downloader: Sendable {
             // Every byte arrived before the app stopped (or was killed) short of the rename.
             return try finish(file, model: model, handle: handle, digest: state.hasher.finalize())
         }
+        // None kept: the resume goes without If-Range; bytes of a changed object then fail the
+        // digest, and the next attempt starts over.
         let validator = offset > 0 ? (try? String(contentsOf: validatorFile, encoding: .utf8)) : nil
         let request = Self.request(for: file, from: offset, validator: validator)
         let url = file.url.rawValue, size = file.size
@@ -125,7 +130,7 @@ struct Downloader: Sendable {
             try await receive(request, file: file, model: model, state: state, handle: handle, validatorFile: validatorFile, progress: progress)
         } catch {
             // Whatever arrived is kept for a resume (the session delivers nothing more once
-            // the request has ended).
+            // the request has ended), if it can be: the error reported is the one that ended it.
             try? state.flush(to: handle)
             throw error
         }
@@ -201,7 +206,7 @@ struct Downloader: Sendable {
         }
         try handle.seek(toOffset: UInt64(state.written))
         if let tag = response.value(forHTTPHeaderField: "ETag") ?? response.value(forHTTPHeaderField: "Last-Modified") {
-            try? tag.write(to: validatorFile, atomically: true, encoding: .utf8)
+            try? tag.write(to: validatorFile, atomically: true, encoding: .utf8)  // best effort: see `validator` above
         }
     }
 
@@ -213,16 +218,17 @@ struct Downloader: Sendable {
         try handle.synchronize()
         let actual = digest.map { String(format: "%02x", $0) }.joined()
         guard actual == file.sha256.rawValue else {
+            // The mismatch is what is reported; a part left behind fails again at the next attempt.
             try? FileManager.default.removeItem(at: part)
             try? FileManager.default.removeItem(at: validatorFile)
             throw ClientError.hashMismatch(model: model.rawValue, file: file.name.rawValue, expected: file.sha256.rawValue, actual: actual)
         }
         let complete = path(file, suffix: "")
-        try? FileManager.default.removeItem(at: complete)
+        try? FileManager.default.removeItem(at: complete)  // one that cannot go fails the move below, which says why
         do { try FileManager.default.moveItem(at: part, to: complete) } catch {
             throw ClientError.io(complete, error)
         }
-        try? FileManager.default.removeItem(at: validatorFile)
+        try? FileManager.default.removeItem(at: validatorFile)  // left behind, it can only make a resume start over (If-Range)
         return complete
     }
 
@@ -230,6 +236,8 @@ struct Downloader: Sendable {
     /// those of the files `keeping` names: files of models the update left for a later
     /// call, whose partial downloads that call resumes.
     func removeAll(keeping: Set<SHA256Hex> = []) {
+        // A tidy-up once the install holds: what cannot be listed or deleted now, the next
+        // update's tidy-up deletes.
         guard !keeping.isEmpty else {
             try? FileManager.default.removeItem(at: directory)
             return
@@ -279,14 +287,16 @@ private final class DownloadState: @unchecked Sendable {
     }
 }
 
+/// The size of the file at `url`; nil when there is none (or none the client can examine).
 func fileSize(_ url: URL) -> Int64? {
     (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? NSNumber)?.int64Value
 }
 
 /// SHA-256 of a file, lowercase hex, read in 1 MiB pieces.
 func hash(of url: URL) throws -> String {
-    guard let handle = try? FileHandle(forReadingFrom: url) else { throw ClientError.io(path: url.path, reason: "cannot read") }
-    defer { try? handle.close() }
+    let handle: FileHandle
+    do { handle = try FileHandle(forReadingFrom: url) } catch { throw ClientError.io(url, error) }
+    defer { try? handle.close() }  // read only: nothing to lose
     var hasher = SHA256()
     while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { hasher.update(data: chunk) }
     return hasher.finalize().map { String(format: "%02x", $0) }.joined()

@@ -49,34 +49,36 @@ extension ModelUpdater {
     /// models before or after that update's switch, never half of it.
     /// - Throws: `ClientError.io` when an installed file cannot be read.
     public func installedState() throws -> InstalledState {
-        let state = loadState()
+        let state = stateFile.load()
         var models: [InstalledState.Model] = []
-        for model in installer.installedModels() {
-            guard let name = try? ModelName(model.name) else { continue }
+        for (name, model) in modelsDirectory.installedVersions() {
             let id = model.directory.lastPathComponent
-            let versions = installer.versionsDirectory(name)
+            let versions = modelsDirectory.versionsDirectory(name)
             let kept = (state.installed[model.name]?.previous ?? []).filter { $0 != id }.compactMap { previous in
-                Installer.record(in: versions.appendingPathComponent(previous))?.version
+                ModelsDirectory.record(in: versions.appendingPathComponent(previous))?.version
             }
             let base = ["models", name.segment.rawValue, "versions", id].joined(separator: "/")
             models.append(InstalledState.Model(
                 name: model.name, version: model.version, variant: model.variant,
-                files: try Self.files(in: model.directory, named: base).sorted { $0.path < $1.path }, previous: kept, refused: state.refused[model.name]?.version))
+                files: try InstalledState.files(in: model.directory, named: base).sorted { $0.path < $1.path }, previous: kept, refused: state.refused[model.name]?.version))
         }
         return InstalledState(sequence: state.sequences[configuration.manifestURL.absoluteString], models: models)
     }
+}
 
+extension InstalledState {
     /// The regular files under `version` (whose path relative to the client's directory is
     /// `base`), hashed. Symbolic links are not followed: the installer makes none, and one
     /// planted there must not lead the walk outside the directory.
-    private static func files(in version: URL, named base: String, top: Bool = true) throws -> [InstalledState.File] {
+    fileprivate static func files(in version: URL, named base: String, top: Bool = true) throws -> [InstalledState.File] {
         let entries: [String]
         do { entries = try FileManager.default.contentsOfDirectory(atPath: version.path) } catch { throw ClientError.io(version, error) }
         var files: [InstalledState.File] = []
         for entry in entries.sorted() {
-            if top, entry == Installer.recordName || entry == Installer.segmentsFolder { continue }
+            if top, entry == ModelsDirectory.recordName || entry == Installer.segmentsFolder { continue }
             let url = version.appendingPathComponent(entry)
-            let type = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.type] as? FileAttributeType
+            let type: FileAttributeType?
+            do { type = try FileManager.default.attributesOfItem(atPath: url.path)[.type] as? FileAttributeType } catch { throw ClientError.io(url, error) }
             if type == .typeDirectory {
                 files += try Self.files(in: url, named: base + "/" + entry, top: false)
             } else if type == .typeRegular {

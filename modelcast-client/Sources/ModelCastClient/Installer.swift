@@ -48,40 +48,18 @@ struct VersionRecord: Codable, Equatable {
 ///
 /// A version directory is built under a temporary name and renamed into place whole,
 /// with a record of the artifacts it came from; `current` is replaced by renaming a new
-/// link over it. A crash at any point leaves `current` naming a complete version.
-/// Every path is built from parsed values (`ModelName`, `PathSegment`, `RelativePath`),
-/// never from a manifest's strings.
+/// link over it. A crash at any point leaves `current` naming a complete version
+/// (`ModelsDirectory` reads that layout back). Every path is built from parsed values
+/// (`ModelName`, `PathSegment`, `RelativePath`), never from a manifest's strings.
 struct Installer: Sendable {
-    let directory: URL
+    /// The layout it writes, and what it reads back of it.
+    let modelsDirectory: ModelsDirectory
     /// Largest number of entries and unpacked bytes accepted from one zip.
     static let maxZipEntries = 100_000
     static let maxZipBytes: Int64 = 64 << 30
 
-    func modelDirectory(_ name: ModelName) -> URL { directory.appendingPathComponent(name.segment.rawValue) }
-    func versionsDirectory(_ name: ModelName) -> URL { modelDirectory(name).appendingPathComponent("versions") }
-    func currentLink(_ name: ModelName) -> URL { modelDirectory(name).appendingPathComponent("current") }
-
-    /// The directory name a version gets: its version and a digest of the artifacts it came
-    /// from, so the same version with the same bytes is recognised (and reused) after a
-    /// rollback. A version is at most 128 characters, so this is a safe file name.
-    static func versionID(_ model: CheckedModel) -> String {
-        let digest = SHA256Small.hash(Array(model.files.map { $0.sha256.rawValue + " " + $0.placement.rawValue }.joined(separator: "\n").utf8))
-        return model.version.rawValue + "-" + digest.prefix(6).map { String(format: "%02x", $0) }.joined()
-    }
-
-    static let recordName = ".modelcast-version.json"
-
-    /// The record of an installed version directory, if it is a complete one.
-    static func record(in version: URL) -> VersionRecord? {
-        guard let data = try? Data(contentsOf: version.appendingPathComponent(recordName)) else { return nil }
-        return try? JSONDecoder().decode(VersionRecord.self, from: data)
-    }
-
-    /// The installed version of `model` when one with exactly these artifacts is kept.
-    func kept(_ model: CheckedModel) -> URL? {
-        let path = versionsDirectory(model.name).appendingPathComponent(Self.versionID(model))
-        guard let record = Self.record(in: path), record.artifacts == model.files.map(\.sha256.rawValue) else { return nil }
-        return path
+    init(directory: URL) {
+        modelsDirectory = ModelsDirectory(directory: directory)
     }
 
     /// Builds the version directory from the proven downloads (by SHA-256) and returns it.
@@ -89,12 +67,12 @@ struct Installer: Sendable {
     /// its rename into place (a refusal removes it), or the kept one (left as it is).
     func build(_ model: CheckedModel, downloads: [SHA256Hex: URL], indexes: [SHA256Hex: Data] = [:], manifestURL: String, sequence: Int64,
                verify: ((URL) throws -> Void)? = nil) throws -> URL {
-        if let kept = kept(model) {
+        if let kept = modelsDirectory.kept(model) {
             try verify?(kept)
             try label(kept, variant: model.variant)
             return kept
         }
-        let versions = versionsDirectory(model.name)
+        let versions = modelsDirectory.versionsDirectory(model.name)
         let staging = versions.appendingPathComponent(".staging-\(UUID().uuidString)")
         do {
             try FileManager.default.createDirectory(at: staging, withIntermediateDirectories: true)
@@ -116,13 +94,14 @@ struct Installer: Sendable {
             let record = VersionRecord(name: model.name.rawValue, version: model.version.rawValue, mainFile: Self.mainFile(model).rawValue,
                                        artifacts: model.files.map(\.sha256.rawValue), manifestURL: manifestURL, sequence: sequence,
                                        variant: model.variant?.rawValue)
-            try JSONEncoder().encode(record).write(to: staging.appendingPathComponent(Self.recordName))
+            try JSONEncoder().encode(record).write(to: staging.appendingPathComponent(ModelsDirectory.recordName))
             try verify?(staging)
-            let final = versions.appendingPathComponent(Self.versionID(model))
-            try? FileManager.default.removeItem(at: final)  // an incomplete one (no record): it is rebuilt
+            let final = versions.appendingPathComponent(ModelsDirectory.versionID(model))
+            try? FileManager.default.removeItem(at: final)  // an incomplete one (no record): it is rebuilt; if it stays, the move says why
             try FileManager.default.moveItem(at: staging, to: final)
             return final
         } catch {
+            // The build's failure is reported; a staging directory left behind goes with the next prune.
             try? FileManager.default.removeItem(at: staging)
             if error is CancellationError { throw error }
             throw ClientError.io(staging, error)
@@ -133,9 +112,9 @@ struct Installer: Sendable {
     /// with the same files share a version directory, and a client that did not know
     /// variants recorded none: the record then says what is installed now.
     func label(_ version: URL, variant: ModelName?) throws {
-        guard var record = Self.record(in: version), record.variant != variant?.rawValue else { return }
+        guard var record = ModelsDirectory.record(in: version), record.variant != variant?.rawValue else { return }
         record.variant = variant?.rawValue
-        let path = version.appendingPathComponent(Self.recordName)
+        let path = version.appendingPathComponent(ModelsDirectory.recordName)
         do { try JSONEncoder().encode(record).write(to: path, options: .atomic) } catch { throw ClientError.io(path, error) }
     }
 
@@ -159,76 +138,53 @@ struct Installer: Sendable {
 
     /// Points `current` at `version` with one rename.
     func activate(_ name: ModelName, version: URL) throws {
-        let link = currentLink(name)
-        let temporary = modelDirectory(name).appendingPathComponent(".current-\(UUID().uuidString)")
+        let link = modelsDirectory.currentLink(name)
+        let temporary = modelsDirectory.modelDirectory(name).appendingPathComponent(".current-\(UUID().uuidString)")
         do {
             try FileManager.default.createSymbolicLink(atPath: temporary.path, withDestinationPath: "versions/" + version.lastPathComponent)
             guard rename(temporary.path, link.path) == 0 else {
                 throw ClientError.io(path: link.path, reason: String(cString: strerror(errno)))
             }
         } catch {
-            try? FileManager.default.removeItem(at: temporary)
+            try? FileManager.default.removeItem(at: temporary)  // as in `build`: a leftover goes with the next prune
             throw ClientError.io(link, error)
         }
-    }
-
-    /// The version `current` names, if it is a complete one.
-    func current(_ name: ModelName) -> URL? {
-        guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: currentLink(name).path),
-              target.hasPrefix("versions/"), let id = try? PathSegment(String(target.dropFirst("versions/".count))) else { return nil }
-        let path = versionsDirectory(name).appendingPathComponent(id.rawValue)
-        return Self.record(in: path) != nil ? path : nil
-    }
-
-    /// What is installed, read from the disk alone: every model directory whose `current`
-    /// link names a complete version.
-    func installedModels() -> [InstalledModel] {
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).compactMap { try? ModelName($0) }
-        return names.sorted().compactMap(installed)
-    }
-
-    func installed(_ name: ModelName) -> InstalledModel? {
-        guard let version = current(name), let record = Self.record(in: version), record.name == name.rawValue,
-              let main = try? RelativePath(record.mainFile) else { return nil }
-        return InstalledModel(name: name.rawValue, version: record.version, variant: record.variant, directory: version,
-                              mainFile: main.appended(to: currentLink(name)))
-    }
-
-    /// The version directories of `name` with a complete record, newest change first.
-    func versions(_ name: ModelName) -> [String] {
-        let versions = versionsDirectory(name)
-        let entries = ((try? FileManager.default.contentsOfDirectory(atPath: versions.path)) ?? []).filter { !$0.hasPrefix(".") }
-        let dated = entries.compactMap { entry -> (String, Date)? in
-            let path = versions.appendingPathComponent(entry)
-            guard Self.record(in: path) != nil else { return nil }
-            let date = (try? FileManager.default.attributesOfItem(atPath: path.path)[.modificationDate] as? Date) ?? .distantPast
-            return (entry, date)
-        }
-        return dated.sorted { $0.1 > $1.1 }.map(\.0)
     }
 
     /// Deletes versions of `name` other than `keep` (directory names), and leftovers of
     /// interrupted installs: only what this client created under `models/NAME/`.
     func prune(_ name: ModelName, keep: Set<String>) {
-        let versions = versionsDirectory(name)
+        // Runs once the switch holds, so nothing here may fail the update: what cannot be
+        // listed or deleted now, the next update's prune deletes.
+        let versions = modelsDirectory.versionsDirectory(name)
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: versions.path)) ?? [] where !keep.contains(entry) {
             try? FileManager.default.removeItem(at: versions.appendingPathComponent(entry))
         }
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: modelDirectory(name).path)) ?? [] where entry.hasPrefix(".current-") {
-            try? FileManager.default.removeItem(at: modelDirectory(name).appendingPathComponent(entry))
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: modelsDirectory.modelDirectory(name).path)) ?? [] where entry.hasPrefix(".current-") {
+            try? FileManager.default.removeItem(at: modelsDirectory.modelDirectory(name).appendingPathComponent(entry))
         }
     }
 
     /// Deletes a model the manifest no longer names: its `current` link, its versions, and
     /// its directory once empty. Only a directory holding what this client creates is touched.
     func remove(_ name: ModelName) {
-        let model = modelDirectory(name)
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: model.path)) ?? []
-        guard entries.allSatisfy({ $0 == "current" || $0 == "versions" || $0.hasPrefix(".current-") }) else { return }
-        try? FileManager.default.removeItem(at: currentLink(name))
+        let model = modelsDirectory.modelDirectory(name)
+        // Unlisted (nil) is not known to be the client's alone: it stays.
+        guard Self.holdsOnlyClientEntries(try? FileManager.default.contentsOfDirectory(atPath: model.path)) else { return }
+        // As in `prune`, best effort once the switch holds; without its link first, the model
+        // is no longer installed whatever else stays.
+        try? FileManager.default.removeItem(at: modelsDirectory.currentLink(name))
         prune(name, keep: [])
-        try? FileManager.default.removeItem(at: versionsDirectory(name))
+        try? FileManager.default.removeItem(at: modelsDirectory.versionsDirectory(name))
         try? FileManager.default.removeItem(at: model)
+    }
+
+    /// Whether a model directory whose listing is `entries` holds only what this client
+    /// creates there (`current`, `versions`, a leftover `.current-…` link); not when it
+    /// could not be listed (nil): what it holds is unknown.
+    static func holdsOnlyClientEntries(_ entries: [String]?) -> Bool {
+        guard let entries else { return false }
+        return entries.allSatisfy { $0 == "current" || $0 == "versions" || $0.hasPrefix(".current-") }
     }
 
     /// Refuses a zip with bytes its entry list does not show (`ZipLayout`): a hidden local

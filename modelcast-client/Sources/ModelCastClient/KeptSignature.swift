@@ -21,7 +21,8 @@ extension ManifestFetcher {
         let url = configuration.manifestURL.absoluteString
         func refused(_ why: String? = nil) -> ClientError { .badSignature(url: url, reason: liveFailure + (why.map { "; " + $0 } ?? "")) }
         // Read before any signature proves it, only to learn which kept signature to
-        // fetch: that signature must then prove these bytes and this very sequence.
+        // fetch: that signature must then prove these bytes and this very sequence. Bytes
+        // that do not decode have no sequence to look up: the live failure stands.
         guard let claimed = try? decodeRelease(data),
               let sequence = KeptSignatureLookup.sequence(manifestSequence: claimed.sequence, liveSignatureFile: liveFile) else { throw refused() }
         guard let keptURL = Self.keptSignatureURL(manifestURL: configuration.manifestURL, sequence: sequence) else {

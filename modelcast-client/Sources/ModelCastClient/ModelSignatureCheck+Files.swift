@@ -79,6 +79,8 @@ extension ModelSignatureCheck {
 
     /// The type of the entry at `url` itself (a symbolic link is not followed).
     private static func fileType(_ url: URL) -> FileAttributeType? {
+        // No type (the entry cannot be examined) is reported as not a regular file: the
+        // version is refused, as it would be for any unsigned entry.
         (try? FileManager.default.attributesOfItem(atPath: url.path))?[.type] as? FileAttributeType
     }
 }

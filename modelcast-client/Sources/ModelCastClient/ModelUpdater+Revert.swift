@@ -26,29 +26,6 @@ extension ModelUpdater {
         let lock = DirectoryLock.isHeldInThisProcess(configuration.directory)
             ? nil : try await DirectoryLock.acquire(configuration.directory, timeout: configuration.directoryLockTimeout)
         defer { lock?.release() }
-        guard let name = try? ModelName(model), let current = installer.current(name), let record = Installer.record(in: current) else {
-            throw ClientError.notInstalled(model: model)
-        }
-        var state = loadState()
-        let id = current.lastPathComponent
-        let versions = installer.versionsDirectory(name)
-        let kept = (state.installed[model]?.previous ?? []).filter { $0 != id && Installer.record(in: versions.appendingPathComponent($0)) != nil }
-        guard let target = kept.first, let previous = Installer.record(in: versions.appendingPathComponent(target)) else {
-            throw ClientError.noPreviousVersion(model: model, version: record.version)
-        }
-        try installer.activate(name, version: versions.appendingPathComponent(target))
-        state.installed[model] = ClientState.Installed(version: previous.version, id: target, previous: Array(kept.dropFirst()))
-        state.refused[model] = ClientState.Refusal(id: id, version: record.version, variant: record.variant, reason: reason)
-        // The next check fetches the manifest whole, so its plan says why the version is not installed again.
-        state.etags[configuration.manifestURL.absoluteString] = nil
-        do { try state.save(statePath) } catch let saveError {
-            // A switch whose refusal is not kept would be undone by the next update: go back.
-            do { try installer.activate(name, version: current) } catch {
-                throw ClientError.undoFailed(cause: (saveError as? LocalizedError)?.errorDescription ?? String(describing: saveError), models: [model])
-            }
-            throw saveError
-        }
-        guard let installed = installer.installed(name) else { throw ClientError.notInstalled(model: model) }
-        return installed
+        return try switcher.revert(model, reason: reason)
     }
 }

@@ -65,6 +65,8 @@ final class UnpackedZip: SeedBytes, @unchecked Sendable {
     }
 }
 
+// A seed only saves bytes: reading one, any failure (a file missing, unreadable, too large,
+// not parsed) means no seed and a whole download, never a failed update.
 extension Installer {
     /// Where a version directory keeps what seeds the next version's segmented download:
     /// `NAME.mcsx`, the index of the artifact `NAME` was installed from, and for a zipped
@@ -90,7 +92,7 @@ extension Installer {
     /// least to fetch. nil when none was kept. Nothing read here is trusted: every copied
     /// segment is hashed again.
     func seed(for file: CheckedFile, of model: CheckedModel, index new: SegmentIndex) -> SegmentSeed? {
-        guard model.tree == nil, let current = current(model.name), let version = Self.record(in: current)?.version else { return nil }
+        guard model.tree == nil, let current = modelsDirectory.current(model.name), let version = ModelsDirectory.record(in: current)?.version else { return nil }
         let zipped = file.packedDirectoryName != nil
         if let same = seed(named: file.name, zipped: zipped, in: current, version: version) { return same }
         var best: (seed: SegmentSeed, copied: Int64)?

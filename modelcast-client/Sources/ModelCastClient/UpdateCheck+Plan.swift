@@ -24,7 +24,7 @@ struct Planned: Sendable {
     let later: Set<SHA256Hex>
 }
 
-extension ModelUpdater {
+extension UpdateCheck {
     /// What a call of `scope` does with `release` on this device; reads the disk, changes nothing.
     /// Per model the rollout's choice names: its policy; whether the call covers it; the
     /// variant the device takes (none: the model is left as it is); a refused version (left
@@ -46,7 +46,7 @@ extension ModelUpdater {
             }
             if !model.variants.isEmpty { variants[name] = choice }
             guard let chosen = choice.chosen else { continue }
-            let id = Installer.versionID(chosen)
+            let id = ModelsDirectory.versionID(chosen)
             pruned.append(model.name)
             if let refusal = state.refused[name], refusal.id == id {
                 refused[name] = refusal.refusedVersion(model: name)
@@ -54,7 +54,7 @@ extension ModelUpdater {
             }
             versions[name] = chosen.version.rawValue
             covered.append(chosen)
-            if installer.current(model.name)?.lastPathComponent != id { installs.append(chosen) }
+            if modelsDirectory.current(model.name)?.lastPathComponent != id { installs.append(chosen) }
         }
         let plan = UpdatePlan(
             sequence: release.sequence, takesCandidate: takesCandidate, versions: versions, bytesToDownload: try bytesToDownload(installs),
@@ -83,7 +83,7 @@ extension ModelUpdater {
         case .model(let requested): return requested == name
         case .policy(let upTo):
             // An on-demand model, once requested, is kept up to date like a prefetch one.
-            return policy <= upTo || (policy == .onDemand && upTo == .prefetch && installer.current(name) != nil)
+            return policy <= upTo || (policy == .onDemand && upTo == .prefetch && modelsDirectory.current(name) != nil)
         }
     }
 
@@ -91,30 +91,11 @@ extension ModelUpdater {
     /// the disk already excluded).
     private func bytesToDownload(_ models: [CheckedModel]) throws -> Int64 {
         var files: [SHA256Hex: CheckedFile] = [:]
-        for model in models where installer.kept(model) == nil {
+        for model in models where modelsDirectory.kept(model) == nil {
             for file in model.files { files[file.sha256] = file }
         }
         var bytes: Int64 = 0
-        for file in files.values { bytes = try add(bytes, file.size - downloader.bytesOnDisk(file)) }
+        for file in files.values { bytes = try addSizes(bytes, file.size - downloader.bytesOnDisk(file), of: configuration.manifestURL) }
         return bytes
-    }
-
-    /// A digest of what, besides the manifest, decides the models and variants a call
-    /// takes: the device profile, the app's policies, models and device id. A 304 stands
-    /// for "nothing to do" only while it is the same.
-    nonisolated var coverageContext: String {
-        let device = configuration.device
-        let policies = configuration.downloadPolicies
-        var parts: [String] = []
-        parts.append(device.physicalMemory.map { String($0) } ?? "-")
-        parts.append(device.platform?.rawValue ?? "-")
-        parts.append(device.osVersion ?? "-")
-        parts.append(device.architecture ?? "-")
-        parts.append(device.accelerators.map(\.rawValue).sorted().joined(separator: ","))
-        parts.append(device.capabilities.sorted().joined(separator: ","))
-        parts.append(policies.keys.sorted().map { name in name + "=" + policies[name]!.rawValue }.joined(separator: ","))
-        parts.append(configuration.models.map { $0.sorted().joined(separator: ",") } ?? "*")
-        parts.append(configuration.deviceID)
-        return hex(SHA256Small.hash(Array(parts.joined(separator: "\n").utf8)))
     }
 }

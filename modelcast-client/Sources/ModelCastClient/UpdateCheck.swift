@@ -1,0 +1,82 @@
+import Foundation
+import ModelCastFormat
+
+/// What a call would do, decided before anything is downloaded: the manifest it accepts
+/// (`acceptedManifest`) and what it does with it on this device (`plan`,
+/// `UpdateCheck+Plan.swift`). It reads the network and the disk and changes nothing.
+struct UpdateCheck: Sendable {
+    let configuration: ClientConfiguration
+    let http: HTTPStream
+    let modelsDirectory: ModelsDirectory
+    let downloader: Downloader
+
+    /// The manifest, fetched and proven, when it is new; its sequence must not be below
+    /// the highest this device accepted from this URL. An update asks for it conditionally
+    /// (`If-None-Match`) when the last accepted one was applied in full for at least the
+    /// models this call covers, and is still fresh; a request always fetches it whole.
+    /// nil for a 304 to a conditional GET.
+    func acceptedManifest(_ state: ClientState, scope: UpdateScope) async throws -> CheckedManifest? {
+        let url = configuration.manifestURL.absoluteString
+        let fetcher = ManifestFetcher(configuration: configuration, http: http)
+        // The conditional GET is only safe while every model is installed as recorded (a
+        // name in `state.json` that is no model name is not).
+        let complete = state.installed.allSatisfy { name, record in
+            (try? ModelName(name)).flatMap { modelsDirectory.current($0)?.lastPathComponent } == record.id
+        }
+        // A 304 would keep the device on the manifest it trusts: once that one has expired,
+        // the manifest is fetched whole and judged as a fresh device judges it (an expiry
+        // that fails the check, whatever the reason, is "not fresh": no ETag is sent).
+        let trusted = state.trusted[url]
+        let fresh = trusted.map { trusted in trusted.expiresAt.map { (try? fetcher.checkFresh($0)) != nil } ?? true } ?? false
+        var etag: String?
+        if case .policy(let policy) = scope, complete, fresh, let coverage = state.coverage[url], coverage.context == coverageContext, policy <= coverage.policy {
+            etag = state.etags[url]
+        }
+        guard let checked = try await fetcher.fetch(ifNoneMatch: etag) else {
+            // "Not modified" stands for the manifest asked about, and only while it is
+            // fresh (the clock is read again: it may have expired during the request).
+            if let expiresAt = trusted?.expiresAt { try fetcher.checkFresh(expiresAt) }
+            guard etag != nil else { throw ClientError.http(url: url, status: 304) }
+            return nil
+        }
+        let release = checked.release
+        if let highest = state.sequences[url], release.sequence < highest {
+            throw ClientError.replayed(url: url, sequence: release.sequence, highestAccepted: highest)
+        }
+        // Both were parsed already (the manifest by its decoding, the app's by the configuration's validation).
+        if let minimum = release.minAppVersion, let app = configuration.appVersion,
+           let required = try? AppVersion(minimum), let current = try? AppVersion(app), current < required {
+            throw ClientError.requiresNewerApp(minimum: minimum, current: app)
+        }
+        return checked
+    }
+
+    /// A digest of what, besides the manifest, decides the models and variants a call
+    /// takes: the device profile, the app's policies, models and device id. A 304 stands
+    /// for "nothing to do" only while it is the same.
+    var coverageContext: String {
+        let device = configuration.device
+        let policies = configuration.downloadPolicies
+        var parts: [String] = []
+        parts.append(device.physicalMemory.map { String($0) } ?? "-")
+        parts.append(device.platform?.rawValue ?? "-")
+        parts.append(device.osVersion ?? "-")
+        parts.append(device.architecture ?? "-")
+        parts.append(device.accelerators.map(\.rawValue).sorted().joined(separator: ","))
+        parts.append(device.capabilities.sorted().joined(separator: ","))
+        parts.append(policies.keys.sorted().map { name in name + "=" + policies[name]!.rawValue }.joined(separator: ","))
+        parts.append(configuration.models.map { $0.sorted().joined(separator: ",") } ?? "*")
+        parts.append(configuration.deviceID)
+        return hex(SHA256Small.hash(Array(parts.joined(separator: "\n").utf8)))
+    }
+}
+
+/// `a + b`, refusing a total past what 64 bits hold (a manifest's sizes are each at
+/// most 2^53, but thousands of them could add up past it).
+func addSizes(_ a: Int64, _ b: Int64, of manifestURL: URL) throws -> Int64 {
+    let (sum, overflow) = a.addingReportingOverflow(b)
+    guard !overflow else {
+        throw ClientError.invalidManifest(url: manifestURL.absoluteString, reason: "the sizes of its files add up to more than 2^63 bytes")
+    }
+    return sum
+}
