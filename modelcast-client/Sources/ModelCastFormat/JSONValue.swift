@@ -118,6 +118,8 @@ extension JSONValue: Codable {
     public init(from decoder: Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() { self = .null; return }
+        // One value, tried as each JSON type in turn: a mismatch means "not this type", and
+        // the last attempt (an object) throws what a value of no type gets.
         if let b = try? container.decode(Bool.self) { self = .bool(b); return }
         if let i = try? container.decode(Int64.self) { self = .int(i); return }
         if let d = try? container.decode(Double.self) { self = .double(d); return }

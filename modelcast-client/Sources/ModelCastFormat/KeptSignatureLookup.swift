@@ -16,6 +16,8 @@ public enum KeptSignatureLookup {
     /// Only where to look is decided here: the kept signature must then prove the manifest
     /// by every rule the live one must meet.
     public static func sequence(manifestSequence: Int64?, liveSignatureFile: String) -> Int64? {
+        // A live signature that does not parse names no kept one: the manifest is then
+        // checked against it as it is, and refused by that check (see above).
         guard let manifestSequence, manifestSequence >= 1,
               let signature = try? MinisignSignature(fileContents: liveSignatureFile),
               let comment = TrustedComment(parsing: signature.trustedComment),

@@ -216,7 +216,7 @@ extension Release {
 
     /// A key as it can appear in a field path: itself when it is a plain name, else quoted.
     static func fieldName(_ key: String) -> String {
-        (try? ModelName(key)) != nil ? key : "[" + quotedValue(key) + "]"
+        (try? ModelName(key)) != nil ? key : "[" + quotedValue(key) + "]"  // a predicate: a plain name or not
     }
 
     static func sequenceValue(_ value: Int64) throws -> Int64 {

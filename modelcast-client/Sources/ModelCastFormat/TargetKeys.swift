@@ -64,6 +64,7 @@ public enum TargetKeys {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count >= 2 else { return nil }
         let count = parts.count
+        // A folder under channels/ that is no channel name is an ordinary folder (stable's layout).
         if count >= 4, parts[count - 3] + "/" == channelsFolder, (try? ChannelName(String(parts[count - 2]))) != nil {
             return (parts[..<(count - 3)].joined(separator: "/") + "/", parts[(count - 3)...].joined(separator: "/"))
         }

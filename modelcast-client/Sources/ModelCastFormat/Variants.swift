@@ -132,6 +132,7 @@ public struct VariantRequirements: Sendable, Equatable {
                     guard let platform = DevicePlatform(rawValue: member.key) else {
                         throw ManifestValueError(field: member.key, value: quotedValue(member.key), rule: "is not a platform (\(DevicePlatform.allCases.map(\.rawValue).joined(separator: ", ")))")
                     }
+                    // The parse error is replaced by one naming the field and what it needs.
                     guard let text = member.value.stringValue, let version = try? AppVersion(text) else {
                         throw ManifestValueError(field: member.key, value: member.value.compactText, rule: "is not an OS version (e.g. 17.0; \"0\" for any)")
                     }
@@ -201,6 +202,7 @@ public struct VariantRequirements: Sendable, Equatable {
         }
         if let platforms {
             if let platform = device.platform, let lowest = platforms[platform] {
+                // An OS version the device reports in another shape counts as unknown (below).
                 if let os = device.osVersion.flatMap({ try? AppVersion($0) }) {
                     if os < lowest { add("platforms", "needs \(platform.rawValue) \(lowest) or later; the device runs \(os)") }
                 } else if lowest != (try! AppVersion("0")) {

@@ -89,6 +89,7 @@ extension CheckedFile {
     public var packedDirectoryName: PathSegment? {
         guard path == nil, name.rawValue.hasSuffix(".zip"), contentType == "application/zip" else { return nil }
         let folder = String(name.rawValue.dropLast(4))
+        // A folder name no device could write is no packed directory: the file stays a file.
         return folder.contains(".") ? try? PathSegment(folder) : nil
     }
 }

@@ -9,7 +9,7 @@ extension SHA256Hex {
 
     /// A digest written as 64 hex digits; nil for anything else (upper case included).
     public init?(hex text: String) {
-        guard let parsed = try? SHA256Hex(text) else { return nil }
+        guard let parsed = try? SHA256Hex(text) else { return nil }  // the documented nil: not 64 lower-case hex digits
         self = parsed
     }
 
