@@ -165,7 +165,7 @@ func verifyStaged(_ manifest: Data, manifestKey: String, baseURL: String) async 
     options.expectedPrefixes = [baseURL]
     options.allowHTTP = baseURL.lowercased().hasPrefix("http://")
     let http = HTTPFetcher()
-    let url = Publisher.url(base: baseURL, key: manifestKey)
+    let url = URLParts.url(base: baseURL, key: manifestKey)
     let report = await Verifier(fetcher: http, options: options).verify(manifestURL: url, localManifest: manifest)
     await http.shutdown()
     let failures = report.checks.filter { $0.status == .fail }

@@ -64,7 +64,7 @@ package struct Verifier: Sendable {
         }
         if options.expectedPrefixes.isEmpty { options.expectedPrefixes = [base] }
         let fetcher = StorageFetcher(storage: storage, baseURL: base)
-        return await Verifier(fetcher: fetcher, options: options).verify(manifestURL: Publisher.url(base: base, key: manifestKey))
+        return await Verifier(fetcher: fetcher, options: options).verify(manifestURL: URLParts.url(base: base, key: manifestKey))
     }
 
     // MARK: - The manifest

@@ -46,7 +46,7 @@ package struct VerifyRun: Sendable {
         return try await eachChannel(of: storage) { key in
             var options = directoryOptions
             options.historyManifestKey = key
-            let url = Publisher.url(base: directory.baseURL, key: key)
+            let url = URLParts.url(base: directory.baseURL, key: key)
             return await Verifier(fetcher: directory, options: options).verify(manifestURL: url)
         }
     }
