@@ -164,10 +164,10 @@ func verifyStaged(_ manifest: Data, manifestKey: String, baseURL: String) async 
     var options = VerifyOptions()
     options.expectedPrefixes = [baseURL]
     options.allowHTTP = baseURL.lowercased().hasPrefix("http://")
-    let http = HTTPFetcher()
-    let url = Publisher.url(base: baseURL, key: manifestKey)
-    let report = await Verifier(fetcher: http, options: options).verify(manifestURL: url, localManifest: manifest)
-    await http.shutdown()
+    let url = URLParts.url(base: baseURL, key: manifestKey)
+    let report = try await withSource(try ReadSource(url), environment: [:]) { scope in
+        await Verifier(fetcher: scope.http(), options: options).verify(manifestURL: url, localManifest: manifest)
+    }
     let failures = report.checks.filter { $0.status == .fail }
     guard failures.isEmpty else {
         throw ModelCastError.commitFailed("--verify-url \(baseURL): the staged release fails \(counted(failures.count, "check")); the manifest was not published:\n" + failures.map { "  \($0.check) \($0.subject): \($0.detail)" }.joined(separator: "\n"))

@@ -60,27 +60,14 @@ extension ModelCast {
             options.allowHTTP = allowHTTP
             options.now = now
             let verification = verify ? ReportVerification(options: options) : nil
-            var page: ReleasePage
-            switch TargetKind(of: source) {
-            case .served:
-                if channel != nil { throw ValidationError("--channel applies to a directory or s3:// target; a manifest URL names its channel (…/channels/NAME/manifest.json)") }
-                page = try await ReleasePageReader.read(manifestURL: source, at: now)
-                try await verification?.verify(&page, manifestURL: source)
-            case .bucket:
-                page = try await withStorage(s3.settings(for: source), environment: environment) { storage in
-                    var page = try await ReleasePageReader.read(storage, baseManifestKey: baseManifestKey, channel: channel, at: now)
-                    try await verification?.verify(&page, store: storage, baseManifestKey: baseManifestKey)
-                    return page
-                }
-            case .local:
-                var isDirectory: ObjCBool = false
-                if FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory), !isDirectory.boolValue {
-                    throw ModelCastError.usage("\(source) is a file: report reads a published directory, s3://bucket/prefix or a manifest URL")
-                }
-                page = try await withStorage(s3.settings(for: source), environment: environment) { storage in
-                    try await ReleasePageReader.read(storage, baseManifestKey: baseManifestKey, channel: channel, at: now)
-                }
-                try await verification?.verify(&page, directory: source, baseManifestKey: baseManifestKey, environment: environment)
+            let parsed = try ReadSource(source)
+            if case .manifestURL = parsed, channel != nil {
+                throw ValidationError("--channel applies to a directory or s3:// target; a manifest URL names its channel (…/channels/NAME/manifest.json)")
+            }
+            let page = try await withSource(parsed, settings: s3.settings(for: source), environment: environment, log: { printError($0) }) { scope in
+                var page = try await ReleasePageReader.read(scope, baseManifestKey: baseManifestKey, channel: channel, at: now)
+                try await verification?.verify(&page, in: scope, baseManifestKey: baseManifestKey)
+                return page
             }
             let text = json ? try JSONOutput.encode(page) : page.document
             let destination = output ?? (json ? "-" : "modelcast-report.html")

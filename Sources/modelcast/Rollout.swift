@@ -118,29 +118,11 @@ extension ModelCast.Rollout {
 
         /// The manifest's bytes, without its inline signature.
         private func manifestBytes() async throws -> Data {
-            let data: Data
-            let kind = TargetKind(of: source)
-            if kind == .served {
-                data = try await downloadSmallObject(source)
-            } else if kind == .bucket || FileManager.default.isDirectory(source) {
-                let key = Channels.manifestKey(channel: channel, base: manifestKey)
-                let environment = ProcessInfo.processInfo.environment
-                let found = try await withStorage(s3.settings(for: source), environment: environment) { try await $0.get(key, limit: TargetLayout.recordLimit) }
-                guard let found else { throw ModelCastError.notFound(path: "\(source)/\(key)") }
-                data = found
-            } else {
-                guard let found = FileManager.default.contents(atPath: source) else { throw ModelCastError.notFound(path: source) }
-                data = found
-            }
+            let key = Channels.manifestKey(channel: channel, base: manifestKey)
+            let data = try await withSource(try ReadSource(source), settings: s3.settings(for: source), environment: ProcessInfo.processInfo.environment,
+                                            log: { printError($0) }) { try await $0.manifest(key: key) }
             return InlineSignature.strip(data)
         }
-    }
-}
-
-extension FileManager {
-    fileprivate func isDirectory(_ path: String) -> Bool {
-        var isDirectory: ObjCBool = false
-        return fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue
     }
 }
 

@@ -57,8 +57,8 @@ extension ModelCast {
         /// The release page of the served directory, made on each request, and its data.
         static func releasePages(_ directory: String) -> [String: GeneratedPage] {
             @Sendable func page() async throws -> ReleasePage {
-                try await withStorage(TargetSettings(target: directory), environment: ProcessInfo.processInfo.environment) { storage in
-                    try await ReleasePageReader.read(storage, at: Date())
+                try await withSource(.directory(directory), environment: ProcessInfo.processInfo.environment, log: { printError($0) }) { scope in
+                    try await ReleasePageReader.read(scope, at: Date())
                 }
             }
             return [

@@ -68,31 +68,13 @@ extension ModelCast {
             var options = verifyOptions(publicKeys: keys, progress: display.factory)
             options.modelSigningPublicKey = try trust.modelSigningPublicKey.map(P256PublicKey.load(path:))
             let run = VerifyRun(source: source, manifestKey: sources.manifestKey, channel: sources.channel, options: options)
-            if TargetKind(of: source) == .bucket {
-                let report = try await withStorage(sources.s3.settings(for: source), environment: ProcessInfo.processInfo.environment, log: display.log) { storage in
-                    try await run.verify(store: storage)
-                }
-                try finish(report)
-                return
+            let parsed = try ReadSource(source)
+            try checkFlags(against: parsed)
+            let environment = ProcessInfo.processInfo.environment
+            let report = try await withSource(parsed, settings: sources.s3.settings(for: source), environment: environment,
+                                              httpIdleTimeout: run.httpIdleTimeout, log: display.log) { scope in
+                try await run.verify(in: scope, standInFor: urls.standInFor, origin: urls.origin.map { sources.s3.settings(for: $0) })
             }
-            let target = try VerifyTarget.resolve(source, baseURLs: urls.baseURL, manifestKey: sources.manifestKey, maxManifestBytes: run.options.maxManifestBytes)
-            try checkFlags(against: target)
-            let http = run.httpFetcher()
-            if let directory = target.directory {
-                let report = try await run.verify(directory: directory, environment: ProcessInfo.processInfo.environment)
-                await http.shutdown()
-                try finish(report)
-                return
-            }
-            let report: VerifyReport
-            if let origin = urls.origin {
-                report = try await withStorage(sources.s3.settings(for: origin), environment: ProcessInfo.processInfo.environment, log: display.log) {
-                    await run.verify(target, http: http, standInFor: urls.standInFor, origin: $0)
-                }
-            } else {
-                report = await run.verify(target, http: http, standInFor: urls.standInFor, origin: nil)
-            }
-            await http.shutdown()
             try finish(report)
         }
 
@@ -128,20 +110,25 @@ extension ModelCast {
             return options
         }
 
-        /// The flags that apply to some kinds of SOURCE only, checked once SOURCE is resolved.
-        func checkFlags(against target: VerifyTarget) throws {
-            if urls.standInFor != nil, !target.isHTTP || target.localManifest != nil {
+        /// The flags that apply to some kinds of SOURCE only, checked once SOURCE is parsed.
+        func checkFlags(against parsed: ReadSource) throws {
+            let isManifestURL = if case .manifestURL = parsed { true } else { false }
+            if urls.standInFor != nil, !isManifestURL {
                 throw ValidationError("--stand-in-for applies to a manifest URL on a stand-in server (modelcast serve), not to \(source)")
             }
             // A stand-in is a local preview: plain http is what it serves.
-            if target.isHTTP, target.localManifest == nil, !urls.allowHTTP, urls.standInFor == nil, target.manifestURL.lowercased().hasPrefix("http://") {
-                throw ValidationError("\(target.manifestURL) is plain http: pass --allow-http to verify a local test server")
+            if isManifestURL, !urls.allowHTTP, urls.standInFor == nil, source.lowercased().hasPrefix("http://") {
+                throw ValidationError("\(source) is plain http: pass --allow-http to verify a local test server")
             }
-            if urls.origin != nil, !target.isHTTP || target.localManifest != nil {
+            if urls.origin != nil, !isManifestURL {
                 throw ValidationError("--origin applies to a manifest URL (what a CDN serves), not to \(source)")
             }
-            if sources.channel != nil, target.directory == nil {
-                throw ValidationError("--channel applies to a published directory or s3:// target, not to \(source): a manifest URL or file is one channel's manifest already")
+            switch parsed {
+            case .manifestURL, .manifestFile:
+                if sources.channel != nil {
+                    throw ValidationError("--channel applies to a published directory or s3:// target, not to \(source): a manifest URL or file is one channel's manifest already")
+                }
+            case .bucket, .directory: break
             }
         }
 

@@ -1,7 +1,14 @@
 import Foundation
 
 /// Small URL helpers that do not depend on Foundation's URL normalisation.
-enum URLParts {
+package enum URLParts {
+    /// The URL an object of a target is served at: the base URL (a trailing `/` or not)
+    /// and the key, each segment percent-encoded. Publish writes these URLs into the
+    /// manifest; verify maps them back to keys (`keyOfURL`).
+    package static func url(base: String, key: String) -> String {
+        (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/" + percentEncodedPath(key)
+    }
+
     /// The path of an absolute URL without a trailing slash (`https://h/a/` → `/a`, `https://h` → ``).
     static func path(of url: String) -> String {
         guard let schemeEnd = url.range(of: "://") else { return "" }

@@ -495,7 +495,7 @@ extension Publisher {
         PublishReport(
             target: storage.location, profile: plan.settings.profile.rawValue, unchanged: false, dryRun: plan.settings.dryRun,
             sequence: plan.release.sequence, previousSequence: state.live?.sequence, manifestKey: plan.settings.manifestKey,
-            manifestURL: Self.url(base: plan.settings.baseURL, key: plan.settings.manifestKey), objects: objects,
+            manifestURL: URLParts.url(base: plan.settings.baseURL, key: plan.settings.manifestKey), objects: objects,
             warnings: warnings, manifest: String(decoding: plan.manifestData, as: UTF8.self), requests: storage.requestCounts,
             models: PublishReport.models(of: plan.release, objects: objects))
     }

@@ -29,7 +29,7 @@ struct ModelSignatures {
             let sha256 = try SHA256Hasher.digest(bytes)
             let objectKey = TargetLayout.modelSignatureKey(model: names[label]?.key ?? label, bundle: sha256)
             try staging.stage(bytes, sha256: sha256, key: objectKey, kind: .file, contentType: ModelSignatureObject.contentType)
-            units[label]!.modelSignature = ModelSignatureObject(key: objectKey, url: Publisher.url(base: baseURL, key: objectKey),
+            units[label]!.modelSignature = ModelSignatureObject(key: objectKey, url: URLParts.url(base: baseURL, key: objectKey),
                                                                 sha256: sha256.hex, size: Int64(bytes.count))
         }
     }

@@ -460,7 +460,7 @@ package struct Publisher: Sendable {
         return PublishReport(
             target: storage.location, profile: settings.profile.rawValue, unchanged: true, dryRun: settings.dryRun,
             sequence: sequence, previousSequence: sequence, manifestKey: settings.manifestKey,
-            manifestURL: Self.url(base: settings.baseURL, key: settings.manifestKey), objects: [], warnings: warnings.all,
+            manifestURL: URLParts.url(base: settings.baseURL, key: settings.manifestKey), objects: [], warnings: warnings.all,
             manifest: state.manifestData.map { String(decoding: $0, as: UTF8.self) } ?? "", requests: storage.requestCounts,
             models: PublishReport.models(of: state.liveRecord, objects: []))
     }
@@ -575,10 +575,4 @@ package struct Publisher: Sendable {
             _ = try HostingFiles(objects: [], baseURL: baseURL, root: root, templates: templates)
         }
     }
-
-    /// Base URL + percent-encoded key.
-    package static func url(base: String, key: String) -> String {
-        (base.hasSuffix("/") ? String(base.dropLast()) : base) + "/" + URLParts.percentEncodedPath(key)
-    }
-
 }

@@ -130,7 +130,7 @@ final class StagingArea {
                 staged[key] = StagedArtifact(result: result, inPlace: uploadInPlace)
             }
             files.append(ReleaseFile(
-                name: result.name, key: key, url: Publisher.url(base: request.baseURL, key: key),
+                name: result.name, key: key, url: URLParts.url(base: request.baseURL, key: key),
                 sha256: result.sha256.hex, size: result.size, contentType: result.contentType,
                 segments: try result.segments.map { try stageSegmentIndex($0, of: result, model: model.keyName) }))
         }
@@ -146,7 +146,7 @@ final class StagingArea {
         let key = TargetLayout.segmentIndexKey(model: model, artifact: artifact.sha256)
         segmentIndexes[key] = index
         try stage(bytes, sha256: sha256, key: key, kind: artifact.kind, contentType: SegmentIndexObject.contentType)
-        return SegmentIndexObject(key: key, url: Publisher.url(base: request.baseURL, key: key), sha256: sha256.hex, size: Int64(bytes.count))
+        return SegmentIndexObject(key: key, url: URLParts.url(base: request.baseURL, key: key), sha256: sha256.hex, size: Int64(bytes.count))
     }
 
     /// Stages `bytes` (a segment index, a model signature) to be stored under `key`; for a
@@ -211,7 +211,7 @@ final class StagingArea {
                 }
             }
             let name = String(file.path.split(separator: "/").last ?? Substring(file.path))
-            files.append(ReleaseFile(name: name, key: key, url: Publisher.url(base: request.baseURL, key: key), sha256: file.sha256.hex,
+            files.append(ReleaseFile(name: name, key: key, url: URLParts.url(base: request.baseURL, key: key), sha256: file.sha256.hex,
                                      size: file.size, contentType: file.contentType, path: file.path))
         }
         return ReleaseModel(version: model.version, files: files, meta: model.meta, tree: listing.name)

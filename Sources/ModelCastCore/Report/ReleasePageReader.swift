@@ -3,6 +3,19 @@ import Foundation
 /// Reads what the release page shows: every channel of a directory or store target, or
 /// the one channel a manifest URL serves (with the history records its host serves).
 package enum ReleasePageReader {
+    /// What SOURCE shows, read through `scope`: every channel of a directory or store
+    /// target (or only `channel`), or the one channel a manifest URL serves.
+    package static func read(_ scope: SourceScope, baseManifestKey: String = "manifest.json", channel: String? = nil, at now: Date) async throws -> ReleasePage {
+        switch scope.source {
+        case .manifestURL(let url):
+            return try await read(manifestURL: url, http: scope.http(), at: now)
+        case .bucket, .directory:
+            return try await read(scope.storage(), baseManifestKey: baseManifestKey, channel: channel, at: now)
+        case .manifestFile(let path):
+            throw ModelCastError.usage("\(path) is a file: report reads a published directory, s3://bucket/prefix or a manifest URL")
+        }
+    }
+
     /// Every channel of `storage` (or only `channel`). A channel that cannot be read is
     /// shown with what went wrong, beside the others.
     package static func read(_ storage: any Storage, baseManifestKey: String = "manifest.json", channel: String? = nil, at now: Date) async throws -> ReleasePage {
@@ -42,17 +55,8 @@ package enum ReleasePageReader {
     /// The channel a manifest URL serves, as a device reads it: the manifest, its detached
     /// signature, and the history records the host serves beside it (up to `historyLimit`,
     /// newest first). A web server cannot list, so the target's other channels are not shown.
-    package static func read(manifestURL: String, at now: Date, historyLimit: Int = 100) async throws -> ReleasePage {
-        let place = try ManifestPlace(manifestURL)
-        let http = HTTPFetcher()
-        do {
-            let page = try await read(place, http: http, at: now, historyLimit: historyLimit)
-            await http.shutdown()
-            return page
-        } catch {
-            await http.shutdown()
-            throw error
-        }
+    static func read(manifestURL: String, http: HTTPFetcher, at now: Date, historyLimit: Int = 100) async throws -> ReleasePage {
+        try await read(try ManifestPlace(manifestURL), http: http, at: now, historyLimit: historyLimit)
     }
 
     private static func read(_ place: ManifestPlace, http: HTTPFetcher, at now: Date, historyLimit: Int) async throws -> ReleasePage {

@@ -10,33 +10,23 @@ package struct ReportVerification: Sendable {
         self.options = options
     }
 
-    /// A published directory: objects read from disk, headers from its hosting files.
-    package func verify(_ page: inout ReleasePage, directory: String, baseManifestKey: String, environment: [String: String]) async throws {
-        let target = try VerifyTarget.resolve(directory, baseURLs: [], manifestKey: baseManifestKey, maxManifestBytes: options.maxManifestBytes)
-        guard let fetcher = target.directory else { return }
-        for index in page.channels.indices {
-            let run = VerifyRun(source: directory, manifestKey: baseManifestKey, channel: page.channels[index].name, options: options)
-            page.channels[index].attach(try await run.verify(directory: fetcher, environment: environment))
+    /// One verify run per channel of the page, on SOURCE as `scope` reads it (a directory:
+    /// objects from disk, headers from its hosting files; a bucket: through the store's
+    /// API); a manifest URL's one channel fetched as a device fetches it.
+    package func verify(_ page: inout ReleasePage, in scope: SourceScope, baseManifestKey: String) async throws {
+        if case .manifestURL = scope.source {
+            guard !page.channels.isEmpty else { return }
+            let run = VerifyRun(source: scope.source.text, manifestKey: "manifest.json", channel: nil, options: options)
+            page.channels[0].attach(try await run.verify(in: scope))
+            return
         }
-    }
-
-    /// An s3:// target, read through the store's API.
-    package func verify(_ page: inout ReleasePage, store: any Storage, baseManifestKey: String) async throws {
+        // A merged report names a store by its location (as the store spells it).
+        var source = scope.source.text
+        if case .bucket = scope.source { source = try scope.storage().location }
         for index in page.channels.indices {
-            let run = VerifyRun(source: store.location, manifestKey: baseManifestKey, channel: page.channels[index].name, options: options)
-            page.channels[index].attach(try await run.verify(store: store))
+            let run = VerifyRun(source: source, manifestKey: baseManifestKey, channel: page.channels[index].name, options: options)
+            page.channels[index].attach(try await run.verify(in: scope))
         }
-    }
-
-    /// A manifest URL, fetched as a device fetches it.
-    package func verify(_ page: inout ReleasePage, manifestURL: String) async throws {
-        guard !page.channels.isEmpty else { return }
-        let target = try VerifyTarget.resolve(manifestURL, baseURLs: [], manifestKey: "manifest.json")
-        let run = VerifyRun(source: manifestURL, manifestKey: "manifest.json", channel: nil, options: options)
-        let http = run.httpFetcher()
-        let report = await run.verify(target, http: http, standInFor: nil, origin: nil)
-        await http.shutdown()
-        page.channels[0].attach(report)
     }
 }
 

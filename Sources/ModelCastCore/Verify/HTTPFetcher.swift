@@ -11,6 +11,7 @@ import NIOHTTP1
 /// retry it until the connect timeout); the verifier retries with backoff.
 package final class HTTPFetcher: ObjectFetcher, Sendable {
     private let client: HTTPClient
+    private let shutDown = NIOLockedValueBox(false)
     /// The most redirects followed for one request.
     package static let maxRedirects = 5
 
@@ -25,10 +26,15 @@ package final class HTTPFetcher: ObjectFetcher, Sendable {
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
-    /// Closes the connection pool; call once when done.
+    /// Closes the connection pool; call once when done (`withSource` does).
     package func shutdown() async {
+        guard shutDown.withLockedValue({ done in defer { done = true }; return !done }) else { return }
+        // Shutting down an idle pool cannot fail in a way the caller could act on.
         try? await client.shutdown()
     }
+
+    /// True once `shutdown` was called.
+    package var isShutDown: Bool { shutDown.withLockedValue { $0 } }
 
     package func fetch(
         _ url: String, range: ClosedRange<Int64>?, limit: Int64, deadline: Date,
@@ -198,20 +204,6 @@ final class ProgressTracker: Sendable {
         state.withLockedValue {
             FetchProgress(answered: $0.hasAnswer, received: $0.bytes, idle: Date().timeIntervalSince($0.lastActivity))
         }
-    }
-}
-
-/// GETs a small object (a manifest) over HTTP(S) as a device would: no redirect followed,
-/// at most `limit` bytes, HTTP 200 only.
-package func downloadSmallObject(_ url: String, limit: Int = 4 << 20, timeout: TimeInterval = 30) async throws -> Data {
-    let fetcher = HTTPFetcher()
-    do {
-        let data = try await fetcher.getSmallObject(url, limit: limit, timeout: timeout)
-        await fetcher.shutdown()
-        return data ?? Data()  // nothing is absent: every other status threw
-    } catch {
-        await fetcher.shutdown()
-        throw error
     }
 }
 

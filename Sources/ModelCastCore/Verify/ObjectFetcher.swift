@@ -56,8 +56,9 @@ extension ObjectFetcher {
     package func prove(_ url: String, size: Int64, sha256: SHA256Digest) async throws -> ProvenObject? { nil }
 }
 
-/// What a source reads objects from.
-package enum FetchedFrom: Sendable, Equatable {
+/// What a source reads objects from: the kinds of source each verify check states
+/// whether it can be made through (`ArtifactCheck.statement(for:)`).
+package enum FetchedFrom: Sendable, Equatable, CaseIterable {
     /// A web server (or CDN) answering HTTP, as devices see it.
     case server
     /// Files of a published directory: status, Range and headers are what the hosting
@@ -74,6 +75,11 @@ package enum FetchedFrom: Sendable, Equatable {
         case .files: return "read from the file"
         case .storeAPI: return "read through the store's API"
         }
+    }
+
+    /// An answer other than 200, as the source gives it.
+    func statusProblem(_ status: Int) -> String {
+        self == .storeAPI && status == 404 ? "missing: the store has no object under its key" : "HTTP \(status), expected 200"
     }
 }
 

@@ -7,7 +7,7 @@ import NIOConcurrencyHelpers
 /// says (`artifact.segments`). Given the artifact's regions (where verify can read them
 /// from a local file), it also cuts the bytes again by the scheme, in the same read; the
 /// cuts' lengths are compared, the index's hashes of those same segments being proven.
-final class SegmentProof: Sendable {
+final class SegmentProof: BodyWatcher {
     // @unchecked: SHA256Hasher and SegmentHasher are mutable classes; State is private and
     // only ever reached through `state`'s lock.
     private struct State: @unchecked Sendable {
@@ -19,7 +19,7 @@ final class SegmentProof: Sendable {
         /// The scheme's own cutting of the same bytes, when the regions are known.
         var recut: SegmentHasher?
     }
-    private let index: SegmentIndex
+    let index: SegmentIndex
     private let regions: [SegmentRegion]?
     private let state: NIOLockedValueBox<State>
 
@@ -80,51 +80,76 @@ final class SegmentProof: Sendable {
     }
 }
 
-extension Verifier {
+/// `artifact.segments`: an artifact with a segment index is also cut as its index says,
+/// in the read that hashes it; a server must then answer the segments' Range requests as
+/// devices send them (a sample is fetched), a directory's file is cut again by the scheme.
+struct SegmentsCheck: ArtifactCheck {
     /// Segments fetched by range through a URL, as devices fetch them.
     static let sampledSegments = 4
 
-    /// The artifact's segment index, fetched and proven against the manifest; nil (and a
-    /// failed `artifact.segments`) when it cannot be.
-    func fetchSegmentIndex(_ reference: SegmentIndexReference, for object: ExpectedObject, rules: URLRules, deadline: Date, log: CheckLog) async -> (Data, SegmentIndex)? {
+    var ids: [VerifyCheckID] { [.artifactSegments] }
+
+    /// The segments are hashed as the bytes stream by; a store proves an artifact by its
+    /// checksum without reading them, so it has no segments to cut.
+    func statement(for source: FetchedFrom) -> SourceStatement {
+        switch source {
+        case .server, .files: return .runs
+        case .storeAPI: return .skipped("not checked through the store's API, which proves the artifact by its checksum without reading it (verify URL cuts it by its segment index and fetches segments by range, as devices do)")
+        }
+    }
+
+    func concerns(_ read: ArtifactRead) -> Bool { read.object.segmentIndex != nil }
+
+    /// The artifact's segment index, fetched and proven against the manifest, watching the
+    /// download; nil (and a failed `artifact.segments`) when it cannot be. Read from a local
+    /// file, the regions to cut it again come from its structure first.
+    func prepare(_ object: ExpectedObject, with verification: ArtifactVerification, deadline: Date, log: CheckLog) async -> (any BodyWatcher)? {
+        guard let reference = object.segmentIndex else { return nil }
         let collector = ByteCollector()
         let label = object.label
+        let index: SegmentIndex
         do {
-            let response = try await fetchWithRetries(reference.url, range: nil, limit: reference.size + 1, deadline: deadline, rules: rules,
-                                                       reset: { collector.reset() }, consume: collector.append)
+            let response = try await verification.verifier.fetchWithRetries(reference.url, range: nil, limit: reference.size + 1, deadline: deadline, rules: verification.rules,
+                                                                             reset: { collector.reset() }, consume: collector.append)
             let bytes = collector.data
             guard response.status == 200, Int64(bytes.count) == reference.size,
                   try SHA256Hasher.digest(bytes).hex == reference.sha256 else {
                 log.add(.fail, .artifactSegments, object.url, "\(label): its segment index (\(reference.url)) is not the one the manifest names (HTTP \(response.status), \(bytes.count) bytes)")
                 return nil
             }
-            let index = try SegmentIndex(decoding: [UInt8](bytes))
+            index = try SegmentIndex(decoding: [UInt8](bytes))
             guard index.artifactSize == object.size, SHA256Digest(bytes: index.artifactSHA256)?.hex == object.sha256 else {
                 log.add(.fail, .artifactSegments, object.url, "\(label): its segment index describes another artifact (\(index.artifactSize) bytes)")
                 return nil
             }
-            return (bytes, index)
         } catch {
             log.add(.fail, .artifactSegments, object.url, "\(label): its segment index (\(reference.url)): \(error)")
             return nil
         }
+        let fetcher = verification.fetcher
+        let regions = fetcher.reads == .files ? SegmentPlan.regions(path: fetcher.origin(of: object.url), size: index.artifactSize) : nil
+        return SegmentProof(index: index, regions: regions)
     }
 
-    /// After the artifact was read: its segments as the index cuts them (streamed), the
-    /// cuts re-derived from a local file, and sampled segments fetched by range from a server.
-    func checkSegments(_ object: ExpectedObject, index: (bytes: Data, value: SegmentIndex), proof: SegmentProof, rules: URLRules, deadline: Date, log: CheckLog) async {
-        let (url, label) = (object.url, object.label)
+    /// After the artifact was read whole and right: its segments as the index cuts them
+    /// (streamed), the cuts re-derived from a local file, and sampled segments fetched by
+    /// range from a server. An index that could not be read, or an artifact whose size or
+    /// digest failed, is reported by those checks.
+    func run(_ read: ArtifactRead, with verification: ArtifactVerification, log: CheckLog) async {
+        let (object, url, label) = (read.object, read.url, read.label)
+        guard let proof = read.watchers[.artifactSegments] as? SegmentProof, case .streamed(let digest, _) = read.content,
+              digest.hex == object.sha256, read.response.bytesRead == object.size else { return }
         if let problem = proof.problem() {
             log.add(.fail, .artifactSegments, url, "\(label): \(problem)")
             return
         }
-        let count = index.value.segments.count
-        if fetcher.reads == .files {
+        let count = proof.index.segments.count
+        if read.source == .files {
             do {
                 // Cut again in the read that hashed it (the regions came from the file);
                 // the same cuts are the same segments, whose hashes were just proven.
                 let again = try proof.recutLengths() ?? []
-                guard again == index.value.segments.map(\.length) else {
+                guard again == proof.index.segments.map(\.length) else {
                     log.add(.fail, .artifactSegments, url, "\(label): cutting the artifact again gives \(again.count) segments, not the index's \(count): devices would reuse less than the publish report said")
                     return
                 }
@@ -135,7 +160,7 @@ extension Verifier {
             log.add(.pass, .artifactSegments, url, "\(label): \(count) segments tile it and hash as indexed; cutting it again gives the same index")
             return
         }
-        if let problem = await sampleRanges(object, index: index.value, rules: rules, deadline: deadline) {
+        if let problem = await sampleRanges(object, index: proof.index, with: verification) {
             log.add(.fail, .artifactSegments, url, "\(label): \(problem)")
             return
         }
@@ -144,7 +169,7 @@ extension Verifier {
 
     /// Fetches a few segments (first, last, two between) with single-range requests; nil
     /// when each came back as a device needs, otherwise what did not.
-    private func sampleRanges(_ object: ExpectedObject, index: SegmentIndex, rules: URLRules, deadline: Date) async -> String? {
+    private func sampleRanges(_ object: ExpectedObject, index: SegmentIndex, with verification: ArtifactVerification) async -> String? {
         let count = index.segments.count
         let picks = Set([0, count / 3, (2 * count) / 3, count - 1].filter { $0 >= 0 && $0 < count }).sorted()
         for segment in picks {
@@ -153,8 +178,9 @@ extension Verifier {
             let body = ByteCollector()
             let expected = "bytes \(range.lowerBound)-\(range.upperBound)/\(index.artifactSize)"
             do {
-                let response = try await fetchWithRetries(object.url, range: range, limit: length + 1, deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)),
-                                                          rules: rules, reset: { body.reset() }, consume: body.append)
+                let response = try await verification.verifier.fetchWithRetries(
+                    object.url, range: range, limit: length + 1, deadline: min(verification.deadline, Date().addingTimeInterval(verification.options.requestTimeout)),
+                    rules: verification.rules, reset: { body.reset() }, consume: body.append)
                 guard response.status == 206 else { return "segment \(segment): HTTP \(response.status) to 'Range: bytes=\(range.lowerBound)-\(range.upperBound)', expected 206: devices would download the whole file" }
                 guard response.headers["content-range"] == expected else {
                     return "segment \(segment): Content-Range '\(response.headers["content-range"] ?? "")', expected '\(expected)'"
@@ -170,13 +196,5 @@ extension Verifier {
             }
         }
         return nil
-    }
-}
-
-extension Optional {
-    /// `map` with an async transform.
-    func asyncMap<T>(_ transform: (Wrapped) async throws -> T) async rethrows -> T? {
-        guard let value = self else { return nil }
-        return try await transform(value)
     }
 }

@@ -34,13 +34,13 @@ struct URLRules: Sendable {
         }
         if let prefix = prefixes.first(where: { url.hasPrefix($0) }) {
             // `https://cdn/ml/../other/x` starts with the prefix but resolves outside it.
-            if let problem = Verifier.pathProblem(below: prefix, in: url) {
+            if let problem = Self.pathProblem(below: prefix, in: url) {
                 return .refused("\(problem): it may resolve outside \(prefix)")
             }
             return .accepted
         }
         if allowExternalURLs {
-            if let problem = Verifier.pathProblem(below: nil, in: url) { return .refused(problem) }
+            if let problem = Self.pathProblem(below: nil, in: url) { return .refused(problem) }
             return .external("outside \(prefixes.joined(separator: ", "))")
         }
         return .refused("outside the expected prefix \(prefixes.joined(separator: ", ")) (--allow-external-urls to accept)")
@@ -75,6 +75,33 @@ struct URLRules: Sendable {
         if location.hasPrefix("#") || location.isEmpty { return origin + path }
         let directory = path.lastIndex(of: "/").map { path[...$0] } ?? "/"
         return origin + directory + location
+    }
+
+    /// Why an object URL's path is not a plain key, or nil when it is. The path (below
+    /// `prefix`, or all of it when `prefix` is nil; query and fragment dropped) is
+    /// percent-decoded and must have no empty, `.` or `..` segment (`\` counts as `/`,
+    /// as some servers treat it): such a path can resolve outside the prefix it starts with.
+    static func pathProblem(below prefix: String?, in url: String) -> String? {
+        var path: Substring
+        if let prefix {
+            path = url.dropFirst(prefix.count)
+        } else {
+            path = Substring(URLParts.path(of: url).drop(while: { $0 == "/" }))
+        }
+        if let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<end] }
+        guard let decoded = String(path).removingPercentEncoding else {
+            return "its path '\(path)' has an invalid percent-encoding"
+        }
+        let key = decoded.replacingOccurrences(of: "\\", with: "/")
+        if prefix == nil {
+            // Outside any prefix only dot segments matter (there is no key to keep clean).
+            let segments = key.split(separator: "/")
+            return segments.contains { $0 == "." || $0 == ".." } ? "its path '\(decoded)' has a '.' or '..' segment" : nil
+        }
+        do { try validateKey(key) } catch {
+            return "its path below the prefix, '\(decoded)', is empty or has an empty, '.' or '..' segment"
+        }
+        return nil
     }
 }
 

@@ -28,8 +28,9 @@ package struct Verifier: Sendable {
             log.add(.fail, .manifestFetch, manifestURL, String(describing: error))
         }
         if let facts {
-            await checkObjects(facts, rules: objectRules(manifestURL: manifestURL), deadline: deadline, log: log)
-            await checkModelSignatures(facts, rules: objectRules(manifestURL: manifestURL), deadline: deadline, log: log)
+            let rules = objectRules(manifestURL: manifestURL)
+            log.append(await ArtifactVerification(verifier: self, profile: facts.profile, rules: rules, deadline: deadline).checkAll(facts.objects))
+            await checkModelSignatures(facts, rules: rules, deadline: deadline, log: log)
             if let statePath = options.statePath, let sequence = facts.sequence, log.failures == 0 {
                 do { try SequenceState.record(sequence, for: manifestURL, in: statePath, at: options.now) } catch {
                     log.add(.fail, .manifestSequence, manifestURL, "cannot update state file \(statePath): \(error)")
@@ -64,7 +65,7 @@ package struct Verifier: Sendable {
         }
         if options.expectedPrefixes.isEmpty { options.expectedPrefixes = [base] }
         let fetcher = StorageFetcher(storage: storage, baseURL: base)
-        return await Verifier(fetcher: fetcher, options: options).verify(manifestURL: Publisher.url(base: base, key: manifestKey))
+        return await Verifier(fetcher: fetcher, options: options).verify(manifestURL: URLParts.url(base: base, key: manifestKey))
     }
 
     // MARK: - The manifest
@@ -130,9 +131,9 @@ package struct Verifier: Sendable {
     private func fetchManifest(_ url: String, deadline: Date, log: CheckLog) async throws -> Data? {
         let body = ByteCollector()
         let response = try await fetchWithRetries(url, range: nil, limit: Int64(options.maxManifestBytes), deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), rules: manifestRules(manifestURL: url), reset: { body.reset() }, consume: body.append)
-        checkRedirects(response, url: url, check: .manifestRedirect, log: log)
+        Self.checkRedirects(response, url: url, check: .manifestRedirect, log: log)
         guard response.status == 200 else {
-            log.add(.fail, .manifestStatus, url, statusProblem(response.status))
+            log.add(.fail, .manifestStatus, url, fetcher.reads.statusProblem(response.status))
             return nil
         }
         log.add(.pass, .manifestStatus, url, fetcher.reads.readDescription)
@@ -329,241 +330,8 @@ package struct Verifier: Sendable {
         }
     }
 
-    // MARK: - The objects
-
-    private func checkObjects(_ facts: ManifestFacts, rules: URLRules, deadline: Date, log: CheckLog) async {
-        // The same URL can be named twice (an unchanged model is also its own rollback target).
-        var seen = Set<String>()
-        let objects = facts.objects.filter { seen.insert($0.url).inserted }
-        let total = objects.reduce(Int64(0)) { $0 + ($1.size ?? $1.approximateSize?.bytes ?? 0) }
-        let progress = options.progress?("verifying \(objects.count) object\(objects.count == 1 ? "" : "s")", total)
-        defer { progress?.finish() }
-        // Objects are checked concurrently; their results are reported in manifest order.
-        let results = await boundedMap(objects, concurrency: options.jobs, nonThrowing: { object -> [VerifyCheck] in
-            let fetcher = self.fetcher
-            let objectLog = CheckLog(origin: { fetcher.origin(of: $0) })
-            await self.checkObject(object, profile: facts.profile, rules: rules, deadline: deadline, progress: progress, log: objectLog)
-            return objectLog.checks
-        })
-        for checks in results { log.append(checks) }
-    }
-
-    private func checkObject(_ object: ExpectedObject, profile: ManifestProfile, rules: URLRules, deadline: Date, progress: ProgressReporter?, log: CheckLog) async {
-        let url = object.url
-        let label = object.label
-        if await provedWithoutDownload(object, rules: rules, deadline: deadline, progress: progress, log: log) { return }
-        let promised = object.size ?? object.approximateSize.map { $0.bytes + $0.tolerance }
-        // Never read more than one byte past what the manifest promised.
-        let limit = promised.map { $0 + 1 } ?? (64 << 30)
-        let objectDeadline = min(deadline, Date().addingTimeInterval(options.requestTimeout + Double(promised ?? 0) / options.minimumSpeed))
-        let sink = HashingSink(progress: progress)
-        // An artifact with a segment index is also cut as its index says, in the same read.
-        let segments = await object.segmentIndex.asyncMap { await fetchSegmentIndex($0, for: object, rules: rules, deadline: objectDeadline, log: log) } ?? nil
-        // Read from a local file, the regions to cut it again come from its structure first.
-        let regions = fetcher.reads == .files ? segments.map { SegmentPlan.regions(path: fetcher.origin(of: url), size: $0.1.artifactSize) } : nil
-        let proof = segments.map { SegmentProof(index: $0.1, regions: regions) }
-        let response: FetchResponse
-        do {
-            response = try await fetchWithRetries(url, range: nil, limit: limit, deadline: objectDeadline, rules: rules,
-                                                  reset: { sink.reset(); proof?.reset() }, consume: { try sink.append($0); try proof?.append($0) })
-        } catch let error as FetchError {
-            log.add(.fail, error.isRedirectRefusal ? .artifactRedirect : .artifactFetch, url, "\(label): \(error)", hostNotReached: error.hostNotReached)
-            return
-        } catch {
-            log.add(.fail, .artifactFetch, url, "\(label): \(error)")
-            return
-        }
-        checkRedirects(response, url: url, check: .artifactRedirect, log: log)
-        guard response.status == 200 else {
-            log.add(.fail, .artifactStatus, url, "\(label): \(statusProblem(response.status))")
-            return
-        }
-        log.add(.pass, .artifactStatus, url, "\(label): " + fetcher.reads.readDescription)
-        let digest: SHA256Digest
-        do { digest = try sink.finish() } catch {
-            log.add(.fail, .artifactFetch, url, "\(label): \(error)")
-            return
-        }
-
-        if let encoding = response.headers["content-encoding"], encoding.lowercased() != "identity" {
-            log.add(.fail, .artifactContentEncoding, url, "\(label): \(encoding): devices would hash encoded bytes or lose Range resumption; serve it as stored")
-        }
-        checkSize(object, response: response, log: log)
-        checkDigest(object, digest: digest, response: response, profile: profile, log: log)
-        let expectedType = checkHeaders(object, response: response, log: log)
-        await checkRange(object, size: response.bytesRead, sink: sink, rules: rules, deadline: deadline, log: log)
-        if let segments, let proof, digest.hex == object.sha256, response.bytesRead == object.size {
-            await checkSegments(object, index: segments, proof: proof, rules: rules, deadline: deadline, log: log)
-        }
-        // A zip is unpacked on the device: it must be safe to unpack.
-        if ZipSafetyCheck.applies(contentType: expectedType, name: url), !response.exceededLimit {
-            await checkZip(object, size: response.bytesRead, rules: rules, deadline: deadline, log: log)
-        }
-    }
-
-    /// True when the source proved (or failed to prove) the object's bytes without a
-    /// download (a store's checksum), its checks logged.
-    private func provedWithoutDownload(_ object: ExpectedObject, rules: URLRules, deadline: Date, progress: ProgressReporter?, log: CheckLog) async -> Bool {
-        guard let size = object.size, let expected = object.sha256.flatMap({ SHA256Digest(hex: $0) }) else { return false }
-        do {
-            guard let proven = try await fetcher.prove(object.url, size: size, sha256: expected) else { return false }
-            progress?.advance(by: Int(size))
-            await checkProven(object, proven, expected: expected, rules: rules, deadline: deadline, log: log)
-        } catch {
-            log.add(.fail, .artifactFetch, object.url, "\(object.label): \(error)", hostNotReached: (error as? FetchError)?.hostNotReached ?? false)
-        }
-        return true
-    }
-
-    /// The checks of an object the source proved without a download: the same as for a
-    /// downloaded one, but for Range, which only a server can answer.
-    private func checkProven(_ object: ExpectedObject, _ proven: ProvenObject, expected: SHA256Digest, rules: URLRules, deadline: Date, log: CheckLog) async {
-        let (url, label) = (object.url, object.label)
-        guard proven.status == 200 else {
-            log.add(.fail, .artifactStatus, url, "\(label): \(statusProblem(proven.status))")
-            return
-        }
-        log.add(.pass, .artifactStatus, url, "\(label): " + fetcher.reads.readDescription)
-        let response = FetchResponse(status: 200, headers: proven.headers, bytesRead: proven.size, exceededLimit: false)
-        checkSize(object, response: response, log: log)
-        switch proven.content {
-        case .proven(let how): log.add(.pass, .artifactSha256, url, "\(label): \(expected.hex) (\(how))")
-        // Worded as for a downloaded object: the same tampering reads the same through every source.
-        case .differs(let actual?, _): log.add(.fail, .artifactSha256, url, "\(label): got \(actual), manifest says \(expected.hex)")
-        case .differs(nil, let detail): log.add(.fail, .artifactSha256, url, "\(label): \(detail)")
-        case .sizeDiffers: log.add(.fail, .artifactSha256, url, "\(label): not checked, the size differs from the manifest's")
-        }
-        let expectedType = checkHeaders(object, response: response, log: log)
-        await checkRange(object, size: proven.size, sink: nil, rules: rules, deadline: deadline, log: log)
-        if ZipSafetyCheck.applies(contentType: expectedType, name: url), proven.size == object.size {
-            await checkZip(object, size: proven.size, rules: rules, deadline: deadline, log: log)
-        }
-    }
-
-    /// An answer other than 200, as the source gives it.
-    private func statusProblem(_ status: Int) -> String {
-        fetcher.reads == .storeAPI && status == 404 ? "missing: the store has no object under its key" : "HTTP \(status), expected 200"
-    }
-
-    /// Body size and Content-Length against the manifest's size (exact, or size_mb's approximate).
-    private func checkSize(_ object: ExpectedObject, response: FetchResponse, log: CheckLog) {
-        let (url, label) = (object.url, object.label)
-        let contentLength = response.headers["content-length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }
-        if let size = object.size {
-            if response.exceededLimit || response.bytesRead > size {
-                log.add(.fail, .artifactSize, url, "\(label): more than the \(size) bytes the manifest promises (stopped reading at \(response.bytesRead))")
-            } else if response.bytesRead != size {
-                log.add(.fail, .artifactSize, url, "\(label): \(response.bytesRead) bytes, manifest says \(size)")
-            } else {
-                log.add(.pass, .artifactSize, url, "\(label): \(size) bytes")
-            }
-            if let contentLength, contentLength != size {
-                log.add(.fail, .artifactContentLength, url, "\(label): Content-Length \(contentLength), manifest says \(size)")
-            } else if contentLength == nil {
-                log.add(.warn, .artifactContentLength, url, "\(label): no Content-Length: devices cannot show progress")
-            } else {
-                log.add(.pass, .artifactContentLength, url, "\(label): \(size)")
-            }
-        } else if let approximate = object.approximateSize {
-            if response.exceededLimit || abs(response.bytesRead - approximate.bytes) > approximate.tolerance {
-                log.add(.fail, .artifactSize, url, "\(label): \(response.exceededLimit ? "more than \(approximate.bytes + approximate.tolerance)" : String(response.bytesRead)) bytes, the manifest's size_mb says about \(approximate.bytes)")
-            } else {
-                log.add(.pass, .artifactSize, url, "\(label): \(response.bytesRead) bytes, matches size_mb")
-            }
-            if contentLength == nil { log.add(.warn, .artifactContentLength, url, "\(label): no Content-Length: devices cannot show progress") }
-            else if contentLength != response.bytesRead { log.add(.fail, .artifactContentLength, url, "\(label): Content-Length \(contentLength!), body \(response.bytesRead) bytes") }
-        } else if contentLength == nil {
-            log.add(.warn, .artifactContentLength, url, "\(label): no Content-Length: devices cannot show progress")
-        }
-    }
-
-    /// The streamed SHA-256 against the manifest's (or, for `latest`, the content-derived file name).
-    private func checkDigest(_ object: ExpectedObject, digest: SHA256Digest, response: FetchResponse, profile: ManifestProfile, log: CheckLog) {
-        let (url, label) = (object.url, object.label)
-        let overlong = response.exceededLimit || object.size.map { response.bytesRead > $0 } ?? false
-        if let expected = object.sha256 {
-            if overlong {
-                log.add(.fail, .artifactSha256, url, "\(label): not checked, the body is longer than promised")
-            } else if digest.hex == expected {
-                log.add(.pass, .artifactSha256, url, "\(label): \(expected)")
-            } else {
-                log.add(.fail, .artifactSha256, url, "\(label): got \(digest.hex), manifest says \(expected)")
-            }
-        } else if profile.urlNamesContent(url, sha256: digest) {
-            log.add(.pass, .artifactSha256, url, "\(label): file name matches its content (\(digest.hex))")
-        } else {
-            log.add(.warn, .artifactSha256, url, "\(label): the manifest carries no hash for it; its integrity cannot be checked (sha256 \(digest.hex))")
-        }
-    }
-
-    /// Cache-Control (artifacts never change under their URL) and Content-Type;
-    /// returns the Content-Type expected.
-    private func checkHeaders(_ object: ExpectedObject, response: FetchResponse, log: CheckLog) -> String {
-        let (url, label) = (object.url, object.label)
-        let (status, detail) = Self.judgeArtifactCacheControl(response.headers["cache-control"])
-        log.add(status, .artifactCacheControl, url, "\(label): \(detail)")
-        let contentType = response.headers["content-type"] ?? ""
-        let expectedType = object.contentType ?? ContentType.forArtifact(named: String(url.split(separator: "/").last ?? ""))
-        if mediaType(contentType) == mediaType(expectedType) {
-            log.add(.pass, .artifactContentType, url, "\(label): \(contentType)")
-        } else if object.contentType == nil && mediaType(contentType) != "text/html" && !contentType.isEmpty {
-            log.add(.warn, .artifactContentType, url, "\(label): '\(contentType)', expected \(expectedType)")
-        } else {
-            log.add(.fail, .artifactContentType, url, "\(label): '\(contentType)', expected \(expectedType)")
-        }
-        return expectedType
-    }
-
-    /// An artifact's Cache-Control judged by `CachePolicy.validateArtifact`, as a status
-    /// and a detail naming the value; bucket verify reports the same.
-    static func judgeArtifactCacheControl(_ cacheControl: String?) -> (VerifyCheck.Status, String) {
-        guard let cacheControl else {
-            return (.fail, "no Cache-Control, expected '\(CachePolicy.immutable)': caches keep it only heuristically")
-        }
-        switch CachePolicy.validateArtifact(cacheControl) {
-        case .ok:
-            return (.pass, cacheControl)
-        case .lacksImmutable:
-            return (.warn, "'\(cacheControl)' lacks immutable: caches will revalidate an object that never changes")
-        case .refused(let why):
-            return (.fail, "'\(cacheControl)' is refused: \(why); expected long-lived ('\(CachePolicy.immutable)')")
-        }
-    }
-
-    /// Devices resume interrupted downloads with Range requests: the first bytes must come back as a 206.
-    private func checkRange(_ object: ExpectedObject, size: Int64, sink: HashingSink?, rules: URLRules, deadline: Date, log: CheckLog) async {
-        let (url, label) = (object.url, object.label)
-        guard size > 0 else { return }
-        guard let sink, fetcher.reads != .storeAPI else {
-            // A store's API always answers Range; what devices get is the CDN's answer.
-            log.add(.skip, .artifactRange, url, "\(label): not checked through the store's API (whether the CDN answers Range requests is checked by verify URL)")
-            return
-        }
-        let end = min(size, 100) - 1
-        let rangeBody = ByteCollector()
-        do {
-            let ranged = try await fetchWithRetries(url, range: 0...end, limit: end + 2, deadline: min(deadline, Date().addingTimeInterval(options.requestTimeout)), rules: rules, reset: { rangeBody.reset() }, consume: rangeBody.append)
-            if ranged.status == 206 && ranged.bytesRead == end + 1 && Array(rangeBody.data) == sink.prefix(Int(end + 1)) {
-                log.add(.pass, .artifactRange, url, fetcher.reads == .files
-                        ? "\(label): bytes 0-\(end) read from the file match (whether the web server answers Range requests is checked by verify URL)"
-                        : "\(label): 206 for bytes 0-\(end)")
-            } else if ranged.status == 206 {
-                log.add(.fail, .artifactRange, url, "\(label): 206 but \(ranged.bytesRead) bytes that differ from the object's first \(end + 1)")
-            } else {
-                log.add(.fail, .artifactRange, url, "\(label): HTTP \(ranged.status) for bytes 0-\(end), expected 206: interrupted downloads restart from zero")
-            }
-        } catch {
-            log.add(.fail, .artifactRange, url, "\(label): \(error)")
-        }
-    }
-
-    /// A zip's central directory, read with Range requests: safe to unpack on a device.
-    private func checkZip(_ object: ExpectedObject, size: Int64, rules: URLRules, deadline: Date, log: CheckLog) async {
-        let bytes = RangedHTTPBytes(verifier: self, url: object.url, size: size, deadline: deadline, rules: rules)
-        await ZipSafetyCheck.run(bytes, label: object.label, subject: object.url, maxEntries: options.maxZipEntries, log: log)
-    }
-
-    private func checkRedirects(_ response: FetchResponse, url: String, check: VerifyCheckID, log: CheckLog) {
+    /// Redirects followed: a warning, or a failure when one led from https to http.
+    static func checkRedirects(_ response: FetchResponse, url: String, check: VerifyCheckID, log: CheckLog) {
         guard !response.redirects.isEmpty else { return }
         let downgrade = response.redirects.contains { hop in
             let parts = hop.components(separatedBy: " -> ")
@@ -649,34 +417,5 @@ package struct Verifier: Sendable {
                 throw FetchError.gaveUp(error, attempts: attempt + 1, seconds: Date().timeIntervalSince(started), earlier: earlier)
             }
         }
-    }
-
-
-
-    /// Why an object URL's path is not a plain key, or nil when it is. The path (below
-    /// `prefix`, or all of it when `prefix` is nil; query and fragment dropped) is
-    /// percent-decoded and must have no empty, `.` or `..` segment (`\` counts as `/`,
-    /// as some servers treat it): such a path can resolve outside the prefix it starts with.
-    static func pathProblem(below prefix: String?, in url: String) -> String? {
-        var path: Substring
-        if let prefix {
-            path = url.dropFirst(prefix.count)
-        } else {
-            path = Substring(URLParts.path(of: url).drop(while: { $0 == "/" }))
-        }
-        if let end = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<end] }
-        guard let decoded = String(path).removingPercentEncoding else {
-            return "its path '\(path)' has an invalid percent-encoding"
-        }
-        let key = decoded.replacingOccurrences(of: "\\", with: "/")
-        if prefix == nil {
-            // Outside any prefix only dot segments matter (there is no key to keep clean).
-            let segments = key.split(separator: "/")
-            return segments.contains { $0 == "." || $0 == ".." } ? "its path '\(decoded)' has a '.' or '..' segment" : nil
-        }
-        do { try validateKey(key) } catch {
-            return "its path below the prefix, '\(decoded)', is empty or has an empty, '.' or '..' segment"
-        }
-        return nil
     }
 }

@@ -2,8 +2,8 @@ import Foundation
 
 /// `verify SOURCE` once its flags are read: which manifests of SOURCE are verified (one
 /// channel, or every channel a directory or store holds) and how their objects are read.
-/// The command line turns the flags into `options`, checks them against what SOURCE is,
-/// and opens the stores they name (an s3:// SOURCE, `--origin`).
+/// The command line turns the flags into `options` and checks them against what SOURCE
+/// is; `withSource` opens (and closes) what SOURCE and `--origin` name.
 package struct VerifyRun: Sendable {
     /// SOURCE as given (a merged report names it).
     package let source: String
@@ -20,42 +20,47 @@ package struct VerifyRun: Sendable {
         self.options = options
     }
 
+    /// Verifies SOURCE as `scope` reads it: a bucket through the store's API, a directory
+    /// from its files (its history from the directory as a target), a manifest URL or file
+    /// over HTTP. `standInFor`: the base URL the release was published for, its objects
+    /// fetched from the same paths on the stand-in server the manifest URL names.
+    /// `origin`: the target whose live manifest the URL must serve.
+    package func verify(in scope: SourceScope, standInFor: String? = nil, origin: TargetSettings? = nil) async throws -> VerifyReport {
+        if case .bucket = scope.source { return try await verify(store: scope.storage()) }
+        let target = try VerifyTarget.resolve(scope.source, baseURLs: options.expectedPrefixes, manifestKey: manifestKey, maxManifestBytes: options.maxManifestBytes)
+        if let directory = target.directory { return try await verify(directory: directory, storage: scope.storage()) }
+        return await verify(target, http: scope.http(), standInFor: standInFor, origin: try origin.map(scope.open))
+    }
+
+    /// The longest silence an HTTP read of this run tolerates: the request timeout, 15 s at most.
+    package var httpIdleTimeout: TimeInterval { min(options.requestTimeout, 15) }
+
     /// An s3:// target, read through the store's API.
-    package func verify(store storage: any Storage) async throws -> VerifyReport {
+    func verify(store storage: any Storage) async throws -> VerifyReport {
         let storeOptions = options
         return try await eachChannel(of: storage) { key in
             await Verifier.verify(store: storage, manifestKey: key, options: storeOptions)
         }
     }
 
-    /// The HTTP client a manifest URL or file is verified with (a published directory's
-    /// run makes one too): a read silent for the request timeout, 15 s at most, fails.
-    package func httpFetcher() -> HTTPFetcher {
-        HTTPFetcher(idleTimeout: min(options.requestTimeout, 15))
-    }
-
     /// A published directory: objects read from disk, and the directory, opened as a
-    /// target, for its history.
-    package func verify(directory: DirectoryFetcher, environment: [String: String]) async throws -> VerifyReport {
+    /// target (`storage`), for its history.
+    func verify(directory: DirectoryFetcher, storage: any Storage) async throws -> VerifyReport {
         var options = options
         if options.expectedPrefixes.isEmpty { options.expectedPrefixes = [directory.baseURL] }
         // The directory's history says which release went live last.
-        let storage = try TargetSettings(target: source).open(environment: environment)
         options.historyStorage = storage
         let directoryOptions = options
         return try await eachChannel(of: storage) { key in
             var options = directoryOptions
             options.historyManifestKey = key
-            let url = Publisher.url(base: directory.baseURL, key: key)
+            let url = URLParts.url(base: directory.baseURL, key: key)
             return await Verifier(fetcher: directory, options: options).verify(manifestURL: url)
         }
     }
 
-    /// A manifest URL or a local manifest file, its objects fetched through `http`: with
-    /// `standInFor` (the base URL the release was published for), from the same paths on
-    /// the stand-in server the manifest URL names. `origin`: the store whose live manifest
-    /// the URL must serve.
-    package func verify(_ target: VerifyTarget, http: HTTPFetcher, standInFor: String?, origin: (any Storage)?) async -> VerifyReport {
+    /// A manifest URL or a local manifest file, its objects fetched through `http`.
+    func verify(_ target: VerifyTarget, http: HTTPFetcher, standInFor: String?, origin: (any Storage)?) async -> VerifyReport {
         var options = options
         var fetcher: any ObjectFetcher = http
         if let standInFor {

@@ -14,30 +14,31 @@ package struct VerifyTarget: Sendable {
     /// True when objects are fetched over HTTP.
     package var isHTTP: Bool { directory == nil }
 
-    /// Works out the kind of SOURCE and checks what it needs. A local manifest file
-    /// larger than `maxManifestBytes` is refused, as a fetched one is.
-    package static func resolve(_ source: String, baseURLs: [String], manifestKey: String, maxManifestBytes: Int = VerifyOptions().maxManifestBytes) throws -> VerifyTarget {
-        if TargetKind(of: source) == .served {
-            return VerifyTarget(manifestURL: source, directory: nil, localManifest: nil)
-        }
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: source, isDirectory: &isDirectory) else {
-            throw ModelCastError.notFound(path: source)
-        }
-        if isDirectory.boolValue {
+    /// What verify reads of SOURCE (a bucket is read through its store's API instead).
+    /// A local manifest file larger than `maxManifestBytes` is refused, as a fetched one is.
+    package static func resolve(_ source: ReadSource, baseURLs: [String], manifestKey: String, maxManifestBytes: Int = VerifyOptions().maxManifestBytes) throws -> VerifyTarget {
+        let path: String
+        switch source {
+        case .manifestURL(let url):
+            return VerifyTarget(manifestURL: url, directory: nil, localManifest: nil)
+        case .bucket(let text):
+            throw ModelCastError.usage("\(text) is read through the store's API, not as a manifest or directory")
+        case .directory(let root):
             try validateKey(manifestKey)
-            let fetcher = try DirectoryFetcher(root: source, baseURL: baseURLs.first)
+            let fetcher = try DirectoryFetcher(root: root, baseURL: baseURLs.first)
             return VerifyTarget(manifestURL: fetcher.baseURL + "/" + URLParts.percentEncodedPath(manifestKey), directory: fetcher, localManifest: nil)
+        case .manifestFile(let file):
+            path = file
         }
         guard let base = baseURLs.first else {
             throw ModelCastError.usage("verifying a local manifest file needs --base-url: the URL it will be served under")
         }
         try URLParts.validateBaseURL(base)
-        let data = try readCapped(source, limit: maxManifestBytes, what: "a manifest")
-        let signaturePath = SignedManifest.signatureKey(for: source)
+        let data = try readCapped(path, limit: maxManifestBytes, what: "a manifest")
+        let signaturePath = SignedManifest.signatureKey(for: path)
         let signature = FileManager.default.fileExists(atPath: signaturePath)
             ? try readCapped(signaturePath, limit: SignedManifest.maximumSignatureSize, what: "a minisign signature") : nil
-        let name = PathText.lastComponent(source)
+        let name = PathText.lastComponent(path)
         return VerifyTarget(
             manifestURL: (base.hasSuffix("/") ? base : base + "/") + URLParts.percentEncodedPath(name), directory: nil, localManifest: data,
             localSignature: signature)
