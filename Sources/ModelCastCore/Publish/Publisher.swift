@@ -448,7 +448,7 @@ package struct Publisher: Sendable {
             if new < old {
                 throw ModelCastError.versionConflict("version \(version) of model \(name) is lower than the live version \(previous.version); to go back, use \(rollback)")
             }
-            if profile == .tiers, new > old, Array(version.utf8).lexicographicallyPrecedes(Array(previous.version.utf8)) {
+            if profile.comparesVersionStrings, new > old, Array(version.utf8).lexicographicallyPrecedes(Array(previous.version.utf8)) {
                 warn("version \(version) of model \(name) sorts below the live \(previous.version) as a plain string: clients that compare version strings with > (the tiers profile's) will not update")
             }
         }

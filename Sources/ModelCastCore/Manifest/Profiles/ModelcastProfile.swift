@@ -10,9 +10,10 @@ struct ModelcastProfile: ProfileDefinition {
     var rollbackRule: String { "the manifest gets a higher sequence and names the old version; clients accept it because the sequence went up" }
     var modelFields: [ProfileField] { [] }
     var computedFields: [String] { [] }
-    var writesPrototypes: Bool { true }
-    var carriesSignatureAndExpiry: Bool { true }
-    var publishesTrees: Bool { true }
+    var capabilities: ProfileCapabilities {
+        [.writesPrototypes, .publishesTrees, .carriesSignatureAndExpiry, .stagesRollouts, .writesVariants, .namesDefaultVariant,
+         .writesSegmentIndexes, .carriesModelSignatures, .writesAnyMeta]
+    }
 
     func checkShape(_ release: Release) throws {
         try requireModels(release)
