@@ -76,7 +76,8 @@ struct ModelSignatures {
     /// `--unsigned-models`) and with another key (unless `--rotate-model-signing-key`),
     /// naming both keys' hints. Reads one live bundle to learn the live key.
     static func checkKeyChange(_ settings: ModelSigningSettings?, unsigned: Bool, live: Release?, storage: any Storage) async throws {
-        guard let live, let object = live.models.keys.sorted().lazy.compactMap({ live.models[$0]!.modelSignatures.first }).first else { return }
+        // Every bundle of a release is made (or kept) with the key the run signs with.
+        guard let object = live?.objects(in: [.release]).first(where: { $0.kind == .modelSignature }) else { return }
         let data = try await storage.get(object.key, limit: ModelSignatureBundle.maximumSize)
         let liveHint = data.flatMap { try? ModelSignatureBundle(parsing: $0, source: object.key) }?.keyHint
         // The hint is read from the store: quoted, never printed raw.

@@ -63,7 +63,7 @@ package struct PublishCommandLine: Sendable {
         var options = self.options
         options.modelSigning = try modelSigning.settings(configPath: config?.modelSigningKey)
         options.unsignedModels = modelSigning.unsigned
-        if options.modelSigning != nil, profile != .modelcast {
+        if options.modelSigning != nil, !profile.carriesModelSignatures {
             throw ModelCastError.usage("--model-signing-key: model signatures are named in the manifest's model_signature, which only the modelcast profile has (this is --profile \(profile.rawValue)); sign the files with modelcast sign-model instead")
         }
         let request = try PublishRequest(
@@ -228,7 +228,7 @@ package struct PublishCommandLine: Sendable {
     private func applyMeta(to models: inout [PublishRequest.Model], profile: ManifestProfile) throws {
         for text in meta {
             let assignment = try MetaInput.parseAssignment(text)
-            if profile != .modelcast, !profile.metaKeys.contains(assignment.path) {
+            if !profile.writesAnyMeta, !profile.metaKeys.contains(assignment.path) {
                 // A fixed-shape profile writes only its own fields: anything else would be dropped silently.
                 let suggestion = Spelling.suggestion(for: assignment.path, among: profile.metaKeys + profile.computedFields).map {
                     profile.computedFields.contains($0) ? " (\($0) is computed from the artifact and cannot be set)" : " (did you mean \($0)?)"

@@ -162,7 +162,7 @@ package struct PublishRequest: Sendable {
 
         /// True when an artifact of about `size` bytes of `profile` gets an index.
         package func applies(size: Int64, profile: ManifestProfile) -> Bool {
-            guard profile == .modelcast else { return false }
+            guard profile.writesSegmentIndexes else { return false }
             switch self {
             case .auto: return size >= Self.autoThreshold
             case .always: return true
@@ -270,7 +270,7 @@ package struct PublishRequest: Sendable {
     /// A model with variants: written only by the profiles that know them, each variant
     /// a valid unit of its own with a unique name, the default one of them.
     private func validateVariants(of model: Model) throws {
-        guard profile == .modelcast || profile == .tiers else {
+        guard profile.writesVariants else {
             throw ModelCastError.usage("model \(model.name) has variants, which only the modelcast profile (and tiers, whose tiers they become) writes, not \(profile.rawValue)")
         }
         guard model.variants.count <= 32 else { throw ModelCastError.usage("model \(model.name) has \(model.variants.count) variants; at most 32") }
@@ -302,13 +302,13 @@ package struct PublishRequest: Sendable {
         }
     }
 
-    /// The modelcast profile names the default variant's version and files at the model's top
-    /// level, for clients that predate variants (or read only `version` and `files`): they
-    /// install it on every device, whatever its requirements. When every variant has
-    /// requirements the default must be chosen on purpose (`--default-variant`), not fall
-    /// to the last one. The tiers profile writes no default: each tier is named.
+    /// A profile that names a default variant (modelcast) writes its version and files at the
+    /// model's top level, for clients that predate variants (or read only `version` and
+    /// `files`): they install it on every device, whatever its requirements. When every
+    /// variant has requirements the default must be chosen on purpose (`--default-variant`),
+    /// not fall to the last one. A profile that writes no default (tiers) names each variant.
     private func validateDefaultVariant(of model: Model) throws {
-        guard profile == .modelcast, model.defaultVariant == nil, let last = model.variants.last,
+        guard profile.namesDefaultVariant, model.defaultVariant == nil, let last = model.variants.last,
               model.variants.allSatisfy({ !$0.requires.jsonObject().isEmpty }) else { return }
         throw ModelCastError.usage("model \(model.name): every variant has requirements, so the default one — \(last.name), the last — would be installed by clients that predate variants on every device, whatever it has (\(last.name) requires \(last.requires.jsonObject().keys.sorted().joined(separator: ", "))). Add a variant without requirements last (one every device runs), or choose the one they install with --default-variant VARIANT (default_variant in a config file)")
     }

@@ -334,9 +334,8 @@ package struct Publisher: Sendable {
         try await confirmPresent(asLive)
         let asLiveKeys = Set(asLive.map(\.key))
         // Shared tree files: their stored bytes are proven before the manifest names them again.
-        var reused: [String: ReleaseFile] = [:]
-        for file in release.files where staging.stored[file.key] != nil && !asLiveKeys.contains(file.key) { reused[file.key] = file }
-        try await proveStored(reused.keys.sorted().map { reused[$0]! }, localFiles: staging.stored, trustStored: request.trustStored)
+        let reused = release.objects.filter { $0.kind == .artifact && staging.stored[$0.key] != nil && !asLiveKeys.contains($0.key) }
+        try await proveStored(reused.sorted { $0.key < $1.key }, localFiles: staging.stored, trustStored: request.trustStored)
         for warning in request.profile.publishWarnings(release) { warnings.add(warning) }
         // Segment indexes and model signatures this run made are stored again even where the
         // live release names them: put-if-absent proves one that is there and restores one that is gone.
@@ -377,7 +376,9 @@ package struct Publisher: Sendable {
         guard request.movesBaseURL else {
             throw ModelCastError.liveReleaseConflict("the live release at \(storage.location)/\(request.manifestKey) was published with --base-url \(old), and this publish names \(request.baseURL): devices would fetch the new files from there while the rollback section and every cached manifest point at \(old). To move on purpose, pass --move-base-url (and keep \(old) serving until every device has the new manifest); otherwise publish with --base-url \(old)")
         }
-        let kept = state.live.map { Set($0.models.values.flatMap(\.allFiles).map(\.key)).sorted() } ?? []
+        // What the live manifest names (devices holding it fetch them there), which the new
+        // rollback section names there too.
+        let kept = state.live.map { $0.objects(in: [.release]).map(\.key).sorted() } ?? []
         warn("the base URL moves from \(old) to \(request.baseURL): keep \(old) serving \(kept.isEmpty ? "the live release's objects" : kept.joined(separator: ", ")) (the rollback section names them there) and the old manifest until every device has this one")
     }
 
@@ -448,7 +449,7 @@ package struct Publisher: Sendable {
             if new < old {
                 throw ModelCastError.versionConflict("version \(version) of model \(name) is lower than the live version \(previous.version); to go back, use \(rollback)")
             }
-            if profile == .tiers, new > old, Array(version.utf8).lexicographicallyPrecedes(Array(previous.version.utf8)) {
+            if profile.comparesVersionStrings, new > old, Array(version.utf8).lexicographicallyPrecedes(Array(previous.version.utf8)) {
                 warn("version \(version) of model \(name) sorts below the live \(previous.version) as a plain string: clients that compare version strings with > (the tiers profile's) will not update")
             }
         }

@@ -72,7 +72,10 @@ extension Publisher {
         if let model = request.model { restored[model] = target.models[model] }
         let prototypes = request.model == nil ? target.prototypes : live.prototypes
         let rolledBack = request.model.map { [$0] } ?? target.models.keys.sorted()
-        let proven = try await checkObjectsPresent(restored, prototypes: prototypes, version: request.version, trustStored: request.goLive.trustStored)
+        // What devices go back to, as a release: the artifacts it names must still be stored.
+        let returnedTo = Release(sequence: target.sequence, publishedAt: target.publishedAt, channel: live.channel, profile: live.profile,
+                                 models: restored, prototypes: prototypes)
+        let proven = try await checkArtifactsPresent(of: returnedTo, version: request.version, trustStored: request.goLive.trustStored)
         let models = try republishedModels(restored, rolledBack: rolledBack, request: request, state: state, live: live, profile: profile, warn: warnings.add)
 
         // Without --expires-in, keep the live manifest's validity period: a rollback must not silently drop its expiry.
@@ -151,23 +154,21 @@ extension Publisher {
         throw ModelCastError.rollbackTargetUnavailable("\(subject) is not in the publish history of \(storage.location) (never published there, or pruned); versions that went live: \(published.isEmpty ? "none" : published.joined(separator: ", "))")
     }
 
-    /// Every object of the rollback release must still be stored whole, with the bytes
-    /// its record names (hashed, or the store's own checksum). Returns the keys proven.
-    private func checkObjectsPresent(_ models: [String: ReleaseModel], prototypes: ReleaseModel?, version: String, trustStored: Bool) async throws -> Set<String> {
-        let all = models.sorted { $0.key < $1.key }.map { ($0.key, $0.value) } + (prototypes.map { [("prototypes", $0)] } ?? [])
+    /// Every artifact of the release devices go back to (`Release.objects`) must still be
+    /// stored whole, with the bytes its record names (hashed, or the store's own checksum);
+    /// the commit proves its other objects. Returns the keys proven.
+    private func checkArtifactsPresent(of release: Release, version: String, trustStored: Bool) async throws -> Set<String> {
         var proven = Set<String>()
-        for (name, model) in all {
-            for file in model.allFiles {
-                let place = "\(storage.location)/\(file.key)"
-                do {
-                    try await proveStored([file], localFiles: [:], trustStored: trustStored)
-                } catch StorageError.missing {
-                    throw ModelCastError.rollbackTargetUnavailable("cannot roll back to \(version): \(place) (model \(name) \(model.version)) is gone from the target (pruned or deleted)")
-                } catch let error as StorageError {
-                    throw ModelCastError.rollbackTargetUnavailable("cannot roll back to \(version): model \(name) \(model.version): \(error)")
-                }
-                proven.insert(file.key)
+        for object in release.objects where object.kind == .artifact {
+            let place = "\(storage.location)/\(object.key)"
+            do {
+                try await proveStored([object], localFiles: [:], trustStored: trustStored)
+            } catch StorageError.missing {
+                throw ModelCastError.rollbackTargetUnavailable("cannot roll back to \(version): \(place) (model \(object.model) \(object.version)) is gone from the target (pruned or deleted)")
+            } catch let error as StorageError {
+                throw ModelCastError.rollbackTargetUnavailable("cannot roll back to \(version): model \(object.model) \(object.version): \(error)")
             }
+            proven.insert(object.key)
         }
         return proven
     }

@@ -2,9 +2,9 @@ import Foundation
 
 /// The rules a staged rollout follows on the publishing side.
 enum RolloutRules {
-    /// Only the modelcast profile's clients know the cohort rule.
+    /// Only the clients of a profile that stages rollouts (modelcast) know the cohort rule.
     static func checkProfile(_ profile: ManifestProfile, flag: String) throws {
-        guard profile == .modelcast else {
+        guard profile.stagesRollouts else {
             throw ModelCastError.usage("\(flag) needs the modelcast profile: \(profile.rawValue) clients have no cohort rule (\(profile.definition.clientRule)), so every device would take the release at once. Publish it to another channel (--channel beta, a second manifest URL in the app) instead")
         }
     }

@@ -41,8 +41,8 @@ final class StagingArea {
         hashOnly = directory != nil && !storage.capabilities.uploadsInPlace && Self.republishesLiveVersions(request, live: live)
         var liveTreeFiles: [String: ReleaseFile] = [:]
         var liveTreePlaces = Set<String>()
-        for file in live?.files ?? [] {
-            guard let path = file.path else { continue }
+        for object in live?.objects(in: [.release]) ?? [] {
+            guard object.kind == .artifact, let file = object.artifact, let path = file.path else { continue }
             liveTreeFiles[file.key] = file
             liveTreePlaces.insert(Self.place(path: path, size: file.size))
         }

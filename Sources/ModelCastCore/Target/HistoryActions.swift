@@ -8,9 +8,10 @@ struct HistoryActions {
     let history: [Release]
     let otherChannels: [String: [Release]]
 
-    /// Model → the keys of its files: what devices download, whatever the sequence.
-    private static func content(_ release: Release) -> [String: [String]] {
-        release.models.mapValues { $0.files.map(\.key).sorted() }
+    /// Model → the keys of its files (every variant's; the prototypes' under `prototypes`):
+    /// what devices download, whatever the sequence.
+    private static func content(_ release: Release) -> [String: Set<String>] {
+        Dictionary(grouping: release.objects(in: [.release]).filter { $0.kind == .artifact }, by: \.model).mapValues { Set($0.map(\.key)) }
     }
 
     func describe(_ record: Release) -> (HistoryEntry.Action, String) {

@@ -198,14 +198,13 @@ package struct TargetState: Sendable {
         return history.filter { $0.sequence <= live.sequence && !skipped.contains($0.sequence) }
     }
 
-    /// The base URL the records' download URLs were built from.
+    /// The base URL the records' download URLs were built from (their own objects' URLs,
+    /// not their rollback sections', which may name an earlier base).
     package var baseURL: String? {
         for record in ([live].compactMap { $0 } + history.reversed()) {
-            for model in record.models.values {
-                for file in model.files {
-                    let suffix = "/" + URLParts.percentEncodedPath(file.key)
-                    if file.url.hasSuffix(suffix) { return String(file.url.dropLast(suffix.count)) }
-                }
+            for object in record.objects(in: [.release]) {
+                let suffix = "/" + URLParts.percentEncodedPath(object.key)
+                if object.url.hasSuffix(suffix) { return String(object.url.dropLast(suffix.count)) }
             }
         }
         return nil

@@ -8,7 +8,8 @@ struct TargetHistoryCheck {
     let manifestKey: String
 
     /// Logs `manifest.history` and `manifest.freshness`; returns the objects of the release
-    /// a rollback would restore, labelled `rollback NAME VERSION/FILE`.
+    /// a rollback would restore (its rollback section's `Release.objects`: artifacts,
+    /// segment indexes, model signatures), labelled `rollback UNIT VERSION/FILE`.
     func check(source: String, log: CheckLog) -> [ExpectedObject] {
         guard let latest = state.history.last else {
             log.add(.warn, .manifestHistory, source, "no history record under \(TargetLayout.historyPrefix(manifestKey: manifestKey)): which release the manifest is cannot be told")
@@ -25,14 +26,6 @@ struct TargetHistoryCheck {
         }
         freshness.check(source: source, log: log)
         let record = state.liveRecord ?? latest
-        var objects: [ExpectedObject] = []
-        for (name, model) in (record.rollback?.models ?? [:]).sorted(by: { $0.key < $1.key }) {
-            for file in model.allFiles {
-                let place = "\(model.tree.map { $0 + "/" } ?? "")\(file.placement)"
-                objects.append(ExpectedObject(label: "rollback \(name) \(model.version)/\(place)", url: file.url, sha256: file.sha256, size: file.size,
-                                              approximateSize: nil, contentType: file.contentType))
-            }
-        }
-        return objects
+        return record.objects(in: [.fallback]).map(ExpectedObject.init)
     }
 }

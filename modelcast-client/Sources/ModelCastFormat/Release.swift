@@ -125,17 +125,6 @@ public struct ReleaseModel: Codable, Equatable, Sendable {
         guard let variants, !variants.isEmpty else { return [(name, self)] }
         return variants.map { ("\(name)@\($0.name)", $0.model) }
     }
-
-    /// The model signatures the model names: its own and its variants', each once.
-    public var modelSignatures: [ModelSignatureObject] {
-        var seen = Set<String>()
-        return ([modelSignature] + (variants ?? []).map(\.model.modelSignature)).compactMap { $0 }.filter { seen.insert($0.key).inserted }
-    }
-
-    /// Every file the model names: its own and its variants'.
-    public var allFiles: [ReleaseFile] {
-        files + (variants ?? []).flatMap(\.model.files)
-    }
 }
 
 /// The previous release a manifest can fall back to.
@@ -351,17 +340,5 @@ public func describe(decodingError error: Error) -> String {
     case .valueNotFound(_, let context): return "missing value at \(path(context))"
     case .dataCorrupted(let context): return "\(path(context).isEmpty ? "" : path(context) + ": ")\(context.debugDescription)"
     @unknown default: return String(describing: error)
-    }
-}
-
-extension Release {
-    /// The objects devices download for this release: every model's files and the
-    /// prototypes', each key once, in key order (the rollback section is not included).
-    public var files: [ReleaseFile] {
-        var byKey: [String: ReleaseFile] = [:]
-        for model in Array(models.values) + (prototypes.map { [$0] } ?? []) {
-            for file in model.allFiles { byKey[file.key] = file }
-        }
-        return byKey.keys.sorted().map { byKey[$0]! }
     }
 }

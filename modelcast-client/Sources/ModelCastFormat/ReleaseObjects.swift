@@ -39,6 +39,9 @@ public struct ReleaseObject: Equatable, Sendable {
     /// For an artifact or segment index, where a device puts the artifact: its name, or
     /// for a tree model's file `TREE/PATH`; for a bundle, nil.
     public let place: String?
+    /// For an artifact or segment index, the artifact's manifest entry (its tree path and
+    /// segment index); for a bundle, nil.
+    public let artifact: ReleaseFile?
     public let key: String
     public let url: String
     public let size: Int64
@@ -62,7 +65,12 @@ extension Release {
     /// Every object the release names, each key once: the release's models (each variant),
     /// prototypes, then the rollback section's; for each unit its files, each file's segment
     /// index, then its model signature. A key named twice is listed where first named.
-    public var objects: [ReleaseObject] {
+    public var objects: [ReleaseObject] { objects(in: [.release, .fallback]) }
+
+    /// The objects the given sections of the release name, in `objects`' order, each key
+    /// once within them: `[.fallback]` lists every object devices fall back to, those the
+    /// release names too included.
+    public func objects(in sections: Set<ReleaseObject.Section>) -> [ReleaseObject] {
         var seen = Set<String>()
         var objects: [ReleaseObject] = []
         func add(_ object: ReleaseObject) {
@@ -79,8 +87,8 @@ extension Release {
         func addUnit(_ unit: ReleaseModel, model: String, label: String, section: ReleaseObject.Section) {
             func object(_ kind: ReleaseObject.Kind, file: ReleaseFile?, key: String, url: String, size: Int64, sha256: String, contentType: String) -> ReleaseObject {
                 ReleaseObject(kind: kind, section: section, model: model, unit: label, entry: unit, version: unit.version, file: file?.name,
-                              place: file.map { (unit.tree.map { $0 + "/" } ?? "") + $0.placement }, key: key, url: url, size: size, sha256: sha256,
-                              contentType: contentType)
+                              place: file.map { (unit.tree.map { $0 + "/" } ?? "") + $0.placement }, artifact: file, key: key, url: url, size: size,
+                              sha256: sha256, contentType: contentType)
             }
             for file in unit.files {
                 add(object(.artifact, file: file, key: file.key, url: file.url, size: file.size, sha256: file.sha256, contentType: file.contentType))
@@ -94,9 +102,11 @@ extension Release {
                            contentType: ModelSignatureObject.contentType))
             }
         }
-        addUnits(of: models, section: .release)
-        if let prototypes { addUnit(prototypes, model: "prototypes", label: "prototypes", section: .release) }
-        if let rollback { addUnits(of: rollback.models, section: .fallback) }
+        if sections.contains(.release) {
+            addUnits(of: models, section: .release)
+            if let prototypes { addUnit(prototypes, model: "prototypes", label: "prototypes", section: .release) }
+        }
+        if sections.contains(.fallback), let rollback { addUnits(of: rollback.models, section: .fallback) }
         return objects
     }
 

@@ -159,11 +159,14 @@ public struct Rollout: Equatable, Sendable {
     }
 
     /// The salt of a rollout starting with `release`: derived from its channel, sequence
-    /// and files (their URLs, so the target too, and SHA-256), so each rollout's cohort is
-    /// its own, and the same inputs give the same manifest on any machine.
+    /// and files (the artifacts of its models and prototypes, in key order: their URLs, so
+    /// the target too, and SHA-256), so each rollout's cohort is its own, and the same
+    /// inputs give the same manifest on any machine.
     public static func salt(for release: Release) -> String {
         var text = "modelcast-rollout\n\(release.channel)\n\(release.sequence)\n"
-        for file in release.files { text += file.url + " " + file.sha256 + "\n" }
+        for file in release.objects(in: [.release]).filter({ $0.kind == .artifact }).sorted(by: { $0.key < $1.key }) {
+            text += file.url + " " + file.sha256 + "\n"
+        }
         return SHA256Small.hash(Array(text.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -16,7 +16,7 @@ struct CatalogProfile: ProfileDefinition {
     }
     var prototypeFields: [ProfileField] { [ProfileField("classes", .integer)] }
     var computedFields: [String] { ["version", "url", "checksum", "size"] }
-    var writesPrototypes: Bool { true }
+    var capabilities: ProfileCapabilities { [.writesPrototypes] }
 
     func checkShape(_ release: Release) throws {
         try requireModelsWithOneFileEach(release, profile: .catalog)

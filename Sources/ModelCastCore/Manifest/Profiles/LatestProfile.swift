@@ -9,6 +9,7 @@ struct LatestProfile: ProfileDefinition {
     var rollbackRule: String { "the url names the old content-derived file, which clients do not have" }
     var modelFields: [ProfileField] { [] }
     var computedFields: [String] { ["url"] }
+    var capabilities: ProfileCapabilities { [] }
 
     func checkShape(_ release: Release) throws {
         try requireOneModelWithOneFile(release, profile: .latest)

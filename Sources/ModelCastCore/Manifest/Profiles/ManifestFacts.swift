@@ -18,6 +18,25 @@ package struct ExpectedObject: Sendable {
     package var segmentIndex: SegmentIndexReference? = nil
 }
 
+extension ExpectedObject {
+    /// What verify expects of one object a release names (`Release.objects`): its exact
+    /// bytes, size and Content-Type (each is served like an artifact), and an artifact's
+    /// segment index; labelled as the manifest names it (`llm@q4 2.0.0/q4.gguf`,
+    /// `rollback llm 1.0.0 model signature`).
+    init(_ object: ReleaseObject) {
+        let prefix = object.section == .fallback ? "rollback " : ""
+        let label: String
+        switch object.kind {
+        case .artifact: label = "\(prefix)\(object.unit) \(object.version)/\(object.place ?? object.key)"
+        case .segmentIndex: label = "\(prefix)\(object.unit) \(object.version)/\(object.place ?? object.key) segment index"
+        case .modelSignature: label = "\(prefix)\(object.unit) \(object.version) model signature"
+        }
+        let index = object.kind == .artifact ? object.artifact?.segments : nil
+        self.init(label: label, url: object.url, sha256: object.sha256, size: object.size, approximateSize: nil, contentType: object.contentType,
+                  segmentIndex: index.map { SegmentIndexReference(url: $0.url, sha256: $0.sha256, size: $0.size) })
+    }
+}
+
 /// A model version (or variant) that names a model signature: `label` for reports
 /// (`llm 1.0.0`, `llm@q4 1.0.0`), `name` the model's name, `model` its manifest entry.
 package struct ModelSignatureReference: Sendable {

@@ -42,12 +42,28 @@ package enum ManifestProfile: String, CaseIterable, Sendable, Codable {
     package var modelFields: [ProfileField] { definition.modelFields }
     /// Fields of the catalog's prototypes object.
     package var prototypeFields: [ProfileField] { definition.prototypeFields }
+    /// What its manifest can express and its clients act on, as its definition states.
+    package var capabilities: ProfileCapabilities { definition.capabilities }
     /// Whether it writes a prototypes object.
-    package var writesPrototypes: Bool { definition.writesPrototypes }
+    package var writesPrototypes: Bool { capabilities.contains(.writesPrototypes) }
     /// Whether it can name a directory's files one by one (a tree model, `--no-zip`).
-    package var publishesTrees: Bool { definition.publishesTrees }
+    package var publishesTrees: Bool { capabilities.contains(.publishesTrees) }
     /// Whether its manifest has fields for an inline signature and `expires_at`.
-    package var carriesSignatureAndExpiry: Bool { definition.carriesSignatureAndExpiry }
+    package var carriesSignatureAndExpiry: Bool { capabilities.contains(.carriesSignatureAndExpiry) }
+    /// Whether its clients know the cohort rule of a staged rollout.
+    package var stagesRollouts: Bool { capabilities.contains(.stagesRollouts) }
+    /// Whether it writes a model's variants.
+    package var writesVariants: Bool { capabilities.contains(.writesVariants) }
+    /// Whether it names a default variant at the model's top level (for clients that predate variants).
+    package var namesDefaultVariant: Bool { capabilities.contains(.namesDefaultVariant) }
+    /// Whether its manifest names artifacts' segment indexes.
+    package var writesSegmentIndexes: Bool { capabilities.contains(.writesSegmentIndexes) }
+    /// Whether its manifest names model signatures.
+    package var carriesModelSignatures: Bool { capabilities.contains(.carriesModelSignatures) }
+    /// Whether it writes any metadata a model carries (otherwise only `metaKeys`).
+    package var writesAnyMeta: Bool { capabilities.contains(.writesAnyMeta) }
+    /// Whether its clients compare version strings with `>`.
+    package var comparesVersionStrings: Bool { capabilities.contains(.comparesVersionStrings) }
     /// What its clients would get wrong about this release, said as publish warnings.
     package func publishWarnings(_ release: Release) -> [String] { definition.publishWarnings(release) }
     /// What a rollback that keeps the old version number leaves undone on devices already on `deviceVersion`.
@@ -73,7 +89,7 @@ package enum ManifestProfile: String, CaseIterable, Sendable, Codable {
     /// the missing field and the model.
     package func validate(_ release: Release) throws {
         let definition = self.definition
-        if !definition.publishesTrees, let name = release.models.keys.sorted().first(where: { release.models[$0]!.tree != nil }) {
+        if !publishesTrees, let name = release.models.keys.sorted().first(where: { release.models[$0]!.tree != nil }) {
             throw ModelCastError.usage(Self.treeRefusal(profile: self, model: name))
         }
         try definition.checkShape(release)

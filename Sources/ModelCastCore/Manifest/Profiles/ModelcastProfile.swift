@@ -10,9 +10,10 @@ struct ModelcastProfile: ProfileDefinition {
     var rollbackRule: String { "the manifest gets a higher sequence and names the old version; clients accept it because the sequence went up" }
     var modelFields: [ProfileField] { [] }
     var computedFields: [String] { [] }
-    var writesPrototypes: Bool { true }
-    var carriesSignatureAndExpiry: Bool { true }
-    var publishesTrees: Bool { true }
+    var capabilities: ProfileCapabilities {
+        [.writesPrototypes, .publishesTrees, .carriesSignatureAndExpiry, .stagesRollouts, .writesVariants, .namesDefaultVariant,
+         .writesSegmentIndexes, .carriesModelSignatures, .writesAnyMeta]
+    }
 
     func checkShape(_ release: Release) throws {
         try requireModels(release)
@@ -40,27 +41,15 @@ struct ModelcastProfile: ProfileDefinition {
         var objects: [ExpectedObject] = []
         var signatures: [ModelSignatureReference] = []
         for object in release.objects {
-            let prefix = object.section == .fallback ? "rollback " : ""
-            let sha256 = try manifest.hex(object.sha256, "\(object.unit).\(object.kind == .modelSignature ? "model_signature" : "files").sha256")
-            switch object.kind {
-            case .artifact:
-                let index = object.entry.files.first { $0.key == object.key }?.segments
-                objects.append(ExpectedObject(
-                    label: "\(prefix)\(object.unit) \(object.version)/\(object.place ?? object.key)", url: object.url, sha256: sha256, size: object.size,
-                    approximateSize: nil, contentType: object.contentType,
-                    segmentIndex: try index.map { SegmentIndexReference(url: $0.url, sha256: try manifest.hex($0.sha256, "\(object.unit).files.segments.sha256"), size: $0.size) }))
-            case .segmentIndex:
-                // Served like the artifact: immutable, its exact bytes.
-                objects.append(ExpectedObject(
-                    label: "\(prefix)\(object.unit) \(object.version)/\(object.place ?? object.key) segment index", url: object.url, sha256: sha256,
-                    size: object.size, approximateSize: nil, contentType: object.contentType))
-            case .modelSignature:
-                // A bundle is served like an artifact (immutable, its exact bytes, JSON), and
-                // checked against the files of the unit naming it.
-                let label = "\(prefix)\(object.unit) \(object.version)"
-                objects.append(ExpectedObject(label: label + " model signature", url: object.url, sha256: sha256, size: object.size,
-                                              approximateSize: nil, contentType: object.contentType))
-                signatures.append(ModelSignatureReference(label: label, name: object.model, model: object.entry, fallback: object.section == .fallback))
+            _ = try manifest.hex(object.sha256, "\(object.unit).\(object.kind == .modelSignature ? "model_signature" : "files").sha256")
+            if object.kind == .artifact, let index = object.artifact?.segments {
+                _ = try manifest.hex(index.sha256, "\(object.unit).files.segments.sha256")
+            }
+            objects.append(ExpectedObject(object))
+            if object.kind == .modelSignature {
+                // A bundle is also checked against the files of the unit naming it.
+                signatures.append(ModelSignatureReference(label: "\((object.section == .fallback ? "rollback " : ""))\(object.unit) \(object.version)",
+                                                          name: object.model, model: object.entry, fallback: object.section == .fallback))
             }
         }
         var rolloutProblems = release.rollout?.problems

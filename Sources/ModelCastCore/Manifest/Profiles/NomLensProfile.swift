@@ -12,6 +12,7 @@ struct NomLensProfile: ProfileDefinition {
         [ProfileField("num_classes", .integer), ProfileField("class_list_version", .string), ProfileField("training_date", .date)]
     }
     var computedFields: [String] { ["version", "url", "sha256", "size_mb"] }
+    var capabilities: ProfileCapabilities { [] }
 
     func checkShape(_ release: Release) throws {
         try requireOneModelWithOneFile(release, profile: .nomlens)

@@ -20,13 +20,9 @@ protocol ProfileDefinition: Sendable {
     var prototypeFields: [ProfileField] { get }
     /// Fields it writes that modelcast computes from the artifact (never `--meta`).
     var computedFields: [String] { get }
-    /// Whether it writes a prototypes object.
-    var writesPrototypes: Bool { get }
-    /// Whether its manifest has fields for an inline signature and `expires_at`.
-    var carriesSignatureAndExpiry: Bool { get }
-    /// Whether it can name a directory's files one by one (a tree model, `--no-zip`);
-    /// profiles whose clients read one URL per model cannot.
-    var publishesTrees: Bool { get }
+    /// What its manifest can express and its clients act on: stated by every profile (no
+    /// default), and asked by every command instead of which profile it is.
+    var capabilities: ProfileCapabilities { get }
 
     /// Throws, naming the counts, when the release has a shape the manifest cannot express.
     func checkShape(_ release: Release) throws
@@ -52,9 +48,6 @@ protocol ProfileDefinition: Sendable {
 
 extension ProfileDefinition {
     var prototypeFields: [ProfileField] { [] }
-    var writesPrototypes: Bool { false }
-    var carriesSignatureAndExpiry: Bool { false }
-    var publishesTrees: Bool { false }
     func publishWarnings(_ release: Release) -> [String] { [] }
     func rollbackWithoutBumpWarning(deviceVersion: String, targetVersion: String) -> String? { nil }
     func missingReleaseFields(_ release: Release) -> [(field: String, remedy: String)] { [] }

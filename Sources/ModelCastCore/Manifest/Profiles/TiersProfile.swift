@@ -14,6 +14,8 @@ struct TiersProfile: ProfileDefinition {
         [ProfileField("min_app_version", .string, defaultsToMinAppVersion: true), ProfileField("release_notes", .string)]
     }
     var computedFields: [String] { ["current_version", "url", "size_bytes", "sha256", "rollback_version"] }
+    /// A model's variants become its tiers; the stock client compares `current_version` with string `>`.
+    var capabilities: ProfileCapabilities { [.writesVariants, .comparesVersionStrings] }
 
     /// The tiers a release is written as: one model's variants (`models: {"1b": …, "3b": …}`
     /// from a model with variants 1b and 3b), or else each model a tier.
