@@ -63,6 +63,11 @@ package final class InMemoryBucket: @unchecked Sendable {
     /// The bytes under `key`, or nil.
     package func data(_ key: String) -> Data? { self[key]?.data }
 
+    /// The manifest or history record under `key`, decoded (nil when there is none).
+    package func release(_ key: String = "manifest.json") throws -> Release? {
+        try data(key).map { try Release.decode($0, source: key) }
+    }
+
     /// Stores `data` under `key` as another tool would (an upload with or without a
     /// checksum), replacing what is there.
     package func set(_ key: String, _ data: Data, contentType: String = "application/octet-stream",
