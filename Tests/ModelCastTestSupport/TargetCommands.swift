@@ -88,6 +88,13 @@ package struct TargetCommands: Sendable {
         try await publisher().rebuildIndex(manifestKey: manifestKey)
     }
 
+    /// `modelcast verify TARGET`: the target read through its store (`verify s3://…`'s path).
+    package func verify(manifestKey: String = "manifest.json", modelSigningPublicKey: String? = nil) async throws -> VerifyReport {
+        var options = VerifyOptions()
+        if let modelSigningPublicKey { options.modelSigningPublicKey = try P256PublicKey.load(path: modelSigningPublicKey) }
+        return await Verifier.verify(store: storage, manifestKey: manifestKey, options: options)
+    }
+
     /// The live manifest as a release (nil when nothing is live).
     package func live(manifestKey: String = "manifest.json") async throws -> Release? {
         guard let data = try await storage.get(manifestKey, limit: 1 << 24) else { return nil }
@@ -112,7 +119,7 @@ package final class LogLines: @unchecked Sendable {
 }
 
 /// Keys written to a scratch directory by Core (no `modelcast keygen` process).
-package struct TestKeys {
+package struct TestKeys: Sendable {
     /// The minisign secret key's file, and the key.
     package let secretKeyPath: String
     package let publicKeyPath: String
