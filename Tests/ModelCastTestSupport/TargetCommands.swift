@@ -88,9 +88,13 @@ package struct TargetCommands: Sendable {
         try await publisher().rebuildIndex(manifestKey: manifestKey)
     }
 
-    /// `modelcast verify TARGET`: the target read through its store (`verify s3://…`'s path).
-    package func verify(manifestKey: String = "manifest.json", modelSigningPublicKey: String? = nil) async throws -> VerifyReport {
+    /// `modelcast verify TARGET`: the target read through its store (`verify s3://…`'s path),
+    /// with `--public-key`, `--strict` and `--model-signing-public-key`.
+    package func verify(manifestKey: String = "manifest.json", publicKeys: [MinisignPublicKey] = [], strict: Bool = false,
+                        modelSigningPublicKey: String? = nil) async throws -> VerifyReport {
         var options = VerifyOptions()
+        options.publicKeys = publicKeys
+        options.strict = strict
         if let modelSigningPublicKey { options.modelSigningPublicKey = try P256PublicKey.load(path: modelSigningPublicKey) }
         return await Verifier.verify(store: storage, manifestKey: manifestKey, options: options)
     }
