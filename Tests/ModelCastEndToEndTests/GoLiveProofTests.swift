@@ -9,6 +9,9 @@ import ModelCastTestSupport
 /// its rollback section (a rollback's target, a rollout's fallback) — and refuses, naming
 /// the object, when one is missing or holds other bytes, with the live manifest left as it
 /// was. An unchanged re-publish puts back what it has the bytes for; verify checks all of it.
+/// The matrices of commands × objects × damage, the catalog take-over and the restoring
+/// re-publish run in process on the in-memory store (GoLiveProofLogicTests); these keep
+/// the CLI's side and what needs a real process (a file size limit).
 final class GoLiveProofTests: XCTestCase {
     struct Keys {
         let secret: String, modelSigning: String, modelSigningPublic: String
@@ -59,26 +62,6 @@ final class GoLiveProofTests: XCTestCase {
         return record.objects.filter { $0.section == .release }
     }
 
-    /// Every go-live command under test: its name, the target it runs on (`plain`: 2.0.0
-    /// live over 1.0.0, with 1.0.0 live on beta; `rolling`: 2.0.0 rolling out over 1.0.0),
-    /// the versions whose objects the release it makes live names (`beta:V` is the beta
-    /// channel's record of V, whose model signature is its own), and its arguments for a target.
-    func goLiveCommands(plain: String, rolling: String, keys: Keys, work: Scratch) throws
-        -> [(name: String, pristine: String, versions: [String], arguments: (String) -> [String])] {
-        let v3 = try work.write("in/v3/m.bin", patternBytes(7000, seed: 3))
-        let base = "https://cdn.example.com/p"
-        return [
-            ("resign", plain, ["2.0.0", "1.0.0"], { ["resign", $0, "--sign", keys.secret] }),
-            ("rollback", plain, ["1.0.0"], { ["rollback", $0, "--version", "1.0.0", "--sign", keys.secret] }),
-            ("promote", plain, ["2.0.0", "beta:1.0.0"], { ["promote", $0, "--from", "stable", "--to", "beta", "--sign", keys.secret] }),
-            ("publish", plain, ["2.0.0"], { ["publish", "m=" + v3, "--version", "3.0.0", "--to", $0] + self.publishFlags(keys, base: base) }),
-            ("publish --rollout", plain, ["2.0.0"], { ["publish", "m=" + v3, "--version", "3.0.0", "--to", $0, "--rollout", "50"] + self.publishFlags(keys, base: base) }),
-            ("rollout --percent", rolling, ["2.0.0", "1.0.0"], { ["rollout", $0, "--percent", "50", "--sign", keys.secret] }),
-            ("rollout --halt", rolling, ["1.0.0"], { ["rollout", $0, "--halt", "--sign", keys.secret] }),
-            ("rollout --complete", rolling, ["2.0.0"], { ["rollout", $0, "--complete", "--sign", keys.secret] }),
-        ]
-    }
-
     /// The damaged bytes of an object (`Damage.changed`).
     func changed(_ bytes: Data, kind: ReleaseObject.Kind) -> Data {
         var bytes = bytes
@@ -98,185 +81,33 @@ final class GoLiveProofTests: XCTestCase {
         }
     }
 
-    /// Every go-live command × every object kind of the release it names (and of its
-    /// rollback section) × missing or changed, on a directory: refused, naming the key,
-    /// nothing live changed.
-    func testEveryGoLiveCommandRefusesAMissingOrChangedObjectOnADirectory() throws {
+    /// The CLI's side of a refused go-live (the matrix of every command × object kind ×
+    /// damage, on an object store and a directory, is GoLiveProofLogicTests, in process):
+    /// a rollback whose target's artifact is missing and a resign whose rollback section's
+    /// segment index holds other bytes exit 1, name the key on standard error, print
+    /// nothing on standard output, and leave the directory exactly as it was.
+    func testAGoLiveCommandRefusesAMissingOrChangedObjectThroughTheCLI() throws {
         let work = try Scratch()
         let keys = try keys(work)
-        let plain = work.at("plain"), rolling = work.at("rolling")
-        try makeTarget(plain, work: work, keys: keys, rollout: false)
-        try makeTarget(rolling, work: work, keys: keys, rollout: true)
-        let commands = try goLiveCommands(plain: plain, rolling: rolling, keys: keys, work: work)
-        var cases = 0
-        for command in commands {
-            for version in command.versions {
-                let (channel, number) = version.hasPrefix("beta:") ? ("beta", String(version.dropFirst(5))) : ("stable", version)
-                for object in try objects(of: number, in: command.pristine, channel: channel) {
-                    for damage in Damage.allCases {
-                        let site = work.at("case\(cases)")
-                        cases += 1
-                        let copy = try runProcess("/bin/cp", ["-a", command.pristine, site])
-                        XCTAssertEqual(copy.status, 0, copy.stderr)
-                        let label = "\(command.name), \(object.label) (\(object.key)) \(damage.rawValue)"
-                        let before = try Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json"))
-                        try self.damage(site + "/" + object.key, kind: object.kind, damage)
-                        let run = try modelcast(command.arguments(site), environment: pinnedEnvironment(epoch: 1_790_000_100))
-                        XCTAssertEqual(run.status, 1, "\(label): \(run.stderr)")
-                        XCTAssertTrue(run.stderr.contains(object.key), "\(label) is named: \(run.stderr)")
-                        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json")), before, "\(label): nothing went live")
-                        try? FileManager.default.removeItem(atPath: site)
-                    }
-                }
-            }
-        }
-        XCTAssertEqual(cases, 11 * 3 * 2, "every command, version, object kind and damage")
-    }
-
-    /// The same matrix on moto: every go-live command × every object kind of the release
-    /// it names × missing or changed (other bytes uploaded with a SHA-256 checksum, as a
-    /// tool would), one target of each kind; each damaged object is put back, with its
-    /// headers, before the next case (a refused command writes nothing).
-    func testEveryGoLiveCommandRefusesAMissingOrChangedObjectOnS3() throws {
-        // moto without signature checks: the test's own reads and writes are plain curl
-        // requests (an aws cli launch per request would take most of the test's time).
-        let moto = try MotoS3(checkSignatures: false)
-        let everyone = #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":"*","Action":["s3:GetObject","s3:PutObject","s3:DeleteObject"],"Resource":"arn:aws:s3:::\#(moto.bucket)/*"}]}"#
-        try moto.awsCLI(["s3api", "put-bucket-policy", "--bucket", moto.bucket, "--policy", everyone])
-        let work = try Scratch()
-        let keys = try keys(work)
-        let plain = "s3://\(moto.bucket)/plain", rolling = "s3://\(moto.bucket)/rolling"
-        try makeTarget(plain, work: work, keys: keys, rollout: false, environment: pinnedEnvironment(moto.environment))
-        try makeTarget(rolling, work: work, keys: keys, rollout: true, environment: pinnedEnvironment(moto.environment))
-        func curl(_ arguments: [String]) throws -> Data {
-            let out = work.at("curl.out")
-            let result = try runProcess("/usr/bin/curl", ["-sS", "-f", "-o", out] + arguments)
-            XCTAssertEqual(result.status, 0, "curl \(arguments): \(result.stderr)")
-            return (try? Data(contentsOf: URL(fileURLWithPath: out))) ?? Data()
-        }
-        func url(_ key: String) -> String { "\(moto.endpoint)/\(moto.bucket)/\(key)" }
-        func upload(_ bytes: Data, _ key: String, _ object: ReleaseObject) throws {
-            let file = work.at("upload.bin")
-            try bytes.write(to: URL(fileURLWithPath: file))
-            _ = try curl(["-X", "PUT", "--data-binary", "@" + file, "-H", "Content-Type: \(object.contentType)", "-H", "Cache-Control: \(CachePolicy.immutable)",
-                          "-H", "x-amz-checksum-sha256: \(Data(try SHA256Hasher.digest(bytes).bytes).base64EncodedString())", url(key)])
-        }
-        var cases = 0
-        for command in try goLiveCommands(plain: plain, rolling: rolling, keys: keys, work: work) {
-            let prefix = String(command.pristine.dropFirst("s3://\(moto.bucket)/".count))
-            let before = try curl([url(prefix + "/manifest.json")])
-            for version in command.versions {
-                let (folder, number) = version.hasPrefix("beta:") ? ("manifests/channels/beta/", String(version.dropFirst(5))) : ("manifests/", version)
-                let record = try Release.decode(try curl([url("\(prefix)/\(folder)0000000\(number == "1.0.0" ? 1 : 2).json")]), source: version)
-                for object in record.objects where object.section == .release {
-                    let key = prefix + "/" + object.key
-                    let original = try curl([url(key)])
-                    for damage in Damage.allCases {
-                        cases += 1
-                        switch damage {
-                        case .missing: _ = try curl(["-X", "DELETE", url(key)])
-                        case .changed: try upload(changed(original, kind: object.kind), key, object)
-                        }
-                        let label = "\(command.name), \(object.label) (\(object.key)) \(damage.rawValue)"
-                        let run = try modelcast(command.arguments(command.pristine), environment: pinnedEnvironment(moto.environment, epoch: 1_790_000_100))
-                        XCTAssertEqual(run.status, 1, "\(label): \(run.stderr)")
-                        XCTAssertTrue(run.stderr.contains(object.key), "\(label) is named: \(run.stderr)")
-                        XCTAssertEqual(try curl([url(prefix + "/manifest.json")]), before, "\(label): nothing went live")
-                        try upload(original, key, object)
-                    }
-                }
-            }
-        }
-        XCTAssertEqual(cases, 11 * 3 * 2, "every command, version, object kind and damage")
-        // With every object back, each target's commands go live.
-        for target in [plain, rolling] {
-            let resign = try modelcast(["resign", target, "--sign", keys.secret], environment: pinnedEnvironment(moto.environment, epoch: 1_790_000_200))
-            XCTAssertEqual(resign.status, 0, resign.stderr)
-            let verify = try modelcast(["verify", target, "--model-signing-public-key", keys.modelSigningPublic], environment: moto.environment)
-            XCTAssertEqual(verify.status, 0, verify.stdout)
-        }
-    }
-
-    /// A publish changing one model of a catalog on S3 takes the others' artifacts over
-    /// from the live release: each must be present with its size, checked against the
-    /// store's listing (a few requests, not one per model). One deleted is refused, by key.
-    func testATakeOverOfACatalogOnS3IsCheckedAgainstTheListing() throws {
-        let moto = try MotoS3()
-        let work = try Scratch()
-        let count = 30
-        func config(changed: Bool) throws -> String {
-            var text = "base_url: https://cdn.example.com/cat\nmodels:\n"
-            for index in 0..<count {
-                let version = changed && index == 0 ? "1.1.0" : "1.0.0"
-                let file = try work.write("in/m\(index)-\(version).bin", patternBytes(1000 + index, seed: UInt32(index + (version == "1.1.0" ? 100 : 0))))
-                text += "  m\(index):\n    version: \(version)\n    files: [\(file)]\n"
-            }
-            return try work.write(changed ? "changed.yml" : "catalog.yml", text: text)
-        }
-        let target = "s3://\(moto.bucket)/cat"
-        let first = try modelcast(["publish", "--config", try config(changed: false), "--to", target], environment: pinnedEnvironment(moto.environment))
-        XCTAssertEqual(first.status, 0, first.stderr)
-        let gone = "models/m7/1.0.0/m7-1.0.0.bin"
-        try moto.awsCLI(["s3", "rm", "--only-show-errors", "s3://\(moto.bucket)/cat/\(gone)"])
-        let before = try moto.download("cat/manifest.json")
-        let heads = moto.loggedRequests().filter { $0.method == "HEAD" }.count
-        let changed = try config(changed: true)
-        let refused = try modelcast(["publish", "--config", changed, "--to", target], environment: pinnedEnvironment(moto.environment, epoch: 1_790_000_100))
-        XCTAssertEqual(refused.status, 1, refused.stderr)
-        XCTAssertTrue(refused.stderr.contains(gone) && refused.stderr.contains("is missing from the target"), refused.stderr)
-        XCTAssertEqual(try moto.download("cat/manifest.json"), before, "nothing went live")
-        XCTAssertLessThan(moto.loggedRequests().filter { $0.method == "HEAD" }.count - heads, 10, "the taken-over artifacts are not looked up one by one")
-        // Put back, the change goes live.
-        try moto.awsCLI(["s3", "cp", "--only-show-errors", work.at("in/m7-1.0.0.bin"), "s3://\(moto.bucket)/cat/\(gone)",
-                         "--content-type", "application/octet-stream", "--cache-control", CachePolicy.immutable, "--checksum-algorithm", "SHA256"])
-        let published = try modelcast(["publish", "--config", changed, "--to", target], environment: pinnedEnvironment(moto.environment, epoch: 1_790_000_100))
-        XCTAssertEqual(published.status, 0, published.stderr)
-    }
-
-    /// Publishing the live release's input again restores a deleted segment index or
-    /// artifact (with or without --reverify-stored), on a directory and on moto; a segment
-    /// index holding other bytes is refused, naming it.
-    func testAnUnchangedRepublishRestoresWhatItHasTheBytesFor() throws {
-        let moto = try MotoS3()
-        let work = try Scratch()
-        let keys = try keys(work)
-        let v2 = work.at("in/v2/m.bin")
-        for onS3 in [false, true] {
-            let target = onS3 ? "s3://\(moto.bucket)/r" : work.at("r")
-            let environment = onS3 ? pinnedEnvironment(moto.environment) : pinnedEnvironment()
-            try makeTarget(target, work: work, keys: keys, rollout: false, environment: environment)
-            let record = try Release.decode(onS3 ? try moto.download("r/manifests/00000002.json")
-                                                 : Data(contentsOf: URL(fileURLWithPath: target + "/manifests/00000002.json")), source: "record 2")
-            for (kind, reverify) in [(ReleaseObject.Kind.segmentIndex, false), (.artifact, false), (.segmentIndex, true), (.artifact, true)] {
-                let object = try XCTUnwrap(record.objects.first { $0.kind == kind && $0.section == .release })
-                if onS3 {
-                    try moto.awsCLI(["s3", "rm", "--only-show-errors", "s3://\(moto.bucket)/r/\(object.key)"])
-                } else {
-                    try FileManager.default.removeItem(atPath: target + "/" + object.key)
-                }
-                var env = environment
-                env["SOURCE_DATE_EPOCH"] = "1790000100"
-                let run = try modelcast(["publish", "m=" + v2, "--version", "2.0.0", "--to", target] + publishFlags(keys, base: "https://cdn.example.com/p")
-                                        + (reverify ? ["--reverify-stored"] : []), environment: env)
-                let label = "\(onS3 ? "S3" : "directory"), \(object.label) missing\(reverify ? ", --reverify-stored" : "")"
-                XCTAssertEqual(run.status, 0, "\(label): \(run.stderr)")
-                XCTAssertTrue(run.stdout.contains("unchanged") || run.stderr.contains("unchanged"), "\(label): \(run.stdout)")
-                XCTAssertTrue(run.stderr.contains("restored") && run.stderr.contains(object.key), "\(label): \(run.stderr)")
-                let bytes = onS3 ? try moto.download("r/" + object.key) : try Data(contentsOf: URL(fileURLWithPath: target + "/" + object.key))
-                XCTAssertEqual(try SHA256Hasher.digest(bytes).hex, object.sha256, label)
-            }
-            let verify = try modelcast(["verify", target, "--allow-http", "--model-signing-public-key", keys.modelSigningPublic], environment: environment)
-            XCTAssertEqual(verify.status, 0, verify.stdout)
-        }
-        // Other bytes under the index's key: refused, naming it.
-        let site = work.at("changed")
+        let site = work.at("plain")
         try makeTarget(site, work: work, keys: keys, rollout: false)
-        let index = try XCTUnwrap(try objects(of: "2.0.0", in: site).first { $0.kind == .segmentIndex })
-        try damage(site + "/" + index.key, kind: .segmentIndex, .changed)
-        let run = try modelcast(["publish", "m=" + v2, "--version", "2.0.0", "--to", site] + publishFlags(keys, base: "https://cdn.example.com/p"),
-                                environment: pinnedEnvironment(epoch: 1_790_000_100))
-        XCTAssertEqual(run.status, 1, run.stderr)
-        XCTAssertTrue(run.stderr.contains(index.key), run.stderr)
+        let artifact = try XCTUnwrap(try objects(of: "1.0.0", in: site).first { $0.kind == .artifact })
+        let index = try XCTUnwrap(try objects(of: "1.0.0", in: site).first { $0.kind == .segmentIndex })
+        for (arguments, object, damage) in [(["rollback", site, "--version", "1.0.0", "--sign", keys.secret], artifact, Damage.missing),
+                                            (["resign", site, "--sign", keys.secret], index, Damage.changed)] {
+            let pristine = try snapshot(site)
+            let original = try Data(contentsOf: URL(fileURLWithPath: site + "/" + object.key))
+            try self.damage(site + "/" + object.key, kind: object.kind, damage)
+            let before = try snapshot(site)
+            let run = try modelcast(arguments, environment: pinnedEnvironment(epoch: 1_790_000_100))
+            XCTAssertEqual(run.status, 1, "\(arguments[0]): \(run.stderr)")
+            XCTAssertTrue(run.stderr.contains(object.key), "\(arguments[0]) names \(object.key): \(run.stderr)")
+            XCTAssertEqual(run.stdout, "")
+            XCTAssertEqual(try snapshot(site), before, "\(arguments[0]): the target changed")
+            try? FileManager.default.removeItem(atPath: site + "/" + object.key)
+            try original.write(to: URL(fileURLWithPath: site + "/" + object.key))
+            XCTAssertEqual(try snapshot(site), pristine)
+        }
     }
 
     /// The same with a newcomer's flags only: a 9 MiB model gets its segment index by

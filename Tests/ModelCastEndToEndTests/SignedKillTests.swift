@@ -5,11 +5,12 @@ import ModelCastTestSupport
 
 /// Issue 24, item 2: a signed publish, rollback, resign and promote killed (SIGKILL) just
 /// before each of its writes, on a directory (an LD_PRELOAD library kills the process
-/// before its Nth rename, link or unlink inside the target) and on moto (the fault proxy
-/// holds the Nth PUT, POST or DELETE while the test kills the process, so the write never
-/// lands). After every kill, `verify` either passes or names the mismatch and how it
-/// heals; the next command (here a prune that removes nothing) puts the live pair right
+/// before its Nth rename, link or unlink inside the target). After every kill, `verify`
+/// either passes or names the mismatch and how it heals; the next command (here a prune that removes nothing) puts the live pair right
 /// before anything else, and stock `minisign` and `verify` accept the live manifest.
+///
+/// The same sweep on an object store runs in process on the in-memory store, killed after
+/// the Nth write (SignedKillLogicTests); here the real SIGKILL of a process on a directory.
 ///
 /// Issue 44, item 5: in the window a kill before the manifest write leaves (the next
 /// release's signature beside the live manifest), a device that requires signatures
@@ -158,94 +159,6 @@ final class SignedKillTests: XCTestCase {
             }
         }
         print("writes before completion (directory): \(writes)")
-        for name in ["publish", "rollback", "resign", "promote"] {
-            XCTAssertGreaterThanOrEqual(writes[name] ?? 0, 4, "\(name) was killed at each of its writes: \(writes)")
-            XCTAssertGreaterThanOrEqual(repaired[name] ?? 0, 1, "a kill between the signature and the manifest left a pair the next command repaired: \(repaired)")
-        }
-    }
-
-    /// Copies the objects named (under a prefix) to other prefixes (comma-separated), headers and SHA-256
-    /// checksum kept (boto3, which moto brings; the keys come from the test's listing).
-    static let copyPrefix = """
-        import boto3, os, sys
-        bucket, source, destinations = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
-        s3 = boto3.client("s3", endpoint_url=os.environ["AWS_ENDPOINT_URL"])
-        for destination in destinations:
-            for key in sys.argv[4:]:
-                s3.copy_object(Bucket=bucket, Key=destination + key[len(source):], CopySource={"Bucket": bucket, "Key": key},
-                               MetadataDirective="COPY", ChecksumAlgorithm="SHA256")
-        """
-
-    func testAKillBeforeEveryWriteOfASignedCommandOnS3() async throws {
-        let moto = try MotoS3()
-        let work = try Scratch()
-        let keys = try keygen(work)
-        let rules = work.at("rules.json")
-        let (proxy, endpoint) = try moto.startFaultProxy(rules: rules, json: "[]")
-        defer { withExtendedLifetime(proxy) {} }
-        try publishBaseline("s3://\(moto.bucket)/base", keys: keys, work: work, environment: moto.environment)
-        let baseKeys = try moto.listing().keys.filter { $0.hasPrefix("base/") }.sorted()
-        let reader = try S3Storage(
-            target: S3Location("s3://\(moto.bucket)"), endpoint: S3Endpoint(endpoint: moto.endpoint, region: "us-east-1", pathStyle: true),
-            credentials: AWSCredentials(accessKeyID: moto.accessKeyID, secretAccessKey: moto.secretAccessKey))
-        // Every operation stops after at most 6 writes: the copies for kill points 1-8 are
-        // made in one go (one Python start instead of one per kill point).
-        let prepared = 8
-        let prefixes = (0..<4).flatMap { index in (1...prepared).map { "t\(index)-\($0)/" } }.joined(separator: ",")
-        let copied = try runProcess("/usr/bin/env", ["python3", "-c", Self.copyPrefix, moto.bucket, "base/", prefixes] + baseKeys, environment: moto.environment)
-        XCTAssertEqual(copied.status, 0, copied.stderr)
-        var writes: [String: Int] = [:]
-        var repaired: [String: Int] = [:]
-        var round = 0
-        for (index, operation) in try operations("TARGET", keys: keys, work: work).enumerated() {
-            for n in 1...40 {
-                round += 1
-                let prefix = "t\(index)-\(n)"
-                let target = "s3://\(moto.bucket)/\(prefix)"
-                if n > prepared {
-                    let copied = try runProcess("/usr/bin/env", ["python3", "-c", Self.copyPrefix, moto.bucket, "base/", prefix + "/"] + baseKeys, environment: moto.environment)
-                    XCTAssertEqual(copied.status, 0, copied.stderr)
-                }
-                // Fresh rules: the Nth write is held, and the process killed while it waits.
-                try #"[{"methods": ["PUT", "POST", "DELETE"], "contains": "/\#(prefix)/", "skip": \#(n - 1), "action": "block", "times": 1}]"#
-                    .write(toFile: rules, atomically: true, encoding: .utf8)
-                var environment = moto.environment
-                environment["AWS_ENDPOINT_URL"] = endpoint
-                let process = try start(operation.arguments.map { $0 == "TARGET" ? target : $0 }, environment: environment, logs: work.at(prefix + ".log"))
-                let deadline = Date().addingTimeInterval(120)
-                var blocked = false
-                while process.isRunning && Date() < deadline {
-                    let log = (try? String(contentsOfFile: rules + ".log", encoding: .utf8)) ?? ""
-                    if log.contains("/\(prefix)/") && log.split(separator: "\n").contains(where: { $0.contains("/\(prefix)/") && $0.hasSuffix("-> block") }) {
-                        blocked = true
-                        break
-                    }
-                    usleep(10_000)
-                }
-                if blocked { kill(process.processIdentifier, SIGKILL) }
-                waitForExit(process)
-                let pair = { () async throws -> (manifest: String, signature: String) in
-                    // Read in this process (no Python start per read).
-                    let manifest = work.at("\(prefix)-manifest.json"), signature = work.at("\(prefix)-manifest.json.minisig")
-                    for (key, file) in [("manifest.json", manifest), ("manifest.json.minisig", signature)] {
-                        let data = try await reader.get(prefix + "/" + key, limit: 1 << 20)
-                        try (data ?? Data()).write(to: URL(fileURLWithPath: file))
-                    }
-                    return (manifest, signature)
-                }
-                if !blocked {
-                    XCTAssertEqual(process.terminationStatus, 0, "\(operation.name) ran to the end: " + ((try? String(contentsOfFile: work.at(prefix + ".log"), encoding: .utf8)) ?? ""))
-                    writes[operation.name] = n - 1
-                    try await checkAfterKill("\(operation.name) on S3, not killed", target: target, keys: keys, environment: moto.environment, livePair: pair)
-                    break
-                }
-                if try await checkAfterKill("\(operation.name) on S3, killed before write \(n)", target: target, keys: keys, environment: moto.environment, livePair: pair) {
-                    repaired[operation.name, default: 0] += 1
-                }
-            }
-        }
-        await reader.shutdown()
-        print("writes before completion (S3): \(writes)")
         for name in ["publish", "rollback", "resign", "promote"] {
             XCTAssertGreaterThanOrEqual(writes[name] ?? 0, 4, "\(name) was killed at each of its writes: \(writes)")
             XCTAssertGreaterThanOrEqual(repaired[name] ?? 0, 1, "a kill between the signature and the manifest left a pair the next command repaired: \(repaired)")
