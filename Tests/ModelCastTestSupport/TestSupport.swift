@@ -504,14 +504,15 @@ package final class MotoS3 {
     }
 
     /// Every object in the bucket: key → ETag and size (as the aws cli's JSON gives them,
-    /// the ETag quoted).
-    package func listing() throws -> [String: String] {
+    /// the ETag quoted), and with `lastModified` its LastModified (`ETag/Size/LastModified`).
+    package func listing(lastModified: Bool = false) throws -> [String: String] {
         var result: [String: String] = [:]
         var token: String?
         repeat {
             let page = String(decoding: try signedGET("/\(bucket)", query: [("list-type", "2")] + (token.map { [("continuation-token", $0)] } ?? [])), as: UTF8.self)
             for block in page.components(separatedBy: "<Contents>").dropFirst() {
                 result[Self.element("Key", in: block) ?? ""] = "\(Self.element("ETag", in: block) ?? "")/\(Self.element("Size", in: block) ?? "")"
+                    + (lastModified ? "/\(Self.element("LastModified", in: block) ?? "")" : "")
             }
             token = Self.element("IsTruncated", in: page) == "true" ? Self.element("NextContinuationToken", in: page) : nil
         } while token != nil
