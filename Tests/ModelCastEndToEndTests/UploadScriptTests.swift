@@ -57,13 +57,7 @@ final class UploadScriptTests: XCTestCase {
 
         /// key → "ETag/Size/LastModified" of every object.
         func state() throws -> [String: String] {
-            let text = try moto.awsCLI(["s3api", "list-objects-v2", "--bucket", moto.bucket, "--output", "json"])
-            let json = try JSONSerialization.jsonObject(with: Data(text.isEmpty ? "{}".utf8 : text.utf8)) as? [String: Any]
-            var result: [String: String] = [:]
-            for item in json?["Contents"] as? [[String: Any]] ?? [] {
-                result[item["Key"] as? String ?? ""] = "\(item["ETag"] ?? "")/\(item["Size"] ?? "")/\(item["LastModified"] ?? "")"
-            }
-            return result
+            try moto.listing(lastModified: true)
         }
     }
 
