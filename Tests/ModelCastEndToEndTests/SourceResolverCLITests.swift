@@ -44,4 +44,24 @@ final class SourceResolverCLITests: XCTestCase {
             }
         }
     }
+
+    /// `verify s3://` reads the Content-Encoding the store keeps with each object: an
+    /// artifact another tool stored gzip-encoded fails as it does through its URL (the
+    /// store's headers used to leave the encoding out, and the check passed silently).
+    func testABucketObjectStoredEncodedFailsTheEncodingCheck() throws {
+        let moto = try MotoS3()
+        let work = try Scratch()
+        let model = work.at("m.bin")
+        try Data("model bytes\n".utf8).write(to: URL(fileURLWithPath: model))
+        let published = try modelcast(["publish", model, "--name", "m", "--version", "1.0.0", "--base-url", "https://cdn.example.com/ml", "--to", "s3://models/ml"],
+                                      environment: moto.environment)
+        XCTAssertEqual(published.status, 0, published.stderr)
+        let key = "models/m/1.0.0/m.bin"
+        try moto.awsCLI(["s3api", "put-object", "--bucket", moto.bucket, "--key", "ml/" + key, "--body", model, "--content-encoding", "gzip",
+                         "--cache-control", CachePolicy.immutable, "--content-type", "application/octet-stream"])
+        let (result, report) = try verifyJSON(["s3://models/ml"], environment: moto.environment)
+        XCTAssertEqual(result.status, 1, result.stdout + result.stderr)
+        XCTAssertEqual(checks(report, "artifact.content-encoding", .fail).map(\.detail),
+                       ["m 1.0.0/m.bin: gzip: devices would hash encoded bytes or lose Range resumption; serve it as stored"], result.stdout)
+    }
 }

@@ -99,7 +99,8 @@ package final class S3Storage: Storage, Sendable {
         var digest: SHA256Digest?
         if case .fullObject(let sha, _) = StoreChecksum(response.headers) { digest = sha }
         return ObjectInfo(size: size, sha256: digest, contentType: response.headers["content-type"],
-                          cacheControl: response.headers["cache-control"], etag: response.headers["etag"])
+                          cacheControl: response.headers["cache-control"], etag: response.headers["etag"],
+                          contentEncoding: response.headers["content-encoding"])
     }
 
     /// The checksum S3 keeps for an object, as a HEAD with checksum mode reports it: a

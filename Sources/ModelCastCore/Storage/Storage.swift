@@ -34,13 +34,18 @@ package struct ObjectInfo: Equatable, Sendable {
     package var cacheControl: String?
     /// An opaque version tag for conditional replaces (an S3 ETag, or a file's inode/mtime).
     package var etag: String?
+    /// The Content-Encoding the store will serve the object with: modelcast never sets
+    /// one, another tool may (verify fails an encoded artifact through every source).
+    package var contentEncoding: String?
 
-    package init(size: Int64, sha256: SHA256Digest? = nil, contentType: String? = nil, cacheControl: String? = nil, etag: String? = nil) {
+    package init(size: Int64, sha256: SHA256Digest? = nil, contentType: String? = nil, cacheControl: String? = nil, etag: String? = nil,
+                 contentEncoding: String? = nil) {
         self.size = size
         self.sha256 = sha256
         self.contentType = contentType
         self.cacheControl = cacheControl
         self.etag = etag
+        self.contentEncoding = contentEncoding
     }
 }
 

@@ -10,7 +10,7 @@ struct ContentEncodingCheck: ArtifactCheck {
     var ids: [VerifyCheckID] { [.artifactContentEncoding] }
 
     /// Each source's headers say it: a server's answer, a directory's declared headers (an
-    /// encoding is never declared), the metadata a store keeps with the object.
+    /// encoding is never declared), the encoding a store keeps with the object.
     func statement(for source: FetchedFrom) -> SourceStatement { .runs }
 
     func run(_ read: ArtifactRead, with verification: ArtifactVerification, log: CheckLog) async {

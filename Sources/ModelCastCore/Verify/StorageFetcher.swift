@@ -79,6 +79,7 @@ package struct StorageFetcher: ObjectFetcher {
         var headers = ["content-length": String(info.size), "accept-ranges": "bytes"]
         headers["cache-control"] = info.cacheControl
         headers["content-type"] = info.contentType
+        headers["content-encoding"] = info.contentEncoding
         return headers
     }
 
