@@ -1,5 +1,4 @@
 import Foundation
-internal import CLibCrypto
 
 /// The checksum S3 is sent for each part of a multipart upload.
 package enum PartChecksumAlgorithm: String, Sendable {
@@ -146,23 +145,5 @@ final class PartHasher {
     func finish() -> PartDigests {
         if inPart > 0 { endPart() }
         return PartDigests(partSize: partSize, algorithm: algorithm, checksums: checksums)
-    }
-}
-
-/// Streaming MD5 over libcrypto's EVP interface. Only for recognising a part already
-/// uploaded by its ETag (the MD5 of its bytes at stores that do so): never as proof of
-/// content, which is always a SHA-256.
-final class MD5Hasher {
-    private let digest: EVPDigest
-
-    init() throws {
-        digest = try EVPDigest(EVP_md5(), name: "MD5", size: 16)
-    }
-
-    func update(_ bytes: UnsafeRawBufferPointer) { digest.update(bytes) }
-
-    /// Lowercase hex, 32 characters.
-    func finalizeHex() -> String {
-        digest.finalize().map { String(format: "%02x", $0) }.joined()
     }
 }

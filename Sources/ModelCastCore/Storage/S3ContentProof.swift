@@ -1,25 +1,25 @@
 import Foundation
 
-/// How an S3 target proves what a key holds: the store's own SHA-256 checksum (whole-object,
-/// or composite over parts compared with the local file), else a download hashed here.
-extension S3Storage {
+/// How an S3 target proves what a key holds: the store's own checksum (SHA-256 whole-object,
+/// composite over parts compared with the local file, or CRC-64/NVME compared with the local
+/// bytes'), else a download hashed here. `x-amz-meta-sha256` is never proof: anyone who can
+/// write the key can set it.
+struct S3ContentProver: Sendable {
+    let objects: S3Objects
+
+    var client: S3Client { objects.client }
+
     /// Proves the bytes under `key` by the store's own checksum where it gives a usable
     /// one (SHA-256; or CRC-64/NVME compared with the local bytes' — it proves them against
     /// accidents, not against a writer crafting a collision), else by downloading and
-    /// hashing them (or, with `trustStored`, by size).
-    /// `x-amz-meta-sha256` is never proof: anyone who can write the key can set it.
-    package func proveContent(_ key: String, size: Int64, sha256: SHA256Digest, localFile: String?, trustStored: Bool) async throws -> ContentProof {
-        try await proveContent(key, size: size, sha256: sha256, localFile: localFile, parts: nil, trustStored: trustStored)
-    }
-
-    /// `proveContent`, with the digests of the local bytes' parts where they are known
-    /// (hashed with `sha256`), so a composite checksum of that part size is compared
-    /// without reading `localFile`.
-    func proveContent(_ key: String, size: Int64, sha256: SHA256Digest, localFile: String?, parts known: PartDigests?,
-                              trustStored: Bool) async throws -> ContentProof {
+    /// hashing them (or, with `trustStored`, by size). `known`: the digests of the local
+    /// bytes' parts where they are known (hashed with `sha256`), so a composite checksum of
+    /// that part size is compared without reading `localFile`.
+    func prove(_ key: String, size: Int64, sha256: SHA256Digest, localFile: String?, parts known: PartDigests?,
+               trustStored: Bool) async throws -> ContentProof {
         try validateKey(key)
-        let objectKey = target.objectKey(key)
-        let response = try await client.send("HEAD", key: objectKey, headers: checksumModeHeaders, operation: "HEAD")
+        let objectKey = objects.target.objectKey(key)
+        let response = try await client.send("HEAD", key: objectKey, headers: objects.checksumModeHeaders, operation: "HEAD")
         if response.status == 404 { throw StorageError.missing(key) }
         guard response.status == 200 else { throw client.error(response, operation: "HEAD", key: objectKey) }
         func mismatch(_ actualSize: Int64, _ actualSHA256: SHA256Digest?, _ detail: String) -> StorageError {
@@ -30,7 +30,7 @@ extension S3Storage {
 
         /// The store's checksum disagrees without settling it: the bytes are downloaded whatever `trustStored` says.
         var checksumDiffers = false
-        switch StoreChecksum(response.headers) {
+        switch S3Storage.StoreChecksum(response.headers) {
         case .fullObject(let digest, let declared):
             if digest == sha256 { return .storeChecksum }
             // Declared a full-object checksum: other bytes. Otherwise it may be a composite
@@ -58,6 +58,21 @@ extension S3Storage {
         return try await downloadAndHash(key, objectKey: objectKey, size: size, sha256: sha256)
     }
 
+    /// An existing object is `.unchanged` only when its bytes are proven to be these
+    /// (the store's checksum, or downloaded and hashed; never the metadata it carries);
+    /// other bytes are a conflict. nil: there is no object under `key`. `parts`: the local
+    /// bytes' part digests, where known.
+    func compare(_ key: String, metadata: ObjectMetadata, localFile: String?, parts: PartDigests? = nil) async throws -> PutOutcome? {
+        do {
+            _ = try await prove(key, size: metadata.size, sha256: metadata.sha256, localFile: localFile, parts: parts, trustStored: false)
+            return .unchanged
+        } catch StorageError.missing {
+            return nil
+        } catch StorageError.contentMismatch(_, _, _, let actualSize, let actualSHA256, _) {
+            throw StorageError.conflict(key: key, existingSize: actualSize, newSize: metadata.size, existingSHA256: actualSHA256, newSHA256: metadata.sha256.hex)
+        }
+    }
+
     /// Compares a composite checksum with the one the local bytes give for the object's
     /// part size (part 1's length, from `HEAD ?partNumber=1`): from `known` when it has
     /// that part size (hashed in the read that gave `sha256`), else from `localFile`, which
@@ -65,7 +80,7 @@ extension S3Storage {
     /// same read). So a match proves the stored bytes are those. nil: the comparison
     /// cannot be made (no part information, another part count, a local file with other bytes).
     func compositeMatches(_ objectKey: String, _ composite: SHA256Digest, parts: Int?, localFile: String?, known: PartDigests?,
-                                  size: Int64, sha256: SHA256Digest) async throws -> Bool? {
+                          size: Int64, sha256: SHA256Digest) async throws -> Bool? {
         let response = try await client.send("HEAD", key: objectKey, query: [("partNumber", "1")], operation: "HEAD part 1")
         guard response.status == 200 || response.status == 206,
               let partSize = Int64(response.headers["content-length"] ?? ""), partSize > 0 else { return nil }

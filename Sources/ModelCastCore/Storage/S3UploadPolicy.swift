@@ -29,6 +29,23 @@ package struct S3UploadPolicy: Sendable {
             throw ModelCastError.usage("concurrent parts \(concurrentParts) must be between 1 and 32")
         }
     }
+
+    /// Objects over the threshold (or over S3's single-PUT limit) go up in parts.
+    func isMultipart(_ size: Int64) -> Bool {
+        size > multipartThreshold || size > Self.singlePutLimit
+    }
+
+    /// The part size, grown (in whole MiB) where it would take more than S3's 10,000 parts.
+    func partSize(forObjectOf size: Int64) -> Int64 {
+        guard (size + partSize - 1) / partSize > Self.maximumParts else { return partSize }
+        let mib: Int64 = 1 << 20
+        return ((size + Self.maximumParts - 1) / Self.maximumParts + mib - 1) / mib * mib
+    }
+
+    /// The part size an object of `size` bytes is uploaded in, or nil when it is stored whole.
+    func uploadPartSize(forObjectOf size: Int64) -> Int64? {
+        isMultipart(size) ? partSize(forObjectOf: size) : nil
+    }
 }
 
 /// Which checksums requests carry for the store to check and keep (`--checksum`).

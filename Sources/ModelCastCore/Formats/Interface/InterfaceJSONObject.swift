@@ -109,4 +109,15 @@ struct InterfaceJSONObject {
         default: throw Self.refuse(path(key), value, "is not a name or a number")
         }
     }
+
+    /// The features or values of a list member, each read by `read` and with a name no other has.
+    func namedItems<T>(_ key: String, _ read: (JSONValue, String) throws -> (name: String, item: T)) throws -> [T] {
+        var names = Set<String>()
+        return try array(key).enumerated().map { index, value in
+            let field = "\(path(key))[\(index)]"
+            let (name, item) = try read(value, field)
+            guard names.insert(name).inserted else { throw ManifestValueError(field: field + ".name", value: quotedValue(name), rule: "names two items") }
+            return item
+        }
+    }
 }

@@ -10,10 +10,10 @@ extension ModelInterface {
         case .coreML(let interface):
             return sortedObject([
                 ("format", .string(format)),
-                ("inputs", .array(interface.inputs.map(Self.json))),
-                ("outputs", .array(interface.outputs.map(Self.json))),
-                ("states", interface.states.isEmpty ? nil : .array(interface.states.map(Self.json))),
-                ("classifier", interface.classifier.map(Self.json)),
+                ("inputs", .array(interface.inputs.map(InterfaceJSONWriter.json))),
+                ("outputs", .array(interface.outputs.map(InterfaceJSONWriter.json))),
+                ("states", interface.states.isEmpty ? nil : .array(interface.states.map(InterfaceJSONWriter.json))),
+                ("classifier", interface.classifier.map(InterfaceJSONWriter.json)),
             ])
         case .gguf(let interface):
             return sortedObject([
@@ -28,12 +28,16 @@ extension ModelInterface {
         case .onnx(let interface):
             return sortedObject([
                 ("format", .string(format)),
-                ("inputs", .array(interface.inputs.map(Self.json))),
-                ("outputs", .array(interface.outputs.map(Self.json))),
+                ("inputs", .array(interface.inputs.map(InterfaceJSONWriter.json))),
+                ("outputs", .array(interface.outputs.map(InterfaceJSONWriter.json))),
             ])
         }
     }
+}
 
+/// The JSON form of each part of an interface (a feature, an ONNX type, a dimension),
+/// written as `ModelInterface.jsonValue()` describes.
+enum InterfaceJSONWriter {
     static func json(_ classifier: CoreMLClassifier) -> JSONValue {
         sortedObject([
             ("class_count", .int(Int64(classifier.classCount))),

@@ -1,7 +1,5 @@
 import Foundation
 
-/// What changed between two interfaces, in plain words, one line per change: what publish
-/// shows when it refuses a new version whose interface differs from the live one's.
 extension ModelInterface {
     /// Every difference from `old` to this interface, e.g. `input 'image' shape 1×3×224×224 →
     /// 1×3×256×256`, `class count 101 → 102`, `output 'logits' removed`, `vocabulary 32000 →
@@ -9,20 +7,27 @@ extension ModelInterface {
     /// the models are quoted and escaped (`quotedValue`).
     package func differences(from old: ModelInterface) -> [String] {
         switch (old, self) {
-        case (.coreML(let before), .coreML(let after)): return Self.differences(before, after)
-        case (.gguf(let before), .gguf(let after)): return Self.differences(before, after)
-        case (.onnx(let before), .onnx(let after)):
-            return Self.differences("input", before.inputs.map { ($0.name, InterfaceFacets($0.type)) }, after.inputs.map { ($0.name, InterfaceFacets($0.type)) })
-                + Self.differences("output", before.outputs.map { ($0.name, InterfaceFacets($0.type)) }, after.outputs.map { ($0.name, InterfaceFacets($0.type)) })
+        case (.coreML(let before), .coreML(let after)): return InterfaceDifferences.coreML(before, after)
+        case (.gguf(let before), .gguf(let after)): return InterfaceDifferences.gguf(before, after)
+        case (.onnx(let before), .onnx(let after)): return InterfaceDifferences.onnx(before, after)
         default: return ["format \(old.format) → \(format)"]
         }
     }
+}
 
-    static func differences(_ old: CoreMLInterface, _ new: CoreMLInterface) -> [String] {
+/// What changed between two interfaces of one format, in plain words, one line per change:
+/// what publish shows when it refuses a new version whose interface differs from the live one's.
+enum InterfaceDifferences {
+    static func onnx(_ old: ONNXInterface, _ new: ONNXInterface) -> [String] {
+        features("input", old.inputs.map { ($0.name, InterfaceFacets($0.type)) }, new.inputs.map { ($0.name, InterfaceFacets($0.type)) })
+            + features("output", old.outputs.map { ($0.name, InterfaceFacets($0.type)) }, new.outputs.map { ($0.name, InterfaceFacets($0.type)) })
+    }
+
+    static func coreML(_ old: CoreMLInterface, _ new: CoreMLInterface) -> [String] {
         func facets(_ features: [CoreMLFeature]) -> [(String, InterfaceFacets)] { features.map { ($0.name, InterfaceFacets($0)) } }
-        var changes = differences("input", facets(old.inputs), facets(new.inputs))
-            + differences("output", facets(old.outputs), facets(new.outputs))
-            + differences("state", facets(old.states), facets(new.states))
+        var changes = features("input", facets(old.inputs), facets(new.inputs))
+            + features("output", facets(old.outputs), facets(new.outputs))
+            + features("state", facets(old.states), facets(new.states))
         switch (old.classifier, new.classifier) {
         case (nil, nil): break
         case (nil, let added?): changes.append("classifier added (\(added.classCount) classes)")
@@ -43,7 +48,7 @@ extension ModelInterface {
         return changes
     }
 
-    static func differences(_ old: GGUFInterface, _ new: GGUFInterface) -> [String] {
+    static func gguf(_ old: GGUFInterface, _ new: GGUFInterface) -> [String] {
         var changes: [String] = []
         if old.architecture != new.architecture {
             changes.append("architecture \(quotedOrNone(old.architecture)) → \(quotedOrNone(new.architecture))")
@@ -72,7 +77,7 @@ extension ModelInterface {
 
     /// The differences between two lists of named features: removed, added, changed (the
     /// type as a whole when its kind changed, else each property), and reordered.
-    static func differences(_ kind: String, _ old: [(String, InterfaceFacets)], _ new: [(String, InterfaceFacets)]) -> [String] {
+    static func features(_ kind: String, _ old: [(String, InterfaceFacets)], _ new: [(String, InterfaceFacets)]) -> [String] {
         let oldByName = Dictionary(old, uniquingKeysWith: { first, _ in first })
         let newByName = Dictionary(new, uniquingKeysWith: { first, _ in first })
         var changes = old.filter { newByName[$0.0] == nil }.map { "\(kind) \(quotedValue($0.0)) removed" }
