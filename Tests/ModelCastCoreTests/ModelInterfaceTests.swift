@@ -8,26 +8,8 @@ import ModelCastTestSupport
 /// (coremltools, gguf-py, onnx, run by scripts/make-interface-models.py), the JSON form and
 /// its parser, the differences, and hostile input.
 final class ModelInterfaceTests: XCTestCase {
-    /// The models and expectations the script writes, made once for every process that
-    /// runs these tests: `--parallel` runs each test in a process of its own, and the script
-    /// takes seconds. They are kept under a name made of the script's SHA-256 (another
-    /// script, other models), written beside it and renamed into place, so a process finds
-    /// them whole or makes them itself.
-    static let generated: Result<String, any Error> = Result {
-        let script = repositoryRoot + "/scripts/make-interface-models.py"
-        let digest = try SHA256Hasher.digest(Data(contentsOf: URL(fileURLWithPath: script))).hex.prefix(16)
-        let out = (NSTemporaryDirectory() as NSString).appendingPathComponent("modelcast-interface-\(getuid())-\(digest)")
-        if FileManager.default.fileExists(atPath: out + "/expected.json") { return out }
-        let temporary = out + ".\(getpid()).tmp"
-        try? FileManager.default.removeItem(atPath: temporary)
-        let made = try runProcess("/usr/bin/env", ["python3", script, temporary])
-        guard made.status == 0 else { throw NSError(domain: "make-interface-models.py", code: Int(made.status), userInfo: [NSLocalizedDescriptionKey: made.stderr]) }
-        // Another process may have renamed its copy into place first: then this one goes.
-        if rename(temporary, out) != 0 { try? FileManager.default.removeItem(atPath: temporary) }
-        return out
-    }
-
-    func models() throws -> String { try Self.generated.get() }
+    /// The models and expectations the script writes (`InterfaceModels`: made once for every test process).
+    func models() throws -> String { try InterfaceModels.made().path }
 
     func expected() throws -> [String: JSONValue] {
         let value = try JSONValue(parsing: Data(contentsOf: URL(fileURLWithPath: models() + "/expected.json")))

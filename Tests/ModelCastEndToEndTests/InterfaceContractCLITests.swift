@@ -11,16 +11,9 @@ import ModelCastTestSupport
 /// one by one.
 final class InterfaceContractCLITests: XCTestCase {
     let base = "https://cdn.example.com/m"
-    nonisolated(unsafe) static var models: Scratch?
-
-    /// The writers' models, made once for the class (coremltools takes a few seconds).
-    func writerModels() throws -> Scratch {
-        if let models = Self.models { return models }
-        let scratch = try Scratch("modelcast-interface-models")
-        let made = try runProcess("/usr/bin/env", ["python3", repositoryRoot + "/scripts/make-interface-models.py", scratch.path])
-        XCTAssertEqual(made.status, 0, made.stderr)
-        Self.models = scratch
-        return scratch
+    /// The writers' models (`InterfaceModels`: made once for every test process; coremltools takes a few seconds).
+    func writerModels() throws -> InterfaceModels {
+        try InterfaceModels.made()
     }
 
     func publish(_ arguments: [String], to target: String, epoch: Int = 1_790_000_000) throws -> ProcessOutput {
