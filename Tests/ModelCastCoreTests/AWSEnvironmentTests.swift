@@ -33,15 +33,41 @@ final class AWSEnvironmentTests: XCTestCase {
     func testRegionAndEndpoint() throws {
         let scratch = try Scratch()
         let config = try scratch.write("config", text: "[default]\nregion = eu-west-1\n[profile ci]\nregion = auto\n")
-        XCTAssertEqual(AWSEnvironment.region("ap-south-1", ["AWS_REGION": "us-west-2"]), "ap-south-1")
-        XCTAssertEqual(AWSEnvironment.region(nil, ["AWS_REGION": "us-west-2", "AWS_CONFIG_FILE": config]), "us-west-2")
-        XCTAssertEqual(AWSEnvironment.region(nil, ["AWS_CONFIG_FILE": config]), "eu-west-1")
-        XCTAssertEqual(AWSEnvironment.region(nil, ["AWS_CONFIG_FILE": config, "AWS_PROFILE": "ci"]), "auto")
-        XCTAssertEqual(AWSEnvironment.region(nil, ["AWS_CONFIG_FILE": "/nonexistent"]), "us-east-1")
+        XCTAssertEqual(try AWSEnvironment.region("ap-south-1", ["AWS_REGION": "us-west-2"]), "ap-south-1")
+        XCTAssertEqual(try AWSEnvironment.region(nil, ["AWS_REGION": "us-west-2", "AWS_CONFIG_FILE": config]), "us-west-2")
+        XCTAssertEqual(try AWSEnvironment.region(nil, ["AWS_CONFIG_FILE": config]), "eu-west-1")
+        XCTAssertEqual(try AWSEnvironment.region(nil, ["AWS_CONFIG_FILE": config, "AWS_PROFILE": "ci"]), "auto")
+        XCTAssertEqual(try AWSEnvironment.region(nil, ["AWS_CONFIG_FILE": "/nonexistent"]), "us-east-1")
         XCTAssertEqual(AWSEnvironment.endpoint(nil, ["AWS_ENDPOINT_URL": "http://a", "AWS_ENDPOINT_URL_S3": "http://b"]), "http://b")
         // CI systems set unset variables to "": empty means unset, so AWS gets its default endpoint.
         XCTAssertNil(AWSEnvironment.endpoint(nil, ["AWS_ENDPOINT_URL": ""]))
         XCTAssertEqual(AWSEnvironment.endpoint(nil, ["AWS_ENDPOINT_URL_S3": "", "AWS_ENDPOINT_URL": "http://a"]), "http://a")
+    }
+
+    /// A credentials or config file that is there but cannot be read (a directory, bytes
+    /// that are not UTF-8) is an error naming it, not passed over as if there were none:
+    /// the credentials or region in it would otherwise be replaced without a word.
+    func testSettingsFilesThatCannotBeReadAreNamed() throws {
+        let scratch = try Scratch()
+        let directory = scratch.at("aws")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let binary = try scratch.write("binary", [0x5b, 0xff, 0xfe, 0x5d, 0x0a])
+        for (variable, path, reason) in [("AWS_SHARED_CREDENTIALS_FILE", directory, "a directory, not a file"),
+                                         ("AWS_SHARED_CREDENTIALS_FILE", binary, "not UTF-8 text")] {
+            XCTAssertThrowsError(try AWSEnvironment.credentials([variable: path]), path) { error in
+                XCTAssertEqual(error as? ModelCastError, .unreadable(path: path, reason: reason))
+            }
+        }
+        for (path, reason) in [(directory, "a directory, not a file"), (binary, "not UTF-8 text")] {
+            XCTAssertThrowsError(try AWSEnvironment.region(nil, ["AWS_CONFIG_FILE": path]), path) { error in
+                XCTAssertEqual(error as? ModelCastError, .unreadable(path: path, reason: reason))
+            }
+        }
+        // No file at all (or a path through a file) is no settings: the defaults apply.
+        XCTAssertEqual(try AWSEnvironment.region(nil, ["AWS_CONFIG_FILE": binary + "/config"]), "us-east-1")
+        XCTAssertThrowsError(try AWSEnvironment.credentials(["AWS_SHARED_CREDENTIALS_FILE": scratch.at("none")])) { error in
+            XCTAssertTrue(error is MissingCredentials, "\(error)")
+        }
     }
 
     func testLocationsAndAddressing() throws {

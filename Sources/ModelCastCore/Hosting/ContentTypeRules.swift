@@ -77,7 +77,8 @@ struct HeaderPathPattern {
     private let pages: NSRegularExpression
     private let netlify: NSRegularExpression
 
-    /// nil for a pattern Pages refuses (more than one splat) or that does not compile.
+    /// nil for a pattern Pages refuses (more than one splat) or that does not compile: its
+    /// artifacts then get a rule each (`ContentTypeRules.make`), so nothing is lost.
     init?(_ text: String) {
         guard text.filter({ $0 == "*" }).count <= 1,
               let pages = try? NSRegularExpression(pattern: Self.pagesExpression(text)),

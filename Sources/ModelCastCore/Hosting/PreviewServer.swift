@@ -116,9 +116,11 @@ final class PublishedObjectList: Sendable {
     /// there but cannot be used, as serve should not start on a list it cannot read.
     func loadFirst() throws -> String? {
         try state.withLockedValue { state in
-            guard let before = try? FileSnapshot.current(path) else { return nil }
+            let before: FileSnapshot
+            do { before = try FileSnapshot.current(path) } catch ModelCastError.notFound { return nil }
             guard let file = try HostedObjectsFile(root: root) else { return nil }
             state.declared = file.declared
+            // A look after the read that fails is a file being replaced: examined again on the next request.
             state.examined = (try? FileSnapshot.current(path)) == before ? before : nil
             return file.baseURL
         }
@@ -153,9 +155,9 @@ final class PublishedObjectList: Sendable {
             guard let file = try HostedObjectsFile(root: root) else { throw ModelCastError.notFound(path: path) }
             return file
         }
+        // Read while it was being replaced (or gone by now, the look failing): the bytes may
+        // belong to either file, so the next request looks again.
         let after = try? FileSnapshot.current(path)
-        // Read while it was being replaced: the bytes may belong to either file, so the
-        // next request looks again.
         state.examined = after == before ? before : nil
         switch result {
         case .success(let file):
@@ -212,7 +214,7 @@ struct PublishedObjectsMiddleware<Context: RequestContext>: RouterMiddleware {
         let prefix = basePath + "/"
         guard decoded.hasPrefix(prefix) else { return nil }
         let key = String(decoded.dropFirst(prefix.count))
-        return (try? validateKey(key)) != nil ? key : nil
+        return isValidKey(key) ? key : nil
     }
 
     /// The headers `key` is served with; nil when it is not served.
@@ -311,6 +313,7 @@ enum StaticFile {
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else { return nil }
         let file = FileDescriptor(fd: fd, path: path)
+        // A descriptor whose status cannot be read is answered as any file serve does not serve.
         guard let info = try? file.status(), case .regular = FileType(mode: info.st_mode) else {
             return nil
         }

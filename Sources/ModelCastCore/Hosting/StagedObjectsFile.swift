@@ -60,6 +60,7 @@ package enum StagedObjectsFile {
         let path = root + "/" + relativePath
         guard FileManager.default.fileExists(atPath: path), DirectoryLock.isHeld(path: root),
               let data = FileManager.default.contents(atPath: path),
+              // Unreadable: not served, and the `--verify-url` check the list is for fails on their 404s.
               let file = try? JSONDecoder().decode(File.self, from: data) else { return nil }
         return Dictionary(file.objects.map { ($0.key, $0) }, uniquingKeysWith: { _, last in last })
     }

@@ -88,6 +88,7 @@ package struct DirectoryStorage: Storage {
 
     /// A directory (not a link to one) owned by this user that no one else can write.
     static func isPrivateDirectory(_ path: String) -> Bool {
+        // One whose status cannot be read is not known to be ours: never staged in nor cleaned.
         guard let info = try? linkStatus(path), case .directory = FileType(mode: info.st_mode) else { return false }
         return info.st_uid == geteuid() && info.st_mode & 0o022 == 0
     }
@@ -185,7 +186,7 @@ package struct DirectoryStorage: Storage {
         var keys: [String] = []
         // Only the folder the prefix names is walked (`channels/` is not the whole tree).
         let folder = prefix.contains("/") ? String(prefix[..<prefix.lastIndex(of: "/")!]) : ""
-        if !folder.isEmpty, (try? validateKey(folder)) == nil { return [] }
+        if !folder.isEmpty, !isValidKey(folder) { return [] }
         let start = folder.isEmpty ? root : root + "/" + folder
         guard let enumerator = FileManager.default.enumerator(atPath: start) else { return [] }
         while let below = enumerator.nextObject() as? String {
@@ -264,6 +265,7 @@ package struct DirectoryStorage: Storage {
     private func makeFolders(for destination: String) throws {
         var missing: [String] = []
         var folder = PathText.parent(destination)
+        // A folder whose status cannot be read counts as missing: making it fails, naming it.
         while folder.count > root.count, (try? linkStatus(folder)) == nil {
             missing.append(folder)
             folder = PathText.parent(folder)
@@ -349,6 +351,7 @@ package struct DirectoryStorage: Storage {
         guard let walker = FileManager.default.enumerator(atPath: root) else { return }
         while let relative = walker.nextObject() as? String {
             let name = PathText.lastComponent(relative)
+            // Best effort: a file that cannot be examined is left, as anything not surely ours.
             guard AtomicFile.isTemporaryName(name), let info = try? linkStatus(root + "/" + relative),
                   case .regular = FileType(mode: info.st_mode) else { continue }
             unlink(root + "/" + relative)
@@ -369,6 +372,9 @@ package struct DirectoryStorage: Storage {
     /// Call with the lock held: then no other publish can be using them.
     package func removeStaleStaging() {
         for directory in stagingDirectories() {
+            // Best effort: a directory that cannot be listed keeps its files (and stays, as
+            // rmdir fails); their dot names keep them from being served, and the next run
+            // holding the lock tries again.
             for name in (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? [] {
                 unlink(directory + "/" + name)
             }
@@ -385,6 +391,7 @@ package struct DirectoryStorage: Storage {
     private func stagingDirectories() -> [String] {
         var directories: [String] = []
         if let sibling = siblingStaging(), Self.isPrivateDirectory(sibling) { directories.append(sibling) }
+        // One whose status cannot be read is left alone, as one that is not there.
         if let info = try? linkStatus(inTreeStaging), case .directory = FileType(mode: info.st_mode) { directories.append(inTreeStaging) }
         return directories
     }

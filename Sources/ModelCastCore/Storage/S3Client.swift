@@ -70,6 +70,7 @@ final class S3Client: Sendable {
     }
 
     func shutdown() async {
+        // The client is done with either way; its only failure (already shut down) leaves nothing open.
         try? await http.shutdown()
         openFiles.closeAll()
     }

@@ -90,6 +90,7 @@ struct S3ContentProver: Sendable {
         if let known, known.fit(size: size, partSize: partSize, algorithm: .sha256) {
             return try known.composite() == composite
         }
+        // A local file that cannot be read proves nothing either way: the caller downloads and hashes instead.
         guard let localFile, let local = try? StreamDigester.digestFile(at: localFile, partSize: partSize, partAlgorithm: .sha256),
               local.size == size, local.sha256 == sha256, let localParts = local.parts,
               localParts.fit(size: size, partSize: partSize, algorithm: .sha256) else { return nil }
@@ -101,6 +102,7 @@ struct S3ContentProver: Sendable {
     /// `sha256` (checked in the same read). nil when neither gives it.
     func localCRC(known: PartDigests?, localFile: String?, size: Int64, sha256: SHA256Digest) throws -> CRC64NVME? {
         if let crc = known?.fullObjectCRC(size: size) { return crc }
+        // A local file that cannot be read proves nothing either way: the caller downloads and hashes instead.
         guard let localFile,
               let local = try? StreamDigester.digestFile(at: localFile, partSize: max(size, 1), partAlgorithm: .crc64nvme),
               local.size == size, local.sha256 == sha256 else { return nil }

@@ -94,7 +94,7 @@ package enum AWSEnvironment {
         }
         let profile = environment["AWS_PROFILE"] ?? "default"
         let path = environment["AWS_SHARED_CREDENTIALS_FILE"] ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.aws/credentials")
-        if let text = try? String(contentsOfFile: path, encoding: .utf8) {
+        if let text = try settingsFile(path) {
             let section = ini(text)[profile] ?? [:]
             if let id = section["aws_access_key_id"], let secret = section["aws_secret_access_key"] {
                 return AWSCredentials(accessKeyID: id, secretAccessKey: secret, sessionToken: section["aws_session_token"])
@@ -105,12 +105,12 @@ package enum AWSEnvironment {
     }
 
     /// The region: flag, then environment, then the config file, then us-east-1.
-    package static func region(_ flag: String?, _ environment: [String: String]) -> String {
+    package static func region(_ flag: String?, _ environment: [String: String]) throws -> String {
         if let flag { return flag }
         if let region = environment["AWS_REGION"] ?? environment["AWS_DEFAULT_REGION"], !region.isEmpty { return region }
         let profile = environment["AWS_PROFILE"] ?? "default"
         let path = environment["AWS_CONFIG_FILE"] ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.aws/config")
-        if let text = try? String(contentsOfFile: path, encoding: .utf8) {
+        if let text = try settingsFile(path) {
             let sections = ini(text)
             if let region = (sections[profile == "default" ? "default" : "profile \(profile)"] ?? sections[profile])?["region"] { return region }
         }
@@ -121,6 +121,33 @@ package enum AWSEnvironment {
     /// variable counts as unset (CI systems set unset variables to "").
     package static func endpoint(_ flag: String?, _ environment: [String: String]) -> String? {
         flag ?? [environment["AWS_ENDPOINT_URL_S3"], environment["AWS_ENDPOINT_URL"]].compactMap { $0 }.first { !$0.isEmpty }
+    }
+
+    /// The text of the AWS settings file at `path`; nil when there is none (nothing there,
+    /// or a path through something that is no directory). One that is there but cannot be
+    /// read — a directory, no permission, not UTF-8 — is an error naming it: the settings
+    /// in it would otherwise be replaced by defaults without a word. Never quotes the text.
+    static func settingsFile(_ path: String) throws -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR { return nil }
+            throw ModelCastError.unreadable(path: path, reason: errnoDescription(code))
+        }
+        switch FileType(mode: info.st_mode) {
+        case .regular: break
+        case .directory: throw ModelCastError.unreadable(path: path, reason: "a directory, not a file")
+        default: throw ModelCastError.unreadable(path: path, reason: "not a regular file")
+        }
+        let file = try FileDescriptor.openForReading(path)
+        var bytes: [UInt8] = []
+        while true {
+            let chunk = try file.read(at: Int64(bytes.count), count: 1 << 16)
+            if chunk.isEmpty { break }
+            bytes += chunk
+        }
+        guard let text = String(bytes: bytes, encoding: .utf8) else { throw ModelCastError.unreadable(path: path, reason: "not UTF-8 text") }
+        return text
     }
 
     /// A minimal INI reader: `[section]` and `key = value` lines, `#`/`;` comments.

@@ -10,8 +10,6 @@ struct S3MultipartUploader: Sendable {
     let pending: S3PendingUploads
     /// Reports each object upload; nil reports nothing.
     let progress: ProgressFactory?
-    /// Notes for the user (a resumed upload).
-    let log: @Sendable (String) -> Void
 
     var client: S3Client { objects.client }
     var policy: S3UploadPolicy { objects.policy }
@@ -47,6 +45,7 @@ struct S3MultipartUploader: Sendable {
     /// started is aborted when it fails, so no half-made object or stray parts stay
     /// behind, except when the store could not be reached: then its parts stay for the
     /// next publish to resume (`prune --abort-uploads-older-than` removes them otherwise).
+    /// An abort that fails is said (`abandon`).
     func upload(_ key: String, staged: StagedObject, parts: PartDigests, hashed: FileSnapshot?) async throws -> PutOutcome {
         let objectKey = objects.target.objectKey(key)
         let size = staged.metadata.size
@@ -57,7 +56,7 @@ struct S3MultipartUploader: Sendable {
         let upload: MultipartUpload
         if let resumed = try await pending.resumable(key, path: staged.path, size: size, parts: parts) {
             upload = MultipartUpload(id: resumed.uploadID, stored: resumed.stored, createdHere: false)
-            log("resuming the interrupted upload of \(objects.shown(key)): \(resumed.stored.count) of \(count) parts are stored already")
+            objects.log("resuming the interrupted upload of \(objects.shown(key)): \(resumed.stored.count) of \(count) parts are stored already")
             for index in resumed.stored.keys { sent.partStoredBefore(index, bytes: parts.range(ofPart: index, size: size).length) }
         } else {
             upload = MultipartUpload(id: try await createUpload(objectKey, metadata: staged.metadata), stored: [:], createdHere: true)
@@ -74,7 +73,7 @@ struct S3MultipartUploader: Sendable {
             return .created
         } catch let refused as CompletionRefused {
             // The key exists: this run did not create it. Free the parts, then compare.
-            if upload.createdHere { await abandon(objectKey, uploadID: upload.id) }
+            if upload.createdHere { await abandon(key, uploadID: upload.id) }
             guard let outcome = try await prover.compare(key, metadata: staged.metadata, localFile: staged.path, parts: parts) else {
                 throw client.error(refused.response, operation: "CompleteMultipartUpload", key: objectKey)
             }
@@ -91,7 +90,7 @@ struct S3MultipartUploader: Sendable {
                           message: error.message + "; the parts uploaded so far stay in the store, and the next publish of these bytes resumes the upload",
                           bucket: error.bucket, endpoint: error.endpoint)
         } catch {
-            if upload.createdHere { await abandon(objectKey, uploadID: upload.id) }
+            if upload.createdHere { await abandon(key, uploadID: upload.id) }
             throw error
         }
     }
@@ -194,13 +193,20 @@ struct S3MultipartUploader: Sendable {
             }
             _ = try await prover.prove(key, size: metadata.size, sha256: metadata.sha256, localFile: nil, parts: parts, trustStored: !resumed)
         } catch let error as StorageError {
-            try? await objects.delete(key)
+            await objects.removeUnproven(key)
             throw error
         }
     }
 
-    /// Aborts an upload this run started, best effort (the failure being reported matters more).
-    func abandon(_ objectKey: String, uploadID: String) async {
-        _ = try? await client.send("DELETE", key: objectKey, query: [("uploadId", uploadID)], operation: "AbortMultipartUpload")
+    /// Aborts an upload this run started, while the failure that matters more is reported
+    /// (or once the key turned out to be stored by another run). When the abort fails too,
+    /// its parts stay in the store, billed, and nothing else points at them: the user is
+    /// told which upload it is and how to remove it.
+    func abandon(_ key: String, uploadID: String) async {
+        do {
+            try await pending.abort(key: key, uploadID: uploadID)
+        } catch {
+            objects.log("could not abort the multipart upload of \(objects.shown(key)) (upload id \(uploadID)): \(error); its parts stay in the store, billed, until `modelcast prune --abort-uploads-older-than DURATION` removes them")
+        }
     }
 }

@@ -3,7 +3,8 @@ import NIOConcurrencyHelpers
 
 /// The requests on single keys of an S3 target that its reads, proofs and uploads all
 /// send: what a key holds (HEAD), the headers every object is written with, and the
-/// removal of an object, conditional on the ETag this store created it with (`created`).
+/// removal of an object, conditional on the ETag this store created it with (`created`),
+/// with the note for the user when what this run made cannot be removed.
 struct S3Objects: Sendable {
     let client: S3Client
     let target: S3Location
@@ -11,6 +12,8 @@ struct S3Objects: Sendable {
     /// The ETag of every object this store created (a conditional write that succeeded),
     /// so that `delete` removes it only while it still holds what was stored.
     let created: ETagTable
+    /// Notes for the user (a resumed upload, what a failed upload left in the store).
+    let log: @Sendable (String) -> Void
 
     /// `s3://bucket/prefix/key`, as messages name an object.
     func shown(_ key: String) -> String { "\(target.description)/\(key)" }
@@ -75,6 +78,17 @@ struct S3Objects: Sendable {
             throw client.error(response, operation: "DELETE", key: objectKey)
         }
         if etag != nil { created.set(key, nil) }
+    }
+
+    /// Removes an object this run stored but could not prove, while the failure that
+    /// matters more is being reported (so this one is not thrown). When the removal fails,
+    /// the object stays under its key and nothing else would say so: the user is told.
+    func removeUnproven(_ key: String) async {
+        do {
+            try await delete(key)
+        } catch {
+            log("could not remove \(shown(key)), which this run stored but could not prove: \(error); it stays in the store until it is deleted (a publish of other bytes under that key is refused until then)")
+        }
     }
 
     static func unquoted(_ etag: String) -> String {

@@ -40,7 +40,8 @@ package final class S3Storage: Storage, Sendable {
     let pending: S3PendingUploads
 
     /// `progress` is told of each object upload (`uploading KEY`, its size) as its bytes go
-    /// out; `log` receives notes for the user (a multipart upload resumed).
+    /// out; `log` receives notes for the user (a multipart upload resumed, an upload or
+    /// object a failed upload could not remove).
     package init(target: S3Location, endpoint: S3Endpoint, credentials: AWSCredentials, policy: S3UploadPolicy = S3UploadPolicy(), retries: Int = 4,
                 progress: ProgressFactory? = nil, log: @escaping @Sendable (String) -> Void = { _ in }) throws {
         try policy.validate()
@@ -50,7 +51,7 @@ package final class S3Storage: Storage, Sendable {
         let client = S3Client(endpoint: endpoint, bucket: target.bucket, credentials: credentials, retries: retries,
                               sendsChecksums: policy.checksum.sendsChecksums)
         self.client = client
-        let objects = S3Objects(client: client, target: target, policy: policy, created: ETagTable())
+        let objects = S3Objects(client: client, target: target, policy: policy, created: ETagTable(), log: log)
         let prover = S3ContentProver(objects: objects)
         let pending = S3PendingUploads(client: client, target: target, policy: policy)
         self.objects = objects
@@ -59,7 +60,7 @@ package final class S3Storage: Storage, Sendable {
         self.pending = pending
         self.uploader = S3Uploader(
             objects: objects, prover: prover,
-            multipart: S3MultipartUploader(objects: objects, prover: prover, pending: pending, progress: progress, log: log),
+            multipart: S3MultipartUploader(objects: objects, prover: prover, pending: pending, progress: progress),
             progress: progress)
         var template = Array((NSTemporaryDirectory() as NSString).appendingPathComponent("modelcast-s3-staging-XXXXXX").utf8CString)
         guard mkdtemp(&template) != nil else {
@@ -69,6 +70,8 @@ package final class S3Storage: Storage, Sendable {
         Interrupts.shared.registerDirectory(staging)
     }
 
+    // Best effort, here and in `shutdown`: every upload consumed its staged copy, so what is
+    // left is an empty private directory under the system's temporary directory.
     deinit { try? FileManager.default.removeItem(atPath: staging) }
 
     /// Closes the HTTP client; call when done.

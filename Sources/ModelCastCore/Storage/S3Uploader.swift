@@ -119,7 +119,8 @@ struct S3Uploader: Sendable {
     /// the store's whole-object checksum where it reports one, Cache-Control and
     /// Content-Type (with `--checksum none`, as on Backblaze B2, always the HEAD). An
     /// object not proven (found wrong, or the HEAD failed) is removed, since the caller
-    /// never learns this run created it (`delete` checks its ETag), and the error reported.
+    /// never learns this run created it (`delete` checks its ETag), and the error reported
+    /// (with a note when the removal fails too).
     func confirmCreated(_ key: String, metadata: ObjectMetadata, answer: S3Response?) async throws {
         // An object sent whole carries its SHA-256 in every mode but `none`.
         if policy.checksum.sendsChecksums, let answer, case .fullObject(let digest, _) = S3Storage.StoreChecksum(answer.headers), digest == metadata.sha256 {
@@ -133,7 +134,7 @@ struct S3Uploader: Sendable {
                 throw ModelCastError.io(operation: "check stored object", path: objects.shown(key), reason: problem)
             }
         } catch {
-            try? await objects.delete(key)  // best effort: the failure is what must be reported
+            await objects.removeUnproven(key)
             throw error
         }
     }

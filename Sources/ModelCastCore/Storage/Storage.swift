@@ -342,10 +342,14 @@ package enum StorageError: Error, Equatable, Sendable, LocalizedError, CustomStr
 
 /// Rejects keys that could escape the target root.
 func validateKey(_ key: String) throws {
+    guard isValidKey(key) else { throw StorageError.invalidKey(key) }
+}
+
+/// True for a key that stays inside the target root: not empty, not absolute, no empty,
+/// `.` or `..` segment.
+func isValidKey(_ key: String) -> Bool {
     let parts = key.split(separator: "/", omittingEmptySubsequences: false)
-    guard !key.isEmpty, !key.hasPrefix("/"), !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." }) else {
-        throw StorageError.invalidKey(key)
-    }
+    return !key.isEmpty && !key.hasPrefix("/") && !parts.contains(where: { $0.isEmpty || $0 == "." || $0 == ".." })
 }
 
 /// What one read of a stored file gave: its size and SHA-256.

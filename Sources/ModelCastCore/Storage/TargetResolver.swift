@@ -108,7 +108,7 @@ extension TargetSettings {
     /// host name (`my.bucket.s3.us-east-1.amazonaws.com`) it would not match the
     /// certificate's single-level wildcard (`*.s3.us-east-1.amazonaws.com`), and TLS fails.
     func s3Endpoint(for location: S3Location, environment: [String: String]) throws -> S3Endpoint {
-        let region = AWSEnvironment.region(self.region, environment)
+        let region = try AWSEnvironment.region(self.region, environment)
         return try S3Endpoint(
             endpoint: AWSEnvironment.endpoint(self.endpoint, environment), region: region,
             pathStyle: pathStyle ?? (location.bucket.contains(".") ? true : nil))

@@ -58,6 +58,7 @@ package struct ModelFiles: Sendable {
         let full = (directory == "/" ? "" : directory) + "/" + PathText.lastComponent(signature)
         let prefix = root == "/" ? "/" : root + "/"
         guard full.hasPrefix(prefix), full.count > prefix.count else { return nil }
+        // A name no model file can have: `scan` refuses the file itself when it meets it.
         return try? ModelFilePath(String(full.dropFirst(prefix.count)))
     }
 }
