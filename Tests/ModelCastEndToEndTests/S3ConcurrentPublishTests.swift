@@ -105,7 +105,7 @@ final class S3ConcurrentPublishTests: XCTestCase {
                 let upload = Task { try await storage.putIfAbsent(key, staged: staged) }
                 XCTAssertTrue(waitForLog(rules, ["POST", key, "uploadId="]), "the CompleteMultipartUpload never came")
                 // Another writer gets there first.
-                try moto.awsCLI(["s3api", "put-object", "--bucket", moto.bucket, "--key", "cond/" + key, "--body", other])
+                try moto.put("cond/" + key, file: other)
                 do {
                     let outcome = try await upload.value
                     XCTAssertTrue(same, "other bytes under \(key) must not be \(outcome)")
@@ -157,7 +157,7 @@ final class S3ConcurrentPublishTests: XCTestCase {
                 // Stored, then replaced by another writer: the delete leaves it.
                 let second = try await storage.putIfAbsent(name, staged: staged)
                 XCTAssertEqual(second, .created)
-                try moto.awsCLI(["s3api", "put-object", "--bucket", moto.bucket, "--key", "del/" + name, "--body", theirs])
+                try moto.put("del/" + name, file: theirs)
                 try await storage.delete(name)
                 XCTAssertEqual(try moto.download("del/" + name), Data(patternBytes(size, seed: 2)), "\(name): another writer's object must not be deleted")
             }
