@@ -84,7 +84,9 @@ final class S3ConcurrentPublishTests: XCTestCase {
         let moto = try MotoS3()
         let work = try Scratch()
         let rules = work.at("rules.json")
-        let (proxy, endpoint) = try moto.startFaultProxy(rules: rules, json: #"[{"method": "POST", "contains": "uploadId=", "action": "delay:3", "times": 99}]"#)
+        // Each key's completion is held until the other writer's object is there (a gate
+        // file per key), not for a fixed time an `aws` start-up on a loaded machine outlasted.
+        let (proxy, endpoint) = try moto.startFaultProxy(rules: rules, json: #"[{"method": "POST", "contains": "k0.bin?uploadId=", "action": "hold:k0"}, {"method": "POST", "contains": "k1.bin?uploadId=", "action": "hold:k1"}]"#)
         defer { withExtendedLifetime(proxy) {} }
         var policy = S3UploadPolicy()
         policy.multipartThreshold = 5 << 20
@@ -106,6 +108,7 @@ final class S3ConcurrentPublishTests: XCTestCase {
                 XCTAssertTrue(waitForLog(rules, ["POST", key, "uploadId="]), "the CompleteMultipartUpload never came")
                 // Another writer gets there first.
                 try moto.put("cond/" + key, file: other)
+                FileManager.default.createFile(atPath: rules + ".k\(index)", contents: nil)
                 do {
                     let outcome = try await upload.value
                     XCTAssertTrue(same, "other bytes under \(key) must not be \(outcome)")
