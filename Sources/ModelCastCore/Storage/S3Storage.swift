@@ -1,5 +1,4 @@
 import Foundation
-import NIOConcurrencyHelpers
 
 /// An S3 bucket (AWS, Cloudflare R2, MinIO, any S3-compatible store) as a publish target.
 ///
