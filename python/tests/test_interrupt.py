@@ -267,10 +267,10 @@ class StoppingTheBinaryTests(unittest.TestCase):
     def test_process_timeout_stops_the_binary_with_sigterm_and_says_what_it_said(self):
         with fake_binary(STUBBORN) as directory, mock.patch.dict(os.environ, {"FAKE_DIR": str(directory)}):
             with self.assertRaises(modelcast.ModelcastError) as raised:
-                modelcast.history("site", log=None, process_timeout=1.0)
+                modelcast.history("site", log=None, process_timeout=3.0)
             self.assertEqual(raised.exception.kind, "crashed")
             self.assertEqual(self.signals(directory), ["SIGTERM"])
-            self.assertIn("process_timeout=1.0", raised.exception.message)
+            self.assertIn("process_timeout=3.0", raised.exception.message)
             self.assertIn("interrupted by SIGTERM: nothing went live", raised.exception.message)
 
 
