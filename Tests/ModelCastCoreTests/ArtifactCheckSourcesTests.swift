@@ -114,8 +114,8 @@ private struct Fixture {
 }
 
 /// Serves objects from memory as `reads` says: every answer with the artifact headers
-/// (the encoded object with `Content-Encoding: gzip`), ranges as 206s, and for a store a
-/// proof by checksum instead of a download.
+/// (the encoded object with `Content-Encoding: gzip`), ranges as 206s (`FakeHost`), and
+/// for a store a proof by checksum instead of a download.
 private struct MemorySource: ObjectFetcher {
     let reads: FetchedFrom
     let objects: [String: [UInt8]]
@@ -124,7 +124,7 @@ private struct MemorySource: ObjectFetcher {
 
     func origin(of url: String) -> String { directory.map { $0 + "/" + Fixture.fileName(url) } ?? url }
 
-    func headers(_ url: String) -> [String: String] {
+    static func headers(_ url: String) -> [String: String] {
         var headers = ["cache-control": CachePolicy.immutable, "content-type": url.hasSuffix(".zip") ? "application/zip" : "application/octet-stream"]
         if url == Fixture.encodedURL { headers["content-encoding"] = "gzip" }
         return headers
@@ -134,24 +134,15 @@ private struct MemorySource: ObjectFetcher {
         _ url: String, range: ClosedRange<Int64>?, limit: Int64, deadline: Date,
         consume: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Void
     ) async throws -> FetchResponse {
-        guard var body = objects[url] else { return FetchResponse(status: 404, headers: [:], bytesRead: 0, exceededLimit: false) }
-        var (status, headers) = (200, headers(url))
-        if let range {
-            let end = min(Int(range.upperBound), body.count - 1)
-            headers["content-range"] = "bytes \(range.lowerBound)-\(end)/\(body.count)"
-            body = Array(body[Int(range.lowerBound)...end])
-            status = 206
-        }
-        headers["content-length"] = String(body.count)
-        let take = min(body.count, Int(limit))
-        try body.withUnsafeBytes { try consume(UnsafeRawBufferPointer(rebasing: $0[0..<take])) }
-        return FetchResponse(status: status, headers: headers, bytesRead: Int64(take), exceededLimit: body.count > take)
+        let objects = self.objects
+        let host = VerifyRulesTests.FakeHost { url in objects[url].map { (200, Self.headers(url), $0) } ?? (404, [:], []) }
+        return try await host.fetch(url, range: range, limit: limit, deadline: deadline, consume: consume)
     }
 
     func prove(_ url: String, size: Int64, sha256: SHA256Digest) async throws -> ProvenObject? {
         guard reads == .storeAPI else { return nil }
         guard let body = objects[url] else { return ProvenObject(status: 404, headers: [:], size: 0, content: .sizeDiffers) }
-        var headers = headers(url)
+        var headers = Self.headers(url)
         headers["content-length"] = String(body.count)
         let same = try SHA256Hasher.digest(Data(body)).hex == sha256.hex
         return ProvenObject(status: 200, headers: headers, size: Int64(body.count), content: same ? .proven("the store's checksum") : .differs(actualSHA256: nil, detail: "differs"))
