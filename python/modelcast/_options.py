@@ -9,11 +9,13 @@ exception's message.
 
 from __future__ import annotations
 
+import inspect
 import math
 from decimal import Decimal
-from typing import Optional, Union
+from typing import Any, Mapping, Optional, Union
 
-from modelcast._run import Arguments, PathLike
+from modelcast._run import Arguments, PathLike, run
+from modelcast.results import PublishResult
 
 
 #: Environment variables for the binary that hold secrets (``None``: not set by the call).
@@ -74,6 +76,25 @@ def go_live(
     arguments.option("--verify-url", verify_url)
     arguments.flag("--dry-run", dry_run)
     return signing(signing_key, signing_passphrase)
+
+
+def _keywords(function: Any) -> tuple[str, ...]:
+    """The keyword-only parameters of ``function``: the names it takes from a caller's options."""
+    return tuple(name for name, parameter in inspect.signature(function).parameters.items()
+                 if parameter.kind is inspect.Parameter.KEYWORD_ONLY)
+
+
+def run_go_live(arguments: Arguments, options: Mapping[str, Any], secrets: Optional[Secrets] = None) -> PublishResult:
+    """The end every go-live command shares (publish, rollback, promote, rollout set,
+    resign): its go-live and S3 options, then the run, whose answer is a
+    :class:`~modelcast.results.PublishResult`. ``options`` is the command's keyword
+    arguments (its ``locals()``); the names taken are the parameters of :func:`go_live`,
+    :func:`s3` and the run's own, so none is listed twice. ``secrets``: the command's own."""
+    collected = go_live(arguments, **{name: options[name] for name in _keywords(go_live)})
+    collected.update(secrets or {})
+    collected.update(s3(arguments, **{name: options[name] for name in _keywords(s3)}))
+    return run(arguments, PublishResult.from_json, secrets=collected,
+               **{name: options[name] for name in ("extra_args", "env", "log", "process_timeout")})
 
 
 def published_target(

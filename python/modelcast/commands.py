@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 from typing import Mapping, Optional, Sequence, Union
 
-from modelcast._options import go_live, percent_text, published_target, s3
+from modelcast._options import run_go_live, percent_text, published_target, s3
 from modelcast._run import Arguments, LogFunction, PathLike, run, run_json, to_stderr
 from modelcast.errors import VerificationFailed
 from modelcast.results import History, PublishResult, VerifyResult
@@ -146,14 +146,7 @@ def publish(
     arguments.flag("--no-zip", no_zip)
     arguments.option("--compression", compression)
     arguments.option("--segment-index", segment_index)
-    secrets = go_live(arguments, sign=sign, signing_key=signing_key, signing_passphrase=signing_passphrase,
-                      expires_in=expires_in, inline_signature=inline_signature, unsigned=unsigned,
-                      rotate_key=rotate_key, trust_stored=trust_stored, verify_url=verify_url, dry_run=dry_run)
-    secrets["MODELCAST_MODEL_SIGNING_KEY"] = model_signing_key
-    secrets.update(s3(arguments, endpoint=endpoint, region=region, path_style=path_style, aws_access_key_id=aws_access_key_id,
-                      aws_secret_access_key=aws_secret_access_key, aws_session_token=aws_session_token))
-    return run(arguments, PublishResult.from_json, secrets=secrets,
-               extra_args=extra_args, env=env, log=log, process_timeout=process_timeout)
+    return run_go_live(arguments, locals(), secrets={"MODELCAST_MODEL_SIGNING_KEY": model_signing_key})
 
 
 def verify(
@@ -281,13 +274,7 @@ def rollback(
     arguments.option("--manifest-cache-control", manifest_cache_control)
     arguments.option("--base-url", base_url)
     arguments.flag("--adopt-live", adopt_live)
-    secrets = go_live(arguments, sign=sign, signing_key=signing_key, signing_passphrase=signing_passphrase,
-                      expires_in=expires_in, inline_signature=inline_signature, unsigned=unsigned,
-                      rotate_key=rotate_key, trust_stored=trust_stored, verify_url=verify_url, dry_run=dry_run)
-    secrets.update(s3(arguments, endpoint=endpoint, region=region, path_style=path_style, aws_access_key_id=aws_access_key_id,
-                      aws_secret_access_key=aws_secret_access_key, aws_session_token=aws_session_token))
-    return run(arguments, PublishResult.from_json, secrets=secrets,
-               extra_args=extra_args, env=env, log=log, process_timeout=process_timeout)
+    return run_go_live(arguments, locals())
 
 
 def history(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Mapping, Optional, Sequence, Union, overload
 
-from modelcast._options import go_live, percent_text, published_target, s3
+from modelcast._options import run_go_live, percent_text, published_target, s3
 from modelcast._run import Arguments, LogFunction, PathLike, run, to_stderr
 from modelcast.results import DeviceSimulation, PublishResult, RolloutSimulation
 
@@ -74,13 +74,7 @@ def promote(
     arguments.option("--manifest-key", manifest_key)
     arguments.option("--templates", templates)
     arguments.flag("--adopt-live", adopt_live)
-    secrets = go_live(arguments, sign=sign, signing_key=signing_key, signing_passphrase=signing_passphrase,
-                      expires_in=expires_in, inline_signature=inline_signature, unsigned=unsigned,
-                      rotate_key=rotate_key, trust_stored=trust_stored, verify_url=verify_url, dry_run=dry_run)
-    secrets.update(s3(arguments, endpoint=endpoint, region=region, path_style=path_style, aws_access_key_id=aws_access_key_id,
-                      aws_secret_access_key=aws_secret_access_key, aws_session_token=aws_session_token))
-    return run(arguments, PublishResult.from_json, secrets=secrets,
-               extra_args=extra_args, env=env, log=log, process_timeout=process_timeout)
+    return run_go_live(arguments, locals())
 
 
 def rollout(
@@ -128,13 +122,7 @@ def rollout(
     arguments.option("--percent", percent_text(percent))
     arguments.flag("--halt", halt)
     arguments.flag("--complete", complete)
-    secrets = go_live(arguments, sign=sign, signing_key=signing_key, signing_passphrase=signing_passphrase,
-                      expires_in=expires_in, inline_signature=inline_signature, unsigned=unsigned,
-                      rotate_key=rotate_key, trust_stored=trust_stored, verify_url=verify_url, dry_run=dry_run)
-    secrets.update(s3(arguments, endpoint=endpoint, region=region, path_style=path_style, aws_access_key_id=aws_access_key_id,
-                      aws_secret_access_key=aws_secret_access_key, aws_session_token=aws_session_token))
-    return run(arguments, PublishResult.from_json, secrets=secrets,
-               extra_args=extra_args, env=env, log=log, process_timeout=process_timeout)
+    return run_go_live(arguments, locals())
 
 
 @overload

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Mapping, Optional, Sequence, Union
 
-from modelcast._options import go_live, published_target, s3
+from modelcast._options import run_go_live, published_target, s3
 from modelcast._run import Arguments, LogFunction, PathLike, run, to_stderr
 from modelcast.results import PruneResult, PublishResult, ReleaseReport
 
@@ -50,13 +50,7 @@ def resign(
     """
     arguments = Arguments("resign")
     published_target(arguments, target, channel=channel, manifest_key=manifest_key, templates=templates)
-    secrets = go_live(arguments, sign=sign, signing_key=signing_key, signing_passphrase=signing_passphrase,
-                      expires_in=expires_in, inline_signature=inline_signature, unsigned=unsigned,
-                      rotate_key=rotate_key, trust_stored=trust_stored, verify_url=verify_url, dry_run=dry_run)
-    secrets.update(s3(arguments, endpoint=endpoint, region=region, path_style=path_style, aws_access_key_id=aws_access_key_id,
-                      aws_secret_access_key=aws_secret_access_key, aws_session_token=aws_session_token))
-    return run(arguments, PublishResult.from_json, secrets=secrets,
-               extra_args=extra_args, env=env, log=log, process_timeout=process_timeout)
+    return run_go_live(arguments, locals())
 
 
 def prune(
