@@ -116,4 +116,24 @@ final class SourceScopeTests: XCTestCase {
             XCTAssertThrowsError(try scope.storage())
         }
     }
+
+    /// A manifest FILE is read with the limit a manifest URL has (4 MiB), not whole: a file
+    /// a mistyped path names (a disk image, a model) is refused, named, and not loaded.
+    func testAManifestFileIsReadWithALimit() async throws {
+        let work = try Scratch()
+        let big = work.at("big.json")
+        FileManager.default.createFile(atPath: big, contents: nil)
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: big))
+        try handle.truncate(atOffset: (4 << 20) + 1)  // sparse: nothing is written
+        try handle.close()
+        do {
+            _ = try await withSource(try ReadSource(big), environment: [:]) { try await $0.manifest(key: "manifest.json") }
+            XCTFail("a manifest file over 4 MiB was read")
+        } catch let error as ModelCastError {
+            XCTAssertTrue(error.message.contains(big) && error.message.contains("larger than"), error.message)
+        }
+        let small = try work.write("m.json", text: "{}")
+        let read = try await withSource(try ReadSource(small), environment: [:]) { try await $0.manifest(key: "manifest.json") }
+        XCTAssertEqual(read, Data("{}".utf8))
+    }
 }

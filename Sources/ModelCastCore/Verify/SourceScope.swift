@@ -83,20 +83,23 @@ package final class SourceScope: Sendable {
         return storage
     }
 
+    /// The most of a manifest a URL's body or a file gives that is read.
+    static let manifestLimit = 4 << 20
+
     /// The manifest SOURCE names (`key`, the channel's manifest key, for a target): a URL's
-    /// body (4 MiB at most, HTTP 200 only), the stored manifest, or the file's bytes.
+    /// body (HTTP 200 only) or a regular file's bytes, `manifestLimit` at most, or the
+    /// stored manifest.
     package func manifest(key: String) async throws -> Data {
         switch source {
         case .manifestURL(let url):
-            return try await http().getSmallObject(url, limit: 4 << 20) ?? Data()  // nothing is absent: every other status threw
+            return try await http().getSmallObject(url, limit: Self.manifestLimit) ?? Data()  // nothing is absent: every other status threw
         case .bucket, .directory:
             guard let found = try await storage().get(key, limit: TargetLayout.recordLimit) else {
                 throw ModelCastError.notFound(path: "\(source.text)/\(key)")
             }
             return found
         case .manifestFile(let path):
-            guard let found = FileManager.default.contents(atPath: path) else { throw ModelCastError.notFound(path: path) }
-            return found
+            return try readCapped(path, limit: Self.manifestLimit, what: "a manifest")
         }
     }
 
