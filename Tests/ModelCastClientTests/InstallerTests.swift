@@ -1,7 +1,8 @@
 import Foundation
 import XCTest
 @testable import ModelCastClient
-import ModelCastFormat
+import ModelCastCore
+@_spi(ModelCastTooling) import ModelCastFormat
 import ModelCastTestSupport
 
 /// The client's zip unpacking refuses every entry that could leave the model's
@@ -124,6 +125,53 @@ final class InstallerTests: XCTestCase {
             }
             XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: destination.path), [], "\(item.mode): nothing written")
             XCTAssertFalse(FileManager.default.fileExists(atPath: scratch.at("out\(index)/a/evil")), item.mode)
+        }
+    }
+
+    /// Issue 48, item 2: one set of device rules. Zips verify refuses on rules a device
+    /// shares (names that collide on a case-insensitive volume, an encrypted entry, a zip
+    /// version no specification defines, a non-ASCII name without the UTF-8 flag) used to
+    /// unpack on a device; the device now reads them with verify's reader and refuses each
+    /// for the reason verify gives, before anything is written.
+    func testTheDeviceRefusesWhatVerifyRefusesOnTheDevicesRules() async throws {
+        let scratch = try Scratch()
+        let installer = Installer(directory: URL(fileURLWithPath: scratch.at("models")))
+        let script = #"""
+            import struct, sys, zipfile
+            path, mode = sys.argv[1], sys.argv[2]
+            with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
+                z.writestr("M.mlpackage/", b"")
+                if mode == "folded":
+                    z.writestr("M.mlpackage/Foo.bin", b"1")
+                    z.writestr("M.mlpackage/foo.bin", b"2")
+                elif mode == "encrypted":
+                    z.writestr("M.mlpackage/a.bin", b"payload")
+                    z.infolist()[-1].flag_bits |= 1  # the central directory's flags only
+                else:
+                    z.writestr("M.mlpackage/Café.bin", b"payload")
+            data = bytearray(open(path, "rb").read())
+            for signature, version, flags in ((b"PK\x01\x02", 6, 8), (b"PK\x03\x04", 4, 6)):
+                at = data.find(signature)
+                while at >= 0:
+                    if mode == "version" and signature == b"PK\x01\x02":
+                        data[at + version] = 104
+                    if mode == "no-utf8-flag":
+                        struct.pack_into("<H", data, at + flags, struct.unpack_from("<H", data, at + flags)[0] & ~0x0800)
+                    at = data.find(signature, at + 4)
+            open(path, "wb").write(data)
+            """#
+        for (index, mode) in ["folded", "encrypted", "version", "no-utf8-flag"].enumerated() {
+            let zip = scratch.at("z\(index).zip")
+            let made = try runProcess("/usr/bin/env", ["python3", "-c", script, zip, mode])
+            XCTAssertEqual(made.status, 0, made.stderr)
+            let verified = try await ZipInspector.inspect(FileBytes(path: zip))
+            let first = try XCTUnwrap(verified.problems.first, "\(mode): verify refuses it")
+            let destination = URL(fileURLWithPath: scratch.at("out\(index)"))
+            try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: true)
+            XCTAssertThrowsError(try installer.unpack(URL(fileURLWithPath: zip), into: destination, expectedRoot: try PathSegment("M.mlpackage"), model: "M", file: "M.mlpackage.zip"), mode) { error in
+                XCTAssertEqual(error as? ClientError, .unsafeArchive(model: "M", file: "M.mlpackage.zip", reason: first.message), mode)
+            }
+            XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: destination.path), [], "\(mode): nothing written")
         }
     }
 

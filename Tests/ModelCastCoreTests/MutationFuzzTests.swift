@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 @testable import ModelCastCore
-import ModelCastFormat
+@_spi(ModelCastTooling) import ModelCastFormat
 import ModelCastTestSupport
 
 /// Deterministic mutation fuzzing of the two readers that parse untrusted bytes
@@ -171,47 +171,62 @@ final class MutationFuzzTests: XCTestCase {
         }
     }
 
+    /// The device's verdict on `bytes`, read as the client reads a downloaded zip
+    /// (`ZipScan` in ModelCastFormat, synchronously, with the device's limits): its
+    /// problems, or why it could not read it at all.
+    static func deviceVerdict(_ bytes: [UInt8]) throws -> Result<[ZipProblem], ZipFailure> {
+        do {
+            let inspection = try ZipScan.inspect(size: Int64(bytes.count)) { offset, count in
+                let start = Int(min(offset, Int64(bytes.count)))
+                return Array(bytes[start..<(start + min(count, bytes.count - start))])
+            }
+            return .success(inspection.problems)
+        } catch let failure as ZipFailure {
+            return .failure(failure)
+        }
+    }
+
+    /// Verify's problems that are device rules: all but the limits only verify applies.
+    static func deviceRules(_ problems: [ZipProblem]) -> [ZipProblem] {
+        problems.filter { if case .compressionRatio = $0 { false } else { true } }
+    }
+
     private func fuzzZip(_ name: String, cases: Int, seed rngSeed: UInt64) async throws -> Tally {
         let original = try seed(name)
         let clean = try await ZipInspector.inspect(MemoryBytes(bytes: original))
         XCTAssertEqual(clean.problems, [], "the seed itself must be clean")
-        XCTAssertNoThrow(try ZipLayout.check(size: Int64(original.count)) { offset, count in
-            Array(original[Int(offset)..<min(original.count, Int(offset) + count)])
-        }, "the client's layout check passes the seed")
+        XCTAssertEqual(try Self.deviceVerdict(original).get(), [], "the device passes the seed")
         var rng = SplitMix64(seed: rngSeed &+ Self.seedShift)
         var tally = Tally()
         for index in 0..<(cases * Self.scale) {
             let (bytes, steps) = Self.mutate(original, rng: &rng)
             let context = "\(name) case \(index): \(steps.joined(separator: ", "))"
             let start = Date()
-            // The devices' layout check (ModelCastFormat) reads every mutant too: it must not
-            // trap, and it must never refuse what verify finds clean (devices would refuse a
-            // release verify passed).
-            var layoutProblem: String?
-            do {
-                try ZipLayout.check(size: Int64(bytes.count)) { offset, count in
-                    let start = Int(min(offset, Int64(bytes.count)))
-                    return Array(bytes[start..<(start + min(count, bytes.count - start))])
-                }
-            } catch {
-                layoutProblem = "\(error)"
-            }
+            // The device reads every mutant too: it must not trap, and its verdict must be
+            // verify's on the device's rules: it refuses everything verify refuses on them
+            // (else verify could pass a release devices refuse), and nothing else.
+            let device = try Self.deviceVerdict(bytes)
             do {
                 let inspection = try await ZipInspector.inspect(MemoryBytes(bytes: bytes))
                 if inspection.problems.isEmpty { tally.passed += 1 } else { tally.withProblems += 1 }
                 if inspection.problems.isEmpty {
-                    XCTAssertNil(layoutProblem, "\(context): verify finds it clean, the client's layout check refuses it")
                     try Self.keepAccepted(bytes, suffix: ".zip")
                 }
+                XCTAssertEqual(try? device.get(), Self.deviceRules(inspection.problems), "\(context): the device and verify disagree on the device's rules")
                 XCTAssertGreaterThanOrEqual(inspection.totalUncompressedSize, 0, context)
             } catch let error as ModelCastError {
                 tally.refused += 1
-                guard case .invalidModel(let named, let format, _) = error else {
+                guard case .invalidModel(let named, let format, let reason) = error else {
                     XCTFail("\(context): unexpected error kind \(error)")
                     continue
                 }
                 XCTAssertEqual(named, "fuzz.zip", context)
                 XCTAssertEqual(format, "zip", context)
+                if case .failure(let failure) = device {
+                    XCTAssertTrue(reason.hasPrefix(failure.reason), "\(context): verify says \(reason), the device \(failure.reason)")
+                } else {
+                    XCTFail("\(context): verify cannot read it (\(reason)), the device reads it: \(device)")
+                }
             } catch {
                 XCTFail("\(context): not a ModelCastError: \(error)")
             }

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 @testable import ModelCastCore
+@_spi(ModelCastTooling) import ModelCastFormat
 import ModelCastTestSupport
 
 final class ZipInspectorTests: XCTestCase {

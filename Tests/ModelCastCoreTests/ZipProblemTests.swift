@@ -1,5 +1,6 @@
 import XCTest
 @testable import ModelCastCore
+@_spi(ModelCastTooling) import ModelCastFormat
 
 /// The words of every zip problem, pinned: `ZipInspectorTests` asserts on the typed
 /// cases, and verify's log, its JSON report and the golden files show `message`.

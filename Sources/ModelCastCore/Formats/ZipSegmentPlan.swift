@@ -1,4 +1,5 @@
 import Foundation
+@_spi(ModelCastTooling) import ModelCastFormat
 
 /// How `modelcast-segments-1` cuts a zip (a Core ML package as modelcast packs it, or any
 /// zip whose central directory can be found), `docs/segment-index.md`:
@@ -16,32 +17,39 @@ import Foundation
 /// - the central directory and the end records, to the end of the file, by content.
 enum ZipSegmentPlan {
     /// The regions of the zip `bytes` holds, tiling it in order; nil when it has no central
-    /// directory modelcast can find (`ZipInspector.layout`).
+    /// directory modelcast can find (`ZipScan` reading only the central directory, leniently).
     static func regions(_ bytes: SegmentPlan.Bytes) -> [SegmentRegion]? {
-        guard let layout = ZipInspector.layout(bytes) else { return nil }
+        guard let layout = try? ZipScan.inspect(size: bytes.size, depth: .centralDirectory, read: { offset, count in
+            guard let read = bytes.read(offset, count) else { throw Unreadable() }
+            return read
+        }) else { return nil }
+        let directoryStart = layout.directoryOffset
         // Entries sharing a local header (a hostile directory) are one: the first listed.
-        var byOffset: [Int64: ZipInspector.Layout.Entry] = [:]
-        for entry in layout.entries where entry.offset < layout.directoryStart && byOffset[entry.offset] == nil {
-            byOffset[entry.offset] = entry
+        var byOffset: [Int64: ZipEntry] = [:]
+        for entry in layout.entries where entry.localHeaderOffset < directoryStart && byOffset[entry.localHeaderOffset] == nil {
+            byOffset[entry.localHeaderOffset] = entry
         }
         let starts = byOffset.keys.sorted()
-        var regions = SegmentPlan.byContent(0, starts.first ?? layout.directoryStart)
+        var regions = SegmentPlan.byContent(0, starts.first ?? directoryStart)
         var budget = MILWeightBlobs.maxBlobs
         for (index, start) in starts.enumerated() {
-            let end = index + 1 < starts.count ? starts[index + 1] : layout.directoryStart
-            regions += entryRegions(byOffset[start]!, end: end, bytes, budget: &budget)
+            let end = index + 1 < starts.count ? starts[index + 1] : directoryStart
+            guard let entry = byOffset[start] else { continue }
+            regions += entryRegions(entry, end: end, bytes, budget: &budget)
         }
-        return regions + SegmentPlan.byContent(layout.directoryStart, bytes.size)
+        return regions + SegmentPlan.byContent(directoryStart, bytes.size)
     }
 
-    /// The regions of the entry whose local header starts at `entry.offset`, up to `end`.
-    static func entryRegions(_ entry: ZipInspector.Layout.Entry, end: Int64, _ bytes: SegmentPlan.Bytes, budget: inout Int) -> [SegmentRegion] {
-        let start = entry.offset
-        guard entry.method == 0, let local = bytes.read(start, ZipInspector.localHeaderSize).map(ZipInspector.Fields.init),
-              local.u32(0) == ZipInspector.localHeaderSignature else { return SegmentPlan.byContent(start, end) }
+    /// A read outside the file, cut short or failing: the zip is not followed (it is cut as bulk).
+    private struct Unreadable: Error {}
+
+    /// The regions of the entry whose local header starts at `entry.localHeaderOffset`, up to `end`.
+    static func entryRegions(_ entry: ZipEntry, end: Int64, _ bytes: SegmentPlan.Bytes, budget: inout Int) -> [SegmentRegion] {
+        let start = entry.localHeaderOffset
         // The data follows the local header's name and extra field; the central directory
         // gives its size, cut to what lies before `end`.
-        let dataStart = start + Int64(ZipInspector.localHeaderSize) + Int64(local.u16(26)) + Int64(local.u16(28))
+        guard entry.method == 0, let header = bytes.read(start, ZipFormat.localHeaderSize),
+              let dataStart = ZipFormat.dataStart(ofLocalHeader: header, at: start) else { return SegmentPlan.byContent(start, end) }
         guard dataStart < end else { return SegmentPlan.byContent(start, end) }
         let dataLength = min(entry.compressedSize, end - dataStart)
         guard MILWeightBlobs.isWeightFile(bytes, at: dataStart, length: dataLength) else { return SegmentPlan.byContent(start, end) }

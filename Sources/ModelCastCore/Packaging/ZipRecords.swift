@@ -1,6 +1,8 @@
+@_spi(ModelCastTooling) import ModelCastFormat
+
 /// The bytes of every record `ZipWriter` writes (PKWARE APPNOTE 6.3): local and central
 /// headers, data descriptors, the end records. The record signatures and fixed sizes are
-/// `ZipInspector`'s, the reader's: one definition for what is written and what is read.
+/// `ZipFormat`'s (ModelCastFormat), the reader's: one definition for what is written and what is read.
 ///
 /// The layout is the one modelcast has published since its first release, when libarchive
 /// 3.6 wrote its zips, kept byte for byte: an artifact's SHA-256 names it in every manifest
@@ -98,7 +100,7 @@ enum ZipRecords {
             extra += zip64.bytes
         }
         var bytes = LittleEndianBytes()
-        bytes.u32(ZipInspector.localHeaderSignature)
+        bytes.u32(ZipFormat.localHeaderSignature)
         bytes.u16(entry.versionNeeded)
         bytes.u16(entry.flags)
         bytes.u16(entry.method)
@@ -117,7 +119,7 @@ enum ZipRecords {
     /// sizes, else 4-byte ones.
     static func dataDescriptor(_ entry: Entry, crc: UInt32, compressed: Int64, uncompressed: Int64) -> [UInt8] {
         var bytes = LittleEndianBytes()
-        bytes.u32(ZipInspector.descriptorSignature)
+        bytes.u32(ZipFormat.descriptorSignature)
         bytes.u32(crc)
         if entry.zip64Sizes {
             bytes.u64(compressed)
@@ -145,7 +147,7 @@ enum ZipRecords {
             extra += zip64.bytes
         }
         var bytes = LittleEndianBytes()
-        bytes.u32(ZipInspector.centralHeaderSignature)
+        bytes.u32(ZipFormat.centralHeaderSignature)
         bytes.u16(3 << 8 | entry.versionNeeded)  // made by: Unix, the version the local header needs
         bytes.u16(needsZip64 ? max(entry.versionNeeded, 45) : entry.versionNeeded)
         bytes.u16(entry.flags)
@@ -173,8 +175,8 @@ enum ZipRecords {
         var bytes = LittleEndianBytes()
         if directorySize > max32 || directoryOffset > max32 || entries > 0xFFFF {
             let zip64EndOffset = directoryOffset + directorySize
-            bytes.u32(ZipInspector.zip64EndSignature)
-            bytes.u64(Int64(ZipInspector.zip64EndRecordSize - 12))  // the record's size after this field
+            bytes.u32(ZipFormat.zip64EndSignature)
+            bytes.u64(Int64(ZipFormat.zip64EndRecordSize - 12))  // the record's size after this field
             bytes.u16(45)  // made by
             bytes.u16(45)  // needed
             bytes.u32(0)   // this disk
@@ -183,12 +185,12 @@ enum ZipRecords {
             bytes.u64(Int64(entries))
             bytes.u64(directorySize)
             bytes.u64(directoryOffset)
-            bytes.u32(ZipInspector.zip64LocatorSignature)
+            bytes.u32(ZipFormat.zip64LocatorSignature)
             bytes.u32(0)   // the Zip64 end record's disk
             bytes.u64(zip64EndOffset)
             bytes.u32(1)   // disks in all
         }
-        bytes.u32(ZipInspector.endSignature)
+        bytes.u32(ZipFormat.endSignature)
         bytes.u16(0)
         bytes.u16(0)
         bytes.u16(count: min(entries, 0xFFFF))

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(ModelCastTooling) import ModelCastFormat
 
 /// The SHA-256 of every file a zip unpacks to, read by ranges from where it is served:
 /// what a model signature over an unpacked package is compared with. Stored entries are
@@ -25,11 +26,9 @@ enum ZipEntryDigests {
 
     private static func digest(of entry: ZipEntry, in bytes: some RandomAccessBytes) async throws -> SHA256Digest {
         func refuse(_ reason: String) -> ModelCastError { .invalidModel(path: bytes.name, format: "zip", reason: "entry \(quotedValue(entry.name)) \(reason)") }
-        let header = try await bytes.read(offset: entry.localHeaderOffset, count: ZipInspector.localHeaderSize)
-        guard header.count == ZipInspector.localHeaderSize else { throw refuse("has a truncated local header") }
-        let nameLength = Int64(header[26]) | Int64(header[27]) << 8
-        let extraLength = Int64(header[28]) | Int64(header[29]) << 8
-        let start = entry.localHeaderOffset + Int64(ZipInspector.localHeaderSize) + nameLength + extraLength
+        // Where the inspection found the data, reading the local header (the inspection
+        // found no problem, so every entry's was read).
+        guard let start = entry.dataOffset else { throw refuse("has a truncated local header") }
         switch entry.method {
         case 0:
             let hasher = try SHA256Hasher()

@@ -1,4 +1,5 @@
 import Foundation
+@_spi(ModelCastTooling) import ModelCastFormat
 
 /// The `artifact.zip` check every verify source runs the same way (URL, directory,
 /// bucket): a zip is unpacked on the device, so its records must be safe to unpack. Only

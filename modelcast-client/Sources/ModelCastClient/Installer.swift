@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import ModelCastFormat
+@_spi(ModelCastTooling) import ModelCastFormat
 import ZIPFoundation
 
 /// A model version installed on the device.
@@ -187,43 +187,21 @@ struct Installer: Sendable {
         return entries.allSatisfy { $0 == "current" || $0 == "versions" || $0.hasPrefix(".current-") }
     }
 
-    /// Refuses a zip with bytes its entry list does not show (`ZipLayout`): a hidden local
-    /// entry, a gap, a second name in an extra field.
+    /// Unpacks a zip into `destination` after checking it (`CheckedZip`: the device's rules,
+    /// which verify applies too, and every entry under `expectedRoot/`, at most
+    /// `maxZipEntries` entries); the sizes the entries declare must add up to no more than
+    /// `maxZipBytes` and the free space less `reservedSpace`. While unpacking, the bytes
+    /// actually written are counted: an entry may not inflate past the size its header
+    /// declares, nor the whole past that budget; every CRC is checked. Returns where the
+    /// zip's stored entries lie in it.
     @discardableResult
-    func checkLayout(_ zip: URL, model: String, file: String) throws -> [ZipLayout.StoredData] {
-        let handle: FileHandle
-        do { handle = try FileHandle(forReadingFrom: zip) } catch {
-            throw ClientError.unsafeArchive(model: model, file: file, reason: "not a readable zip (\(readableReason(error)))")
-        }
-        defer { try? handle.close() }
-        do {
-            let size = Int64(try handle.seekToEnd())
-            return try ZipLayout.check(size: size) { offset, count in
-                try handle.seek(toOffset: UInt64(offset))
-                return [UInt8](try handle.read(upToCount: count) ?? Data())
-            }
-        } catch let problem as ZipLayout.Problem {
-            throw ClientError.unsafeArchive(model: model, file: file, reason: problem.description)
-        } catch {
-            throw ClientError.unsafeArchive(model: model, file: file, reason: "not a readable zip (\(readableReason(error)))")
-        }
-    }
-
-    /// Unpacks a zip into `destination` after checking every entry (and its layout): a relative path under
-    /// `expectedRoot/` with no `..`, `.` or empty segment, a regular file or directory
-    /// (no links), at most `maxZipEntries` entries; the sizes the entries declare must add
-    /// up to no more than `maxZipBytes` and the free space less `reservedSpace`. While
-    /// unpacking, the bytes actually written are counted: an entry may not inflate past
-    /// the size its header declares, nor the whole past that budget; every CRC is checked.
-    /// Returns where the zip's stored entries lie in it (`checkLayout`).
-    @discardableResult
-    func unpack(_ zip: URL, into destination: URL, expectedRoot: PathSegment, model: String, file: String) throws -> [ZipLayout.StoredData] {
-        let stored = try checkLayout(zip, model: model, file: file)
+    func unpack(_ zip: URL, into destination: URL, expectedRoot: PathSegment, model: String, file: String) throws -> [ZipStoredData] {
+        let checked = try CheckedZip(zip, into: destination, expectedRoot: expectedRoot, maxEntries: Self.maxZipEntries, model: model, file: file)
         let archive: Archive
         do { archive = try Archive(url: zip, accessMode: .read) } catch {
             throw ClientError.unsafeArchive(model: model, file: file, reason: "not a readable zip (\(error))")
         }
-        let entries = try checkedEntries(archive, into: destination, expectedRoot: expectedRoot, model: model, file: file)
+        let entries = try Self.paired(archive, with: checked, model: model, file: file)
         let spare = freeSpace(at: destination.deletingLastPathComponent()).map { max(0, $0 - Self.reservedSpace) }
         let budget = min(Self.maxZipBytes, spare ?? Self.maxZipBytes)
         // Refused before a byte is written when the sizes the entries declare do not fit
@@ -243,9 +221,6 @@ struct Installer: Sendable {
                 continue
             }
             try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-            guard !FileManager.default.fileExists(atPath: target.path) else {
-                throw ClientError.unsafeArchive(model: model, file: file, reason: "entry \(quotedValue(entry.path)) appears twice")
-            }
             guard FileManager.default.createFile(atPath: target.path, contents: nil), let handle = try? FileHandle(forWritingTo: target) else {
                 throw ClientError.io(path: target.path, reason: "cannot create")
             }
@@ -273,30 +248,24 @@ struct Installer: Sendable {
                 throw ClientError.unsafeArchive(model: model, file: file, reason: "entry \(quotedValue(entry.path)) unpacks to \(written) bytes, not the \(declared) it declares")
             }
         }
-        return stored
+        return checked.inspection.storedData
     }
 
-    /// The entries of `archive`, each checked (a relative path under `expectedRoot/`, a
-    /// file or directory, at most `maxZipEntries`), with where it unpacks under `destination`.
-    private func checkedEntries(_ archive: Archive, into destination: URL, expectedRoot: PathSegment, model: String, file: String) throws -> [(Entry, URL)] {
+    /// The entries of `archive` as ZIPFoundation reads them (what it extracts), each with
+    /// where it unpacks: they must be the checked entries, in the same order, by name (and
+    /// none a link, which the checks refused: ZIPFoundation would create one).
+    private static func paired(_ archive: Archive, with checked: CheckedZip, model: String, file: String) throws -> [(Entry, URL)] {
+        let listed = checked.inspection.entries
         var entries: [(Entry, URL)] = []
-        let root = expectedRoot.rawValue
         for entry in archive {
-            guard entries.count < Self.maxZipEntries else { throw ClientError.unsafeArchive(model: model, file: file, reason: "more than \(Self.maxZipEntries) entries") }
-            let path = entry.path
-            guard path == root + "/" || path.hasPrefix(root + "/") else {
-                throw ClientError.unsafeArchive(model: model, file: file, reason: "entry \(quotedValue(path)) is outside \(root)/")
+            let index = entries.count
+            guard index < listed.count, entry.path == listed[index].name, entry.type != .symlink else {
+                throw ClientError.unsafeArchive(model: model, file: file, reason: "its entries read differently from its central directory")
             }
-            switch entry.type {
-            case .file, .directory: break
-            case .symlink: throw ClientError.unsafeArchive(model: model, file: file, reason: "entry \(quotedValue(path)) is a symbolic link")
-            }
-            let trimmed = path.hasSuffix("/") ? String(path.dropLast()) : path
-            let relative: RelativePath
-            do { relative = try RelativePath(trimmed) } catch let error as ManifestValueError {
-                throw ClientError.unsafeArchive(model: model, file: file, reason: "entry \(quotedValue(path)) could leave the model's directory: it \(error.rule)")
-            }
-            entries.append((entry, relative.appended(to: destination)))
+            entries.append((entry, checked.destinations[index]))
+        }
+        guard entries.count == listed.count else {
+            throw ClientError.unsafeArchive(model: model, file: file, reason: "its entries read differently from its central directory")
         }
         return entries
     }

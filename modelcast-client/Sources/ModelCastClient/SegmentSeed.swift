@@ -1,5 +1,5 @@
 import Foundation
-import ModelCastFormat
+@_spi(ModelCastTooling) import ModelCastFormat
 
 /// Bytes of an installed older version, read at offsets of the artifact it was installed
 /// from: the artifact itself for a plain file, or the unpacked files of a zipped
@@ -32,11 +32,11 @@ struct SegmentSeed: Sendable {
 final class UnpackedZip: SeedBytes, @unchecked Sendable {
     let path: String
     /// The stored entries, by offset, each with its unpacked file.
-    private let entries: [(data: ZipLayout.StoredData, file: URL)]
+    private let entries: [(data: ZipStoredData, file: URL)]
     private let lock = NSLock()
     private var open: [Int: PositionalFile] = [:]
 
-    init(path: String, entries: [(data: ZipLayout.StoredData, file: URL)]) {
+    init(path: String, entries: [(data: ZipStoredData, file: URL)]) {
         self.path = path
         self.entries = entries.sorted { $0.data.offset < $1.data.offset }
     }
@@ -76,7 +76,7 @@ extension Installer {
     static let maxStoredMap = 32 << 20
 
     /// Keeps `index` (and the zip's stored entries) in the version being built at `staging`.
-    func keepSeed(_ index: Data, stored: [ZipLayout.StoredData]?, for file: CheckedFile, in staging: URL) throws {
+    func keepSeed(_ index: Data, stored: [ZipStoredData]?, for file: CheckedFile, in staging: URL) throws {
         let folder = staging.appendingPathComponent(Self.segmentsFolder)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try index.write(to: folder.appendingPathComponent(file.name.rawValue + ".mcsx"))
@@ -138,8 +138,8 @@ extension Installer {
     private func unpackedZip(_ name: PathSegment, in current: URL) -> UnpackedZip? {
         let map = current.appendingPathComponent(Self.segmentsFolder).appendingPathComponent(name.rawValue + ".stored.json")
         guard let size = fileSize(map), size <= Int64(Self.maxStoredMap), let data = try? Data(contentsOf: map),
-              let stored = try? JSONDecoder().decode([ZipLayout.StoredData].self, from: data) else { return nil }
-        var entries: [(data: ZipLayout.StoredData, file: URL)] = []
+              let stored = try? JSONDecoder().decode([ZipStoredData].self, from: data) else { return nil }
+        var entries: [(data: ZipStoredData, file: URL)] = []
         for entry in stored {
             guard entry.offset >= 0, entry.size > 0, let relative = try? RelativePath(entry.name) else { continue }
             let path = relative.appended(to: current)

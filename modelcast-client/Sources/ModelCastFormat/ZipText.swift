@@ -1,20 +1,8 @@
 import Foundation
 
-/// Reading a zip's little-endian records, and how its values are named in problems.
-extension ZipInspector {
-    static func invalid(_ source: some RandomAccessBytes, _ reason: String) -> ModelCastError {
-        .invalidModel(path: source.name, format: "zip", reason: reason)
-    }
-
-    static func readExactly(_ source: some RandomAccessBytes, offset: Int64, count: Int, what: String) async throws -> [UInt8] {
-        let bytes = try await source.read(offset: offset, count: count)
-        guard bytes.count >= count else {
-            throw invalid(source, "\(what) at offset \(offset) is cut short: \(bytes.count) of \(count) bytes (the archive is truncated or changed while being read)")
-        }
-        // A source that returns more (a server ignoring the Range header) must not shift the fields.
-        return bytes.count == count ? bytes : Array(bytes.prefix(count))
-    }
-
+/// How a zip's names and values are written in `ZipProblem` messages, and the arithmetic
+/// on hostile values every part of the reader shares.
+enum ZipText {
     /// `entry "NAME"`; an empty name also gets its position, since "" alone names nothing.
     static func entryLabel(_ name: String, index: Int) -> String {
         if name.isEmpty { return "entry #\(index + 1) \"\"" }
@@ -72,13 +60,13 @@ extension ZipInspector {
         return sum.overflow ? Int64.max : sum.partialValue
     }
 
-    /// Little-endian fields of a zip record. Callers check lengths before reading.
-    struct Fields {
-        let bytes: [UInt8]
-        init(_ bytes: [UInt8]) { self.bytes = bytes }
-        var count: Int { bytes.count }
-        func u16(_ at: Int) -> UInt16 { UInt16(bytes[at]) | UInt16(bytes[at + 1]) << 8 }
-        func u32(_ at: Int) -> UInt32 { UInt32(u16(at)) | UInt32(u16(at + 2)) << 16 }
-        func u64(_ at: Int) -> UInt64 { UInt64(u32(at)) | UInt64(u32(at + 4)) << 32 }
+    /// The bytes as UTF-8 text, or nil when they are not valid UTF-8.
+    static func utf8(_ bytes: [UInt8]) -> String? {
+        if #available(macOS 15, iOS 18, tvOS 18, watchOS 11, visionOS 2, *) {
+            return String(validating: bytes, as: UTF8.self)
+        }
+        // Decoding replaces invalid bytes, so only a valid name round-trips unchanged.
+        let text = String(decoding: bytes, as: UTF8.self)
+        return text.utf8.elementsEqual(bytes) ? text : nil
     }
 }
