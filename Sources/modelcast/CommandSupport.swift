@@ -100,10 +100,10 @@ struct GoLiveOptions: ParsableArguments {
             signing: try signing(environment: environment), allowUnsigned: signingOptions.unsigned, trustStored: trustStored, adoptLive: adoptLive)
     }
 
-    /// A publisher for `storage` that logs to standard error and, with --verify-url, checks
+    /// A writer for `storage` that logs to standard error and, with --verify-url, checks
     /// the staged manifest of `manifestKey` through the public URL before it goes live.
-    func publisher(_ storage: any Storage, manifestKey: String) throws -> Publisher {
-        Publisher(storage: storage, log: { printError($0) }, beforeManifest: try verifyGate(verifyURL, manifestKey: manifestKey)?(storage))
+    func writer(_ storage: any Storage, manifestKey: String) throws -> TargetWriter {
+        TargetWriter(storage: storage, log: { printError($0) }, beforeManifest: try verifyGate(verifyURL, manifestKey: manifestKey)?(storage))
     }
 }
 

@@ -32,7 +32,7 @@ extension ModelCast {
                     if let state = try? await TargetState.load(from: storage, manifestKey: key) { others[name] = state.history }
                 }
                 if rebuildIndex {
-                    let state = try await Publisher(storage: storage, log: { printError($0) }).rebuildIndex(manifestKey: manifestKey)
+                    let state = try await IndexRebuilder(storage: storage, log: { printError($0) }).rebuildIndex(manifestKey: manifestKey)
                     let was = state.index.problem.map { "it was not usable: \($0)" } ?? "it was already current"
                     printError("rewrote \(storage.location)/\(TargetLayout.indexKey(manifestKey: manifestKey)) from \(state.history.count) record\(state.history.count == 1 ? "" : "s") (\(was))")
                     return (storage.location, state.entries(otherChannels: others))

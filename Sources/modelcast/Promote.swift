@@ -53,7 +53,7 @@ extension ModelCast {
                 goLive: try goLive.value(environment: environment, templates: templates, adoptLive: adoptLive),
                 rolloutPercent: rolloutPercent, rolloutSchedule: rolloutSchedule)
             let report = try await withStorage(s3.settings(for: target), environment: environment) { storage in
-                try await goLive.publisher(storage, manifestKey: request.manifestKey).promote(request)
+                try await Promoter(writer: goLive.writer(storage, manifestKey: request.manifestKey)).promote(request)
             }
             try printPublishReport(report, json: json, done: "promoted \(channels.from) to \(channels.to): published", wouldDo: "would promote \(channels.from) to \(channels.to) as")
         }

@@ -38,7 +38,7 @@ extension ModelCast {
                 keep: pruning.keep, manifestKey: targetOptions.manifestKey, dryRun: dryRun, templatesDirectory: targetOptions.templates,
                 abortUploadsOlderThan: try pruning.abortUploadsOlderThan.map(parseDuration), progress: display.factory)
             let report = try await withStorage(settings, environment: environment, log: display.log) { storage in
-                try await Publisher(storage: storage, log: display.log).prune(request)
+                try await Pruner(storage: storage, log: display.log).prune(request)
             }
             if targetOptions.json {
                 print(try JSONOutput.encode(report), terminator: "")

@@ -26,7 +26,7 @@ extension ModelCast {
             let environment = ProcessInfo.processInfo.environment
             let request = ResignRequest(manifestKey: targetOptions.manifestKey, goLive: try goLive.value(environment: environment, templates: targetOptions.templates))
             let report = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { storage in
-                try await goLive.publisher(storage, manifestKey: targetOptions.manifestKey).resign(request)
+                try await Resigner(writer: goLive.writer(storage, manifestKey: targetOptions.manifestKey)).resign(request)
             }
             if request.signing.signer == nil {
                 // No key: only the expiry moved, and the manifest stays unsigned; say so.

@@ -44,7 +44,7 @@ extension ModelCast {
                 manifestCacheControl: rollback.manifestCacheControl, baseURL: rollback.baseURL,
                 goLive: try goLive.value(environment: environment, templates: targetOptions.templates, adoptLive: rollback.adoptLive))
             let report = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { storage in
-                try await goLive.publisher(storage, manifestKey: targetOptions.manifestKey).rollback(request)
+                try await RollbackPublisher(writer: goLive.writer(storage, manifestKey: targetOptions.manifestKey)).rollback(request)
             }
             try printPublishReport(report, json: targetOptions.json, done: "rolled back to \(version): published", wouldDo: "would roll back to \(version) with")
         }

@@ -47,7 +47,7 @@ extension ModelCast.Rollout {
             let request = RolloutChangeRequest(
                 change: changes[0], manifestKey: targetOptions.manifestKey, goLive: try goLive.value(environment: environment, templates: targetOptions.templates))
             let report = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { storage in
-                try await goLive.publisher(storage, manifestKey: request.manifestKey).changeRollout(request)
+                try await RolloutChanger(writer: goLive.writer(storage, manifestKey: request.manifestKey)).changeRollout(request)
             }
             let done = switch changes[0] {
             case .percent(let share): "rollout set to \(ModelCastCore.Rollout.percentText(share))%"

@@ -55,6 +55,18 @@ final class ProfileCapabilitiesTests: XCTestCase {
         }
     }
 
+    /// A higher version that sorts lower as a string is warned about only where the
+    /// profile's clients compare version strings.
+    func testTheStringOrderWarningFollowsTheStatedCapability() throws {
+        for profile in ManifestProfile.allCases {
+            let live = Release(sequence: 1, publishedAt: "2026-11-22T00:00:00Z", channel: "stable", profile: profile.rawValue,
+                               models: ["m": ReleaseModel(version: "1.9.0", files: [])])
+            var warnings: [String] = []
+            try VersionRules.checkVersions([("m", "1.10.0")], live: live, profile: profile) { warnings.append($0) }
+            XCTAssertEqual(warnings.count, profile.comparesVersionStrings ? 1 : 0, "\(profile): \(warnings)")
+        }
+    }
+
     /// No code outside `Manifest/Profiles/` decides by which profile it is (`== .modelcast`,
     /// `!= .tiers`, `case .catalog`): it asks a capability.
     func testNoProfileIdentityChecksOutsideTheProfiles() throws {

@@ -51,7 +51,7 @@ final class ReleaseObjectsTests: XCTestCase {
         XCTAssertEqual(objects.count, 11)
         XCTAssertEqual(release.referencedKeys, Set(objects.map(\.key)))
         // Every object is served with the headers the hosting files give it.
-        let headers = Publisher.artifactHeaders(of: [release])
+        let headers = TargetWriter.artifactHeaders(of: [release])
         XCTAssertEqual(Set(headers.keys), release.referencedKeys)
         XCTAssertEqual(headers["models/llm/signatures/c.sigstore.json"]?.contentType, ModelSignatureObject.contentType)
         // Verify expects every one of them, the fallback's bundle included.
@@ -61,10 +61,10 @@ final class ReleaseObjectsTests: XCTestCase {
     }
 
     func testCommonFolder() {
-        XCTAssertEqual(Publisher.commonFolder(of: ["models/a/1.0.0/a.bin", "models/b/1.0.0/b.bin"]), "models/")
-        XCTAssertEqual(Publisher.commonFolder(of: ["models/a/blobs/x", "models/a/blobs/y"]), "models/a/blobs/")
-        XCTAssertEqual(Publisher.commonFolder(of: ["models/ab/1", "models/ac/1"]), "models/")
-        XCTAssertEqual(Publisher.commonFolder(of: ["a.bin", "models/b"]), "")
-        XCTAssertEqual(Publisher.commonFolder(of: []), "")
+        XCTAssertEqual(ObjectProofs.commonFolder(of: ["models/a/1.0.0/a.bin", "models/b/1.0.0/b.bin"]), "models/")
+        XCTAssertEqual(ObjectProofs.commonFolder(of: ["models/a/blobs/x", "models/a/blobs/y"]), "models/a/blobs/")
+        XCTAssertEqual(ObjectProofs.commonFolder(of: ["models/ab/1", "models/ac/1"]), "models/")
+        XCTAssertEqual(ObjectProofs.commonFolder(of: ["a.bin", "models/b"]), "")
+        XCTAssertEqual(ObjectProofs.commonFolder(of: []), "")
     }
 }

@@ -4,8 +4,8 @@ import ModelCastCore
 /// The write commands (publish, rollback, resign, promote, rollout, prune, history) run
 /// through Core's API against a `Storage`, as the CLI's commands call it but in this
 /// process: the tests whose subject is commit, prune, rollback or history logic use this
-/// instead of starting `modelcast`. This is the one place those tests reach `Publisher`, so
-/// a change of its API is made here once.
+/// instead of starting `modelcast`. This is the one place those tests reach the command
+/// types (`Publisher`, `Pruner`, …), so a change of their API is made here once.
 package struct TargetCommands: Sendable {
     package let storage: any Storage
     /// What the commands logged (warnings and notes the CLI prints to standard error).
@@ -22,8 +22,9 @@ package struct TargetCommands: Sendable {
                signing: signing, allowUnsigned: allowUnsigned, trustStored: trustStored, adoptLive: adoptLive)
     }
 
-    private func publisher(beforeManifest: (@Sendable (Data) async throws -> Void)? = nil) -> Publisher {
-        Publisher(storage: storage, log: log.add, beforeManifest: beforeManifest)
+    /// What every write command is given: the store, this log, and the gate before the manifest.
+    private func writer(beforeManifest: (@Sendable (Data) async throws -> Void)? = nil) -> TargetWriter {
+        TargetWriter(storage: storage, log: log.add, beforeManifest: beforeManifest)
     }
 
     /// `modelcast publish MODELS --name NAME --version VERSION --base-url BASE` at `epoch`;
@@ -42,39 +43,39 @@ package struct TargetCommands: Sendable {
         line.goLive = Self.goLive(epoch: epoch, signing: signing, adoptLive: adoptLive)
         configure(&line)
         let (_, request) = try line.makeRequest()
-        return try await publisher(beforeManifest: beforeManifest).publish(request)
+        return try await Publisher(writer: writer(beforeManifest: beforeManifest)).publish(request)
     }
 
     /// `modelcast rollback TARGET --version VERSION` (with `--model`, `--bump`, `--bump-to`).
     @discardableResult
     package func rollback(to version: String, model: String? = nil, bump: Bool = false, bumpTo: String? = nil, epoch: Int = 1_790_000_000,
                           signing: SigningSettings? = nil, manifestKey: String = "manifest.json") async throws -> PublishReport {
-        try await publisher().rollback(RollbackRequest(version: version, model: model, bump: bump, bumpVersion: bumpTo, manifestKey: manifestKey,
+        try await RollbackPublisher(writer: writer()).rollback(RollbackRequest(version: version, model: model, bump: bump, bumpVersion: bumpTo, manifestKey: manifestKey,
                                                        goLive: Self.goLive(epoch: epoch, signing: signing)))
     }
 
     /// `modelcast resign TARGET` (`--sign`, `--expires-in`).
     @discardableResult
     package func resign(epoch: Int = 1_790_000_000, signing: SigningSettings? = nil, manifestKey: String = "manifest.json") async throws -> PublishReport {
-        try await publisher().resign(ResignRequest(manifestKey: manifestKey, goLive: Self.goLive(epoch: epoch, signing: signing)))
+        try await Resigner(writer: writer()).resign(ResignRequest(manifestKey: manifestKey, goLive: Self.goLive(epoch: epoch, signing: signing)))
     }
 
     /// `modelcast promote TARGET --from FROM --to TO`.
     @discardableResult
     package func promote(from: String, to: String, epoch: Int = 1_790_000_000, signing: SigningSettings? = nil) async throws -> PublishReport {
-        try await publisher().promote(PromoteRequest(from: from, to: to, goLive: Self.goLive(epoch: epoch, signing: signing)))
+        try await Promoter(writer: writer()).promote(PromoteRequest(from: from, to: to, goLive: Self.goLive(epoch: epoch, signing: signing)))
     }
 
     /// `modelcast rollout TARGET --percent/--halt/--complete`.
     @discardableResult
     package func changeRollout(_ change: RolloutChangeRequest.Change, epoch: Int = 1_790_000_000, signing: SigningSettings? = nil) async throws -> PublishReport {
-        try await publisher().changeRollout(RolloutChangeRequest(change: change, goLive: Self.goLive(epoch: epoch, signing: signing)))
+        try await RolloutChanger(writer: writer()).changeRollout(RolloutChangeRequest(change: change, goLive: Self.goLive(epoch: epoch, signing: signing)))
     }
 
     /// `modelcast prune TARGET --keep N` (`--dry-run`).
     @discardableResult
     package func prune(keep: Int, dryRun: Bool = false, manifestKey: String = "manifest.json") async throws -> PruneReport {
-        try await publisher().prune(PruneRequest(keep: keep, manifestKey: manifestKey, dryRun: dryRun))
+        try await Pruner(writer: writer()).prune(PruneRequest(keep: keep, manifestKey: manifestKey, dryRun: dryRun))
     }
 
     /// `modelcast history TARGET --json`'s releases, newest first.
@@ -85,7 +86,7 @@ package struct TargetCommands: Sendable {
     /// `modelcast history TARGET --rebuild-index`: the state it rewrote the index from.
     @discardableResult
     package func rebuildIndex(manifestKey: String = "manifest.json") async throws -> TargetState {
-        try await publisher().rebuildIndex(manifestKey: manifestKey)
+        try await IndexRebuilder(writer: writer()).rebuildIndex(manifestKey: manifestKey)
     }
 
     /// `modelcast verify TARGET`: the target read through its store (`verify s3://…`'s path),
@@ -118,7 +119,7 @@ package final class LogLines: @unchecked Sendable {
 
     package var text: String { all.joined(separator: "\n") }
 
-    /// Appends one line (the `log` a `Publisher` is given).
+    /// Appends one line (the `log` a `TargetWriter` is given).
     package var add: @Sendable (String) -> Void { { [self] line in lock.withLock { lines.append(line) } } }
 }
 

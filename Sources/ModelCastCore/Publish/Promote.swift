@@ -34,7 +34,14 @@ package struct PromoteRequest: Sendable {
 
 extension PromoteRequest: GoLiveRequest {}
 
-extension Publisher {
+/// `promote`: one channel serves another channel's live release.
+package struct Promoter: TargetWriting {
+    package let writer: TargetWriter
+
+    package init(writer: TargetWriter) {
+        self.writer = writer
+    }
+
     /// Makes channel `to` serve exactly channel `from`'s live release (the same keys and
     /// SHA-256; every object proven in the store first) as a new record of `to`, with `to`'s
     /// next sequence and its live release as the fallback. Nothing is uploaded.
@@ -43,36 +50,36 @@ extension Publisher {
         try Channels.validate(request.to)
         try PublishRequest.validateManifestKey(request.baseManifestKey)
         guard request.from != request.to else { throw ModelCastError.usage("--from and --to are both \(request.from): promote moves a release between two channels") }
-        let lock = try lockTarget(dryRun: request.goLive.dryRun)
+        let lock = try writer.lockTarget(dryRun: request.goLive.dryRun)
         defer { withExtendedLifetime(lock) {} }
         let (source, promoted) = try await promotionSource(request)
-        let state = try await loadForWriting(manifestKey: request.manifestKey, dryRun: request.goLive.dryRun)
+        let state = try await writer.loadForWriting(manifestKey: request.manifestKey, dryRun: request.goLive.dryRun)
         let live = state.live
         let profile = try checkPromotionDestination(request, live: live, promoted: promoted)
         let (models, prototypes) = try promotedModels(request, promoted: promoted, live: live)
         // The destination's version rules, as a publish there would apply them.
-        let warnings = warningCollector()
-        try checkVersions(models.map { ($0.key, $0.value.version) }.sorted { $0.0 < $1.0 }, live: live, profile: profile, rollback: "rollback --channel \(request.to)", warn: warnings.add)
-        try checkVersionsKeepTheirFiles(models, wentLive: state.wentLive, givenVersions: [:])
+        let warnings = writer.warningCollector()
+        try VersionRules.checkVersions(models.map { ($0.key, $0.value.version) }.sorted { $0.0 < $1.0 }, live: live, profile: profile, rollback: "rollback --channel \(request.to)", warn: warnings.add)
+        try VersionRules.checkVersionsKeepTheirFiles(models, wentLive: state.wentLive, givenVersions: [:], log: log)
         let release = try Self.promotedRelease(request, promoted: promoted, state: state, profile: profile, models: models, prototypes: prototypes)
         guard let baseURL = state.baseURL ?? source.baseURL else {
             throw ModelCastError.targetState("cannot tell the base URL the target is served from (no record names a file)")
         }
         let settings = CommitSettings(request, profile: profile, baseURL: baseURL,
-                                      manifestCacheControl: liveManifestCacheControl(state: state, manifestKey: request.manifestKey), signing: request.goLive.signing)
+                                      manifestCacheControl: writer.liveManifestCacheControl(state: state, manifestKey: request.manifestKey), signing: request.goLive.signing)
         if let current = state.liveRecord, current.sameContent(as: release) {
             // The report says it ("unchanged: … nothing was written"), once.
-            return unchangedReport(state: state, settings: settings, warnings: warnings)
+            return PublishReport(unchanged: state, settings: settings, warnings: warnings, storage: storage)
         }
         // Every object is proven in the store by the commit's plan before the manifest names it.
-        return try await commit(release, state: state, settings: settings, artifacts: [:], warnings: warnings)
+        return try await writer.committer.commit(release, state: state, settings: settings, artifacts: [:], warnings: warnings)
     }
 
     /// The source channel as read, and its live release: one that is fully rolled out and
     /// has the model `--model` names.
     private func promotionSource(_ request: PromoteRequest) async throws -> (state: TargetState, promoted: Release) {
         let sourcePlace = "\(storage.location)/\(request.sourceManifestKey)"
-        let source = try await loadForWriting(manifestKey: request.sourceManifestKey, dryRun: request.goLive.dryRun)
+        let source = try await writer.loadForWriting(manifestKey: request.sourceManifestKey, dryRun: request.goLive.dryRun)
         guard source.manifestData != nil else { throw ModelCastError.targetState("channel \(request.from) has nothing published (no \(sourcePlace)): there is nothing to promote") }
         guard let promoted = source.liveRecord else {
             throw ModelCastError.targetState("the live manifest of channel \(request.from) (\(sourcePlace)) matches no history record: modelcast cannot tell what it serves, so it promotes nothing")

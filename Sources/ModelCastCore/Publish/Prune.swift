@@ -44,7 +44,14 @@ package struct PruneReport: Codable, Sendable {
     }
 }
 
-extension Publisher {
+/// `prune`: deletes what superseded releases of one channel name and nothing else does.
+package struct Pruner: TargetWriting {
+    package let writer: TargetWriter
+
+    package init(writer: TargetWriter) {
+        self.writer = writer
+    }
+
     /// Deletes the objects and history records of releases outside the kept window of one
     /// channel. It never deletes an object the live manifest, its rollback target, any kept
     /// release or any record of another channel names, nor a record newer than the live one
@@ -54,7 +61,7 @@ extension Publisher {
         guard request.keep >= 1 else {
             throw ModelCastError.usage("--keep \(request.keep) would delete the live release: keep at least 1")
         }
-        let lock = try lockTarget(dryRun: request.dryRun)
+        let lock = try writer.lockTarget(dryRun: request.dryRun)
         defer { withExtendedLifetime(lock) {} }
         let plan = try await planPrune(request)
         var deleted = (artifacts: plan.artifacts, bytes: plan.bytes)
@@ -76,7 +83,7 @@ extension Publisher {
         let dropped: [Release]
         let records: [String]
         /// The target's other channels, as read.
-        let others: [ChannelState]
+        let others: [TargetWriter.ChannelState]
         /// The stored objects only the dropped records name, and their sizes.
         let artifacts: [String]
         let sizes: [Int64]
@@ -89,7 +96,7 @@ extension Publisher {
 
     /// Reads the target and works out what `request` deletes.
     private func planPrune(_ request: PruneRequest) async throws -> PrunePlan {
-        let state = try await loadForWriting(manifestKey: request.manifestKey, reading: .all, dryRun: request.dryRun)
+        let state = try await writer.loadForWriting(manifestKey: request.manifestKey, reading: .all, dryRun: request.dryRun)
         guard state.manifestData != nil else {
             throw ModelCastError.targetState("no manifest at \(storage.location)/\(request.manifestKey): prune needs the live manifest to know what must stay")
         }
@@ -101,7 +108,7 @@ extension Publisher {
         let dropped = state.history.filter { !kept.contains($0.sequence) }
         // Artifacts are shared by every channel: what any other channel's history names
         // stays (its own prune decides when its records go).
-        let others = try await otherChannels(besides: request.manifestKey)
+        let others = try await writer.otherChannels(besides: request.manifestKey)
         let found = try await storedObjects(namedBy: dropped, notBy: [live] + keptRecords + others.flatMap(\.state.history))
         let records = dropped.map { TargetLayout.historyKey(manifestKey: request.manifestKey, sequence: $0.sequence) }
         let hosting = try HostingTarget(storage: storage, manifestKey: request.manifestKey, baseURL: baseURL, templatesDirectory: request.templatesDirectory)
@@ -156,12 +163,12 @@ extension Publisher {
         let state = plan.state
         // The index goes first too: it names only the kept records, so an interrupted
         // prune leaves records it does not name, which the next full read finds.
-        try await writeIndex(state.indexEntries.filter { plan.kept.contains($0.record.sequence) }, manifestKey: request.manifestKey, ifMatch: state.index.etag)
+        try await writer.writeIndex(state.indexEntries.filter { plan.kept.contains($0.record.sequence) }, manifestKey: request.manifestKey, ifMatch: state.index.etag)
         if let hosting = plan.hosting {
             // The new state first: hosting files that no longer list what is about to go.
-            try await writeHostingFiles(
+            try await writer.writeHostingFiles(
                 hosting, records: plan.keptRecords, recordObjects: state.recordObjects,
-                live: try liveHostedObjects(state: state, manifestKey: request.manifestKey), excluding: Set(plan.artifacts), others: plan.others)
+                live: try writer.liveHostedObjects(state: state, manifestKey: request.manifestKey), excluding: Set(plan.artifacts), others: plan.others)
         }
         let progress = plan.artifacts.isEmpty ? nil : request.progress?("deleting \(plan.artifacts.count) object\(plan.artifacts.count == 1 ? "" : "s")", plan.bytes)
         defer { progress?.finish() }
@@ -196,31 +203,11 @@ extension Publisher {
         for record in plan.state.history {
             known[TargetLayout.historyKey(manifestKey: manifestKey, sequence: record.sequence)] = record.referencedKeys
         }
-        let outcome = try await removeUnnamed(plan.artifacts, ignoringRecords: Set(plan.records), known: known) { key in
+        let outcome = try await writer.remover.removeUnnamed(plan.artifacts, ignoringRecords: Set(plan.records), known: known) { key in
             progress?.advance(by: Int(sizeOf[key] ?? 0))
         }
         for kept in outcome.kept { log("warning: left \(kept.key) in place: \(kept.reason)") }
         return (outcome.removed, outcome.removed.reduce(0) { $0 + (sizeOf[$1] ?? 0) })
-    }
-
-    /// Replaces the history index with `entries` (oldest first) if it is still as read
-    /// (`ifMatch`: its etag, "" for none; nil replaces whatever is there).
-    func writeIndex(_ entries: [HistoryIndex.Entry], manifestKey: String, ifMatch: String?) async throws {
-        let data = HistoryIndex(entries: entries).encoded(manifestKey: manifestKey)
-        try await storage.replace(HistoryIndex.key(manifestKey: manifestKey), data: data, metadata: try HistoryIndex.metadata(of: data), ifMatch: ifMatch)
-    }
-
-    /// Reads every record and rewrites the history index from them (`history --rebuild-index`).
-    /// Returns the state as read: its `index` says what was wrong with the index before.
-    package func rebuildIndex(manifestKey: String) async throws -> TargetState {
-        let lock = try lockTarget(dryRun: false)
-        defer { withExtendedLifetime(lock) {} }
-        let state = try await TargetState.load(from: storage, manifestKey: manifestKey, reading: .all)
-        guard !state.history.isEmpty else {
-            throw ModelCastError.targetState("no release history at \(storage.location)/\(TargetLayout.historyPrefix(manifestKey: manifestKey)): there is nothing to index")
-        }
-        try await writeIndex(state.indexEntries, manifestKey: manifestKey, ifMatch: state.index.etag)
-        return state
     }
 
     /// Multipart uploads on an S3 target started at least `age` ago.
@@ -229,18 +216,4 @@ extension Publisher {
         return try await multipart.abandoned(Date().addingTimeInterval(-age))
     }
 
-    /// The live signature and manifest as hosting-file entries (manifest last).
-    func liveHostedObjects(state: TargetState, manifestKey: String) throws -> [HostedObject] {
-        let cacheControl = liveManifestCacheControl(state: state, manifestKey: manifestKey)
-        var objects: [HostedObject] = []
-        if let signature = state.signatureData {
-            objects.append(HostedObject(key: SignedManifest.signatureKey(for: manifestKey), role: .signature, metadata: try ObjectMetadata(
-                of: signature, cacheControl: cacheControl, contentType: SignedManifest.signatureContentType)))
-        }
-        if let manifest = state.manifestData {
-            objects.append(HostedObject(key: manifestKey, role: .manifest, metadata: try ObjectMetadata(
-                of: manifest, cacheControl: cacheControl, contentType: "application/json")))
-        }
-        return objects
-    }
 }

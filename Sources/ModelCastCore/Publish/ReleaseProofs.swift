@@ -3,10 +3,16 @@ import ModelCastFormat
 
 /// How a command that makes a release live proves the objects it names (`Release.objects`:
 /// artifacts, segment indexes and model signatures, of the release and of its rollback
-/// section). Every go-live command ends in `planCommit`, which proves each object the run
-/// does not store itself; a publish proves the rest as it stores them (put-if-absent), and
-/// takes over the live release's artifacts checked present with their size (`confirmPresent`).
-extension Publisher {
+/// section). Every go-live command ends in `Committer.planCommit`, which proves each object
+/// the run does not store itself; a publish proves the rest as it stores them
+/// (put-if-absent), and takes over the live release's artifacts checked present with their
+/// size (`confirmPresent`).
+struct ObjectProofs: TargetWriting {
+    let writer: TargetWriter
+
+    /// Stored objects proven at once by `proveStored`.
+    static let concurrentProofs = 8
+
     /// Proves every object in `objects` (`proveStored`); one that is missing or holds other
     /// bytes stops the command before anything goes live, named by what it is to devices.
     func proveObjects(_ objects: [ReleaseObject], trustStored: Bool) async throws {
@@ -90,6 +96,80 @@ extension Publisher {
                 path: result.path, metadata: metadata, isTemporary: !artifact.inPlace, source: result.source, parts: result.parts))
             staging.consumed(object.key)
             log("restored \(storage.location)/\(object.key) (\(object.label)): the live release names it and it was missing")
+        }
+    }
+
+    /// Proves each stored object in `files` holds the bytes its record says (the store's own
+    /// checksum, or hashing), so a damaged or replaced object never goes live again.
+    /// `localFiles`: a local copy of a key's bytes, where the run has one.
+    /// The proofs run `Self.concurrentProofs` at a time (most are one HEAD, so a catalog of
+    /// many models is proven in a few round trips); a failure is reported for the first
+    /// file, in order, that failed.
+    func proveStored(_ files: [some StoredObjectFacts], localFiles: [String: String], trustStored: Bool) async throws {
+        if let failure = try await proofs(of: files, localFiles: localFiles, trustStored: trustStored).lazy.compactMap({ $0 }).first {
+            throw failure
+        }
+    }
+
+    /// Proves each of `files` (`Storage.proveContent`), `concurrentProofs` at a time, saying
+    /// where `--trust-stored` accepted a size; returns, in order, each file's failure or nil.
+    func proofs(of files: [some StoredObjectFacts], localFiles: [String: String], trustStored: Bool) async throws -> [(any Error)?] {
+        var digests: [SHA256Digest] = []
+        for file in files {
+            guard let digest = SHA256Digest(hex: file.sha256) else {
+                throw ModelCastError.targetState("the history names \(storage.location)/\(file.key) with an invalid sha256 '\(file.sha256)'")
+            }
+            digests.append(digest)
+        }
+        let storage = self.storage
+        let proofs = await boundedMap(Array(zip(files, digests)), concurrency: Self.concurrentProofs, nonThrowing: { file, digest -> Result<ContentProof, any Error> in
+            do {
+                return .success(try await storage.proveContent(file.key, size: file.size, sha256: digest, localFile: localFiles[file.key], trustStored: trustStored))
+            } catch {
+                return .failure(error)
+            }
+        })
+        return zip(files, proofs).map { file, proof in
+            switch proof {
+            case .success(.trustedSize):
+                log("warning: \(storage.location)/\(file.key) has no SHA-256 checksum in the store; --trust-stored accepted its size without reading it")
+                return nil
+            case .success: return nil
+            case .failure(let error): return error
+            }
+        }
+    }
+
+    /// HEADs a stored object and compares what the store reports with what was published.
+    static func checkStored(_ key: String, expected: ObjectMetadata, storage: any Storage) async throws {
+        let place = "\(storage.location)/\(key)"
+        guard let info = try await storage.head(key) else {
+            throw ModelCastError.io(operation: "check stored object", path: place, reason: "missing after upload")
+        }
+        if let problem = info.difference(from: expected) {
+            throw ModelCastError.io(operation: "check stored object", path: place, reason: problem)
+        }
+    }
+}
+
+/// What proving a stored object needs: its key, size and SHA-256 as a release names them.
+protocol StoredObjectFacts: Sendable {
+    var key: String { get }
+    var size: Int64 { get }
+    var sha256: String { get }
+}
+
+extension ReleaseFile: StoredObjectFacts {}
+extension ReleaseObject: StoredObjectFacts {}
+
+extension StorageError {
+    /// The key the error is about, where it names one.
+    var key: String? {
+        switch self {
+        case .conflict(let key, _, _, _, _), .preconditionFailed(let key, _, _), .tooLarge(let key, _, _), .missing(let key),
+             .contentMismatch(let key, _, _, _, _, _):
+            return key
+        case .invalidKey: return nil
         }
     }
 }

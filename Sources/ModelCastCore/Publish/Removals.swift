@@ -72,7 +72,11 @@ struct RemovalOutcome {
     var kept: [(key: String, reason: String)] = []
 }
 
-extension Publisher {
+/// Removes objects following `Removals` (directly where writers take turns), and makes a
+/// run about to go live wait for, and check after, any removal of what it names.
+struct ObjectRemover: TargetWriting {
+    let writer: TargetWriter
+
     /// Removes those of `keys` that no history record names, following `Removals` on a
     /// target other runs write at the same time (directly where writers take turns).
     /// `ignoringRecords`: record keys that do not count (prune's dropped records, which

@@ -16,14 +16,21 @@ package struct ResignRequest: Sendable {
     package var signing: SigningSettings { goLive.signing ?? SigningSettings() }
 }
 
-extension Publisher {
+/// `resign`: the live release again, freshly signed and with a new expiry.
+package struct Resigner: TargetWriting {
+    package let writer: TargetWriter
+
+    package init(writer: TargetWriter) {
+        self.writer = writer
+    }
+
     /// Publishes the live release again with the next sequence, a fresh signature and a
     /// new expiry: what a scheduled job runs so a signed, expiring manifest never lapses
     /// (the freeze-attack defence) and devices see the sequence move on. No artifact changes.
     package func resign(_ request: ResignRequest) async throws -> PublishReport {
-        let lock = try lockTarget(dryRun: request.goLive.dryRun)
+        let lock = try writer.lockTarget(dryRun: request.goLive.dryRun)
         defer { withExtendedLifetime(lock) {} }
-        let state = try await loadForWriting(manifestKey: request.manifestKey, dryRun: request.goLive.dryRun)
+        let state = try await writer.loadForWriting(manifestKey: request.manifestKey, dryRun: request.goLive.dryRun)
         guard state.manifestData != nil else {
             throw ModelCastError.targetState("nothing is published at \(storage.location)/\(request.manifestKey): there is nothing to re-sign")
         }
@@ -53,7 +60,7 @@ extension Publisher {
         }
         let settings = CommitSettings(
             request, profile: profile, baseURL: baseURL,
-            manifestCacheControl: liveManifestCacheControl(state: state, manifestKey: request.manifestKey), signing: signing)
-        return try await commit(release, state: state, settings: settings, artifacts: [:], warnings: warningCollector())
+            manifestCacheControl: writer.liveManifestCacheControl(state: state, manifestKey: request.manifestKey), signing: signing)
+        return try await writer.committer.commit(release, state: state, settings: settings, artifacts: [:], warnings: writer.warningCollector())
     }
 }

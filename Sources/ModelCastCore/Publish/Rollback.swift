@@ -46,16 +46,23 @@ package struct RollbackRequest: Sendable {
     }
 }
 
-extension Publisher {
+/// `rollback`: publishes a manifest that returns devices to an earlier version.
+package struct RollbackPublisher: TargetWriting {
+    package let writer: TargetWriter
+
+    package init(writer: TargetWriter) {
+        self.writer = writer
+    }
+
     /// Publishes a manifest that sends devices back to `request.version`, built from the
     /// record of a release that went live, through the same path as a publish (objects
     /// checked, history record, manifest last). Refuses a version that never went live
     /// or whose objects are gone, naming it.
     package func rollback(_ request: RollbackRequest) async throws -> PublishReport {
         try request.validate()
-        let lock = try lockTarget(dryRun: request.goLive.dryRun)
+        let lock = try writer.lockTarget(dryRun: request.goLive.dryRun)
         defer { withExtendedLifetime(lock) {} }
-        let state = try await loadForWriting(manifestKey: request.manifestKey, dryRun: request.goLive.dryRun)
+        let state = try await writer.loadForWriting(manifestKey: request.manifestKey, dryRun: request.goLive.dryRun)
         guard let live = state.live else {
             throw ModelCastError.targetState("nothing is published at \(storage.location)/\(request.manifestKey): there is nothing to roll back")
         }
@@ -63,7 +70,7 @@ extension Publisher {
             throw ModelCastError.targetState("the live release at \(storage.location) has unknown profile '\(live.profile)'")
         }
         try request.goLive.signing?.validate(profile: profile)
-        let warnings = warningCollector()
+        let warnings = writer.warningCollector()
 
         let target = try rollbackTarget(request, state: state, live: live)
         try await state.confirmStored(target, storage: storage)
@@ -92,13 +99,13 @@ extension Publisher {
         }
         let settings = CommitSettings(
             request, profile: profile, baseURL: baseURL,
-            manifestCacheControl: request.manifestCacheControl ?? liveManifestCacheControl(state: state, manifestKey: request.manifestKey),
+            manifestCacheControl: request.manifestCacheControl ?? writer.liveManifestCacheControl(state: state, manifestKey: request.manifestKey),
             signing: request.goLive.signing)
         if let current = state.liveRecord, current.sameContent(as: release) {
             // The report says it ("unchanged: … nothing was written"), once.
-            return unchangedReport(state: state, settings: settings, warnings: warnings)
+            return PublishReport(unchanged: state, settings: settings, warnings: warnings, storage: storage)
         }
-        return try await commit(release, state: state, settings: settings, artifacts: [:], proven: proven, warnings: warnings)
+        return try await writer.committer.commit(release, state: state, settings: settings, artifacts: [:], proven: proven, warnings: warnings)
     }
 
     /// The restored models under the version they are published as: the one they had, or
@@ -162,7 +169,7 @@ extension Publisher {
         for object in release.objects where object.kind == .artifact {
             let place = "\(storage.location)/\(object.key)"
             do {
-                try await proveStored([object], localFiles: [:], trustStored: trustStored)
+                try await writer.proofs.proveStored([object], localFiles: [:], trustStored: trustStored)
             } catch StorageError.missing {
                 throw ModelCastError.rollbackTargetUnavailable("cannot roll back to \(version): \(place) (model \(object.model) \(object.version)) is gone from the target (pruned or deleted)")
             } catch let error as StorageError {
@@ -202,16 +209,4 @@ extension Publisher {
         throw ModelCastError.versionConflict("no version above \(highest) also sorts above it as a string (e.g. 9.9.9 -> 10.0.0 does not): pass --bump-to VERSION")
     }
 
-    /// The live manifest's Cache-Control: what the store reports, or for a directory the
-    /// value its hosting files declare.
-    func liveManifestCacheControl(state: TargetState, manifestKey: String) -> String {
-        if let value = state.manifestInfo?.cacheControl { return value }
-        // A directory has no object metadata but what its hosting files declare.
-        if let root = storage.capabilities.hostingRoot,
-           let value = (try? HostedObjectsFile(root: root))??.declared[manifestKey]?.cacheControl,
-           (try? CachePolicy.validateManifest(value)) != nil {
-            return value
-        }
-        return CachePolicy.manifestDefault
-    }
 }

@@ -73,14 +73,21 @@ package struct RolloutChangeRequest: Sendable {
 
 extension RolloutChangeRequest: GoLiveRequest {}
 
-extension Publisher {
+/// `rollout --percent/--halt/--complete`: the staged rollout in progress, changed.
+package struct RolloutChanger: TargetWriting {
+    package let writer: TargetWriter
+
+    package init(writer: TargetWriter) {
+        self.writer = writer
+    }
+
     /// Publishes the live release again with its rollout changed, as the next sequence
     /// (signed when the live manifest is): the salt and start stay, so devices already in
     /// the cohort stay in it. Refused when no rollout is in progress.
     package func changeRollout(_ request: RolloutChangeRequest) async throws -> PublishReport {
-        let lock = try lockTarget(dryRun: request.goLive.dryRun)
+        let lock = try writer.lockTarget(dryRun: request.goLive.dryRun)
         defer { withExtendedLifetime(lock) {} }
-        let state = try await loadForWriting(manifestKey: request.manifestKey, dryRun: request.goLive.dryRun)
+        let state = try await writer.loadForWriting(manifestKey: request.manifestKey, dryRun: request.goLive.dryRun)
         let place = "\(storage.location)/\(request.manifestKey)"
         guard state.manifestData != nil else { throw ModelCastError.targetState("nothing is published at \(place): there is no rollout to change") }
         guard let live = state.liveRecord else {
@@ -92,7 +99,7 @@ extension Publisher {
         let now = request.goLive.publishedAt
         let current = rollout.basisPoints(at: now)
         var release = live
-        let warnings = warningCollector()
+        let warnings = writer.warningCollector()
         switch request.change {
         case .percent(let share):
             guard (0...10_000).contains(share) else { throw ModelCastError.usage("--percent \(Rollout.percentText(share)) is outside 0–100") }
@@ -124,7 +131,7 @@ extension Publisher {
         }
         try signing?.validate(profile: profile)
         let settings = CommitSettings(request, profile: profile, baseURL: baseURL,
-                                      manifestCacheControl: liveManifestCacheControl(state: state, manifestKey: request.manifestKey), signing: signing)
-        return try await commit(release, state: state, settings: settings, artifacts: [:], warnings: warnings)
+                                      manifestCacheControl: writer.liveManifestCacheControl(state: state, manifestKey: request.manifestKey), signing: signing)
+        return try await writer.committer.commit(release, state: state, settings: settings, artifacts: [:], warnings: warnings)
     }
 }

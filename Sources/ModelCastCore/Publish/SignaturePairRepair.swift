@@ -1,6 +1,6 @@
 import Foundation
 
-extension Publisher {
+extension TargetWriter {
     /// Reads the target for a command that writes `manifestKey`, first putting right a
     /// live pair a stopped run left mismatched (`SignaturePair`). A dry run only says so.
     func loadForWriting(manifestKey: String, reading: TargetState.HistoryRead = .indexed, dryRun: Bool) async throws -> TargetState {

@@ -22,7 +22,7 @@ final class Warnings: Sendable {
     var all: [String] { items.withLockedValue { $0 } }
 }
 
-extension Publisher {
-    /// A collector for one command's warnings, logging through this publisher.
+extension TargetWriter {
+    /// A collector for one command's warnings, logging through this writer.
     func warningCollector() -> Warnings { Warnings(log: log) }
 }
