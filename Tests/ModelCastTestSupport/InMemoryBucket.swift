@@ -120,12 +120,14 @@ package final class InMemoryBucket: @unchecked Sendable {
     }
 }
 
-/// The eight operations of `Storage`, for fault rules and the operation log.
+/// The eight operations of `Storage` and the hosting-file write, for fault rules and the operation log.
 package enum StorageOperation: String, CaseIterable, Sendable {
     case head, get, read, list, put, replace, delete, prove
+    /// A hosting file written (`StorageCapabilities.hosting`).
+    case hosting
 
     /// True for the operations that change what is stored.
-    package var writes: Bool { self == .put || self == .replace || self == .delete }
+    package var writes: Bool { self == .put || self == .replace || self == .delete || self == .hosting }
 }
 
 /// The MD5 of `data`, lowercase hex: S3's ETag (unquoted) of an object stored whole.

@@ -59,7 +59,7 @@ package final class InMemoryStorage: Storage, @unchecked Sendable {
     private var counts: [String: Int] = [:]
 
     /// A writer on `bucket` (a new, empty one by default). `hostingFiles`: give the target a
-    /// hosting folder (in a scratch directory, `hostingRoot`), as a directory target has.
+    /// hosting folder (in a scratch directory, `hostingRoot`) written through `.hosting` operations, as a directory target has.
     package init(bucket: InMemoryBucket = InMemoryBucket(), semantics: Semantics = .objectStore, writer: String = "A",
                  checksums: Bool = true, hostingFiles: Bool = false) throws {
         self.bucket = bucket
@@ -96,8 +96,22 @@ package final class InMemoryStorage: Storage, @unchecked Sendable {
         let counts: @Sendable () -> [String: Int] = { [self] in operationCounts }
         let sizes: @Sendable (String) async throws -> [String: Int64] = { [self] prefix in try await self.sizes(prefix: prefix) }
         let listSizes = semantics == .objectStore ? sizes : nil
-        return StorageCapabilities(staging: space, lock: lock, hostingRoot: hostingDirectory, multipart: nil, uploadsInPlace: semantics == .objectStore,
+        let hosting = hostingDirectory.map { root in
+            HostingFolder(root: root) { [self] path, content, executable in try await writeHostingFile(path, content: content, executable: executable, root: root) }
+        }
+        return StorageCapabilities(staging: space, lock: lock, hosting: hosting, multipart: nil, uploadsInPlace: semantics == .objectStore,
                                    requestCounts: counts, close: nil, listSizes: listSizes)
+    }
+
+    /// A hosting file, written into the scratch folder as one operation of this handle
+    /// (`.hosting`: counted, and failed or killed as the faults say).
+    private func writeHostingFile(_ path: String, content: Data, executable: Bool, root: String) async throws {
+        try await perform(.hosting, path) {
+            let file = URL(fileURLWithPath: root + "/" + path)
+            try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try content.write(to: file, options: .atomic)
+            if executable { try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: file.path) }
+        }
     }
 
     // MARK: The eight operations

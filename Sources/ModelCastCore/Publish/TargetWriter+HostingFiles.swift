@@ -48,14 +48,9 @@ extension TargetWriter {
             }
         }
         objects += channels.flatMap(\.live)
-        let files = try HostingFiles(objects: objects, baseURL: hosting.baseURL, root: realPath(hosting.root) ?? hosting.root, templates: hosting.templates)
+        let files = try HostingFiles(objects: objects, baseURL: hosting.baseURL, root: realPath(hosting.folder.root) ?? hosting.folder.root, templates: hosting.templates)
         for file in files.files {
-            let path = hosting.root + "/" + file.path
-            try makeDirectories(PathText.parent(path))
-            let atomic = try AtomicFile(destination: path)
-            try Data(file.content.utf8).withUnsafeBytes { try atomic.descriptor.writeAll($0) }
-            if file.path.hasSuffix(".sh") { _ = fchmod(atomic.descriptor.fd, 0o755) }
-            try atomic.commit(durable: true)
+            try await hosting.folder.write(file.path, Data(file.content.utf8), file.path.hasSuffix(".sh"))
         }
         // Only the hosts the user deploys to, and only about what this run adds.
         return files.warnings(hosts: hostedOn, added: added)
@@ -115,18 +110,18 @@ extension TargetWriter {
 /// Where and how a directory target's hosting files are written. Loading it reads
 /// and parses the templates, so a bad `--templates` fails before anything is stored.
 struct HostingTarget {
-    let root: String
+    let folder: HostingFolder
     let manifestKey: String
     let baseURL: String
     let templates: [String: String]
 
     /// nil for targets that are not a directory (they get no hosting files).
     init?(storage: any Storage, manifestKey: String, baseURL: String, templatesDirectory: String?) throws {
-        guard let root = storage.capabilities.hostingRoot else { return nil }
-        self.root = root
+        guard let folder = storage.capabilities.hosting else { return nil }
+        self.folder = folder
         self.manifestKey = manifestKey
         self.baseURL = baseURL
         templates = try HostingFiles.templates(overrideDirectory: templatesDirectory)
-        _ = try HostingFiles(objects: [], baseURL: baseURL, root: root, templates: templates)
+        _ = try HostingFiles(objects: [], baseURL: baseURL, root: folder.root, templates: templates)
     }
 }

@@ -33,7 +33,19 @@ package struct DirectoryStorage: Storage {
         StorageCapabilities(
             staging: StagingSpace(directory: { try stagingDirectory() }, finish: { cleanUpStaging() }),
             lock: WriterLock { create in try lockForWriting(create: create) },
-            hostingRoot: root, multipart: nil, uploadsInPlace: false, requestCounts: nil, close: nil, listSizes: nil)
+            hosting: HostingFolder(root: root, write: { [self] path, content, executable in try writeHostingFile(path, content: content, executable: executable) }),
+            multipart: nil, uploadsInPlace: false, requestCounts: nil, close: nil, listSizes: nil)
+    }
+
+    /// Writes a hosting file as an object is written: under a temporary name, fsynced, then
+    /// renamed into place (a host syncing the directory never reads half a file).
+    private func writeHostingFile(_ relativePath: String, content: Data, executable: Bool) throws {
+        let destination = try path(relativePath)
+        try makeDirectories(PathText.parent(destination))
+        let atomic = try AtomicFile(destination: destination)
+        try content.withUnsafeBytes { try atomic.descriptor.writeAll($0) }
+        if executable { _ = fchmod(atomic.descriptor.fd, 0o755) }
+        try atomic.commit(durable: true)
     }
 
     /// The version tag of a file: which file (inode), when it last changed, its size.

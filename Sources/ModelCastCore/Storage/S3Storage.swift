@@ -85,7 +85,7 @@ package final class S3Storage: Storage, Sendable {
     package var capabilities: StorageCapabilities {
         StorageCapabilities(
             staging: StagingSpace(directory: { [staging] in staging }),
-            lock: nil, hostingRoot: nil,
+            lock: nil, hosting: nil,
             multipart: MultipartUploads(
                 partSize: { [policy] in policy.uploadPartSize(forObjectOf: $0) },
                 abandoned: { [pending] date in try await pending.list().filter { $0.initiated <= date } },

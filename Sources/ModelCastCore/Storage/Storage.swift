@@ -208,9 +208,9 @@ package struct StorageCapabilities: Sendable {
     /// nil: runs write at the same time and conditional writes keep them apart (an
     /// object store); removing an object then follows `Removals`.
     package var lock: WriterLock?
-    /// A local folder the hosting files (`_headers`, `_modelcast/…`) are written into;
-    /// nil for targets that get none.
-    package var hostingRoot: String?
+    /// The local folder the hosting files (`_headers`, `_modelcast/…`) are written into,
+    /// through the target; nil for targets that get none.
+    package var hosting: HostingFolder?
     /// Uploads in parts, with the upkeep of those a killed publish left (an object store).
     package var multipart: MultipartUploads?
     /// True when a plain file can be uploaded from where it is (no staged copy): the
@@ -225,12 +225,12 @@ package struct StorageCapabilities: Sendable {
     /// instead of one each. nil where a look at each object is as cheap (a directory).
     package var listSizes: (@Sendable (_ prefix: String) async throws -> [String: Int64])?
 
-    package init(staging: StagingSpace, lock: WriterLock?, hostingRoot: String?, multipart: MultipartUploads?, uploadsInPlace: Bool,
+    package init(staging: StagingSpace, lock: WriterLock?, hosting: HostingFolder?, multipart: MultipartUploads?, uploadsInPlace: Bool,
                 requestCounts: (@Sendable () -> [String: Int])?, close: (@Sendable () async -> Void)?,
                 listSizes: (@Sendable (_ prefix: String) async throws -> [String: Int64])?) {
         self.staging = staging
         self.lock = lock
-        self.hostingRoot = hostingRoot
+        self.hosting = hosting
         self.multipart = multipart
         self.uploadsInPlace = uploadsInPlace
         self.requestCounts = requestCounts
@@ -240,6 +240,27 @@ package struct StorageCapabilities: Sendable {
 
     /// True when `lock` gives one writer the target to itself.
     package var writersTakeTurns: Bool { lock != nil }
+
+    /// Where the hosting files are (they name it, and are read back from it); nil for
+    /// targets that get none.
+    package var hostingRoot: String? { hosting?.root }
+}
+
+/// A target's hosting-file folder (a directory target): the files a static host reads
+/// (`_headers`, `.htaccess`, `_modelcast/…`) are written through `write`, as objects are
+/// through the storage operations, so the target decides how (a directory: whole or not
+/// at all, durable) and a test's target sees and can fail each write.
+package struct HostingFolder: Sendable {
+    /// The folder's path.
+    package let root: String
+    /// Writes `content` at `path` (relative to `root`, made of the target's key rules),
+    /// replacing the file there whole; `executable` for a script.
+    package let write: @Sendable (_ path: String, _ content: Data, _ executable: Bool) async throws -> Void
+
+    package init(root: String, write: @escaping @Sendable (_ path: String, _ content: Data, _ executable: Bool) async throws -> Void) {
+        self.root = root
+        self.write = write
+    }
 }
 
 /// Where a target stages artifacts.
