@@ -27,9 +27,15 @@ extension ModelCast {
             let (location, entries) = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { storage in
                 // The other channels' records name promotions (what a release was promoted from).
                 var others: [String: [Release]] = [:]
-                for name in (try? await Channels.list(storage, base: targetOptions.baseManifestKey)) ?? [] where name != channel {
+                // A store that cannot be listed fails the command (its history cannot be read
+                // either); another channel that cannot be read only loses what promotions say.
+                for name in try await Channels.list(storage, base: targetOptions.baseManifestKey) where name != channel {
                     let key = Channels.manifestKey(channel: name, base: targetOptions.baseManifestKey)
-                    if let state = try? await TargetState.load(from: storage, manifestKey: key) { others[name] = state.history }
+                    do {
+                        others[name] = try await TargetState.load(from: storage, manifestKey: key).history
+                    } catch {
+                        printError("warning: channel \(name) (\(storage.location)/\(key)) could not be read (\(error)): a release promoted from it shows as published")
+                    }
                 }
                 if rebuildIndex {
                     let state = try await IndexRebuilder(storage: storage, log: { printError($0) }).rebuildIndex(manifestKey: manifestKey)

@@ -63,4 +63,28 @@ final class HistoryActionsCLITests: XCTestCase {
         XCTAssertEqual((try JSONSerialization.jsonObject(with: Data(beta.stdout.utf8)) as? [String: Any])?["channel"] as? String, "beta")
         try validateAgainstSchema([json.stdout, beta.stdout], "history.schema.json")
     }
+
+    /// An unreadable other channel was skipped without a word (`try?`), so a promotion
+    /// read as a plain publish; now `history` says which channel it could not read.
+    func testAChannelThatCannotBeReadIsNamed() throws {
+        let work = try Scratch()
+        let site = work.at("site")
+        let gguf = repositoryRoot + "/examples/models/tiny-llm.gguf"
+        let base = ["--base-url", "https://cdn.example.com/m", "--to", site]
+        for arguments in [["publish", "tiny-llm=\(gguf)", "--version", "1.0.0", "--channel", "beta"] + base,
+                          ["promote", site, "--from", "beta", "--to", "stable"]] {
+            let result = try modelcast(arguments)
+            XCTAssertEqual(result.status, 0, "\(arguments): \(result.stderr)")
+        }
+        let betaManifest = site + "/channels/beta/manifest.json"
+        XCTAssertTrue(FileManager.default.fileExists(atPath: betaManifest))
+        // Larger than any manifest modelcast reads (16 MiB): beta's state cannot be read.
+        try FileManager.default.removeItem(atPath: betaManifest)
+        XCTAssertTrue(FileManager.default.createFile(atPath: betaManifest, contents: nil))
+        try FileHandle(forWritingAtPath: betaManifest).map { try $0.truncate(atOffset: 17 << 20); try $0.close() }
+        let history = try modelcast(["history", site])
+        XCTAssertEqual(history.status, 0, history.stderr)
+        XCTAssertTrue(history.stderr.contains("warning: channel beta (\(site)/channels/beta/manifest.json) could not be read"), history.stderr)
+        XCTAssertTrue(history.stdout.contains("published"), history.stdout)
+    }
 }
