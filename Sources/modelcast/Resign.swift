@@ -30,6 +30,7 @@ extension ModelCast {
             }
             if request.signing.signer == nil {
                 // No key: only the expiry moved, and the manifest stays unsigned; say so.
+                // try?: only for the message: without it, no expiry is named.
                 let expiry = (try? Release.decode(Data(report.manifest.utf8), source: "the new manifest"))?.expiresAt.map { " (expires_at \($0))" } ?? ""
                 try printPublishReport(report, json: targetOptions.json, done: "unsigned, so nothing was signed: renewed the expiry\(expiry) and published",
                                        wouldDo: "unsigned, so nothing would be signed: would renew the expiry\(expiry) with")

@@ -189,4 +189,28 @@ final class ArchitectureTests: XCTestCase {
         }
         XCTAssertEqual(unexplained, [])
     }
+
+    /// `try?` drops an error, so each one is a decision that says why (a comment on its line
+    /// or in the six lines before it: "refused just below", "only for the message", "the
+    /// next tidy-up deletes it"); issue 48 found 164 of them, most a habit.
+    func testEveryTryQuestionMarkSaysWhy() throws {
+        var unexplained: [String] = []
+        let tryQuestionMark = try NSRegularExpression(pattern: #"\btry\?"#)
+        for folder in ["/Sources", "/modelcast-client/Sources"] {
+            let root = repositoryRoot + folder
+            let enumerator = try XCTUnwrap(FileManager.default.enumerator(atPath: root))
+            while let relative = enumerator.nextObject() as? String {
+                guard relative.hasSuffix(".swift") else { continue }
+                let lines = try String(contentsOfFile: root + "/" + relative, encoding: .utf8).components(separatedBy: "\n")
+                for (index, line) in lines.enumerated() {
+                    let code = String(line.components(separatedBy: "//")[0])
+                    guard tryQuestionMark.firstMatch(in: code, range: NSRange(code.startIndex..., in: code)) != nil else { continue }
+                    if !lines[max(0, index - 6)...index].contains(where: { $0.contains("//") }) {
+                        unexplained.append("\(folder.dropFirst())/\(relative):\(index + 1)")
+                    }
+                }
+            }
+        }
+        XCTAssertEqual(unexplained, [])
+    }
 }

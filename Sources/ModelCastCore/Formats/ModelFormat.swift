@@ -176,6 +176,7 @@ enum CoreMLPackage {
         guard let data = FileManager.default.contents(atPath: manifestPath) else {
             throw fail("Manifest.json is missing")
         }
+        // try?: refused just below, naming the file.
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw fail("Manifest.json is not a JSON object")
         }

@@ -18,6 +18,7 @@ package enum SegmentPlan {
     /// that is not a readable GGUF (the reader stops at a wrong magic) is cut as
     /// `regions(of:)` says.
     package static func regions(path: String, size: Int64) -> [SegmentRegion] {
+        // try?: not a readable GGUF: cut by content (below), as the doc says.
         if let summary = try? GGUFReader.read(path: path) {
             return gguf(tensorStarts: summary.tensorStarts.map { Int64($0) }, size: size)
         }

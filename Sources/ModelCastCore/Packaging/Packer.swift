@@ -78,6 +78,7 @@ package struct Packer: Sendable {
         defer { progress?.finish() }
 
         // Packing a file onto itself: nothing to copy, only to hash.
+        // try?: a destination that cannot be looked at is not the source: it is packed as usual (and that reports it).
         if !asZip, let existing = try? linkStatus(destination), let source = statFollowing(model),
            existing.st_dev == source.st_dev, existing.st_ino == source.st_ino {
             let digest = try StreamDigester.digest(ofFileAt: model, progress: progress)

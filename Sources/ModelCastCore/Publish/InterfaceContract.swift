@@ -108,6 +108,7 @@ struct InterfaceContract {
 
     /// `--interface-change` needs a higher `min_app_version` than the live release's.
     private func checkMinAppVersionRaised(_ request: PublishRequest, live: Release?) throws {
+        // try?: a live value that does not parse compares as none; a new one that does not parse is refused below, naming it.
         let old = live?.minAppVersion.flatMap { try? AppVersion($0) }
         guard let text = request.minAppVersion, let new = try? AppVersion(text), old.map({ new > $0 }) ?? true else {
             throw ModelCastError.versionConflict("--interface-change: the interface changes, so --min-app-version must rise above the live release's (\(live?.minAppVersion ?? "none"))\(request.minAppVersion.map { ", not \($0)" } ?? "") — apps older than it keep the model they have")

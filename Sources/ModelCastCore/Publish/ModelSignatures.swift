@@ -40,6 +40,7 @@ struct ModelSignatures {
     private func reusable(_ object: ModelSignatureObject?, statement: ModelSigningStatement) async throws -> ModelSignatureObject? {
         guard let object, let data = try await storage.get(object.key, limit: Int(min(object.size, Int64(ModelSignatureBundle.maximumSize)))),
               data.count == object.size, try SHA256Hasher.digest([UInt8](data)).hex == object.sha256,
+              // try?: a bundle that does not parse or verify is not reused: a new one is made.
               let bundle = try? ModelSignatureBundle(parsing: data, source: object.key),
               let signed = try? bundle.verifiedStatement(publicKey: key.publicKey, source: object.key) else { return nil }
         return signed == statement ? object : nil
@@ -79,6 +80,7 @@ struct ModelSignatures {
         // Every bundle of a release is made (or kept) with the key the run signs with.
         guard let object = live?.objects(in: [.release]).first(where: { $0.kind == .modelSignature }) else { return }
         let data = try await storage.get(object.key, limit: ModelSignatureBundle.maximumSize)
+        // try?: an unreadable live bundle has no hint; the message names its key instead.
         let liveHint = data.flatMap { try? ModelSignatureBundle(parsing: $0, source: object.key) }?.keyHint
         // The hint is read from the store: quoted, never printed raw.
         let shown = liveHint.map { "with the key with hint \(quotedValue($0))" } ?? "(\(object.key))"

@@ -266,6 +266,7 @@ package struct PublishCommandLine: Sendable {
         } catch {
             throw ModelCastError.unreadable(path: path, reason: (error as NSError).localizedFailureReason ?? error.localizedDescription)
         }
+        // try?: anything but a JSON object is refused just below, naming the file.
         guard let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
             throw ModelCastError.usage("--prototypes \(path) is not a JSON object")
         }

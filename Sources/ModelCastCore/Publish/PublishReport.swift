@@ -118,6 +118,7 @@ package struct PublishReport: Codable, Sendable {
         try c.encode(warnings, forKey: .warnings)
         let bytes = Data(manifest.utf8)
         // The manifest as JSON (what a pipeline reads), and the SHA-256 of its exact bytes.
+        // try?: a manifest that is not JSON (never one modelcast wrote) is reported as its text.
         if let value = try? JSONValue(parsing: bytes) {
             try c.encode(value, forKey: .manifest)
         } else {
@@ -140,6 +141,7 @@ package struct PublishReport: Codable, Sendable {
         manifestURL = try c.decode(String.self, forKey: .manifestURL)
         objects = try c.decode([Object].self, forKey: .objects)
         warnings = try c.decode([String].self, forKey: .warnings)
+        // try?: either form is accepted (see `encode`): text, else JSON.
         if let text = try? c.decode(String.self, forKey: .manifest) {
             manifest = text
         } else {

@@ -255,6 +255,7 @@ package struct PublishRequest: Sendable {
 
     private func validate(_ model: Model) throws {
         guard model.variants.isEmpty else { return try validateVariants(of: model) }
+        // try?: refused just below, naming the value and the rule.
         guard (try? ModelVersion(model.version)) != nil else {
             throw ModelCastError.usage("version \(quotedValue(model.version)) of model \(model.name) is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.2.0; at most 128 characters)")
         }
@@ -276,6 +277,7 @@ package struct PublishRequest: Sendable {
         guard model.variants.count <= 32 else { throw ModelCastError.usage("model \(model.name) has \(model.variants.count) variants; at most 32") }
         var names = Set<String>()
         for variant in model.variants {
+            // try?: refused just below, naming the value and the rule.
             guard (try? ModelName(variant.name)) != nil else {
                 throw ModelCastError.usage("variant name \(quotedValue(variant.name)) of model \(model.name) may use only letters, digits, '.', '_' and '-', at most 128 (it becomes part of every URL)")
             }
@@ -289,6 +291,7 @@ package struct PublishRequest: Sendable {
         try validateDefaultVariant(of: model)
         for unit in model.units {
             let variant = String(unit.name.split(separator: "@").last!)
+            // try?: refused just below, naming the value and the rule.
             guard (try? ModelVersion(unit.version)) != nil else {
                 throw ModelCastError.usage("version \(quotedValue(unit.version)) of variant \(variant) of model \(model.name) is not a semantic version (MAJOR.MINOR.PATCH, e.g. 1.2.0; at most 128 characters)")
             }
@@ -353,12 +356,14 @@ package struct PublishRequest: Sendable {
 
     /// The lowest app version a release needs: one the profiles' clients can compare.
     static func validateMinAppVersion(_ version: String) throws {
+        // try?: a value that does not parse is refused just below, naming it.
         guard (try? AppVersion(version)) == nil else { return }
         throw ModelCastError.usage("\(quotedValue(version)) is not an app version: one to four numbers separated by dots, e.g. 5.2, 1.4.0 or 1.0.0.123")
     }
 
     /// Model names become key and URL segments: letters, digits, `.`, `_`, `-`.
     static func validateName(_ name: String) throws {
+        // try?: refused just below, naming the value and the rule.
         guard (try? ModelName(name)) != nil else {
             throw ModelCastError.usage("model name \(quotedValue(name)) may use only letters, digits, '.', '_' and '-', at most 128 (it becomes part of every URL)")
         }

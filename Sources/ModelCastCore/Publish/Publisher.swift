@@ -83,6 +83,7 @@ package struct Publisher: TargetWriting {
                 // The live file of the same name, else at the same place (a renamed model file).
                 let counterpart = previous.files.first { $0.name == file.name } ?? (position < previous.files.count ? previous.files[position] : nil)
                 guard let key = file.segments?.key, let index = staging.segmentIndexes[key], let old = counterpart?.segments,
+                      // try?: only information (see above): an index that cannot be read gives no estimate.
                       let data = try? await storage.get(old.key, limit: Int(old.size)),
                       let oldIndex = try? SegmentIndex(decoding: [UInt8](data)) else { continue }
                 let plan = DeltaPlan(new: index, have: DeltaPlan.offsets(of: oldIndex))

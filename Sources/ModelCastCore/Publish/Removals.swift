@@ -119,6 +119,7 @@ struct ObjectRemover: TargetWriting {
                 }
                 remaining = left
             } catch {
+                // The run fails with `error` either way; an announcement left behind goes stale (`Removals.isStale`) and is then ignored.
                 try? await storage.delete(announcementKey)
                 throw error
             }
@@ -159,6 +160,7 @@ struct ObjectRemover: TargetWriting {
         for announcementKey in try await storage.list(prefix: Removals.prefix) where !Removals.isStale(announcementKey) {
             var waited = false
             while let data = try await storage.get(announcementKey, limit: Removals.limit),
+                  // try?: an announcement that does not parse names nothing to wait for; every key is still proven present after the wait.
                   let announcement = try? JSONDecoder().decode(Removals.Announcement.self, from: data) {
                 let named = keys.intersection(announcement.keys)
                 let over = Date(timeIntervalSince1970: TimeInterval(announcement.deadline)).addingTimeInterval(Removals.margin)

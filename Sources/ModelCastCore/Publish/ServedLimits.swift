@@ -21,6 +21,7 @@ enum ServedLimits {
             let bulk = JSONShape(data).bulk.map { " (\($0.path) takes \($0.bytes) of them)" } ?? ""
             throw ModelCastError.invalidManifest(source: source, reason: (isRecord ? "its history record would be " : "") + "\(data.count) bytes\(bulk), more than the \(maxBytes) that \(readers) (\(maxBytes >> 20) MiB); nothing was written: publish smaller meta values")
         }
+        // try?: refused just below, naming where it nests too deep.
         if (try? checkJSONDepth(data, limit: ManifestLimits.maxDepth)) == nil {
             let deepest = JSONShape(data).firstTooDeep(ManifestLimits.maxDepth) ?? "(document)"
             throw ModelCastError.invalidManifest(source: source, reason: (isRecord ? "its history record would nest" : "it nests") + " arrays and objects more than \(ManifestLimits.maxDepth) levels deep, at \(deepest), deeper than \(readers); nothing was written: flatten that meta value")

@@ -47,6 +47,7 @@ package struct TargetWriter: Sendable {
         if let value = state.manifestInfo?.cacheControl { return value }
         // A directory has no object metadata but what its hosting files declare.
         if let root = storage.capabilities.hostingRoot,
+           // try?: hosting files that cannot be read, or a value that is no manifest policy, give the default (as none declared).
            let value = (try? HostedObjectsFile(root: root))??.declared[manifestKey]?.cacheControl,
            (try? CachePolicy.validateManifest(value)) != nil {
             return value

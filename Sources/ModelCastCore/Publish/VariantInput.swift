@@ -37,6 +37,7 @@ enum VariantInput {
         guard let platform = DevicePlatform(rawValue: name.lowercased()) else {
             throw ConfigProblem(message: "\(context): \(quotedValue(name)) is not a platform (\(DevicePlatform.allCases.map(\.rawValue).joined(separator: ", ")))")
         }
+        // try?: refused just below, naming the value.
         guard let parsed = try? AppVersion(version) else {
             throw ConfigProblem(message: "\(context): \(quotedValue(version)) is not an OS version for \(platform.rawValue) (e.g. 17.0; 0 for any)")
         }
@@ -91,6 +92,7 @@ extension DeviceProfile {
                     }
                     self.platform = platform
                 case "os":
+                    // try?: refused on the same line, naming the value.
                     guard (try? AppVersion(parts[1])) != nil else { throw ModelCastError.usage("\(flag): os \(quotedValue(parts[1])) is not a version (e.g. 17.4)") }
                     osVersion = parts[1]
                 case "arch": architecture = try VariantInput.name(parts[1], context: flag)

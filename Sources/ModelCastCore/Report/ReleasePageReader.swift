@@ -40,6 +40,7 @@ package enum ReleasePageReader {
             }
         }
         var histories: [String: [Release]] = [:]
+        // try?: an unreadable channel is shown as such below; it names no promotions.
         for (name, _, state) in states { histories[name] = (try? state.get())?.history ?? [] }
         let channels = states.map { name, key, state in
             switch state {
@@ -147,6 +148,7 @@ struct ManifestPlace {
         parts.fragment = nil
         let plain = parts.string ?? url
         let key = targetKey(ofManifestURL: plain)
+        // try?: refused just below, naming the URL.
         guard key.hasSuffix(".json"), (try? validateKey(key)) != nil else {
             throw ModelCastError.usage("\(quotedValue(url)) names no manifest: its path must end in a .json file (…/manifest.json, …/channels/beta/manifest.json)")
         }

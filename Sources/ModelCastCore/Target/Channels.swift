@@ -15,6 +15,7 @@ package enum Channels {
 
     /// A channel name: `[a-z0-9][a-z0-9-]*`, at most 64 characters.
     package static func validate(_ name: String) throws {
+        // try?: refused just below, naming the value and the rule.
         guard (try? ChannelName(name)) != nil else {
             throw ModelCastError.usage("channel \(quotedValue(name)) must be lowercase letters, digits and '-', starting with a letter or digit (at most 64 characters), e.g. beta")
         }
@@ -39,6 +40,7 @@ package enum Channels {
         var others = Set<String>()
         for key in try await storage.list(prefix: folder) {
             let (channel, keyBase) = split(manifestKey: key)
+            // try?: a folder under channels/ whose name is no channel is not one: skipped.
             if channel != stable, keyBase == base, (try? validate(channel)) != nil { others.insert(channel) }
         }
         return names + others.sorted()

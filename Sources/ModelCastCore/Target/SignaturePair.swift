@@ -33,6 +33,7 @@ enum SignaturePair {
     /// manifest unsigned. Only without a kept signature (an unsigned release) is it removed.
     static func repair(for state: TargetState, manifestKey: String, storage: any Storage) async throws -> Repair? {
         guard let live = state.liveRecord, let signature = state.signatureData,
+              // try?: a signature that does not parse names no release: nothing to repair (verify reports it).
               let parsed = try? MinisignSignature(fileContents: String(decoding: signature, as: UTF8.self)),
               let comment = TrustedComment(parsing: parsed.trustedComment), comment.sequence != live.sequence else { return nil }
         let recordKey = TargetLayout.signatureRecordKey(manifestKey: manifestKey, sequence: live.sequence)

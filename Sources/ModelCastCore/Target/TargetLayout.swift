@@ -67,6 +67,7 @@ package enum TargetLayout {
 
     /// The live manifest bytes a record renders to (its own profile).
     static func rendering(of record: Release) -> Data? {
+        // try?: a record that does not render matches no live manifest (the state reports it as not modelcast's).
         guard let profile = ManifestProfile(rawValue: record.profile), let value = try? profile.render(record) else { return nil }
         return Data(value.serialized().utf8)
     }

@@ -39,6 +39,7 @@ package struct TargetState: Sendable {
     /// The live manifest's signature: its detached one, else its inline one; nil when
     /// unsigned or unreadable (`liveIsSigned` tells the two apart).
     package var liveSignature: MinisignSignature? {
+        // try?: unreadable reads as unsigned here (see `liveIsSigned`).
         liveSignatureFiles.lazy.compactMap { try? MinisignSignature(fileContents: $0) }.first
     }
 
@@ -49,6 +50,7 @@ package struct TargetState: Sendable {
         var files: [String] = []
         if let signature = signatureData { files.append(String(decoding: signature, as: UTF8.self)) }
         if let manifest = manifestData, let inline = InlineSignature.split(manifest) {
+            // try?: an unreadable inline member counts as a signature file that does not parse.
             files.append((try? InlineSignature.signatureFile(fromMember: inline.member)) ?? "")
         }
         return files
@@ -216,6 +218,7 @@ extension TargetState {
         let history = entries.map(\.record)
         let unsigned = live.manifest.map(InlineSignature.strip)
         let liveRecord = unsigned.flatMap { bytes in history.last { TargetLayout.rendering(of: $0) == bytes } }
+        // try?: a live manifest modelcast cannot read, or an unreadable signature, is no record's (reported by the state's users).
         let liveManifestRelease = unsigned.flatMap { try? Release.decode($0, source: "manifest") }
         let signedSequence = live.signature.flatMap { try? MinisignSignature(fileContents: String(decoding: $0, as: UTF8.self)) }
             .flatMap { TrustedComment(parsing: $0.trustedComment)?.sequence }

@@ -100,6 +100,7 @@ struct OriginManifest: Sendable {
     }
 
     private func sha256Hex(_ data: Data) -> String {
+        // try?: only for the message ("?" when it cannot be hashed).
         ((try? SHA256Hasher.digest(data))?.hex).map { String($0.prefix(16)) + "…" } ?? "?"
     }
 }

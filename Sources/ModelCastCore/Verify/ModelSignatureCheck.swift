@@ -25,6 +25,7 @@ extension Verifier {
             return fail("cannot fetch the bundle: \(error)")
         }
         let data = collector.data
+        // try?: hashing bytes in memory fails only for want of memory; it reads as a mismatch, reported.
         guard data.count == object.size, (try? SHA256Hasher.digest([UInt8](data)).hex) == object.sha256 else {
             return fail("the bundle served is not the \(object.size) bytes with sha256 \(object.sha256) the manifest names (see artifact.sha256)")
         }

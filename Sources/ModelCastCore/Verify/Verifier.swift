@@ -224,6 +224,7 @@ package struct Verifier: Sendable {
             if let keptProblem { reason += ". " + keptProblem }
             // A target's own pair left mismatched by a stopped run heals: say how.
             if let storage = options.historyStorage,
+               // try?: only a hint added to a failure already reported: without it the failure stands as is.
                let state = try? await targetState(storage),
                let repair = try? await SignaturePair.repair(for: state, manifestKey: options.historyManifestKey, storage: storage) {
                 reason += ". " + SignaturePair.describe(repair, location: storage.location, manifestKey: options.historyManifestKey)

@@ -244,6 +244,7 @@ struct Downloader: Sendable {
         }
         let kept = Set(keeping.map(\.rawValue))
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where !kept.contains(String(entry.prefix(64))) {
+            // try?: as above, the next tidy-up deletes what cannot be deleted now.
             try? FileManager.default.removeItem(at: directory.appendingPathComponent(entry))
         }
     }

@@ -221,9 +221,13 @@ struct Installer: Sendable {
                 continue
             }
             try FileManager.default.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-            guard FileManager.default.createFile(atPath: target.path, contents: nil), let handle = try? FileHandle(forWritingTo: target) else {
+            guard FileManager.default.createFile(atPath: target.path, contents: nil) else {
                 throw ClientError.io(path: target.path, reason: "cannot create")
             }
+            let handle: FileHandle
+            do { handle = try FileHandle(forWritingTo: target) } catch { throw ClientError.io(target, error) }
+            // try?: what a close could report, the byte count and every CRC check below
+            // catch first; an entry that failed is removed with the whole version.
             defer { try? handle.close() }
             let declared = try Self.declaredSize(entry, model: model, file: file)
             var written: Int64 = 0

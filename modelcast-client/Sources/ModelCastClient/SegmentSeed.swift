@@ -124,6 +124,7 @@ extension Installer {
         let storedMap = folder.appendingPathComponent(name.rawValue + ".stored.json")
         guard zipped else {
             let bytes = current.appendingPathComponent(name.rawValue)
+            // try?: a seed is an optimisation: a file that cannot be opened is no seed (the bytes are fetched).
             guard fileSize(storedMap) == nil, fileSize(bytes) == index.artifactSize, let file = try? PositionalFile(readingFrom: bytes) else { return nil }
             return SegmentSeed(bytes: file, index: index, version: version, have: all)
         }
@@ -141,6 +142,8 @@ extension Installer {
               let stored = try? JSONDecoder().decode([ZipStoredData].self, from: data) else { return nil }
         var entries: [(data: ZipStoredData, file: URL)] = []
         for entry in stored {
+            // try?: an entry whose name is no relative path, or whose file cannot be looked at,
+            // is not used as a seed (its bytes are fetched); the map is this client's own file.
             guard entry.offset >= 0, entry.size > 0, let relative = try? RelativePath(entry.name) else { continue }
             let path = relative.appended(to: current)
             let attributes = try? FileManager.default.attributesOfItem(atPath: path.path)
