@@ -201,6 +201,25 @@ final class PackTests: XCTestCase {
         }
     }
 
+    /// Names a device refuses to create (`PathSegment`), which packing zipped as they were:
+    /// publish made live a zip every device then refused to unpack. (NFD names are not
+    /// among them: packing normalises them to NFC.)
+    func testNamesNoDeviceCreatesAreRefused() throws {
+        let src = try Scratch(), out = try Scratch()
+        for (index, name) in ["a\u{2215}b.bin", "zero\u{200B}width.bin", "\u{2024}\u{2024}"].enumerated() {
+            let model = "L\(index)"
+            try src.write(model + "/ok.bin", [1])
+            try src.write(model + "/" + name, [2])
+            assertRefused(src.at(model), out: out) { error in
+                guard case .unsafeName(let path, let rule) = error else { return XCTFail("\(name): \(error)") }
+                XCTAssertEqual(path, src.at(model + "/" + name))
+                XCTAssertTrue(error.message.contains("no device can create"), error.message)
+                XCTAssertFalse(rule.isEmpty)
+                XCTAssertEqual(error.exitStatus, .refused)
+            }
+        }
+    }
+
     func testUnreadableFileWhenNotRoot() throws {
         try XCTSkipIf(getuid() == 0, "root reads everything; the end-to-end test runs this case as an unprivileged user")
         let src = try Scratch(), out = try Scratch()

@@ -158,6 +158,36 @@ final class ZipInspectorTests: XCTestCase {
         }
     }
 
+    /// Names a device refuses to create (`RelativePath`: its rules, once), which verify let
+    /// through: publish could make live a zip every device then refused to unpack.
+    func testNamesNoDeviceCreatesAreRefusedAsTheDeviceRefusesThem() async throws {
+        let scratch = try Scratch()
+        let cases: [(python: String, entry: String, rule: String)] = [
+            (#""Model/e\u0301.bin""#, "Model/e\u{301}.bin", "is not in Unicode normal form C"),
+            (#""Model/a\u2215b.bin""#, "Model/a\u{2215}b.bin", "looks like one (U+2215)"),
+            (#""Model/a\u200bb.bin""#, "Model/a\u{200B}b.bin", "invisible character (U+200B)"),
+            (#""Model//b.bin""#, "Model//b.bin", "is empty"),
+            (#""Model/\u2024\u2024/b.bin""#, "Model/\u{2024}\u{2024}/b.bin", "made only of dots"),
+            (#""Model/" + "x" * 256"#, "Model/" + String(repeating: "x", count: 256), "longer than 255 bytes"),
+        ]
+        for (index, testCase) in cases.enumerated() {
+            let zip = try craft("zf.writestr(\(testCase.python), b\"payload\")", in: scratch, name: "case\(index).zip")
+            let inspection = try await inspect(zip)
+            XCTAssertEqual(inspection.entries.map(\.name), [testCase.entry], testCase.python)
+            guard inspection.problems.count == 1, case let .unsafeName(entry, 0, rule) = inspection.problems[0] else {
+                XCTFail("\(testCase.python): \(inspection.problems)")
+                continue
+            }
+            XCTAssertEqual(entry, testCase.entry)
+            XCTAssertTrue(rule.contains(testCase.rule), "\(testCase.python): \(rule)")
+            XCTAssertTrue(inspection.problems[0].message.contains("no device can create"), inspection.problems[0].message)
+        }
+        // A directory entry's trailing "/" is no empty segment; an ordinary name passes.
+        let fine = try craft(#"zf.writestr("Model/", b""); zf.writestr("Model/caf\u00e9.bin", b"x")"#, in: scratch, name: "fine.zip")
+        let inspection = try await inspect(fine)
+        XCTAssertEqual(inspection.problems, [])
+    }
+
     func testSymlinksAndSpecialFiles() async throws {
         let scratch = try Scratch()
         let zip = try craft(#"""
@@ -198,6 +228,8 @@ final class ZipInspectorTests: XCTestCase {
             """#, in: scratch, name: "folded.zip")
         let inspection = try await inspect(folded)
         XCTAssertEqual(inspection.problems, [
+            // The NFD spelling is also a name no device creates (it is refused alone too).
+            .unsafeName(entry: "Cafe\u{0301}.bin", index: 3, rule: "has a segment \(quotedValue("Cafe\u{0301}.bin")) that is not in Unicode normal form C (two spellings of one name)"),
             .foldedNameCollision(entry: "foo.bin", index: 1, other: "Foo.bin"),
             .foldedNameCollision(entry: "Cafe\u{0301}.bin", index: 3, other: "Caf\u{00E9}.bin"),
             .foldedNameCollision(entry: "DIR", index: 5, other: "dir/"),

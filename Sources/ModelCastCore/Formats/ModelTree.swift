@@ -1,4 +1,5 @@
 import Foundation
+import ModelCastFormat
 
 /// One entry of a directory model, as it will appear in the archive.
 package struct TreeEntry: Sendable, Equatable {
@@ -42,6 +43,7 @@ package struct ModelTree: Sendable {
             throw ModelCastError.nonUTF8Name(path: root)
         }
         guard !containsControlCharacter(topName) else { throw ModelCastError.controlCharacterInName(path: root) }
+        try checkDeviceName(topName, path: root)
         var entries: [TreeEntry] = []
         var seen = NameRegistry()
         let top = topName.precomposedStringWithCanonicalMapping
@@ -66,6 +68,7 @@ package struct ModelTree: Sendable {
                 throw ModelCastError.nonUTF8Name(path: directory + "/" + rawName.display)
             }
             guard !containsControlCharacter(name) else { throw ModelCastError.controlCharacterInName(path: diskPath) }
+            try checkDeviceName(name, path: diskPath)
             guard let info = try linkStatus(diskPath) else { continue }  // vanished since readdir
             let archiveName = archivePrefix + name.precomposedStringWithCanonicalMapping
             switch FileType(mode: info.st_mode) {
@@ -86,6 +89,14 @@ package struct ModelTree: Sendable {
                     archiveName: archiveName, diskPath: diskPath, isDirectory: false,
                     size: Int64(info.st_size), isExecutable: info.st_mode & 0o111 != 0))
             }
+        }
+    }
+
+    /// Refuses a name a device would refuse to create once unpacked (`PathSegment`, after
+    /// the NFC normalisation the archive applies): verify and the client refuse the zip.
+    private static func checkDeviceName(_ name: String, path: String) throws {
+        do { _ = try PathSegment(name.precomposedStringWithCanonicalMapping) } catch let error as ManifestValueError {
+            throw ModelCastError.unsafeName(path: path, rule: error.rule)
         }
     }
 

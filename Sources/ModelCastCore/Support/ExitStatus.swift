@@ -51,7 +51,7 @@ extension ModelCastError: ExitStatusProviding {
         case .io, .unreadable, .notFound, .archive, .crypto, .changedWhilePacking: return .io
         // No default: a new case says here which status it ends a command with.
         case .emptyDirectory, .symlink, .specialFile, .nameCollision, .nonUTF8Name,
-             .controlCharacterInName, .invalidModel, .usage:
+             .controlCharacterInName, .unsafeName, .invalidModel, .usage:
             return .refused
         case .passphraseRequired, .wrongPassphrase, .modelSigningKey, .modelSignatureMismatch:
             return .refused

@@ -20,6 +20,9 @@ package enum ModelCastError: Error, Equatable, Sendable {
     /// A file name with a control character (U+0000–U+001F, U+007F): it would break
     /// line- and tab-separated output, manifests and the files a device writes.
     case controlCharacterInName(path: String)
+    /// A file name no device creates (`PathSegment`'s rule: a look-alike of `/` or `.`, an
+    /// invisible character, more than 255 bytes).
+    case unsafeName(path: String, rule: String)
     /// A file that cannot be opened or read.
     case unreadable(path: String, reason: String)
     /// Any other system call failure on a path.
@@ -98,6 +101,8 @@ package enum ModelCastError: Error, Equatable, Sendable {
             return "file name is not valid UTF-8: \(path)"
         case .controlCharacterInName(let path):
             return "file name contains a control character: \(escapingControlCharacters(path)) (it would break manifests, tab-separated output and the files a device writes); rename it"
+        case .unsafeName(let path, let rule):
+            return "file name \(quotedValue(path)) is one no device can create: it \(rule); rename it"
         case .unreadable(let path, let reason):
             return "cannot read \(path): \(reason)"
         case .io(let operation, let path, let reason):

@@ -72,6 +72,8 @@ struct CheckedZip {
             } catch {
                 return problem.message
             }
+        case let .unsafeName(entry, _, rule):
+            return "entry \(quotedValue(entry)) could leave the model's directory: it \(rule)"
         case let .bytesBeforeFirstHeader(offset, _):
             return "\(offset) bytes at offset 0 \(hidden)"
         case let .unaccountedBytes(_, _, dataEnd, next, _):

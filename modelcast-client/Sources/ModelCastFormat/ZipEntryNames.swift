@@ -33,6 +33,16 @@ enum ZipEntryNames {
         if name.split(whereSeparator: { $0 == "/" || $0 == "\\" }).contains("..") {
             problems.append(.pathEscapes(entry: name, index: index))
         }
+        // What a device creates a file or folder from (a directory entry's "/" ends it).
+        if problems.isEmpty {
+            var path = Substring(name)
+            if path.hasSuffix("/") { path = path.dropLast() }
+            do { _ = try RelativePath(String(path)) } catch let error as ManifestValueError {
+                problems.append(.unsafeName(entry: name, index: index, rule: error.rule))
+            } catch {
+                problems.append(.unsafeName(entry: name, index: index, rule: "\(error)"))
+            }
+        }
         return problems
     }
 

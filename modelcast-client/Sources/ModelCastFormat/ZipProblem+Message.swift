@@ -56,6 +56,8 @@ extension ZipProblem {
             "\(label(entry, index)): backslash in name (a path separator on Windows)"
         case let .pathEscapes(entry, index):
             "\(label(entry, index)): path escapes the archive (\"..\")"
+        case let .unsafeName(entry, index, rule):
+            "\(label(entry, index)): a name no device can create: it \(rule)"
         case let .symbolicLink(entry, index, mode):
             "\(label(entry, index)): symbolic link (mode \(ZipText.octal(mode)))"
         case let .specialFile(entry, index, mode):

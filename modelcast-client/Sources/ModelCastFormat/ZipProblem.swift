@@ -57,6 +57,10 @@ import Foundation
     case backslashInName(entry: String, index: Int)
     /// A `..` component.
     case pathEscapes(entry: String, index: Int)
+    /// A name no device creates (`RelativePath`'s rules: Unicode normal form C, no
+    /// invisible characters or look-alikes of `/` and `.`, no empty segment, segments of at
+    /// most 255 bytes); `rule` says which, as the device says it.
+    case unsafeName(entry: String, index: Int, rule: String)
     case symbolicLink(entry: String, index: Int, mode: UInt32)
     /// A FIFO, device, socket or unknown file type, by its Unix mode.
     case specialFile(entry: String, index: Int, mode: UInt32)
