@@ -35,6 +35,15 @@ final class ArchitectureTests: XCTestCase {
         XCTAssertTrue(result.stdout.split(separator: "\n").contains { $0.hasPrefix("Report -> Target:") && $0.contains("TargetState") }, result.stdout)
     }
 
+    /// No type grows past 25 methods again (`scripts/type-sizes`: funcs directly in a type's
+    /// top-level blocks, summed over its extensions); `Publisher` had 72 before issue 48.
+    func testNoTypeHasMoreThan25Methods() throws {
+        let result = try runProcess("/usr/bin/env", ["python3", repositoryRoot + "/scripts/type-sizes",
+                                                      repositoryRoot + "/Sources", repositoryRoot + "/modelcast-client/Sources", "--max", "25"])
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        XCTAssertTrue(result.stdout.contains("DirectoryStorage"), "type-sizes listed nothing: \(result.stdout.prefix(200))")
+    }
+
     /// What folder-deps counts as a folder's names, on a tree made for it: a top-level
     /// `package` type, an extension's method (both once missed), and not a name the using
     /// folder declares itself (a stored property, a parameter) that another folder also has.
