@@ -20,37 +20,43 @@ extension ModelCast {
         @Flag(help: "Rewrite the history index from the records there.")
         var rebuildIndex = false
 
+        /// The other channels' records, which name promotions (what a release was promoted
+        /// from). Read after the channel's own state, whose failures say most (a store that
+        /// cannot be read, by name); a store that cannot be listed fails the command, another
+        /// channel that cannot be read only loses what its promotions say.
+        func otherChannels(_ storage: any Storage) async throws -> [String: [Release]] {
+            var others: [String: [Release]] = [:]
+            for name in try await Channels.list(storage, base: targetOptions.baseManifestKey) where name != targetOptions.channel {
+                let key = Channels.manifestKey(channel: name, base: targetOptions.baseManifestKey)
+                do {
+                    others[name] = try await TargetState.load(from: storage, manifestKey: key).history
+                } catch {
+                    printError("warning: channel \(name) (\(storage.location)/\(key)) could not be read (\(error)): a release promoted from it shows as published")
+                }
+            }
+            return others
+        }
+
         func run() async throws {
             let environment = ProcessInfo.processInfo.environment
             let manifestKey = targetOptions.manifestKey
             let channel = targetOptions.channel
             let (location, entries) = try await withStorage(targetOptions.settings(environment: environment), environment: environment) { storage in
-                // The other channels' records name promotions (what a release was promoted from).
-                var others: [String: [Release]] = [:]
-                // A store that cannot be listed fails the command (its history cannot be read
-                // either); another channel that cannot be read only loses what promotions say.
-                for name in try await Channels.list(storage, base: targetOptions.baseManifestKey) where name != channel {
-                    let key = Channels.manifestKey(channel: name, base: targetOptions.baseManifestKey)
-                    do {
-                        others[name] = try await TargetState.load(from: storage, manifestKey: key).history
-                    } catch {
-                        printError("warning: channel \(name) (\(storage.location)/\(key)) could not be read (\(error)): a release promoted from it shows as published")
-                    }
-                }
+                let state: TargetState
                 if rebuildIndex {
-                    let state = try await IndexRebuilder(storage: storage, log: { printError($0) }).rebuildIndex(manifestKey: manifestKey)
+                    state = try await IndexRebuilder(storage: storage, log: { printError($0) }).rebuildIndex(manifestKey: manifestKey)
                     let was = state.index.problem.map { "it was not usable: \($0)" } ?? "it was already current"
                     printError("rewrote \(storage.location)/\(TargetLayout.indexKey(manifestKey: manifestKey)) from \(state.history.count) record\(state.history.count == 1 ? "" : "s") (\(was))")
-                    return (storage.location, state.entries(otherChannels: others))
+                } else {
+                    state = try await TargetState.load(from: storage, manifestKey: manifestKey, reading: .all)
+                    if let problem = state.index.problem, !state.history.isEmpty {
+                        printError("note: \(problem); publish, rollback and resign rewrite it, or run: modelcast history \(storage.location) --rebuild-index")
+                    }
+                    guard !state.history.isEmpty else {
+                        throw ModelCastError.targetState("no release history at \(storage.location)/\(TargetLayout.historyPrefix(manifestKey: manifestKey)): \(state.manifestData == nil ? "nothing is published there" : "its manifest was not published by modelcast")")
+                    }
                 }
-                let state = try await TargetState.load(from: storage, manifestKey: manifestKey, reading: .all)
-                if let problem = state.index.problem, !state.history.isEmpty {
-                    printError("note: \(problem); publish, rollback and resign rewrite it, or run: modelcast history \(storage.location) --rebuild-index")
-                }
-                guard !state.history.isEmpty else {
-                    throw ModelCastError.targetState("no release history at \(storage.location)/\(TargetLayout.historyPrefix(manifestKey: manifestKey)): \(state.manifestData == nil ? "nothing is published there" : "its manifest was not published by modelcast")")
-                }
-                return (storage.location, state.entries(otherChannels: others))
+                return (storage.location, state.entries(otherChannels: try await otherChannels(storage)))
             }
             if targetOptions.json {
                 print(try JSONOutput.encode(HistoryReport(target: location, channel: channel, manifestKey: manifestKey, releases: entries)), terminator: "")
