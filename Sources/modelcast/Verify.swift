@@ -106,6 +106,7 @@ extension ModelCast {
             options.publicKeys = publicKeys
             options.requireSignature = trust.requireSignature
             options.maxZipEntries = limits.maxZipEntries
+            options.segments = limits.segments
             options.allowLegacySignature = trust.allowLegacySignature
             return options
         }
@@ -206,7 +207,14 @@ struct VerifyLimitOptions: ParsableArguments {
     // Counted from its end record before its central directory is read.
     @Option(help: ArgumentHelp("Refuse a zip artifact with more entries than this.", valueName: "N"))
     var maxZipEntries = ZipInspector.defaultMaxEntries
+
+    // sample: every byte hashed once (the artifact), the index proven and 8 segments fetched
+    // by range; all: every segment hashed too, a second pass (docs/verifying.md).
+    @Option(help: ArgumentHelp("How segment indexes are proven: sample (the index, 8 segments by range) or all (every segment hashed).", valueName: "sample|all"))
+    var segments = SegmentCheck.sample
 }
+
+extension SegmentCheck: ExpressibleByArgument {}
 
 /// How verify reads a published directory or an s3:// target.
 struct VerifySourceOptions: ParsableArguments {

@@ -67,7 +67,10 @@ final class SegmentIndexCLITests: XCTestCase {
         XCTAssertTrue(objects.contains(segments.key), objects)
         let verified = try modelcast(["verify", site, "--allow-http"])
         XCTAssertEqual(verified.status, 0, verified.stdout + verified.stderr)
-        XCTAssertTrue(verified.stdout.contains("segments tile it and hash as indexed; cutting it again gives the same index"), verified.stdout)
+        XCTAssertTrue(verified.stdout.contains("its index tiles it in \(index.segments.count) segments; 8 fetched by range as devices do hash as indexed"), verified.stdout)
+        let everySegment = try modelcast(["verify", site, "--allow-http", "--segments", "all"])
+        XCTAssertEqual(everySegment.status, 0, everySegment.stdout + everySegment.stderr)
+        XCTAssertTrue(everySegment.stdout.contains("segments tile it and hash as indexed; cutting it again gives the same index"), everySegment.stdout)
         let server = try BackgroundProcess(modelcastBinary, ["serve", site, "--port", String(port)])
         XCTAssertEqual(server.firstLine, base)
         let (served, report) = try verifyJSON([base + "/manifest.json", "--allow-http"])
@@ -75,10 +78,14 @@ final class SegmentIndexCLITests: XCTestCase {
         let indexChecks = try XCTUnwrap(report).checks.filter { $0.subject.hasSuffix(".mcsx") }
         XCTAssertEqual(Set(indexChecks.filter { $0.check == "artifact.sha256" }.map(\.status)), [.pass])
         XCTAssertEqual(indexChecks.filter { $0.check == "artifact.sha256" }.count, 2, "the live release's index and its rollback target's")
-        // Through the URL: each artifact's segments proven in the read, four fetched by range.
+        // Through the URL: each artifact's index proven, eight of its segments fetched by range.
         let segmentChecks = try XCTUnwrap(report).checks.filter { $0.check == "artifact.segments" }
         XCTAssertEqual(segmentChecks.map(\.status), [.pass, .pass], "\(segmentChecks)")
-        XCTAssertTrue(segmentChecks.allSatisfy { $0.detail.contains("4 fetched by range as devices do") }, "\(segmentChecks)")
+        XCTAssertTrue(segmentChecks.allSatisfy { $0.detail.contains("8 fetched by range as devices do hash as indexed") }, "\(segmentChecks)")
+        let (all, allReport) = try verifyJSON([base + "/manifest.json", "--allow-http", "--segments", "all"])
+        XCTAssertEqual(all.status, 0, all.stdout + all.stderr)
+        let allChecks = try XCTUnwrap(allReport).checks.filter { $0.check == "artifact.segments" }
+        XCTAssertTrue(allChecks.allSatisfy { $0.detail.contains("segments tile it and hash as indexed; 4 fetched by range as devices do") }, "\(allChecks)")
         // --segment-index never: no index, the manifest entry has none.
         let plain = work.at("plain")
         try PublishRun([v1], version: "1.0.0", baseURL: base, to: plain, ["--segment-index", "never"], environment: pinnedEnvironment()).succeeds()
@@ -102,9 +109,11 @@ final class SegmentIndexCLITests: XCTestCase {
         XCTAssertEqual(after.status, 0, after.stdout + after.stderr)
     }
 
-    /// verify proves an index against its artifact: a segment that does not hash as
-    /// indexed fails everywhere; segments that hash right but are cut otherwise than the
-    /// scheme cuts fail where verify can cut the artifact again (a directory); a server
+    /// verify proves an index against its artifact: by default the index tiles the
+    /// artifact and sampled segments hash as indexed (a flipped first segment, an index a
+    /// byte short fail); with `--segments all` a segment anywhere that does not hash as
+    /// indexed fails everywhere, and segments that hash right but are cut otherwise than
+    /// the scheme cuts fail where verify can cut the artifact again (a directory); a server
     /// that ignores Range fails the sampled range fetches.
     func testVerifyProvesTheIndexAgainstTheArtifact() throws {
         let work = try Scratch()
@@ -132,7 +141,9 @@ final class SegmentIndexCLITests: XCTestCase {
         let original = try SegmentIndex(decoding: [UInt8](Data(contentsOf: URL(fileURLWithPath: site + "/" + reference.key))))
         let artifact = try [UInt8](Data(contentsOf: URL(fileURLWithPath: model)))
         func install(_ segments: [SegmentIndex.Segment]) throws {
-            let bytes = try SegmentIndex(scheme: original.scheme, artifactSize: original.artifactSize, artifactSHA256: original.artifactSHA256, segments: segments).encoded()
+            try install(bytes: try SegmentIndex(scheme: original.scheme, artifactSize: original.artifactSize, artifactSHA256: original.artifactSHA256, segments: segments).encoded())
+        }
+        func install(bytes: [UInt8]) throws {
             try Data(bytes).write(to: URL(fileURLWithPath: site + "/" + reference.key))
             var manifest = try String(contentsOfFile: site + "/manifest.json", encoding: .utf8)
             let current = try XCTUnwrap(try Release.decode(Data(manifest.utf8), source: "manifest").models["m"]?.files.first?.segments)
@@ -141,24 +152,48 @@ final class SegmentIndexCLITests: XCTestCase {
                 .replacingOccurrences(of: "\"size\": \(current.size)", with: "\"size\": \(bytes.count)")
             try manifest.write(toFile: site + "/manifest.json", atomically: true, encoding: .utf8)
         }
-        // One segment's hash flipped.
+        // One segment's hash flipped: --segments all hashes every segment and finds it.
         var flipped = original.segments
         flipped[3] = SegmentIndex.Segment(length: flipped[3].length, sha256: flipped[3].sha256.map { $0 ^ 1 })
         try install(flipped)
         for target in [site, "http://127.0.0.1:\(port)/ok/manifest.json"] {
-            let result = try modelcast(["verify", target, "--allow-http"])
+            let result = try modelcast(["verify", target, "--allow-http", "--segments", "all"])
             XCTAssertNotEqual(result.status, 0, target)
             XCTAssertTrue(result.stdout.contains("segment 3 (\(flipped[3].length) bytes at \(original.offsets[3])) does not hash to the index's value"), result.stdout)
+        }
+        // By default the sample finds a flipped hash where it fetches (the first segment always).
+        var first = original.segments
+        first[0] = SegmentIndex.Segment(length: first[0].length, sha256: first[0].sha256.map { $0 ^ 1 })
+        try install(first)
+        for target in [site, "http://127.0.0.1:\(port)/ok/manifest.json"] {
+            let result = try modelcast(["verify", target, "--allow-http"])
+            XCTAssertNotEqual(result.status, 0, target)
+            XCTAssertTrue(result.stdout.contains("segment 0: the \(first[0].length) bytes served do not hash to the index's value"), result.stdout)
+        }
+        // An index whose segments do not tile the artifact (the last one a byte short) fails
+        // by default: the index is proven whole before any segment is sampled.
+        var short = try original.encoded()
+        let last = short.count - 36
+        let length = UInt32(short[last]) | UInt32(short[last + 1]) << 8 | UInt32(short[last + 2]) << 16 | UInt32(short[last + 3]) << 24
+        XCTAssertEqual(length, original.segments.last?.length, "the last segment's record is the last 36 bytes")
+        withUnsafeBytes(of: (length - 1).littleEndian) { short.replaceSubrange(last..<(last + 4), with: $0) }
+        try install(bytes: short)
+        for target in [site, "http://127.0.0.1:\(port)/ok/manifest.json"] {
+            let result = try modelcast(["verify", target, "--allow-http"])
+            XCTAssertNotEqual(result.status, 0, target)
+            XCTAssertTrue(result.stdout.contains("the segments cover \(original.artifactSize - 1) bytes, but the artifact has \(original.artifactSize)"), result.stdout)
         }
         // The first two segments merged: they tile and hash right, but the scheme cuts otherwise.
         let merged = [SegmentIndex.Segment(length: original.segments[0].length + original.segments[1].length,
                                            sha256: try SHA256Hasher.digest(Array(artifact[0..<Int(original.segments[0].length + original.segments[1].length)])).bytes)]
             + original.segments.dropFirst(2)
         try install(merged)
-        let directory = try modelcast(["verify", site, "--allow-http"])
+        let directory = try modelcast(["verify", site, "--allow-http", "--segments", "all"])
         XCTAssertNotEqual(directory.status, 0)
         XCTAssertTrue(directory.stdout.contains("cutting the artifact again gives \(original.segments.count) segments, not the index's \(merged.count)"), directory.stdout)
-        let served = try modelcast(["verify", "http://127.0.0.1:\(port)/ok/manifest.json", "--allow-http"])
+        let served = try modelcast(["verify", "http://127.0.0.1:\(port)/ok/manifest.json", "--allow-http", "--segments", "all"])
         XCTAssertEqual(served.status, 0, "through a URL the cuts cannot be re-derived; the segments tile and hash right: " + served.stdout)
+        let sampled = try modelcast(["verify", site, "--allow-http"])
+        XCTAssertEqual(sampled.status, 0, "by default the cuts are not re-derived; the index tiles and the sample hashes right: " + sampled.stdout)
     }
 }

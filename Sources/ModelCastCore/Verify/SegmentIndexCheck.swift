@@ -80,12 +80,31 @@ final class SegmentProof: BodyWatcher {
     }
 }
 
-/// `artifact.segments`: an artifact with a segment index is also cut as its index says,
-/// in the read that hashes it; a server must then answer the segments' Range requests as
-/// devices send them (a sample is fetched), a directory's file is cut again by the scheme.
+/// The proven index of an artifact checked by sample (`SegmentCheck.sample`): nothing
+/// watches the artifact's bytes (they are hashed once, whole); the sampled segments are
+/// fetched by range once it has been read.
+final class SampledSegments: BodyWatcher {
+    let index: SegmentIndex
+
+    init(index: SegmentIndex) {
+        self.index = index
+    }
+
+    @Sendable func append(_ chunk: UnsafeRawBufferPointer) throws {}
+
+    @Sendable func reset() {}
+}
+
+/// `artifact.segments`: an artifact's segment index is proven (the bytes the manifest pins,
+/// tiling the artifact, naming its size and digest), and a sample of its segments fetched
+/// by range as devices fetch them must hash as indexed (`SegmentCheck.sample`). With
+/// `SegmentCheck.all` every segment is also hashed in the read that hashes the artifact,
+/// and a directory's file is cut again by the scheme.
 struct SegmentsCheck: ArtifactCheck {
-    /// Segments fetched by range through a URL, as devices fetch them.
-    static let sampledSegments = 4
+    /// Segments fetched by range as devices fetch them: the first, the last and two between…
+    static let fixedSamples = 4
+    /// …and this many more at random (a different few each run).
+    static let randomSamples = 4
 
     var ids: [VerifyCheckID] { [.artifactSegments] }
 
@@ -126,6 +145,7 @@ struct SegmentsCheck: ArtifactCheck {
             log.add(.fail, .artifactSegments, object.url, "\(label): its segment index (\(reference.url)): \(error)")
             return nil
         }
+        guard verification.options.segments == .all else { return SampledSegments(index: index) }
         let fetcher = verification.fetcher
         let regions = fetcher.reads == .files ? SegmentPlan.regions(path: fetcher.origin(of: object.url), size: index.artifactSize) : nil
         return SegmentProof(index: index, regions: regions)
@@ -137,8 +157,18 @@ struct SegmentsCheck: ArtifactCheck {
     /// digest failed, is reported by those checks.
     func run(_ read: ArtifactRead, with verification: ArtifactVerification, log: CheckLog) async {
         let (object, url, label) = (read.object, read.url, read.label)
-        guard let proof = read.watchers[.artifactSegments] as? SegmentProof, case .streamed(let digest, _) = read.content,
-              digest.hex == object.sha256, read.response.bytesRead == object.size else { return }
+        guard case .streamed(let digest, _) = read.content, digest.hex == object.sha256, read.response.bytesRead == object.size else { return }
+        if let sampled = read.watchers[.artifactSegments] as? SampledSegments {
+            let index = sampled.index
+            let picks = Self.samples(of: index.segments.count)
+            if let problem = await sampleRanges(object, index: index, picks: picks, with: verification) {
+                log.add(.fail, .artifactSegments, url, "\(label): \(problem)")
+                return
+            }
+            log.add(.pass, .artifactSegments, url, "\(label): its index tiles it in \(index.segments.count) segments; \(picks.count) fetched by range as devices do hash as indexed (--segments all hashes every one)")
+            return
+        }
+        guard let proof = read.watchers[.artifactSegments] as? SegmentProof else { return }
         if let problem = proof.problem() {
             log.add(.fail, .artifactSegments, url, "\(label): \(problem)")
             return
@@ -160,18 +190,27 @@ struct SegmentsCheck: ArtifactCheck {
             log.add(.pass, .artifactSegments, url, "\(label): \(count) segments tile it and hash as indexed; cutting it again gives the same index")
             return
         }
-        if let problem = await sampleRanges(object, index: proof.index, with: verification) {
+        let picks = Self.samples(of: count, random: 0)
+        if let problem = await sampleRanges(object, index: proof.index, picks: picks, with: verification) {
             log.add(.fail, .artifactSegments, url, "\(label): \(problem)")
             return
         }
-        log.add(.pass, .artifactSegments, url, "\(label): \(count) segments tile it and hash as indexed; \(min(count, Self.sampledSegments)) fetched by range as devices do (206, exact Content-Range, no encoding)")
+        log.add(.pass, .artifactSegments, url, "\(label): \(count) segments tile it and hash as indexed; \(picks.count) fetched by range as devices do (206, exact Content-Range, no encoding)")
     }
 
-    /// Fetches a few segments (first, last, two between) with single-range requests; nil
-    /// when each came back as a device needs, otherwise what did not.
-    private func sampleRanges(_ object: ExpectedObject, index: SegmentIndex, with verification: ArtifactVerification) async -> String? {
-        let count = index.segments.count
-        let picks = Set([0, count / 3, (2 * count) / 3, count - 1].filter { $0 >= 0 && $0 < count }).sorted()
+    /// The segments to fetch by range, in order: the first, the last, two between, and
+    /// `random` others drawn at random (fewer when there are not so many).
+    static func samples(of count: Int, random: Int = randomSamples) -> [Int] {
+        var picks = Set([0, count / 3, (2 * count) / 3, count - 1].filter { $0 >= 0 && $0 < count })
+        let wanted = min(count, picks.count + random)
+        while picks.count < wanted { picks.insert(Int.random(in: 0..<count)) }
+        return picks.sorted()
+    }
+
+    /// Fetches each segment of `picks` with a single-range request; nil when each came
+    /// back as a device needs (206, the exact Content-Range, no encoding, the indexed
+    /// SHA-256), otherwise what did not.
+    private func sampleRanges(_ object: ExpectedObject, index: SegmentIndex, picks: [Int], with verification: ArtifactVerification) async -> String? {
         for segment in picks {
             let start = index.offsets[segment], length = Int64(index.segments[segment].length)
             let range = start...(start + length - 1)

@@ -32,6 +32,8 @@ package struct VerifyOptions: Sendable {
     package var maxManifestBytes = ManifestLimits.maxBytes
     /// A zip artifact with more entries is refused (from its end record, before the central directory is read).
     package var maxZipEntries = ZipInspector.defaultMaxEntries
+    /// How much of an artifact's segment index is proven (`--segments`).
+    package var segments = SegmentCheck.sample
     /// Warn when the manifest expires sooner than this (seconds).
     package var expiryWarning: TimeInterval = 7 * 24 * 3600
     /// Trusted signing keys: the manifest must carry a good signature by one of them.
@@ -62,4 +64,19 @@ package struct VerifyOptions: Sendable {
     package var progress: ProgressFactory?
 
     package init() {}
+}
+
+/// How much of an artifact's segment index verify proves. Either way the index object is
+/// proven first: its bytes are the ones the manifest pins (size and SHA-256), it decodes,
+/// its segments tile the artifact exactly (lengths summing to its size), and it names the
+/// artifact's own size and SHA-256, which the artifact is then hashed against whole.
+package enum SegmentCheck: String, Sendable, CaseIterable {
+    /// Then a sample of segments (the first, the last, two between and four at random) is
+    /// fetched by range, as devices fetch them, and each hashed against the index: every
+    /// byte is hashed once, plus the sample.
+    case sample
+    /// Then every segment is hashed as the artifact streams by (a second pass over every
+    /// byte), and a directory's artifact is also cut again by the index's scheme, which
+    /// must give the same segments; through a URL the sample is fetched by range too.
+    case all
 }
