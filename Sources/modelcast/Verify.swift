@@ -210,7 +210,7 @@ struct VerifyLimitOptions: ParsableArguments {
 
     // sample: every byte hashed once (the artifact), the index proven and 8 segments fetched
     // by range; all: every segment hashed too, a second pass (docs/verifying.md).
-    @Option(help: ArgumentHelp("How segment indexes are proven: sample (the index, 8 segments by range) or all (every segment hashed).", valueName: "sample|all"))
+    @Option(help: ArgumentHelp("Segments of an index: sample 8, or hash all.", valueName: "MODE"))
     var segments = SegmentCheck.sample
 }
 
