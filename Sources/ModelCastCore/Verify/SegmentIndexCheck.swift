@@ -214,7 +214,8 @@ struct SegmentsCheck: ArtifactCheck {
         for segment in picks {
             let start = index.offsets[segment], length = Int64(index.segments[segment].length)
             let range = start...(start + length - 1)
-            let body = ByteCollector()
+            // Hashed as it arrives: a segment can be megabytes, and jobs sample at once.
+            let body = HashingSink(progress: nil)
             let expected = "bytes \(range.lowerBound)-\(range.upperBound)/\(index.artifactSize)"
             do {
                 let response = try await verification.verifier.fetchWithRetries(
@@ -227,8 +228,8 @@ struct SegmentsCheck: ArtifactCheck {
                 if let encoding = response.headers["content-encoding"], encoding.lowercased() != "identity" {
                     return "segment \(segment): Content-Encoding \(encoding) on a range"
                 }
-                guard try SHA256Hasher.digest(body.data).bytes == index.segments[segment].sha256 else {
-                    return "segment \(segment): the \(body.data.count) bytes served do not hash to the index's value"
+                guard response.bytesRead == length, try body.finish().bytes == index.segments[segment].sha256 else {
+                    return "segment \(segment): the \(response.bytesRead) bytes served do not hash to the index's value"
                 }
             } catch {
                 return "segment \(segment): \(error)"
