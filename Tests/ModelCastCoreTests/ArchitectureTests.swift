@@ -177,22 +177,31 @@ final class ArchitectureTests: XCTestCase {
         XCTAssertEqual(defaulted, [], "requirements with a default body")
     }
 
+    /// Every Swift file of the product (Sources and the client package's), as lines, named
+    /// as the failures name them (`Sources/…`, `modelcast-client/Sources/…`).
+    private func productSources() throws -> [(name: String, lines: [String])] {
+        var files: [(name: String, lines: [String])] = []
+        for folder in ["Sources", "modelcast-client/Sources"] {
+            let root = repositoryRoot + "/" + folder
+            let enumerator = try XCTUnwrap(FileManager.default.enumerator(atPath: root))
+            while let relative = enumerator.nextObject() as? String {
+                guard relative.hasSuffix(".swift") else { continue }
+                files.append((folder + "/" + relative, try String(contentsOfFile: root + "/" + relative, encoding: .utf8).components(separatedBy: "\n")))
+            }
+        }
+        return files
+    }
+
     /// `@unchecked Sendable` turns the compiler's check off, so each one says why the type is
     /// safe anyway (a comment naming `@unchecked` within a few lines of the declaration).
     func testEveryUncheckedSendableSaysWhy() throws {
         var unexplained: [String] = []
-        for folder in ["/Sources", "/modelcast-client/Sources"] {
-            let root = repositoryRoot + folder
-            let enumerator = try XCTUnwrap(FileManager.default.enumerator(atPath: root))
-            while let relative = enumerator.nextObject() as? String {
-                guard relative.hasSuffix(".swift") else { continue }
-                let lines = try String(contentsOfFile: root + "/" + relative, encoding: .utf8).components(separatedBy: "\n")
-                for (index, line) in lines.enumerated() where line.contains("@unchecked Sendable") && !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
-                    let around = lines[max(0, index - 4)..<min(lines.count, index + 4)].enumerated()
-                        .filter { $0.offset + max(0, index - 4) != index }.map(\.element)
-                    if !around.contains(where: { $0.contains("//") && $0.contains("@unchecked") }) {
-                        unexplained.append("\(folder.dropFirst())/\(relative):\(index + 1)")
-                    }
+        for (name, lines) in try productSources() {
+            for (index, line) in lines.enumerated() where line.contains("@unchecked Sendable") && !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
+                let around = lines[max(0, index - 4)..<min(lines.count, index + 4)].enumerated()
+                    .filter { $0.offset + max(0, index - 4) != index }.map(\.element)
+                if !around.contains(where: { $0.contains("//") && $0.contains("@unchecked") }) {
+                    unexplained.append("\(name):\(index + 1)")
                 }
             }
         }
@@ -205,18 +214,12 @@ final class ArchitectureTests: XCTestCase {
     func testEveryTryQuestionMarkSaysWhy() throws {
         var unexplained: [String] = []
         let tryQuestionMark = try NSRegularExpression(pattern: #"\btry\?"#)
-        for folder in ["/Sources", "/modelcast-client/Sources"] {
-            let root = repositoryRoot + folder
-            let enumerator = try XCTUnwrap(FileManager.default.enumerator(atPath: root))
-            while let relative = enumerator.nextObject() as? String {
-                guard relative.hasSuffix(".swift") else { continue }
-                let lines = try String(contentsOfFile: root + "/" + relative, encoding: .utf8).components(separatedBy: "\n")
-                for (index, line) in lines.enumerated() {
-                    let code = String(line.components(separatedBy: "//")[0])
-                    guard tryQuestionMark.firstMatch(in: code, range: NSRange(code.startIndex..., in: code)) != nil else { continue }
-                    if !lines[max(0, index - 6)...index].contains(where: { $0.contains("//") }) {
-                        unexplained.append("\(folder.dropFirst())/\(relative):\(index + 1)")
-                    }
+        for (name, lines) in try productSources() {
+            for (index, line) in lines.enumerated() {
+                let code = String(line.components(separatedBy: "//")[0])
+                guard tryQuestionMark.firstMatch(in: code, range: NSRange(code.startIndex..., in: code)) != nil else { continue }
+                if !lines[max(0, index - 6)...index].contains(where: { $0.contains("//") }) {
+                    unexplained.append("\(name):\(index + 1)")
                 }
             }
         }
