@@ -58,6 +58,44 @@ final class DeltaUpdateTests: XCTestCase {
         XCTAssertEqual(whole, [FileDownload(model: "m", file: "m.gguf", size: size, fetchedBytes: size, seededFrom: nil, rangeRequests: nil)])
     }
 
+    /// Issue 49, part 4: a device on 1.0.0 updates to 2.0.0 (attention retrained) and keeps
+    /// 1.0.0 for a rollback; 3.0.0 is 1.0.0's weights with a new chat template. Seeded from
+    /// 2.0.0 alone it fetched the attention tensors again (about 24 MB here); seeded from
+    /// every kept version it fetches only what neither holds, the metadata.
+    func testAnUpdateBringingBackAnOlderKeptVersionsTensorsFetchesOnlyWhatNoneHolds() async throws {
+        let site = try ClientTests.Site()
+        let v1 = site.work.at("v1/m.gguf"), v2 = site.work.at("v2/m.gguf"), v3 = site.work.at("v3/m.gguf")
+        try gguf(v1, [])
+        try gguf(v2, ["--retrain-attention"])
+        try gguf(v3, ["--template", "{% for m in messages %}{{ m.content }}{% endfor %}"])
+        try site.publish([v1], version: "1.0.0", ["--segment-index", "always"])
+        try site.start()
+        let device = try ModelUpdater(site.configuration(device: "d", directory: "device"))
+        _ = try await device.update()
+        try site.publish([v2], version: "2.0.0", ["--segment-index", "always"])
+        _ = try await device.update()
+        XCTAssertEqual(device.installed("m")?.version, "2.0.0")
+        try site.publish([v3], version: "3.0.0", ["--segment-index", "always", "--interface-change", "--min-app-version", "2.0"])
+        let outcome = try await device.update()
+        XCTAssertEqual(outcome, .updated(sequence: 3, models: ["m": "3.0.0"]))
+        XCTAssertEqual(try Data(contentsOf: try XCTUnwrap(device.installed("m")).mainFile), try Data(contentsOf: URL(fileURLWithPath: v3)))
+        let downloads = await device.lastDownloads
+        let download = try XCTUnwrap(downloads.first)
+        // What neither kept version holds, by the indexes: the bytes of 3.0.0's segments
+        // that are in neither 1.0.0's nor 2.0.0's index.
+        func segments(_ path: String) throws -> [SegmentIndex.Segment] {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+            let hasher = SegmentHasher(regions: SegmentPlan.regions(path: path, size: Int64(bytes.count)))
+            try bytes.withUnsafeBytes { try hasher.update($0) }
+            return try hasher.finish()
+        }
+        let held = Set(try segments(v1).map(\.sha256)).union(try segments(v2).map(\.sha256))
+        let novel = try segments(v3).filter { !held.contains($0.sha256) }.reduce(Int64(0)) { $0 + Int64($1.length) }
+        XCTAssertLessThanOrEqual(download.fetchedBytes, novel + novel / 50 + (256 << 10), "fetched \(download.fetchedBytes) bytes; \(novel) are in no kept version")
+        XCTAssertEqual(download.seededFrom, "2.0.0, 1.0.0", "the segments came from both kept versions")
+        XCTAssertNotNil(download.rangeRequests)
+    }
+
     /// Through nginx and the snippet publish wrote (gzip on for all it may compress): a
     /// retrain is built from ranges; a re-quantization (every tensor changed, the plan
     /// past 70 % of the file) is downloaded whole in one request, never both.

@@ -51,6 +51,21 @@ struct ModelsDirectory: Sendable {
         return Self.record(in: path) != nil ? path : nil
     }
 
+    /// Every complete version of `name` kept on the device: the one in use first, then the
+    /// others (older versions kept for a rollback) by directory name.
+    func keptVersions(_ name: ModelName) -> [URL] {
+        let current = current(name)
+        // try?: a versions folder that cannot be listed keeps no other version to seed from.
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: versionsDirectory(name).path)) ?? []
+        let others = entries.sorted().compactMap { entry -> URL? in
+            // try?: an entry that is no version directory name is none of the client's.
+            guard let id = try? PathSegment(entry) else { return nil }
+            let path = versionsDirectory(name).appendingPathComponent(id.rawValue)
+            return path.lastPathComponent != current?.lastPathComponent && Self.record(in: path) != nil ? path : nil
+        }
+        return (current.map { [$0] } ?? []) + others
+    }
+
     /// What is installed, read from the disk alone: every model directory whose `current`
     /// link names a complete version.
     func installedModels() -> [InstalledModel] {

@@ -25,6 +25,49 @@ struct SegmentSeed: Sendable {
     let have: [[UInt8]: Int64]
 }
 
+extension SegmentSeed {
+    /// One seed from several kept versions, the first preferred: a segment the new index
+    /// (`new`) names is copied from the first version that has it. nil when none has one.
+    /// A single seed is returned as it is.
+    static func combining(_ seeds: [SegmentSeed], for new: SegmentIndex) -> SegmentSeed? {
+        guard seeds.count > 1 else { return seeds.first }
+        let needed = Set(new.segments.map(\.sha256))
+        var have: [[UInt8]: Int64] = [:]
+        var parts: [(base: Int64, bytes: any SeedBytes, size: Int64)] = []
+        var contributing: [SegmentSeed] = []
+        var base: Int64 = 0
+        for seed in seeds {
+            var added = false
+            for (sha, offset) in seed.have where needed.contains(sha) && have[sha] == nil {
+                have[sha] = base + offset
+                added = true
+            }
+            if added {
+                parts.append((base, seed.bytes, seed.index.artifactSize))
+                contributing.append(seed)
+            }
+            base += seed.index.artifactSize
+        }
+        guard let first = contributing.first else { return nil }
+        if contributing.count == 1 { return first }
+        let versions = contributing.map(\.version)
+        return SegmentSeed(bytes: CombinedSeedBytes(parts: parts), index: first.index, version: versions.joined(separator: ", "), have: have)
+    }
+}
+
+/// Several kept versions' bytes one after the other: the offsets of the second start where
+/// the first's artifact ends, and so on (`SegmentSeed.combining`).
+struct CombinedSeedBytes: SeedBytes {
+    let parts: [(base: Int64, bytes: any SeedBytes, size: Int64)]
+
+    var path: String { parts.map(\.bytes.path).joined(separator: ", ") }
+
+    func read(count: Int, at offset: Int64) throws -> Data {
+        guard let part = parts.last(where: { $0.base <= offset }), offset + Int64(count) <= part.base + part.size else { return Data() }
+        return try part.bytes.read(count: count, at: offset - part.base)
+    }
+}
+
 /// A zipped directory as it was installed: the zip is gone, but each stored entry's
 /// bytes are its unpacked file's bytes, so a segment lying inside one entry's data can
 /// be read from that file.
@@ -85,19 +128,31 @@ extension Installer {
         }
     }
 
-    /// What seeds the segmented download of `file` (whose proven index is `new`): the
-    /// current version's file of the same name, else, whatever their names (a file
-    /// renamed between versions, `m-1.0.bin` → `m-1.1.bin`), the current version's file
-    /// of the same kind (plain, or a zipped directory) with a kept index that leaves the
-    /// least to fetch. nil when none was kept. Nothing read here is trusted: every copied
-    /// segment is hashed again.
+    /// What seeds the segmented download of `file` (whose proven index is `new`): every
+    /// kept version (the one in use first, then those kept for a rollback) gives its best
+    /// seed, and a segment is copied from the first that has it, so an update that brings
+    /// back what an older kept version held (a revert, a fix on the older weights) fetches
+    /// only what no kept version holds. nil when none was kept. Nothing read here is
+    /// trusted: every copied segment is hashed again.
     func seed(for file: CheckedFile, of model: CheckedModel, index new: SegmentIndex) -> SegmentSeed? {
-        guard model.tree == nil, let current = modelsDirectory.current(model.name), let version = ModelsDirectory.record(in: current)?.version else { return nil }
+        guard model.tree == nil else { return nil }
+        let seeds = modelsDirectory.keptVersions(model.name).compactMap { directory -> SegmentSeed? in
+            guard let version = ModelsDirectory.record(in: directory)?.version else { return nil }
+            return bestSeed(for: file, in: directory, version: version, index: new)
+        }
+        return SegmentSeed.combining(seeds, for: new)
+    }
+
+    /// The seed the version at `directory` gives `file`: its file of the same name, else,
+    /// whatever their names (a file renamed between versions, `m-1.0.bin` → `m-1.1.bin`),
+    /// its file of the same kind (plain, or a zipped directory) with a kept index that
+    /// leaves the least to fetch.
+    private func bestSeed(for file: CheckedFile, in directory: URL, version: String, index new: SegmentIndex) -> SegmentSeed? {
         let zipped = file.packedDirectoryName != nil
-        if let same = seed(named: file.name, zipped: zipped, in: current, version: version) { return same }
+        if let same = seed(named: file.name, zipped: zipped, in: directory, version: version) { return same }
         var best: (seed: SegmentSeed, copied: Int64)?
-        for name in seedNames(in: current) where name != file.name {
-            guard let seed = seed(named: name, zipped: zipped, in: current, version: version) else { continue }
+        for name in seedNames(in: directory) where name != file.name {
+            guard let seed = seed(named: name, zipped: zipped, in: directory, version: version) else { continue }
             let copied = DeltaPlan(new: new, have: seed.have).copiedBytes
             if copied > best?.copied ?? 0 { best = (seed, copied) }
         }
