@@ -33,35 +33,42 @@ internal fun keepSeed(index: ByteArray, stored: List<ZipLayout.StoredData>?, fil
 }
 
 /**
- * The index kept for the file `fileName` of the version of `model` in use (to decode: the
+ * Every complete version of `model` kept on the device: the one in use first, then the others
+ * (kept for a rollback) by directory name. Each may seed a segmented download.
+ */
+fun Installer.keptVersions(model: String): List<Path> {
+    val current = current(model)
+    val others = versions(model).sorted().map { versionsDirectory(model).resolve(it) }.filter { it != current }
+    return (if (current != null) listOf(current) else emptyList()) + others
+}
+
+/**
+ * The index kept for the file `fileName` of the version directory `version` (to decode: the
  * format's job), read only when it is no larger than an index can be. Nothing read here is
  * trusted: every segment a build copies is hashed again.
  */
-fun Installer.keptIndex(model: String, fileName: String): ByteArray? {
+fun keptIndex(version: Path, fileName: String): ByteArray? {
     if (Names.segmentProblem(fileName) != null) return null
-    val current = current(model) ?: return null
-    val path = current.resolve(Installer.SEGMENTS_FOLDER).resolve("$fileName.mcsx")
+    val path = version.resolve(Installer.SEGMENTS_FOLDER).resolve("$fileName.mcsx")
     val size = regularFileSize(path) ?: return null
     if (size > MAX_SEGMENT_INDEX_BYTES) return null
     return try { Files.readAllBytes(path) } catch (error: IOException) { null }
 }
 
-/** The names of the files of the version of `model` in use whose index was kept, sorted (seeds for a file renamed between versions). */
-fun Installer.keptIndexNames(model: String): List<String> {
-    val current = current(model) ?: return emptyList()
-    return Installer.listNames(current.resolve(Installer.SEGMENTS_FOLDER)).filter { it.endsWith(".mcsx") }
+/** The names of the files of the version directory `version` whose index was kept, sorted (seeds for a file renamed between versions). */
+fun keptIndexNames(version: Path): List<String> {
+    return Installer.listNames(version.resolve(Installer.SEGMENTS_FOLDER)).filter { it.endsWith(".mcsx") }
         .map { it.substring(0, it.length - ".mcsx".length) }.filter { Names.segmentProblem(it) == null }.sorted()
 }
 
 /**
- * What a segmented download of a file can copy from, in the version of `model` in use:
+ * What a segmented download of a file can copy from, in the version directory `current`:
  * for a plain file (`zipped` false), the installed file `fileName` when it is a regular file
  * of `artifactSize` bytes and was not a zip; for a zipped directory, its unpacked stored
  * entries ([UnpackedZip]). Null when there is none. Close it when done.
  */
-fun Installer.seedBytes(model: String, fileName: String, zipped: Boolean, artifactSize: Long): SeedBytes? {
+fun seedBytes(current: Path, fileName: String, zipped: Boolean, artifactSize: Long): SeedBytes? {
     if (Names.segmentProblem(fileName) != null) return null
-    val current = current(model) ?: return null
     val storedMap = current.resolve(Installer.SEGMENTS_FOLDER).resolve("$fileName.stored.json")
     if (!zipped) {
         val bytes = current.resolve(fileName)
