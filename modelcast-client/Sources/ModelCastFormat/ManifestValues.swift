@@ -89,8 +89,10 @@ public struct PathSegment: Hashable, Sendable, CustomStringConvertible {
             }
         }
         // Compared scalar by scalar: Swift's `==` is canonical equivalence, under which every
-        // spelling equals its NFC form and the check could never fail.
-        guard text.unicodeScalars.elementsEqual(text.precomposedStringWithCanonicalMapping.unicodeScalars) else {
+        // spelling equals its NFC form and the check could never fail. ASCII is its own NFC
+        // form: Foundation's normalisation is skipped for it (a zip of many entries, a tree of
+        // many files, checks a name each).
+        guard text.utf8.allSatisfy({ $0 < 0x80 }) || text.unicodeScalars.elementsEqual(text.precomposedStringWithCanonicalMapping.unicodeScalars) else {
             throw ManifestText.refuse(text, "is not in Unicode normal form C (two spellings of one name)")
         }
         rawValue = text
