@@ -52,8 +52,11 @@ final class AWSEnvironmentTests: XCTestCase {
         let directory = scratch.at("aws")
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let binary = try scratch.write("binary", [0x5b, 0xff, 0xfe, 0x5d, 0x0a])
+        // A file of any size was read whole into memory.
+        let huge = try scratch.write("huge", Array(repeating: 0x23, count: (1 << 20) + 1))
         for (variable, path, reason) in [("AWS_SHARED_CREDENTIALS_FILE", directory, "a directory, not a file"),
-                                         ("AWS_SHARED_CREDENTIALS_FILE", binary, "not UTF-8 text")] {
+                                         ("AWS_SHARED_CREDENTIALS_FILE", binary, "not UTF-8 text"),
+                                         ("AWS_SHARED_CREDENTIALS_FILE", huge, "larger than 1 MiB, the most modelcast reads of an AWS settings file")] {
             XCTAssertThrowsError(try AWSEnvironment.credentials([variable: path]), path) { error in
                 XCTAssertEqual(error as? ModelCastError, .unreadable(path: path, reason: reason))
             }

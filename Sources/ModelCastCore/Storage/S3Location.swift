@@ -127,6 +127,9 @@ package enum AWSEnvironment {
     /// or a path through something that is no directory). One that is there but cannot be
     /// read — a directory, no permission, not UTF-8 — is an error naming it: the settings
     /// in it would otherwise be replaced by defaults without a word. Never quotes the text.
+    /// The largest AWS settings file read (a real one is a few KiB).
+    static let settingsFileLimit = 1 << 20
+
     static func settingsFile(_ path: String) throws -> String? {
         var info = stat()
         guard stat(path, &info) == 0 else {
@@ -140,11 +143,10 @@ package enum AWSEnvironment {
         default: throw ModelCastError.unreadable(path: path, reason: "not a regular file")
         }
         let file = try FileDescriptor.openForReading(path)
-        var bytes: [UInt8] = []
-        while true {
-            let chunk = try file.read(at: Int64(bytes.count), count: 1 << 16)
-            if chunk.isEmpty { break }
-            bytes += chunk
+        // One byte past the limit tells a file that is too large, without reading it all.
+        let bytes = try file.read(at: 0, count: settingsFileLimit + 1)
+        guard bytes.count <= settingsFileLimit else {
+            throw ModelCastError.unreadable(path: path, reason: "larger than \(settingsFileLimit >> 20) MiB, the most modelcast reads of an AWS settings file")
         }
         guard let text = String(bytes: bytes, encoding: .utf8) else { throw ModelCastError.unreadable(path: path, reason: "not UTF-8 text") }
         return text
