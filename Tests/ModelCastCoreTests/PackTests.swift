@@ -206,7 +206,9 @@ final class PackTests: XCTestCase {
     /// among them: packing normalises them to NFC.)
     func testNamesNoDeviceCreatesAreRefused() throws {
         let src = try Scratch(), out = try Scratch()
-        for (index, name) in ["a\u{2215}b.bin", "zero\u{200B}width.bin", "\u{2024}\u{2024}"].enumerated() {
+        // A path past the 1,024 bytes a device creates, each name short (verify refused it).
+        let deep = Array(repeating: String(repeating: "d", count: 250), count: 4).joined(separator: "/") + "/" + String(repeating: "w", count: 60) + ".bin"
+        for (index, name) in ["a\u{2215}b.bin", "zero\u{200B}width.bin", "\u{2024}\u{2024}", deep].enumerated() {
             let model = "L\(index)"
             try src.write(model + "/ok.bin", [1])
             try src.write(model + "/" + name, [2])

@@ -43,10 +43,10 @@ package struct ModelTree: Sendable {
             throw ModelCastError.nonUTF8Name(path: root)
         }
         guard !containsControlCharacter(topName) else { throw ModelCastError.controlCharacterInName(path: root) }
-        try checkDeviceName(topName, path: root)
         var entries: [TreeEntry] = []
         var seen = NameRegistry()
         let top = topName.precomposedStringWithCanonicalMapping
+        try checkDeviceName(top, path: root)
         entries.append(TreeEntry(archiveName: top + "/", diskPath: trimmed, isDirectory: true, size: 0, isExecutable: false))
         try walk(directory: trimmed, archivePrefix: top + "/", into: &entries, names: &seen)
         guard entries.contains(where: { !$0.isDirectory }) else {
@@ -68,9 +68,9 @@ package struct ModelTree: Sendable {
                 throw ModelCastError.nonUTF8Name(path: directory + "/" + rawName.display)
             }
             guard !containsControlCharacter(name) else { throw ModelCastError.controlCharacterInName(path: diskPath) }
-            try checkDeviceName(name, path: diskPath)
             guard let info = try linkStatus(diskPath) else { continue }  // vanished since readdir
             let archiveName = archivePrefix + name.precomposedStringWithCanonicalMapping
+            try checkDeviceName(archiveName, path: diskPath)
             switch FileType(mode: info.st_mode) {
             case .symlink:
                 throw ModelCastError.symlink(path: diskPath, target: linkTarget(diskPath))
@@ -92,10 +92,11 @@ package struct ModelTree: Sendable {
         }
     }
 
-    /// Refuses a name a device would refuse to create once unpacked (`PathSegment`, after
-    /// the NFC normalisation the archive applies): verify and the client refuse the zip.
-    private static func checkDeviceName(_ name: String, path: String) throws {
-        do { _ = try PathSegment(name.precomposedStringWithCanonicalMapping) } catch let error as ManifestValueError {
+    /// Refuses an entry a device would refuse to create once unpacked: its whole archive
+    /// name (already NFC) must be a `RelativePath`, the rule verify and the client apply to
+    /// every zip entry (each segment, and the path's length).
+    private static func checkDeviceName(_ archiveName: String, path: String) throws {
+        do { _ = try RelativePath(archiveName) } catch let error as ManifestValueError {
             throw ModelCastError.unsafeName(path: path, rule: error.rule)
         }
     }
