@@ -101,9 +101,8 @@ final class SampledSegments: BodyWatcher {
 /// `SegmentCheck.all` every segment is also hashed in the read that hashes the artifact,
 /// and a directory's file is cut again by the scheme.
 struct SegmentsCheck: ArtifactCheck {
-    /// Segments fetched by range as devices fetch them: the first, the last and two between…
-    static let fixedSamples = 4
-    /// …and this many more at random (a different few each run).
+    /// Segments fetched by range besides the first, the last and two between: this many
+    /// more at random (a different few each run).
     static let randomSamples = 4
 
     var ids: [VerifyCheckID] { [.artifactSegments] }

@@ -84,7 +84,7 @@ package final class SourceScope: Sendable {
     }
 
     /// The most of a manifest a URL's body or a file gives that is read.
-    static let manifestLimit = 4 << 20
+    static let manifestLimit = ManifestLimits.maxBytes
 
     /// The manifest SOURCE names (`key`, the channel's manifest key, for a target): a URL's
     /// body (HTTP 200 only) or a regular file's bytes, `manifestLimit` at most, or the
