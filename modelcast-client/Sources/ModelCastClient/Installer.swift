@@ -264,12 +264,13 @@ struct Installer: Sendable {
         for entry in archive {
             let index = entries.count
             guard index < listed.count, entry.path == listed[index].name, entry.type != .symlink else {
-                throw ClientError.unsafeArchive(model: model, file: file, reason: "its entries read differently from its central directory")
+                let expected = index < listed.count ? quotedValue(listed[index].name) : "no entry"
+                throw ClientError.unsafeArchive(model: model, file: file, reason: "its entries read differently from its central directory: entry \(index + 1) reads as \(quotedValue(entry.path)), the directory lists \(expected)")
             }
             entries.append((entry, checked.destinations[index]))
         }
         guard entries.count == listed.count else {
-            throw ClientError.unsafeArchive(model: model, file: file, reason: "its entries read differently from its central directory")
+            throw ClientError.unsafeArchive(model: model, file: file, reason: "its entries read differently from its central directory: \(entries.count) entries read, \(listed.count) listed")
         }
         return entries
     }

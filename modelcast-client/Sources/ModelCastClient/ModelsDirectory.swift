@@ -58,8 +58,9 @@ struct ModelsDirectory: Sendable {
         // try?: a versions folder that cannot be listed keeps no other version to seed from.
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: versionsDirectory(name).path)) ?? []
         let others = entries.sorted().compactMap { entry -> URL? in
-            // try?: an entry that is no version directory name is none of the client's.
-            guard let id = try? PathSegment(entry) else { return nil }
+            // try?: an entry that is no version directory name is none of the client's; a
+            // dot-named one is a version still being built (or a leftover of one).
+            guard !entry.hasPrefix("."), let id = try? PathSegment(entry) else { return nil }
             let path = versionsDirectory(name).appendingPathComponent(id.rawValue)
             return path.lastPathComponent != current?.lastPathComponent && Self.record(in: path) != nil ? path : nil
         }

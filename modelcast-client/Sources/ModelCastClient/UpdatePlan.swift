@@ -25,7 +25,8 @@ public struct FileDownload: Sendable, Equatable {
     public let size: Int64
     /// Bytes received for it in this update (a resumed download counts only the rest).
     public let fetchedBytes: Int64
-    /// The installed version whose file seeded a segmented download; nil for a plain download.
+    /// The kept versions whose files seeded a segmented download, the one in use first,
+    /// joined by ", " (`2.0.0, 1.0.0`); nil for a plain download.
     public let seededFrom: String?
     /// The range requests of a segmented download (repairs included); nil for a plain download.
     public let rangeRequests: Int?

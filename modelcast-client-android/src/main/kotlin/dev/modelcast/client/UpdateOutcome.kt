@@ -33,7 +33,7 @@ data class FileDownload(
     val size: Long,
     /** Bytes received for it in this update (a resumed download counts only the rest). */
     val fetchedBytes: Long,
-    /** The installed version whose file seeded a segmented download; null for a plain download. */
+    /** The kept versions whose files seeded a segmented download, the one in use first, joined by ", " (`2.0.0, 1.0.0`); null for a plain download. */
     val seededFrom: String?,
     /** The range requests of a segmented download (repairs included); null for a plain download. */
     val rangeRequests: Int?
