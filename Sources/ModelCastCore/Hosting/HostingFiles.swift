@@ -66,7 +66,14 @@ package struct HostingFiles: Sendable {
             guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
                 throw ModelCastError.unreadable(path: path, reason: "not readable UTF-8 text")
             }
-            templates[String(name.dropLast(".mustache".count))] = text
+            let template = String(name.dropLast(".mustache".count))
+            // Checked here, before anything is stored: the rendered file is written under
+            // this name, and a name that is no key (".mustache", "..mustache") would fail
+            // only in the middle of a commit.
+            guard isValidKey(outputPath(forTemplate: template)) else {
+                throw ModelCastError.usage("--templates: \(quotedValue(path)) would be written to \(quotedValue(outputPath(forTemplate: template))), which is no file name inside the target: rename it")
+            }
+            templates[template] = text
         }
         return templates
     }
