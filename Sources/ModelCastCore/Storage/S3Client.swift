@@ -320,12 +320,16 @@ final class S3Client: Sendable {
 
     /// Turns an error answer into an `S3Error` (code and message from its XML body). A 400
     /// that may be a store refusing S3's checksum headers (its message names a checksum, or a
-    /// HEAD, which has no body to say why) says how to do without them.
+    /// HEAD, which has no body to say why) says how to do without them; one that refuses the
+    /// algorithm only (LocalStack 4.0 knows no CRC-64/NVME) points to SHA-256 checksums.
     func error(_ response: S3Response, operation: String, key: String) -> S3Error {
         var message = XMLFields.first("Message", in: response.body) ?? ""
-        if sendsChecksums, response.status == 400,
-           message.lowercased().contains("checksum") || (operation.hasPrefix("HEAD") && response.body.isEmpty) {
-            message += (message.isEmpty ? "" : " ") + "(a store that refuses S3's checksum headers, as Backblaze B2 does, needs --checksum none)"
+        let lowered = message.lowercased()
+        if sendsChecksums, response.status == 400, lowered.contains("checksum") || (operation.hasPrefix("HEAD") && response.body.isEmpty) {
+            let hint = lowered.contains("algorithm")
+                ? "(a store that knows SHA-256 checksums but not CRC-64/NVME ones takes --checksum sha256; one that refuses every checksum header, as Backblaze B2 does, needs --checksum none)"
+                : "(a store that refuses S3's checksum headers, as Backblaze B2 does, needs --checksum none)"
+            message += (message.isEmpty ? "" : " ") + hint
         }
         return S3Error(operation: operation, key: key, status: response.status, code: Self.errorCode(response.body) ?? "", message: message,
                        bucket: bucket, endpoint: endpoint.url)
