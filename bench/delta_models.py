@@ -4,6 +4,7 @@ the segment-index tests and bench/delta: a base model and the variants a retrain
 
     delta_models.py gguf OUT [--layers N] [--width W] [--vocab V] [--seed S]
                              [--template TEXT] [--retrain-attention] [--quantize TYPE]
+    delta_models.py shape MIB   prints "LAYERS WIDTH VOCAB" for a base model of about MIB MiB
 
 --template          the chat template (tokenizer.chat_template) written in the metadata
 --retrain-attention new values for every attention projection (attn_q/k/v/output), same sizes
@@ -60,7 +61,19 @@ def write_gguf(args):
     writer.close()
 
 
+def shape(mib):
+    """Layers, width and vocabulary of an F16 model of at least `mib` MiB (wider above 48 and 512 MiB)."""
+    width, vocab = (2048, 32000) if mib >= 512 else (512, 8000) if mib >= 48 else (256, 4000)
+    fixed = 2 * (2 * vocab * width + width)
+    per_layer = 2 * (10 * width * width + 2 * width)
+    need = mib * 1048576 - fixed
+    return max(1, -(-need // per_layer)), width, vocab
+
+
 def main():
+    if sys.argv[1:2] == ["shape"]:
+        print(*shape(int(sys.argv[2])))
+        return
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("kind", choices=["gguf"])
     parser.add_argument("out")

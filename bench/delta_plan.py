@@ -5,6 +5,9 @@
     delta_plan.py OLD.mcsx NEW.mcsx          prints bytes fetched, requests, share of the file
     delta_plan.py OLD.mcsx NEW.mcsx --json   the same as JSON, with each changed run's segments
                                              (bench/delta's ground truth)
+    delta_plan.py OLD.mcsx OLDER.mcsx… NEW.mcsx [--json]
+                                             a device keeping several versions: a segment any
+                                             of them holds is not fetched (bench/delta-kept)
 """
 import json, struct, sys
 
@@ -28,9 +31,11 @@ def read_index(path):
 
 
 def main():
-    _, old, _ = read_index(sys.argv[1])
-    size, new, index_bytes = read_index(sys.argv[2])
-    have = {digest for _, digest in old}
+    as_json = sys.argv[-1] == "--json"
+    paths = sys.argv[1:-1] if as_json else sys.argv[1:]
+    assert len(paths) >= 2, __doc__
+    have = {digest for path in paths[:-1] for _, digest in read_index(path)[1]}
+    size, new, index_bytes = read_index(paths[-1])
     fetched, requests, previous_fetched = 0, 0, False
     runs, offset = [], 0  # [first segment, segments, offset, bytes] of each run of changed segments
     for number, (length, digest) in enumerate(new):
@@ -44,7 +49,7 @@ def main():
             runs[-1][3] += length
         previous_fetched = missing
         offset += length
-    if sys.argv[3:] == ["--json"]:
+    if as_json:
         print(json.dumps({"size": size, "segments": len(new), "changed_bytes": fetched, "runs": requests,
                           "index_bytes": index_bytes, "changed_runs": runs,
                           "largest_segment": max((length for length, _ in new), default=0)}))

@@ -45,6 +45,7 @@ package struct DirectoryStorage: Storage {
         let atomic = try AtomicFile(destination: destination)
         try content.withUnsafeBytes { try atomic.descriptor.writeAll($0) }
         if executable { _ = fchmod(atomic.descriptor.fd, 0o755) }
+        try ServedFileTime.stamp(atomic.descriptor, replacing: destination)
         try atomic.commit(durable: true)
     }
 
@@ -329,6 +330,7 @@ package struct DirectoryStorage: Storage {
         try makeDirectories(PathText.parent(destination))
         let file = try AtomicFile(destination: destination)
         try data.withUnsafeBytes { try file.descriptor.writeAll($0) }
+        try ServedFileTime.stamp(file.descriptor, replacing: destination)
         try file.commit(durable: true)
     }
 
