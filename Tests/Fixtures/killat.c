@@ -16,6 +16,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,11 +54,23 @@ static void before_write(int dirfd, const char *path) {
     if (strstr(full + length, "/.")) return;
     if (__atomic_add_fetch(&seen, 1, __ATOMIC_SEQ_CST) != atol(n)) return;
     /* KILLAT_SIGNAL=INT or TERM: that signal instead, raised on this thread, so the
-       process's handler runs before the write (a Ctrl-C or a `kill` at exactly this point). */
+       process's handler runs before the write (a Ctrl-C or a `kill` at exactly this point).
+       A thread of a pool (libdispatch's workers) may hold the signal blocked: raise() would
+       leave it pending on this thread for ever and the run would go on to the end. So the
+       signal is unblocked here for the raise (the handler runs on the way out of it) and
+       the thread's mask put back after. */
     const char *name = getenv("KILLAT_SIGNAL");
-    if (name && strcmp(name, "INT") == 0) raise(SIGINT);
-    else if (name && strcmp(name, "TERM") == 0) raise(SIGTERM);
-    else kill(getpid(), SIGKILL);
+    int sig = name && strcmp(name, "INT") == 0 ? SIGINT : name && strcmp(name, "TERM") == 0 ? SIGTERM : SIGKILL;
+    if (sig == SIGKILL) {
+        kill(getpid(), SIGKILL);
+        return;
+    }
+    sigset_t only, saved;
+    sigemptyset(&only);
+    sigaddset(&only, sig);
+    pthread_sigmask(SIG_UNBLOCK, &only, &saved);
+    raise(sig);
+    pthread_sigmask(SIG_SETMASK, &saved, NULL);
 }
 
 #define NEXT(name) static __typeof__(name) *next; if (!next) next = dlsym(RTLD_NEXT, #name)
