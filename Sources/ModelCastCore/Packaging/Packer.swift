@@ -217,20 +217,26 @@ package struct Packer: Sendable {
     /// Streams the artifact bytes (the file itself, or the zip) through the hasher (and
     /// the part hasher, with `partSize`; the segment hasher, with `segments`), and into
     /// `output` when given. A file is cut by its structure (`SegmentPlan`) in the same read.
-    /// A zip's cuts follow its layout, which is known only once it is written (the central
-    /// directory comes last): with `segments` it is cut in a second read of the written zip,
-    /// which a dry run (no `output`) writes to a temporary file.
+    /// A stored zip is laid out before it is written (`ZipLayoutImage`) and cut in the same
+    /// read too. A deflated zip's layout is known only once it is written (its entries'
+    /// sizes): with `segments` it is cut in a second read of the written zip, which a dry
+    /// run (no `output`) writes to a temporary file.
     func produce(_ d: ModelDescription, zip: Bool, compression: ZipCompression, into output: AtomicFile?, progress: ProgressReporter?,
                  partSize: Int64? = nil, segments: Bool = false) throws -> DigestResult {
         if !zip {
             let regions = segments ? SegmentPlan.regions(path: d.path, size: statFollowing(d.path).map { Int64($0.st_size) } ?? d.totalSize) : nil
             return try StreamDigester.digestFile(at: d.path, copyingTo: output?.descriptor, progress: progress, partSize: partSize, regions: regions)
         }
-        guard segments else { return try writeZip(d, compression: compression, into: output?.descriptor, progress: progress, partSize: partSize) }
+        let entries = zipEntries(d)
+        if !segments || compression == .store {
+            let layout = segments ? try ZipLayoutImage(entries: entries, displayPath: d.path) : nil
+            return try writeZip(d, entries: entries, compression: compression, into: output?.descriptor, progress: progress, partSize: partSize,
+                                layout: layout)
+        }
         let temporary = output == nil ? try AtomicFile(destination: (NSTemporaryDirectory() as NSString).appendingPathComponent(artifactName(for: d, zip: true))) : nil
         defer { temporary?.discard() }
         let file = output ?? temporary!
-        var digest = try writeZip(d, compression: compression, into: file.descriptor, progress: progress, partSize: partSize)
+        var digest = try writeZip(d, entries: entries, compression: compression, into: file.descriptor, progress: progress, partSize: partSize)
         digest.segments = try cutWrittenZip(at: file.temporaryPath, digest: digest)
         return digest
     }
@@ -245,34 +251,41 @@ package struct Packer: Sendable {
         return cut.segments
     }
 
-    /// Writes the zip of `d` through the hasher (and the part hasher, with `partSize`) into
-    /// `output` when given.
-    private func writeZip(_ d: ModelDescription, compression: ZipCompression, into output: FileDescriptor?, progress: ProgressReporter?,
-                          partSize: Int64?) throws -> DigestResult {
-        let writer = try DigestingWriter(destination: output, progress: progress, partSize: partSize)
+    /// What the zip of `d` holds, in order: a directory's tree, or the one file.
+    private func zipEntries(_ d: ModelDescription) -> [TreeEntry] {
+        if let tree = d.tree { return tree.entries }
+        let size = statFollowing(d.path).map { Int64($0.st_size) } ?? d.totalSize
+        return [TreeEntry(archiveName: artifactName(for: d, zip: false), diskPath: d.path, isDirectory: false, size: size, isExecutable: false)]
+    }
+
+    /// Writes the zip of `entries` through the hasher (and the part hasher, with `partSize`;
+    /// with `layout`, the segment hasher cutting by its regions, each file checked to hold
+    /// the bytes the layout's plan read) into `output` when given.
+    private func writeZip(_ d: ModelDescription, entries: [TreeEntry], compression: ZipCompression, into output: FileDescriptor?,
+                          progress: ProgressReporter?, partSize: Int64?, layout: ZipLayoutImage? = nil) throws -> DigestResult {
+        let writer = try DigestingWriter(destination: output, progress: progress, partSize: partSize, regions: layout?.regions())
         let pipeline = writer.makePipeline()
         defer { pipeline.close() }
         let zipWriter = try ZipWriter(compression: compression, displayPath: d.path, sink: pipeline.append)
         let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
         defer { readBuffer.deallocate() }
 
-        let entries: [TreeEntry]
-        if let tree = d.tree {
-            entries = tree.entries
-        } else {
-            let size = statFollowing(d.path).map { Int64($0.st_size) } ?? d.totalSize
-            entries = [TreeEntry(archiveName: artifactName(for: d, zip: false), diskPath: d.path, isDirectory: false, size: size, isExecutable: false)]
-        }
-        for entry in entries {
+        for (index, entry) in entries.enumerated() {
             if entry.isDirectory {
                 try zipWriter.addDirectory(name: entry.archiveName)
                 continue
             }
             let input = try FileDescriptor.openForReading(entry.diskPath)
             Platform.adviseSequential(input.fd)
+            var position: Int64 = 0
             let written = try zipWriter.addFile(
                 name: entry.archiveName, size: entry.size, executable: entry.isExecutable,
-                read: { try input.read(into: $0) }, buffer: readBuffer)
+                read: { buffer in
+                    let count = try input.read(into: buffer)
+                    try layout?.check(entry: index, at: position, UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+                    position += Int64(count)
+                    return count
+                }, buffer: readBuffer)
             guard written == entry.size else {
                 throw ModelCastError.changedWhilePacking(path: entry.diskPath, expected: entry.size, actual: written)
             }
