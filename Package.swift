@@ -37,10 +37,12 @@ let package = Package(
         ),
         // CRC-64/NVME (S3's CRC64NVME checksum), folded with carry-less multiplication.
         .target(name: "CCRC64"),
+        // The content-defined cut's scan (segment indexes), 64 bytes at a time where AVX-512 VBMI is.
+        .target(name: "CSegmentCut"),
         .target(
             name: "ModelCastCore",
             dependencies: [
-                .product(name: "ModelCastFormat", package: "modelcast-client"), "CLibCrypto", "CLibZ", "CCRC64",
+                .product(name: "ModelCastFormat", package: "modelcast-client"), "CLibCrypto", "CLibZ", "CCRC64", "CSegmentCut",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Mustache", package: "swift-mustache"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

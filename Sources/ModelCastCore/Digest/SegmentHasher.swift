@@ -93,32 +93,46 @@ package final class SegmentHasher {
     /// `maskBits` bits are zero once the segment holds `minimum` bytes, or at `maximum`.
     /// The hash at a byte depends on that byte and the 63 before it only (each step
     /// shifts it left by one), so bytes more than 64 before `minimum` are not hashed at
-    /// all, and the loops test nothing they need not: the same cuts as testing every byte.
+    /// all, and from the 64th byte of `bytes` on the cut is found from the bytes alone
+    /// (`ContentDefinedCut.firstCandidate`, many positions at a time): the same cuts as
+    /// testing every byte. The rolling state carries the hash across chunks.
     private func cutContentDefined(_ bytes: UnsafeRawBufferPointer, end: Int64, cut: ContentDefinedCut) -> (count: Int, boundary: Bool) {
         let available = Int(min(Int64(bytes.count), end - position))
         let done = position - segmentStart  // bytes of this segment before these; byte i makes it done + i + 1
         let stop = Int(min(Int64(available), cut.maximum - done))
         let firstChecked = Int(max(0, min(Int64(stop), cut.minimum - done - 1)))
-        let firstHashed = Int(max(0, min(Int64(firstChecked), cut.minimum - 64 - done)))
-        let mask = cut.mask
-        var hash = firstHashed > 0 ? 0 : rolling
+        let window = ContentDefinedCut.window
         var found: Int?
-        ContentDefinedCut.gear.withUnsafeBufferPointer { gear in
-            var index = firstHashed
-            while index < firstChecked {
-                hash = (hash << 1) &+ gear[Int(bytes[index])]
-                index += 1
-            }
-            while index < stop {
-                hash = (hash << 1) &+ gear[Int(bytes[index])]
-                index += 1
-                if hash & mask == 0 {
-                    found = index
-                    return
+        if firstChecked < window {
+            // Tested bytes whose 64-byte window starts before `bytes`: one at a time, from the rolling state.
+            let scalarStop = min(stop, window)
+            let firstHashed = Int(max(0, min(Int64(firstChecked), cut.minimum - Int64(window) - done)))
+            let mask = cut.mask
+            var hash = firstHashed > 0 ? 0 : rolling
+            ContentDefinedCut.gear.withUnsafeBufferPointer { gear in
+                var index = firstHashed
+                while index < firstChecked {
+                    hash = (hash << 1) &+ gear[Int(bytes[index])]
+                    index += 1
+                }
+                while index < scalarStop {
+                    hash = (hash << 1) &+ gear[Int(bytes[index])]
+                    index += 1
+                    if hash & mask == 0 {
+                        found = index
+                        return
+                    }
                 }
             }
+            rolling = hash
         }
-        rolling = hash
+        if found == nil, stop > max(firstChecked, window) {
+            found = cut.firstCandidate(in: bytes, from: max(firstChecked, window), to: stop).map { $0 + 1 }
+        }
+        if found == nil, stop >= window {
+            // The hash after the last byte, for the next chunk: its last 64 bytes decide it.
+            rolling = ContentDefinedCut.windowHash(bytes, endingAt: stop - 1)
+        }
         if found == nil, done + Int64(stop) == cut.maximum { found = stop }
         if let found { return (found, true) }
         return (available, position + Int64(available) == end)

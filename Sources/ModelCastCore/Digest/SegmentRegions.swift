@@ -1,4 +1,5 @@
 import Foundation
+internal import CSegmentCut
 
 /// How one stretch of a file is cut into segments (scheme `modelcast-segments-1`,
 /// `docs/segment-index.md`). A file's regions tile it from 0 to its size, in order; the
@@ -42,6 +43,37 @@ package struct ContentDefinedCut: Sendable, Equatable {
     package static let bulk = ContentDefinedCut(minimum: 256 << 10, maskBits: 20, maximum: 4 << 20)
 
     package var mask: UInt64 { (1 << UInt64(maskBits)) - 1 }
+
+    /// The bytes a hash depends on: each step shifts it left by one, so a byte 64 or more
+    /// steps back has left its 64 bits.
+    static let window = 64
+
+    /// The index of the first byte in `from ..< to` of `bytes` after which the hash of
+    /// the 64 bytes ending there passes the mask (a cut, once the segment is long enough);
+    /// nil when none does. The 64 bytes before `from` must be in `bytes` (`from >= 64`) and
+    /// in the segment. `vector: false` tests one byte at a time (what the vector path must
+    /// agree with; tests compare them).
+    func firstCandidate(in bytes: UnsafeRawBufferPointer, from: Int, to: Int, vector: Bool = true) -> Int? {
+        precondition(from >= Self.window && to <= bytes.count)
+        guard from < to, let base = bytes.baseAddress else { return nil }
+        let index = Self.gear.withUnsafeBufferPointer { gear in
+            modelcast_gear_first_cut(base.assumingMemoryBound(to: UInt8.self), from, to, mask, gear.baseAddress, vector ? 1 : 0)
+        }
+        return index < to ? index : nil
+    }
+
+    /// The hash after byte `index` of `bytes` of a segment at least 64 bytes long by then:
+    /// the 64 bytes ending there decide it.
+    static func windowHash(_ bytes: UnsafeRawBufferPointer, endingAt index: Int) -> UInt64 {
+        gear.withUnsafeBufferPointer { gear in
+            var hash: UInt64 = 0
+            for position in (index - window + 1)...index { hash = (hash << 1) &+ gear[Int(bytes[position])] }
+            return hash
+        }
+    }
+
+    /// True when `firstCandidate` tests 64 positions at a time on this CPU.
+    static var vectorScanAvailable: Bool { modelcast_gear_vector_available() != 0 }
 
     /// The 256 gear values: SplitMix64 from the seed 0x6d6f64656c636173 ("modelcas"),
     /// the first value for byte 0, the next for byte 1, and so on.

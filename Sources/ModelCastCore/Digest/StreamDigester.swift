@@ -14,6 +14,9 @@ package struct DigestResult: Sendable, Equatable {
     package var parts: PartDigests? = nil
     /// The segments the regions asked for cut the bytes into (same read as `sha256`).
     package var segments: [SegmentIndex.Segment]? = nil
+    /// For a zip, when asked for (model signing): each file's SHA-256 by its archive name,
+    /// made in the read that zipped it.
+    package var entryDigests: [String: SHA256Digest]? = nil
 }
 
 /// The consumer ends of a `ChunkPipeline`: one hashes every chunk, one (when there is

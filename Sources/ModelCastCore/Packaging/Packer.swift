@@ -55,6 +55,9 @@ package struct PackResult: Codable, Sendable, Equatable {
     /// The artifact's segments (`modelcast-segments-1`), when `stage` or `digest` was asked
     /// for them, cut and hashed in the same read as `sha256`. Not part of the JSON form.
     package var segments: [SegmentIndex.Segment]? = nil
+    /// For a zip, when `stage` or `digest` was asked for them (model signing): each file's
+    /// SHA-256 by its archive name, made in the read that zipped it. Not part of the JSON form.
+    package var entryDigests: [String: SHA256Digest]? = nil
 
     enum CodingKeys: String, CodingKey {
         case path, name, size, sha256, kind, files, format, compression
@@ -102,7 +105,7 @@ package struct Packer: Sendable {
     /// `path` is the temporary file. With `partSize`, each part of the artifact is
     /// hashed too (`PackResult.parts`), in the same pass.
     package func stage(_ description: ModelDescription, in directory: String, zip: Bool? = nil, compression: ZipCompression = .store,
-                      progress: ProgressFactory? = nil, partSize: Int64? = nil, segments: Bool = false) throws -> PackResult {
+                      progress: ProgressFactory? = nil, partSize: Int64? = nil, segments: Bool = false, entryDigests: Bool = false) throws -> PackResult {
         let asZip = try decideZip(description, zip)
         let name = artifactName(for: description, zip: asZip)
         let progress = progress?("packing \(name)", description.totalSize)
@@ -110,7 +113,7 @@ package struct Packer: Sendable {
         let file = try AtomicFile(destination: directory + "/" + name)
         do {
             let digest = try produce(description, zip: asZip, compression: compression, into: file, progress: progress, partSize: partSize,
-                                     segments: segments)
+                                     segments: segments, entryDigests: entryDigests)
             let path = try file.keepTemporary()
             return result(description, path: path, name: name, digest: digest, zip: asZip, compression: compression)
         } catch {
@@ -120,14 +123,16 @@ package struct Packer: Sendable {
     }
 
     /// The artifact `pack` would write, hashed without writing anything. With `partSize`,
-    /// each part of the artifact is hashed too (`PackResult.parts`), in the same read.
+    /// each part of the artifact is hashed too (`PackResult.parts`), in the same read; with
+    /// `entryDigests`, each file a zip holds (`PackResult.entryDigests`).
     package func digest(_ description: ModelDescription, zip: Bool? = nil, compression: ZipCompression = .store, progress: ProgressFactory? = nil,
-                       partSize: Int64? = nil, segments: Bool = false) throws -> PackResult {
+                       partSize: Int64? = nil, segments: Bool = false, entryDigests: Bool = false) throws -> PackResult {
         let asZip = try decideZip(description, zip)
         let name = artifactName(for: description, zip: asZip)
         let progress = progress?("hashing \(name)", description.totalSize)
         defer { progress?.finish() }
-        let digest = try produce(description, zip: asZip, compression: compression, into: nil, progress: progress, partSize: partSize, segments: segments)
+        let digest = try produce(description, zip: asZip, compression: compression, into: nil, progress: progress, partSize: partSize, segments: segments,
+                                 entryDigests: entryDigests)
         return result(description, path: description.path, name: name, digest: digest, zip: asZip, compression: compression,
                       source: asZip ? nil : digest.source)
     }
@@ -155,7 +160,8 @@ package struct Packer: Sendable {
         PackResult(
             path: path, name: name, size: digest.size, sha256: digest.sha256, kind: d.kind,
             files: d.fileCount, format: zip ? .zip : .file, compression: zip ? compression : nil,
-            contentType: ContentType.forArtifact(named: name), source: source, parts: digest.parts, segments: digest.segments)
+            contentType: ContentType.forArtifact(named: name), source: source, parts: digest.parts, segments: digest.segments,
+            entryDigests: digest.entryDigests)
     }
 
     private func decideZip(_ d: ModelDescription, _ requested: Bool?) throws -> Bool {
@@ -217,20 +223,28 @@ package struct Packer: Sendable {
     /// Streams the artifact bytes (the file itself, or the zip) through the hasher (and
     /// the part hasher, with `partSize`; the segment hasher, with `segments`), and into
     /// `output` when given. A file is cut by its structure (`SegmentPlan`) in the same read.
-    /// A zip's cuts follow its layout, which is known only once it is written (the central
-    /// directory comes last): with `segments` it is cut in a second read of the written zip,
-    /// which a dry run (no `output`) writes to a temporary file.
+    /// A stored zip is laid out before it is written (`ZipLayoutImage`) and cut in the same
+    /// read too. A deflated zip's layout is known only once it is written (its entries'
+    /// sizes): with `segments` it is cut in a second read of the written zip, which a dry
+    /// run (no `output`) writes to a temporary file. With `entryDigests`, a zip's files are
+    /// hashed one by one as they are read into it (what model signing states).
     func produce(_ d: ModelDescription, zip: Bool, compression: ZipCompression, into output: AtomicFile?, progress: ProgressReporter?,
-                 partSize: Int64? = nil, segments: Bool = false) throws -> DigestResult {
+                 partSize: Int64? = nil, segments: Bool = false, entryDigests: Bool = false) throws -> DigestResult {
         if !zip {
             let regions = segments ? SegmentPlan.regions(path: d.path, size: statFollowing(d.path).map { Int64($0.st_size) } ?? d.totalSize) : nil
             return try StreamDigester.digestFile(at: d.path, copyingTo: output?.descriptor, progress: progress, partSize: partSize, regions: regions)
         }
-        guard segments else { return try writeZip(d, compression: compression, into: output?.descriptor, progress: progress, partSize: partSize) }
+        let entries = zipEntries(d)
+        if !segments || compression == .store {
+            let layout = segments ? try ZipLayoutImage(entries: entries, displayPath: d.path) : nil
+            return try writeZip(d, entries: entries, compression: compression, into: output?.descriptor, progress: progress, partSize: partSize,
+                                layout: layout, entryDigests: entryDigests)
+        }
         let temporary = output == nil ? try AtomicFile(destination: (NSTemporaryDirectory() as NSString).appendingPathComponent(artifactName(for: d, zip: true))) : nil
         defer { temporary?.discard() }
         let file = output ?? temporary!
-        var digest = try writeZip(d, compression: compression, into: file.descriptor, progress: progress, partSize: partSize)
+        var digest = try writeZip(d, entries: entries, compression: compression, into: file.descriptor, progress: progress, partSize: partSize,
+                                  entryDigests: entryDigests)
         digest.segments = try cutWrittenZip(at: file.temporaryPath, digest: digest)
         return digest
     }
@@ -245,41 +259,56 @@ package struct Packer: Sendable {
         return cut.segments
     }
 
-    /// Writes the zip of `d` through the hasher (and the part hasher, with `partSize`) into
-    /// `output` when given.
-    private func writeZip(_ d: ModelDescription, compression: ZipCompression, into output: FileDescriptor?, progress: ProgressReporter?,
-                          partSize: Int64?) throws -> DigestResult {
-        let writer = try DigestingWriter(destination: output, progress: progress, partSize: partSize)
+    /// What the zip of `d` holds, in order: a directory's tree, or the one file.
+    private func zipEntries(_ d: ModelDescription) -> [TreeEntry] {
+        if let tree = d.tree { return tree.entries }
+        let size = statFollowing(d.path).map { Int64($0.st_size) } ?? d.totalSize
+        return [TreeEntry(archiveName: artifactName(for: d, zip: false), diskPath: d.path, isDirectory: false, size: size, isExecutable: false)]
+    }
+
+    /// Writes the zip of `entries` through the hasher (and the part hasher, with `partSize`;
+    /// with `layout`, the segment hasher cutting by its regions, each file checked to hold
+    /// the bytes the layout's plan read) into `output` when given. With `entryDigests`,
+    /// each file is hashed as it is read (on this thread: its bytes, not the zip's).
+    private func writeZip(_ d: ModelDescription, entries: [TreeEntry], compression: ZipCompression, into output: FileDescriptor?,
+                          progress: ProgressReporter?, partSize: Int64?, layout: ZipLayoutImage? = nil, entryDigests: Bool = false) throws -> DigestResult {
+        let writer = try DigestingWriter(destination: output, progress: progress, partSize: partSize, regions: layout?.regions())
         let pipeline = writer.makePipeline()
         defer { pipeline.close() }
         let zipWriter = try ZipWriter(compression: compression, displayPath: d.path, sink: pipeline.append)
         let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 4096)
         defer { readBuffer.deallocate() }
 
-        let entries: [TreeEntry]
-        if let tree = d.tree {
-            entries = tree.entries
-        } else {
-            let size = statFollowing(d.path).map { Int64($0.st_size) } ?? d.totalSize
-            entries = [TreeEntry(archiveName: artifactName(for: d, zip: false), diskPath: d.path, isDirectory: false, size: size, isExecutable: false)]
-        }
-        for entry in entries {
+        var digests: [String: SHA256Digest] = [:]
+        for (index, entry) in entries.enumerated() {
             if entry.isDirectory {
                 try zipWriter.addDirectory(name: entry.archiveName)
                 continue
             }
             let input = try FileDescriptor.openForReading(entry.diskPath)
             Platform.adviseSequential(input.fd)
+            let hasher = entryDigests ? try SHA256Hasher() : nil
+            var position: Int64 = 0
             let written = try zipWriter.addFile(
                 name: entry.archiveName, size: entry.size, executable: entry.isExecutable,
-                read: { try input.read(into: $0) }, buffer: readBuffer)
+                read: { buffer in
+                    let count = try input.read(into: buffer)
+                    let bytes = UnsafeRawBufferPointer(rebasing: buffer[0..<count])
+                    try layout?.check(entry: index, at: position, bytes)
+                    hasher?.update(bytes)
+                    position += Int64(count)
+                    return count
+                }, buffer: readBuffer)
             guard written == entry.size else {
                 throw ModelCastError.changedWhilePacking(path: entry.diskPath, expected: entry.size, actual: written)
             }
+            if let hasher { digests[entry.archiveName] = hasher.finalize() }
         }
         try zipWriter.finish()
         try pipeline.finish()
-        return try writer.result()
+        var result = try writer.result()
+        if entryDigests { result.entryDigests = digests }
+        return result
     }
 }
 

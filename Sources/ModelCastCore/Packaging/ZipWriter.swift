@@ -64,11 +64,29 @@ final class ZipWriter {
         }
         guard written == size else { return written }
         if let deflater { compressed += try deflater.finish(emit: write) }
-        let checksum = UInt32(truncatingIfNeeded: crc)
-        try write(ZipRecords.dataDescriptor(entry, crc: checksum, compressed: compressed, uncompressed: written))
-        centralDirectory += ZipRecords.centralHeader(entry, crc: checksum, compressed: compressed, uncompressed: written)
-        entryCount += 1
+        try finishEntry(entry, crc: UInt32(truncatingIfNeeded: crc), compressed: compressed, uncompressed: written)
         return written
+    }
+
+    /// Adds a stored file's records without reading it, for laying a zip out before it is
+    /// written (`ZipLayoutImage`): its local header, then `skip` told how many data bytes
+    /// follow (`size`), then its data descriptor and central header with a CRC-32 of 0 (the
+    /// only bytes that differ from what `addFile` writes for a file of that size).
+    func skipFile(name: String, size: Int64, executable: Bool, skip: (Int64) throws -> Void) throws {
+        precondition(compression == .store, "a deflated entry's size is known only once its data is written")
+        let entry = ZipRecords.Entry.file(name: name, size: size, executable: executable, compression: compression, offset: offset)
+        try checkName(entry)
+        try write(ZipRecords.localHeader(entry))
+        try skip(size)
+        offset += size
+        try finishEntry(entry, crc: 0, compressed: size, uncompressed: size)
+    }
+
+    /// The data descriptor after a file's data, and its central header for `finish`.
+    private func finishEntry(_ entry: ZipRecords.Entry, crc: UInt32, compressed: Int64, uncompressed: Int64) throws {
+        try write(ZipRecords.dataDescriptor(entry, crc: crc, compressed: compressed, uncompressed: uncompressed))
+        centralDirectory += ZipRecords.centralHeader(entry, crc: crc, compressed: compressed, uncompressed: uncompressed)
+        entryCount += 1
     }
 
     /// Writes the central directory and the end records.

@@ -19,7 +19,8 @@ struct ModelSignatures {
         let liveUnits = live?.unitsByLabel ?? [:]
         for label in units.keys.sorted() {
             let model = names[label]?.model ?? label
-            let statement = try Self.statement(of: units[label]!, name: model, label: label, descriptions: descriptions[label] ?? [])
+            let statement = try Self.statement(of: units[label]!, name: model, label: label, descriptions: descriptions[label] ?? [],
+                                               zipped: staging.zippedFileDigests)
             if let previous = liveUnits[label], previous.version == units[label]!.version, previous.files == units[label]!.files,
                let kept = try await reusable(previous.modelSignature, statement: statement) {
                 units[label]!.modelSignature = kept
@@ -48,8 +49,10 @@ struct ModelSignatures {
 
     /// The statement of what a device installs of `model`: its files named as
     /// `ModelSignatureSubject` says, digests from the manifest for plain and tree files,
-    /// and each zipped directory's files hashed from the input directory.
-    static func statement(of model: ReleaseModel, name: String, label: String, descriptions: [ModelDescription]) throws -> ModelSigningStatement {
+    /// and each zipped directory's files as they were hashed while zipped (`zipped`, by the
+    /// zip's key), else hashed from the input directory.
+    static func statement(of model: ReleaseModel, name: String, label: String, descriptions: [ModelDescription],
+                          zipped zippedDigests: [String: [String: SHA256Digest]] = [:]) throws -> ModelSigningStatement {
         let checked: CheckedModel
         do { checked = try model.checked(name: name, at: "models.\(name)") } catch let error as ManifestValueError {
             throw ModelCastError.invalidManifest(source: "the release to publish", reason: error.description)
@@ -61,9 +64,10 @@ struct ModelSignatures {
                 throw ModelCastError.usage("model \(label): \(file.name) is a zipped directory whose input is not known, so it cannot be signed")
             }
             let entries = tree.entries.filter { !$0.isDirectory }
-            let digests = try StreamDigester.digest(ofFilesAt: entries.map(\.diskPath))
+            let known = zippedDigests[file.key.rawValue].map { known in entries.compactMap { known[$0.archiveName] } }
+            let digests = try known.flatMap { $0.count == entries.count ? $0 : nil } ?? StreamDigester.digest(ofFilesAt: entries.map(\.diskPath)).map(\.sha256)
             for (entry, digest) in zip(entries, digests) {
-                files[try ModelSignatureSubject.resourceName(ofArchiveEntry: entry.archiveName, prefix: prefix)] = SHA256Hex(bytes: digest.sha256.bytes)
+                files[try ModelSignatureSubject.resourceName(ofArchiveEntry: entry.archiveName, prefix: prefix)] = SHA256Hex(bytes: digest.bytes)
             }
         }
         // What model_signing leaves out of the model on disk is left out of the statement.

@@ -17,6 +17,9 @@ final class StagingArea {
     private(set) var stored: [String: String] = [:]
     /// The segment indexes of this release's artifacts, by the index's key (dry runs too).
     private(set) var segmentIndexes: [String: SegmentIndex] = [:]
+    /// With model signing: the files of each zipped directory, hashed as they were zipped,
+    /// by the zip's key (what the signature states of them; `ModelSignatures`).
+    private(set) var zippedFileDigests: [String: [String: SHA256Digest]] = [:]
     /// The tree files the live release names, by key: a file with the same key, size and
     /// SHA-256 is stored already (the live record, checked against the store, proves it —
     /// or proveStored re-reads it with --reverify-stored), so no request asks the store.
@@ -114,16 +117,20 @@ final class StagingArea {
             // threshold the store hashes the parts itself).
             let partSize = directory == nil ? nil : storage.capabilities.multipart?.partSize(description.totalSize)
             let segments = request.options.segmentIndexes.applies(size: description.totalSize, profile: request.profile)
+            // A signed directory's files are hashed as they are zipped, not read again to sign.
+            let entryDigests = request.options.modelSigning != nil && description.isDirectory
             let result = try directory.map {
                 uploadInPlace || hashOnly
-                    ? try packer.digest(description, compression: request.compression, progress: request.progress, partSize: partSize, segments: segments)
+                    ? try packer.digest(description, compression: request.compression, progress: request.progress, partSize: partSize, segments: segments,
+                                        entryDigests: entryDigests)
                     : try packer.stage(description, in: $0, compression: request.compression, progress: request.progress, partSize: partSize,
-                                       segments: segments)
-            } ?? packer.digest(description, compression: request.compression, progress: request.progress, segments: segments)
+                                       segments: segments, entryDigests: entryDigests)
+            } ?? packer.digest(description, compression: request.compression, progress: request.progress, segments: segments, entryDigests: entryDigests)
             guard names.insert(result.name).inserted else {
                 throw ModelCastError.usage("model \(model.name) has two files named \(result.name)")
             }
             let key = request.profile.artifactKey(model: model.keyName, version: model.version, fileName: result.name, sha256: result.sha256)
+            if let digests = result.entryDigests { zippedFileDigests[key] = digests }
             if hashOnly && description.isDirectory {
                 unpacked[key] = description
             } else {
