@@ -1,0 +1,177 @@
+#if os(Linux)
+import CCurl
+import Foundation
+import FoundationNetworking
+import Synchronization
+
+/// One request through libcurl, performed on a thread of its own (`curl_easy_perform`
+/// blocks until the transfer ends), whose callbacks run on that thread, inside libcurl:
+/// - Each body chunk goes to the request's handler there, so nothing more is read while
+///   it is hashed and written (back-pressure: no backlog in memory however fast the
+///   server sends), and one the request refuses (it has ended: a handler threw, a bound
+///   was reached, the caller cancelled) aborts the transfer at once, closing the connection.
+/// - The response head goes to the request with the first body chunk, or at the end of a
+///   body-less answer: by then libcurl has followed any redirect (it hands over no
+///   redirect's body), so the head is the final response's.
+/// - The progress callback, which libcurl calls at least once a second even while nothing
+///   arrives, aborts the transfer once it was stopped, or once nothing (no head line, no
+///   body byte) has arrived for the idle timeout.
+// @unchecked: `stopped` is atomic; every var is touched only by the thread that performs
+// the transfer (libcurl runs the callbacks there); the lets are set in init.
+final class CurlTransfer: @unchecked Sendable {
+    private let url: String
+    private let headers: [String]
+    private let idleTimeout: TimeInterval
+    private let pending: PendingRequest
+    private let handles: CurlHandlePool
+    private let stopped = Atomic<Bool>(false)
+    /// The handle while the transfer runs.
+    private var handle: UnsafeMutableRawPointer?
+    private var head = CurlResponseHead()
+    /// Whether the head went to the request (later header lines are trailers: ignored).
+    private var headTaken = false
+    /// Bytes of head lines and body so far, and when the progress callback last saw it change.
+    private var arrived = 0
+    private var lastArrival = (bytes: 0, at: DispatchTime.now())
+    private var timedOut = false
+
+    init(url: String, headers: [String], idleTimeout: TimeInterval, pending: PendingRequest, handles: CurlHandlePool) {
+        self.url = url
+        self.headers = headers
+        self.idleTimeout = idleTimeout
+        self.pending = pending
+        self.handles = handles
+    }
+
+    /// Performs the transfer on a new thread.
+    @Sendable func start() {
+        let thread = Thread { self.perform() }
+        thread.name = "modelcast.curl"
+        thread.start()
+    }
+
+    /// Has the transfer aborted at its next callback: at once while a body arrives, within
+    /// a second while nothing does.
+    @Sendable func stop() {
+        stopped.store(true, ordering: .relaxed)
+    }
+
+    private func perform() {
+        guard let handle = handles.take() else { return pending.complete("libcurl could not start a transfer") }
+        self.handle = handle
+        let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE))
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
+        var list: UnsafeMutablePointer<curl_slist>?
+        for line in headers { list = curl_slist_append(list, line) }
+        lastArrival = (0, DispatchTime.now())
+        var code = configure(handle, headers: list, errorBuffer: errorBuffer)
+        if code == CURLE_OK { code = curl_easy_perform(handle) }
+        finish(code, detail: String(cString: errorBuffer))
+        // The reset unsets the pointers to the list and the buffer before they go.
+        handles.give(handle)
+        self.handle = nil
+        curl_slist_free_all(list)
+        errorBuffer.deallocate()
+    }
+
+    /// Sets the request's options; the first that libcurl refuses, else CURLE_OK.
+    private func configure(_ handle: UnsafeMutableRawPointer, headers: UnsafeMutablePointer<curl_slist>?,
+                           errorBuffer: UnsafeMutablePointer<CChar>) -> CURLcode {
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        let codes = [
+            modelcast_curl_set_string(handle, CURLOPT_URL, url),
+            modelcast_curl_allow_http_only(handle),
+            modelcast_curl_set_long(handle, CURLOPT_HTTPGET, 1),
+            // Redirects: followed, up to 20 (URLSession's limit), to http and https only.
+            modelcast_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 1),
+            modelcast_curl_set_long(handle, CURLOPT_MAXREDIRS, 20),
+            // The bytes as the server sent them: never decoded (the client proves them).
+            modelcast_curl_set_long(handle, CURLOPT_HTTP_CONTENT_DECODING, 0),
+            modelcast_curl_set_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headers)),
+            modelcast_curl_set_string(handle, CURLOPT_USERAGENT, "modelcast-client"),
+            // Threads: no signals (a timeout must not raise SIGALRM in the app).
+            modelcast_curl_set_long(handle, CURLOPT_NOSIGNAL, 1),
+            modelcast_curl_set_long(handle, CURLOPT_CONNECTTIMEOUT_MS, Int(idleTimeout * 1000)),
+            modelcast_curl_set_long(handle, CURLOPT_BUFFERSIZE, CurlTransport.readSize),
+            modelcast_curl_set_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer),
+            modelcast_curl_set_write_callback(handle, CURLOPT_HEADERFUNCTION) { data, size, count, me in
+                guard let data, let me else { return 0 }
+                let transfer = Unmanaged<CurlTransfer>.fromOpaque(me).takeUnretainedValue()
+                return transfer.headerLine(UnsafeRawBufferPointer(start: data, count: size * count)) ? size * count : 0
+            },
+            modelcast_curl_set_pointer(handle, CURLOPT_HEADERDATA, me),
+            modelcast_curl_set_write_callback(handle, CURLOPT_WRITEFUNCTION) { data, size, count, me in
+                guard let data, let me else { return 0 }
+                let transfer = Unmanaged<CurlTransfer>.fromOpaque(me).takeUnretainedValue()
+                return transfer.body(UnsafeRawBufferPointer(start: data, count: size * count)) ? size * count : 0
+            },
+            modelcast_curl_set_pointer(handle, CURLOPT_WRITEDATA, me),
+            modelcast_curl_set_xferinfo_callback(handle) { me, _, _, _, _ in
+                guard let me else { return 1 }
+                return Unmanaged<CurlTransfer>.fromOpaque(me).takeUnretainedValue().goOn() ? 0 : 1
+            },
+            modelcast_curl_set_pointer(handle, CURLOPT_XFERINFODATA, me),
+            modelcast_curl_set_long(handle, CURLOPT_NOPROGRESS, 0),
+        ]
+        return codes.first { $0 != CURLE_OK } ?? CURLE_OK
+    }
+
+    /// A head line; false aborts the transfer (it was stopped).
+    private func headerLine(_ line: UnsafeRawBufferPointer) -> Bool {
+        arrived &+= line.count
+        if !headTaken { head.add(line) }
+        return !stopped.load(ordering: .relaxed)
+    }
+
+    /// A body chunk, after the head; false aborts the transfer (the request has ended).
+    private func body(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        arrived &+= chunk.count
+        guard takeHead() else { return false }
+        return pending.take(Data(chunk))
+    }
+
+    /// Hands the head to the request once; false when the request has ended.
+    private func takeHead() -> Bool {
+        guard !headTaken else { return true }
+        headTaken = true
+        guard let handle else { return false }
+        var status = 0
+        var effective: UnsafeMutablePointer<CChar>?
+        _ = modelcast_curl_get_long(handle, CURLINFO_RESPONSE_CODE, &status)
+        _ = modelcast_curl_get_string(handle, CURLINFO_EFFECTIVE_URL, &effective)
+        let url = effective.flatMap { URL(string: String(cString: $0)) } ?? URL(string: self.url)
+        guard let url, let response = head.response(url: url, status: status) else {
+            pending.complete("the server's answer is not valid HTTP")
+            return false
+        }
+        return pending.take(response)
+    }
+
+    /// The progress callback's question: false aborts the transfer (stopped, or idle for
+    /// the timeout).
+    private func goOn() -> Bool {
+        guard !stopped.load(ordering: .relaxed) else { return false }
+        let now = DispatchTime.now()
+        if arrived != lastArrival.bytes {
+            lastArrival = (arrived, now)
+        } else if Double(now.uptimeNanoseconds - lastArrival.at.uptimeNanoseconds) >= idleTimeout * 1e9 {
+            timedOut = true
+            return false
+        }
+        return true
+    }
+
+    /// Ends the request with the transfer's outcome (nothing changes for a request that
+    /// has ended: it was stopped, or a handler threw).
+    private func finish(_ code: CURLcode, detail: String) {
+        if code == CURLE_OK {
+            // A body-less answer's head goes now; a handler that throws on it ends the request.
+            if takeHead() { pending.complete(nil) }
+        } else if timedOut {
+            pending.complete(curlFailureReason(CURLE_OPERATION_TIMEDOUT, detail: "", url: url, idleTimeout: idleTimeout))
+        } else {
+            pending.complete(curlFailureReason(code, detail: detail, url: url, idleTimeout: idleTimeout))
+        }
+    }
+}
+#endif
