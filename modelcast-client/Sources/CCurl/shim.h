@@ -43,6 +43,10 @@ static inline CURLcode modelcast_curl_get_long(CURL *handle, CURLINFO info, long
     return curl_easy_getinfo(handle, info, value);
 }
 
+static inline CURLcode modelcast_curl_get_off_t(CURL *handle, CURLINFO info, curl_off_t *value) {
+    return curl_easy_getinfo(handle, info, value);
+}
+
 static inline CURLcode modelcast_curl_get_string(CURL *handle, CURLINFO info, char **value) {
     return curl_easy_getinfo(handle, info, value);
 }

@@ -30,9 +30,10 @@ final class CurlTransfer: @unchecked Sendable {
     private var head = CurlResponseHead()
     /// Whether the head went to the request (later header lines are trailers: ignored).
     private var headTaken = false
-    /// Bytes of head lines and body so far, and when the progress callback last saw it change.
+    /// Bytes of head lines and body so far, and when (µs into the transfer, libcurl's
+    /// clock) the progress callback last saw that change.
     private var arrived = 0
-    private var lastArrival = (bytes: 0, at: DispatchTime.now())
+    private var lastArrival = (bytes: 0, at: curl_off_t(0))
     private var timedOut = false
 
     init(url: String, headers: [String], idleTimeout: TimeInterval, pending: PendingRequest, handles: CurlHandlePool) {
@@ -63,7 +64,6 @@ final class CurlTransfer: @unchecked Sendable {
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE))
         var list: UnsafeMutablePointer<curl_slist>?
         for line in headers { list = curl_slist_append(list, line) }
-        lastArrival = (0, DispatchTime.now())
         var code = configure(handle, headers: list, errorBuffer: errorBuffer)
         if code == CURLE_OK { code = curl_easy_perform(handle) }
         finish(code, detail: String(cString: errorBuffer))
@@ -148,13 +148,15 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// The progress callback's question: false aborts the transfer (stopped, or idle for
-    /// the timeout).
+    /// the timeout). The time is the one libcurl took for this call (no clock read here).
     private func goOn() -> Bool {
         guard !stopped.load(ordering: .relaxed) else { return false }
-        let now = DispatchTime.now()
+        guard let handle else { return false }
+        var now: curl_off_t = 0
+        _ = modelcast_curl_get_off_t(handle, CURLINFO_TOTAL_TIME_T, &now)
         if arrived != lastArrival.bytes {
             lastArrival = (arrived, now)
-        } else if Double(now.uptimeNanoseconds - lastArrival.at.uptimeNanoseconds) >= idleTimeout * 1e9 {
+        } else if Double(now - lastArrival.at) >= idleTimeout * 1e6 {
             timedOut = true
             return false
         }
