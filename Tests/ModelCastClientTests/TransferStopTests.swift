@@ -50,6 +50,28 @@ final class TransferStopTests: XCTestCase {
         XCTAssertEqual(received.value, atReturn, "the handler was called after the call returned")
     }
 
+    /// A redirect's own body is nobody's: one that never ends is left after at most 64 KiB
+    /// (libcurl, following a redirect itself, would read it for ever), and the redirect is
+    /// followed.
+    func testARedirectWhoseBodyNeverEndsIsLeftAndFollowed() async throws {
+        let site = try TransferBoundsTests.Site()
+        try site.server.rules([["target": "artifact", "body": "redirect", "times": 1]])
+        let updater = try ModelUpdater(site.configuration("device"))
+        let call = await bounded(seconds: 20, server: site.server) { try await updater.update() }
+        guard case .success(let outcome)? = call.result else { return XCTFail("\(String(describing: call.result)) after \(call.seconds) s") }
+        XCTAssertEqual(outcome, .updated(sequence: 1, models: ["m": "1.0.0"]))
+        try await Task.sleep(nanoseconds: 300_000_000)  // the server writes its counts every 0.1 s
+        let redirect = try XCTUnwrap(site.server.last("artifact"))
+        if let read = site.server.bytesRead(clientPort: redirect.port, sent: redirect.connection.sent) {
+            XCTAssertLessThanOrEqual(read, TransferBoundsTests.slack, "the redirect's body was read on")
+        } else {
+            XCTAssertFalse(redirect.connection.open)
+            XCTAssertLessThan(redirect.connection.seconds, 1, "the redirect's connection closed late")
+        }
+        XCTAssertEqual(site.server.requests.filter { $0.contains("/m.bin ") }.count, 2, site.server.requests.joined(separator: "\n"))
+        try site.server.rules([])
+    }
+
     /// The last answer shaped for `target`: closed, and nothing more sent from 0.5 s to
     /// 3.5 s after the call returned. Then the flood's rule goes (which ends it anyway).
     private func assertStopped(_ target: String, server: EndlessServer, label: String, file: StaticString = #filePath, line: UInt = #line) async throws {

@@ -11,14 +11,22 @@ import Synchronization
 ///   server sends), and one the request refuses (it has ended: a handler threw, a bound
 ///   was reached, the caller cancelled) aborts the transfer at once, closing the connection.
 /// - The response head goes to the request with the first body chunk, or at the end of a
-///   body-less answer: by then libcurl has followed any redirect (it hands over no
-///   redirect's body), so the head is the final response's.
+///   body-less answer. A redirect's head does not: the transfer follows it itself, as
+///   swift-corelibs-foundation did (301–303, 305–308 with a `Location`, up to 20, to http
+///   and https only, with the request's own headers), skipping the redirect's body and
+///   leaving it once it is longer than one read. (libcurl's own following reads a
+///   redirect's body to its end, which may never come.)
 /// - The progress callback, which libcurl calls at least once a second even while nothing
 ///   arrives, aborts the transfer once it was stopped, or once nothing (no head line, no
 ///   body byte) has arrived for the idle timeout.
 // @unchecked: `stopped` is atomic; every var is touched only by the thread that performs
 // the transfer (libcurl runs the callbacks there); the lets are set in init.
 final class CurlTransfer: @unchecked Sendable {
+    /// The statuses followed when they come with a `Location`.
+    static let redirects: Set<Int> = [301, 302, 303, 305, 306, 307, 308]
+    /// Redirects followed at most (URLSession's limit).
+    static let maxRedirects = 20
+
     private let url: String
     private let headers: [String]
     private let idleTimeout: TimeInterval
@@ -28,8 +36,12 @@ final class CurlTransfer: @unchecked Sendable {
     /// The handle while the transfer runs.
     private var handle: UnsafeMutableRawPointer?
     private var head = CurlResponseHead()
-    /// Whether the head went to the request (later header lines are trailers: ignored).
+    /// Whether the head was taken: to the request, or as a redirect (later header lines are
+    /// trailers: ignored).
     private var headTaken = false
+    /// Where the answer being received redirects to, and the bytes of its body skipped.
+    private var redirect: String?
+    private var skipped = 0
     /// Bytes of head lines and body so far, and when (µs into the transfer, libcurl's
     /// clock) the progress callback last saw that change.
     private var arrived = 0
@@ -65,13 +77,32 @@ final class CurlTransfer: @unchecked Sendable {
         var list: UnsafeMutablePointer<curl_slist>?
         for line in headers { list = curl_slist_append(list, line) }
         var code = configure(handle, headers: list, errorBuffer: errorBuffer)
-        if code == CURLE_OK { code = curl_easy_perform(handle) }
+        if code == CURLE_OK { code = performFollowingRedirects(handle) }
         finish(code, detail: String(cString: errorBuffer))
         // The reset unsets the pointers to the list and the buffer before they go.
         handles.give(handle)
         self.handle = nil
         curl_slist_free_all(list)
         errorBuffer.deallocate()
+    }
+
+    /// Performs the request, then each redirect it gets (the same options, another URL);
+    /// the last transfer's outcome.
+    private func performFollowingRedirects(_ handle: UnsafeMutableRawPointer) -> CURLcode {
+        var code = curl_easy_perform(handle)
+        var followed = 0
+        while true {
+            // A body-less answer's head is taken now: a redirect, or the request's response.
+            if code == CURLE_OK, !takeHead() { return code }
+            // A write error here is the redirect's body, left.
+            guard let target = redirect, code == CURLE_OK || code == CURLE_WRITE_ERROR, !stopped.load(ordering: .relaxed) else { return code }
+            guard followed < Self.maxRedirects else { return CURLE_TOO_MANY_REDIRECTS }
+            followed += 1
+            (head, headTaken, redirect, skipped) = (CurlResponseHead(), false, nil, 0)
+            lastArrival = (arrived, 0)  // libcurl's clock starts again with each transfer
+            code = modelcast_curl_set_string(handle, CURLOPT_URL, target)
+            if code == CURLE_OK { code = curl_easy_perform(handle) }
+        }
     }
 
     /// Sets the request's options; the first that libcurl refuses, else CURLE_OK.
@@ -82,9 +113,8 @@ final class CurlTransfer: @unchecked Sendable {
             modelcast_curl_set_string(handle, CURLOPT_URL, url),
             modelcast_curl_allow_http_only(handle),
             modelcast_curl_set_long(handle, CURLOPT_HTTPGET, 1),
-            // Redirects: followed, up to 20 (URLSession's limit), to http and https only.
-            modelcast_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 1),
-            modelcast_curl_set_long(handle, CURLOPT_MAXREDIRS, 20),
+            // Redirects are followed here (`performFollowingRedirects`), not by libcurl.
+            modelcast_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0),
             // The bytes as the server sent them: never decoded (the client proves them).
             modelcast_curl_set_long(handle, CURLOPT_HTTP_CONTENT_DECODING, 0),
             modelcast_curl_set_pointer(handle, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headers)),
@@ -123,14 +153,20 @@ final class CurlTransfer: @unchecked Sendable {
         return !stopped.load(ordering: .relaxed)
     }
 
-    /// A body chunk, after the head; false aborts the transfer (the request has ended).
+    /// A body chunk, after the head; false aborts the transfer (the request has ended, or a
+    /// redirect's body is longer than one read).
     private func body(_ chunk: UnsafeRawBufferPointer) -> Bool {
         arrived &+= chunk.count
         guard takeHead() else { return false }
+        guard redirect == nil else {
+            skipped += chunk.count
+            return skipped <= CurlTransport.readSize
+        }
         return pending.take(Data(chunk))
     }
 
-    /// Hands the head to the request once; false when the request has ended.
+    /// Takes the head once: a redirect's target, or the response, handed to the request;
+    /// false when the request has ended.
     private func takeHead() -> Bool {
         guard !headTaken else { return true }
         headTaken = true
@@ -143,6 +179,12 @@ final class CurlTransfer: @unchecked Sendable {
         guard let url, let response = head.response(url: url, status: status) else {
             pending.complete("the server's answer is not valid HTTP")
             return false
+        }
+        // A `Location` that is no URL makes the answer the final one, as in URLSession.
+        if Self.redirects.contains(status), let location = response.value(forHTTPHeaderField: "Location"),
+           let target = URL(string: location, relativeTo: url)?.absoluteURL {
+            redirect = target.absoluteString
+            return true
         }
         return pending.take(response)
     }
@@ -167,8 +209,9 @@ final class CurlTransfer: @unchecked Sendable {
     /// has ended: it was stopped, or a handler threw).
     private func finish(_ code: CURLcode, detail: String) {
         if code == CURLE_OK {
-            // A body-less answer's head goes now; a handler that throws on it ends the request.
-            if takeHead() { pending.complete(nil) }
+            // The head was taken (`performFollowingRedirects`); a request whose handler
+            // refused it has ended, and this changes nothing.
+            pending.complete(nil)
         } else if timedOut {
             pending.complete(curlFailureReason(CURLE_OPERATION_TIMEDOUT, detail: "", url: url, idleTimeout: idleTimeout))
         } else {

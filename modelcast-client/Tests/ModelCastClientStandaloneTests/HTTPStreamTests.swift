@@ -64,6 +64,20 @@ final class HTTPStreamTests: XCTestCase {
         XCTAssertEqual(rig.nginx.statuses("/f.bin"), [206])
     }
 
+    /// A redirect loop ends, after 20 redirects, with a network error that says so.
+    func testARedirectLoopEndsAsTooManyRedirects() async throws {
+        let rig = try Rig()
+        do {
+            let (response, _, _) = try await rig.get(rig.request("/loop/start"))
+            XCTFail("the loop ended with HTTP \(response.statusCode)")
+        } catch let error as ClientError {
+            XCTAssertEqual(error, .network(url: rig.nginx.base + "/loop/start", reason: "too many redirects"))
+        }
+        #if os(Linux)
+        XCTAssertEqual(rig.nginx.statuses("/loop/again").count, 20, "the start and 20 redirects followed")
+        #endif
+    }
+
     /// A 401 that asks for credentials (the client has none) is an answer like any other:
     /// the request ends with it at once, for the caller to refuse by its status.
     func testA401EndsTheRequestWithItsStatus() async throws {

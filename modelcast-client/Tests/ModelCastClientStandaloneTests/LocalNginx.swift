@@ -12,7 +12,7 @@ private let streamSocket = SOCK_STREAM
 
 /// nginx on 127.0.0.1 serving a directory as plain static files (no gzip, Range support,
 /// ETag), with `/slow/` held to a low rate, `/moved/PATH` redirected (302, with nginx's
-/// small HTML body) to `/PATH`, `/locked/` behind HTTP basic authentication (a 401 with
+/// small HTML body) to `/PATH`, `/loop/` redirected to itself, `/locked/` behind HTTP basic authentication (a 401 with
 /// `WWW-Authenticate` to a request without credentials), `/gzipped/` answered with the
 /// `.gz` file beside the one asked for (`Content-Encoding: gzip`, whatever the request
 /// accepts), and an access log the tests read. This package's tests need nothing of the
@@ -54,6 +54,7 @@ final class LocalNginx {
                     root \(root.path);
                     location /slow/ { limit_rate 64k; }
                     location /moved/ { rewrite ^/moved/(.*)$ /$1 redirect; }
+                    location /loop/ { return 302 /loop/again; }
                     location /locked/ { auth_basic "models"; auth_basic_user_file \(path)/htpasswd; }
                     location /gzipped/ { gzip_static always; }
                 }
