@@ -3,8 +3,9 @@ import PackageDescription
 
 // The app side of modelcast, as a package of its own: what an app adds (by path, or by the
 // URL of a repository that holds this folder at its root) to check, download, prove and
-// install models. It depends on swift-crypto and ZIPFoundation only; none of the CLI's
-// server-side packages (Hummingbird, SwiftNIO, async-http-client) are resolved or built.
+// install models. It depends on swift-crypto and ZIPFoundation only (and, on Linux, on the
+// system's libcurl); none of the CLI's server-side packages (Hummingbird, SwiftNIO,
+// async-http-client) are resolved or built.
 let package = Package(
     name: "modelcast-client",
     platforms: [.macOS(.v12), .iOS(.v15)],
@@ -21,12 +22,21 @@ let package = Package(
     ],
     targets: [
         .target(name: "ModelCastFormat"),
+        // libcurl's easy interface, the client's HTTP transport on Linux (HTTPStream): there
+        // Foundation's URLSession hands the body over without back-pressure and cannot stop
+        // one that keeps arriving. Apple platforms use URLSession and neither build nor link it.
+        .systemLibrary(
+            name: "CCurl",
+            pkgConfig: "libcurl",
+            providers: [.apt(["libcurl4-openssl-dev"])]
+        ),
         .target(
             name: "ModelCastClient",
             dependencies: [
                 "ModelCastFormat",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "ZIPFoundation", package: "ZIPFoundation"),
+                .target(name: "CCurl", condition: .when(platforms: [.linux])),
             ]
         ),
         // The package's own tests: they need nothing outside this folder (nginx on the

@@ -18,6 +18,8 @@ artifact (anything else under models/). Bodies:
   close    no Content-Length, Connection: close; the object's bytes, then zeros for ever
   chunked  Transfer-Encoding: chunked; the object's bytes, then chunks of zeros for ever
   trickle  the honest answer (200, or 206 for a Range), its body "rate" bytes a second
+  redirect a 302 to the same URL whose own body (chunked, zeros) never ends: with
+           "times": 1, the request it redirects to gets the honest answer
   silent   reads the request and never answers
 
 A shaped answer ends (its connection closed) once its rule is no longer in RULES_FILE,
@@ -160,6 +162,9 @@ class Handler(BaseHTTPRequestHandler):
             elif shape == "chunked":
                 self.send_head(status, dict(headers, **{"Transfer-Encoding": "chunked"}))
                 self.endless(body, entry, chunked=True)
+            elif shape == "redirect":
+                self.send_head(302, {"Location": self.path, "Transfer-Encoding": "chunked"})
+                self.endless(b"", entry, chunked=True)
         except (OSError, Withdrawn):
             pass  # the client went away, or the test withdrew the rule
         finally:

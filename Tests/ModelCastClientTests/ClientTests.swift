@@ -151,7 +151,8 @@ final class ClientTests: XCTestCase {
     /// `ModelCastClient` depends on none of the server side: it lives in a package of its
     /// own (`modelcast-client/`) whose only dependencies are swift-crypto and ZIPFoundation; the
     /// closure of its target's dependencies, read from `swift package dump-package`, is
-    /// ModelCastFormat, Crypto and ZIPFoundation; the CLI's package uses the same package.
+    /// ModelCastFormat, Crypto and ZIPFoundation, and on Linux only the system's libcurl
+    /// (CCurl, its HTTP transport there); the CLI's package uses the same package.
     func testTheClientPullsInNoServerSideDependency() throws {
         func dump(_ directory: String) throws -> [String: Any] {
             // Its own scratch path: the test runner's build holds the lock on .build.
@@ -166,7 +167,11 @@ final class ClientTests: XCTestCase {
                 let name = target["name"] as? String ?? ""
                 dependencies[name] = (target["dependencies"] as? [[String: Any]] ?? []).compactMap { dependency in
                     if let byName = dependency["byName"] as? [Any] { return byName.first as? String }
-                    if let target = dependency["target"] as? [Any] { return target.first as? String }
+                    if let target = dependency["target"] as? [Any] {
+                        // A target for some platforms only: "NAME@platform,…".
+                        let platforms = ((target.dropFirst().first as? [String: Any])?["platformNames"] as? [String])?.joined(separator: ",")
+                        return (target.first as? String).map { name in platforms.map { "\(name)@\($0)" } ?? name }
+                    }
                     if let product = dependency["product"] as? [Any], let name = product.first as? String { return "product:\(name)" }
                     return nil
                 }
@@ -186,7 +191,9 @@ final class ClientTests: XCTestCase {
         while let next = queue.popLast() {
             for dependency in dependencies[next] ?? [] where closure.insert(dependency).inserted { queue.append(dependency) }
         }
-        XCTAssertEqual(closure, ["ModelCastFormat", "product:Crypto", "product:ZIPFoundation"])
+        XCTAssertEqual(closure, ["ModelCastFormat", "product:Crypto", "product:ZIPFoundation", "CCurl@linux"])
+        let curl = (client["targets"] as? [[String: Any]] ?? []).first { $0["name"] as? String == "CCurl" }
+        XCTAssertEqual(curl?["type"] as? String, "system", "libcurl is the system's, not a package to resolve")
         XCTAssertEqual(dependencies["ModelCastFormat"], [], "the shared target has no dependency at all")
         let platforms = (client["platforms"] as? [[String: Any]] ?? []).map { "\($0["platformName"] ?? "") \($0["version"] ?? "")" }
         XCTAssertEqual(platforms.sorted(), ["ios 15.0", "macos 12.0"], "the client's platforms are its own, not the CLI's")

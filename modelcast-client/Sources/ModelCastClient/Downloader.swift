@@ -115,11 +115,11 @@ struct Downloader: Sendable {
         let state = DownloadState(offset: offset)
         if offset > 0 {
             try handle.seek(toOffset: 0)
-            while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { state.hasher.update(data: chunk) }
+            while let chunk = try handle.read(upToCount: 1 << 20), !chunk.isEmpty { state.digest.update(chunk) }
         }
         if offset == file.size {
             // Every byte arrived before the app stopped (or was killed) short of the rename.
-            return try finish(file, model: model, handle: handle, digest: state.hasher.finalize())
+            return try finish(file, model: model, handle: handle, digest: state.digest.finalize())
         }
         // None kept: the resume goes without If-Range; bytes of a changed object then fail the
         // digest, and the next attempt starts over.
@@ -139,13 +139,14 @@ struct Downloader: Sendable {
         guard state.written == size else {
             throw ClientError.network(url: url, reason: "the body ended after \(state.written) of \(size) bytes")
         }
-        return try finish(file, model: model, handle: handle, digest: state.hasher.finalize())
+        return try finish(file, model: model, handle: handle, digest: state.digest.finalize())
     }
 
-    /// Streams the answer to `request` into `state` (hashed as it arrives, written in pieces
-    /// of `DownloadState.flushSize`: the session hands over ~16 KiB chunks, and one write
-    /// and one progress event each would cost more than the transfer). What is pending
-    /// when it returns or throws is the caller's to flush.
+    /// Streams the answer to `request` into `state`: written in pieces of
+    /// `DownloadState.flushSize` (the transport hands over chunks of 16–64 KiB, and one
+    /// write and one progress event each would cost more than the transfer), each hashed
+    /// once written, on the hash's own queue (`HashPipeline`). What is pending when it
+    /// returns or throws is the caller's to flush.
     private func receive(_ request: URLRequest, file: CheckedFile, model: ModelName, state: DownloadState, handle: FileHandle, validatorFile: URL,
                          progress: @escaping @Sendable (Int64) -> Void) async throws {
         let size = file.size, name = file.name.rawValue, modelName = model.rawValue
@@ -156,7 +157,6 @@ struct Downloader: Sendable {
             guard state.written + Int64(chunk.count) <= size else {
                 throw ClientError.sizeMismatch(model: modelName, file: name, expected: size, actual: state.written + Int64(chunk.count))
             }
-            state.hasher.update(data: chunk)
             state.pending.append(chunk)
             state.written += Int64(chunk.count)
             if state.pending.count >= DownloadState.flushSize {
@@ -255,18 +255,19 @@ struct Downloader: Sendable {
     }
 }
 
-/// The running state of one download (touched from the session's serial queue only, and
-/// by the download once the session is done with it).
-// @unchecked: see above: one serial queue at a time, then the download, never both.
+/// The running state of one download (touched by the transport's callbacks, one at a time,
+/// and by the download once the transfer is over).
+// @unchecked: see above: one callback at a time, then the download, never both.
 private final class DownloadState: @unchecked Sendable {
-    /// Received bytes are written once this many are waiting: few system calls, and at
-    /// most this much is fetched again after the app is killed mid-download.
+    /// Received bytes are written (then hashed) once this many are waiting: few system
+    /// calls, and at most this much is fetched again after the app is killed mid-download.
     static let flushSize = 512 << 10
 
-    var hasher = SHA256()
-    /// Bytes received (hashed), on disk or in `pending`.
+    /// The digest of the bytes written so far.
+    private(set) var digest = HashPipeline()
+    /// Bytes received, on disk or in `pending`.
     var written: Int64
-    /// Received, hashed, not yet written.
+    /// Received, not yet written nor hashed.
     var pending = Data()
 
     init(offset: Int64) {
@@ -274,15 +275,18 @@ private final class DownloadState: @unchecked Sendable {
         pending.reserveCapacity(Self.flushSize + (64 << 10))
     }
 
-    /// Writes what is pending at the file handle's position.
+    /// Writes what is pending at the file handle's position, then hands it to the hash
+    /// (a new buffer takes its place: the hash reads the old one meanwhile).
     func flush(to handle: FileHandle) throws {
         guard !pending.isEmpty else { return }
         try handle.write(contentsOf: pending)
-        pending.removeAll(keepingCapacity: true)
+        digest.update(pending)
+        pending = Data()
+        pending.reserveCapacity(Self.flushSize + (64 << 10))
     }
 
     func restart() {
-        hasher = SHA256()
+        digest = HashPipeline()
         written = 0
         pending.removeAll(keepingCapacity: true)
     }

@@ -82,8 +82,9 @@ struct ModelSignatureCheck: Sendable {
     }
 }
 
-/// The bundle's bytes as they arrive (from the session's serial queue only).
-// @unchecked: a plain var, appended to by the session's serial queue only, read after the request ended.
+/// The bundle's bytes as they arrive (from the request's handlers, one at a time).
+// @unchecked: a plain var, appended to by the request's handlers only (one at a time,
+// under its lock), read after the request ended.
 private final class BundleBody: @unchecked Sendable {
     var data = Data()
 }

@@ -5,29 +5,13 @@ import FoundationNetworking
 #endif
 
 /// One request under way: its handlers, the body bytes they took, and its end, which comes
-/// once, from the first of: the session's completion, a handler's throw, a bound
+/// once, from the first of: the transfer's end, a handler's throw, a bound
 /// (`TransferWatch`), the caller's cancellation. The caller gets the end at once; a failed
-/// request's transfer is then stopped (`stop`), and whatever still arrives is dropped.
+/// request's transfer is then stopped (`stop`), and whatever still arrives is refused
+/// (`take` says false: libcurl aborts the transfer there).
 // @unchecked: its mutable state (continuation, result, response, counts) is touched only
 // under `lock` (an NSLock the compiler cannot see); the handlers are set once, in init.
 final class PendingRequest: @unchecked Sendable {
-    /// What `take(_:)` did with a chunk.
-    enum Delivery: Equatable {
-        /// The data handler took it.
-        case taken
-        /// The request has ended: the chunk was dropped.
-        case dropped
-        /// The request ended and its body still arrives after `stopReadingAfter` more
-        /// bytes: the transfer should be read no further (see `HTTPStream`).
-        case stopReading
-    }
-
-    /// Bytes a request that has ended may still receive before `take` says `.stopReading`:
-    /// enough for the rest of an error page or of an answer that was nearly done, few
-    /// enough that with the chunk that crossed a limit (at most 16 KiB from libcurl) and
-    /// libcurl's buffer, at most 64 KiB past the limit is read.
-    static let stopReadingAfter = 16 << 10
-
     let url: String
     private let onResponse: HTTPStream.ResponseHandler
     private let onData: HTTPStream.DataHandler
@@ -39,9 +23,6 @@ final class PendingRequest: @unchecked Sendable {
     private var result: Result<HTTPURLResponse, Error>?
     private var response: HTTPURLResponse?
     private var taken: Int64 = 0
-    /// Bytes dropped after the end (the network thread's only).
-    private var dropped = 0
-    private var toldToStop = false
     private var watch: TransferWatch?
     /// Stops the transfer of a failed request (set before the task starts).
     private var stopTransfer: (@Sendable () -> Void)?
@@ -98,35 +79,34 @@ final class PendingRequest: @unchecked Sendable {
         }
     }
 
-    /// A body chunk: to the data handler while the request runs, dropped once it ended.
-    func take(_ chunk: Data) -> Delivery {
+    /// A body chunk: to the data handler while the request runs (true), refused once it
+    /// has ended (false: by the handler's throw now, or before).
+    func take(_ chunk: Data) -> Bool {
         lock.lock()
         guard result == nil else {
-            dropped += chunk.count
-            let stop = dropped > Self.stopReadingAfter && !toldToStop
-            if stop { toldToStop = true }
             lock.unlock()
-            return stop ? .stopReading : .dropped
+            return false
         }
         do {
             try onData(chunk)
             taken += Int64(chunk.count)
             lock.unlock()
-            return .taken
+            return true
         } catch {
             let end = ended(.failure(error))
             lock.unlock()
             end()
-            return .dropped
+            return false
         }
     }
 
-    /// The session's end of the transfer: its error, else the response (the body is complete).
-    func complete(_ error: Error?, idleTimeout: TimeInterval) {
+    /// The transfer's end: nil when the body is complete (the request succeeds with its
+    /// response), else why it failed, in words (`networkFailureReason`).
+    func complete(_ failure: String?) {
         lock.lock()
         let outcome: Result<HTTPURLResponse, Error>
-        if let error {
-            outcome = .failure(ClientError.network(url: url, reason: networkFailureReason(error, url: url, idleTimeout: idleTimeout)))
+        if let failure {
+            outcome = .failure(ClientError.network(url: url, reason: failure))
         } else if let response {
             outcome = .success(response)
         } else {

@@ -98,8 +98,8 @@ struct SegmentLayout: Sendable {
 
 /// Collects one response's bytes into the segments it carries: each whole segment that
 /// hashes right is written at its place; one that does not is noted, to be fetched again.
-// @unchecked: mutable state fed by one response's data handler (the session's serial
-// queue runs them one at a time) and read by the download only after that response ended.
+// @unchecked: mutable state fed by one response's data handler (the request runs its
+// handlers one at a time) and read by the download only after that response ended.
 final class SegmentReceiver: @unchecked Sendable {
     private let layout: SegmentLayout
     private let segments: Range<Int>

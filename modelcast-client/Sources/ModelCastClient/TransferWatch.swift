@@ -30,7 +30,7 @@ struct TransferBounds: Sendable {
 /// a metadata request is ended at its deadline; either way the request fails with
 /// `ClientError.tooSlow` or `.deadlineExceeded`, which stops its transfer.
 // @unchecked: DispatchSourceTimer is not Sendable; the timers are made in init, their
-// handlers run on the session's serial queue, and `cancel` only calls the thread-safe cancel().
+// handlers run on the watch queue, and `stop` only calls the thread-safe cancel().
 final class TransferWatch: @unchecked Sendable {
     private let timers: [DispatchSourceTimer]
 

@@ -11,8 +11,12 @@ private let streamSocket = SOCK_STREAM
 #endif
 
 /// nginx on 127.0.0.1 serving a directory as plain static files (no gzip, Range support,
-/// ETag), with `/slow/` held to a low rate and an access log the tests read. This package's
-/// tests need nothing of the main repository, so it has its own small launcher.
+/// ETag), with `/slow/` held to a low rate, `/moved/PATH` redirected (302, with nginx's
+/// small HTML body) to `/PATH`, `/loop/` redirected to itself, `/locked/` behind HTTP basic authentication (a 401 with
+/// `WWW-Authenticate` to a request without credentials), `/gzipped/` answered with the
+/// `.gz` file beside the one asked for (`Content-Encoding: gzip`, whatever the request
+/// accepts), and an access log the tests read. This package's tests need nothing of the
+/// main repository, so it has its own small launcher.
 final class LocalNginx {
     let port: Int
     let work: URL
@@ -49,10 +53,15 @@ final class LocalNginx {
                     listen 127.0.0.1:\(port);
                     root \(root.path);
                     location /slow/ { limit_rate 64k; }
+                    location /moved/ { rewrite ^/moved/(.*)$ /$1 redirect; }
+                    location /loop/ { return 302 /loop/again; }
+                    location /locked/ { auth_basic "models"; auth_basic_user_file \(path)/htpasswd; }
+                    location /gzipped/ { gzip_static always; }
                 }
             }
             """
         try config.write(to: work.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
+        try "nobody:{PLAIN}unguessable\n".write(to: work.appendingPathComponent("htpasswd"), atomically: true, encoding: .utf8)
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = ["-p", path, "-c", path + "/nginx.conf", "-e", path + "/error.log"]
         process.standardOutput = FileHandle.nullDevice
