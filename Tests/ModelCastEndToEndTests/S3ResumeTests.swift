@@ -160,6 +160,41 @@ final class S3ResumeTests: XCTestCase {
         XCTAssertEqual(try pendingUploads(moto).count, 0)
     }
 
+    /// `--checksum sha256` (a store without CRC-64/NVME, as LocalStack 4.0): the parts'
+    /// SHA-256 checksums are made in the read that hashes the artifact, as the default's
+    /// CRC-64s are, not in a second read of the file before the upload. Counted as the bytes
+    /// the process read (Linux `rchar`, sendfile's included): the same for both modes.
+    func testSHA256PartsAreMadeInTheHashingRead() throws {
+        let moto = try MotoS3()
+        let work = try Scratch()
+        let size = 12 * Self.mib
+        let file = try work.write("big.bin", patternBytes(size, seed: 21))
+        let wrapper = """
+            import subprocess, sys
+            def rchar():
+                return int(next(l for l in open("/proc/self/io") if l.startswith("rchar:")).split()[1])
+            before = rchar()
+            with open(sys.argv[1], "w") as err:
+                status = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=err).returncode
+            print(status, rchar() - before)
+            """
+        func readBytes(_ mode: String) throws -> Int {
+            let log = work.at("err-" + mode)
+            let result = try runProcess("/usr/bin/env", ["python3", "-c", wrapper, log, modelcastBinary, "publish", "big=\(file)", "--version", "1.0.0",
+                                                         "--base-url", "https://cdn.example.com/\(mode)", "--to", "s3://\(moto.bucket)/\(mode)",
+                                                         "--checksum", mode, "--multipart-threshold", "5", "--part-size", "5"],
+                                        environment: environment(moto))
+            let fields = result.stdout.split(separator: " ").map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) }
+            XCTAssertEqual(fields.first, "0", "\(result.stderr) \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+            return Int(fields.last ?? "") ?? .max
+        }
+        let crc = try readBytes("crc64nvme")
+        let sha256 = try readBytes("sha256")
+        XCTAssertGreaterThanOrEqual(crc, 2 * size, "the hashing read and the upload's")
+        XCTAssertLessThan(sha256, crc + size / 2, "--checksum sha256 read \(sha256) bytes, the default \(crc): a second read of the \(size)-byte file")
+        try verifyBucket(moto, "s3://\(moto.bucket)/sha256")
+    }
+
     /// Backblaze B2 answers 400 to every x-amz-checksum-* (and x-amz-sdk-checksum-*) header;
     /// a proxy in front of moto does the same. By default a publish fails, saying what to
     /// do, and leaves the bucket as it was; with `--checksum none` (or

@@ -105,14 +105,15 @@ package struct Packer: Sendable {
     /// `path` is the temporary file. With `partSize`, each part of the artifact is
     /// hashed too (`PackResult.parts`), in the same pass.
     package func stage(_ description: ModelDescription, in directory: String, zip: Bool? = nil, compression: ZipCompression = .store,
-                      progress: ProgressFactory? = nil, partSize: Int64? = nil, segments: Bool = false, entryDigests: Bool = false) throws -> PackResult {
+                      progress: ProgressFactory? = nil, partSize: Int64? = nil, partAlgorithm: PartChecksumAlgorithm = .crc64nvme, segments: Bool = false,
+                      entryDigests: Bool = false) throws -> PackResult {
         let asZip = try decideZip(description, zip)
         let name = artifactName(for: description, zip: asZip)
         let progress = progress?("packing \(name)", description.totalSize)
         defer { progress?.finish() }
         let file = try AtomicFile(destination: directory + "/" + name)
         do {
-            let digest = try produce(description, zip: asZip, compression: compression, into: file, progress: progress, partSize: partSize,
+            let digest = try produce(description, zip: asZip, compression: compression, into: file, progress: progress, partSize: partSize, partAlgorithm: partAlgorithm,
                                      segments: segments, entryDigests: entryDigests)
             let path = try file.keepTemporary()
             return result(description, path: path, name: name, digest: digest, zip: asZip, compression: compression)
@@ -126,12 +127,13 @@ package struct Packer: Sendable {
     /// each part of the artifact is hashed too (`PackResult.parts`), in the same read; with
     /// `entryDigests`, each file a zip holds (`PackResult.entryDigests`).
     package func digest(_ description: ModelDescription, zip: Bool? = nil, compression: ZipCompression = .store, progress: ProgressFactory? = nil,
-                       partSize: Int64? = nil, segments: Bool = false, entryDigests: Bool = false) throws -> PackResult {
+                       partSize: Int64? = nil, partAlgorithm: PartChecksumAlgorithm = .crc64nvme, segments: Bool = false,
+                       entryDigests: Bool = false) throws -> PackResult {
         let asZip = try decideZip(description, zip)
         let name = artifactName(for: description, zip: asZip)
         let progress = progress?("hashing \(name)", description.totalSize)
         defer { progress?.finish() }
-        let digest = try produce(description, zip: asZip, compression: compression, into: nil, progress: progress, partSize: partSize, segments: segments,
+        let digest = try produce(description, zip: asZip, compression: compression, into: nil, progress: progress, partSize: partSize, partAlgorithm: partAlgorithm, segments: segments,
                                  entryDigests: entryDigests)
         return result(description, path: description.path, name: name, digest: digest, zip: asZip, compression: compression,
                       source: asZip ? nil : digest.source)
@@ -229,21 +231,23 @@ package struct Packer: Sendable {
     /// run (no `output`) writes to a temporary file. With `entryDigests`, a zip's files are
     /// hashed one by one as they are read into it (what model signing states).
     func produce(_ d: ModelDescription, zip: Bool, compression: ZipCompression, into output: AtomicFile?, progress: ProgressReporter?,
-                 partSize: Int64? = nil, segments: Bool = false, entryDigests: Bool = false) throws -> DigestResult {
+                 partSize: Int64? = nil, partAlgorithm: PartChecksumAlgorithm = .crc64nvme, segments: Bool = false,
+                 entryDigests: Bool = false) throws -> DigestResult {
         if !zip {
             let regions = segments ? SegmentPlan.regions(path: d.path, size: statFollowing(d.path).map { Int64($0.st_size) } ?? d.totalSize) : nil
-            return try StreamDigester.digestFile(at: d.path, copyingTo: output?.descriptor, progress: progress, partSize: partSize, regions: regions)
+            return try StreamDigester.digestFile(at: d.path, copyingTo: output?.descriptor, progress: progress, partSize: partSize,
+                                                   partAlgorithm: partAlgorithm, regions: regions)
         }
         let entries = zipEntries(d)
         if !segments || compression == .store {
             let layout = segments ? try ZipLayoutImage(entries: entries, displayPath: d.path) : nil
-            return try writeZip(d, entries: entries, compression: compression, into: output?.descriptor, progress: progress, partSize: partSize,
+            return try writeZip(d, entries: entries, compression: compression, into: output?.descriptor, progress: progress, partSize: partSize, partAlgorithm: partAlgorithm,
                                 layout: layout, entryDigests: entryDigests)
         }
         let temporary = output == nil ? try AtomicFile(destination: (NSTemporaryDirectory() as NSString).appendingPathComponent(artifactName(for: d, zip: true))) : nil
         defer { temporary?.discard() }
         let file = output ?? temporary!
-        var digest = try writeZip(d, entries: entries, compression: compression, into: file.descriptor, progress: progress, partSize: partSize,
+        var digest = try writeZip(d, entries: entries, compression: compression, into: file.descriptor, progress: progress, partSize: partSize, partAlgorithm: partAlgorithm,
                                   entryDigests: entryDigests)
         digest.segments = try cutWrittenZip(at: file.temporaryPath, digest: digest)
         return digest
@@ -271,8 +275,9 @@ package struct Packer: Sendable {
     /// the bytes the layout's plan read) into `output` when given. With `entryDigests`,
     /// each file is hashed as it is read (on this thread: its bytes, not the zip's).
     private func writeZip(_ d: ModelDescription, entries: [TreeEntry], compression: ZipCompression, into output: FileDescriptor?,
-                          progress: ProgressReporter?, partSize: Int64?, layout: ZipLayoutImage? = nil, entryDigests: Bool = false) throws -> DigestResult {
-        let writer = try DigestingWriter(destination: output, progress: progress, partSize: partSize, regions: layout?.regions())
+                          progress: ProgressReporter?, partSize: Int64?, partAlgorithm: PartChecksumAlgorithm = .crc64nvme, layout: ZipLayoutImage? = nil,
+                          entryDigests: Bool = false) throws -> DigestResult {
+        let writer = try DigestingWriter(destination: output, progress: progress, partSize: partSize, partAlgorithm: partAlgorithm, regions: layout?.regions())
         let pipeline = writer.makePipeline()
         defer { pipeline.close() }
         let zipWriter = try ZipWriter(compression: compression, displayPath: d.path, sink: pipeline.append)

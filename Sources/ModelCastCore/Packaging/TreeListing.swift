@@ -81,7 +81,8 @@ package struct TreeListing: Codable, Sendable, Equatable {
     /// hashed in the same read (`File.parts`). With `copies`, the files it includes are
     /// copied as they are hashed (`File.copy`); if any file fails, no copy is left behind.
     package static func make(_ description: ModelDescription, progress: ProgressFactory? = nil,
-                            partSize: (@Sendable (Int64) -> Int64?)? = nil, copies: Copies? = nil) throws -> TreeListing {
+                            partSize: (@Sendable (Int64) -> Int64?)? = nil, partAlgorithm: PartChecksumAlgorithm = .crc64nvme,
+                            copies: Copies? = nil) throws -> TreeListing {
         guard let tree = description.tree else {
             throw ModelCastError.usage("--no-zip lists the files of a directory model; \(description.path) is a file (it is published as it is)")
         }
@@ -108,7 +109,8 @@ package struct TreeListing: Codable, Sendable, Equatable {
                 let index = order[position]
                 let entry = entries[index]
                 let copy = copies.flatMap { $0.includes(paths[index], entry.size) ? $0.directory + "/tree-\(index)" : nil }
-                results.set(index, Result { try hashFile(entry, copyingTo: copy, progress: reporter, partSize: partSize?(entry.size), scratch: scratch) })
+                results.set(index, Result { try hashFile(entry, copyingTo: copy, progress: reporter, partSize: partSize?(entry.size), partAlgorithm: partAlgorithm,
+                                                               scratch: scratch) })
             }
         }
         let hashed = results.values
@@ -141,11 +143,11 @@ package struct TreeListing: Codable, Sendable, Equatable {
     /// Hashes one file of the tree in one read, copying it to a new temporary file beside
     /// `copy` when given. A file whose size changed since the scan is refused.
     static func hashFile(_ entry: TreeEntry, copyingTo copy: String?, progress: (any ProgressReporter)?, partSize: Int64?,
-                         scratch: UnsafeMutableRawBufferPointer? = nil) throws -> Hashed {
+                         partAlgorithm: PartChecksumAlgorithm = .crc64nvme, scratch: UnsafeMutableRawBufferPointer? = nil) throws -> Hashed {
         let file = try copy.map { try AtomicFile(destination: $0) }
         do {
             let digest = try StreamDigester.digestFile(at: entry.diskPath, copyingTo: file?.descriptor, progress: progress, partSize: partSize,
-                                                       bufferSize: pipelineBuffer, scratch: scratch)
+                                                       partAlgorithm: partAlgorithm, bufferSize: pipelineBuffer, scratch: scratch)
             guard digest.size == entry.size else {
                 throw ModelCastError.changedWhilePacking(path: entry.diskPath, expected: entry.size, actual: digest.size)
             }

@@ -116,15 +116,16 @@ final class StagingArea {
             // is close to its files' total; when it lands on the other side of the
             // threshold the store hashes the parts itself).
             let partSize = directory == nil ? nil : storage.capabilities.multipart?.partSize(description.totalSize)
+            let partAlgorithm = storage.capabilities.multipart?.partAlgorithm ?? .crc64nvme
             let segments = request.options.segmentIndexes.applies(size: description.totalSize, profile: request.profile)
             // A signed directory's files are hashed as they are zipped, not read again to sign.
             let entryDigests = request.options.modelSigning != nil && description.isDirectory
             let result = try directory.map {
                 uploadInPlace || hashOnly
-                    ? try packer.digest(description, compression: request.compression, progress: request.progress, partSize: partSize, segments: segments,
-                                        entryDigests: entryDigests)
+                    ? try packer.digest(description, compression: request.compression, progress: request.progress, partSize: partSize,
+                                        partAlgorithm: partAlgorithm, segments: segments, entryDigests: entryDigests)
                     : try packer.stage(description, in: $0, compression: request.compression, progress: request.progress, partSize: partSize,
-                                       segments: segments, entryDigests: entryDigests)
+                                       partAlgorithm: partAlgorithm, segments: segments, entryDigests: entryDigests)
             } ?? packer.digest(description, compression: request.compression, progress: request.progress, segments: segments, entryDigests: entryDigests)
             guard names.insert(result.name).inserted else {
                 throw ModelCastError.usage("model \(model.name) has two files named \(result.name)")
@@ -192,9 +193,10 @@ final class StagingArea {
         // Hashing every file blocks (concurrentPerform over the files): on its own thread.
         let progress = request.progress
         let sizes = partSize
+        let partAlgorithm = storage.capabilities.multipart?.partAlgorithm ?? .crc64nvme
         let copying = treeCopies()
         let listing = try await onOwnThread("modelcast.tree-listing") {
-            try TreeListing.make(description, progress: progress, partSize: sizes, copies: copying)
+            try TreeListing.make(description, progress: progress, partSize: sizes, partAlgorithm: partAlgorithm, copies: copying)
         }
         // Copies made while hashing that end up not staged are removed, whatever happens.
         var copies = Set(listing.files.compactMap(\.copy))

@@ -14,9 +14,10 @@ struct S3MultipartUploader: Sendable {
     var client: S3Client { objects.client }
     var policy: S3UploadPolicy { objects.policy }
 
-    /// The parts' checksums of a staged file that came without them (a tree file, a zip
-    /// that crossed the threshold, SHA-256 parts for `--checksum sha256|none`), made in one
-    /// read that also proves the file still holds the bytes `metadata` names.
+    /// The parts' checksums of a staged file that came without them or with others (a zip
+    /// that crossed the threshold, a part size the first pass did not know), made in one
+    /// read that also proves the file still holds the bytes `metadata` names. The pass that
+    /// hashed the artifact makes them in the store's algorithm (`MultipartUploads.partAlgorithm`).
     func hashParts(_ staged: StagedObject, partSize: Int64) throws -> PartDigests {
         let digest = try StreamDigester.digestFile(at: staged.path, partSize: partSize, partAlgorithm: policy.checksum.partAlgorithm)
         guard digest.size == staged.metadata.size, digest.sha256 == staged.metadata.sha256, let parts = digest.parts else {

@@ -88,6 +88,7 @@ package final class S3Storage: Storage, Sendable {
             lock: nil, hosting: nil,
             multipart: MultipartUploads(
                 partSize: { [policy] in policy.uploadPartSize(forObjectOf: $0) },
+                partAlgorithm: policy.checksum.partAlgorithm,
                 abandoned: { [pending] date in try await pending.list().filter { $0.initiated <= date } },
                 abort: { [pending] upload in try await pending.abort(key: upload.key, uploadID: upload.uploadID) }),
             uploadsInPlace: true,

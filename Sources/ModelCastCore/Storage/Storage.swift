@@ -293,14 +293,18 @@ package struct MultipartUploads: Sendable {
     /// whole. The pass that hashes an artifact hashes those parts too
     /// (`StagedObject.parts`), so the upload reads the file only to send it.
     package let partSize: @Sendable (_ objectSize: Int64) -> Int64?
+    /// The checksum each part carries, made in that same pass (`--checksum`).
+    package let partAlgorithm: PartChecksumAlgorithm
     /// Uploads begun and never finished (a publish killed mid-multipart), started before a date.
     package let abandoned: @Sendable (_ startedBefore: Date) async throws -> [PendingUpload]
     /// Gives up an abandoned upload, freeing what the store keeps for it.
     package let abort: @Sendable (PendingUpload) async throws -> Void
 
-    package init(partSize: @escaping @Sendable (Int64) -> Int64?, abandoned: @escaping @Sendable (Date) async throws -> [PendingUpload],
+    package init(partSize: @escaping @Sendable (Int64) -> Int64?, partAlgorithm: PartChecksumAlgorithm = .crc64nvme,
+                abandoned: @escaping @Sendable (Date) async throws -> [PendingUpload],
                 abort: @escaping @Sendable (PendingUpload) async throws -> Void) {
         self.partSize = partSize
+        self.partAlgorithm = partAlgorithm
         self.abandoned = abandoned
         self.abort = abort
     }
