@@ -102,7 +102,7 @@ final class DigestTests: XCTestCase {
         for (size, partSize) in [(0, 5), (1, 5), (5, 5), (11, 5), (2 * chunk + 7, chunk / 3), (3 * chunk, chunk), (3 * chunk + 1, 5 << 20)] {
             let bytes = patternBytes(size, seed: UInt32(size % 89))
             let path = try scratch.write("f\(size)-\(partSize)", bytes)
-            let result = try StreamDigester.digestFile(at: path, partSize: Int64(partSize), partAlgorithm: .sha256)
+            let result = try StreamDigester.digestFile(at: path, parts: PartPlan(size: Int64(partSize), algorithm: .sha256))
             XCTAssertEqual(result.sha256, try SHA256Hasher.digest(bytes))
             let parts = try XCTUnwrap(result.parts)
             let expected = try stride(from: 0, to: size, by: partSize).map { try SHA256Hasher.digest(bytes[$0..<min($0 + partSize, size)]) }
@@ -113,7 +113,7 @@ final class DigestTests: XCTestCase {
             XCTAssertEqual(try parts.composite(), try SHA256Hasher.digest(expected.flatMap(\.bytes)))
             XCTAssertNil(parts.fullObjectCRC(size: Int64(size)))
             // The default: CRC-64/NVME parts (S3's CRC64NVME), whose combination is the whole file's.
-            let crcResult = try StreamDigester.digestFile(at: path, partSize: Int64(partSize))
+            let crcResult = try StreamDigester.digestFile(at: path, parts: PartPlan(size: Int64(partSize)))
             XCTAssertEqual(crcResult.sha256, result.sha256)
             let crcs = stride(from: 0, to: size, by: partSize).map { CRC64NVME(value: referenceCRC64NVME(bytes[$0..<min($0 + partSize, size)])) }
             let crcParts = try XCTUnwrap(crcResult.parts)
@@ -122,7 +122,7 @@ final class DigestTests: XCTestCase {
         }
         // A zip made for staging hashes its parts in the same pass.
         let model = repositoryRoot + "/examples/models/TinyClassifier.mlpackage"
-        let staged = try Packer().stage(ModelInspector.describe(model), in: try scratch.mkdir("staging"), partSize: 5000)
+        let staged = try Packer().stage(ModelInspector.describe(model), in: try scratch.mkdir("staging"), parts: PartPlan(size: 5000))
         let zip = try Data(contentsOf: URL(fileURLWithPath: staged.path))
         let zipParts = stride(from: 0, to: zip.count, by: 5000).map { CRC64NVME(value: referenceCRC64NVME(Array(zip[$0..<min($0 + 5000, zip.count)]))) }
         XCTAssertGreaterThan(zipParts.count, 2)

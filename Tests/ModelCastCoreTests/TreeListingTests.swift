@@ -35,7 +35,7 @@ final class TreeListingTests: XCTestCase {
         let big = patternBytes(2_500_000, seed: 9)
         try scratch.write("m/big.bin", big)
         try scratch.write("m/small.bin", patternBytes(1000, seed: 8))
-        let listing = try TreeListing.make(try ModelInspector.describe(scratch.at("m")), partSize: { $0 > 1_000_000 ? 1_000_000 : nil })
+        let listing = try TreeListing.make(try ModelInspector.describe(scratch.at("m")), parts: { $0 > 1_000_000 ? PartPlan(size: 1_000_000) : nil })
         let files = Dictionary(uniqueKeysWithValues: listing.files.map { ($0.path, $0) })
         let expected = stride(from: 0, to: big.count, by: 1_000_000).map { CRC64NVME(value: referenceCRC64NVME(big[$0..<min($0 + 1_000_000, big.count)])) }
         XCTAssertEqual(files["big.bin"]?.parts, PartDigests(partSize: 1_000_000, crcs: expected))

@@ -16,6 +16,20 @@ package enum PartChecksumAlgorithm: String, Sendable {
     var header: String { "x-amz-checksum-\(rawValue.lowercased())" }
 }
 
+/// How a multipart upload cuts an object and checksums its parts: the part size and the
+/// algorithm, decided together by the store (`MultipartUploads.plan`) and carried together
+/// to the read that hashes the object, so the parts it makes are the ones the upload sends.
+package struct PartPlan: Sendable, Equatable {
+    /// Bytes in every part but the last.
+    package let size: Int64
+    package let algorithm: PartChecksumAlgorithm
+
+    package init(size: Int64, algorithm: PartChecksumAlgorithm = .crc64nvme) {
+        self.size = size
+        self.algorithm = algorithm
+    }
+}
+
 /// One part's checksum.
 package enum PartChecksum: Sendable, Equatable {
     case crc64nvme(CRC64NVME)
@@ -65,6 +79,11 @@ package struct PartDigests: Sendable, Equatable {
         self.algorithm == algorithm && self.partSize == partSize && Int64(checksums.count) == (size + partSize - 1) / partSize
     }
 
+    /// True when these are the checksums `plan` makes of a stream of `size` bytes.
+    package func fit(_ plan: PartPlan, size: Int64) -> Bool {
+        fit(size: size, partSize: plan.size, algorithm: plan.algorithm)
+    }
+
     /// S3's composite SHA-256 of a multipart object with these parts: the SHA-256 of
     /// the parts' digests, concatenated. nil for CRC parts.
     package func composite() throws -> SHA256Digest? {
@@ -102,10 +121,10 @@ final class PartHasher {
     private var inPart: Int64 = 0
     private var checksums: [PartChecksum] = []
 
-    init(partSize: Int64, algorithm: PartChecksumAlgorithm) {
-        precondition(partSize > 0)
-        self.partSize = partSize
-        self.algorithm = algorithm
+    init(_ plan: PartPlan) {
+        precondition(plan.size > 0)
+        partSize = plan.size
+        algorithm = plan.algorithm
     }
 
     func update(_ bytes: UnsafeRawBufferPointer) throws {

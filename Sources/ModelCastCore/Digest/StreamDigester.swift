@@ -34,12 +34,11 @@ final class DigestingWriter: @unchecked Sendable {
     private let segmentHasher: SegmentHasher?
     private(set) var count: Int64 = 0
 
-    init(destination: FileDescriptor?, progress: ProgressReporter?, partSize: Int64? = nil, partAlgorithm: PartChecksumAlgorithm = .crc64nvme,
-         regions: [SegmentRegion]? = nil) throws {
+    init(destination: FileDescriptor?, progress: ProgressReporter?, parts: PartPlan? = nil, regions: [SegmentRegion]? = nil) throws {
         self.hasher = try SHA256Hasher()
         self.destination = destination
         self.progress = progress
-        self.partHasher = partSize.map { PartHasher(partSize: $0, algorithm: partAlgorithm) }
+        self.partHasher = parts.map(PartHasher.init)
         self.segmentHasher = regions.map { SegmentHasher(regions: $0) }
     }
 
@@ -85,7 +84,7 @@ package enum StreamDigester {
     static let inlineLimit: Int64 = 8 << 20
 
     /// Reads the regular file at `path` once, hashing it (and writing it to `copy`
-    /// when given, and checksumming each `partSize`-byte part with `partAlgorithm` when
+    /// when given, and checksumming each part `parts` cuts when
     /// given) on other threads. With `scratch`, a file of at most `inlineLimit` bytes is
     /// read through that buffer and hashed on the calling thread instead: no threads or
     /// buffers made per file, for a caller that hashes many small files, one per core.
@@ -94,8 +93,7 @@ package enum StreamDigester {
         at path: String,
         copyingTo copy: FileDescriptor? = nil,
         progress: ProgressReporter? = nil,
-        partSize: Int64? = nil,
-        partAlgorithm: PartChecksumAlgorithm = .crc64nvme,
+        parts: PartPlan? = nil,
         regions: [SegmentRegion]? = nil,
         bufferSize: Int = ChunkPipeline.defaultBufferSize,
         scratch: UnsafeMutableRawBufferPointer? = nil
@@ -108,7 +106,7 @@ package enum StreamDigester {
         let expected = Int64(info.st_size)
         Platform.adviseSequential(input.fd)
 
-        let writer = try DigestingWriter(destination: copy, progress: progress, partSize: partSize, partAlgorithm: partAlgorithm, regions: regions)
+        let writer = try DigestingWriter(destination: copy, progress: progress, parts: parts, regions: regions)
         var total: Int64 = 0
         if let scratch, expected <= inlineLimit {
             // A small file: read, hash and write on this thread, through the caller's buffer.

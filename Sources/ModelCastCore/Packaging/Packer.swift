@@ -102,10 +102,10 @@ package struct Packer: Sendable {
 
     /// Packs a described model into a temporary file in `directory` (for publishing:
     /// the caller stores the file under its key, then it is gone). The result's
-    /// `path` is the temporary file. With `partSize`, each part of the artifact is
-    /// hashed too (`PackResult.parts`), in the same pass.
+    /// `path` is the temporary file. With `parts`, each part of the artifact is
+    /// checksummed too (`PackResult.parts`), in the same pass.
     package func stage(_ description: ModelDescription, in directory: String, zip: Bool? = nil, compression: ZipCompression = .store,
-                      progress: ProgressFactory? = nil, partSize: Int64? = nil, partAlgorithm: PartChecksumAlgorithm = .crc64nvme, segments: Bool = false,
+                      progress: ProgressFactory? = nil, parts: PartPlan? = nil, segments: Bool = false,
                       entryDigests: Bool = false) throws -> PackResult {
         let asZip = try decideZip(description, zip)
         let name = artifactName(for: description, zip: asZip)
@@ -113,7 +113,7 @@ package struct Packer: Sendable {
         defer { progress?.finish() }
         let file = try AtomicFile(destination: directory + "/" + name)
         do {
-            let digest = try produce(description, zip: asZip, compression: compression, into: file, progress: progress, partSize: partSize, partAlgorithm: partAlgorithm,
+            let digest = try produce(description, zip: asZip, compression: compression, into: file, progress: progress, parts: parts,
                                      segments: segments, entryDigests: entryDigests)
             let path = try file.keepTemporary()
             return result(description, path: path, name: name, digest: digest, zip: asZip, compression: compression)
@@ -123,17 +123,17 @@ package struct Packer: Sendable {
         }
     }
 
-    /// The artifact `pack` would write, hashed without writing anything. With `partSize`,
-    /// each part of the artifact is hashed too (`PackResult.parts`), in the same read; with
+    /// The artifact `pack` would write, hashed without writing anything. With `parts`,
+    /// each part of the artifact is checksummed too (`PackResult.parts`), in the same read; with
     /// `entryDigests`, each file a zip holds (`PackResult.entryDigests`).
     package func digest(_ description: ModelDescription, zip: Bool? = nil, compression: ZipCompression = .store, progress: ProgressFactory? = nil,
-                       partSize: Int64? = nil, partAlgorithm: PartChecksumAlgorithm = .crc64nvme, segments: Bool = false,
+                       parts: PartPlan? = nil, segments: Bool = false,
                        entryDigests: Bool = false) throws -> PackResult {
         let asZip = try decideZip(description, zip)
         let name = artifactName(for: description, zip: asZip)
         let progress = progress?("hashing \(name)", description.totalSize)
         defer { progress?.finish() }
-        let digest = try produce(description, zip: asZip, compression: compression, into: nil, progress: progress, partSize: partSize, partAlgorithm: partAlgorithm, segments: segments,
+        let digest = try produce(description, zip: asZip, compression: compression, into: nil, progress: progress, parts: parts, segments: segments,
                                  entryDigests: entryDigests)
         return result(description, path: description.path, name: name, digest: digest, zip: asZip, compression: compression,
                       source: asZip ? nil : digest.source)
@@ -223,7 +223,7 @@ package struct Packer: Sendable {
     }
 
     /// Streams the artifact bytes (the file itself, or the zip) through the hasher (and
-    /// the part hasher, with `partSize`; the segment hasher, with `segments`), and into
+    /// the part hasher, with `parts`; the segment hasher, with `segments`), and into
     /// `output` when given. A file is cut by its structure (`SegmentPlan`) in the same read.
     /// A stored zip is laid out before it is written (`ZipLayoutImage`) and cut in the same
     /// read too. A deflated zip's layout is known only once it is written (its entries'
@@ -231,23 +231,22 @@ package struct Packer: Sendable {
     /// run (no `output`) writes to a temporary file. With `entryDigests`, a zip's files are
     /// hashed one by one as they are read into it (what model signing states).
     func produce(_ d: ModelDescription, zip: Bool, compression: ZipCompression, into output: AtomicFile?, progress: ProgressReporter?,
-                 partSize: Int64? = nil, partAlgorithm: PartChecksumAlgorithm = .crc64nvme, segments: Bool = false,
+                 parts: PartPlan? = nil, segments: Bool = false,
                  entryDigests: Bool = false) throws -> DigestResult {
         if !zip {
             let regions = segments ? SegmentPlan.regions(path: d.path, size: statFollowing(d.path).map { Int64($0.st_size) } ?? d.totalSize) : nil
-            return try StreamDigester.digestFile(at: d.path, copyingTo: output?.descriptor, progress: progress, partSize: partSize,
-                                                   partAlgorithm: partAlgorithm, regions: regions)
+            return try StreamDigester.digestFile(at: d.path, copyingTo: output?.descriptor, progress: progress, parts: parts, regions: regions)
         }
         let entries = zipEntries(d)
         if !segments || compression == .store {
             let layout = segments ? try ZipLayoutImage(entries: entries, displayPath: d.path) : nil
-            return try writeZip(d, entries: entries, compression: compression, into: output?.descriptor, progress: progress, partSize: partSize, partAlgorithm: partAlgorithm,
+            return try writeZip(d, entries: entries, compression: compression, into: output?.descriptor, progress: progress, parts: parts,
                                 layout: layout, entryDigests: entryDigests)
         }
         let temporary = output == nil ? try AtomicFile(destination: (NSTemporaryDirectory() as NSString).appendingPathComponent(artifactName(for: d, zip: true))) : nil
         defer { temporary?.discard() }
         let file = output ?? temporary!
-        var digest = try writeZip(d, entries: entries, compression: compression, into: file.descriptor, progress: progress, partSize: partSize, partAlgorithm: partAlgorithm,
+        var digest = try writeZip(d, entries: entries, compression: compression, into: file.descriptor, progress: progress, parts: parts,
                                   entryDigests: entryDigests)
         digest.segments = try cutWrittenZip(at: file.temporaryPath, digest: digest)
         return digest
@@ -270,14 +269,14 @@ package struct Packer: Sendable {
         return [TreeEntry(archiveName: artifactName(for: d, zip: false), diskPath: d.path, isDirectory: false, size: size, isExecutable: false)]
     }
 
-    /// Writes the zip of `entries` through the hasher (and the part hasher, with `partSize`;
+    /// Writes the zip of `entries` through the hasher (and the part hasher, with `parts`;
     /// with `layout`, the segment hasher cutting by its regions, each file checked to hold
     /// the bytes the layout's plan read) into `output` when given. With `entryDigests`,
     /// each file is hashed as it is read (on this thread: its bytes, not the zip's).
     private func writeZip(_ d: ModelDescription, entries: [TreeEntry], compression: ZipCompression, into output: FileDescriptor?,
-                          progress: ProgressReporter?, partSize: Int64?, partAlgorithm: PartChecksumAlgorithm = .crc64nvme, layout: ZipLayoutImage? = nil,
+                          progress: ProgressReporter?, parts: PartPlan?, layout: ZipLayoutImage? = nil,
                           entryDigests: Bool = false) throws -> DigestResult {
-        let writer = try DigestingWriter(destination: output, progress: progress, partSize: partSize, partAlgorithm: partAlgorithm, regions: layout?.regions())
+        let writer = try DigestingWriter(destination: output, progress: progress, parts: parts, regions: layout?.regions())
         let pipeline = writer.makePipeline()
         defer { pipeline.close() }
         let zipWriter = try ZipWriter(compression: compression, displayPath: d.path, sink: pipeline.append)

@@ -76,13 +76,12 @@ package struct TreeListing: Codable, Sendable, Equatable {
 
     /// Hashes every regular file of a scanned directory model, up to one file per core at a
     /// time (at most `maximumWorkers`), largest first, so big files share the cores. A file
-    /// whose size changed since the scan is refused, naming it. `partSize` gives, for a
-    /// file's size, the part size it will be uploaded in (nil: stored whole): those parts are
-    /// hashed in the same read (`File.parts`). With `copies`, the files it includes are
+    /// whose size changed since the scan is refused, naming it. `parts` gives, for a
+    /// file's size, the parts it will be uploaded in (nil: stored whole): those parts are
+    /// checksummed in the same read (`File.parts`). With `copies`, the files it includes are
     /// copied as they are hashed (`File.copy`); if any file fails, no copy is left behind.
     package static func make(_ description: ModelDescription, progress: ProgressFactory? = nil,
-                            partSize: (@Sendable (Int64) -> Int64?)? = nil, partAlgorithm: PartChecksumAlgorithm = .crc64nvme,
-                            copies: Copies? = nil) throws -> TreeListing {
+                            parts: (@Sendable (Int64) -> PartPlan?)? = nil, copies: Copies? = nil) throws -> TreeListing {
         guard let tree = description.tree else {
             throw ModelCastError.usage("--no-zip lists the files of a directory model; \(description.path) is a file (it is published as it is)")
         }
@@ -109,8 +108,7 @@ package struct TreeListing: Codable, Sendable, Equatable {
                 let index = order[position]
                 let entry = entries[index]
                 let copy = copies.flatMap { $0.includes(paths[index], entry.size) ? $0.directory + "/tree-\(index)" : nil }
-                results.set(index, Result { try hashFile(entry, copyingTo: copy, progress: reporter, partSize: partSize?(entry.size), partAlgorithm: partAlgorithm,
-                                                               scratch: scratch) })
+                results.set(index, Result { try hashFile(entry, copyingTo: copy, progress: reporter, parts: parts?(entry.size), scratch: scratch) })
             }
         }
         let hashed = results.values
@@ -142,12 +140,12 @@ package struct TreeListing: Codable, Sendable, Equatable {
 
     /// Hashes one file of the tree in one read, copying it to a new temporary file beside
     /// `copy` when given. A file whose size changed since the scan is refused.
-    static func hashFile(_ entry: TreeEntry, copyingTo copy: String?, progress: (any ProgressReporter)?, partSize: Int64?,
-                         partAlgorithm: PartChecksumAlgorithm = .crc64nvme, scratch: UnsafeMutableRawBufferPointer? = nil) throws -> Hashed {
+    static func hashFile(_ entry: TreeEntry, copyingTo copy: String?, progress: (any ProgressReporter)?, parts: PartPlan?,
+                         scratch: UnsafeMutableRawBufferPointer? = nil) throws -> Hashed {
         let file = try copy.map { try AtomicFile(destination: $0) }
         do {
-            let digest = try StreamDigester.digestFile(at: entry.diskPath, copyingTo: file?.descriptor, progress: progress, partSize: partSize,
-                                                       partAlgorithm: partAlgorithm, bufferSize: pipelineBuffer, scratch: scratch)
+            let digest = try StreamDigester.digestFile(at: entry.diskPath, copyingTo: file?.descriptor, progress: progress, parts: parts,
+                                                       bufferSize: pipelineBuffer, scratch: scratch)
             guard digest.size == entry.size else {
                 throw ModelCastError.changedWhilePacking(path: entry.diskPath, expected: entry.size, actual: digest.size)
             }

@@ -115,17 +115,16 @@ final class StagingArea {
             // Parts a multipart upload will send are hashed in this same pass (a zip's size
             // is close to its files' total; when it lands on the other side of the
             // threshold the store hashes the parts itself).
-            let partSize = directory == nil ? nil : storage.capabilities.multipart?.partSize(description.totalSize)
-            let partAlgorithm = storage.capabilities.multipart?.partAlgorithm ?? .crc64nvme
+            let parts = directory == nil ? nil : storage.capabilities.multipart?.plan(description.totalSize)
             let segments = request.options.segmentIndexes.applies(size: description.totalSize, profile: request.profile)
             // A signed directory's files are hashed as they are zipped, not read again to sign.
             let entryDigests = request.options.modelSigning != nil && description.isDirectory
             let result = try directory.map {
                 uploadInPlace || hashOnly
-                    ? try packer.digest(description, compression: request.compression, progress: request.progress, partSize: partSize,
-                                        partAlgorithm: partAlgorithm, segments: segments, entryDigests: entryDigests)
-                    : try packer.stage(description, in: $0, compression: request.compression, progress: request.progress, partSize: partSize,
-                                       partAlgorithm: partAlgorithm, segments: segments, entryDigests: entryDigests)
+                    ? try packer.digest(description, compression: request.compression, progress: request.progress, parts: parts,
+                                        segments: segments, entryDigests: entryDigests)
+                    : try packer.stage(description, in: $0, compression: request.compression, progress: request.progress, parts: parts,
+                                       segments: segments, entryDigests: entryDigests)
             } ?? packer.digest(description, compression: request.compression, progress: request.progress, segments: segments, entryDigests: entryDigests)
             guard names.insert(result.name).inserted else {
                 throw ModelCastError.usage("model \(model.name) has two files named \(result.name)")
@@ -185,18 +184,17 @@ final class StagingArea {
     /// uploaded again (`stored`: the caller proves it); the others are staged.
     private func addTree(_ model: PublishRequest.Model, description: ModelDescription) async throws -> ReleaseModel {
         // Parts a multipart upload will send are hashed in the listing's read.
-        var partSize: (@Sendable (Int64) -> Int64?)?
+        var plan: (@Sendable (Int64) -> PartPlan?)?
         if directory != nil {
             let storage = self.storage
-            partSize = { storage.capabilities.multipart?.partSize($0) }
+            plan = { storage.capabilities.multipart?.plan($0) }
         }
         // Hashing every file blocks (concurrentPerform over the files): on its own thread.
         let progress = request.progress
-        let sizes = partSize
-        let partAlgorithm = storage.capabilities.multipart?.partAlgorithm ?? .crc64nvme
+        let parts = plan
         let copying = treeCopies()
         let listing = try await onOwnThread("modelcast.tree-listing") {
-            try TreeListing.make(description, progress: progress, partSize: sizes, partAlgorithm: partAlgorithm, copies: copying)
+            try TreeListing.make(description, progress: progress, parts: parts, copies: copying)
         }
         // Copies made while hashing that end up not staged are removed, whatever happens.
         var copies = Set(listing.files.compactMap(\.copy))

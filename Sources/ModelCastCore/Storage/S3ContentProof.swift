@@ -91,7 +91,7 @@ struct S3ContentProver: Sendable {
             return try known.composite() == composite
         }
         // A local file that cannot be read proves nothing either way: the caller downloads and hashes instead.
-        guard let localFile, let local = try? StreamDigester.digestFile(at: localFile, partSize: partSize, partAlgorithm: .sha256),
+        guard let localFile, let local = try? StreamDigester.digestFile(at: localFile, parts: PartPlan(size: partSize, algorithm: .sha256)),
               local.size == size, local.sha256 == sha256, let localParts = local.parts,
               localParts.fit(size: size, partSize: partSize, algorithm: .sha256) else { return nil }
         return try localParts.composite() == composite
@@ -104,7 +104,7 @@ struct S3ContentProver: Sendable {
         if let crc = known?.fullObjectCRC(size: size) { return crc }
         // A local file that cannot be read proves nothing either way: the caller downloads and hashes instead.
         guard let localFile,
-              let local = try? StreamDigester.digestFile(at: localFile, partSize: max(size, 1), partAlgorithm: .crc64nvme),
+              let local = try? StreamDigester.digestFile(at: localFile, parts: PartPlan(size: max(size, 1))),
               local.size == size, local.sha256 == sha256 else { return nil }
         return local.parts?.fullObjectCRC(size: size)
     }

@@ -17,9 +17,9 @@ struct S3MultipartUploader: Sendable {
     /// The parts' checksums of a staged file that came without them or with others (a zip
     /// that crossed the threshold, a part size the first pass did not know), made in one
     /// read that also proves the file still holds the bytes `metadata` names. The pass that
-    /// hashed the artifact makes them in the store's algorithm (`MultipartUploads.partAlgorithm`).
-    func hashParts(_ staged: StagedObject, partSize: Int64) throws -> PartDigests {
-        let digest = try StreamDigester.digestFile(at: staged.path, partSize: partSize, partAlgorithm: policy.checksum.partAlgorithm)
+    /// hashed the artifact makes them to the store's plan (`MultipartUploads.plan`).
+    func hashParts(_ staged: StagedObject, plan: PartPlan) throws -> PartDigests {
+        let digest = try StreamDigester.digestFile(at: staged.path, parts: plan)
         guard digest.size == staged.metadata.size, digest.sha256 == staged.metadata.sha256, let parts = digest.parts else {
             throw ModelCastError.io(
                 operation: "upload", path: staged.path,

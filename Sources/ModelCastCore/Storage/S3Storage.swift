@@ -87,8 +87,7 @@ package final class S3Storage: Storage, Sendable {
             staging: StagingSpace(directory: { [staging] in staging }),
             lock: nil, hosting: nil,
             multipart: MultipartUploads(
-                partSize: { [policy] in policy.uploadPartSize(forObjectOf: $0) },
-                partAlgorithm: policy.checksum.partAlgorithm,
+                plan: { [policy] in policy.partPlan(forObjectOf: $0) },
                 abandoned: { [pending] date in try await pending.list().filter { $0.initiated <= date } },
                 abort: { [pending] upload in try await pending.abort(key: upload.key, uploadID: upload.uploadID) }),
             uploadsInPlace: true,

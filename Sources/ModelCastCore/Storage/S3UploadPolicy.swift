@@ -42,9 +42,10 @@ package struct S3UploadPolicy: Sendable {
         return ((size + Self.maximumParts - 1) / Self.maximumParts + mib - 1) / mib * mib
     }
 
-    /// The part size an object of `size` bytes is uploaded in, or nil when it is stored whole.
-    func uploadPartSize(forObjectOf size: Int64) -> Int64? {
-        isMultipart(size) ? partSize(forObjectOf: size) : nil
+    /// The parts an object of `size` bytes is uploaded in (their size, and the checksum
+    /// `--checksum` gives them), or nil when it is stored whole.
+    func partPlan(forObjectOf size: Int64) -> PartPlan? {
+        isMultipart(size) ? PartPlan(size: partSize(forObjectOf: size), algorithm: checksum.partAlgorithm) : nil
     }
 }
 

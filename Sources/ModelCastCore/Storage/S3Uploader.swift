@@ -71,22 +71,21 @@ struct S3Uploader: Sendable {
     /// content uploads nothing), then one conditional PUT or parts.
     func upload(_ key: String, staged: StagedObject, hashed: FileSnapshot?) async throws -> PutOutcome {
         let size = staged.metadata.size
-        let partSize = policy.uploadPartSize(forObjectOf: size)
-        // The parts' checksums, when the pass that hashed the artifact made them for this part size.
-        let algorithm = policy.checksum.partAlgorithm
-        let known = partSize.flatMap { partSize in staged.parts.flatMap { $0.fit(size: size, partSize: partSize, algorithm: algorithm) ? $0 : nil } }
+        let plan = policy.partPlan(forObjectOf: size)
+        // The parts' checksums, when the pass that hashed the artifact made them to this plan.
+        let known = plan.flatMap { plan in staged.parts.flatMap { $0.fit(plan, size: size) ? $0 : nil } }
         if let outcome = try await prover.compare(key, metadata: staged.metadata, localFile: staged.path, parts: known) {
             return outcome
         }
         try Self.checkUnchanged(staged.path, since: hashed)
-        guard let partSize else {
+        guard let plan else {
             let reporter = progress?("uploading \(key)", size)
             defer { reporter?.finish() }
             let sent = UploadProgress(reporter, parts: 1)
             return try await put(key, body: .file(path: staged.path, offset: 0, length: size, sent: { sent.partSent(0, upTo: $0) }),
                                  metadata: staged.metadata, localFile: staged.path, condition: ("If-None-Match", "*"))
         }
-        let parts = try known ?? multipart.hashParts(staged, partSize: partSize)
+        let parts = try known ?? multipart.hashParts(staged, plan: plan)
         return try await multipart.upload(key, staged: staged, parts: parts, hashed: hashed)
     }
 

@@ -80,7 +80,7 @@ package struct StagedObject: Sendable {
     /// the file as it is when the upload starts.
     package var source: FileSnapshot?
     /// The SHA-256 of each part of the bytes, computed in the read that gave
-    /// `metadata.sha256` (see `Storage.uploadPartSize`): a store uploading in parts sends
+    /// `metadata.sha256` (see `MultipartUploads.plan`): a store uploading in parts sends
     /// them as the parts' checksums instead of reading the file again. nil: the store
     /// computes what it needs.
     package var parts: PartDigests?
@@ -292,19 +292,15 @@ package struct MultipartUploads: Sendable {
     /// The part size an object of that many bytes is uploaded in, or nil when it is stored
     /// whole. The pass that hashes an artifact hashes those parts too
     /// (`StagedObject.parts`), so the upload reads the file only to send it.
-    package let partSize: @Sendable (_ objectSize: Int64) -> Int64?
-    /// The checksum each part carries, made in that same pass (`--checksum`).
-    package let partAlgorithm: PartChecksumAlgorithm
+    package let plan: @Sendable (_ objectSize: Int64) -> PartPlan?
     /// Uploads begun and never finished (a publish killed mid-multipart), started before a date.
     package let abandoned: @Sendable (_ startedBefore: Date) async throws -> [PendingUpload]
     /// Gives up an abandoned upload, freeing what the store keeps for it.
     package let abort: @Sendable (PendingUpload) async throws -> Void
 
-    package init(partSize: @escaping @Sendable (Int64) -> Int64?, partAlgorithm: PartChecksumAlgorithm = .crc64nvme,
-                abandoned: @escaping @Sendable (Date) async throws -> [PendingUpload],
+    package init(plan: @escaping @Sendable (Int64) -> PartPlan?, abandoned: @escaping @Sendable (Date) async throws -> [PendingUpload],
                 abort: @escaping @Sendable (PendingUpload) async throws -> Void) {
-        self.partSize = partSize
-        self.partAlgorithm = partAlgorithm
+        self.plan = plan
         self.abandoned = abandoned
         self.abort = abort
     }
