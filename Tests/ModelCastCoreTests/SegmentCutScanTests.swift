@@ -71,18 +71,7 @@ final class SegmentCutScanTests: XCTestCase {
                     position += slice
                 }
             case .contentDefined(let start, let end, let cut):
-                var hash: UInt64 = 0
-                var length: Int64 = 0
-                for byte in bytes[Int(start)..<Int(end)] {
-                    hash = (hash << 1) &+ ContentDefinedCut.gear[Int(byte)]
-                    length += 1
-                    if length >= cut.maximum || (length >= cut.minimum && hash & cut.mask == 0) {
-                        lengths.append(Int(length))
-                        hash = 0
-                        length = 0
-                    }
-                }
-                if length > 0 { lengths.append(Int(length)) }
+                lengths += cut.definedLengths(bytes[Int(start)..<Int(end)])
             }
         }
         var offset = 0

@@ -140,27 +140,11 @@ final class SegmentIndexTests: XCTestCase {
     /// matter and tests fewer conditions; this is the plain loop it must agree with, for
     /// the two cuts in use, cuts small enough to hit every edge, and any chunking.
     func testContentDefinedCutsMatchTheirDefinition() throws {
-        func definition(_ bytes: [UInt8], _ cut: ContentDefinedCut) -> [Int] {
-            var lengths: [Int] = []
-            var hash: UInt64 = 0
-            var length: Int64 = 0
-            for byte in bytes {
-                hash = (hash << 1) &+ ContentDefinedCut.gear[Int(byte)]
-                length += 1
-                if length >= cut.maximum || (length >= cut.minimum && hash & cut.mask == 0) {
-                    lengths.append(Int(length))
-                    hash = 0
-                    length = 0
-                }
-            }
-            if length > 0 { lengths.append(Int(length)) }
-            return lengths
-        }
         let cuts = [ContentDefinedCut.metadata, .bulk, ContentDefinedCut(minimum: 64, maskBits: 6, maximum: 300),
                     ContentDefinedCut(minimum: 100, maskBits: 12, maximum: 130), ContentDefinedCut(minimum: 1000, maskBits: 8, maximum: 5000)]
         for (index, cut) in cuts.enumerated() {
             let bytes = patternBytes(cut.maximum > 1 << 20 ? 9_000_000 : 400_000, seed: UInt32(70 + index))
-            let expected = definition(bytes, cut)
+            let expected = cut.definedLengths(bytes)
             for chunk in [1, 63, 64, 65, 1000, 65_536, bytes.count] where chunk > 1 || cut.maximum < 1000 {
                 let hasher = SegmentHasher(regions: [.contentDefined(start: 0, end: Int64(bytes.count), cut: cut)])
                 for start in stride(from: 0, to: bytes.count, by: chunk) {

@@ -169,24 +169,12 @@ final class S3ResumeTests: XCTestCase {
         let work = try Scratch()
         let size = 12 * Self.mib
         let file = try work.write("big.bin", patternBytes(size, seed: 21))
-        let wrapper = """
-            import subprocess, sys
-            def rchar():
-                return int(next(l for l in open("/proc/self/io") if l.startswith("rchar:")).split()[1])
-            before = rchar()
-            with open(sys.argv[1], "w") as err:
-                status = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=err).returncode
-            print(status, rchar() - before)
-            """
         func readBytes(_ mode: String) throws -> Int {
-            let log = work.at("err-" + mode)
-            let result = try runProcess("/usr/bin/env", ["python3", "-c", wrapper, log, modelcastBinary, "publish", "big=\(file)", "--version", "1.0.0",
-                                                         "--base-url", "https://cdn.example.com/\(mode)", "--to", "s3://\(moto.bucket)/\(mode)",
-                                                         "--checksum", mode, "--multipart-threshold", "5", "--part-size", "5"],
-                                        environment: environment(moto))
-            let fields = result.stdout.split(separator: " ").map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) }
-            XCTAssertEqual(fields.first, "0", "\(result.stderr) \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
-            return Int(fields.last ?? "") ?? .max
+            let run = try BytesReadRun(["publish", "big=\(file)", "--version", "1.0.0", "--base-url", "https://cdn.example.com/\(mode)",
+                                        "--to", "s3://\(moto.bucket)/\(mode)", "--checksum", mode, "--multipart-threshold", "5", "--part-size", "5"],
+                                       environment: environment(moto), errorFile: work.at("err-" + mode))
+            XCTAssertEqual(run.status, 0, run.stderr)
+            return run.bytes
         }
         let crc = try readBytes("crc64nvme")
         let sha256 = try readBytes("sha256")

@@ -222,23 +222,11 @@ final class TreePublishTests: XCTestCase {
         }
         let tree = scratch.at("shards")
         let treeBytes = 16.0 * Double(2 << 20)
-        // The child's rchar: what the python wrapper's own counter gains while it waits for it.
-        let wrapper = """
-            import subprocess, sys
-            def rchar():
-                return int(next(l for l in open("/proc/self/io") if l.startswith("rchar:")).split()[1])
-            before = rchar()
-            with open(sys.argv[1], "w") as err:
-                status = subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=err).returncode
-            print(status, rchar() - before)
-            """
         func readBytes(_ version: String) throws -> Double {
-            let result = try runProcess("/usr/bin/env", ["python3", "-c", wrapper, scratch.at("err-" + version), modelcastBinary, "publish", tree, "--no-zip",
-                                                         "--version", version, "--base-url", "https://cdn.example.com/d", "--to", scratch.at("site")],
-                                        environment: environment)
-            let fields = result.stdout.split(separator: " ").map { String($0).trimmingCharacters(in: .whitespacesAndNewlines) }
-            XCTAssertEqual(fields.first, "0", "\(result.stderr) \((try? String(contentsOfFile: scratch.at("err-" + version), encoding: .utf8)) ?? "")")
-            return Double(fields.last ?? "") ?? .infinity
+            let run = try BytesReadRun(["publish", tree, "--no-zip", "--version", version, "--base-url", "https://cdn.example.com/d", "--to", scratch.at("site")],
+                                       environment: environment, errorFile: scratch.at("err-" + version))
+            XCTAssertEqual(run.status, 0, run.stderr)
+            return Double(run.bytes)
         }
         let first = try readBytes("1.0.0")
         XCTAssertLessThanOrEqual(first / treeBytes, 1.05, "a first publish read \(first) bytes of a \(treeBytes)-byte tree")
