@@ -3,8 +3,8 @@ import Foundation
 import FoundationNetworking
 
 /// The head of the response libcurl is receiving, from its header lines: a status line
-/// starts a new head (an interim 1xx, or the next response after a redirect libcurl
-/// follows), so what is kept is the last response's.
+/// starts a new head (after an interim 1xx; redirects are followed by `CurlTransfer`,
+/// each with a head of its own), so what is kept is the final response's.
 struct CurlResponseHead {
     /// The status line's HTTP version ("HTTP/1.1", "HTTP/2").
     private(set) var version = "HTTP/1.1"
