@@ -33,7 +33,8 @@ def read_index(path):
 def main():
     as_json = sys.argv[-1] == "--json"
     paths = sys.argv[1:-1] if as_json else sys.argv[1:]
-    assert len(paths) >= 2, __doc__
+    if len(paths) < 2:
+        sys.exit(__doc__)
     have = {digest for path in paths[:-1] for _, digest in read_index(path)[1]}
     size, new, index_bytes = read_index(paths[-1])
     fetched, requests, previous_fetched = 0, 0, False
