@@ -79,6 +79,13 @@ public struct ReleaseModel: Codable, Equatable, Sendable {
     /// When devices download it (`DownloadPolicy`: essential, prefetch, on-demand); nil
     /// leaves it to the app. Written as text; the client parses it.
     public var download: String?
+    /// Its licence, and whether a device must record the user's acceptance before it
+    /// downloads anything of the model. Model-level: every variant shares it.
+    public var licence: ReleaseLicence?
+    /// When devices may download it (network, cellular cap, charging). Model-level.
+    public var downloadConditions: ReleaseDownloadConditions?
+    /// What it takes installed (and its eviction priority). A variant has its own.
+    public var storage: ReleaseStorage?
     /// For a model with variants: the variant whose version and files these are (clients
     /// that do not know variants install it). nil for a model without variants.
     public var variant: String?
@@ -89,7 +96,8 @@ public struct ReleaseModel: Codable, Equatable, Sendable {
     public var modelSignature: ModelSignatureObject?
 
     public init(version: String, files: [ReleaseFile], meta: [String: JSONValue] = [:], tree: String? = nil, interface: JSONValue? = nil,
-                download: String? = nil, variant: String? = nil, variants: [ReleaseVariant]? = nil, modelSignature: ModelSignatureObject? = nil) {
+                download: String? = nil, variant: String? = nil, variants: [ReleaseVariant]? = nil, modelSignature: ModelSignatureObject? = nil,
+                licence: ReleaseLicence? = nil, downloadConditions: ReleaseDownloadConditions? = nil, storage: ReleaseStorage? = nil) {
         self.version = version
         self.files = files
         self.meta = meta
@@ -99,11 +107,15 @@ public struct ReleaseModel: Codable, Equatable, Sendable {
         self.variant = variant
         self.variants = variants
         self.modelSignature = modelSignature
+        self.licence = licence
+        self.downloadConditions = downloadConditions
+        self.storage = storage
     }
 
     public enum CodingKeys: String, CodingKey {
-        case version, tree, files, meta, interface, download, variant, variants
+        case version, tree, files, meta, interface, download, variant, variants, licence, storage
         case modelSignature = "model_signature"
+        case downloadConditions = "download_conditions"
     }
 
     public init(from decoder: Decoder) throws {
@@ -117,6 +129,9 @@ public struct ReleaseModel: Codable, Equatable, Sendable {
         variant = try c.decodeIfPresent(String.self, forKey: .variant)
         variants = try c.decodeIfPresent([ReleaseVariant].self, forKey: .variants)
         modelSignature = try c.decodeIfPresent(ModelSignatureObject.self, forKey: .modelSignature)
+        licence = try c.decodeIfPresent(ReleaseLicence.self, forKey: .licence)
+        downloadConditions = try c.decodeIfPresent(ReleaseDownloadConditions.self, forKey: .downloadConditions)
+        storage = try c.decodeIfPresent(ReleaseStorage.self, forKey: .storage)
     }
 
     /// The model's version as it is stored, its variants' as `NAME@VARIANT`: every unit
@@ -322,6 +337,9 @@ extension ReleaseModel {
         if let interface { members.append(.init("interface", Release.canonical(interface))) }
         if let modelSignature { members.append(.init("model_signature", modelSignature.jsonValue())) }
         if let download { members.append(.init("download", .string(download))) }
+        if let licence { members.append(.init("licence", licence.jsonValue())) }
+        if let downloadConditions { members.append(.init("download_conditions", downloadConditions.jsonValue())) }
+        if let storage { members.append(.init("storage", storage.jsonValue())) }
         if let variant { members.append(.init("variant", .string(variant))) }
         if let variants { members.append(.init("variants", .array(variants.map { $0.jsonValue() }))) }
         return .object(members)

@@ -44,9 +44,16 @@ public struct CheckedModel: Sendable, Equatable {
     public let downloadPolicy: DownloadPolicy?
     /// Its OpenSSF model signature, when the release names one.
     public let modelSignature: CheckedModelSignature?
+    /// Its licence, when the release names one (a variant carries its model's).
+    public let licence: CheckedLicence?
+    /// When it may be downloaded (a variant carries its model's); `.none` when the release says nothing.
+    public let conditions: DownloadConditions
+    /// What it takes installed, when the release says (each variant its own).
+    public let storage: StorageHint?
 
     public init(name: ModelName, version: ModelVersion, tree: PathSegment?, files: [CheckedFile], variant: ModelName? = nil,
-                variants: [CheckedVariant] = [], downloadPolicy: DownloadPolicy? = nil, modelSignature: CheckedModelSignature? = nil) {
+                variants: [CheckedVariant] = [], downloadPolicy: DownloadPolicy? = nil, modelSignature: CheckedModelSignature? = nil,
+                licence: CheckedLicence? = nil, conditions: DownloadConditions = .none, storage: StorageHint? = nil) {
         self.name = name
         self.version = version
         self.tree = tree
@@ -55,6 +62,9 @@ public struct CheckedModel: Sendable, Equatable {
         self.variants = variants
         self.downloadPolicy = downloadPolicy
         self.modelSignature = modelSignature
+        self.licence = licence
+        self.conditions = conditions
+        self.storage = storage
     }
 }
 
@@ -122,14 +132,31 @@ extension ReleaseModel {
         }
         let policy = try at("download") { try download.map(DownloadPolicy.init(parsing:)) }
         let signature = try modelSignature.map { try $0.checked(at: field + ".model_signature") }
-        let variants = try checkedVariants(name: modelName, at: field, policy: policy)
-        return CheckedModel(name: modelName, version: version, tree: tree, files: checkedFiles,
-                            variants: variants, downloadPolicy: policy, modelSignature: signature)
+        // These objects' own checks name the key inside them (`spdx`); the path is prefixed.
+        func inside<T>(_ key: String, _ make: () throws -> T) throws -> T {
+            do { return try make() } catch let error as ManifestValueError {
+                throw error.at(field + "." + key + (error.field.isEmpty ? "" : "." + error.field))
+            }
+        }
+        let licence = try inside("licence") { try self.licence?.checked() }
+        let conditions = try inside("download_conditions") { try downloadConditions?.checked() ?? .none }
+        let storage = try inside("storage") { try self.storage?.checked() }
+        let shared = ModelWide(policy: policy, licence: licence, conditions: conditions)
+        let variants = try checkedVariants(name: modelName, at: field, shared: shared)
+        return CheckedModel(name: modelName, version: version, tree: tree, files: checkedFiles, variants: variants, downloadPolicy: policy,
+                            modelSignature: signature, licence: licence, conditions: conditions, storage: storage)
+    }
+
+    /// What a model's variants take from the model: they may not state it themselves.
+    private struct ModelWide {
+        let policy: DownloadPolicy?
+        let licence: CheckedLicence?
+        let conditions: DownloadConditions
     }
 
     /// The variants, parsed: at most 32, unique names, each a plain model (no variants of
     /// its own); `variant` names one of them, and the model's own fields are that one's.
-    private func checkedVariants(name: ModelName, at field: String, policy: DownloadPolicy?) throws -> [CheckedVariant] {
+    private func checkedVariants(name: ModelName, at field: String, shared: ModelWide) throws -> [CheckedVariant] {
         guard let variants else {
             if let variant { throw ManifestValueError(field: field + ".variant", value: quotedValue(variant), rule: "is set, but the model has no variants") }
             return []
@@ -146,8 +173,10 @@ extension ReleaseModel {
             guard names.insert(variant.name.lowercased()).inserted else {
                 throw ManifestValueError(field: at + ".name", value: quotedValue(variant.name), rule: "is the name of an earlier variant")
             }
-            guard variant.model.variants == nil, variant.model.variant == nil, variant.model.download == nil else {
-                throw ManifestValueError(field: at, value: quotedValue(variant.name), rule: "has variants, variant or download of its own (only a model has them)")
+            guard variant.model.variants == nil, variant.model.variant == nil, variant.model.download == nil, variant.model.licence == nil,
+                  variant.model.downloadConditions == nil else {
+                throw ManifestValueError(field: at, value: quotedValue(variant.name),
+                                         rule: "has variants, variant, download, licence or download_conditions of its own (only a model has them)")
             }
             let requirements: VariantRequirements
             do { requirements = try VariantRequirements(json: variant.requires) } catch let error as ManifestValueError {
@@ -155,15 +184,15 @@ extension ReleaseModel {
             }
             let model = try variant.model.checked(name: name.rawValue, at: at)
             checked.append(CheckedVariant(name: variantName, requirements: requirements, model: CheckedModel(
-                name: name, version: model.version, tree: model.tree, files: model.files, variant: variantName, downloadPolicy: policy,
-                modelSignature: model.modelSignature)))
+                name: name, version: model.version, tree: model.tree, files: model.files, variant: variantName, downloadPolicy: shared.policy,
+                modelSignature: model.modelSignature, licence: shared.licence, conditions: shared.conditions, storage: model.storage)))
         }
         guard let variant, let own = variants.first(where: { $0.name == variant }) else {
             throw ManifestValueError(field: field + ".variant", value: variant.map { quotedValue($0) } ?? "(none)", rule: "does not name one of the model's variants")
         }
         guard own.model.version == version, own.model.files == files, own.model.tree == tree, own.model.interface == interface,
-              own.model.modelSignature == modelSignature else {
-            throw ManifestValueError(field: field, value: quotedValue(name.rawValue), rule: "has a version, files, tree, interface or model signature other than its variant \(quotedValue(variant))'s")
+              own.model.modelSignature == modelSignature, own.model.storage == storage else {
+            throw ManifestValueError(field: field, value: quotedValue(name.rawValue), rule: "has a version, files, tree, interface, model signature or storage other than its variant \(quotedValue(variant))'s")
         }
         return checked
     }
