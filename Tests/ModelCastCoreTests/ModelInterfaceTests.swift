@@ -298,6 +298,48 @@ final class ModelInterfaceTests: XCTestCase {
         ])
     }
 
+    /// Issue 50: each difference is breaking or compatible by its facet: an added output, a
+    /// chat template and a larger context length are compatible; shapes, types, classes,
+    /// vocabulary, architecture and a smaller context length are breaking.
+    func testEachDifferenceIsBreakingOrCompatible() throws {
+        func kinds(_ new: ModelInterface, _ old: ModelInterface) -> [String] {
+            new.changes(from: old).map { "\($0.facet.rawValue) \($0.kind.rawValue): \($0.description)" }
+        }
+        XCTAssertEqual(kinds(try interface("gguf/llm-template.gguf"), try interface("gguf/llm.gguf")), ["chat_template compatible: chat template changed"])
+        XCTAssertEqual(kinds(try interface("gguf/llm-vocab.gguf"), try interface("gguf/llm.gguf")), [
+            "vocabulary breaking: vocabulary 100 → 101 tokens", "tokenizer breaking: tokenizer changed",
+        ])
+        let short = GGUFInterface(architecture: "llama", contextLength: 4096, embeddingLength: 896)
+        var long = short
+        long.contextLength = 8192
+        XCTAssertEqual(kinds(.gguf(long), .gguf(short)), ["context_length compatible: context length 4096 → 8192"])
+        XCTAssertEqual(kinds(.gguf(short), .gguf(long)), ["context_length breaking: context length 8192 → 4096"])
+        long.architecture = "qwen2"
+        long.embeddingLength = 1024
+        XCTAssertEqual(kinds(.gguf(long), .gguf(short)).filter { $0.contains("breaking") }, [
+            "architecture breaking: architecture 'llama' → 'qwen2'", "embedding_length breaking: embedding length 896 → 1024",
+        ])
+
+        XCTAssertEqual(kinds(try interface("coreml/classifier-size.mlpackage"), try interface("coreml/classifier.mlpackage")), ["inputs breaking: input 'image' size 32×32 → 48×48"])
+        XCTAssertEqual(kinds(try interface("coreml/classifier-classes.mlpackage"), try interface("coreml/classifier.mlpackage")), ["class_count breaking: class count 5 → 6"])
+        guard case .coreML(let classifier) = try interface("coreml/classifier.mlpackage"), case .onnx(let graph) = try interface("onnx/graph.onnx") else {
+            return XCTFail("unexpected formats")
+        }
+        var extra = classifier
+        extra.outputs.append(CoreMLFeature(name: "embedding", type: .multiArray(CoreMLArray(dataType: NamedCode(65568), shape: [1, 16]))))
+        XCTAssertEqual(kinds(.coreML(extra), .coreML(classifier)), ["output_added compatible: output 'embedding' added (multiArray FLOAT32 1×16)"])
+        XCTAssertEqual(kinds(.coreML(classifier), .coreML(extra)), ["outputs breaking: output 'embedding' removed"])
+
+        XCTAssertEqual(kinds(try interface("onnx/graph-shape.onnx"), try interface("onnx/graph.onnx")), ["inputs breaking: input 'x' shape batch×3×224×224 → batch×3×256×256"])
+        var more = graph
+        more.outputs.append(ONNXValueInfo(name: "features", type: .tensor(element: NamedCode(1), shape: [.param("batch"), .value(64)])))
+        XCTAssertEqual(kinds(.onnx(more), .onnx(graph)), ["output_added compatible: output 'features' added (tensor FLOAT batch×64)"])
+        var typed = graph
+        typed.outputs[0].type = .tensor(element: NamedCode(10), shape: nil)
+        XCTAssertTrue(kinds(.onnx(typed), .onnx(graph)).allSatisfy { $0.hasPrefix("outputs breaking: ") }, "\(kinds(.onnx(typed), .onnx(graph)))")
+        XCTAssertEqual(kinds(.gguf(short), .onnx(graph)), ["format breaking: format onnx → gguf"])
+    }
+
     // MARK: - Hostile input
 
     /// A reader's answer to hostile bytes: a value or a clean `invalidModel` error, nothing else.

@@ -42,8 +42,56 @@ final class InterfaceContractCLITests: XCTestCase {
         try assertRefused("classifier", first: "coreml/classifier.mlpackage", second: "coreml/classifier-size.mlpackage", expected: ["input 'image' size 32×32 → 48×48"])
         try assertRefused("regressor", first: "coreml/regressor.mlpackage", second: "coreml/regressor-shape.mlpackage", expected: ["input 'x' shape 1×8 → 1×16"])
         try assertRefused("llm", first: "gguf/llm.gguf", second: "gguf/llm-vocab.gguf", expected: ["vocabulary 100 → 101 tokens"])
-        try assertRefused("llm", first: "gguf/llm.gguf", second: "gguf/llm-template.gguf", expected: ["chat template changed"])
         try assertRefused("graph", first: "onnx/graph.onnx", second: "onnx/graph-shape.onnx", expected: ["input 'x' shape batch×3×224×224 → batch×3×256×256"])
+    }
+
+    /// Issue 50: a chat-template fix is a compatible change: it publishes without
+    /// `--interface-change` or a higher `--min-app-version`, noted in the report (text and
+    /// `--json`), and a device on the old version updates to it; a vocabulary change after it
+    /// is still refused. Models written by llama.cpp's gguf writer (bench/delta_models.py).
+    func testAChatTemplateFixPublishesWithoutFlagsAndTheDeviceUpdates() throws {
+        let work = try Scratch("modelcast-interface-template")
+        func gguf(_ path: String, _ flags: [String]) throws -> String {
+            try FileManager.default.createDirectory(atPath: PathText.parent(path), withIntermediateDirectories: true)
+            let made = try runProcess("/usr/bin/env", ["python3", repositoryRoot + "/bench/delta_models.py", "gguf", path, "--layers", "1", "--width", "64", "--vocab", "300"] + flags)
+            XCTAssertEqual(made.status, 0, made.stderr)
+            return path
+        }
+        let v1 = try gguf(work.at("v1/m.gguf"), [])
+        let fixed = try gguf(work.at("v2/m.gguf"), ["--template", "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endfor %}"])
+        let vocab = try gguf(work.at("v3/m.gguf"), ["--template", "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endfor %}", "--vocab", "301"])
+        let device = modelcastBinary.replacingOccurrences(of: "/modelcast", with: "/modelcast-device")
+        let port = try freeLoopbackPort()
+        let server = try BackgroundProcess("/usr/bin/env", ["python3", repositoryRoot + "/Tests/Fixtures/misbehaving_server.py", work.at("sites"), String(port)])
+        XCTAssertEqual(server.firstLine, "ready")
+        let base = "http://127.0.0.1:\(port)/ok"
+        let site = try work.atMadeParent("sites/ok")
+        func publish(_ path: String, _ version: String, _ extra: [String] = []) throws -> ProcessOutput {
+            try modelcast(["publish", path, "--name", "m", "--version", version, "--base-url", base, "--to", site] + extra)
+        }
+        XCTAssertEqual(try publish(v1, "1.0.0").status, 0)
+        let first = try runProcess(device, ["--manifest", base + "/manifest.json", "--dir", work.at("phone")])
+        XCTAssertEqual(first.status, 0, first.stderr)
+
+        let note = "compatible interface change: m 1.0.0 → 1.1.0: chat template changed"
+        let published = try publish(fixed, "1.1.0", ["--json"])
+        XCTAssertEqual(published.status, 0, published.stderr)
+        XCTAssertTrue(published.stderr.contains(note), published.stderr)
+        let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(published.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual((report["warnings"] as? [String])?.filter { $0.contains("interface change") }, [note], "\(report)")
+        let manifest = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json"))) as? [String: Any])
+        XCTAssertNil(manifest["min_app_version"], "a compatible change does not raise min_app_version")
+        let updated = try runProcess(device, ["--manifest", base + "/manifest.json", "--dir", work.at("phone")])
+        XCTAssertEqual(updated.status, 0, updated.stderr)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: work.at("phone/models/m/current/m.gguf"))), try Data(contentsOf: URL(fileURLWithPath: fixed)))
+
+        let before = try snapshot(site)
+        let refused = try publish(vocab, "1.2.0")
+        XCTAssertEqual(refused.status, 1, refused.stderr)
+        for text in ["m 1.1.0 → 1.2.0: vocabulary 300 → 301 tokens", "--interface-change"] {
+            XCTAssertTrue(refused.stderr.contains(text), "\(text) in \(refused.stderr)")
+        }
+        XCTAssertEqual(try snapshot(site), before, "nothing written")
     }
 
     func testTheManifestRecordsTheInterfaceAndSameInterfaceGoesThrough() throws {
