@@ -25,7 +25,7 @@ final class ModelInterfaceTests: XCTestCase {
 
     func testEachReaderReadsWhatTheWriterWrote() throws {
         let expected = try expected()
-        XCTAssertEqual(expected.count, 15)
+        XCTAssertEqual(expected.count, 19)
         for (relative, value) in expected.sorted(by: { $0.key < $1.key }) {
             let read = try interface(relative)
             XCTAssertEqual(read.jsonValue().serialized(), value.serialized(), relative)
@@ -338,6 +338,64 @@ final class ModelInterfaceTests: XCTestCase {
         typed.outputs[0].type = .tensor(element: NamedCode(10), shape: nil)
         XCTAssertTrue(kinds(.onnx(typed), .onnx(graph)).allSatisfy { $0.hasPrefix("outputs breaking: ") }, "\(kinds(.onnx(typed), .onnx(graph)))")
         XCTAssertEqual(kinds(.gguf(short), .onnx(graph)), ["format breaking: format onnx → gguf"])
+    }
+
+    /// Issue 50: an added output and a reorder, as coremltools and onnx write them. Core ML
+    /// apps feed and read features by name, so a reorder is compatible; onnxruntime hands
+    /// outputs back in graph order, so an ONNX output reorder is breaking (an input reorder
+    /// is not: every runtime API feeds inputs by name).
+    func testAddedOutputsAndReordersFromTheWriters() throws {
+        func kinds(_ new: String, _ old: String) throws -> [String] {
+            try interface(new).changes(from: try interface(old)).map { "\($0.facet.rawValue) \($0.kind.rawValue): \($0.description)" }
+        }
+        XCTAssertEqual(try kinds("coreml/regressor-output.mlpackage", "coreml/regressor.mlpackage").map { String($0.prefix(41)) },
+                       ["output_added compatible: output 'z' added"])
+        XCTAssertEqual(try kinds("coreml/regressor-reordered.mlpackage", "coreml/regressor-output.mlpackage"), ["order compatible: output order 'y', 'z' → 'z', 'y'"])
+        XCTAssertEqual(try kinds("coreml/regressor.mlpackage", "coreml/regressor-output.mlpackage"), ["outputs breaking: output 'z' removed"])
+        XCTAssertEqual(try kinds("onnx/graph-output.onnx", "onnx/graph.onnx"), ["output_added compatible: output 'pooled' added (tensor FLOAT batch×3)"])
+        XCTAssertEqual(try kinds("onnx/graph-reordered.onnx", "onnx/graph.onnx"), ["order breaking: output order 'logits', 'tokens' → 'tokens', 'logits'"])
+        guard case .onnx(let graph) = try interface("onnx/graph.onnx") else { return XCTFail("not ONNX") }
+        var swapped = graph
+        swapped.inputs.reverse()
+        XCTAssertEqual(ModelInterface.onnx(swapped).changes(from: .onnx(graph)).map(\.kind), [.compatible], "inputs are fed by name")
+    }
+
+    /// The config file's kinds replace each facet's default, even a direction-dependent one
+    /// (a larger context length made breaking); a variant's override its model's; a facet
+    /// cannot be both.
+    func testAModelsOwnKindsOverrideTheDefaults() throws {
+        let template = try interface("gguf/llm-template.gguf").changes(from: try interface("gguf/llm.gguf"))
+        let vocabulary = try interface("gguf/llm-vocab.gguf").changes(from: try interface("gguf/llm.gguf"))
+        let strict = try InterfaceKinds(compatible: [], breaking: [.chatTemplate, .contextLength])
+        XCTAssertEqual(template.map(strict.classify).map(\.kind), [.breaking])
+        XCTAssertEqual(template.map(strict.classify).map(\.line), ["chat template changed (breaking by the config file)"])
+        let lenient = try InterfaceKinds(compatible: [.vocabulary, .tokenizer], breaking: [])
+        XCTAssertEqual(vocabulary.map(lenient.classify).map(\.kind), [.compatible, .compatible])
+        XCTAssertEqual(vocabulary.map(InterfaceKinds().classify), vocabulary, "no override: the defaults")
+        let longer = InterfaceDifference(.contextLength, "context length 4096 → 8192", kind: .compatible)
+        XCTAssertEqual(strict.classify(longer).kind, .breaking)
+        // A variant's kinds over its model's.
+        let merged = strict.overridden(by: try InterfaceKinds(compatible: [.chatTemplate], breaking: []))
+        XCTAssertEqual(template.map(merged.classify).map(\.kind), [.compatible])
+        XCTAssertEqual(merged.classify(longer).kind, .breaking, "the model's other facets stay")
+        var model = PublishRequest.Model(name: "llm", version: "1.0.0", files: [])
+        model.interfaceKinds = strict
+        var variant = PublishRequest.Variant(name: "big", version: "1.0.0", files: [])
+        variant.interfaceKinds = try InterfaceKinds(compatible: [.chatTemplate], breaking: [])
+        model.variants = [variant, PublishRequest.Variant(name: "small", version: "1.0.0", files: [])]
+        XCTAssertEqual(model.units.map(\.interfaceKinds), [merged, strict])
+        XCTAssertThrowsError(try InterfaceKinds(compatible: [.tokenizer], breaking: [.vocabulary, .tokenizer])) {
+            XCTAssertEqual($0 as? InterfaceKindsConflict, InterfaceKindsConflict(facet: .tokenizer))
+        }
+    }
+
+    /// The publish report's JSON Schema lists the facets InterfaceFacet has, no more.
+    func testThePublishReportSchemaListsEveryFacet() throws {
+        let schema = try JSONValue(parsing: Data(contentsOf: URL(fileURLWithPath: repositoryRoot + "/schema/cli/publish-report.schema.json")))
+        guard case .array(let names)? = schema["properties"]?["interface_changes"]?["items"]?["properties"]?["facet"]?["enum"] else {
+            return XCTFail("no facet enum in the schema")
+        }
+        XCTAssertEqual(names, InterfaceFacet.allCases.map { .string($0.rawValue) })
     }
 
     // MARK: - Hostile input

@@ -42,16 +42,26 @@ struct InterfaceContract {
         unreadable.keys.sorted().map { "\($0): its interface could not be read (\(unreadable[$0]!)), so none is recorded for it and no interface contract can be checked for it" }
     }
 
-    /// Refuses what breaks the contract; returns the warnings to log: each compatible change,
-    /// each accepted breaking change, and each model accepted with `--allow-unreadable-interface`.
+    /// What a check lets through: the warnings to log (each compatible change, each accepted
+    /// breaking change, each model accepted with `--allow-unreadable-interface`) and every
+    /// interface change the release carries, for the report's `interface_changes`.
+    struct Outcome {
+        var warnings: [String] = []
+        var changes: [PublishReport.InterfaceChange] = []
+    }
+
+    /// Refuses what breaks the contract; returns what went through (`Outcome`). Each
+    /// difference's kind is its facet's default unless the unit's `interface:` in the
+    /// config file says otherwise.
     ///
     /// A version is compared with the live version's interface or, when the live version
     /// recorded none (its model could not be read, or was of a format without one), with the
     /// last interface recorded for the model among the releases that went live: a version
     /// published without an interface must not become a gap through which the next one
     /// changes the interface unnoticed.
-    func check(_ request: PublishRequest, state: TargetState) throws -> [String] {
+    func check(_ request: PublishRequest, state: TargetState) throws -> Outcome {
         let live = state.live
+        var changes: [PublishReport.InterfaceChange] = []
         var compatible: [String] = []
         var accepted: [String] = []
         var refused: [String] = []
@@ -76,8 +86,8 @@ struct InterfaceContract {
             let differences: [InterfaceDifference]
             do {
                 let old = try ModelInterface(json: baseline.interface)
-                differences = interfaces[unit.name].map { $0.changes(from: old) }
-                    ?? [InterfaceDifference(.format, "format \(old.format) → one without an interface modelcast reads")]
+                differences = (interfaces[unit.name].map { $0.changes(from: old) }
+                    ?? [InterfaceDifference(.format, "format \(old.format) → one without an interface modelcast reads")]).map(unit.interfaceKinds.classify)
             } catch {
                 throw FormatError.invalidRecord(source: "the interface of \(unit.name) \(baseline.version) in the target's history", reason: String(describing: error))
             }
@@ -89,11 +99,15 @@ struct InterfaceContract {
             // accepts them: a refusal names what must change, nothing else.
             let breaking = differences.filter { $0.kind == .breaking }
             if breaking.isEmpty {
-                compatible.append(heading + differences.map(\.description).joined(separator: "; "))
+                compatible.append(heading + differences.map(\.line).joined(separator: "; "))
             } else if request.options.interfaceChange {
-                accepted.append(heading + differences.map(\.description).joined(separator: "; "))
+                accepted.append(heading + differences.map(\.line).joined(separator: "; "))
             } else {
-                refused.append(heading + breaking.map(\.description).joined(separator: "; "))
+                refused.append(heading + breaking.map(\.line).joined(separator: "; "))
+            }
+            changes += differences.map {
+                PublishReport.InterfaceChange(model: unit.name, from: previous.version, to: unit.version, comparedWith: baseline.version == previous.version ? nil : baseline.version,
+                                              facet: $0.facet.rawValue, kind: $0.kind.rawValue, description: $0.description)
             }
         }
         if !uncheckedRefused.isEmpty {
@@ -105,8 +119,8 @@ struct InterfaceContract {
                 + ". If the change is intended, publish with --interface-change and a --min-app-version above the live release's (\(live?.minAppVersion ?? "none")), so apps that cannot handle it keep the old model")
         }
         if !accepted.isEmpty { try checkMinAppVersionRaised(request, live: live) }
-        return compatible.map { "compatible interface change: \($0)" }
-            + accepted.map { "interface change (--interface-change): \($0)" } + unchecked
+        return Outcome(warnings: compatible.map { "compatible interface change: \($0)" }
+            + accepted.map { "interface change (--interface-change): \($0)" } + unchecked, changes: changes)
     }
 
     /// The interface `label`'s next version is compared with: the live version's, else the

@@ -16,13 +16,22 @@ package struct InterfaceDifference: Sendable, Equatable {
     package let facet: InterfaceFacet
     package let description: String
     package let kind: Kind
+    /// Whether `kind` is the model's own (the config file's `interface`), not the default.
+    package let overridden: Bool
 
     /// A difference of `facet`'s default kind, unless `kind` says otherwise (a facet whose
-    /// kind depends on the direction of the change, such as a context length).
-    package init(_ facet: InterfaceFacet, _ description: String, kind: Kind? = nil) {
+    /// kind depends on the direction of the change, such as a context length, or one the
+    /// config file classifies: `overridden`).
+    package init(_ facet: InterfaceFacet, _ description: String, kind: Kind? = nil, overridden: Bool = false) {
         self.facet = facet
         self.description = description
         self.kind = kind ?? facet.defaultKind
+        self.overridden = overridden
+    }
+
+    /// The description as a report line says it, noting a kind the config file gave.
+    package var line: String {
+        overridden ? "\(description) (\(kind.rawValue) by the config file)" : description
     }
 }
 
@@ -33,14 +42,17 @@ package struct InterfaceDifference: Sendable, Equatable {
 package enum InterfaceFacet: String, Sendable, CaseIterable {
     /// The model's format (or a format without an interface modelcast reads).
     case format
-    /// An input added, removed, reordered, or its type changed (Core ML, ONNX).
+    /// An input added, removed, or its type changed (Core ML, ONNX).
     case inputs
-    /// An output removed, reordered, or its type changed (Core ML, ONNX).
+    /// An output removed, or its type changed (Core ML, ONNX).
     case outputs
     /// An output added: apps that do not read it do not notice it (Core ML, ONNX).
     case outputAdded = "output_added"
-    /// A state added, removed, reordered, or its type changed (Core ML).
+    /// A state added, removed, or its type changed (Core ML).
     case states
+    /// The same inputs, outputs or states in another order (Core ML, ONNX): compatible where
+    /// apps reach them by name, breaking for ONNX outputs, which runtimes hand back by position.
+    case order
     /// A classifier added or removed, or its predicted-class or probabilities output renamed (Core ML).
     case classifier
     /// The classifier's class count (Core ML).
@@ -63,7 +75,7 @@ package enum InterfaceFacet: String, Sendable, CaseIterable {
     /// Whether a change to this facet breaks apps unless the config file says otherwise.
     package var defaultKind: InterfaceDifference.Kind {
         switch self {
-        case .outputAdded, .chatTemplate, .contextLength: return .compatible
+        case .outputAdded, .chatTemplate, .contextLength, .order: return .compatible
         default: return .breaking
         }
     }

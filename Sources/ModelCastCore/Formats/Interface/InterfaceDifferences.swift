@@ -25,8 +25,11 @@ extension ModelInterface {
 /// what publish shows when it refuses a new version whose interface differs from the live one's.
 enum InterfaceDifferences {
     static func onnx(_ old: ONNXInterface, _ new: ONNXInterface) -> [InterfaceDifference] {
+        // onnxruntime hands outputs back as a list in graph order (`session.run(None, …)`,
+        // `OrtSession.Result.get(i)`), so an app that indexes them reads another tensor.
         features("input", old.inputs.map { ($0.name, InterfaceFacets($0.type)) }, new.inputs.map { ($0.name, InterfaceFacets($0.type)) })
-            + features("output", old.outputs.map { ($0.name, InterfaceFacets($0.type)) }, new.outputs.map { ($0.name, InterfaceFacets($0.type)) })
+            + features("output", old.outputs.map { ($0.name, InterfaceFacets($0.type)) }, new.outputs.map { ($0.name, InterfaceFacets($0.type)) },
+                       reorder: .breaking)
     }
 
     static func coreML(_ old: CoreMLInterface, _ new: CoreMLInterface) -> [InterfaceDifference] {
@@ -91,8 +94,10 @@ enum InterfaceDifferences {
     }
 
     /// The differences between two lists of named features: removed, added, changed (the
-    /// type as a whole when its kind changed, else each property), and reordered.
-    static func features(_ kind: String, _ old: [(String, InterfaceFacets)], _ new: [(String, InterfaceFacets)]) -> [InterfaceDifference] {
+    /// type as a whole when its kind changed, else each property), and reordered (of kind
+    /// `reorder`: by default compatible, as for Core ML, whose features are fed and read by name).
+    static func features(_ kind: String, _ old: [(String, InterfaceFacets)], _ new: [(String, InterfaceFacets)],
+                         reorder: InterfaceDifference.Kind? = nil) -> [InterfaceDifference] {
         let facet: InterfaceFacet = kind == "input" ? .inputs : kind == "output" ? .outputs : .states
         // Apps name the outputs they read, so one more is unseen; an added input or state must be fed.
         let added: InterfaceFacet = facet == .outputs ? .outputAdded : facet
@@ -114,7 +119,8 @@ enum InterfaceDifferences {
         let oldOrder = old.map(\.0).filter { newByName[$0] != nil }
         let newOrder = new.map(\.0).filter { oldByName[$0] != nil }
         if oldOrder != newOrder {
-            changes.append(InterfaceDifference(facet, "\(kind) order \(oldOrder.map { quotedValue($0) }.joined(separator: ", ")) → \(newOrder.map { quotedValue($0) }.joined(separator: ", "))"))
+            changes.append(InterfaceDifference(.order, "\(kind) order \(oldOrder.map { quotedValue($0) }.joined(separator: ", ")) → \(newOrder.map { quotedValue($0) }.joined(separator: ", "))",
+                                               kind: reorder))
         }
         return changes
     }
