@@ -92,7 +92,8 @@ public struct ClientConfiguration: Sendable {
     /// their variants, the bytes to download): false defers the update, which then
     /// downloads and changes nothing and returns `.deferred`. Not asked when nothing would
     /// be downloaded, nor by `request(_:)` (the app asked for that model). nil: always go ahead.
-    /// (Cellular and Low Data Mode rules belong in the app's `URLSessionConfiguration`.)
+    /// (A model's own network and charging rules are the manifest's `download_conditions`,
+    /// judged with `conditions`; blanket rules can go in the app's `URLSessionConfiguration`.)
     public var shouldDownload: (@Sendable (UpdatePlan) async -> Bool)?
     /// Downloads that go on while the app is suspended: files of at least its
     /// `minimumFileSize` go through a background `URLSession` download task and are proven
