@@ -202,4 +202,32 @@ final class ManifestConditionsClientTests: XCTestCase {
         XCTAssertEqual(site.downloads(of: "big"), [])
         XCTAssertEqual(updater.installedModels().map(\.name).sorted(), ["a", "core"])
     }
+
+    /// An update of every model (`update(.onDemand)`) evicts none: it wants them all, and an
+    /// eviction would only make its next call install the evicted model again and evict
+    /// another, downloading without end. Over the budget it is refused naming what would go.
+    func testAnUpdateOfEveryModelEvictsNothing() async throws {
+        let site = try VariantSite()
+        try site.publish([try model(site, "a", version: 1, download: "on-demand"),
+                          try model(site, "b", version: 1, download: "on-demand")], version: "1.0.0")
+        try site.site.start()
+        let updater = try ModelUpdater(device(site, "phone", budget: 60_000))
+        _ = try await updater.request("a")
+        for _ in 0..<2 {
+            do {
+                _ = try await updater.update(.onDemand)
+                XCTFail("an update over the budget went ahead")
+            } catch let error as ClientError {
+                guard case .overStorageBudget(let model, _, _, let wouldEvict) = error else { return XCTFail("\(error)") }
+                XCTAssertEqual(model, "b")
+                XCTAssertEqual(wouldEvict, ["a"])
+            }
+            XCTAssertEqual(updater.installedModels().map(\.name), ["a"])
+        }
+        XCTAssertEqual(site.downloads(of: "b"), [], "nothing of b was fetched")
+        XCTAssertEqual(site.downloads(of: "a").count, 1, "a was fetched once")
+        // Asked for alone, b takes a's place.
+        _ = try await updater.request("b")
+        XCTAssertEqual(updater.installedModels().map(\.name), ["b"])
+    }
 }

@@ -15,9 +15,10 @@ extension UpdateCheck {
     /// the versions the switch prunes. Over it, on-demand models go (never essential or
     /// prefetch ones, one in use, or one this update installs): the lowest storage priority
     /// first, then the least recently used. `models`: every model the manifest names for
-    /// this device (their policies and priorities).
+    /// this device (their policies and priorities). Without `evicting` (a call that wants
+    /// every model), nothing is evicted and an update over the budget is refused.
     func budget(_ installs: [CheckedModel], models: [CheckedModel], policies: [String: DownloadPolicy], state: ClientState,
-                context: PlanContext) -> BudgetVerdict {
+                context: PlanContext, evicting: Bool = true) -> BudgetVerdict {
         guard let budget = configuration.storageBudget, !installs.isEmpty else { return BudgetVerdict() }
         var total: Int64 = 0
         var sizes: [ModelName: Int64] = [:]
@@ -43,7 +44,7 @@ extension UpdateCheck {
             let (ua, ub) = (lastUsed(a, context: context), lastUsed(b, context: context))
             return ua != ub ? ua < ub : a.rawValue < b.rawValue
         }
-        let evictable = order.filter { name in
+        let evictable = !evicting ? [] : order.filter { name in
             policies[name.rawValue] == .onDemand && !context.inUse.contains(name.rawValue)
         }
         var remaining = total

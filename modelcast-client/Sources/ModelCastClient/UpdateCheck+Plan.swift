@@ -72,7 +72,7 @@ extension UpdateCheck {
             }
             versions[name] = chosen.version.rawValue
         }
-        let verdict = budget(installs, models: models, policies: policies, state: state, context: context)
+        let verdict = budget(installs, models: models, policies: policies, state: state, context: context, evicting: evicts(scope))
         let plan = UpdatePlan(
             sequence: release.sequence, takesCandidate: takesCandidate, versions: versions, bytesToDownload: try bytesToDownload(installs),
             installs: Dictionary(uniqueKeysWithValues: installs.map { ($0.name.rawValue, $0.version.rawValue) }),
@@ -93,6 +93,14 @@ extension UpdateCheck {
         }
         if let wanted = configuration.models { models = models.filter { wanted.contains($0.name.rawValue) } }
         return (candidate, models)
+    }
+
+    /// Whether a call of `scope` may evict on-demand models to stay within the storage
+    /// budget. `update(.onDemand)` asks for every model, so none of them is in excess: were
+    /// it to evict one, its next call would install that one again and evict another.
+    private func evicts(_ scope: UpdateScope) -> Bool {
+        if case .policy(.onDemand) = scope { return false }
+        return true
     }
 
     /// Whether a call of `scope` covers the model `name`, whose policy is `policy`.
