@@ -17,7 +17,8 @@ sealed class WaitReason {
         /** The terms to accept. */
         val terms: LicenceTerms get() = LicenceTerms(spdx, url)
         override val description: String
-            get() = "licence " + listOfNotNull(spdx?.let { quoted(it) }, url?.let { "(${quoted(it)})" }).joinToString(" ") + " not accepted"
+            // Both are printable ASCII without control characters (LicenceTerms' rules): shown as they are.
+            get() = "licence " + listOfNotNull(spdx, url?.let { "($it)" }).joinToString(" ") + " not accepted"
     }
 
     /** The model downloads only on a [required] network (`unmetered`); the device is on [current], null when the app has not said. */

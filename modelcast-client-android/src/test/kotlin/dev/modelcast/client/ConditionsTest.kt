@@ -33,18 +33,8 @@ class ConditionsTest {
 
     private fun bytes(model: Model) = ByteArray(model.size) { (it * 31 + model.name.hashCode() + model.version.hashCode()).toByte() }
 
-    private fun publish(sequence: Long, vararg models: Model) {
-        val entries = models.joinToString(",") { model ->
-            val data = bytes(model)
-            val key = "${model.name}/${model.version}/${model.name}.bin"
-            server.put("/$key", data)
-            """"${model.name}":{"version":"${model.version}",${if (model.extra.isEmpty()) "" else model.extra + ","}"files":[{"name":"${model.name}.bin",""" +
-                """"key":"$key","url":"${server.base}/$key","sha256":"${StaticServer.sha256(data)}","size":${data.size},""" +
-                """"content_type":"application/octet-stream"}]}"""
-        }
-        server.put("/manifest.json", ("""{"format":"modelcast-manifest","format_version":1,"sequence":$sequence,""" +
-            """"published_at":"2026-01-01T00:00:00Z","channel":"stable","models":{$entries}}""").toByteArray())
-    }
+    private fun publish(sequence: Long, vararg models: Model) =
+        Publisher(server).publish(sequence, models.associate { it.name to Pair(it.version, bytes(it)) }, extra = models.associate { it.name to it.extra })
 
     private fun configuration() = ClientConfiguration(server.base + "/manifest.json", File(temporary.toFile(), "client"), "device-1", clock = { now })
 
@@ -61,7 +51,7 @@ class ConditionsTest {
             val outcome = updater.updateBlocking() as UpdateOutcome.Updated
             assertEquals(mapOf("free" to "1.0.0"), outcome.models)
             assertEquals(mapOf("m" to WaitReason.Licence(terms.spdx, terms.url)), outcome.waiting)
-            assertEquals("licence 'Llama-3.2-Community' ('https://example.com/LICENSE.txt') not accepted", outcome.waiting.getValue("m").description)
+            assertEquals("licence Llama-3.2-Community (https://example.com/LICENSE.txt) not accepted", outcome.waiting.getValue("m").description)
             assertEquals(0, artifactRequests("m"), server.requests.toString())
             assertNull(updater.installed("m"))
             val error = assertRaises<ClientError.LicenceNotAccepted> { updater.requestBlocking("m") }
@@ -200,9 +190,9 @@ class ConditionsTest {
         publish(1, Model("a", "1.0.0", 100_000, "$onDemand,\"storage\":{\"priority\":90}"), Model("b", "1.0.0", 100_000, "$onDemand,\"storage\":{\"priority\":10}"),
             Model("c", "1.0.0", 100_000, onDemand))
         ModelUpdater(configuration().copy(storageBudget = 250_000)).use { updater ->
-            updater.requestBlocking("b")
             updater.requestBlocking("a")
-            // b is the more recently installed of the two, but its priority is lower.
+            updater.requestBlocking("b")
+            // b is the more recently installed of the two (and its name the later), but its priority is lower.
             updater.requestBlocking("c")
             assertEquals(listOf("a", "c"), updater.installedModels().map { it.name })
         }
