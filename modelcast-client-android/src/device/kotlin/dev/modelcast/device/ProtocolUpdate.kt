@@ -74,7 +74,7 @@ private fun acceptLicences(updater: ModelUpdater, models: List<String>) {
     for (name in models) {
         val reason = waiting[name] as? WaitReason.Licence ?: continue
         updater.acceptLicence(name, reason.terms)
-        System.err.println("accepted: $name: ${reason.terms}")
+        System.err.println(escapedLine("accepted: $name: licence ${reason.terms}"))
     }
 }
 

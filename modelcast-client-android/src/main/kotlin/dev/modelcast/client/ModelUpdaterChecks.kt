@@ -55,19 +55,45 @@ internal fun ModelUpdater.modelSignatureStatements(models: List<ReleaseModel>, c
 }
 
 /**
- * Before any download: the volume must hold, for the models about to download, the bytes
- * still to download, their install size (the manifest's `storage.install_size`, else their
- * files' sizes) and [InstallSpace.RESERVED_SPACE]; else [ClientError.InsufficientSpaceForDownload]
- * names the first model past it, and nothing is requested. Nothing to download (a switch to
- * a kept version), or a volume that cannot tell its free space, asks nothing.
+ * Before any download: per model, in order, the bytes it still has to download (each file
+ * once, less what is on the disk already) and what its install adds ([installAddition]), as
+ * running totals; with [InstallSpace.RESERVED_SPACE], the first past the volume's free space
+ * is refused ([ClientError.InsufficientSpaceForDownload], naming it) and nothing is
+ * requested. Nothing to write (a switch to a kept version), or a volume that cannot tell its
+ * free space, asks nothing. The Swift client's sum (UpdateDownloads.pending).
  */
 internal fun ModelUpdater.checkSpaceBeforeDownload(models: List<ReleaseModel>) {
-    val downloads = notKept(models).map { Pair(it, modelBytesToDownload(it)) }
-    if (downloads.all { it.second <= 0 }) return
-    val free = InstallSpace.freeSpace(directory) ?: return
-    var needed = InstallSpace.RESERVED_SPACE
-    for ((model, bytes) in downloads) {
-        needed = InstallSpace.add(needed, InstallSpace.add(Math.max(0L, bytes), model.installBytes()))
-        if (needed > free) throw ClientError.InsufficientSpaceForDownload(model.name.text, needed, free)
+    val seen = HashSet<String>()
+    var needed = 0L
+    val needs = ArrayList<Pair<ReleaseModel, Long>>()
+    for (model in notKept(models)) {
+        for (file in model.files) {
+            if (seen.add(file.sha256.text)) needed = addSizes(needed, file.size - downloader.bytesOnDisk(file.remote(model)))
+        }
+        needed = addSizes(needed, installAddition(model))
+        needs.add(Pair(model, needed))
     }
+    if (needs.isEmpty() || needs.last().second <= 0) return
+    val free = InstallSpace.freeSpace(directory) ?: return
+    for ((model, bytes) in needs) {
+        val withReserve = InstallSpace.add(bytes, InstallSpace.RESERVED_SPACE)
+        if (withReserve > free) throw ClientError.InsufficientSpaceForDownload(model.name.text, withReserve, free)
+    }
+}
+
+/**
+ * The room [model]'s install takes beside its downloads. A plain or tree file is installed as
+ * a second link to its download (no second copy); a zip is unpacked: the manifest's
+ * `storage.install_size` less the plain files (publish computes it from the zip's entries,
+ * and may only raise it), else at least about the zip's own size. Its exact unpacked size is
+ * checked again before it is unpacked ([checkRoom]).
+ */
+internal fun installAddition(model: ReleaseModel): Long {
+    var linked = 0L
+    var zipped = 0L
+    for (file in model.files) {
+        if (file.packedDirectoryName == null) linked = InstallSpace.add(linked, file.size) else zipped = InstallSpace.add(zipped, file.size)
+    }
+    val storage = model.storage ?: return zipped
+    return Math.max(0L, storage.installSize - linked)
 }

@@ -92,7 +92,8 @@ internal fun ModelUpdater.plan(release: Release, state: ClientState, scope: Upda
     val storage = if (budget == null || installs.isEmpty()) StorageDecision(emptyList(), null) else {
         val named = release.models.map { it.name.text }.toSet() + (release.rollback?.models?.map { it.name.text } ?: emptyList())
         val leaving = if (scope is UpdateScope.Policy) installer.installedModels().map { it.name }.filter { it !in named }.toSet() else emptySet()
-        storageDecision(budget, installs, state, policies, models.associate { it.name.text to it.storage }, use.inUse(), use.lastUses(), leaving)
+        storageDecision(budget, installs, state, policies, models.associate { it.name.text to it.storage }, use.inUse(), use.lastUses(), leaving,
+            evicts(scope))
     }
     val plan = UpdatePlan(
         sequence = release.sequence, takesCandidate = takesCandidate, versions = versions, bytesToDownload = bytesToDownload(installs),
@@ -118,6 +119,13 @@ private fun ModelUpdater.chosenModels(release: Release): Pair<Boolean, List<Rele
     configuration.models?.let { wanted -> models = models.filter { it.name.text in wanted } }
     return Pair(candidate, models)
 }
+
+/**
+ * Whether a call of [scope] may evict on-demand models to stay within the storage budget.
+ * An update of on-demand (every model) asks for every model, so none of them is in excess:
+ * were it to evict one, its next call would install that one again and evict another.
+ */
+private fun evicts(scope: UpdateScope): Boolean = !(scope is UpdateScope.Policy && scope.policy == DownloadPolicy.ON_DEMAND)
 
 /** Whether a call of [scope] covers the model [name], whose policy is [policy]. */
 private fun ModelUpdater.covers(scope: UpdateScope, name: String, policy: DownloadPolicy): Boolean = when (scope) {

@@ -26,14 +26,21 @@ internal fun ReleaseModel.installBytes(): Long =
  * The evictions [installs] need to keep every installed version within [budget], judged on
  * the disk: each installed model at the bytes of its version directories; each model of
  * [installs] at its new version ([ReleaseModel.installBytes], or the kept directory's bytes)
- * plus the versions the switch keeps beside it. Evictable: installed models whose policy
- * ([policies]) is on-demand, not in [inUse] and not installed now; lowest storage priority
- * ([storage]) first, then least recently used ([lastUses], else the time their version was
- * installed). Models [leaving] (no longer in the manifest) are not counted: the update removes them.
+ * plus the versions the switch keeps beside it. Models [leaving] (no longer in the manifest)
+ * are not counted: the update removes them.
+ *
+ * Over the budget, installed models not installed now are taken in order: lowest storage
+ * priority ([storage]) first, then least recently used ([lastUses], else the time their
+ * version was installed), then by name. With [evicting], those whose policy ([policies]) is
+ * on-demand and not in [inUse] are evicted until the rest fits. Without it (a call that wants
+ * every model: evicting one would make its next call install that one again and evict
+ * another, without end) nothing is. Still over: [ClientError.OverStorageBudget] names the
+ * first install (by name) past the budget and every model that would have to go, in that
+ * order. The Swift client's rule (UpdateCheck.budget).
  */
 internal fun ModelUpdater.storageDecision(budget: Long, installs: List<ReleaseModel>, state: ClientState, policies: Map<String, DownloadPolicy>,
                                           storage: Map<String, ModelStorage?>, inUse: Set<String>, lastUses: Map<String, Long>,
-                                          leaving: Set<String>): StorageDecision {
+                                          leaving: Set<String>, evicting: Boolean): StorageDecision {
     val installing = installs.map { it.name.text }.toSet()
     val sizes = LinkedHashMap<String, Long>()
     for (model in installer.installedModels()) {
@@ -41,8 +48,8 @@ internal fun ModelUpdater.storageDecision(budget: Long, installs: List<ReleaseMo
         sizes[model.name] = versionsBytes(installer.versionsDirectory(model.name))
     }
     var total = sizes.values.fold(0L, InstallSpace::add)
-    var largest: Pair<String, Long>? = null
-    for (model in installs) {
+    var firstOver: String? = null
+    for (model in installs.sortedBy { it.name.text }) {
         val name = model.name.text
         val kept = installer.kept(model.installVersion())
         val id = model.versionId
@@ -51,30 +58,31 @@ internal fun ModelUpdater.storageDecision(budget: Long, installs: List<ReleaseMo
             .take(Math.max(0, configuration.keepPreviousVersions))
         val versions = installer.versionsDirectory(name)
         val own = kept?.let { directoryBytes(it) } ?: model.installBytes()
-        val after = previous.fold(own) { sum, directory -> InstallSpace.add(sum, directoryBytes(versions.resolve(directory))) }
-        total = InstallSpace.add(total, after)
-        if (largest == null || own > largest.second) largest = Pair(name, own)
+        total = previous.fold(InstallSpace.add(total, own)) { sum, directory -> InstallSpace.add(sum, directoryBytes(versions.resolve(directory))) }
+        if (firstOver == null && total > budget) firstOver = name
     }
-    if (total <= budget || largest == null) return StorageDecision(emptyList(), null)
+    if (total <= budget || installs.isEmpty()) return StorageDecision(emptyList(), null)
     val installedAt = { name: String -> installer.current(name)?.let { modified(it) } ?: 0L }
-    val candidates = sizes.keys.filter { policies[it] == DownloadPolicy.ON_DEMAND && it !in inUse }
-        .sortedWith(compareBy<String>({ storage[it]?.priority ?: ModelStorage.DEFAULT_PRIORITY }, { lastUses[it] ?: installedAt(it) }, { it }))
+    val order = sizes.keys.sortedWith(compareBy<String>({ storage[it]?.priority ?: ModelStorage.DEFAULT_PRIORITY }, { lastUses[it] ?: installedAt(it) }, { it }))
     val evictions = ArrayList<String>()
     var left = total
-    for (name in candidates) {
-        if (left <= budget) break
-        evictions.add(name)
-        left -= sizes.getValue(name)
+    if (evicting) {
+        for (name in order.filter { policies[it] == DownloadPolicy.ON_DEMAND && it !in inUse }) {
+            if (left <= budget) break
+            evictions.add(name)
+            left -= sizes.getValue(name)
+        }
     }
     if (left <= budget) return StorageDecision(evictions, null)
-    // Still over: name what would have to go besides, the models the client may not evict.
+    // Still over: name what would have to go besides, the models this call may not evict.
     val wouldGo = ArrayList(evictions)
-    for (name in sizes.keys.filter { it !in candidates }.sorted()) {
+    for (name in order) {
         if (left <= budget) break
+        if (name in wouldGo) continue
         wouldGo.add(name)
         left -= sizes.getValue(name)
     }
-    return StorageDecision(emptyList(), ClientError.OverStorageBudget(largest.first, total, budget, wouldGo))
+    return StorageDecision(emptyList(), ClientError.OverStorageBudget(firstOver ?: installs.first().name.text, total, budget, wouldGo))
 }
 
 /** Bytes of the regular files of every version directory under [versions] (links are not followed; staging leftovers are left out). */

@@ -1,6 +1,7 @@
 package dev.modelcast.client
 
 import dev.modelcast.client.format.LicenceTerms
+import dev.modelcast.client.install.InstallSpace
 import org.junit.jupiter.api.AfterEach
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertFalse
@@ -94,11 +95,11 @@ class ConditionsTest {
         publish(1, Model("m", "1.0.0", 1000, """"download_conditions":{"network":"unmetered"}"""), Model("free", "1.0.0", 1000))
         ModelUpdater(configuration()).use { updater ->
             val silent = updater.updateBlocking() as UpdateOutcome.Updated
-            assertEquals(WaitReason.Network("unmetered", null), silent.waiting["m"])
-            assertTrue(silent.waiting.getValue("m").description.contains("the app has not reported the network"))
+            assertEquals(WaitReason.NotReported("network"), silent.waiting["m"])
+            assertEquals("needs an unmetered network, and the app has not reported the network", silent.waiting.getValue("m").description)
             assertEquals("1.0.0", updater.installed("free")!!.version)
             updater.setConditions(DeviceConditions(network = NetworkClass.CELLULAR))
-            assertEquals(WaitReason.Network("unmetered", NetworkClass.CELLULAR), (updater.updateBlocking() as UpdateOutcome.UpToDate).waiting["m"])
+            assertEquals(WaitReason.Network("unmetered"), (updater.updateBlocking() as UpdateOutcome.UpToDate).waiting["m"])
             assertRaises<ClientError.ConditionsNotMet> { updater.requestBlocking("m") }
             assertEquals(0, artifactRequests("m"))
             updater.setConditions(DeviceConditions(network = NetworkClass.UNMETERED))
@@ -124,9 +125,10 @@ class ConditionsTest {
     fun aModelThatNeedsChargingWaitsUntilTheDeviceCharges() {
         publish(1, Model("m", "1.0.0", 1000, """"download_conditions":{"charging":"required"}"""))
         ModelUpdater(configuration()).use { updater ->
-            assertEquals(WaitReason.Charging(null), (updater.updateBlocking() as UpdateOutcome.UpToDate).waiting["m"])
+            assertEquals(WaitReason.NotReported("charging"), (updater.updateBlocking() as UpdateOutcome.UpToDate).waiting["m"])
             updater.setConditions(DeviceConditions(charging = false))
-            assertEquals(WaitReason.Charging(false), (updater.updateBlocking() as UpdateOutcome.UpToDate).waiting["m"])
+            assertEquals(WaitReason.Charging, (updater.updateBlocking() as UpdateOutcome.UpToDate).waiting["m"])
+            assertEquals("needs the device to be charging", WaitReason.Charging.description)
             assertEquals(0, artifactRequests("m"))
             updater.setConditions(DeviceConditions(charging = true))
             assertEquals(UpdateOutcome.Updated(1, mapOf("m" to "1.0.0")), updater.updateBlocking())
@@ -135,11 +137,15 @@ class ConditionsTest {
 
     @Test
     fun anUnknownConditionValueDefersThatModelAlone() {
-        publish(1, Model("m", "1.0.0", 1000, """"download_conditions":{"network":"satellite"}"""), Model("free", "1.0.0", 1000))
+        publish(1, Model("m", "1.0.0", 1000, """"download_conditions":{"network":"satellite"}"""), Model("free", "1.0.0", 1000),
+            Model("l", "1.0.0", 1000, """"licence":{"spdx":"MIT","acceptance":"twice"}"""))
         ModelUpdater(configuration().copy(conditions = DeviceConditions(NetworkClass.UNMETERED, true))).use { updater ->
             val outcome = updater.updateBlocking() as UpdateOutcome.Updated
             assertEquals(mapOf("free" to "1.0.0"), outcome.models)
-            assertEquals(WaitReason.UnknownCondition("download_conditions.network 'satellite'"), outcome.waiting["m"])
+            assertEquals(WaitReason.UnknownCondition("licence acceptance 'twice'"), outcome.waiting["l"])
+            assertEquals(0, artifactRequests("l"))
+            assertEquals(WaitReason.UnknownCondition("network 'satellite'"), outcome.waiting["m"])
+            assertEquals("has a condition this client does not know (network 'satellite'); it waits for a newer client", outcome.waiting.getValue("m").description)
             assertEquals(0, artifactRequests("m"))
         }
     }
@@ -168,11 +174,10 @@ class ConditionsTest {
             updater.beginUse("b"); updater.endUse("b")
             now = now.plusSeconds(60)
             updater.beginUse("a"); updater.endUse("a")
-            // b was used longest ago: c takes its room.
-            // What an update covering every model would do: install c, in b's room.
+            // b was used longest ago: c takes its room (an update of every model would evict nothing).
             val plan = updater.checkBlocking()!!
             assertEquals(mapOf("c" to "1.0.0"), plan.installs)
-            assertEquals(listOf("b"), plan.evictions)
+            assertEquals(emptyList<String>(), plan.evictions)
             updater.requestBlocking("c")
             assertEquals(listOf("a", "c"), updater.installedModels().map { it.name })
             assertFalse(File(temporary.toFile(), "client/models/b/versions").exists())
@@ -187,7 +192,8 @@ class ConditionsTest {
 
     @Test
     fun theLowestStoragePriorityGoesFirst() {
-        publish(1, Model("a", "1.0.0", 100_000, "$onDemand,\"storage\":{\"priority\":90}"), Model("b", "1.0.0", 100_000, "$onDemand,\"storage\":{\"priority\":10}"),
+        publish(1, Model("a", "1.0.0", 100_000, "$onDemand,\"storage\":{\"install_size\":100000,\"priority\":90}"),
+            Model("b", "1.0.0", 100_000, "$onDemand,\"storage\":{\"install_size\":100000,\"priority\":10}"),
             Model("c", "1.0.0", 100_000, onDemand))
         ModelUpdater(configuration().copy(storageBudget = 250_000)).use { updater ->
             updater.requestBlocking("a")
@@ -213,6 +219,49 @@ class ConditionsTest {
             assertEquals(listOf("o", "e"), error.wouldEvict)
             assertEquals(0, artifactRequests("c"))
             assertEquals(listOf("e", "o"), updater.installedModels().map { it.name })
+        }
+    }
+
+    /**
+     * An update of every model (on-demand, the default) evicts none: it wants them all, and an
+     * eviction would only make its next call install the evicted model again and evict
+     * another, downloading without end. Over the budget it is refused naming what would go.
+     */
+    @Test
+    fun anUpdateOfEveryModelEvictsNothing() {
+        publish(1, Model("a", "1.0.0", 40_000, onDemand), Model("b", "1.0.0", 40_000, onDemand))
+        ModelUpdater(configuration().copy(storageBudget = 60_000)).use { updater ->
+            updater.requestBlocking("a")
+            repeat(2) {
+                val error = assertRaises<ClientError.OverStorageBudget> { updater.updateBlocking() }
+                assertEquals("b", error.model)
+                assertEquals(listOf("a"), error.wouldEvict)
+                assertTrue(error.message!!.contains("it would have to remove 'a'"), error.message)
+                assertEquals(listOf("a"), updater.installedModels().map { it.name })
+            }
+            assertEquals(0, artifactRequests("b"), "nothing of b was fetched")
+            assertEquals(1, artifactRequests("a"), "a was fetched once")
+            // Asked for alone, b takes a's place.
+            updater.requestBlocking("b")
+            assertEquals(listOf("b"), updater.installedModels().map { it.name })
+        }
+    }
+
+    /**
+     * The free space asked before a download: what is still to download, plus what the
+     * install adds beside it (install_size less the plain files, which are installed as a
+     * second link to their download, not a copy), plus the reserve: the plain file is not
+     * counted twice. The Swift client's sum.
+     */
+    @Test
+    fun aPlainFileIsCountedOnceInTheFreeSpaceNeeded() {
+        val size = 1L shl 52
+        Publisher(server).publish(1, mapOf("m" to Pair("1.0.0", ByteArray(1000) { it.toByte() })), extra = mapOf("m" to """"storage":{"install_size":$size}"""))
+        ModelUpdater(configuration()).use { updater ->
+            val error = assertRaises<ClientError.InsufficientSpaceForDownload> { updater.updateBlocking() }
+            assertEquals(1000 + (size - 1000) + InstallSpace.RESERVED_SPACE, error.needed, error.message)
+            assertTrue(error.message!!.contains("bytes of free space needed"), error.message)
+            assertEquals(0, artifactRequests("m"))
         }
     }
 }

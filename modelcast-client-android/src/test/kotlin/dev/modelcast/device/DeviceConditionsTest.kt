@@ -50,7 +50,7 @@ class DeviceConditionsTest {
         assertEquals(0, waiting.status, waiting.stderr)
         assertEquals("waiting: m: licence Llama-3.2-Community (https://example.com/LICENSE.txt) not accepted\n", waiting.stderr)
         assertEquals(null, installed("m"))
-        assertEquals(null, state()["licences"])
+        assertEquals(JsonValue.Object(emptyMap()), state()["licences"])
         val requested = device("update", "--dir", directory, "--request", "m")
         assertEquals(1, requested.status, requested.stderr)
         assertTrue(requested.stderr.contains("Llama-3.2-Community"), requested.stderr)
@@ -72,7 +72,7 @@ class DeviceConditionsTest {
         assertEquals(2, device("update", "--dir", directory, "--charging", "maybe").status)
         val cellular = device("update", "--dir", directory, "--network", "cellular", "--charging", "no")
         assertEquals(0, cellular.status, cellular.stderr)
-        assertEquals("waiting: c: needs the device to be charging\nwaiting: u: needs an unmetered network (the device is on cellular)\n", cellular.stderr)
+        assertEquals("waiting: c: needs the device to be charging\nwaiting: u: needs an unmetered network\n", cellular.stderr)
         assertEquals(0, artifactRequests("u") + artifactRequests("c"))
         val unmetered = device("update", "--dir", directory, "--network", "unmetered", "--charging", "yes", "--in-use", "u")
         assertEquals(Pair(0, "updated to sequence 1: c 1.0.0, u 1.0.0\n"), Pair(unmetered.status, unmetered.stdout), unmetered.stderr)
@@ -86,7 +86,7 @@ class DeviceConditionsTest {
         assertEquals(0, device("update", "--dir", directory, "--policy", "essential").status)
         val refused = device("update", "--dir", directory, "--request", "o")
         assertEquals(1, refused.status, refused.stderr)
-        assertTrue(refused.stderr.contains("'e' would have to go"), refused.stderr)
+        assertTrue(refused.stderr.contains("it would have to remove 'e'"), refused.stderr)
         assertEquals(0, artifactRequests("o"))
     }
 }

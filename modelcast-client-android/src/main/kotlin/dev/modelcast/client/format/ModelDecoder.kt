@@ -38,8 +38,10 @@ internal fun decodeModel(fields: JsonFields, name: String): ReleaseModel {
 
 /**
  * [model] with its variants: at most 32, unique names, each a plain model (no variants,
- * `variant` or `download` of its own); `variant` names one of them, and the model's own
- * version, files, tree, interface and model signature are that one's.
+ * `variant`, `download`, `licence` or `download_conditions` of its own: those are the
+ * model's); `variant` names one of them, and the model's own version, files, tree,
+ * interface, model signature and storage are that one's. Each variant has its own
+ * `storage` (its own install size).
  */
 private fun decodeVariants(fields: JsonFields, model: ReleaseModel): ReleaseModel {
     val variantText = fields.optionalString("variant")
@@ -50,6 +52,7 @@ private fun decodeVariants(fields: JsonFields, model: ReleaseModel): ReleaseMode
     }
     if (values.size !in 1..32) throw ManifestValueException(fields.pathOf("variants"), null, "has ${values.size} variants, not 1 to 32")
     val names = HashSet<String>()
+    val entries = ArrayList<JsonFields>(values.size)
     val variants = values.mapIndexed { index, value ->
         val entry = fields.item("variants", index, value)
         val nameText = entry.string("name")
@@ -57,7 +60,7 @@ private fun decodeVariants(fields: JsonFields, model: ReleaseModel): ReleaseMode
         if (!names.add(lowercased(nameText))) throw ManifestValueException(entry.pathOf("name"), nameText, "is the name of an earlier variant")
         if (VARIANT_LESS_KEYS.any { entry.members[it].let { member -> member != null && member != JsonValue.Null } }) {
             throw ManifestValueException(entry.path, nameText,
-                "has variants, variant, download, licence, download_conditions or storage of its own (only a model has them)")
+                "has variants, variant, download, licence or download_conditions of its own (only a model has them)")
         }
         val requires = entry.optionalFields("requires")
         val requirements = try {
@@ -66,22 +69,32 @@ private fun decodeVariants(fields: JsonFields, model: ReleaseModel): ReleaseMode
             throw error.within(entry.pathOf("requires"))
         }
         val unit = decodeModel(entry, model.name.text).copy(variant = name, download = model.download, licence = model.licence,
-            downloadConditions = model.downloadConditions, storage = model.storage)
+            downloadConditions = model.downloadConditions)
+        entries.add(entry)
         ReleaseVariant(name, requirements, unit)
     }
-    val own = variants.firstOrNull { it.name.text == variantText }
-        ?: throw ManifestValueException(fields.pathOf("variant"), variantText, "does not name one of the model's variants")
+    val ownIndex = variants.indexOfFirst { it.name.text == variantText }
+    if (ownIndex < 0) throw ManifestValueException(fields.pathOf("variant"), variantText, "does not name one of the model's variants")
+    val own = variants[ownIndex]
     val unit = own.model
     if (unit.version != model.version || unit.files != model.files || unit.tree != model.tree ||
-        unit.modelInterface != model.modelInterface || unit.modelSignature != model.modelSignature) {
+        unit.modelInterface != model.modelInterface || unit.modelSignature != model.modelSignature ||
+        unit.storage != model.storage || statedPriority(entries[ownIndex]) != statedPriority(fields)) {
         throw ManifestValueException(fields.path, model.name.text,
-            "has a version, files, tree, interface or model signature other than its variant ${quotedValue(own.name.text)}'s")
+            "has a version, files, tree, interface, model signature or storage other than its variant ${quotedValue(own.name.text)}'s")
     }
     return model.copy(variants = variants, defaultVariant = own.name)
 }
 
 /** The members only a model's own entry has: every variant shares the model's. */
-private val VARIANT_LESS_KEYS = listOf("variants", "variant", "download", "licence", "download_conditions", "storage")
+private val VARIANT_LESS_KEYS = listOf("variants", "variant", "download", "licence", "download_conditions")
+
+/**
+ * The `storage.priority` an entry writes, null when it writes none: the Swift client holds a
+ * model's storage equal to its default variant's as written, so a priority stated on one
+ * (even the default 50) and left out on the other is a difference there, and here too.
+ */
+private fun statedPriority(fields: JsonFields): Long? = fields.optionalFields("storage")?.optionalLong("priority")
 
 /** One entry of `files`. */
 private fun decodeFile(fields: JsonFields): ReleaseFile {

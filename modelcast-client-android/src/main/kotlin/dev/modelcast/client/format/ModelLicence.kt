@@ -23,8 +23,8 @@ class LicenceTerms(spdx: String?, url: String?) {
     override fun equals(other: Any?): Boolean = other is LicenceTerms && other.spdx == spdx && other.url == url
     override fun hashCode(): Int = (spdx?.hashCode() ?: 0) * 31 + (url?.hashCode() ?: 0)
 
-    /** `Apache-2.0 (https://…)`, as a person reads it. */
-    override fun toString(): String = listOfNotNull(spdx, url?.let { "($it)" }).joinToString(" ")
+    /** `Apache-2.0 (https://…)`, `Apache-2.0` or `https://…`, as a person reads it (the Swift client's words). */
+    override fun toString(): String = listOfNotNull(spdx, url?.let { if (spdx == null) it else "($it)" }).joinToString(" ")
 
     companion object {
         /** The longest SPDX expression read. */
@@ -61,21 +61,50 @@ class LicenceTerms(spdx: String?, url: String?) {
     }
 }
 
-/** Whether a device asks the app's user before it downloads a model ([REQUIRED]) or not ([NONE], the default). */
-enum class LicenceAcceptance(val wireName: String) {
-    REQUIRED("required"),
-    NONE("none");
+/**
+ * Whether a device asks the app's user before it downloads a model ([REQUIRED]) or not
+ * ([NONE], the default), or a value this client does not know ([Unknown], a newer
+ * publisher's: printable ASCII, at most 32 characters): that model waits, it is never
+ * downloaded on a guess.
+ */
+sealed class LicenceAcceptance(
+    /** The manifest's word for it. */
+    val wireName: String
+) {
+    /** The user must accept the licence (ModelUpdater.acceptLicence) before the model is downloaded. */
+    object Required : LicenceAcceptance("required")
+
+    /** Nothing is asked. */
+    object None : LicenceAcceptance("none")
+
+    /** A value this client does not know, as written. */
+    class Unknown(text: String) : LicenceAcceptance(text) {
+        init {
+            checkPrintable(text, 32, "a licence acceptance (required or none)")
+        }
+
+        override fun equals(other: Any?): Boolean = other is Unknown && other.wireName == wireName
+        override fun hashCode(): Int = wireName.hashCode()
+    }
 
     override fun toString(): String = wireName
 
     companion object {
+        /** [Required], by the name the enum it replaces gave it. */
+        @JvmField val REQUIRED: LicenceAcceptance = Required
+        /** [None], by the name the enum it replaces gave it. */
+        @JvmField val NONE: LicenceAcceptance = None
+
         /**
-         * The acceptance written [text].
-         * @throws ManifestValueException when it is neither `required` nor `none`.
+         * The acceptance written [text]: `required`, `none`, or [Unknown].
+         * @throws ManifestValueException when another value is not printable ASCII of 1 to 32 characters.
          */
         @JvmStatic
-        fun parse(text: String): LicenceAcceptance = values().firstOrNull { it.wireName == text }
-            ?: throw ManifestValueException("", text, "is not a licence acceptance (required or none)")
+        fun parse(text: String): LicenceAcceptance = when (text) {
+            Required.wireName -> Required
+            None.wireName -> None
+            else -> Unknown(text)
+        }
     }
 }
 

@@ -15,25 +15,35 @@ internal fun decodeLicence(fields: JsonFields): ModelLicence {
 
 /**
  * `download_conditions`: network (`any`, `unmetered`), cellular_max (bytes 0…2^53),
- * charging (`required`, `any`). Another string for network or charging is kept as unknown
- * (the model waits); another type is refused.
+ * charging (`required`, `any`). Another printable string (at most 32 characters) for network
+ * or charging is kept as unknown (the model waits); another type, or a text with a control
+ * character, is refused.
  */
 internal fun decodeDownloadConditions(fields: JsonFields): DownloadConditions {
     val unknown = LinkedHashMap<String, String>()
+    fun keptUnknown(key: String, text: String, what: String): Nothing? {
+        fields.parsed(key, text) { checkPrintable(it, 32, what) }
+        unknown[key] = text
+        return null
+    }
     val networkText = fields.optionalString("network")
-    val network = networkText?.let { text -> NetworkRequirement.values().firstOrNull { it.wireName == text } ?: null.also { unknown["network"] = text } }
+    val network = networkText?.let { text ->
+        NetworkRequirement.values().firstOrNull { it.wireName == text } ?: keptUnknown("network", text, "a network condition (any or unmetered)")
+    }
     val cellularMax = fields.optionalLong("cellular_max")?.let { value ->
         if (value < 0 || value > ByteSize.MAXIMUM) throw ManifestValueException(fields.pathOf("cellular_max"), value.toString(), "is not a size from 0 to 2^53 bytes")
         value
     }
     val chargingText = fields.optionalString("charging")
-    val charging = chargingText?.let { text -> ChargingRequirement.values().firstOrNull { it.wireName == text } ?: null.also { unknown["charging"] = text } }
+    val charging = chargingText?.let { text ->
+        ChargingRequirement.values().firstOrNull { it.wireName == text } ?: keptUnknown("charging", text, "a charging condition (required or any)")
+    }
     return DownloadConditions(network ?: NetworkRequirement.ANY, cellularMax, charging ?: ChargingRequirement.ANY, unknown)
 }
 
-/** `storage`: install_size (bytes 0…2^53) and priority (0…100, default 50). */
+/** `storage`: install_size (required: bytes 0…2^53) and priority (0…100, default 50). */
 internal fun decodeStorage(fields: JsonFields): ModelStorage {
-    val installSize = fields.optionalLong("install_size")?.let { value ->
+    val installSize = fields.long("install_size").let { value ->
         if (value < 0 || value > ByteSize.MAXIMUM) throw ManifestValueException(fields.pathOf("install_size"), value.toString(), "is not a size from 0 to 2^53 bytes")
         value
     }

@@ -5,9 +5,10 @@ package dev.modelcast.client.format
  * and files) and, for a model with variants, the variants it chooses from ([choice]).
  *
  * For a model with variants, the model's own [version] and [files] are those of its
- * [defaultVariant] (what clients that do not know variants install). For a variant's unit
- * ([ReleaseVariant.model]) [variant] names the variant and [download], [licence],
- * [downloadConditions] and [storage] are the model's.
+ * [defaultVariant] (what clients that do not know variants install), and so is its [storage].
+ * For a variant's unit ([ReleaseVariant.model]) [variant] names the variant, [download],
+ * [licence] and [downloadConditions] are the model's, and [storage] is the variant's own
+ * (each variant installs its own files).
  * [Release.decode] makes them; one built by hand is held to the same structural rules.
  */
 data class ReleaseModel(
@@ -35,7 +36,7 @@ data class ReleaseModel(
     val licence: ModelLicence? = null,
     /** Its `download_conditions`, when the manifest sets any (a variant's unit carries its model's). */
     val downloadConditions: DownloadConditions? = null,
-    /** Its `storage`, when the manifest says (a variant's unit carries its model's). */
+    /** Its `storage`, when the manifest says (a variant's unit carries its own). */
     val storage: ModelStorage? = null
 ) {
     // What decoding refuses with the Swift client's words, held again for a value built by hand

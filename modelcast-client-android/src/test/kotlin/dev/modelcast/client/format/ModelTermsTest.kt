@@ -55,6 +55,9 @@ class ModelTermsTest {
             .model("m")!!.downloadConditions!!
         assertEquals(mapOf("network" to "satellite", "charging" to "solar"), conditions.unknown)
         assertEquals(NetworkRequirement.ANY, conditions.network)
+        val acceptance = decode(withModel("licence", obj("spdx" to str("MIT"), "acceptance" to str("twice")))).model("m")!!.licence!!.acceptance
+        assertEquals(LicenceAcceptance.Unknown("twice"), acceptance)
+        assertEquals("twice", acceptance.wireName)
     }
 
     /** Each hostile value: the member set, the field the refusal must name, and a text its message must not hold. */
@@ -73,7 +76,8 @@ class ModelTermsTest {
         Hostile("licence", obj("url" to str("https://example.com/" + "a".repeat(2040))), "models.m.licence.url"),
         Hostile("licence", obj("url" to str("https://example.com/LI CENSE")), "models.m.licence.url"),
         Hostile("licence", obj("acceptance" to str("required")), "models.m.licence"),
-        Hostile("licence", obj("spdx" to str("MIT"), "acceptance" to str("maybe")), "models.m.licence.acceptance"),
+        Hostile("licence", obj("spdx" to str("MIT"), "acceptance" to str("required\n")), "models.m.licence.acceptance"),
+        Hostile("licence", obj("spdx" to str("MIT"), "acceptance" to str("a".repeat(33))), "models.m.licence.acceptance"),
         Hostile("licence", obj("spdx" to str("MIT"), "acceptance" to JsonValue.Bool(true)), "models.m.licence.acceptance"),
         Hostile("licence", str("MIT"), "models.m.licence"),
         Hostile("download_conditions", obj("cellular_max" to JsonValue.Integer(-1)), "models.m.download_conditions.cellular_max"),
@@ -81,14 +85,18 @@ class ModelTermsTest {
         Hostile("download_conditions", obj("cellular_max" to JsonValue.Decimal("9223372036854775808")), "models.m.download_conditions.cellular_max"),
         Hostile("download_conditions", obj("cellular_max" to str("500")), "models.m.download_conditions.cellular_max"),
         Hostile("download_conditions", obj("network" to JsonValue.Integer(1)), "models.m.download_conditions.network"),
+        Hostile("download_conditions", obj("network" to str("wifi\u0007")), "models.m.download_conditions.network"),
+        Hostile("download_conditions", obj("charging" to str("")), "models.m.download_conditions.charging"),
         Hostile("download_conditions", obj("charging" to JsonValue.Bool(true)), "models.m.download_conditions.charging"),
         Hostile("download_conditions", JsonValue.Array(emptyList()), "models.m.download_conditions"),
         Hostile("storage", obj("install_size" to JsonValue.Integer(-1)), "models.m.storage.install_size"),
         Hostile("storage", obj("install_size" to JsonValue.Integer((1L shl 53) + 1)), "models.m.storage.install_size"),
         Hostile("storage", obj("install_size" to JsonValue.Decimal("1.5")), "models.m.storage.install_size"),
-        Hostile("storage", obj("priority" to JsonValue.Integer(101)), "models.m.storage.priority"),
-        Hostile("storage", obj("priority" to JsonValue.Integer(-1)), "models.m.storage.priority"),
-        Hostile("storage", obj("priority" to str("10")), "models.m.storage.priority"),
+        Hostile("storage", obj("priority" to JsonValue.Integer(10)), "models.m.storage.install_size"),
+        Hostile("storage", obj("install_size" to JsonValue.Null), "models.m.storage.install_size"),
+        Hostile("storage", obj("install_size" to JsonValue.Integer(1), "priority" to JsonValue.Integer(101)), "models.m.storage.priority"),
+        Hostile("storage", obj("install_size" to JsonValue.Integer(1), "priority" to JsonValue.Integer(-1)), "models.m.storage.priority"),
+        Hostile("storage", obj("install_size" to JsonValue.Integer(1), "priority" to str("10")), "models.m.storage.priority"),
         Hostile("storage", JsonValue.Integer(10), "models.m.storage"))
 
     @Test
@@ -111,16 +119,44 @@ class ModelTermsTest {
     }
 
     @Test
-    fun aVariantCarriesItsModelsTermsAndNoneOfItsOwn() {
+    fun aVariantCarriesItsModelsLicenceAndConditionsAndNoneOfItsOwn() {
         val m = base("models")("m")
         fun variant(name: String) = obj("name" to str(name), "version" to str("1.0.0"), "files" to m("files"))
-        val model = m.setting("variant", str("a")).setting("licence", licence).setting("variants", JsonValue.Array(listOf(variant("a"), variant("b"))))
+        val conditions = obj("charging" to str("required"))
+        val model = m.setting("variant", str("a")).setting("licence", licence).setting("download_conditions", conditions)
+            .setting("variants", JsonValue.Array(listOf(variant("a"), variant("b"))))
         val decoded = decode(base.setting("models", obj("m" to model))).model("m")!!
         assertEquals(decoded.licence, decoded.variants[1].model.licence)
-        for (key in listOf("licence", "download_conditions", "storage")) {
+        assertEquals(decoded.downloadConditions, decoded.variants[1].model.downloadConditions)
+        for (key in listOf("licence", "download_conditions")) {
             val own = m.setting("variant", str("a")).setting("variants", JsonValue.Array(listOf(variant("a").setting(key, obj("spdx" to str("MIT"))), variant("b"))))
             assertEquals("models.m.variants[0]", assertThrows(ClientError.InvalidManifest::class.java) { decode(base.setting("models", obj("m" to own))) }.field, key)
         }
+    }
+
+    @Test
+    fun eachVariantHasItsOwnStorageAndTheModelsIsItsDefaultVariants() {
+        val m = base("models")("m")
+        fun storage(size: Long, priority: Long? = null) =
+            obj(*listOfNotNull("install_size" to JsonValue.Integer(size), priority?.let { "priority" to JsonValue.Integer(it) }).toTypedArray())
+        fun variant(name: String, size: Long, priority: Long? = null) =
+            obj("name" to str(name), "version" to str("1.0.0"), "files" to m("files"), "storage" to storage(size, priority))
+        fun manifest(own: JsonValue, first: JsonValue = variant("big", 100)) = base.setting("models", obj("m" to m.setting("variant", str("big"))
+            .setting("storage", own).setting("licence", licence).setting("variants", JsonValue.Array(listOf(first, variant("small", 10))))))
+
+        val decoded = decode(manifest(storage(100))).model("m")!!
+        assertEquals(listOf(ModelStorage(100), ModelStorage(10)), decoded.variants.map { it.model.storage })
+        assertEquals(ModelStorage(100), decoded.storage)
+        assertEquals(listOf(licence("spdx").text, licence("spdx").text), decoded.variants.map { it.model.licence?.terms?.spdx }, "a variant carries its model's licence")
+
+        for ((own, first) in listOf(storage(99) to variant("big", 100), storage(100, 10) to variant("big", 100),
+                                    storage(100, 50) to variant("big", 100), storage(100) to variant("big", 100, 50))) {
+            val error = assertThrows(ClientError.InvalidManifest::class.java) { decode(manifest(own, first)) }
+            assertEquals("models.m", error.field, error.message)
+            assertTrue(error.message!!.contains("storage other than its variant"), error.message)
+        }
+        val bad = assertThrows(ClientError.InvalidManifest::class.java) { decode(manifest(storage(100), variant("big", 100).setting("storage", obj("priority" to JsonValue.Integer(1))))) }
+        assertEquals("models.m.variants[0].storage.install_size", bad.field)
     }
 
     @Test
@@ -129,7 +165,8 @@ class ModelTermsTest {
         assertThrows(ManifestValueException::class.java) { LicenceTerms("MIT\t", null) }
         assertEquals(LicenceTerms("MIT OR Apache-2.0", null), LicenceTerms("MIT OR Apache-2.0", null))
         assertFalse(LicenceTerms("MIT", "https://a.example/1") == LicenceTerms("MIT", "https://a.example/2"))
-        assertThrows(IllegalArgumentException::class.java) { ModelStorage(priority = 101) }
+        assertThrows(IllegalArgumentException::class.java) { ModelStorage(1, priority = 101) }
+        assertThrows(IllegalArgumentException::class.java) { ModelStorage(-1) }
         assertThrows(IllegalArgumentException::class.java) { DownloadConditions(cellularMax = -1) }
     }
 }
