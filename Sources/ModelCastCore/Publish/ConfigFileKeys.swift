@@ -33,6 +33,8 @@ struct ConfigFileKeys {
         var variants: [VariantKeys] = []
         var defaultVariant: String?
         var download: DownloadPolicy?
+        /// Its licence, download conditions and stated storage.
+        var policies = ModelPolicies()
     }
 
     /// One variant's keys (`models.NAME.variants[i]`).
@@ -71,7 +73,7 @@ struct ConfigFileKeys {
         let files = try entry.requiredPaths(ModelPlace.files, or: ModelPlace.file)
         let meta = try entry.members(ModelPlace.meta) ?? [:]
         var keys = ModelKeys(name: name, path: entry.path, version: version, files: files, meta: meta, layout: try entry.choice(ModelPlace.layout, as: PublishRequest.ModelLayout.self))
-        keys.download = try entry.choice(ModelPlace.download, as: DownloadPolicy.self)
+        (keys.download, keys.policies) = try policies(in: entry)
         return keys
     }
 
@@ -110,7 +112,7 @@ struct ConfigFileKeys {
         var keys = ModelKeys(name: name, path: entry.path, version: version ?? last.version, files: [], meta: meta, layout: layout)
         keys.variants = variants
         keys.defaultVariant = try entry.text(ModelPlace.defaultVariant)
-        keys.download = try entry.choice(ModelPlace.download, as: DownloadPolicy.self)
+        (keys.download, keys.policies) = try policies(in: entry)
         return keys
     }
 }

@@ -114,6 +114,7 @@ package struct PublishConfigFile: Sendable {
         }
         model.defaultVariant = keys.defaultVariant
         model.download = keys.download
+        model.policies = keys.policies
         return model
     }
 }
