@@ -151,7 +151,7 @@ final class ConfigHostileInputTests: XCTestCase {
             ("    licence: {spdx: \"MIT\\u001B[2J\", acceptance: required}\n", #"models.m.licence.spdx: 'MIT\u{1b}[2J' is not an SPDX licence identifier"#),
             ("    licence: {spdx: \"MIT  OR Apache-2.0\"}\n", "models.m.licence.spdx: 'MIT  OR Apache-2.0' is not an SPDX"),
             ("    licence: {spdx: " + String(repeating: "A", count: 129) + "}\n", "models.m.licence.spdx:"),
-            ("    licence: {url: \"https://user:hunter2@example.com/LICENSE\"}\n", "models.m.licence.url: a URL with a user name or password ('https'://…@'example.com'/…) is refused"),
+            ("    licence: {url: \"https://user:hunter2@example.com/LICENSE\"}\n", "models.m.licence.url: a URL with a user name or password (host 'example.com'; the rest is not shown) is refused"),
             ("    licence: {url: \"https://:hunter2@example.com/LICENSE\"}\n", "models.m.licence.url: a URL with a user name or password"),
             ("    licence: {url: \"file:///etc/passwd\"}\n", "models.m.licence.url: 'file:///etc/passwd' is not an http or https URL"),
             ("    licence: {spdx: MIT, acceptance: twice}\n", "models.m.licence.acceptance 'twice' is not one of required, none"),

@@ -100,7 +100,7 @@ final class ModelPoliciesPublishTests: XCTestCase {
             ("--install-size: '-5' is not a byte count from 0 to 2^53", { $0.policyFlags.installSize = "-5" }),
             ("--cellular-max: '9223372036854775808' is not a byte count", { $0.policyFlags.cellularMax = "9223372036854775808" }),
             (#"--licence: 'MIT\u{1b}[2J' is not an SPDX"#, { $0.policyFlags.licence = "MIT\u{1B}[2J" }),
-            ("--licence-url: a URL with a user name or password ('https'://…@'example.com'/…) is refused", { $0.policyFlags.licenceURL = "https://ci:hunter2@example.com/L" }),
+            ("--licence-url: a URL with a user name or password (host 'example.com'; the rest is not shown) is refused", { $0.policyFlags.licenceURL = "https://ci:hunter2@example.com/L" }),
             ("profile nomlens cannot carry licence/download conditions/storage (model m); use the modelcast profile",
              { $0.profile = .nomlens; $0.policyFlags.licence = "MIT"; $0.meta = ["num_classes=3", "class_list_version=1", "training_date=2026-01-01"] }),
             ("profile latest cannot carry licence/download conditions/storage", { $0.profile = .latest; $0.policyFlags.network = .unmetered }),

@@ -72,7 +72,7 @@ package struct ModelPolicies: Sendable, Equatable {
     /// without printing it: the password would reach a terminal and a CI log.
     package mutating func setLicenceURL(_ text: String, context: String) throws {
         if let host = Self.hostIfUserInfo(text) {
-            throw ConfigProblem(message: "\(context): a URL with a user name or password (\(quotedValue(host.scheme))://…@\(quotedValue(host.host))/…) is refused: the manifest is public; give the licence's public URL")
+            throw ConfigProblem(message: "\(context): a URL with a user name or password (host \(quotedValue(host)); the rest is not shown) is refused: the manifest is public; give the licence's public URL")
         }
         do {
             _ = try DownloadURL(text)
@@ -108,13 +108,13 @@ package struct ModelPolicies: Sendable, Equatable {
         }
     }
 
-    /// The scheme and host of a URL whose authority carries a user name or password, nil
-    /// for any other text. Read from the text itself, so nothing of the user info is kept.
-    static func hostIfUserInfo(_ text: String) -> (scheme: String, host: String)? {
+    /// The host of a URL whose authority carries a user name or password, nil for any
+    /// other text. Read from the text itself, so nothing of the user info is kept.
+    static func hostIfUserInfo(_ text: String) -> String? {
         guard let separator = text.range(of: "://") else { return nil }
         let authority = text[separator.upperBound...].prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         guard let at = authority.lastIndex(of: "@") else { return nil }
-        return (String(text[..<separator.lowerBound]), String(authority[authority.index(after: at)...]))
+        return String(authority[authority.index(after: at)...])
     }
 
     // MARK: - The release entry's values
