@@ -1,6 +1,5 @@
 import Foundation
 import ModelCastCore
-import ModelCastFormat
 
 /// `rollout simulate`'s output with what a device checks before it downloads each model:
 /// its licence, download conditions and storage (the candidate's and, during a rollout,
@@ -29,12 +28,14 @@ struct SimulationWithPolicies<Simulation: Encodable>: Encodable {
         try container.encodeIfPresent(fallbackPolicies, forKey: .fallbackPolicies)
     }
 
-    /// Lines to print after the simulation's own: one per model that has any.
+    /// Lines to print after the simulation's own: one per model a device gates (a licence
+    /// or a condition), with its storage. Storage alone is in the JSON only: every
+    /// modelcast release has it, and the text stays what it was for ungated models.
     var text: String {
         func lines(_ label: String, _ facts: [String: ModelPolicyFacts]?) -> [String] {
-            guard let facts else { return [] }
-            return [label] + facts.keys.sorted().map { name in
-                let fact = facts[name]!
+            guard let gated = facts?.filter(\.value.gates), !gated.isEmpty else { return [] }
+            return [label] + gated.keys.sorted().map { name in
+                let fact = gated[name]!
                 let parts = [fact.licence.map(ModelPolicyText.licence), fact.downloadConditions.flatMap(ModelPolicyText.conditions), fact.storage.map(ModelPolicyText.storage)]
                 return "  \(name): " + parts.compactMap { $0 }.joined(separator: "; ")
             }
