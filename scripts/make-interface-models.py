@@ -11,6 +11,8 @@ OUTDIR/
   coreml/classifier-classes.mlpackage  the same, 6 classes
   coreml/regressor.mlpackage           ML program regressor: multi-array 'x' 1×8 → 'y'
   coreml/regressor-shape.mlpackage     the same, 'x' 1×16
+  coreml/regressor-output.mlpackage    the same, with a second output 'z' (an added output)
+  coreml/regressor-reordered.mlpackage the same two outputs in the other order ('z', 'y')
   coreml/nn-classifier.mlmodel         neural network classifier (bare .mlmodel), 3 string labels
   coreml/flexible.mlmodel              neural network with enumerated shapes, a shape range
   coreml/flexible-image.mlmodel        neural network with a BGR image and a size range
@@ -22,6 +24,8 @@ OUTDIR/
   onnx/graph.onnx                      inputs 'x' (batch×3×224×224), 'mask', 'W' (an initializer too);
                                        outputs 'logits', 'tokens' (a sequence)
   onnx/graph-shape.onnx                'x' batch×3×256×256
+  onnx/graph-output.onnx               a third output 'pooled' (an added output)
+  onnx/graph-reordered.onnx            the outputs in the other order ('tokens', 'logits')
   expected.json                        {relative path: interface in modelcast's JSON form}, made
                                        from what each writer reports (coremltools' spec, onnx's
                                        ModelProto, gguf-py's reader), not by modelcast
@@ -130,10 +134,13 @@ def ml_program_classifier(path, size, classes):
     return coreml_json(model.get_spec(), labels)
 
 
-def ml_program_regressor(path, width):
+def ml_program_regressor(path, width, outputs=("y",)):
     @mb.program(input_specs=[mb.TensorSpec(shape=(1, width))])
     def prog(x):
-        return mb.linear(x=x, weight=np.ones((2, width), dtype=np.float32), name="y")
+        made = {"y": lambda: mb.linear(x=x, weight=np.ones((2, width), dtype=np.float32), name="y"),
+                "z": lambda: mb.reduce_sum(x=x, axes=[1], keep_dims=True, name="z")}
+        results = tuple(made[name]() for name in outputs)
+        return results if len(results) > 1 else results[0]
 
     model = ct.convert(prog, convert_to="mlprogram", minimum_deployment_target=ct.target.iOS16, skip_model_load=True)
     model.save(path)
@@ -247,7 +254,7 @@ def onnx_type_json(t):
     raise ValueError(f"no expectation written for ONNX type {kind}")
 
 
-def write_onnx(path, side):
+def write_onnx(path, side, outputs=("logits", "tokens")):
     weight = helper.make_tensor("W", TensorProto.FLOAT, [10, 3], np.ones(30, dtype=np.float32))
     inputs = [
         helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3, side, side]),
@@ -255,10 +262,12 @@ def write_onnx(path, side):
         # An input that is also an initializer: a weight with a default, not an app's input.
         helper.make_tensor_value_info("W", TensorProto.FLOAT, [10, 3]),
     ]
-    outputs = [
-        helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 10]),
-        helper.make_tensor_sequence_value_info("tokens", TensorProto.INT64, None),
-    ]
+    infos = {
+        "logits": helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", 10]),
+        "tokens": helper.make_tensor_sequence_value_info("tokens", TensorProto.INT64, None),
+        "pooled": helper.make_tensor_value_info("pooled", TensorProto.FLOAT, ["batch", 3]),
+    }
+    outputs = [infos[name] for name in outputs]
     nodes = [
         helper.make_node("ReduceMean", ["x"], ["pooled"], axes=[2, 3], keepdims=0),
         helper.make_node("Gemm", ["pooled", "W"], ["logits"], transB=1),
@@ -288,6 +297,8 @@ def main():
         "coreml/classifier-classes.mlpackage": ml_program_classifier(at("coreml", "classifier-classes.mlpackage"), 32, 6),
         "coreml/regressor.mlpackage": ml_program_regressor(at("coreml", "regressor.mlpackage"), 8),
         "coreml/regressor-shape.mlpackage": ml_program_regressor(at("coreml", "regressor-shape.mlpackage"), 16),
+        "coreml/regressor-output.mlpackage": ml_program_regressor(at("coreml", "regressor-output.mlpackage"), 8, ("y", "z")),
+        "coreml/regressor-reordered.mlpackage": ml_program_regressor(at("coreml", "regressor-reordered.mlpackage"), 8, ("z", "y")),
         "coreml/nn-classifier.mlmodel": nn_classifier(at("coreml", "nn-classifier.mlmodel")),
         "coreml/flexible.mlmodel": nn_flexible(at("coreml", "flexible.mlmodel")),
         "coreml/flexible-image.mlmodel": nn_flexible_image(at("coreml", "flexible-image.mlmodel")),
@@ -298,6 +309,8 @@ def main():
         "gguf/llm-named-templates.gguf": write_gguf(at("gguf", "llm-named-templates.gguf"), named=True),
         "onnx/graph.onnx": write_onnx(at("onnx", "graph.onnx"), 224),
         "onnx/graph-shape.onnx": write_onnx(at("onnx", "graph-shape.onnx"), 256),
+        "onnx/graph-output.onnx": write_onnx(at("onnx", "graph-output.onnx"), 224, ("logits", "tokens", "pooled")),
+        "onnx/graph-reordered.onnx": write_onnx(at("onnx", "graph-reordered.onnx"), 224, ("tokens", "logits")),
     }
     with open(at("expected.json"), "w") as f:
         json.dump(expected, f, indent=2, sort_keys=True)

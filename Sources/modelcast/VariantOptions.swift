@@ -21,7 +21,7 @@ struct VariantOptions: ParsableArguments {
     @Option(help: ArgumentHelp("When devices download the models (default: the app decides).", valueName: "POLICY", visibility: .hidden))
     var download: DownloadPolicy?
 
-    // Without it a changed interface (inputs, outputs, classes, vocabulary, tokenizer, chat template) is refused.
+    // Without it a breaking interface change (inputs, outputs, classes, vocabulary, tokenizer…) is refused; compatible ones need no flag.
     @Flag(help: "The interface differs from the live version's on purpose (--min-app-version must rise).")
     var interfaceChange = false
 

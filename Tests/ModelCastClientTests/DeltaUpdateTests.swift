@@ -42,8 +42,8 @@ final class DeltaUpdateTests: XCTestCase {
             XCTAssertEqual(device.installed("m")?.version, version)
             devices[version] = device
         }
-        // A new chat template changes the interface apps use: intended, for apps 2.0 and later.
-        try site.publish([v3], version: "3.0.0", ["--segment-index", "always", "--interface-change", "--min-app-version", "2.0"])
+        // A new chat template is a compatible interface change (issue 50): no flags needed.
+        try site.publish([v3], version: "3.0.0", ["--segment-index", "always"])
         let size = Int64(try Data(contentsOf: URL(fileURLWithPath: v3)).count)
         var fetched: [String: Int64] = [:]
         for (version, device) in devices {
@@ -79,7 +79,7 @@ final class DeltaUpdateTests: XCTestCase {
         try site.publish([v2], version: "2.0.0", ["--segment-index", "always"])
         _ = try await device.update()
         XCTAssertEqual(device.installed("m")?.version, "2.0.0")
-        try site.publish([v3], version: "3.0.0", ["--segment-index", "always", "--interface-change", "--min-app-version", "2.0"])
+        try site.publish([v3], version: "3.0.0", ["--segment-index", "always"])
         let outcome = try await device.update()
         XCTAssertEqual(outcome, .updated(sequence: 3, models: ["m": "3.0.0"]))
         XCTAssertEqual(try Data(contentsOf: try XCTUnwrap(device.installed("m")).mainFile), try Data(contentsOf: URL(fileURLWithPath: v3)))

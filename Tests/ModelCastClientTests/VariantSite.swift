@@ -22,6 +22,9 @@ final class VariantSite {
         var download: String?
         /// For a model without variants: its file.
         var file: String?
+        /// More keys for a model without variants, before the CLI writes them (`licence`,
+        /// `download_conditions`, `storage`), as JSON values.
+        var fields: [String: Any] = [:]
     }
 
     struct Variant {
@@ -90,8 +93,9 @@ final class VariantSite {
         var models = published
         for model in lastModels {
             guard !model.variants.isEmpty else {
-                if var plain = models[model.name] as? [String: Any], let download = model.download {
-                    plain["download"] = download
+                if var plain = models[model.name] as? [String: Any], model.download != nil || !model.fields.isEmpty {
+                    if let download = model.download { plain["download"] = download }
+                    plain.merge(model.fields) { _, new in new }
                     models[model.name] = plain
                 }
                 continue

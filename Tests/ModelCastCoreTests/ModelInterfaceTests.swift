@@ -25,7 +25,7 @@ final class ModelInterfaceTests: XCTestCase {
 
     func testEachReaderReadsWhatTheWriterWrote() throws {
         let expected = try expected()
-        XCTAssertEqual(expected.count, 15)
+        XCTAssertEqual(expected.count, 19)
         for (relative, value) in expected.sorted(by: { $0.key < $1.key }) {
             let read = try interface(relative)
             XCTAssertEqual(read.jsonValue().serialized(), value.serialized(), relative)
@@ -296,6 +296,106 @@ final class ModelInterfaceTests: XCTestCase {
             "architecture 'llama' → 'qwen2'", "context length 4096 → 8192", "embedding length none → 896",
             "vocabulary 32000 → 32064 tokens", "chat template added",
         ])
+    }
+
+    /// Issue 50: each difference is breaking or compatible by its facet: an added output, a
+    /// chat template and a larger context length are compatible; shapes, types, classes,
+    /// vocabulary, architecture and a smaller context length are breaking.
+    func testEachDifferenceIsBreakingOrCompatible() throws {
+        func kinds(_ new: ModelInterface, _ old: ModelInterface) -> [String] {
+            new.changes(from: old).map { "\($0.facet.rawValue) \($0.kind.rawValue): \($0.description)" }
+        }
+        XCTAssertEqual(kinds(try interface("gguf/llm-template.gguf"), try interface("gguf/llm.gguf")), ["chat_template compatible: chat template changed"])
+        XCTAssertEqual(kinds(try interface("gguf/llm-vocab.gguf"), try interface("gguf/llm.gguf")), [
+            "vocabulary breaking: vocabulary 100 → 101 tokens", "tokenizer breaking: tokenizer changed",
+        ])
+        let short = GGUFInterface(architecture: "llama", contextLength: 4096, embeddingLength: 896)
+        var long = short
+        long.contextLength = 8192
+        XCTAssertEqual(kinds(.gguf(long), .gguf(short)), ["context_length compatible: context length 4096 → 8192"])
+        XCTAssertEqual(kinds(.gguf(short), .gguf(long)), ["context_length breaking: context length 8192 → 4096"])
+        long.architecture = "qwen2"
+        long.embeddingLength = 1024
+        XCTAssertEqual(kinds(.gguf(long), .gguf(short)).filter { $0.contains("breaking") }, [
+            "architecture breaking: architecture 'llama' → 'qwen2'", "embedding_length breaking: embedding length 896 → 1024",
+        ])
+
+        XCTAssertEqual(kinds(try interface("coreml/classifier-size.mlpackage"), try interface("coreml/classifier.mlpackage")), ["inputs breaking: input 'image' size 32×32 → 48×48"])
+        XCTAssertEqual(kinds(try interface("coreml/classifier-classes.mlpackage"), try interface("coreml/classifier.mlpackage")), ["class_count breaking: class count 5 → 6"])
+        guard case .coreML(let classifier) = try interface("coreml/classifier.mlpackage"), case .onnx(let graph) = try interface("onnx/graph.onnx") else {
+            return XCTFail("unexpected formats")
+        }
+        var extra = classifier
+        extra.outputs.append(CoreMLFeature(name: "embedding", type: .multiArray(CoreMLArray(dataType: NamedCode(65568), shape: [1, 16]))))
+        XCTAssertEqual(kinds(.coreML(extra), .coreML(classifier)), ["output_added compatible: output 'embedding' added (multiArray FLOAT32 1×16)"])
+        XCTAssertEqual(kinds(.coreML(classifier), .coreML(extra)), ["outputs breaking: output 'embedding' removed"])
+
+        XCTAssertEqual(kinds(try interface("onnx/graph-shape.onnx"), try interface("onnx/graph.onnx")), ["inputs breaking: input 'x' shape batch×3×224×224 → batch×3×256×256"])
+        var more = graph
+        more.outputs.append(ONNXValueInfo(name: "features", type: .tensor(element: NamedCode(1), shape: [.param("batch"), .value(64)])))
+        XCTAssertEqual(kinds(.onnx(more), .onnx(graph)), ["output_added compatible: output 'features' added (tensor FLOAT batch×64)"])
+        var typed = graph
+        typed.outputs[0].type = .tensor(element: NamedCode(10), shape: nil)
+        XCTAssertTrue(kinds(.onnx(typed), .onnx(graph)).allSatisfy { $0.hasPrefix("outputs breaking: ") }, "\(kinds(.onnx(typed), .onnx(graph)))")
+        XCTAssertEqual(kinds(.gguf(short), .onnx(graph)), ["format breaking: format onnx → gguf"])
+    }
+
+    /// Issue 50: an added output and a reorder, as coremltools and onnx write them. Core ML
+    /// apps feed and read features by name, so a reorder is compatible; onnxruntime hands
+    /// outputs back in graph order, so an ONNX output reorder is breaking (an input reorder
+    /// is not: every runtime API feeds inputs by name).
+    func testAddedOutputsAndReordersFromTheWriters() throws {
+        func kinds(_ new: String, _ old: String) throws -> [String] {
+            try interface(new).changes(from: try interface(old)).map { "\($0.facet.rawValue) \($0.kind.rawValue): \($0.description)" }
+        }
+        XCTAssertEqual(try kinds("coreml/regressor-output.mlpackage", "coreml/regressor.mlpackage").map { String($0.prefix(41)) },
+                       ["output_added compatible: output 'z' added"])
+        XCTAssertEqual(try kinds("coreml/regressor-reordered.mlpackage", "coreml/regressor-output.mlpackage"), ["order compatible: output order 'y', 'z' → 'z', 'y'"])
+        XCTAssertEqual(try kinds("coreml/regressor.mlpackage", "coreml/regressor-output.mlpackage"), ["outputs breaking: output 'z' removed"])
+        XCTAssertEqual(try kinds("onnx/graph-output.onnx", "onnx/graph.onnx"), ["output_added compatible: output 'pooled' added (tensor FLOAT batch×3)"])
+        XCTAssertEqual(try kinds("onnx/graph-reordered.onnx", "onnx/graph.onnx"), ["order breaking: output order 'logits', 'tokens' → 'tokens', 'logits'"])
+        guard case .onnx(let graph) = try interface("onnx/graph.onnx") else { return XCTFail("not ONNX") }
+        var swapped = graph
+        swapped.inputs.reverse()
+        XCTAssertEqual(ModelInterface.onnx(swapped).changes(from: .onnx(graph)).map(\.kind), [.compatible], "inputs are fed by name")
+    }
+
+    /// The config file's kinds replace each facet's default, even a direction-dependent one
+    /// (a larger context length made breaking); a variant's override its model's; a facet
+    /// cannot be both.
+    func testAModelsOwnKindsOverrideTheDefaults() throws {
+        let template = try interface("gguf/llm-template.gguf").changes(from: try interface("gguf/llm.gguf"))
+        let vocabulary = try interface("gguf/llm-vocab.gguf").changes(from: try interface("gguf/llm.gguf"))
+        let strict = try InterfaceKinds(compatible: [], breaking: [.chatTemplate, .contextLength])
+        XCTAssertEqual(template.map(strict.classify).map(\.kind), [.breaking])
+        XCTAssertEqual(template.map(strict.classify).map(\.line), ["chat template changed (breaking by the config file)"])
+        let lenient = try InterfaceKinds(compatible: [.vocabulary, .tokenizer], breaking: [])
+        XCTAssertEqual(vocabulary.map(lenient.classify).map(\.kind), [.compatible, .compatible])
+        XCTAssertEqual(vocabulary.map(InterfaceKinds().classify), vocabulary, "no override: the defaults")
+        let longer = InterfaceDifference(.contextLength, "context length 4096 → 8192", kind: .compatible)
+        XCTAssertEqual(strict.classify(longer).kind, .breaking)
+        // A variant's kinds over its model's.
+        let merged = strict.overridden(by: try InterfaceKinds(compatible: [.chatTemplate], breaking: []))
+        XCTAssertEqual(template.map(merged.classify).map(\.kind), [.compatible])
+        XCTAssertEqual(merged.classify(longer).kind, .breaking, "the model's other facets stay")
+        var model = PublishRequest.Model(name: "llm", version: "1.0.0", files: [])
+        model.interfaceKinds = strict
+        var variant = PublishRequest.Variant(name: "big", version: "1.0.0", files: [])
+        variant.interfaceKinds = try InterfaceKinds(compatible: [.chatTemplate], breaking: [])
+        model.variants = [variant, PublishRequest.Variant(name: "small", version: "1.0.0", files: [])]
+        XCTAssertEqual(model.units.map(\.interfaceKinds), [merged, strict])
+        XCTAssertThrowsError(try InterfaceKinds(compatible: [.tokenizer], breaking: [.vocabulary, .tokenizer])) {
+            XCTAssertEqual($0 as? InterfaceKindsConflict, InterfaceKindsConflict(facet: .tokenizer))
+        }
+    }
+
+    /// The publish report's JSON Schema lists the facets InterfaceFacet has, no more.
+    func testThePublishReportSchemaListsEveryFacet() throws {
+        let schema = try JSONValue(parsing: Data(contentsOf: URL(fileURLWithPath: repositoryRoot + "/schema/cli/publish-report.schema.json")))
+        guard case .array(let names)? = schema["properties"]?["interface_changes"]?["items"]?["properties"]?["facet"]?["enum"] else {
+            return XCTFail("no facet enum in the schema")
+        }
+        XCTAssertEqual(names, InterfaceFacet.allCases.map { .string($0.rawValue) })
     }
 
     // MARK: - Hostile input

@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
 import ModelCastCore
+import ModelCastFormat
 import ModelCastTestSupport
 
 /// The interface contract through `publish`, on models written by the formats' own writers
@@ -42,8 +43,146 @@ final class InterfaceContractCLITests: XCTestCase {
         try assertRefused("classifier", first: "coreml/classifier.mlpackage", second: "coreml/classifier-size.mlpackage", expected: ["input 'image' size 32×32 → 48×48"])
         try assertRefused("regressor", first: "coreml/regressor.mlpackage", second: "coreml/regressor-shape.mlpackage", expected: ["input 'x' shape 1×8 → 1×16"])
         try assertRefused("llm", first: "gguf/llm.gguf", second: "gguf/llm-vocab.gguf", expected: ["vocabulary 100 → 101 tokens"])
-        try assertRefused("llm", first: "gguf/llm.gguf", second: "gguf/llm-template.gguf", expected: ["chat template changed"])
         try assertRefused("graph", first: "onnx/graph.onnx", second: "onnx/graph-shape.onnx", expected: ["input 'x' shape batch×3×224×224 → batch×3×256×256"])
+    }
+
+    /// Issue 50: a chat-template fix is a compatible change: it publishes without
+    /// `--interface-change` or a higher `--min-app-version`, noted in the report (text and
+    /// `--json`), and a device on the old version updates to it; a vocabulary change after it
+    /// is still refused. Models written by llama.cpp's gguf writer (bench/delta_models.py).
+    func testAChatTemplateFixPublishesWithoutFlagsAndTheDeviceUpdates() throws {
+        let work = try Scratch("modelcast-interface-template")
+        func gguf(_ path: String, _ flags: [String]) throws -> String {
+            try FileManager.default.createDirectory(atPath: PathText.parent(path), withIntermediateDirectories: true)
+            let made = try runProcess("/usr/bin/env", ["python3", repositoryRoot + "/bench/delta_models.py", "gguf", path, "--layers", "1", "--width", "64", "--vocab", "300"] + flags)
+            XCTAssertEqual(made.status, 0, made.stderr)
+            return path
+        }
+        let v1 = try gguf(work.at("v1/m.gguf"), [])
+        let fixed = try gguf(work.at("v2/m.gguf"), ["--template", "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endfor %}"])
+        let vocab = try gguf(work.at("v3/m.gguf"), ["--template", "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}<|end|>{% endfor %}", "--vocab", "301"])
+        let device = modelcastBinary.replacingOccurrences(of: "/modelcast", with: "/modelcast-device")
+        let port = try freeLoopbackPort()
+        let server = try BackgroundProcess("/usr/bin/env", ["python3", repositoryRoot + "/Tests/Fixtures/misbehaving_server.py", work.at("sites"), String(port)])
+        XCTAssertEqual(server.firstLine, "ready")
+        let base = "http://127.0.0.1:\(port)/ok"
+        let site = try work.atMadeParent("sites/ok")
+        func publish(_ path: String, _ version: String, _ extra: [String] = []) throws -> ProcessOutput {
+            try modelcast(["publish", path, "--name", "m", "--version", version, "--base-url", base, "--to", site] + extra)
+        }
+        XCTAssertEqual(try publish(v1, "1.0.0").status, 0)
+        let first = try runProcess(device, ["--manifest", base + "/manifest.json", "--dir", work.at("phone")])
+        XCTAssertEqual(first.status, 0, first.stderr)
+
+        let note = "compatible interface change: m 1.0.0 → 1.1.0: chat template changed"
+        let published = try publish(fixed, "1.1.0", ["--json"])
+        XCTAssertEqual(published.status, 0, published.stderr)
+        XCTAssertTrue(published.stderr.contains(note), published.stderr)
+        let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(published.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual((report["warnings"] as? [String])?.filter { $0.contains("interface change") }, [note], "\(report)")
+        XCTAssertEqual(report["interface_changes"] as? [[String: String]],
+                       [["model": "m", "from": "1.0.0", "to": "1.1.0", "facet": "chat_template", "kind": "compatible", "description": "chat template changed"]], "\(report)")
+        let manifest = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: site + "/manifest.json"))) as? [String: Any])
+        XCTAssertNil(manifest["min_app_version"], "a compatible change does not raise min_app_version")
+        let updated = try runProcess(device, ["--manifest", base + "/manifest.json", "--dir", work.at("phone")])
+        XCTAssertEqual(updated.status, 0, updated.stderr)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: work.at("phone/models/m/current/m.gguf"))), try Data(contentsOf: URL(fileURLWithPath: fixed)))
+
+        let before = try snapshot(site)
+        let refused = try publish(vocab, "1.2.0")
+        XCTAssertEqual(refused.status, 1, refused.stderr)
+        for text in ["m 1.1.0 → 1.2.0: vocabulary 300 → 301 tokens", "--interface-change"] {
+            XCTAssertTrue(refused.stderr.contains(text), "\(text) in \(refused.stderr)")
+        }
+        XCTAssertEqual(try snapshot(site), before, "nothing written")
+    }
+
+    /// Publishes `model` at each version in turn to a fresh target with `--json`, returning
+    /// each run (its report parsed when it succeeded).
+    func publishInTurn(_ name: String, _ steps: [(path: String, version: String)], extra: [String] = []) throws -> [(run: ProcessOutput, report: [String: Any]?)] {
+        let scratch = try Scratch()
+        return try steps.enumerated().map { index, step in
+            let run = try publish(["\(name)=\(step.path)", "--version", step.version, "--json"] + extra, to: scratch.at("out"), epoch: 1_790_000_000 + 100 * index)
+            return (run, run.status == 0 ? try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any] : nil)
+        }
+    }
+
+    /// Issue 50 with coremltools' and onnx's own models: an added output is compatible in
+    /// both (published without flags, noted in the report and `interface_changes`); a Core ML
+    /// reorder is compatible (features are fed and read by name); an ONNX output reorder is
+    /// breaking (onnxruntime returns outputs in graph order). Each format's breaking shape
+    /// change is refused in testEachFormatsBreakingChangeIsRefusedByName.
+    func testAddedOutputsAndReordersOfCoreMLAndONNX() throws {
+        let models = try writerModels()
+        let coreML = try publishInTurn("regressor", [(models.at("coreml/regressor.mlpackage"), "1.0.0"), (models.at("coreml/regressor-output.mlpackage"), "1.1.0"),
+                                                     (models.at("coreml/regressor-reordered.mlpackage"), "1.2.0")])
+        XCTAssertEqual(coreML.map(\.run.status), [0, 0, 0], coreML.map(\.run.stderr).joined())
+        XCTAssertTrue(coreML[1].run.stderr.contains("compatible interface change: regressor 1.0.0 → 1.1.0: output 'z' added (multiArray"), coreML[1].run.stderr)
+        XCTAssertTrue(coreML[2].run.stderr.contains("compatible interface change: regressor 1.1.0 → 1.2.0: output order 'y', 'z' → 'z', 'y'"), coreML[2].run.stderr)
+        XCTAssertEqual((coreML[1].report?["interface_changes"] as? [[String: String]])?.map { [$0["facet"], $0["kind"]] }, [["output_added", "compatible"]])
+        XCTAssertEqual(coreML[2].report?["interface_changes"] as? [[String: String]],
+                       [["model": "regressor", "from": "1.1.0", "to": "1.2.0", "facet": "order", "kind": "compatible", "description": "output order 'y', 'z' → 'z', 'y'"]])
+
+        let onnx = try publishInTurn("graph", [(models.at("onnx/graph.onnx"), "1.0.0"), (models.at("onnx/graph-output.onnx"), "1.1.0"),
+                                               (models.at("onnx/graph-reordered.onnx"), "1.2.0")])
+        XCTAssertEqual(onnx.map(\.run.status), [0, 0, 1], onnx.map(\.run.stderr).joined())
+        XCTAssertTrue(onnx[1].run.stderr.contains("compatible interface change: graph 1.0.0 → 1.1.0: output 'pooled' added (tensor FLOAT batch×3)"), onnx[1].run.stderr)
+        XCTAssertEqual(onnx[1].report?["interface_changes"] as? [[String: String]],
+                       [["model": "graph", "from": "1.0.0", "to": "1.1.0", "facet": "output_added", "kind": "compatible", "description": "output 'pooled' added (tensor FLOAT batch×3)"]])
+        for text in ["graph 1.1.0 → 1.2.0: output 'pooled' removed; output order 'logits', 'tokens' → 'tokens', 'logits'", "--interface-change"] {
+            XCTAssertTrue(onnx[2].run.stderr.contains(text), "\(text) in \(onnx[2].run.stderr)")
+        }
+    }
+
+    /// Issue 50: the config file classifies facets per model. Making `chat_template`
+    /// breaking refuses a template fix; making the vocabulary (and the tokenizer, which a
+    /// vocabulary change changes too) compatible publishes a vocabulary change with the note
+    /// and `interface_changes`. A hostile value is refused naming the file, the key and
+    /// the value, escaped, with nothing written.
+    func testTheConfigFileClassifiesFacetsPerModel() throws {
+        let models = try writerModels()
+        let scratch = try Scratch()
+        let target = scratch.at("out")
+        func config(_ model: String, _ version: String, _ interface: String) throws -> String {
+            try scratch.write("modelcast-\(version).yml", text: """
+                models:
+                  llm:
+                    version: \(version)
+                    files: [\(models.at(model))]
+                    interface: \(interface)
+
+                """)
+        }
+        func publish(_ file: String, epoch: Int) throws -> ProcessOutput {
+            try self.publish(["--config", file, "--json"], to: target, epoch: epoch)
+        }
+        XCTAssertEqual(try publish(try config("gguf/llm.gguf", "1.0.0", "{breaking: [chat_template]}"), epoch: 1_790_000_000).status, 0)
+        let before = try snapshot(target)
+        let strict = try publish(try config("gguf/llm-template.gguf", "1.1.0", "{breaking: [chat_template]}"), epoch: 1_790_000_100)
+        XCTAssertEqual(strict.status, 1, strict.stderr)
+        for text in ["llm 1.0.0 → 1.1.0: chat template changed (breaking by the config file)", "--interface-change"] {
+            XCTAssertTrue(strict.stderr.contains(text), "\(text) in \(strict.stderr)")
+        }
+        XCTAssertEqual(try snapshot(target), before, "nothing written")
+
+        let lenient = try publish(try config("gguf/llm-vocab.gguf", "1.1.0", "{compatible: [vocabulary, tokenizer]}"), epoch: 1_790_000_100)
+        XCTAssertEqual(lenient.status, 0, lenient.stderr)
+        XCTAssertTrue(lenient.stderr.contains("compatible interface change: llm 1.0.0 → 1.1.0: vocabulary 100 → 101 tokens (compatible by the config file); tokenizer changed (compatible by the config file)"), lenient.stderr)
+        let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(lenient.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(report["interface_changes"] as? [[String: String]], [
+            ["model": "llm", "from": "1.0.0", "to": "1.1.0", "facet": "vocabulary", "kind": "compatible", "description": "vocabulary 100 → 101 tokens"],
+            ["model": "llm", "from": "1.0.0", "to": "1.1.0", "facet": "tokenizer", "kind": "compatible", "description": "tokenizer changed"],
+        ])
+        let manifest = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: target + "/manifest.json"))) as? [String: Any])
+        XCTAssertNil(manifest["min_app_version"], "a compatible change does not raise min_app_version")
+
+        let after = try snapshot(target)
+        let hostile = try config("gguf/llm-template.gguf", "1.2.0", "{compatible: [\"chat\\u001B]0;pwned\\u0007template\"]}")
+        let refused = try publish(hostile, epoch: 1_790_000_200)
+        XCTAssertEqual(refused.status, 1, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("config \(hostile): models.llm.interface.compatible[0]: 'chat\\u{1b}]0;pwned\\u{7}template' is not an interface facet (known: format, "), refused.stderr)
+        XCTAssertFalse(containsControlCharacter(refused.stderr.replacingOccurrences(of: "\n", with: "")), refused.stderr.debugDescription)
+        XCTAssertEqual(try snapshot(target), after, "nothing written")
     }
 
     func testTheManifestRecordsTheInterfaceAndSameInterfaceGoesThrough() throws {

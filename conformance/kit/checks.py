@@ -115,8 +115,12 @@ def parse_state(raw):
         document = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
         bad("not JSON (%s)" % error)
-    if not isinstance(document, dict) or set(document) != {"protocol", "sequence", "models"}:
-        bad("the keys must be protocol, sequence and models")
+    if not isinstance(document, dict) or set(document) - {"licences"} != {"protocol", "sequence", "models"}:
+        bad("the keys must be protocol, sequence, models and, optionally, licences")
+    for name, terms in (document.get("licences") or {}).items():
+        if not MODEL.match(name) or name in (".", "..") or not isinstance(terms, dict) or set(terms) != {"spdx", "url"} \
+                or not all(v is None or isinstance(v, str) for v in terms.values()):
+            bad("licences: %s must be a model name with exactly spdx and url (strings or null)" % plain(name))
     if document["protocol"] != 1:
         bad("protocol is %r, not 1" % document["protocol"])
     sequence = document["sequence"]

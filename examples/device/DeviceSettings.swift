@@ -29,12 +29,13 @@ struct DeviceSettings {
         var rateWindow: String?
         var deadline: String?
         var maxInstall: String?
+        var storageBudget: String?
 
         enum CodingKeys: String, CodingKey {
             case format
             case manifestURL = "manifest-url", publicKeys = "public-key", modelSigningPublicKey = "model-signing-public-key"
             case appVersion = "app-version", deviceID = "device-id", device, minRate = "min-rate", rateWindow = "rate-window"
-            case deadline, maxInstall = "max-install"
+            case deadline, maxInstall = "max-install", storageBudget = "storage-budget"
         }
     }
 
@@ -46,6 +47,7 @@ struct DeviceSettings {
     private let transferRateWindow: TimeInterval?
     private let metadataDeadline: TimeInterval?
     private let maxInstallBytes: Int64?
+    private let storageBudget: Int64?
     private let modelSigningPublicKey: ModelSigningPublicKey?
 
     /// Parses every value of `stored`; `label(option)` names an option in messages (`--min-rate`
@@ -73,6 +75,7 @@ struct DeviceSettings {
         transferRateWindow = try stored.rateWindow.map { try StrictValue.seconds($0, label(.rateWindow)) }
         metadataDeadline = try stored.deadline.map { try StrictValue.seconds($0, label(.deadline)) }
         maxInstallBytes = try stored.maxInstall.map { try StrictValue.count($0, label(.maxInstall), positive: true, unit: "bytes") }
+        storageBudget = try stored.storageBudget.map { try StrictValue.count($0, label(.storageBudget), positive: false, unit: "bytes") }
     }
 
     /// The client's configuration for the directory `directory`; the options not given keep
@@ -85,6 +88,7 @@ struct DeviceSettings {
         if let transferRateWindow { configuration.transferRateWindow = transferRateWindow }
         if let metadataDeadline { configuration.metadataDeadline = metadataDeadline }
         if let maxInstallBytes { configuration.maxInstallBytes = maxInstallBytes }
+        configuration.storageBudget = storageBudget
         return configuration
     }
 

@@ -5,14 +5,15 @@ import ModelCastFormat
 extension ProtocolCall {
     /// `init --dir D --manifest-url U [--public-key FILE]… [--model-signing-public-key FILE]
     /// [--app-version V] [--device-id ID] [--device k=v,…]… [--min-rate BYTES]
-    /// [--rate-window SECONDS] [--deadline SECONDS] [--max-install BYTES]`: parses every
+    /// [--rate-window SECONDS] [--deadline SECONDS] [--max-install BYTES] [--storage-budget BYTES]`:
+    /// parses every
     /// value (reading the key files) and the configuration they make, and only then writes
     /// `D/device.json`. A bad value exits 2 with nothing written; makes no request.
     static func initialize(_ words: ArraySlice<String>) throws {
         let arguments = try ProtocolArguments(
             words,
             single: ["--dir", "--manifest-url", "--model-signing-public-key", "--app-version", "--device-id", "--min-rate",
-                     "--rate-window", "--deadline", "--max-install"],
+                     "--rate-window", "--deadline", "--max-install", "--storage-budget"],
             repeatable: ["--public-key", "--device"])
         try arguments.expectPositional(0, "")
         let directory = URL(fileURLWithPath: try arguments.required("--dir", "D"), isDirectory: true)
@@ -36,7 +37,7 @@ extension ProtocolCall {
             format: DeviceSettings.format, manifestURL: manifest, publicKeys: publicKeys.isEmpty ? nil : publicKeys, modelSigningPublicKey: signingKey,
             appVersion: arguments.value("--app-version"), deviceID: arguments.value("--device-id"), device: device.text,
             minRate: arguments.value("--min-rate"), rateWindow: arguments.value("--rate-window"), deadline: arguments.value("--deadline"),
-            maxInstall: arguments.value("--max-install"))
+            maxInstall: arguments.value("--max-install"), storageBudget: arguments.value("--storage-budget"))
         let settings = try DeviceSettings(stored) { "--" + $0.rawValue }
         // What the library refuses to start with (a channel name the URL's path cannot be…).
         do { try settings.configuration(directory: directory).validate() } catch {

@@ -1,5 +1,6 @@
 import Foundation
 import ModelCastClient
+import ModelCastFormat
 
 extension ProtocolCall {
     /// `state --dir D`: the client's state as one JSON document (`conformance/state.schema.json`)
@@ -10,18 +11,22 @@ extension ProtocolCall {
         let updater = try updater(directory: try arguments.required("--dir", "D"))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        let data = try encoder.encode(StateDocument(try await updater.installedState()))
+        let data = try encoder.encode(StateDocument(try await updater.installedState(), licences: updater.acceptedLicences()))
         print(String(decoding: data, as: UTF8.self))
     }
 }
 
-/// `state`'s document: `protocol`, `sequence` (null before the first manifest trusted) and
+/// `state`'s document: `protocol`, `sequence` (null before the first manifest trusted),
 /// per model its `version`, `variant`, `files`, `previous` and `refused`, nulls written out
-/// as the schema requires them.
+/// as the schema requires them, and `licences`: per model, the licence accepted.
 struct StateDocument: Encodable {
     let state: InstalledState
+    let licences: [String: LicenceTerms]
 
-    init(_ state: InstalledState) { self.state = state }
+    init(_ state: InstalledState, licences: [String: LicenceTerms] = [:]) {
+        self.state = state
+        self.licences = licences
+    }
 
     /// A JSON object key, for the models (named by the manifest, not by this code).
     private struct Key: CodingKey {
@@ -51,5 +56,12 @@ struct StateDocument: Encodable {
         try container.encode(state.sequence, forKey: Key("sequence"))
         var models = container.nestedContainer(keyedBy: Key.self, forKey: Key("models"))
         for model in state.models { try models.encode(Model(model: model), forKey: Key(model.name)) }
+        var accepted = container.nestedContainer(keyedBy: Key.self, forKey: Key("licences"))
+        for name in licences.keys.sorted() {
+            let terms = licences[name]!
+            var entry = accepted.nestedContainer(keyedBy: Key.self, forKey: Key(name))
+            try entry.encode(terms.spdx, forKey: Key("spdx"))
+            try entry.encode(terms.url, forKey: Key("url"))
+        }
     }
 }

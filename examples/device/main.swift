@@ -6,15 +6,18 @@
 //
 //   modelcast-device init --dir D --manifest-url U [--public-key FILE]... [--model-signing-public-key FILE]
 //                    [--app-version V] [--device-id ID] [--device k=v,...]... [--min-rate BYTES]
-//                    [--rate-window SECONDS] [--deadline SECONDS] [--max-install BYTES]
+//                    [--rate-window SECONDS] [--deadline SECONDS] [--max-install BYTES] [--storage-budget BYTES]
 //   modelcast-device update --dir D [--policy essential|prefetch|on-demand] [--request MODEL]...
+//                    [--accept-licence MODEL]... [--network unmetered|cellular] [--charging yes|no] [--in-use MODEL]...
 //   modelcast-device state --dir D
 //   modelcast-device revert --dir D MODEL --reason TEXT
 //
 // `init` parses every value (reading the key files: their text is kept in D/device.json,
 // not their paths) and writes D/device.json with one rename, or exits 2 having written
 // nothing; it makes no request. `update` updates the models `--policy` covers (default:
-// all) and installs each `--request`ed one (with `--request` alone, only those). `state`
+// all) and installs each `--request`ed one (with `--request` alone, only those); first it
+// accepts the licences `--accept-licence` names, reports the network and charging state and
+// marks models in use; each model left waiting gets a `waiting: MODEL: REASON` line. `state`
 // prints the protocol's JSON (conformance/state.schema.json): the sequence trusted, each
 // model's version, variant, files hashed from the disk now, kept versions and refusal.
 // `revert` goes back to the previous kept version and refuses the one it ran. `update`,

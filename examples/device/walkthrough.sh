@@ -31,9 +31,10 @@ MAKE="$EXAMPLES/../bench/delta_models.py"
 mkdir v2.0 v2.1
 python3 "$MAKE" gguf v2.0/tiny-llm.gguf --layers 2 --width 512 --vocab 6000 > /dev/null
 python3 "$MAKE" gguf v2.1/tiny-llm.gguf --layers 2 --width 512 --vocab 6000 --template "{{ messages }}" > /dev/null
-# Both change the interface apps use (vocabulary, then chat template): publish refuses that
-# unless it is intended (--interface-change) and min_app_version rises with it.
+# 2.0.0 changes the vocabulary, a breaking interface change: publish refuses it unless it is
+# intended (--interface-change) and min_app_version rises with it. 2.1.0 changes only the chat
+# template, a compatible change: no flags (docs/interface-contract.md).
 publish v2.0/tiny-llm.gguf --version 2.0.0 --interface-change --min-app-version 2.0
 launch "after publishing 2.0.0"
-publish v2.1/tiny-llm.gguf --version 2.1.0 --interface-change --min-app-version 2.1
+publish v2.1/tiny-llm.gguf --version 2.1.0 --min-app-version 2.0
 launch "after publishing 2.1.0, a new chat template (only the changed bytes are fetched)"

@@ -35,6 +35,7 @@ struct ConfigFileKeys {
         var download: DownloadPolicy?
         /// Its licence, download conditions and stated storage.
         var policies = ModelPolicies()
+        var interfaceKinds = InterfaceKinds()
     }
 
     /// One variant's keys (`models.NAME.variants[i]`).
@@ -45,6 +46,7 @@ struct ConfigFileKeys {
         let meta: [String: JSONValue]
         let layout: PublishRequest.ModelLayout?
         let requires: VariantRequirements
+        var interfaceKinds = InterfaceKinds()
     }
 
     /// Reads the document under `root`, whose keys `ConfigKeyCheck` has accepted.
@@ -74,7 +76,13 @@ struct ConfigFileKeys {
         let meta = try entry.members(ModelPlace.meta) ?? [:]
         var keys = ModelKeys(name: name, path: entry.path, version: version, files: files, meta: meta, layout: try entry.choice(ModelPlace.layout, as: PublishRequest.ModelLayout.self))
         (keys.download, keys.policies) = try policies(in: entry)
+        keys.interfaceKinds = try Self.interfaceKinds(entry.entry(ModelPlace.interface, as: InterfacePlace.self, shape: InterfacePlace.shape))
         return keys
+    }
+
+    /// The kinds an `interface:` mapping gives, none when absent.
+    private static func interfaceKinds(_ entry: ConfigEntry<InterfacePlace>?) throws -> InterfaceKinds {
+        try entry?.interfaceKinds() ?? InterfaceKinds()
     }
 
     /// The prototypes section: `classes` joins its meta.
@@ -103,16 +111,19 @@ struct ConfigFileKeys {
                 throw ConfigProblem(message: "\(item.path(VariantPlace.version)) is missing (or give the model a version all its variants share)")
             }
             let files = try item.requiredPaths(VariantPlace.files, or: VariantPlace.file)
-            return VariantKeys(name: variantName, version: variantVersion, files: files,
-                               meta: meta.merging(try item.members(VariantPlace.meta) ?? [:]) { _, own in own },
-                               layout: try item.choice(VariantPlace.layout, as: PublishRequest.ModelLayout.self) ?? layout,
-                               requires: try item.entry(VariantPlace.requires, as: RequiresPlace.self, shape: RequiresPlace.shape)?.requirements() ?? VariantRequirements())
+            var keys = VariantKeys(name: variantName, version: variantVersion, files: files,
+                                   meta: meta.merging(try item.members(VariantPlace.meta) ?? [:]) { _, own in own },
+                                   layout: try item.choice(VariantPlace.layout, as: PublishRequest.ModelLayout.self) ?? layout,
+                                   requires: try item.entry(VariantPlace.requires, as: RequiresPlace.self, shape: RequiresPlace.shape)?.requirements() ?? VariantRequirements())
+            keys.interfaceKinds = try Self.interfaceKinds(item.entry(VariantPlace.interface, as: InterfacePlace.self, shape: InterfacePlace.shape))
+            return keys
         }
         guard let last = variants.last else { throw ConfigProblem(message: "\(entry.path(ModelPlace.variants)) is empty") }
         var keys = ModelKeys(name: name, path: entry.path, version: version ?? last.version, files: [], meta: meta, layout: layout)
         keys.variants = variants
         keys.defaultVariant = try entry.text(ModelPlace.defaultVariant)
         (keys.download, keys.policies) = try policies(in: entry)
+        keys.interfaceKinds = try Self.interfaceKinds(entry.entry(ModelPlace.interface, as: InterfacePlace.self, shape: InterfacePlace.shape))
         return keys
     }
 }

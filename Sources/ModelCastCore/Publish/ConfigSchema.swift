@@ -8,7 +8,7 @@ import ModelCastFormat
 /// generated from them (`ConfigReference`), so the three cannot disagree.
 enum ConfigSchema {
     /// The places a key can be, outermost first (the order of docs/config.md).
-    static let sections: [ConfigSection] = [TopLevel.section, ModelPlace.section, VariantPlace.section, RequiresPlace.section,
+    static let sections: [ConfigSection] = [TopLevel.section, ModelPlace.section, VariantPlace.section, RequiresPlace.section, InterfacePlace.section,
                                             LicencePlace.section, DownloadPlace.section, StoragePlace.section, PrototypesPlace.section]
 
     /// A file that uses every place and most keys (docs/config.md shows it; a test loads
@@ -34,6 +34,7 @@ enum ConfigSchema {
             licence: {spdx: Llama-3.2-Community, url: "https://example.com/LICENSE.txt", acceptance: required}
             storage: {install_size: 7GB, priority: 10}
             meta: {context_length: 4096}
+            interface: {compatible: [tokenizer], breaking: [chat_template]}
             variants:
               - name: 3b
                 files: [llm-3b-q4.gguf, llm-3b-mmproj.gguf]
@@ -49,6 +50,7 @@ enum ConfigSchema {
                 requires: {accelerators: [neural-engine], capabilities: [metal3]}
               - name: 1b
                 files: [llm-1b-q4.gguf]
+                interface: {compatible: [vocabulary]}
             default_variant: 1b
         prototypes:
           version: 2.1.0
@@ -108,11 +110,13 @@ enum ModelPlace: ConfigPlace {
                                             "The model's variants, most preferred first (below); a device takes the first whose requirements it meets. Then the model has no `files` of its own.")
     static let defaultVariant = ConfigField<Self>("default_variant", .text, default: .otherwise("the last variant"),
                                                   example: "1b", "The variant clients that predate variants install (`--default-variant`); required when every variant has requirements.")
+    static let interface = ConfigField<Self>("interface", .section(InterfacePlace.section), default: .otherwise("each facet's default kind"),
+                                             example: "{compatible: [tokenizer], breaking: [chat_template]}", InterfacePlace.summary)
 
     static let section = ConfigSection(
         id: "model", title: "A model", place: "models.NAME",
         summary: "One model of `models`, under its name (the name devices look it up by). Either `files` (or `file`), or `variants`.",
-        fields: [version, files, file, layout, download, meta, variants, defaultVariant, licence, storage].map(\.definition))
+        fields: [version, files, file, layout, download, meta, variants, defaultVariant, licence, storage, interface].map(\.definition))
 }
 
 /// The keys of one variant (`models.NAME.variants[i]`).
@@ -126,11 +130,13 @@ enum VariantPlace: ConfigPlace {
     static let meta = ConfigField<Self>("meta", .anyMapping, default: .otherwise("the model's `meta`"), example: "{quantization: q4_k_m}", "Fields for this variant, merged over the model's (its own win).")
     static let layout = ConfigField<Self>("layout", .choice(of: PublishRequest.ModelLayout.self), default: .otherwise("the model's `layout`"),
                                           example: "tree", "How this variant's directory is published.")
+    static let interface = ConfigField<Self>("interface", .section(InterfacePlace.section), default: .otherwise("the model's `interface`"),
+                                             example: "{compatible: [vocabulary]}", "The variant's own kinds of interface change, each facet's over the model's.")
 
     static let section = ConfigSection(
         id: "variant", title: "A variant", place: "models.NAME.variants[i]",
         summary: "One item of a model's `variants` list (modelcast and tiers profiles).",
-        fields: [name, version, files, file, requires, meta, layout].map(\.definition))
+        fields: [name, version, files, file, requires, meta, layout, interface].map(\.definition))
 }
 
 /// The keys of a variant's requirements (`models.NAME.variants[i].requires`).
@@ -147,6 +153,23 @@ enum RequiresPlace: ConfigPlace {
         id: "requires", title: "Requirements", place: "models.NAME.variants[i].requires",
         summary: "What a device needs to take a variant; every requirement is optional, and all given must hold.",
         fields: [minMemory, platforms, accelerators, architectures, capabilities].map(\.definition))
+}
+
+/// The keys of a model's (or variant's) classification of interface changes
+/// (`models.NAME.interface`): which facets (`InterfaceFacet`) are breaking and which
+/// compatible for this model, over their defaults (docs/interface-contract.md).
+enum InterfacePlace: ConfigPlace {
+    static let summary = "Which interface changes break this model's apps, by facet, over the defaults ([interface-contract.md](interface-contract.md#breaking-and-compatible-changes)): "
+        + "a breaking change needs `--interface-change` and a higher `--min-app-version`, a compatible one publishes with a note."
+    static let compatible = ConfigField<Self>("compatible", .names(among: InterfaceFacet.allCases.map(\.rawValue)), default: .otherwise("the facets compatible by default"),
+                                              example: "[tokenizer, chat_template]", "Facets whose changes publish without flags, noted in the report.")
+    static let breaking = ConfigField<Self>("breaking", .names(among: InterfaceFacet.allCases.map(\.rawValue)), default: .otherwise("the facets breaking by default"),
+                                            example: "[chat_template]", "Facets whose changes are refused unless `--interface-change`; a facet cannot be in both lists.")
+
+    static let section = ConfigSection(
+        id: "interface", title: "Interface changes", place: "models.NAME.interface",
+        summary: summary + " Also a key of a variant (`models.NAME.variants[i].interface`), whose facets override the model's.",
+        fields: [compatible, breaking].map(\.definition))
 }
 
 /// The keys of the catalog profile's prototypes file (`prototypes`).

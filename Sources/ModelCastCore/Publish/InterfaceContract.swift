@@ -1,11 +1,13 @@
 import Foundation
 import ModelCastFormat
 
-/// publish's interface contract: a new version of a model whose inputs, outputs, classes,
-/// vocabulary, tokenizer or chat template differ from the live version's breaks every app
-/// that swaps it in, so it is refused, naming each difference — unless `--interface-change`
-/// says it is intended, and then the release's `min_app_version` must go up (apps that
-/// cannot handle the new interface keep the old model). A model whose interface cannot be
+/// publish's interface contract: a new version of a model whose interface differs from the
+/// live version's in a breaking way (inputs, outputs, classes, vocabulary, tokenizer…) breaks
+/// every app that swaps it in, so it is refused, naming each difference — unless
+/// `--interface-change` says it is intended, and then the release's `min_app_version` must go
+/// up (apps that cannot handle the new interface keep the old model). A compatible difference
+/// (a chat template, an added output, a larger context length: `InterfaceFacet.defaultKind`)
+/// is published without flags, with a note in the report. A model whose interface cannot be
 /// read is refused when an earlier version's could (unless `--allow-unreadable-interface`),
 /// and a version after one published without an interface is compared with the last one
 /// recorded. A `num_classes` field is checked against the classifier's own class count.
@@ -40,16 +42,27 @@ struct InterfaceContract {
         unreadable.keys.sorted().map { "\($0): its interface could not be read (\(unreadable[$0]!)), so none is recorded for it and no interface contract can be checked for it" }
     }
 
-    /// Refuses what breaks the contract; returns the warnings to log: each accepted change,
-    /// and each model accepted with `--allow-unreadable-interface`.
+    /// What a check lets through: the warnings to log (each compatible change, each accepted
+    /// breaking change, each model accepted with `--allow-unreadable-interface`) and every
+    /// interface change the release carries, for the report's `interface_changes`.
+    struct Outcome {
+        var warnings: [String] = []
+        var changes: [PublishReport.InterfaceChange] = []
+    }
+
+    /// Refuses what breaks the contract; returns what went through (`Outcome`). Each
+    /// difference's kind is its facet's default unless the unit's `interface:` in the
+    /// config file says otherwise.
     ///
     /// A version is compared with the live version's interface or, when the live version
     /// recorded none (its model could not be read, or was of a format without one), with the
     /// last interface recorded for the model among the releases that went live: a version
     /// published without an interface must not become a gap through which the next one
     /// changes the interface unnoticed.
-    func check(_ request: PublishRequest, state: TargetState) throws -> [String] {
+    func check(_ request: PublishRequest, state: TargetState) throws -> Outcome {
         let live = state.live
+        var changes: [PublishReport.InterfaceChange] = []
+        var compatible: [String] = []
         var accepted: [String] = []
         var refused: [String] = []
         var unchecked: [String] = []
@@ -70,18 +83,32 @@ struct InterfaceContract {
                 }
                 continue
             }
-            let differences: [String]
+            let differences: [InterfaceDifference]
             do {
                 let old = try ModelInterface(json: baseline.interface)
-                differences = interfaces[unit.name].map { $0.differences(from: old) } ?? ["format \(old.format) → one without an interface modelcast reads"]
+                differences = (interfaces[unit.name].map { $0.changes(from: old) }
+                    ?? [InterfaceDifference(.format, "format \(old.format) → one without an interface modelcast reads")]).map(unit.interfaceKinds.classify)
             } catch {
                 throw FormatError.invalidRecord(source: "the interface of \(unit.name) \(baseline.version) in the target's history", reason: String(describing: error))
             }
             guard !differences.isEmpty else { continue }
             let compared = baseline.version == previous.version ? ""
                 : " (compared with \(baseline.version)'s interface, the last one recorded: \(previous.version) was published without one)"
-            let line = "\(unit.name) \(previous.version) → \(unit.version)\(compared): " + differences.joined(separator: "; ")
-            if request.options.interfaceChange { accepted.append(line) } else { refused.append(line) }
+            let heading = "\(unit.name) \(previous.version) → \(unit.version)\(compared): "
+            // Breaking differences name the compatible ones too only when --interface-change
+            // accepts them: a refusal names what must change, nothing else.
+            let breaking = differences.filter { $0.kind == .breaking }
+            if breaking.isEmpty {
+                compatible.append(heading + differences.map(\.line).joined(separator: "; "))
+            } else if request.options.interfaceChange {
+                accepted.append(heading + differences.map(\.line).joined(separator: "; "))
+            } else {
+                refused.append(heading + breaking.map(\.line).joined(separator: "; "))
+            }
+            changes += differences.map {
+                PublishReport.InterfaceChange(model: unit.name, from: previous.version, to: unit.version, comparedWith: baseline.version == previous.version ? nil : baseline.version,
+                                              facet: $0.facet.rawValue, kind: $0.kind.rawValue, description: $0.description)
+            }
         }
         if !uncheckedRefused.isEmpty {
             throw ModelCastError.versionConflict(uncheckedRefused.joined(separator: " | ")
@@ -92,7 +119,8 @@ struct InterfaceContract {
                 + ". If the change is intended, publish with --interface-change and a --min-app-version above the live release's (\(live?.minAppVersion ?? "none")), so apps that cannot handle it keep the old model")
         }
         if !accepted.isEmpty { try checkMinAppVersionRaised(request, live: live) }
-        return accepted.map { "interface change (--interface-change): \($0)" } + unchecked
+        return Outcome(warnings: compatible.map { "compatible interface change: \($0)" }
+            + accepted.map { "interface change (--interface-change): \($0)" } + unchecked, changes: changes)
     }
 
     /// The interface `label`'s next version is compared with: the live version's, else the

@@ -109,12 +109,15 @@ package struct PublishConfigFile: Sendable {
         }
         var model = PublishRequest.Model(name: keys.name, version: keys.version, files: keys.files.map(resolve), meta: keys.meta, layout: keys.layout ?? .zip)
         model.variants = keys.variants.map { variant in
-            PublishRequest.Variant(name: variant.name, version: variant.version, files: variant.files.map(resolve), requires: variant.requires,
-                                   meta: variant.meta, layout: variant.layout ?? .zip)
+            var unit = PublishRequest.Variant(name: variant.name, version: variant.version, files: variant.files.map(resolve), requires: variant.requires,
+                                              meta: variant.meta, layout: variant.layout ?? .zip)
+            unit.interfaceKinds = variant.interfaceKinds
+            return unit
         }
         model.defaultVariant = keys.defaultVariant
         model.download = keys.download
         model.policies = keys.policies
+        model.interfaceKinds = keys.interfaceKinds
         return model
     }
 }

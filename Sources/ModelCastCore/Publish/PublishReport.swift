@@ -45,9 +45,35 @@ package struct PublishReport: Codable, Sendable {
     package var models: [Model] = []
     /// What a device on the live version would fetch of each new file with a segment index.
     package var reuse: [Reuse] = []
+    /// Every interface change of a model version this release publishes, each difference
+    /// with its facet and kind: compatible ones, and breaking ones `--interface-change`
+    /// accepted (docs/interface-contract.md).
+    package var interfaceChanges: [InterfaceChange] = []
 
     /// For one new file with a segment index: what a device running the live version of
     /// its model fetches to update (`DeltaPlan`), and how.
+    /// One difference between a model version's interface and the live version's.
+    package struct InterfaceChange: Codable, Sendable, Equatable {
+        /// The model (`NAME`, or `NAME@VARIANT`).
+        package let model: String
+        /// The live version, and the version published.
+        package let from: String
+        package let to: String
+        /// The version whose interface was compared when `from` recorded none (the last one recorded); nil when it is `from`.
+        package let comparedWith: String?
+        /// The facet's name (`InterfaceFacet`: `chat_template`, `vocabulary`, …).
+        package let facet: String
+        /// `compatible` or `breaking` (after the config file's `interface:`).
+        package let kind: String
+        /// The change in plain words (`chat template changed`).
+        package let description: String
+
+        enum CodingKeys: String, CodingKey {
+            case model, from, to, facet, kind, description
+            case comparedWith = "compared_with"
+        }
+    }
+
     package struct Reuse: Codable, Sendable, Equatable {
         package let model: String
         package let version: String
@@ -99,6 +125,7 @@ package struct PublishReport: Codable, Sendable {
 
     enum CodingKeys: String, CodingKey {
         case target, profile, unchanged, sequence, models, objects, warnings, manifest, requests, reuse
+        case interfaceChanges = "interface_changes"
         case dryRun = "dry_run", previousSequence = "previous_sequence", manifestKey = "manifest_key", manifestURL = "manifest_url"
         case manifestSHA256 = "manifest_sha256"
     }
@@ -127,6 +154,7 @@ package struct PublishReport: Codable, Sendable {
         if !bytes.isEmpty { try c.encode(SHA256Hasher.digest(bytes).hex, forKey: .manifestSHA256) }
         try c.encodeIfPresent(requests, forKey: .requests)
         try c.encode(reuse, forKey: .reuse)
+        try c.encode(interfaceChanges, forKey: .interfaceChanges)
     }
 
     package init(from decoder: Decoder) throws {
@@ -150,6 +178,7 @@ package struct PublishReport: Codable, Sendable {
         requests = try c.decodeIfPresent([String: Int].self, forKey: .requests)
         models = try c.decodeIfPresent([Model].self, forKey: .models) ?? []
         reuse = try c.decodeIfPresent([Reuse].self, forKey: .reuse) ?? []
+        interfaceChanges = try c.decodeIfPresent([InterfaceChange].self, forKey: .interfaceChanges) ?? []
     }
 }
 

@@ -25,6 +25,9 @@ package struct PublishRequest: Sendable {
         /// For a variant published as a unit of its own: the name its keys use
         /// (`NAME/variants/VARIANT`); nil: the model's name.
         package var storageName: String?
+        /// The model's own classification of interface changes (`interface:` in the config
+        /// file), over each facet's default; a variant's over its model's.
+        package var interfaceKinds = InterfaceKinds()
 
         package init(name: String, version: String, files: [String], meta: [String: JSONValue] = [:], layout: ModelLayout = .zip) {
             self.name = name
@@ -45,6 +48,7 @@ package struct PublishRequest: Sendable {
                 var unit = Model(name: Self.unitLabel(model: name, variant: variant.name), version: variant.version, files: variant.files,
                                  meta: meta.merging(variant.meta) { _, own in own }, layout: variant.layout)
                 unit.storageName = "\(name)/variants/\(variant.name)"
+                unit.interfaceKinds = interfaceKinds.overridden(by: variant.interfaceKinds)
                 return unit
             }
         }
@@ -64,6 +68,8 @@ package struct PublishRequest: Sendable {
         package var requires: VariantRequirements
         package var meta: [String: JSONValue]
         package var layout: ModelLayout
+        /// The variant's own classification of interface changes, over its model's.
+        package var interfaceKinds = InterfaceKinds()
 
         package init(name: String, version: String, files: [String], requires: VariantRequirements = VariantRequirements(),
                      meta: [String: JSONValue] = [:], layout: ModelLayout = .zip) {

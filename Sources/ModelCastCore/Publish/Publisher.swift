@@ -36,7 +36,8 @@ package struct Publisher: TargetWriting {
         let (givenVersions, adoptedTexts) = Self.publishedVersionTexts(request, wentLive: state.wentLive)
         let request = request.adoptingVersions(adoptedTexts)
         try VersionRules.checkVersions(request.models.flatMap(\.units).map { ($0.name, $0.version) }, live: live, profile: request.profile, warn: warn)
-        for line in try contract.check(request, state: state) { warn(line) }
+        let interface = try contract.check(request, state: state)
+        for line in interface.warnings { warn(line) }
         try await ModelSignatures.checkKeyChange(request.options.modelSigning, unsigned: request.options.unsignedModels, live: live, storage: storage)
 
         // Pack (or, for a dry run, only hash) every file.
@@ -61,6 +62,7 @@ package struct Publisher: TargetWriting {
         if let rollout = live?.rollout, rollout.isInProgress(at: request.publishedAt) {
             var report = try await publishDuringRollout(rollout, release: release, request: request, state: state, staging: staging, settings: settings, warnings: warnings)
             report.reuse = reuse
+            report.interfaceChanges = interface.changes
             return report
         }
         if request.rolloutPercent != nil || request.rolloutSchedule != nil {
@@ -71,6 +73,7 @@ package struct Publisher: TargetWriting {
         }
         var report = try await commitUnlessLive(release, request: request, state: state, staging: staging, settings: settings, warnings: warnings)
         report.reuse = reuse
+        report.interfaceChanges = interface.changes
         return report
     }
 

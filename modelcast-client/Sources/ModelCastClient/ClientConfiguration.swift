@@ -92,7 +92,8 @@ public struct ClientConfiguration: Sendable {
     /// their variants, the bytes to download): false defers the update, which then
     /// downloads and changes nothing and returns `.deferred`. Not asked when nothing would
     /// be downloaded, nor by `request(_:)` (the app asked for that model). nil: always go ahead.
-    /// (Cellular and Low Data Mode rules belong in the app's `URLSessionConfiguration`.)
+    /// (A model's own network and charging rules are the manifest's `download_conditions`,
+    /// judged with `conditions`; blanket rules can go in the app's `URLSessionConfiguration`.)
     public var shouldDownload: (@Sendable (UpdatePlan) async -> Bool)?
     /// Downloads that go on while the app is suspended: files of at least its
     /// `minimumFileSize` go through a background `URLSession` download task and are proven
@@ -102,6 +103,15 @@ public struct ClientConfiguration: Sendable {
     public var backgroundDownloads: BackgroundDownloads?
     /// The clock (tests pin it): expiry and rollout schedules are judged by it.
     public var now: @Sendable () -> Date
+    /// Bytes every installed version (current and kept, every model) may take together;
+    /// nil: no budget. An update over it evicts on-demand models first (lowest
+    /// `storage.priority`, then least recently used: `ModelUpdater.beginUse`), else is
+    /// refused before anything is downloaded (`ClientError.overStorageBudget`).
+    public var storageBudget: Int64?
+    /// The network and charging state the app reports, for models with download conditions
+    /// (`ModelUpdater.setConditions(_:)` changes it later). Not reported (nil), a model that
+    /// needs it waits.
+    public var conditions: DeviceConditions
 
     public init(
         manifestURL: URL, directory: URL, deviceID: String, publicKeys: [String] = [], modelSigningPublicKey: ModelSigningPublicKey? = nil,
@@ -112,8 +122,10 @@ public struct ClientConfiguration: Sendable {
         channel: String? = nil, excludeFromBackup: Bool = true,
         device: DeviceProfile = .current, downloadPolicies: [String: DownloadPolicy] = [:],
         shouldDownload: (@Sendable (UpdatePlan) async -> Bool)? = nil, backgroundDownloads: BackgroundDownloads? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() }, storageBudget: Int64? = nil, conditions: DeviceConditions = DeviceConditions()
     ) {
+        self.storageBudget = storageBudget
+        self.conditions = conditions
         self.manifestURL = manifestURL
         self.channel = channel ?? Self.channel(ofManifestURL: manifestURL)
         self.excludeFromBackup = excludeFromBackup
@@ -185,6 +197,9 @@ public struct ClientConfiguration: Sendable {
         }
         guard minimumTransferRate >= 0, transferRateWindow > 0, metadataDeadline > 0, (maxInstallBytes ?? 1) > 0 else {
             throw ClientError.configuration(reason: "minimumTransferRate must not be negative; transferRateWindow, metadataDeadline and maxInstallBytes must be positive")
+        }
+        if let storageBudget, storageBudget < 0 {
+            throw ClientError.configuration(reason: "storageBudget \(storageBudget) must not be negative")
         }
         guard directoryLockTimeout >= 0, directoryLockTimeout.isFinite else {
             throw ClientError.configuration(reason: "directoryLockTimeout \(directoryLockTimeout) must be a number of seconds, 0 or more")

@@ -31,7 +31,7 @@ extension ClientError {
         case .manifestTooLarge, .tooLarge, .invalidManifest, .wrongChannel, .unsigned, .badSignature, .expired, .replayed,
              .requiresNewerApp, .hashMismatch, .sizeMismatch, .unsafeArchive, .unknownModel, .noVariantForDevice,
              .notInstalled, .noPreviousVersion, .modelSignatureMissing, .modelSignatureUntrustedKey, .badModelSignature,
-             .modelSignatureMismatch, .installTooLarge:
+             .modelSignatureMismatch, .installTooLarge, .insufficientSpace, .overStorageBudget, .licenceNotAccepted, .conditionsNotMet:
             return .refused
         }
     }

@@ -48,8 +48,25 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible, Lo
     case sizeMismatch(model: String, file: String, expected: Int64, actual: Int64)
     /// A resumed download got an answer that does not continue the partial file.
     case badRangeResponse(url: String, reason: String)
-    /// Not enough free space for the download and the install.
+    /// Not enough free space for the download and the install. (Clients before 1.2.0 threw
+    /// it before downloading; this one throws `insufficientSpace`, naming the model.)
     case insufficientDiskSpace(needed: Int64, available: Int64)
+    /// Before any download: the volume has `free` bytes, and the models of the update up to
+    /// `model` need `needed` (bytes still to download, what their installs add, and
+    /// `Installer.reservedSpace`). Nothing was downloaded.
+    case insufficientSpace(model: String, needed: Int64, free: Int64)
+    /// Before any download: installing the update (with `model`) would take `needed` bytes
+    /// of storage, more than `ClientConfiguration.storageBudget` (`budget`), even after
+    /// evicting every on-demand model it may; `wouldEvict` names, in order, the models that
+    /// would have to go for it to fit (essential, prefetch or in use among them). Nothing
+    /// was downloaded or evicted.
+    case overStorageBudget(model: String, needed: Int64, budget: Int64, wouldEvict: [String])
+    /// `request(_:)`: the model's licence asks for acceptance and this device has not
+    /// recorded it (`ModelUpdater.acceptLicence`) for these terms. Nothing was downloaded.
+    case licenceNotAccepted(model: String, spdx: String?, url: String?)
+    /// `request(_:)`: the device does not meet the model's download conditions now (or the
+    /// app has not reported them): `reason` says which (`WaitReason`). Nothing was downloaded.
+    case conditionsNotMet(model: String, reason: String)
     /// A zip whose entries could escape the model's directory, are not plain files, or
     /// unpack to more than they declare or than the disk has room for.
     case unsafeArchive(model: String, file: String, reason: String)
@@ -118,6 +135,14 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible, Lo
         case .sizeMismatch(let model, let file, let expected, let actual): return "model \(model), file \(quotedValue(file)): \(actual) bytes, expected \(expected)"
         case .badRangeResponse(let url, let reason): return "\(url): cannot resume: \(reason)"
         case .insufficientDiskSpace(let needed, let available): return "\(needed) bytes of free space needed, \(available) available"
+        case .insufficientSpace(let model, let needed, let free):
+            return "model \(quotedValue(model)): \(needed) bytes of free space needed (downloads, install and the \(Installer.reservedSpace) always left free), the volume has \(free); nothing was downloaded"
+        case .overStorageBudget(let model, let needed, let budget, let wouldEvict):
+            let evict = wouldEvict.isEmpty ? "no other model is installed to remove" : "it would have to remove " + wouldEvict.map { quotedValue($0) }.joined(separator: ", ")
+            return "model \(quotedValue(model)): the models would take \(needed) bytes, more than the storage budget of \(budget) (storageBudget); \(evict); nothing was downloaded or removed"
+        case .licenceNotAccepted(let model, let spdx, let url):
+            return "model \(quotedValue(model)): " + WaitReason.licence(spdx: spdx, url: url).description + " (acceptLicence); nothing was downloaded"
+        case .conditionsNotMet(let model, let reason): return "model \(quotedValue(model)) \(reason); nothing was downloaded"
         case .unsafeArchive(let model, let file, let reason): return "model \(model), file \(quotedValue(file)): \(reason)"
         case .io(let path, let reason): return "\(path): \(reason)"
         case .configuration(let reason): return "client configuration: \(reason)"

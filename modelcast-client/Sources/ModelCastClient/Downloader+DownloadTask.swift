@@ -25,7 +25,7 @@ extension Downloader {
             return proven
         }
         do { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) } catch { throw ClientError.io(directory, error) }
-        let request = Self.request(for: file, from: 0, validator: nil)
+        let request = UnmeteredOnly.applied(to: Self.request(for: file, from: 0, validator: nil))
         var attempt = 0
         while true {
             try Task.checkCancellation()

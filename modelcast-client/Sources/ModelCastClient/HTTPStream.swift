@@ -46,6 +46,7 @@ final class HTTPStream: Sendable {
     /// Cancelling the calling task ends the request at once and throws `CancellationError`.
     func get(_ request: URLRequest, metadata: Bool, onResponse: @escaping ResponseHandler, onData: @escaping DataHandler) async throws -> HTTPURLResponse {
         try Task.checkCancellation()
+        let request = UnmeteredOnly.applied(to: request)
         let pending = PendingRequest(url: request.url?.absoluteString ?? "", onResponse: onResponse, onData: onData)
         let transfer = transport.transfer(request, for: pending)
         let bounds = self.bounds, watchQueue = self.watchQueue

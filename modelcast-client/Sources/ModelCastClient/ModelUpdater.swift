@@ -51,6 +51,17 @@ public actor ModelUpdater {
     let http: HTTPStream
     /// What the last `update()` or `request(_:)` downloaded, file by file (empty when it downloaded nothing).
     public private(set) var lastDownloads: [FileDownload] = []
+    /// The plan the last `update()` or `request(_:)` acted on (its `waiting` models, its
+    /// `evictions`); nil when the manifest had not changed.
+    public private(set) var lastPlan: UpdatePlan?
+    /// The licences the user accepted (`acceptLicence`), in `licences.json`.
+    nonisolated let licences: LicenceAcceptances
+    /// When each model was last put to use (`beginUse`), in `last-use.json`.
+    nonisolated let lastUse: LastUse
+    /// Models in use now (`beginUse` less `endUse`), with how many uses each.
+    var inUse: [String: Int] = [:]
+    /// What the app last reported about the device (`setConditions`).
+    var conditions: DeviceConditions
     /// True while an update or a check runs; the calls that wait for it, in order.
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
@@ -80,6 +91,9 @@ public actor ModelUpdater {
         self.stateFile = stateFile
         self.progress = progress
         self.progressContinuation = progressContinuation
+        licences = LicenceAcceptances(path: configuration.directory.appendingPathComponent("licences.json"))
+        lastUse = LastUse(path: configuration.directory.appendingPathComponent("last-use.json"))
+        conditions = configuration.conditions
         modelsDirectory = installer.modelsDirectory
         checker = UpdateCheck(configuration: configuration, http: http, modelsDirectory: installer.modelsDirectory, downloader: downloader)
         downloads = UpdateDownloads(configuration: configuration, http: http, installer: installer, downloader: downloader, progress: progressContinuation)
@@ -130,7 +144,7 @@ public actor ModelUpdater {
         try await exclusively {
             let state = stateFile.load()
             guard let checked = try await checker.acceptedManifest(state, scope: .policy(policy)) else { return nil }
-            return try checker.plan(checked.release, state: state, scope: .policy(policy)).plan
+            return try checker.plan(checked.release, state: state, scope: .policy(policy), context: planContext()).plan
         }
     }
 
@@ -186,15 +200,26 @@ public actor ModelUpdater {
             let state = stateFile.load()
             // No If-None-Match is sent: only a broken server answers 304.
             guard let checked = try await checker.acceptedManifest(state, scope: .model(model)) else { throw ClientError.http(url: url, status: 304) }
-            let planned = try checker.plan(checked.release, state: state, scope: .model(model))
+            let planned = try checker.plan(checked.release, state: state, scope: .model(model), context: planContext())
+            lastPlan = planned.plan
             guard planned.plan.policies[name] != nil else { throw ClientError.unknownModel(url: url, model: name) }
             if let choice = planned.plan.variants[name], choice.chosen == nil, modelsDirectory.installed(model) == nil {
                 throw ClientError.noVariantForDevice(model: name, reasons: choice.skipped.map { "\($0.variant): \($0.reasons.joined(separator: ", "))" })
+            }
+            switch planned.plan.waiting[name] {
+            case .licence(let spdx, let url)?: throw ClientError.licenceNotAccepted(model: name, spdx: spdx, url: url)
+            case let reason?: throw ClientError.conditionsNotMet(model: name, reason: reason.description)
+            case nil: break
             }
             _ = try await apply(planned, manifest: checked, scope: .model(model))
             guard let installed = modelsDirectory.installed(model) else { throw ClientError.notInstalled(model: name) }
             return installed
         }
+    }
+
+    /// What this call's plan depends on besides the manifest and the disk.
+    private func planContext() -> PlanContext {
+        PlanContext(conditions: conditions, licences: licences.load(), inUse: Set(inUse.keys), lastUse: lastUse.load())
     }
 
     /// Runs `body` after every call that came before it has finished, holding the
@@ -217,8 +242,10 @@ public actor ModelUpdater {
 
     private func performUpdate(_ scope: UpdateScope) async throws -> UpdateOutcome {
         let state = stateFile.load()
+        lastPlan = nil
         guard let checked = try await checker.acceptedManifest(state, scope: scope) else { return .notModified }
-        let planned = try checker.plan(checked.release, state: state, scope: scope)
+        let planned = try checker.plan(checked.release, state: state, scope: scope, context: planContext())
+        lastPlan = planned.plan
         if planned.plan.bytesToDownload > 0, let shouldDownload = configuration.shouldDownload {
             let goAhead = await shouldDownload(planned.plan)
             try Task.checkCancellation()
@@ -237,14 +264,16 @@ public actor ModelUpdater {
         let release = manifest.release
         // Everything is downloaded and proven before anything is installed; with a pinned
         // model-signing key, each version's signature first, its files once staged.
+        // The storage budget, the install cap and the free space are judged before any request.
+        if let overBudget = planned.overBudget { throw overBudget }
         try downloads.checkInstallCap(planned.installs)
-        let statements = try await downloads.modelSignatureStatements(planned.installs)
         let pending = try downloads.pending(planned.installs)
+        let statements = try await downloads.modelSignatureStatements(planned.installs)
         let (proven, indexes): ([SHA256Hex: URL], [SHA256Hex: Data])
         do {
             var reports: [FileDownload] = []
             defer { lastDownloads = reports }
-            (proven, indexes) = try await downloads.fetch(pending, reports: &reports)
+            (proven, indexes) = try await downloads.fetch(pending, unmeteredOnly: planned.unmeteredOnly, reports: &reports)
         }
         try downloads.checkRoom(planned.installs, downloads: proven)
         var built: [ModelName: URL] = [:]
@@ -270,10 +299,14 @@ public actor ModelUpdater {
         }
         let changed = try switcher.switchModels(installs, built: built, state: &state) { state in
             state.sequences[url] = max(state.sequences[url] ?? release.sequence, release.sequence)
-            if case .policy(let policy) = scope {
+            // A model left waiting is not done: the next update fetches the manifest whole
+            // (no ETag), so a licence accepted or a condition met since installs it.
+            if case .policy(let policy) = scope, planned.plan.waiting.isEmpty {
                 state.etags[url] = manifest.etag
                 state.trusted[url] = ClientState.Trusted(expiresAt: manifest.expiresAt)
                 state.coverage[url] = ClientState.Coverage(policy: policy, context: checker.coverageContext)
+            } else if !planned.plan.waiting.isEmpty {
+                state.etags[url] = nil
             }
             // A refusal holds until the manifest names another version of the model.
             for model in planned.covered where state.refused[model.name.rawValue].map({ $0.id != ModelsDirectory.versionID(model) }) ?? false {

@@ -22,6 +22,12 @@ struct Planned: Sendable {
     let pruned: [ModelName]
     /// The files of models the call leaves for later: their partial downloads are kept.
     let later: Set<SHA256Hex>
+    /// Models whose requests must stay off metered networks (`UnmeteredOnly`).
+    let unmeteredOnly: Set<ModelName>
+    /// The models evicted once the switch holds (`UpdatePlan.evictions`).
+    let evictions: [ModelName]
+    /// Why the update cannot fit the storage budget, thrown before anything is downloaded.
+    let overBudget: ClientError?
 }
 
 extension UpdateCheck {
@@ -29,12 +35,13 @@ extension UpdateCheck {
     /// Per model the rollout's choice names: its policy; whether the call covers it; the
     /// variant the device takes (none: the model is left as it is); a refused version (left
     /// as it is); and whether the version in use already is that one.
-    func plan(_ release: Release, state: ClientState, scope: UpdateScope) throws -> Planned {
+    func plan(_ release: Release, state: ClientState, scope: UpdateScope, context: PlanContext = PlanContext()) throws -> Planned {
         let (takesCandidate, models) = try chosenModels(release)
         var policies: [String: DownloadPolicy] = [:], variants: [String: VariantChoice] = [:]
         var versions: [String: String] = [:], refused: [String: RefusedVersion] = [:]
         var installs: [CheckedModel] = [], covered: [CheckedModel] = [], pruned: [ModelName] = []
         var later = Set<SHA256Hex>()
+        var waiting: [String: WaitReason] = [:], unmeteredOnly = Set<ModelName>()
         for model in models {
             let name = model.name.rawValue
             let policy = configuration.downloadPolicies[name] ?? model.downloadPolicy ?? .prefetch
@@ -52,15 +59,26 @@ extension UpdateCheck {
                 refused[name] = refusal.refusedVersion(model: name)
                 continue
             }
-            versions[name] = chosen.version.rawValue
             covered.append(chosen)
-            if modelsDirectory.current(model.name)?.lastPathComponent != id { installs.append(chosen) }
+            if modelsDirectory.current(model.name)?.lastPathComponent != id {
+                let (reason, restricted) = waitReason(chosen, bytes: bytesToDownload(of: chosen), context: context)
+                if let reason {
+                    waiting[name] = reason
+                    later.formUnion(chosen.files.map(\.sha256))
+                    continue
+                }
+                if restricted { unmeteredOnly.insert(model.name) }
+                installs.append(chosen)
+            }
+            versions[name] = chosen.version.rawValue
         }
+        let verdict = budget(installs, models: models, policies: policies, state: state, context: context, evicting: evicts(scope))
         let plan = UpdatePlan(
             sequence: release.sequence, takesCandidate: takesCandidate, versions: versions, bytesToDownload: try bytesToDownload(installs),
             installs: Dictionary(uniqueKeysWithValues: installs.map { ($0.name.rawValue, $0.version.rawValue) }),
-            variants: variants, policies: policies, refused: refused)
-        return Planned(plan: plan, installs: installs, covered: covered, pruned: pruned, later: later)
+            variants: variants, policies: policies, refused: refused, waiting: waiting, evictions: verdict.evictions.map(\.rawValue))
+        return Planned(plan: plan, installs: installs, covered: covered, pruned: pruned, later: later, unmeteredOnly: unmeteredOnly,
+                       evictions: verdict.evictions, overBudget: verdict.problem)
     }
 
     /// The rollout's choice for this device: the candidate (`models`) or the fallback
@@ -75,6 +93,14 @@ extension UpdateCheck {
         }
         if let wanted = configuration.models { models = models.filter { wanted.contains($0.name.rawValue) } }
         return (candidate, models)
+    }
+
+    /// Whether a call of `scope` may evict on-demand models to stay within the storage
+    /// budget. `update(.onDemand)` asks for every model, so none of them is in excess: were
+    /// it to evict one, its next call would install that one again and evict another.
+    private func evicts(_ scope: UpdateScope) -> Bool {
+        if case .policy(.onDemand) = scope { return false }
+        return true
     }
 
     /// Whether a call of `scope` covers the model `name`, whose policy is `policy`.

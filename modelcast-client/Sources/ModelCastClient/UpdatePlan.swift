@@ -51,7 +51,8 @@ public struct UpdatePlan: Sendable, Equatable {
     public let takesCandidate: Bool
     /// Model name → the version this device should run, for the models the call covers
     /// (by their download policy) and installs: a model whose variants this device meets
-    /// none of, and a refused version, are not here (see `variants` and `refused`).
+    /// none of, a refused version and a waiting model are not here (see `variants`,
+    /// `refused` and `waiting`).
     public let versions: [String: String]
     /// Bytes still to download for them (kept versions and finished downloads excluded).
     public let bytesToDownload: Int64
@@ -70,6 +71,14 @@ public struct UpdatePlan: Sendable, Equatable {
     /// (`ModelUpdater.reportUnusable`): the device keeps the version it runs until the
     /// manifest names another one.
     public let refused: [String: RefusedVersion]
+    /// Covered models this call does not download or install, and why: a licence not
+    /// accepted (`ModelUpdater.acceptLicence`), a download condition the device does not
+    /// meet now or the app has not reported (`DeviceConditions`), a condition this client
+    /// does not know. Nothing of them is requested; the version installed stays.
+    public let waiting: [String: WaitReason]
+    /// On-demand models the update removes to stay within `ClientConfiguration.storageBudget`,
+    /// in the order they go (the lowest storage priority first, then the least recently used).
+    public let evictions: [String]
 }
 
 /// A version of a model this device refuses after `ModelUpdater.reportUnusable`.

@@ -64,6 +64,12 @@ struct VersionSwitch: Sendable {
                 state.refused[installed.name] = nil
             }
         }
+        // Within the storage budget: the on-demand models the plan chose go whole.
+        for name in planned.evictions {
+            installer.remove(name)
+            state.installed[name.rawValue] = nil
+            state.refused[name.rawValue] = nil
+        }
         for name in planned.pruned {
             guard let record = state.installed[name.rawValue] else { continue }
             installer.prune(name, keep: Set([record.id] + record.previous))

@@ -39,7 +39,8 @@ class DeviceSettings(val stored: Stored, label: (String) -> String) {
         val minRate: String?,
         val rateWindow: String?,
         val deadline: String?,
-        val maxInstall: String?
+        val maxInstall: String?,
+        val storageBudget: String? = null
     ) {
         /** The file's JSON, keys as the options name them. */
         fun json(): Map<String, Any?> {
@@ -55,6 +56,7 @@ class DeviceSettings(val stored: Stored, label: (String) -> String) {
             rateWindow?.let { members[RATE_WINDOW] = it }
             deadline?.let { members[DEADLINE] = it }
             maxInstall?.let { members[MAX_INSTALL] = it }
+            storageBudget?.let { members[STORAGE_BUDGET] = it }
             return members
         }
     }
@@ -64,6 +66,7 @@ class DeviceSettings(val stored: Stored, label: (String) -> String) {
     private val transferRateWindow: Double?
     private val metadataDeadline: Double?
     private val maxInstallBytes: Long?
+    private val storageBudget: Long?
     private val modelSigningPublicKey: ModelSigningPublicKey?
 
     init {
@@ -90,6 +93,7 @@ class DeviceSettings(val stored: Stored, label: (String) -> String) {
         transferRateWindow = stored.rateWindow?.let { StrictValue.seconds(it, label(RATE_WINDOW)) }
         metadataDeadline = stored.deadline?.let { StrictValue.seconds(it, label(DEADLINE)) }
         maxInstallBytes = stored.maxInstall?.let { StrictValue.count(it, label(MAX_INSTALL), positive = true, unit = "bytes") }
+        storageBudget = stored.storageBudget?.let { StrictValue.count(it, label(STORAGE_BUDGET), positive = false, unit = "bytes") }
     }
 
     /**
@@ -104,7 +108,8 @@ class DeviceSettings(val stored: Stored, label: (String) -> String) {
             minimumTransferRate = minimumTransferRate ?: defaults.minimumTransferRate,
             transferRateWindowSeconds = transferRateWindow ?: defaults.transferRateWindowSeconds,
             metadataDeadlineSeconds = metadataDeadline ?: defaults.metadataDeadlineSeconds,
-            maxInstallBytes = maxInstallBytes ?: defaults.maxInstallBytes)
+            maxInstallBytes = maxInstallBytes ?: defaults.maxInstallBytes,
+            storageBudget = storageBudget)
     }
 
     /** Writes `device.json` in [directory] (created if needed) with one rename, so a call killed half-way leaves the old file or the new one. */
@@ -147,6 +152,7 @@ class DeviceSettings(val stored: Stored, label: (String) -> String) {
         const val RATE_WINDOW = "rate-window"
         const val DEADLINE = "deadline"
         const val MAX_INSTALL = "max-install"
+        const val STORAGE_BUDGET = "storage-budget"
 
         /** The configuration `init` recorded in [directory]. */
         fun load(directory: File): DeviceSettings {
@@ -183,7 +189,7 @@ class DeviceSettings(val stored: Stored, label: (String) -> String) {
                     else -> return null
                 }
                 Stored(format, text(MANIFEST_URL) ?: return null, keys, text(MODEL_SIGNING_PUBLIC_KEY), text(APP_VERSION), text(DEVICE_ID),
-                    text(DEVICE), text(MIN_RATE), text(RATE_WINDOW), text(DEADLINE), text(MAX_INSTALL))
+                    text(DEVICE), text(MIN_RATE), text(RATE_WINDOW), text(DEADLINE), text(MAX_INSTALL), text(STORAGE_BUDGET))
             } catch (error: NotTheShape) {
                 null
             }

@@ -9,14 +9,14 @@ import java.io.File
 /**
  * `init --dir D --manifest-url U [--public-key FILE]… [--model-signing-public-key FILE]
  * [--app-version V] [--device-id ID] [--device k=v,…]… [--min-rate BYTES]
- * [--rate-window SECONDS] [--deadline SECONDS] [--max-install BYTES]`: parses every value
+ * [--rate-window SECONDS] [--deadline SECONDS] [--max-install BYTES] [--storage-budget BYTES]`: parses every value
  * (reading the key files) and the configuration they make, and only then writes
  * `D/device.json`. A bad value exits 2 with nothing written; makes no request.
  */
 fun ProtocolCall.initialize(words: List<String>) {
     val arguments = ProtocolArguments(words,
         single = setOf("--dir", "--manifest-url", "--model-signing-public-key", "--app-version", "--device-id", "--min-rate",
-            "--rate-window", "--deadline", "--max-install"),
+            "--rate-window", "--deadline", "--max-install", "--storage-budget"),
         repeatable = setOf("--public-key", "--device"))
     arguments.expectPositional(0, "")
     val directory = File(arguments.required("--dir", "D"))
@@ -44,7 +44,8 @@ fun ProtocolCall.initialize(words: List<String>) {
         format = DeviceSettings.FORMAT_VERSION, manifestUrl = manifest, publicKeys = if (publicKeys.isEmpty()) null else publicKeys,
         modelSigningPublicKey = signingKey, appVersion = arguments.value("--app-version"), deviceId = arguments.value("--device-id"),
         device = device.text, minRate = arguments.value("--min-rate"), rateWindow = arguments.value("--rate-window"),
-        deadline = arguments.value("--deadline"), maxInstall = arguments.value("--max-install"))
+        deadline = arguments.value("--deadline"), maxInstall = arguments.value("--max-install"),
+        storageBudget = arguments.value("--storage-budget"))
     val settings = DeviceSettings(stored) { "--$it" }
     // What the library refuses to start with (a channel name the URL's path cannot be…).
     try {

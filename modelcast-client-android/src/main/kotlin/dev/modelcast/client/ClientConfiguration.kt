@@ -109,11 +109,24 @@ data class ClientConfiguration @JvmOverloads constructor(
      * which then downloads and changes nothing and returns [UpdateOutcome.Deferred]. Not
      * asked when nothing would be downloaded, nor by [ModelUpdater.request]. Called on the
      * updating thread. null: always go ahead. (Unmetered-network and battery rules belong in
-     * the WorkManager constraints that start the update.)
+     * the WorkManager constraints that start the update, or in [conditions] for the models whose
+     * manifest entry sets `download_conditions`.)
      */
     val shouldDownload: ((UpdatePlan) -> Boolean)? = null,
     /** The clock (tests pin it): expiry and rollout schedules are judged by it. */
-    val clock: () -> Instant = { Instant.now() }
+    val clock: () -> Instant = { Instant.now() },
+    /**
+     * The most bytes every installed version (each model's current and kept ones) may take,
+     * null for no budget. An install that would pass it first evicts on-demand models (not in
+     * use, [ModelUpdater.beginUse]; lowest storage priority, then least recently used first);
+     * when that is not enough it is refused with [ClientError.OverStorageBudget], nothing evicted.
+     */
+    val storageBudget: Long? = null,
+    /**
+     * The network and charging state for models with `download_conditions` (both "not said"
+     * by default: such a model waits). [ModelUpdater.setConditions] replaces it per call.
+     */
+    val conditions: DeviceConditions = DeviceConditions()
 ) {
     /**
      * The values the client refuses to start with, named ([ClientError.Configuration]).
@@ -146,6 +159,7 @@ data class ClientConfiguration @JvmOverloads constructor(
         if (minimumTransferRate < 0 || !(transferRateWindowSeconds > 0) || !(metadataDeadlineSeconds > 0) || (maxInstallBytes ?: 1) <= 0) {
             throw ClientError.Configuration("minimumTransferRate must not be negative; transferRateWindowSeconds, metadataDeadlineSeconds and maxInstallBytes must be positive")
         }
+        if (storageBudget != null && storageBudget < 0) throw ClientError.Configuration("storageBudget $storageBudget must not be negative")
         if (!(directoryLockTimeoutSeconds >= 0) || directoryLockTimeoutSeconds.isInfinite()) {
             throw ClientError.Configuration("directoryLockTimeoutSeconds $directoryLockTimeoutSeconds must be a number of seconds, 0 or more")
         }

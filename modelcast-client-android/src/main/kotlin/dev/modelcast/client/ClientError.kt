@@ -55,6 +55,28 @@ sealed class ClientError(message: String) : Exception(message) {
         ClientError("model ${quoted(model)}: its model signature was made with another key (key hint ${quoted(keyHint)}), not the one this app pins (hint $pinnedHint)") { override val kind = Kind.REFUSED }
     class ModelSignatureMismatch(val model: String, val version: String, val differences: List<String>) :
         ClientError("model ${quoted(model)} $version does not match its model signature: ${differences.joinToString("; ")}") { override val kind = Kind.REFUSED }
+    /** The model's licence requires acceptance ([ModelUpdater.acceptLicence]) and these terms were not accepted. */
+    class LicenceNotAccepted(val model: String, val spdx: String?, val url: String?) :
+        ClientError("model ${quoted(model)}: ${WaitReason.Licence(spdx, url).description}") { override val kind = Kind.REFUSED }
+    /** The model's download conditions are not met now ([reason] says which); a later call may install it. */
+    class ConditionsNotMet(val model: String, val reason: WaitReason) :
+        ClientError("model ${quoted(model)} waits: ${reason.description}") { override val kind = Kind.REFUSED }
+    /**
+     * Installing [model] would take the installed models past [ClientConfiguration.storageBudget]
+     * ([needed] bytes against [budget]) even after evicting every on-demand model it may:
+     * [wouldEvict] names what would have to go. Nothing was evicted nor downloaded.
+     */
+    class OverStorageBudget(val model: String, val needed: Long, val budget: Long, val wouldEvict: List<String>) :
+        ClientError("model ${quoted(model)}: installing it needs $needed bytes of the storage budget of $budget" +
+            (if (wouldEvict.isEmpty()) "" else "; ${wouldEvict.joinToString(", ") { quoted(it) }} would have to go") +
+            " (nothing was evicted nor downloaded)") { override val kind = Kind.REFUSED }
+    /**
+     * Before any download: the volume has [free] bytes, less than the [needed] bytes the
+     * models to download take (what is left to download, their install size and the reserve),
+     * first past it at [model]. Nothing was downloaded.
+     */
+    class InsufficientSpaceForDownload(val model: String, val needed: Long, val free: Long) :
+        ClientError("model ${quoted(model)} needs $needed bytes of free space to download and install, $free free (nothing was downloaded)") { override val kind = Kind.REFUSED }
 
     // -- network: trying again later may work ---------------------------------------------
     class Http(val url: String, val status: Int) :

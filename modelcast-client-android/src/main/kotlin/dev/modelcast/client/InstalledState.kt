@@ -1,5 +1,6 @@
 package dev.modelcast.client
 
+import dev.modelcast.client.format.LicenceTerms
 import dev.modelcast.client.install.Installer
 import dev.modelcast.client.net.ioReason
 import dev.modelcast.client.net.sha256Hex
@@ -20,7 +21,9 @@ data class InstalledState(
     /** The highest manifest sequence this device accepted from [ClientConfiguration.manifestUrl]; null before the first. */
     val sequence: Long?,
     /** The installed models, sorted by name. */
-    val models: List<Model>
+    val models: List<Model>,
+    /** The licence terms the user accepted, per model ([ModelUpdater.acceptLicence]). */
+    val licences: Map<String, LicenceTerms> = emptyMap()
 ) {
     /** One file of an installed version. */
     data class File(
@@ -71,7 +74,7 @@ internal fun ModelUpdater.readInstalledState(): InstalledState {
         val files = installedFiles(model.directory, base, top = true).sortedBy { it.path }
         models.add(InstalledState.Model(model.name, model.version, model.variant, files, kept, state.refused[model.name]?.version))
     }
-    return InstalledState(state.sequences[configuration.manifestUrl], models)
+    return InstalledState(state.sequences[configuration.manifestUrl], models, licences.accepted())
 }
 
 /**

@@ -1,6 +1,7 @@
 package dev.modelcast.client
 
 import dev.modelcast.client.format.DownloadPolicy
+import dev.modelcast.client.format.LicenceTerms
 import dev.modelcast.client.format.ModelName
 import dev.modelcast.client.install.ClientState
 import dev.modelcast.client.install.DirectoryLock
@@ -67,6 +68,10 @@ class ModelUpdater @JvmOverloads constructor(
     internal val http: HttpStream
     internal val downloader: Downloader
     internal val statePath: Path
+    internal val licences: LicenceStore
+    internal val use: ModelUse
+    @Volatile
+    private var reportedConditions: DeviceConditions? = null
     private val listeners = CopyOnWriteArrayList<ProgressListener>()
     /** Calls of this updater take turns, first come first served. */
     private val turns = ReentrantLock(true)
@@ -92,6 +97,47 @@ class ModelUpdater @JvmOverloads constructor(
             openConnection = openConnection ?: { url -> url.openConnection() as HttpURLConnection })
         downloader = Downloader(directory.resolve("downloads"), http, configuration.retries)
         statePath = directory.resolve("state.json")
+        licences = LicenceStore(directory.resolve(LicenceStore.FILE_NAME))
+        use = ModelUse(directory.resolve(ModelUse.FILE_NAME))
+    }
+
+    // -- what the app tells the client ----------------------------------------------------
+
+    /** The network and charging state calls judge `download_conditions` by: the last [setConditions], else [ClientConfiguration.conditions]. */
+    val conditions: DeviceConditions get() = reportedConditions ?: configuration.conditions
+
+    /** Tells the client the device's network and charging state now (each call from now on judges by it). */
+    fun setConditions(conditions: DeviceConditions) {
+        reportedConditions = conditions
+    }
+
+    /**
+     * Records that the app's user accepted [licence] for [model] (`licences.json` in the
+     * client's directory, written atomically): from now on the model downloads while the
+     * manifest names exactly these terms (SPDX id and URL). Terms the manifest changes ask
+     * again ([UpdatePlan.waiting] holds the terms to show). Makes no request.
+     * @throws ClientError.Configuration for a name that is no model name; [ClientError.Io].
+     */
+    fun acceptLicence(model: String, licence: LicenceTerms) {
+        if (!ModelName.isValid(model)) throw ClientError.Configuration("acceptLicence: ${quoted(model)} is not a model name")
+        licences.accept(model, licence)
+    }
+
+    /** The licence terms accepted, per model (the last accepted for each). Reads the disk only. */
+    fun acceptedLicences(): Map<String, LicenceTerms> = licences.accepted()
+
+    /**
+     * The app starts using [model]: until the matching [endUse] (counted: nested uses hold it)
+     * no storage-budget eviction takes it, and its last-use time (kept across launches, in
+     * `usage.json`) makes it the last of its priority to go.
+     */
+    fun beginUse(model: String) {
+        use.begin(model, configuration.clock().toEpochMilli())
+    }
+
+    /** The app stopped using [model] (one [beginUse] ended). */
+    fun endUse(model: String) {
+        use.end(model)
     }
 
     /** Tells [listener] the download progress of every update from now on (on the updating thread). */
@@ -180,6 +226,7 @@ class ModelUpdater @JvmOverloads constructor(
             if (choice != null && choice.chosen == null && installer.installed(name) == null) {
                 throw ClientError.NoVariantForDevice(name, choice.skipped.map { "${it.variant}: ${it.reasons.joinToString(", ")}" })
             }
+            planned.plan.waiting[name]?.let { reason -> throw waitingError(name, reason) }
             apply(planned, checked, scope, cancellation)
             installer.installed(name) ?: throw ClientError.NotInstalled(name)
         }
@@ -280,6 +327,9 @@ class ModelUpdater @JvmOverloads constructor(
         val url = configuration.manifestUrl
         val release = manifest.release
         checkInstallCap(planned.installs)
+        planned.overBudget?.let { throw it }
+        checkSpaceBeforeDownload(planned.installs)
+        evict(planned.plan.evictions)
         val statements = modelSignatureStatements(planned.installs, cancellation)
         val fetched = download(planned.installs, cancellation)
         checkRoom(planned.installs, fetched.files)
@@ -311,12 +361,15 @@ class ModelUpdater @JvmOverloads constructor(
                     trusted = updated.trusted + (url to ClientState.Trusted(manifest.expiresAt)),
                     coverage = updated.coverage + (url to ClientState.Coverage(scope.policy.wireName, coverageContext)))
             }
+            // A model that waits (a licence, a condition) must be looked at again: no 304 may stand for this manifest.
+            if (planned.plan.waiting.isNotEmpty()) updated = updated.copy(etags = updated.etags - url, coverage = updated.coverage - url)
             // A refusal holds until the manifest names another version of the model.
             val lifted = planned.covered.filter { model -> updated.refused[model.name.text].let { it != null && it.id != model.versionId } }
             updated.copy(refused = updated.refused - lifted.map { it.name.text })
         }
         tidy(release, planned, scope, switched)
-        return if (changed.isEmpty()) UpdateOutcome.UpToDate(release.sequence) else UpdateOutcome.Updated(release.sequence, changed)
+        val waiting = planned.plan.waiting
+        return if (changed.isEmpty()) UpdateOutcome.UpToDate(release.sequence, waiting) else UpdateOutcome.Updated(release.sequence, changed, waiting)
     }
 
     /**

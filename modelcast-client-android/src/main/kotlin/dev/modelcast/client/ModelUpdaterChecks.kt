@@ -53,3 +53,21 @@ internal fun ModelUpdater.modelSignatureStatements(models: List<ReleaseModel>, c
     val signatures = ModelSignatures(key, http, configuration.retries)
     return models.associate { model -> model.name.text to signatures.statement(model, cancellation) }
 }
+
+/**
+ * Before any download: the volume must hold, for the models about to download, the bytes
+ * still to download, their install size (the manifest's `storage.install_size`, else their
+ * files' sizes) and [InstallSpace.RESERVED_SPACE]; else [ClientError.InsufficientSpaceForDownload]
+ * names the first model past it, and nothing is requested. Nothing to download (a switch to
+ * a kept version), or a volume that cannot tell its free space, asks nothing.
+ */
+internal fun ModelUpdater.checkSpaceBeforeDownload(models: List<ReleaseModel>) {
+    val downloads = notKept(models).map { Pair(it, modelBytesToDownload(it)) }
+    if (downloads.all { it.second <= 0 }) return
+    val free = InstallSpace.freeSpace(directory) ?: return
+    var needed = InstallSpace.RESERVED_SPACE
+    for ((model, bytes) in downloads) {
+        needed = InstallSpace.add(needed, InstallSpace.add(Math.max(0L, bytes), model.installBytes()))
+        if (needed > free) throw ClientError.InsufficientSpaceForDownload(model.name.text, needed, free)
+    }
+}

@@ -25,21 +25,24 @@ internal sealed class UpdateScope {
  *   (downloaded first unless a version with its files is kept).
  * @property covered every covered model this device takes a version of (`installs` included).
  * @property pruned the models whose older versions the tidy-up prunes: the covered and the refused ones.
- * @property later the files (SHA-256) of models the call leaves for later: their partial downloads are kept.
+ * @property later the files (SHA-256) of models the call leaves for later (a waiting one too): their partial downloads are kept.
  */
 internal class Planned(
     val plan: UpdatePlan,
     val installs: List<ReleaseModel>,
     val covered: List<ReleaseModel>,
     val pruned: List<String>,
-    val later: Set<String>
+    val later: Set<String>,
+    /** Why the installs cannot stay within the storage budget; thrown before anything is evicted or downloaded. */
+    val overBudget: ClientError.OverStorageBudget? = null
 )
 
 /**
  * What a call of [scope] does with [release] on this device; reads the disk, changes
  * nothing. Per model the rollout's choice names: its policy; whether the call covers it; the
  * variant the device takes (none: the model is left as it is); a refused version (left as it
- * is); and whether the version in use already is that one.
+ * is); whether the version in use already is that one; whether it waits (a licence, a
+ * download condition); and what the storage budget evicts for the installs.
  */
 internal fun ModelUpdater.plan(release: Release, state: ClientState, scope: UpdateScope): Planned {
     val (takesCandidate, models) = chosenModels(release)
@@ -51,6 +54,9 @@ internal fun ModelUpdater.plan(release: Release, state: ClientState, scope: Upda
     val covered = ArrayList<ReleaseModel>()
     val pruned = ArrayList<String>()
     val later = HashSet<String>()
+    val waiting = LinkedHashMap<String, WaitReason>()
+    val accepted = licences.accepted()
+    val now = conditions
     for (model in models) {
         val name = model.name.text
         val policy = configuration.downloadPolicies[name] ?: model.download ?: DownloadPolicy.PREFETCH
@@ -69,14 +75,36 @@ internal fun ModelUpdater.plan(release: Release, state: ClientState, scope: Upda
             refused[name] = RefusedVersion(name, refusal.version, refusal.variant, refusal.id, refusal.reason)
             continue
         }
+        val changes = installer.current(name)?.fileName?.toString() != id
+        if (changes) {
+            val reason = waitReason(chosen, modelBytesToDownload(chosen), accepted, now)
+            if (reason != null) {
+                waiting[name] = reason
+                chosen.files.forEach { later.add(it.sha256.text) }
+                continue
+            }
+        }
         versions[name] = chosen.version.text
         covered.add(chosen)
-        if (installer.current(name)?.fileName?.toString() != id) installs.add(chosen)
+        if (changes) installs.add(chosen)
+    }
+    val budget = configuration.storageBudget
+    val storage = if (budget == null || installs.isEmpty()) StorageDecision(emptyList(), null) else {
+        val named = release.models.map { it.name.text }.toSet() + (release.rollback?.models?.map { it.name.text } ?: emptyList())
+        val leaving = if (scope is UpdateScope.Policy) installer.installedModels().map { it.name }.filter { it !in named }.toSet() else emptySet()
+        storageDecision(budget, installs, state, policies, models.associate { it.name.text to it.storage }, use.inUse(), use.lastUses(), leaving)
     }
     val plan = UpdatePlan(
         sequence = release.sequence, takesCandidate = takesCandidate, versions = versions, bytesToDownload = bytesToDownload(installs),
-        installs = installs.associate { it.name.text to it.version.text }, variants = variants, policies = policies, refused = refused)
-    return Planned(plan, installs, covered, pruned, later)
+        installs = installs.associate { it.name.text to it.version.text }, variants = variants, policies = policies, refused = refused,
+        waiting = waiting, evictions = storage.evictions)
+    return Planned(plan, installs, covered, pruned, later, storage.problem)
+}
+
+/** Bytes still to download for [model] alone: 0 when a version with its files is kept, else its files less what is on the disk. */
+internal fun ModelUpdater.modelBytesToDownload(model: ReleaseModel): Long {
+    if (installer.kept(model.installVersion()) != null) return 0
+    return model.files.fold(0L) { total, file -> addSizes(total, file.size - downloader.bytesOnDisk(file.remote(model))) }
 }
 
 /**

@@ -10,11 +10,14 @@ sealed class UpdateOutcome {
         override fun toString() = "NotModified"
     }
 
-    /** The manifest was accepted; the models the update covers already were the ones it names. */
-    data class UpToDate(val sequence: Long) : UpdateOutcome()
+    /**
+     * The manifest was accepted; the models the update covers already were the ones it names,
+     * but for those [waiting] ([UpdatePlan.waiting]).
+     */
+    data class UpToDate(val sequence: Long, val waiting: Map<String, WaitReason> = emptyMap()) : UpdateOutcome()
 
-    /** The models whose installed version changed, name → version (a rollback included). */
-    data class Updated(val sequence: Long, val models: Map<String, String>) : UpdateOutcome()
+    /** The models whose installed version changed, name → version (a rollback included); [waiting] as in [UpdatePlan.waiting]. */
+    data class Updated(val sequence: Long, val models: Map<String, String>, val waiting: Map<String, WaitReason> = emptyMap()) : UpdateOutcome()
 
     /**
      * [ClientConfiguration.shouldDownload] said not now, given this plan: nothing was

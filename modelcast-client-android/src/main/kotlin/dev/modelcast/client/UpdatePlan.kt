@@ -14,7 +14,7 @@ data class UpdatePlan(
     /**
      * Model name → the version this device should run, for the models the call covers (by
      * their download policy) and installs: a model whose variants this device meets none
-     * of, and a refused version, are not here (see [variants] and [refused]).
+     * of, a refused version and a waiting model are not here (see [variants], [refused] and [waiting]).
      */
     val versions: Map<String, String>,
     /** Bytes still to download for them (kept versions and finished downloads excluded). */
@@ -41,7 +41,14 @@ data class UpdatePlan(
      * ([ModelUpdater.reportUnusable]): the device keeps the version it runs until the
      * manifest names another one.
      */
-    val refused: Map<String, RefusedVersion>
+    val refused: Map<String, RefusedVersion>,
+    /**
+     * Covered models that wait, and why: a licence not accepted, a download condition not
+     * met. Nothing of them is downloaded nor installed; the other models go on.
+     */
+    val waiting: Map<String, WaitReason> = emptyMap(),
+    /** Models the update evicts to stay within [ClientConfiguration.storageBudget], in the order they go. */
+    val evictions: List<String> = emptyList()
 )
 
 /** A version of a model this device refuses after [ModelUpdater.reportUnusable]. */

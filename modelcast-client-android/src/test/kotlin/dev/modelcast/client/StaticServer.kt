@@ -98,16 +98,18 @@ inline fun <reified T : Throwable> assertRaises(block: () -> Unit): T {
 /**
  * An unsigned modelcast manifest (as `modelcast publish` writes one, reduced to what a device
  * reads) naming one file per model, served by [server]: `models` maps a model name to its
- * version and file bytes (published at `/NAME/VERSION/NAME.bin`).
+ * version and file bytes (published at `/NAME/VERSION/NAME.bin`); [extra] maps a model name to
+ * more members of its entry, as JSON without the braces (`"download":"on-demand"`).
  */
 class Publisher(private val server: StaticServer) {
     fun publish(sequence: Long, models: Map<String, Pair<String, ByteArray>>, expiresAt: Instant? = null, channel: String = "stable",
-                path: String = "/manifest.json") {
+                path: String = "/manifest.json", extra: Map<String, String> = emptyMap()) {
         val entries = models.entries.joinToString(",") { (name, release) ->
             val (version, bytes) = release
             val key = "$name/$version/$name.bin"
             server.put("/$key", bytes)
-            """"$name":{"version":"$version","files":[{"name":"$name.bin","key":"$key","url":"${server.base}/$key",""" +
+            val members = extra[name]?.takeIf { it.isNotEmpty() }?.let { "$it," } ?: ""
+            """"$name":{"version":"$version",$members"files":[{"name":"$name.bin","key":"$key","url":"${server.base}/$key",""" +
                 """"sha256":"${StaticServer.sha256(bytes)}","size":${bytes.size},"content_type":"application/octet-stream"}]}"""
         }
         val expiry = expiresAt?.let { ""","expires_at":"$it"""" } ?: ""

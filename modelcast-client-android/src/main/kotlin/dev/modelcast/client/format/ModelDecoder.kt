@@ -28,7 +28,11 @@ internal fun decodeModel(fields: JsonFields, name: String): ReleaseModel {
     val modelInterface = fields.optionalFreeForm("interface")
     val download = fields.optionalString("download")?.let { fields.parsed("download", it, DownloadPolicy.Companion::parse) }
     val signature = fields.optionalFields("model_signature")?.let(::decodeModelSignature)
-    val model = ReleaseModel(modelName, version, tree, files, null, emptyList(), download, signature, null, meta, modelInterface)
+    val licence = fields.optionalFields("licence")?.let(::decodeLicence)
+    val conditions = fields.optionalFields("download_conditions")?.let(::decodeDownloadConditions)
+    val storage = fields.optionalFields("storage")?.let(::decodeStorage)
+    val model = ReleaseModel(modelName, version, tree, files, null, emptyList(), download, signature, null, meta, modelInterface,
+        licence, conditions, storage)
     return decodeVariants(fields, model)
 }
 
@@ -51,8 +55,9 @@ private fun decodeVariants(fields: JsonFields, model: ReleaseModel): ReleaseMode
         val nameText = entry.string("name")
         val name = entry.parsed("name", nameText, ::ModelName)
         if (!names.add(lowercased(nameText))) throw ManifestValueException(entry.pathOf("name"), nameText, "is the name of an earlier variant")
-        if (listOf("variants", "variant", "download").any { entry.members[it].let { member -> member != null && member != JsonValue.Null } }) {
-            throw ManifestValueException(entry.path, nameText, "has variants, variant or download of its own (only a model has them)")
+        if (VARIANT_LESS_KEYS.any { entry.members[it].let { member -> member != null && member != JsonValue.Null } }) {
+            throw ManifestValueException(entry.path, nameText,
+                "has variants, variant, download, licence, download_conditions or storage of its own (only a model has them)")
         }
         val requires = entry.optionalFields("requires")
         val requirements = try {
@@ -60,7 +65,8 @@ private fun decodeVariants(fields: JsonFields, model: ReleaseModel): ReleaseMode
         } catch (error: ManifestValueException) {
             throw error.within(entry.pathOf("requires"))
         }
-        val unit = decodeModel(entry, model.name.text).copy(variant = name, download = model.download)
+        val unit = decodeModel(entry, model.name.text).copy(variant = name, download = model.download, licence = model.licence,
+            downloadConditions = model.downloadConditions, storage = model.storage)
         ReleaseVariant(name, requirements, unit)
     }
     val own = variants.firstOrNull { it.name.text == variantText }
@@ -73,6 +79,9 @@ private fun decodeVariants(fields: JsonFields, model: ReleaseModel): ReleaseMode
     }
     return model.copy(variants = variants, defaultVariant = own.name)
 }
+
+/** The members only a model's own entry has: every variant shares the model's. */
+private val VARIANT_LESS_KEYS = listOf("variants", "variant", "download", "licence", "download_conditions", "storage")
 
 /** One entry of `files`. */
 private fun decodeFile(fields: JsonFields): ReleaseFile {

@@ -6,7 +6,8 @@ package dev.modelcast.client.format
  *
  * For a model with variants, the model's own [version] and [files] are those of its
  * [defaultVariant] (what clients that do not know variants install). For a variant's unit
- * ([ReleaseVariant.model]) [variant] names the variant and [download] is the model's policy.
+ * ([ReleaseVariant.model]) [variant] names the variant and [download], [licence],
+ * [downloadConditions] and [storage] are the model's.
  * [Release.decode] makes them; one built by hand is held to the same structural rules.
  */
 data class ReleaseModel(
@@ -29,7 +30,13 @@ data class ReleaseModel(
     /** Profile fields and free-form metadata (`meta`). */
     val meta: Map<String, JsonValue>,
     /** The model's interface as `modelcast inspect` read it (`interface`), when there is one. */
-    val modelInterface: JsonValue?
+    val modelInterface: JsonValue?,
+    /** Its `licence`, when the manifest names one (a variant's unit carries its model's). */
+    val licence: ModelLicence? = null,
+    /** Its `download_conditions`, when the manifest sets any (a variant's unit carries its model's). */
+    val downloadConditions: DownloadConditions? = null,
+    /** Its `storage`, when the manifest says (a variant's unit carries its model's). */
+    val storage: ModelStorage? = null
 ) {
     // What decoding refuses with the Swift client's words, held again for a value built by hand
     // (or by copy): no instance breaks the rules a device relies on.
