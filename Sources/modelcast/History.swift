@@ -72,6 +72,11 @@ extension ModelCast {
                       + entry.publishedAt.padding(toLength: 20, withPad: " ", startingAt: 0) + "  "
                       + entry.state.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0) + "  "
                       + models.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + (entry.detail ?? ""))
+                // Gates devices apply before downloading (storage is in --json: every modelcast release has it).
+                for (name, facts) in (entry.policies ?? [:]).sorted(by: { $0.key < $1.key }) where facts.gates {
+                    let parts = [facts.licence.map(ModelPolicyText.licence), facts.downloadConditions.flatMap(ModelPolicyText.conditions)].compactMap { $0 }
+                    print(String(repeating: " ", count: 10) + "\(name): " + parts.joined(separator: "; "))
+                }
             }
         }
     }

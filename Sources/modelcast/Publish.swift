@@ -28,6 +28,9 @@ extension ModelCast {
         @OptionGroup(title: "Variants and interface", visibility: .hidden)
         var variantOptions: VariantOptions
 
+        @OptionGroup(title: "Licence, download conditions and storage", visibility: .hidden)
+        var policyOptions: ModelPolicyOptions
+
         @OptionGroup(title: "Staged rollout")
         var rolloutOptions: RolloutStartOptions
 
@@ -70,6 +73,7 @@ extension ModelCast {
             commandLine.compression = hosting.compression
             commandLine.noZip = hosting.noZip
             variantOptions.apply(to: &commandLine)
+            policyOptions.apply(to: &commandLine)
             commandLine.prototypesPath = release.prototypes
             commandLine.prototypesVersion = release.prototypesVersion
             commandLine.prototypesClasses = release.prototypesClasses

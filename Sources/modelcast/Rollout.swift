@@ -105,7 +105,8 @@ extension ModelCast.Rollout {
             let release = try Release.decode(data, source: source)
             if let device {
                 let simulation = try DeviceSimulation(release: release, device: try DeviceProfile(describing: device), deviceID: deviceId, at: now)
-                print(json ? try JSONOutput.encode(simulation) : simulation.text, terminator: "")
+                let output = SimulationWithPolicies(simulation, release: release)
+                print(json ? try JSONOutput.encode(output) : simulation.text + output.text, terminator: "")
                 return
             }
             if deviceId != nil { throw ValidationError("--device-id goes with --device") }
@@ -113,7 +114,8 @@ extension ModelCast.Rollout {
                 throw ModelCastError.usage("\(source) has no staged rollout: sequence \(release.sequence) goes to every device")
             }
             let simulation = RolloutSimulation(release: release, devices: devices, at: now)
-            print(json ? try JSONOutput.encode(simulation) : simulation.text, terminator: "")
+            let output = SimulationWithPolicies(simulation, release: release)
+            print(json ? try JSONOutput.encode(output) : simulation.text + output.text, terminator: "")
         }
 
         /// The manifest's bytes, without its inline signature.

@@ -35,12 +35,13 @@ final class ConfigHostileInputTests: XCTestCase {
         case .text, .path: return ["{a: 1}", "[1, 2]", "~", "true", "", "[]"]
         case .choice: return ["{a: 1}", "[zip]", "~", "false", "nonsense", "\"\\u001B[2J\""]
         case .paths, .names: return ["{a: b}", "[[a]]", "[~]", "true", "[{a: b}]"]
-        case .memory: return ["{a: b}", "[[1]]", "[6GiB]", "[1GB, 2GB]", "lots", "-1", "1e400", ".inf", "99999999999999999999999", "18446744073709551616 B", "8 parsecs"]
+        case .memory, .bytes: return ["{a: b}", "[[1]]", "[6GiB]", "[1GB, 2GB]", "lots", "-1", "1e400", ".inf", "99999999999999999999999", "18446744073709551616 B", "8 parsecs"]
         case .versions: return ["[ios]", "5", "{ios: [17]}", "{ios: seventeen}", "{ios: ~}", "{ios: {a: 1}}"]
         case .anyValue: return ["1e400", "-.inf", ".NaN", "123456789012345678901234567890", "{a: .inf}"]
         case .anyMapping: return ["[1]", "5", "text", "~", "{a: 1e999}", "{a: [1, .nan]}"]
         case .section, .named: return ["5", "[a]", "text", "~", "true"]
         case .list: return ["5", "{a: b}", "[5]", "[[a]]", "~"]
+        case .choiceOrSection: return ["[zip]", "~", "false", "nonsense", "\"\\u001B[2J\"", "{policy: sometimes}", "{netwrk: any}", "{network: wifi}"]
         }
     }
 
@@ -140,6 +141,45 @@ final class ConfigHostileInputTests: XCTestCase {
         XCTAssertTrue(base.contains("base_url: base URL 'ftp://cdn.example.com' must start with https://"), base)
         let name = try refusal(Array((head + "  \"a b\": {version: 1.0.0, files: [a]}\n").utf8), "name")
         XCTAssertTrue(name.contains(#"models."a b": model name 'a b' may use only letters"#), name)
+    }
+
+    /// Issue 50: a model's licence, download conditions and storage, each bad value refused
+    /// as the file is read, naming its key (escaped); a licence URL's password never shown.
+    func testLicenceDownloadAndStorageValuesAreRefusedNamingTheKey() throws {
+        let head = "base_url: https://cdn.example.com\nmodels:\n  m:\n    version: 1.0.0\n    files: [m.bin]\n"
+        let cases: [(String, String)] = [
+            ("    licence: {spdx: \"MIT\\u001B[2J\", acceptance: required}\n", #"models.m.licence.spdx: 'MIT\u{1b}[2J' is not an SPDX licence identifier"#),
+            ("    licence: {spdx: \"MIT  OR Apache-2.0\"}\n", "models.m.licence.spdx: 'MIT  OR Apache-2.0' is not an SPDX"),
+            ("    licence: {spdx: " + String(repeating: "A", count: 129) + "}\n", "models.m.licence.spdx:"),
+            ("    licence: {url: \"https://user:hunter2@example.com/LICENSE\"}\n", "models.m.licence.url: a URL with a user name or password (host 'example.com'; the rest is not shown) is refused"),
+            ("    licence: {url: \"https://:hunter2@example.com/LICENSE\"}\n", "models.m.licence.url: a URL with a user name or password"),
+            ("    licence: {url: \"file:///etc/passwd\"}\n", "models.m.licence.url: 'file:///etc/passwd' is not an http or https URL"),
+            ("    licence: {spdx: MIT, acceptance: twice}\n", "models.m.licence.acceptance 'twice' is not one of required, none"),
+            ("    licence: {spdx: MIT, acceptence: required}\n", "'models.m.licence.acceptence' (did you mean 'acceptance'?)"),
+            ("    licence: MIT\n", "models.m.licence must be a mapping with spdx, url and acceptance"),
+            ("    download: {network: satellite}\n", "models.m.download.network 'satellite' is not one of any, unmetered"),
+            ("    download: {network: \"wifi\\u0007\"}\n", #"models.m.download.network 'wifi\u{7}' is not one of any, unmetered"#),
+            ("    download: {policy: on-demand, cellular_max: -1}\n", "models.m.download.cellular_max: '-1' is not a byte count from 0 to 2^53"),
+            ("    download: {cellular_max: 9223372036854775808}\n", "models.m.download.cellular_max: '9223372036854775808' is not a byte count"),
+            ("    download: {charging: sometimes}\n", "models.m.download.charging 'sometimes' is not one of required, any"),
+            ("    download: {polcy: on-demand}\n", "'models.m.download.polcy' (did you mean 'policy'?)"),
+            ("    download: sometimes\n", "models.m.download 'sometimes' is not one of essential, prefetch, on-demand"),
+            ("    storage: {install_size: -1}\n", "models.m.storage.install_size: '-1' is not a byte count from 0 to 2^53"),
+            ("    storage: {install_size: 9223372036854775807}\n", "models.m.storage.install_size: '9223372036854775807' is not a byte count"),
+            ("    storage: {install_size: 1GB, priority: 101}\n", "models.m.storage.priority: '101' is not a storage priority (an integer from 0 to 100"),
+            ("    storage: {priority: -1}\n", "models.m.storage.priority: '-1' is not a storage priority"),
+            ("    storage: {install_size: 1GB, size: 2GB}\n", "unknown key 'models.m.storage.size' (known in storage (models.NAME.storage): install_size, priority)"),
+        ]
+        for (line, expected) in cases {
+            let shown = try refusal(Array((head + line).utf8), line)
+            XCTAssertTrue(shown.contains(expected), "\(line): \(shown)")
+            XCTAssertFalse(shown.contains("hunter2"), "\(line): the password was printed: \(shown)")
+        }
+        // Model-level keys: a variant holding them is refused as a key of the wrong place.
+        let variant = "base_url: https://cdn.example.com\nmodels:\n  m:\n    version: 1.0.0\n    variants:\n      - {name: a, files: [a], licence: {spdx: MIT}, storage: {priority: 1}}\n"
+        let shown = try refusal(Array(variant.utf8), "variant keys")
+        XCTAssertTrue(shown.contains("'models.m.variants[0].licence' (a key of models.NAME, not of models.NAME.variants[i])"), shown)
+        XCTAssertTrue(shown.contains("'models.m.variants[0].storage' (a key of models.NAME, not of models.NAME.variants[i])"), shown)
     }
 
     /// 40,000 unknown keys are refused in time linear in their number: well under 30 times

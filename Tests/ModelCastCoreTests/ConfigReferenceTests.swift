@@ -89,7 +89,7 @@ final class ConfigReferenceTests: XCTestCase {
             for field in section.fields {
                 guard let value = mapping[field.name] else { continue }
                 switch field.kind {
-                case .section(let inner): visit(value, inner, path.appending(field.name))
+                case .section(let inner), .choiceOrSection(_, let inner): visit(value, inner, path.appending(field.name))
                 case .named(let inner):
                     for (name, entry) in value.mapping ?? [:] { visit(entry, inner, path.appending(field.name).appending(name.string ?? "")) }
                 case .list(let inner):

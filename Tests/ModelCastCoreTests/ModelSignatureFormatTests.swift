@@ -52,7 +52,7 @@ final class ModelSignatureFormatTests: XCTestCase {
         let good = #"{"name": "q4", "requires": {}, "version": "1.0.0", "files": [\#(file("m.gguf"))], "model_signature": \#(signature())}"#
         let differs = #"{"version": "1.0.0", "files": [\#(file("m.gguf"))], "variant": "q4", "variants": [\#(good)]}"#
         XCTAssertThrowsError(try Release.decode(manifest(model: differs), source: "test")) { error in
-            XCTAssertTrue(String(describing: error).contains("model signature other than its variant"), "\(error)")
+            XCTAssertTrue(String(describing: error).contains("model signature or storage other than its variant"), "\(error)")
         }
         let valid = try Release.decode(manifest(model: plain.replacingOccurrences(of: "%@", with: signature())), source: "test")
         XCTAssertEqual(try valid.checkedModels().first?.modelSignature?.size, 1500)

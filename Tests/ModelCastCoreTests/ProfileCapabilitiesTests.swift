@@ -10,7 +10,7 @@ final class ProfileCapabilitiesTests: XCTestCase {
     /// What each profile can express, as its definition must state it.
     private let table: [ManifestProfile: ProfileCapabilities] = [
         .modelcast: [.writesPrototypes, .publishesTrees, .carriesSignatureAndExpiry, .stagesRollouts, .writesVariants,
-                     .namesDefaultVariant, .writesSegmentIndexes, .carriesModelSignatures, .writesAnyMeta],
+                     .namesDefaultVariant, .writesSegmentIndexes, .carriesModelSignatures, .writesAnyMeta, .carriesModelPolicies],
         .tiers: [.writesVariants, .comparesVersionStrings],
         .catalog: [.writesPrototypes],
         .nomlens: [],
@@ -32,6 +32,7 @@ final class ProfileCapabilitiesTests: XCTestCase {
             XCTAssertEqual(profile.carriesModelSignatures, capabilities.contains(.carriesModelSignatures), "\(profile)")
             XCTAssertEqual(profile.writesAnyMeta, capabilities.contains(.writesAnyMeta), "\(profile)")
             XCTAssertEqual(profile.comparesVersionStrings, capabilities.contains(.comparesVersionStrings), "\(profile)")
+            XCTAssertEqual(profile.carriesModelPolicies, capabilities.contains(.carriesModelPolicies), "\(profile)")
         }
     }
 

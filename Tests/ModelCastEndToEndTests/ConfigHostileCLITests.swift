@@ -36,6 +36,13 @@ final class ConfigHostileCLITests: XCTestCase {
             ("an app version past 64 bits", Array((plain + "min_app_version: 99999999999999999999.1\n").utf8), ["min_app_version: '99999999999999999999.1' is not an app version"]),
             ("a key at the wrong level", Array((plain + "    requires: {min_memory: 1GB}\n").utf8), ["'models.m.requires' (a key of models.NAME.variants[i], not of models.NAME)"]),
             ("billion laughs", Array((plain + laughs).utf8), ["aliases expand it past 1048576 bytes"]),
+            // Issue 50: a licence URL's password is never printed; values out of range are named.
+            ("a licence URL with a password", Array((plain + "    licence: {url: \"https://ci:hunter2@example.com/LICENSE\"}\n").utf8),
+             ["models.m.licence.url: a URL with a user name or password (host 'example.com'; the rest is not shown)"]),
+            ("a storage priority of 101", Array((plain + "    storage: {priority: 101}\n").utf8), ["models.m.storage.priority: '101' is not a storage priority"]),
+            ("a negative cellular cap", Array((plain + "    download: {policy: on-demand, cellular_max: -1}\n").utf8), ["models.m.download.cellular_max: '-1' is not a byte count"]),
+            ("an unknown network class", Array((plain + "    download: {network: \"sat\\u001B[2J\"}\n").utf8), [#"models.m.download.network 'sat\u{1b}[2J' is not one of any, unmetered"#]),
+            ("an unknown key in storage", Array((plain + "    storage: {install_size: 1GB, priorty: 1}\n").utf8), ["'models.m.storage.priorty' (did you mean 'priority'?)"]),
             ("nesting 10,000 deep", Array((plain + "    meta: {a: " + String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000) + "}\n").utf8),
              ["nested more than 64 levels deep"]),
         ]
@@ -50,6 +57,7 @@ final class ConfigHostileCLITests: XCTestCase {
                 for fragment in fragments { XCTAssertTrue(result.stderr.contains(fragment), "\(name): missing '\(fragment)' in \(result.stderr.prefix(1000))") }
                 let lines = result.stderr.split(separator: "\n").filter { !$0.hasPrefix("Usage") && !$0.hasPrefix("  See") && !$0.isEmpty }
                 XCTAssertEqual(lines.count, 1, "\(name): one line: \(result.stderr.prefix(1000))")
+                XCTAssertFalse(result.stderr.contains("hunter2"), "\(name): the password was printed")
                 XCTAssertFalse(result.stderr.unicodeScalars.contains { $0.value < 0x20 && $0 != "\n" || $0.value == 0x7F }, "\(name): a raw control character reached the terminal")
             }
             XCTAssertEqual(try snapshot(site), before, "\(name): the target is as it was")

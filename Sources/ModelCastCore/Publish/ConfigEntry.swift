@@ -51,6 +51,29 @@ struct ConfigEntry<Place: ConfigPlace> {
         return value
     }
 
+    /// A key that is one of `Value`'s words or a mapping of `Inner`'s keys.
+    enum ChoiceOrEntry<Value, Inner: ConfigPlace> {
+        case none
+        case choice(Value)
+        case entry(ConfigEntry<Inner>)
+    }
+
+    /// The value of a key that takes a word or a mapping (`download: on-demand`, or
+    /// `download: {policy: on-demand, network: unmetered}`).
+    func choiceOrEntry<Value: RawRepresentable & CaseIterable, Inner: ConfigPlace>(
+        _ field: ConfigField<Place>, as _: Value.Type, entry _: Inner.Type
+    ) throws -> ChoiceOrEntry<Value, Inner> where Value.RawValue == String {
+        assert(field.definition.kind.nested?.id == Inner.section.id, "\(field.name) does not hold \(Inner.section.id)")
+        guard let value = node(field) else { return .none }
+        if let inner = ConfigEntry<Inner>(value, log: log) { return .entry(inner) }
+        let words = Value.allCases.map(\.rawValue).joined(separator: ", ")
+        guard let raw = value.scalar?.asText else {
+            throw ConfigProblem(message: "\(value.path) must be one of \(words), or a mapping with \(Inner.section.names.joined(separator: ", "))")
+        }
+        guard let parsed = Value(rawValue: raw) else { throw ConfigProblem(message: "\(value.path) \(quotedValue(raw)) is not one of \(words)") }
+        return .choice(parsed)
+    }
+
     /// The texts of a key that takes one or a list (`what` says what they are in the
     /// error: `file paths`, `names`), nil when absent.
     func texts(_ field: ConfigField<Place>, what: String) throws -> [String]? {

@@ -42,6 +42,8 @@ indirect enum ConfigKind: Sendable {
     case choice([String])
     /// An amount of memory: bytes, or a number with a unit.
     case memory
+    /// A byte count 0…2^53: bytes, or a number with a unit.
+    case bytes
     /// A name or a list of names, from `among` when given.
     case names(among: [String]?)
     /// A mapping of each of `keys` to a version.
@@ -56,6 +58,8 @@ indirect enum ConfigKind: Sendable {
     case named(ConfigSection)
     /// A list of mappings, each with the keys of `section`.
     case list(ConfigSection)
+    /// One of these words, or a mapping with the keys of `section` (which says more).
+    case choiceOrSection([String], ConfigSection)
 
     /// One of the raw values of `Value`: the type the decoder reads the key as
     /// (`ConfigEntry.choice`) names the words, so they are listed once.
@@ -66,7 +70,7 @@ indirect enum ConfigKind: Sendable {
     /// The section a mapping of this kind is checked against, if it has fixed keys.
     var nested: ConfigSection? {
         switch self {
-        case .section(let section), .named(let section), .list(let section): return section
+        case .section(let section), .named(let section), .list(let section), .choiceOrSection(_, let section): return section
         default: return nil
         }
     }
@@ -107,7 +111,7 @@ extension ConfigKind {
     /// A kind read as one text.
     var isScalarText: Bool {
         switch self {
-        case .text, .path, .choice, .memory: return true
+        case .text, .path, .choice, .memory, .bytes: return true
         default: return false
         }
     }

@@ -33,6 +33,8 @@ struct ConfigFileKeys {
         var variants: [VariantKeys] = []
         var defaultVariant: String?
         var download: DownloadPolicy?
+        /// Its licence, download conditions and stated storage.
+        var policies = ModelPolicies()
         var interfaceKinds = InterfaceKinds()
     }
 
@@ -73,7 +75,7 @@ struct ConfigFileKeys {
         let files = try entry.requiredPaths(ModelPlace.files, or: ModelPlace.file)
         let meta = try entry.members(ModelPlace.meta) ?? [:]
         var keys = ModelKeys(name: name, path: entry.path, version: version, files: files, meta: meta, layout: try entry.choice(ModelPlace.layout, as: PublishRequest.ModelLayout.self))
-        keys.download = try entry.choice(ModelPlace.download, as: DownloadPolicy.self)
+        (keys.download, keys.policies) = try policies(in: entry)
         keys.interfaceKinds = try Self.interfaceKinds(entry.entry(ModelPlace.interface, as: InterfacePlace.self, shape: InterfacePlace.shape))
         return keys
     }
@@ -120,7 +122,7 @@ struct ConfigFileKeys {
         var keys = ModelKeys(name: name, path: entry.path, version: version ?? last.version, files: [], meta: meta, layout: layout)
         keys.variants = variants
         keys.defaultVariant = try entry.text(ModelPlace.defaultVariant)
-        keys.download = try entry.choice(ModelPlace.download, as: DownloadPolicy.self)
+        (keys.download, keys.policies) = try policies(in: entry)
         keys.interfaceKinds = try Self.interfaceKinds(entry.entry(ModelPlace.interface, as: InterfacePlace.self, shape: InterfacePlace.shape))
         return keys
     }

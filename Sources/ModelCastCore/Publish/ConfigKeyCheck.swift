@@ -54,9 +54,12 @@ enum ConfigKeyCheck {
                     let hint = unknownCount < listed ? Spelling.suggestion(for: key, among: keys).map { " (did you mean '\($0)'?)" } ?? "" : ""
                     note(unknown: "'\(value.path.appending(key))'\(hint)", place: place, known: keys)
                 }
+            case .choiceOrSection(_, let inner):
+                // A word is the decoder's to check; a mapping has the section's keys.
+                if case .mapping = value.node { visit(value, inner) }
             case .anyMapping, .anyValue:
                 checkFree(value)
-            case .text, .path, .paths, .choice, .memory, .names:
+            case .text, .path, .paths, .choice, .memory, .bytes, .names:
                 break
             }
         }

@@ -54,6 +54,7 @@ enum ConfigReference {
         ("path or list of paths", "`files: a.gguf` or `files: [a.gguf, a-mmproj.gguf]`."),
         ("one of", "One of the words listed, as text."),
         ("amount of memory", "A byte count, or a number with a unit: `6GiB`, `8 GB`, `1.5GiB`, `512MiB` (GB = 10^9, GiB = 2^30)."),
+        ("byte count", "A number of bytes, or a number with a unit: `500MB`, `7GiB` (GB = 10^9, GiB = 2^30); 0 to 2^53."),
         ("name or list of names", "`[arm64]`, `arm64`, or `arm64, x86_64`: printable ASCII without spaces or commas, 64 characters at most."),
         ("any value", "Any YAML value, its type kept: `150` is a number, `\"150\"` text, `[a, b]` a list, `{a: 1}` an object (keys sorted)."),
         ("mapping of any values", "A mapping whose keys are yours, each to any value."),
@@ -69,6 +70,7 @@ enum ConfigReference {
         case .paths: return "path or list of paths"
         case .choice(let words): return "one of " + words.map { "`\($0)`" }.joined(separator: ", ")
         case .memory: return "amount of memory"
+        case .bytes: return "byte count"
         case .names(let among): return "name or list of names" + (among.map { ": " + $0.map { "`\($0)`" }.joined(separator: ", ") } ?? "")
         case .versions(let keys): return "mapping of platform (" + keys.map { "`\($0)`" }.joined(separator: ", ") + ") to OS version (text)"
         case .anyValue: return "any value"
@@ -76,6 +78,7 @@ enum ConfigReference {
         case .section(let section): return "mapping: \(link(section))"
         case .named(let section): return "mapping of names, each \(link(section))"
         case .list(let section): return "list, each \(link(section))"
+        case .choiceOrSection(let words, let section): return "one of " + words.map { "`\($0)`" }.joined(separator: ", ") + ", or mapping: \(link(section))"
         }
     }
 

@@ -8,7 +8,8 @@ import ModelCastFormat
 /// generated from them (`ConfigReference`), so the three cannot disagree.
 enum ConfigSchema {
     /// The places a key can be, outermost first (the order of docs/config.md).
-    static let sections: [ConfigSection] = [TopLevel.section, ModelPlace.section, VariantPlace.section, RequiresPlace.section, InterfacePlace.section, PrototypesPlace.section]
+    static let sections: [ConfigSection] = [TopLevel.section, ModelPlace.section, VariantPlace.section, RequiresPlace.section, InterfacePlace.section,
+                                            LicencePlace.section, DownloadPlace.section, StoragePlace.section, PrototypesPlace.section]
 
     /// A file that uses every place and most keys (docs/config.md shows it; a test loads
     /// it, and loads it again with each key's example put in).
@@ -29,7 +30,9 @@ enum ConfigSchema {
             meta: {num_classes: 150, labels: [cat, dog]}
           llm:
             version: 2.1.0
-            download: prefetch
+            download: {policy: prefetch, network: unmetered, charging: required}
+            licence: {spdx: Llama-3.2-Community, url: "https://example.com/LICENSE.txt", acceptance: required}
+            storage: {install_size: 7GB, priority: 10}
             meta: {context_length: 4096}
             interface: {compatible: [tokenizer], breaking: [chat_template]}
             variants:
@@ -98,8 +101,8 @@ enum ModelPlace: ConfigPlace {
                                         example: "classifier.tflite", "Another spelling of `files`, for one file; both may be given (`files` first).")
     static let layout = ConfigField<Self>("layout", .choice(of: PublishRequest.ModelLayout.self), default: .value(PublishRequest.ModelLayout.zip.rawValue),
                                           example: "tree", "How a directory is published: one deterministic zip, or its files one by one (`--no-zip`; modelcast profile only).")
-    static let download = ConfigField<Self>("download", .choice(of: DownloadPolicy.self), default: .otherwise("the app decides"),
-                                            example: "prefetch", "When devices download the model: before first use, in the background after launch, or when the app asks (`--download`).")
+    static let download = ConfigField<Self>("download", .choiceOrSection(DownloadPolicy.allCases.map(\.rawValue), DownloadPlace.section), default: .otherwise("the app decides"),
+                                            example: "prefetch", "When devices download the model: before first use, in the background after launch, or when the app asks (`--download`); a mapping adds conditions (below).")
     static let meta = ConfigField<Self>("meta", .anyMapping, default: .otherwise("none"),
                                         example: "{minAppVersion: \"2.0.0\", features: [classification]}", "The fields the profile writes for this model (`--meta MODEL:KEY=VALUE`), any values; YAML's types are kept (a quoted value is text).")
     static let variants = ConfigField<Self>("variants", .list(VariantPlace.section), default: .otherwise("none: one set of files for every device"),
@@ -113,7 +116,7 @@ enum ModelPlace: ConfigPlace {
     static let section = ConfigSection(
         id: "model", title: "A model", place: "models.NAME",
         summary: "One model of `models`, under its name (the name devices look it up by). Either `files` (or `file`), or `variants`.",
-        fields: [version, files, file, layout, download, meta, variants, defaultVariant, interface].map(\.definition))
+        fields: [version, files, file, layout, download, meta, variants, defaultVariant, licence, storage, interface].map(\.definition))
 }
 
 /// The keys of one variant (`models.NAME.variants[i]`).

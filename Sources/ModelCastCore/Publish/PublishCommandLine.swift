@@ -34,6 +34,8 @@ package struct PublishCommandLine: Sendable {
     package var defaultVariant: String?
     /// `--download`: the policy of the models given on the command line.
     package var download: DownloadPolicy?
+    /// The licence, download-condition and storage flags, for the models given on the command line.
+    package var policyFlags = ModelPolicyFlags()
     /// How the release goes live (templates, dry run, time, signing).
     package var goLive = GoLive()
     /// Where the models' signing key comes from when the config file may name it too.
@@ -134,6 +136,14 @@ package struct PublishCommandLine: Sendable {
                 throw ModelCastError.usage("--download \(download.rawValue) applies to the models given on the command line, and there are none: set download per model in the config file")
             }
             for index in models.indices where given.contains(models[index].name) { models[index].download = download }
+        }
+        let flags = policyFlags.given
+        if !flags.isEmpty {
+            guard !self.models.isEmpty || !variants.isEmpty else {
+                throw ModelCastError.usage("\(flags.joined(separator: ", ")) appl\(flags.count == 1 ? "ies" : "y") to the models given on the command line, and there are none: set licence, download and storage per model in the config file")
+            }
+            let policies = try policyFlags.parsed()
+            for index in models.indices where given.contains(models[index].name) { models[index].policies = models[index].policies.merging(policies) }
         }
         if variants.isEmpty, defaultVariant != nil || !requires.isEmpty {
             throw ModelCastError.usage("\(defaultVariant != nil ? "--default-variant" : "--requires") needs --variant VARIANT=PATH")

@@ -116,6 +116,7 @@ package struct PublishConfigFile: Sendable {
         }
         model.defaultVariant = keys.defaultVariant
         model.download = keys.download
+        model.policies = keys.policies
         model.interfaceKinds = keys.interfaceKinds
         return model
     }

@@ -19,6 +19,9 @@ package struct PublishRequest: Sendable {
         package var defaultVariant: String?
         /// When devices download the model; nil leaves it to the app.
         package var download: DownloadPolicy?
+        /// Its licence, download conditions and stated storage (modelcast profile only);
+        /// model-level: its variants share them, each with its own computed install size.
+        package var policies = ModelPolicies()
         /// For a variant published as a unit of its own: the name its keys use
         /// (`NAME/variants/VARIANT`); nil: the model's name.
         package var storageName: String?
@@ -249,6 +252,7 @@ package struct PublishRequest: Sendable {
             try Self.validateName(model.name)
             guard names.insert(model.name).inserted else { throw ModelCastError.usage("model \(model.name) is given twice") }
             try validate(model)
+            try validatePolicies(of: model)
         }
         if let minAppVersion {
             do { try Self.validateMinAppVersion(minAppVersion) } catch { throw ModelCastError.usage("--min-app-version \(error)") }
@@ -257,6 +261,16 @@ package struct PublishRequest: Sendable {
         if prototypes != nil && !profile.writesPrototypes {
             throw ModelCastError.usage("prototypes are written only by the catalog and modelcast profiles, not \(profile.rawValue)")
         }
+    }
+
+    /// A licence, download conditions or a stated storage: written only by a profile whose
+    /// manifest has the keys (elsewhere they would be dropped, and devices never gated),
+    /// and each whole (checked before anything is packed).
+    private func validatePolicies(of model: Model) throws {
+        guard !model.policies.isEmpty else { return }
+        guard profile.carriesModelPolicies else { throw ModelCastError.usage(ManifestProfile.policiesRefusal(profile: profile, model: model.name)) }
+        _ = try model.policies.licence(model: model.name)
+        _ = try model.policies.conditions(model: model.name)
     }
 
     private func validate(_ model: Model) throws {

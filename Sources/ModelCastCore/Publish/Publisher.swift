@@ -22,6 +22,7 @@ package struct Publisher: TargetWriting {
         try request.signing?.validate(profile: request.profile)
         // Inspect every input before anything is written: a bad model fails here.
         let descriptions = try Self.describeInputs(of: request)
+        let unitStorage = try Self.unitStorage(of: request, descriptions: descriptions)
         let contract = try InterfaceContract(units: request.models.flatMap(\.units), descriptions: descriptions)
         try contract.checkClassCounts(request)
         for warning in contract.warnings { warn(warning) }
@@ -53,7 +54,9 @@ package struct Publisher: TargetWriting {
         try VersionRules.checkVersionsKeepTheirFiles(packed.models, wentLive: state.wentLive, givenVersions: givenVersions, log: log)
         let reuse = await reportReuse(packed.models, live: live, staging: staging)
 
-        var release = Self.release(of: request, models: VariantAssembly.models(of: request, units: packed.models), prototypes: packed.prototypes, state: state)
+        let models = try VariantAssembly.models(of: request, units: packed.models, storage: unitStorage)
+        for line in Self.licenceChanges(models, live: live) { warn(line) }
+        var release = Self.release(of: request, models: models, prototypes: packed.prototypes, state: state)
         var settings = CommitSettings(request, profile: request.profile, baseURL: request.baseURL, manifestCacheControl: request.manifestCacheControl, signing: request.signing)
         settings.hostedOn = request.hostedOn
         if let rollout = live?.rollout, rollout.isInProgress(at: request.publishedAt) {
@@ -110,6 +113,39 @@ package struct Publisher: TargetWriting {
             }
         }
         return descriptions
+    }
+
+    /// Each unit's storage, by label, for a profile that carries it: the bytes its files
+    /// take installed — a zip's entries unpacked, a plain or tree file as it is, which the
+    /// descriptions already sum (no pass over the bytes) — raised to a stated install size,
+    /// never lowered (a stated size below it is refused here, before anything is packed).
+    static func unitStorage(of request: PublishRequest, descriptions: [String: [ModelDescription]]) throws -> [String: ReleaseStorage] {
+        guard request.profile.carriesModelPolicies else { return [:] }
+        var storage: [String: ReleaseStorage] = [:]
+        for model in request.models {
+            for unit in model.units {
+                let computed = descriptions[unit.name, default: []].reduce(Int64(0)) { $0 + $1.totalSize }
+                let label = model.variants.isEmpty ? "model \(model.name)" : "variant \(unit.name.split(separator: "@").last!) of model \(model.name)"
+                storage[unit.name] = try model.policies.storage(computed: computed, unit: label)
+            }
+        }
+        return storage
+    }
+
+    /// A note per model whose licence differs from the live release's (its SPDX expression
+    /// or URL): an acceptance is of one licence, so devices that gate on it ask again.
+    static func licenceChanges(_ models: [String: ReleaseModel], live: Release?) -> [String] {
+        guard let live else { return [] }
+        return models.keys.sorted().compactMap { name in
+            guard let licence = models[name]?.licence, let old = live.models[name] else { return nil }
+            let asks = licence.acceptance == LicenceAcceptanceChoice.required.rawValue
+            guard let previous = old.licence else {
+                return asks ? "licence added for \(name): devices ask for acceptance before they update it" : nil
+            }
+            guard previous.spdx != licence.spdx || previous.url != licence.url else { return nil }
+            let change = "\(ModelPolicyText.licenceName(previous)) -> \(ModelPolicyText.licenceName(licence))"
+            return asks ? "licence changed for \(name): devices ask for acceptance again (\(change))" : "licence changed for \(name) (\(change))"
+        }
     }
 
     /// Packs (or, for a dry run, only hashes) the models and prototypes of `request` into `staging`.

@@ -56,7 +56,11 @@ extension LiveRelease {
             let model = release.models[name]!
             if let variants = model.variants, !variants.isEmpty {
                 for variant in variants {
-                    models.append(ModelReport(name: name, variant: variant.name, requires: Self.requirements(variant.requires), model: variant.model))
+                    var report = ModelReport(name: name, variant: variant.name, requires: Self.requirements(variant.requires), model: variant.model)
+                    // Model-level: every variant is gated by its model's.
+                    report.licence = model.licence
+                    report.downloadConditions = model.downloadConditions
+                    models.append(report)
                 }
             } else {
                 models.append(ModelReport(name: name, variant: nil, requires: nil, model: model))
@@ -91,7 +95,8 @@ extension ModelReport {
         }
         let files = model.files.map { FileReport(name: $0.placement, key: $0.key, size: $0.size, sha256: $0.sha256) }
         self.init(name: name, variant: variant, requires: requires, version: model.version, size: files.reduce(0) { $0 + $1.size },
-                  modelSigned: model.modelSignature != nil, meta: meta, files: files)
+                  modelSigned: model.modelSignature != nil, meta: meta, files: files,
+                  licence: model.licence, downloadConditions: model.downloadConditions, storage: model.storage)
     }
 }
 

@@ -71,10 +71,17 @@ package struct ModelReport: Codable, Sendable, Equatable {
     /// `meta` fields as JSON text, by key.
     package let meta: [String: String]
     package let files: [FileReport]
+    /// The model's licence (a variant shows its model's).
+    package var licence: ReleaseLicence?
+    /// When devices may download it (a variant shows its model's).
+    package var downloadConditions: ReleaseDownloadConditions?
+    /// What it takes installed (each variant its own).
+    package var storage: ReleaseStorage?
 
     enum CodingKeys: String, CodingKey {
-        case name, variant, requires, version, size, meta, files
+        case name, variant, requires, version, size, meta, files, licence, storage
         case modelSigned = "model_signed"
+        case downloadConditions = "download_conditions"
     }
 }
 

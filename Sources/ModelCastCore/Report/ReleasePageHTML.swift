@@ -73,6 +73,9 @@ extension ChannelReport {
             if let variant = model.variant { label += "<br><span class=\"variant\">variant \(html(variant))</span>" }
             if let requires = model.requires { label += "<br><span class=\"requires\">needs \(html(requires))</span>" }
             if model.modelSigned { label += "<br><span class=\"tag pass\">model signed</span>" }
+            if let licence = model.licence { label += "<br><span class=\"requires\">\(html(ModelPolicyText.licence(licence)))</span>" }
+            if let conditions = model.downloadConditions.flatMap(ModelPolicyText.conditions) { label += "<br><span class=\"requires\">downloads on \(html(conditions))</span>" }
+            if let storage = model.storage { label += "<br><span class=\"size\">\(html(ModelPolicyText.storage(storage)))</span>" }
             for key in model.meta.keys.sorted() { label += "<br><span class=\"meta\">\(html(key)): \(html(model.meta[key]!))</span>" }
             let files = model.files.map { file in
                 "<div class=\"file\"><span>\(html(file.name))</span> <span class=\"size\">\(pageSize(file.size))</span><br><code class=\"hash\">\(html(file.sha256))</code></div>"

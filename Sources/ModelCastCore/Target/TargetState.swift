@@ -307,9 +307,11 @@ package struct HistoryEntry: Codable, Sendable, Equatable {
     /// The action in words: "rollout halted: every device on sequence 1".
     package var detail: String?
     package var rollout: RolloutFacts?
+    /// Model name → its licence, download conditions and storage, for the models that have any.
+    package var policies: [String: ModelPolicyFacts]?
 
     enum CodingKeys: String, CodingKey {
-        case sequence, state, versions, action, detail, rollout
+        case sequence, state, versions, action, detail, rollout, policies
         case publishedAt = "published_at", expiresAt = "expires_at", rollbackSequence = "rollback_sequence"
     }
 }
@@ -353,6 +355,7 @@ extension TargetState {
             let (action, detail) = actions.describe(record)
             entry.action = action
             entry.detail = detail
+            entry.policies = ModelPolicyFacts.of(record.models)
             entry.rollout = record.rollout.map {
                 HistoryEntry.RolloutFacts(percent: Double($0.basisPoints) / 100, halted: $0.isHalted, scheduled: $0.schedule != nil,
                                           fallbackSequence: record.rollback?.sequence)

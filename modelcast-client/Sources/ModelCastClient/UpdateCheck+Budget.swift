@@ -71,12 +71,14 @@ extension UpdateCheck {
         history += state.installed[model.name.rawValue]?.previous ?? []
         for id in history where keep.count < configuration.keepPreviousVersions { keep.insert(id) }
         let versions = modelsDirectory.versionsDirectory(model.name)
+        // No directory (a first install) frees nothing.
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: versions.path)) ?? []
         return entries.filter { !keep.contains($0) }.reduce(Int64(0)) { Installer.add($0, Self.bytes(under: versions.appendingPathComponent($1))) }
     }
 
     private func lastUsed(_ name: ModelName, context: PlanContext) -> Date {
         if let date = context.lastUse[name.rawValue] { return date }
+        // Never used and its install time unreadable: it counts as used longest ago.
         guard let current = modelsDirectory.current(name),
               let date = try? FileManager.default.attributesOfItem(atPath: current.path)[.modificationDate] as? Date else { return .distantPast }
         return date

@@ -64,6 +64,8 @@ package enum ManifestProfile: String, CaseIterable, Sendable, Codable {
     package var writesAnyMeta: Bool { capabilities.contains(.writesAnyMeta) }
     /// Whether its clients compare version strings with `>`.
     package var comparesVersionStrings: Bool { capabilities.contains(.comparesVersionStrings) }
+    /// Whether its model entries carry a licence, download conditions and storage.
+    package var carriesModelPolicies: Bool { capabilities.contains(.carriesModelPolicies) }
     /// What its clients would get wrong about this release, said as publish warnings.
     package func publishWarnings(_ release: Release) -> [String] { definition.publishWarnings(release) }
     /// What a rollback that keeps the old version number leaves undone on devices already on `deviceVersion`.
@@ -115,6 +117,11 @@ package enum ManifestProfile: String, CaseIterable, Sendable, Codable {
     /// Why a tree model cannot go into this profile's manifest, naming both.
     package static func treeRefusal(profile: ManifestProfile, model: String) -> String {
         "profile \(profile.rawValue) gives each model one URL, so model \(model) cannot be published as a tree of files (--no-zip, or layout: tree); publish it zipped, or use the modelcast profile"
+    }
+
+    /// Why `profile` refuses a model's licence, download conditions or storage.
+    package static func policiesRefusal(profile: ManifestProfile, model: String) -> String {
+        "profile \(profile.rawValue) cannot carry licence/download conditions/storage (model \(model)); use the modelcast profile"
     }
 
     /// The manifest this profile's clients read, for `release`.

@@ -12,7 +12,7 @@ struct ModelcastProfile: ProfileDefinition {
     var computedFields: [String] { [] }
     var capabilities: ProfileCapabilities {
         [.writesPrototypes, .publishesTrees, .carriesSignatureAndExpiry, .stagesRollouts, .writesVariants, .namesDefaultVariant,
-         .writesSegmentIndexes, .carriesModelSignatures, .writesAnyMeta]
+         .writesSegmentIndexes, .carriesModelSignatures, .writesAnyMeta, .carriesModelPolicies]
     }
 
     func checkShape(_ release: Release) throws {

@@ -36,4 +36,8 @@ package struct ProfileCapabilities: OptionSet, Sendable {
     /// Its clients compare version strings with `>`: a higher version that sorts lower as
     /// a string is never installed.
     package static let comparesVersionStrings = ProfileCapabilities(rawValue: 1 << 9)
+    /// Its model entries carry a licence, download conditions and storage (`licence`,
+    /// `download_conditions`, `storage`), which its clients enforce; publish computes
+    /// every unit's install size for it.
+    package static let carriesModelPolicies = ProfileCapabilities(rawValue: 1 << 10)
 }

@@ -155,8 +155,8 @@ check 'models/tiny-llm/1.0.0/tiny-llm-mmproj.gguf' 6753569a239cff08d6bfd0966da6c
 check 'models/tiny-llm/1.0.0/tiny-llm.gguf' b67f7c0f2554d969e9bd3d1e3efbb2faa71537a42d6e3c4ec85de5f65b82bb71 tn98DyVU2WnpvT0ePvuy+qcVN6QtbjxOyF3l9luCu3E= 1024 "$@"
 check 'models/tiny-llm/1.1.0/tiny-llm-mmproj.gguf' 6753569a239cff08d6bfd0966da6c197fe956958dfce80ac06b2095c2caef2e0 Z1NWmiOc/wjWv9CWbabBl/6VaVjfzoCsBrIJXCyu8uA= 1248 "$@"
 check 'models/tiny-llm/1.1.0/tiny-llm.gguf' b67f7c0f2554d969e9bd3d1e3efbb2faa71537a42d6e3c4ec85de5f65b82bb71 tn98DyVU2WnpvT0ePvuy+qcVN6QtbjxOyF3l9luCu3E= 1024 "$@"
-check 'manifests/00000001.json' b47bb1ffe2e1364445ff5730f1b17c0e2185147bcb8d62fc6c0096d27e2bbd67 tHux/+LhNkRF/1cw8bF8DiGFFHvLjWL8bACW0n4rvWc= 1343 "$@"
-check 'manifests/00000002.json' 2e7cd21b6947f65d3864cd7b83153661e67c430f42a9b8c66ba09940b0e19922 LnzSG2lH9l04ZM17gxU2YeZ8Qw9CqbjGa6CZQLDhmSI= 2673 "$@"
+check 'manifests/00000001.json' 43593042f21e8204bb8da699252ae4d022600b2350bb62c017b3cdb8d466a4f6 Q1kwQvIeggS7jaaZJSrk0CJgCyNQu2LAF7PNuNRmpPY= 1400 "$@"
+check 'manifests/00000002.json' 7ae283c056d56bcab42decf9daab6b08e7cca282cdacb1380aecdf2c64e641e0 euKDwFbVa8q0Lez52qtrCOfMooLNrLE4CuzfLGTmQeA= 2793 "$@"
 if [ $CONFLICTS -gt 0 ]; then
     echo "upload-aws.sh: $CONFLICTS immutable key(s) hold different content; nothing was uploaded" >&2
     exit 1
@@ -165,9 +165,9 @@ put_new 'models/tiny-llm/1.0.0/tiny-llm-mmproj.gguf' 'public, max-age=31536000, 
 put_new 'models/tiny-llm/1.0.0/tiny-llm.gguf' 'public, max-age=31536000, immutable' 'application/octet-stream' 1024 b67f7c0f2554d969e9bd3d1e3efbb2faa71537a42d6e3c4ec85de5f65b82bb71 tn98DyVU2WnpvT0ePvuy+qcVN6QtbjxOyF3l9luCu3E= "$@"
 put_new 'models/tiny-llm/1.1.0/tiny-llm-mmproj.gguf' 'public, max-age=31536000, immutable' 'application/octet-stream' 1248 6753569a239cff08d6bfd0966da6c197fe956958dfce80ac06b2095c2caef2e0 Z1NWmiOc/wjWv9CWbabBl/6VaVjfzoCsBrIJXCyu8uA= "$@"
 put_new 'models/tiny-llm/1.1.0/tiny-llm.gguf' 'public, max-age=31536000, immutable' 'application/octet-stream' 1024 b67f7c0f2554d969e9bd3d1e3efbb2faa71537a42d6e3c4ec85de5f65b82bb71 tn98DyVU2WnpvT0ePvuy+qcVN6QtbjxOyF3l9luCu3E= "$@"
-put_new 'manifests/00000001.json' 'public, max-age=31536000, immutable' 'application/json' 1343 b47bb1ffe2e1364445ff5730f1b17c0e2185147bcb8d62fc6c0096d27e2bbd67 tHux/+LhNkRF/1cw8bF8DiGFFHvLjWL8bACW0n4rvWc= "$@"
-put_new 'manifests/00000002.json' 'public, max-age=31536000, immutable' 'application/json' 2673 2e7cd21b6947f65d3864cd7b83153661e67c430f42a9b8c66ba09940b0e19922 LnzSG2lH9l04ZM17gxU2YeZ8Qw9CqbjGa6CZQLDhmSI= "$@"
-put_replace 'manifest.json' 'no-cache, no-store' 'application/json' 2e7cd21b6947f65d3864cd7b83153661e67c430f42a9b8c66ba09940b0e19922 LnzSG2lH9l04ZM17gxU2YeZ8Qw9CqbjGa6CZQLDhmSI= "$@"
+put_new 'manifests/00000001.json' 'public, max-age=31536000, immutable' 'application/json' 1400 43593042f21e8204bb8da699252ae4d022600b2350bb62c017b3cdb8d466a4f6 Q1kwQvIeggS7jaaZJSrk0CJgCyNQu2LAF7PNuNRmpPY= "$@"
+put_new 'manifests/00000002.json' 'public, max-age=31536000, immutable' 'application/json' 2793 7ae283c056d56bcab42decf9daab6b08e7cca282cdacb1380aecdf2c64e641e0 euKDwFbVa8q0Lez52qtrCOfMooLNrLE4CuzfLGTmQeA= "$@"
+put_replace 'manifest.json' 'no-cache, no-store' 'application/json' 7ae283c056d56bcab42decf9daab6b08e7cca282cdacb1380aecdf2c64e641e0 euKDwFbVa8q0Lez52qtrCOfMooLNrLE4CuzfLGTmQeA= "$@"
 # One line on standard output: what was uploaded, what was already there, what went live.
 plural() { if [ "$1" = 1 ]; then echo "$1 $2"; else echo "$1 $2s"; fi; }
 echo "upload-aws.sh: uploaded $(plural $UPLOADED object) ($UPLOADED_BYTES bytes), $(plural $REUSED object) already stored; replaced$REPLACED at $DEST"

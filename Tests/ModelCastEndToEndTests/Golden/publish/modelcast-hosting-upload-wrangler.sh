@@ -69,8 +69,8 @@ check 'models/tiny-llm/1.0.0/tiny-llm-mmproj.gguf' 6753569a239cff08d6bfd0966da6c
 check 'models/tiny-llm/1.0.0/tiny-llm.gguf' b67f7c0f2554d969e9bd3d1e3efbb2faa71537a42d6e3c4ec85de5f65b82bb71 "$@"
 check 'models/tiny-llm/1.1.0/tiny-llm-mmproj.gguf' 6753569a239cff08d6bfd0966da6c197fe956958dfce80ac06b2095c2caef2e0 "$@"
 check 'models/tiny-llm/1.1.0/tiny-llm.gguf' b67f7c0f2554d969e9bd3d1e3efbb2faa71537a42d6e3c4ec85de5f65b82bb71 "$@"
-check 'manifests/00000001.json' b47bb1ffe2e1364445ff5730f1b17c0e2185147bcb8d62fc6c0096d27e2bbd67 "$@"
-check 'manifests/00000002.json' 2e7cd21b6947f65d3864cd7b83153661e67c430f42a9b8c66ba09940b0e19922 "$@"
+check 'manifests/00000001.json' 43593042f21e8204bb8da699252ae4d022600b2350bb62c017b3cdb8d466a4f6 "$@"
+check 'manifests/00000002.json' 7ae283c056d56bcab42decf9daab6b08e7cca282cdacb1380aecdf2c64e641e0 "$@"
 if [ $CONFLICTS -gt 0 ]; then
     echo "upload-wrangler.sh: $CONFLICTS immutable key(s) hold different content; nothing was uploaded" >&2
     exit 1
