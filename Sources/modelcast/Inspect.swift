@@ -48,9 +48,10 @@ extension ModelCast {
             }
             let description = try ModelInspector.describe(model)
             let interface = try ModelInterface.readResult(description)
+            let licence = try DeclaredLicence.readResult(description)
             let packer = Packer()
             let artifact = noHash ? nil : try packer.digest(description, progress: progressOptions.display(json: json).factory)
-            let report = InspectReport(description: description, artifactName: packer.artifactName(for: description, zip: description.isDirectory), artifact: artifact, interface: interface)
+            let report = InspectReport(description: description, artifactName: packer.artifactName(for: description, zip: description.isDirectory), artifact: artifact, interface: interface, declaredLicence: licence)
             if json {
                 print(try JSONOutput.encode(InspectOutput(report: report, modelSignature: verification)), terminator: "")
             } else {
