@@ -9,7 +9,8 @@ extension ModelCast {
             discussion: """
                 Recognises .gguf, .mlpackage, .mlmodelc, .mlmodel, .tflite and .onnx; anything \
                 else is a generic file or directory. Size and SHA-256 are those of the artifact \
-                `pack` would write.
+                `pack` would write; the install size is the one publish writes in the manifest. \
+                A licence the model file declares is shown, never published.
                 Details: docs/cli.md#inspect
                 """
         )
