@@ -9,7 +9,8 @@ extension ModelCast {
             discussion: """
                 Recognises .gguf, .mlpackage, .mlmodelc, .mlmodel, .tflite and .onnx; anything \
                 else is a generic file or directory. Size and SHA-256 are those of the artifact \
-                `pack` would write.
+                `pack` would write; the install size is the one publish writes in the manifest. \
+                A licence the model file declares is shown, never published.
                 Details: docs/cli.md#inspect
                 """
         )
@@ -48,9 +49,10 @@ extension ModelCast {
             }
             let description = try ModelInspector.describe(model)
             let interface = try ModelInterface.readResult(description)
+            let licence = try DeclaredLicence.readResult(description)
             let packer = Packer()
             let artifact = noHash ? nil : try packer.digest(description, progress: progressOptions.display(json: json).factory)
-            let report = InspectReport(description: description, artifactName: packer.artifactName(for: description, zip: description.isDirectory), artifact: artifact, interface: interface)
+            let report = InspectReport(description: description, artifactName: packer.artifactName(for: description, zip: description.isDirectory), artifact: artifact, interface: interface, declaredLicence: licence)
             if json {
                 print(try JSONOutput.encode(InspectOutput(report: report, modelSignature: verification)), terminator: "")
             } else {

@@ -44,7 +44,7 @@ final class InspectPackCLITests: XCTestCase {
         let text = try modelcast(["inspect", out.at("onnx/graph.onnx"), "--no-hash"])
         XCTAssertEqual(text.status, 0, text.stderr)
         XCTAssertTrue(text.stdout.hasSuffix("""
-            artifact    graph.onnx (file, application/octet-stream)
+            artifact      graph.onnx (file, application/octet-stream)
             interface
               format  onnx
               input   'x' tensor FLOAT batch×3×224×224

@@ -508,6 +508,13 @@ class InspectResult(_Result):
     """``gguf``, ``mlpackage``, ``mlmodelc``, ``mlmodel``, ``onnx``, ``tflite``, ``file`` or ``directory``."""
     files: int
     model_size: int
+    install_size: int
+    """What ``publish`` writes as the model's ``storage.install_size`` (modelcast profile) unless
+    a larger size is stated: the bytes its files take installed."""
+    declared_licence: Optional[Mapping[str, Any]]
+    """The licence the model file declares (``text``, and ``name``/``url`` when the file has
+    them), escaped and cut to 256 characters; only information, never published."""
+    declared_licence_error: Optional[str]
     details: Mapping[str, Any]
     """Format details: ``gguf_version``, ``tensors``, ``architecture``… (numbers are ints)."""
     artifact: ArtifactSummary

@@ -111,6 +111,8 @@ class CommandTests(unittest.TestCase):
         tree = modelcast.pack(CLASSIFIER, zip=False, out=f"{out}/", log=self.log)
         self.assertIsInstance(tree, modelcast.PackedTree)
         self.assertEqual(tree.size, sum(f.size for f in tree.files))
+        self.assertEqual(unhashed.install_size, tree.size, "a directory installs as its files, zipped or not")
+        self.assertIsNone(unhashed.declared_licence)
         for file in tree.files:
             self.assertEqual(file.sha256, sha256(CLASSIFIER / file.path), file.path)
         with self.assertRaises(modelcast.ModelcastError) as raised:

@@ -22,6 +22,9 @@ package struct GGUFSummary: Sendable, Equatable {
     package var dataEnd: UInt64
     /// Where each tensor's data starts in the file, in order, each once.
     package var tensorStarts: [UInt64] = []
+    /// `general.license`, `general.license.name` and `general.license.link`, when the file has
+    /// any of them as strings (a value of another type is no licence and is skipped).
+    package var licence: DeclaredLicence?
 }
 
 /// Reads and validates a GGUF file's header without reading tensor data:
@@ -48,6 +51,7 @@ package enum GGUFReader {
             architecture: nil, name: nil, quantization: nil, parameterCount: 0, dataOffset: 0, dataEnd: 0)
         let metadata = try parse.readMetadata(count: metadataCount)
         (summary.architecture, summary.name) = (metadata.architecture, metadata.name)
+        summary.licence = DeclaredLicence(text: metadata.licence, name: metadata.licenceName, url: metadata.licenceLink)
         let tensors = try parse.readTensorRecords(count: tensorCount, alignment: metadata.alignment)
         let layout = try parse.placeTensors(tensors, alignment: metadata.alignment)
         (summary.dataOffset, summary.dataEnd, summary.parameterCount) = (layout.dataOffset, layout.dataEnd, layout.parameterCount)
@@ -68,10 +72,15 @@ package enum GGUFReader {
         let path: String
         let fileSize: UInt64
         var reader: BufferedReader
+        /// The longest metadata string value read (a chat template can be long).
+        static let maxStringLength: UInt64 = 16 << 20
         /// Set to collect the model's interface as the metadata is read (`readInterface`).
         var interface: GGUFInterfaceFields? = nil
 
-        struct Metadata { var architecture: String?; var name: String?; var fileType: UInt32?; var alignment: UInt64 = 32 }
+        struct Metadata {
+            var architecture: String?; var name: String?; var fileType: UInt32?; var alignment: UInt64 = 32
+            var licence: String?; var licenceName: String?; var licenceLink: String?
+        }
         struct Tensor { let name: String; let elements: UInt64; let type: UInt32; let offset: UInt64 }
         struct Layout { var dataOffset: UInt64; var dataEnd: UInt64; var parameterCount: UInt64 = 0; var bytesByType: [UInt32: UInt64] = [:] }
 
@@ -128,6 +137,10 @@ package enum GGUFReader {
                 case ("general.architecture", 8): metadata.architecture = try reader.string(key, path: path)
                 case ("general.name", 8): metadata.name = try reader.string(key, path: path)
                 case ("general.file_type", 4): metadata.fileType = try reader.u32(key, path: path)
+                // The limit is skipValue's: a long licence is kept (and cut when shown), not refused.
+                case ("general.license", 8): metadata.licence = try reader.string(key, path: path, limit: Self.maxStringLength)
+                case ("general.license.name", 8): metadata.licenceName = try reader.string(key, path: path, limit: Self.maxStringLength)
+                case ("general.license.link", 8): metadata.licenceLink = try reader.string(key, path: path, limit: Self.maxStringLength)
                 case ("general.alignment", 4):
                     let value = try reader.u32(key, path: path)
                     guard value > 0, value & (value - 1) == 0 else { throw fail("general.alignment \(value) is not a power of two") }
@@ -247,7 +260,7 @@ package enum GGUFReader {
         switch type {
         case 8:
             // Read, not skipped: every string must be UTF-8 (a chat template, a token).
-            _ = try reader.string(key, path: path, limit: 16 << 20)
+            _ = try reader.string(key, path: path, limit: HeaderParse.maxStringLength)
         case 9:
             guard depth < maxArrayNesting else {
                 throw ModelCastError.invalidModel(path: path, format: "GGUF", reason: "\(key): arrays nested too deeply")

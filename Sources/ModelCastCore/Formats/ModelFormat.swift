@@ -36,6 +36,9 @@ package struct ModelDescription: Sendable {
     package let details: [(key: String, value: String)]
     /// The scanned tree, for directory models.
     package let tree: ModelTree?
+    /// The licence a GGUF header declares, read with the header it is in; other formats keep
+    /// theirs elsewhere in the file (`DeclaredLicence.read(_:)` reads any format's).
+    var headerLicence: DeclaredLicence? = nil
 }
 
 /// Detects and validates model formats.
@@ -94,9 +97,12 @@ package enum ModelInspector {
         let prefix = try file.read(at: 0, count: 16)
         let kind: ModelKind
         var details: [(key: String, value: String)] = []
+        var licence: DeclaredLicence?
         if lowerName.hasSuffix(".gguf") || GGUFReader.hasMagic(prefix) {
             kind = .gguf
-            details = try ggufDetails(path)
+            let summary = try GGUFReader.read(path: path)
+            details = ggufDetails(summary)
+            licence = summary.licence
         } else if lowerName.hasSuffix(".mlmodel") {
             kind = .mlmodel
             let version = try ProtobufSniffer.leadingVarintField(prefix, path: path, format: "Core ML (.mlmodel)", field: "specificationVersion")
@@ -115,12 +121,11 @@ package enum ModelInspector {
         }
         return ModelDescription(
             path: path, kind: kind, isDirectory: false, fileCount: 1,
-            totalSize: size, details: details, tree: nil)
+            totalSize: size, details: details, tree: nil, headerLicence: licence)
     }
 
     /// A GGUF file's facts, read from its header and metadata.
-    private static func ggufDetails(_ path: String) throws -> [(key: String, value: String)] {
-        let summary = try GGUFReader.read(path: path)
+    private static func ggufDetails(_ summary: GGUFSummary) -> [(key: String, value: String)] {
         var details: [(key: String, value: String)] = []
         details.append(("gguf_version", String(summary.version)))
         if let value = summary.architecture { details.append(("architecture", value)) }

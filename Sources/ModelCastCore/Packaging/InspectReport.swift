@@ -7,6 +7,12 @@ package struct InspectReport: Encodable, Sendable {
     package let files: Int
     /// Total bytes of the model's files.
     package let modelSize: Int64
+    /// What publish writes as the model's `storage.install_size` (modelcast profile) when
+    /// no larger size is stated: `ModelDescription.installSize(of:)`, the code publish runs.
+    package let installSize: Int64
+    /// The licence the file declares, or why it could not be read; nil when it declares none
+    /// (or its format has no place for one). Only shown: publish does not take it.
+    package let declaredLicence: Result<DeclaredLicence, ModelCastError>?
     package let details: [String: String]
     private let orderedDetails: [(key: String, value: String)]
     /// The artifact that would be published.
@@ -32,6 +38,9 @@ package struct InspectReport: Encodable, Sendable {
     enum CodingKeys: String, CodingKey {
         case path, kind, files, details, artifact, interface
         case modelSize = "model_size"
+        case installSize = "install_size"
+        case declaredLicence = "declared_licence"
+        case declaredLicenceError = "declared_licence_error"
         case interfaceError = "interface_error"
     }
 
@@ -58,6 +67,12 @@ package struct InspectReport: Encodable, Sendable {
         try container.encode(kind, forKey: .kind)
         try container.encode(files, forKey: .files)
         try container.encode(modelSize, forKey: .modelSize)
+        try container.encode(installSize, forKey: .installSize)
+        switch declaredLicence {
+        case .success(let value): try container.encode(value, forKey: .declaredLicence)
+        case .failure(let error): try container.encode(error.message, forKey: .declaredLicenceError)
+        case nil: break
+        }
         let typed = details.mapValues { value -> DetailValue in
             value.allSatisfy(\.isASCIIDigit) ? Int64(value).map(DetailValue.integer) ?? .text(value) : .text(value)
         }
@@ -82,8 +97,11 @@ package struct InspectReport: Encodable, Sendable {
     }
 
     package init(description: ModelDescription, artifactName: String, artifact: PackResult?,
-                 interface: Result<ModelInterface, ModelCastError>? = nil) {
+                 interface: Result<ModelInterface, ModelCastError>? = nil,
+                 declaredLicence: Result<DeclaredLicence, ModelCastError>? = nil) {
         self.interface = interface
+        self.declaredLicence = declaredLicence
+        installSize = ModelDescription.installSize(of: [description])
         path = description.path
         kind = description.kind
         files = description.fileCount
@@ -102,9 +120,16 @@ package struct InspectReport: Encodable, Sendable {
         var rows: [(String, String)] = [
             ("path", path), ("kind", kind.rawValue), ("files", String(files)),
             ("model size", "\(modelSize) bytes (\(formatBytes(modelSize)))"),
+            ("install size", "\(installSize) bytes (\(formatBytes(installSize)))"),
         ]
         // Detail values come from inside the model file: escaped for the terminal.
         rows += orderedDetails.map { ($0.key.replacingOccurrences(of: "_", with: " "), printable($0.value)) }
+        switch declaredLicence {
+        // Held escaped and cut already (`DeclaredLicence`).
+        case .success(let licence): rows.append(("licence (file)", licence.line))
+        case .failure(let error): rows.append(("licence (file)", "unreadable: " + printable(error.message)))
+        case nil: break
+        }
         rows.append(("artifact", "\(artifact.name) (\(artifact.format.rawValue), \(artifact.contentType))"))
         if let size = artifact.size { rows.append(("artifact size", "\(size) bytes (\(formatBytes(size)))")) }
         if let sha = artifact.sha256 { rows.append(("sha256", sha.hex)) }

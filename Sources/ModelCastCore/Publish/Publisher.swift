@@ -23,6 +23,7 @@ package struct Publisher: TargetWriting {
         // Inspect every input before anything is written: a bad model fails here.
         let descriptions = try Self.describeInputs(of: request)
         let unitStorage = try Self.unitStorage(of: request, descriptions: descriptions)
+        for line in try Self.declaredLicenceNotes(request, descriptions: descriptions) { log(line) }
         let contract = try InterfaceContract(units: request.models.flatMap(\.units), descriptions: descriptions)
         try contract.checkClassCounts(request)
         for warning in contract.warnings { warn(warning) }
@@ -124,12 +125,24 @@ package struct Publisher: TargetWriting {
         var storage: [String: ReleaseStorage] = [:]
         for model in request.models {
             for unit in model.units {
-                let computed = descriptions[unit.name, default: []].reduce(Int64(0)) { $0 + $1.totalSize }
+                let computed = ModelDescription.installSize(of: descriptions[unit.name, default: []])
                 let label = model.variants.isEmpty ? "model \(model.name)" : "variant \(unit.name.split(separator: "@").last!) of model \(model.name)"
                 storage[unit.name] = try model.policies.storage(computed: computed, unit: label)
             }
         }
         return storage
+    }
+
+    /// A note per model whose stated SPDX licence (`--licence`, `licence.spdx`) is not the
+    /// one its model file declares (compared without case): only a note, as the manifest
+    /// carries what the release engineer states. A file whose licence cannot be read gets
+    /// none: the interface warning already names what in it does not parse.
+    static func declaredLicenceNotes(_ request: PublishRequest, descriptions: [String: [ModelDescription]]) throws -> [String] {
+        try request.models.compactMap { model in
+            guard let spdx = model.policies.spdx, let unit = model.units.first, let file = descriptions[unit.name]?.first,
+                  case .success(let declared)? = try DeclaredLicence.readResult(file), declared.differs(from: spdx) else { return nil }
+            return "note: model \(model.name): \(printable(file.path)) declares licence \(declared.line); the manifest names \(spdx), as stated (the file's is not used)"
+        }
     }
 
     /// A note per model whose licence differs from the live release's (its SPDX expression

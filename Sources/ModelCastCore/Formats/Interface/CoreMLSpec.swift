@@ -19,6 +19,13 @@ enum CoreMLSpec {
         static let input: UInt32 = 1, output: UInt32 = 10, predictedFeatureName: UInt32 = 11
         static let predictedProbabilitiesName: UInt32 = 12, state: UInt32 = 13
         static let functions: UInt32 = 20, defaultFunctionName: UInt32 = 21
+        /// `metadata = 100`: a Metadata message.
+        static let metadata: UInt32 = 100
+    }
+
+    /// Metadata `license = 4` (coremltools' `model.license`).
+    enum Metadata {
+        static let license: UInt32 = 4
     }
 
     enum FunctionDescription {

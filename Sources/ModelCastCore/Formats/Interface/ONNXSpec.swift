@@ -5,6 +5,8 @@
 enum ONNXSpec {
     /// ModelProto `graph = 7`.
     static let modelGraph: UInt32 = 7
+    /// ModelProto `metadata_props = 14`: StringStringEntryProto `key = 1`, `value = 2`.
+    static let modelMetadataProps: UInt32 = 14, metadataKey: UInt32 = 1, metadataValue: UInt32 = 2
 
     enum Graph {
         static let initializer: UInt32 = 5, input: UInt32 = 11, output: UInt32 = 12, sparseInitializer: UInt32 = 15
