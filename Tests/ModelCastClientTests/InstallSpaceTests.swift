@@ -79,8 +79,11 @@ final class InstallSpaceTests: XCTestCase {
     /// On a 48 MiB volume, a zip of a few KiB that declares 64 MiB is refused before it is
     /// unpacked: the volume never gets close to full (the attack this answers filled a
     /// 100 MiB volume to 8 KiB free before refusing), and the error names the model, the
-    /// size and the free space. A plain file of 22 MiB installs on a 40 MiB volume: it is
-    /// hard-linked, so it needs its download's room only, not twice its size.
+    /// size and the free space. The manifest publish writes gives the size
+    /// (`storage.install_size`), so the refusal comes before the download; a manifest that
+    /// understates it is caught by the zip's own entries, before anything is unpacked. A
+    /// plain file of 22 MiB installs on a 40 MiB volume: it is hard-linked, so it needs its
+    /// download's room only, not twice its size.
     func testFreeSpaceIsCheckedBeforeUnpackingAndAPlainFileNeedsItsSizeOnce() async throws {
         guard getuid() == 0 else { throw XCTSkip("a small volume (a tmpfs mount) needs root") }
         let site = try ClientTests.Site()
@@ -90,6 +93,20 @@ final class InstallSpaceTests: XCTestCase {
         let volume = try SmallVolume(megabytes: 48)
         var configuration = site.configuration()
         configuration.directory = URL(fileURLWithPath: volume.path + "/device")
+        let early = await failure(of: try ModelUpdater(configuration))
+        guard case .insufficientSpace(let earlyModel, let needed, let free) = early else { return XCTFail("\(String(describing: early))") }
+        XCTAssertEqual(earlyModel, "m")
+        XCTAssertGreaterThan(needed, bomb.unpacked)
+        XCTAssertLessThanOrEqual(free, 48 << 20)
+        XCTAssertEqual(site.requests.filter { $0.contains("/models/models/") }, [], "nothing downloaded")
+
+        // The same release with its install size understated (unsigned, to a device that pins no key).
+        let manifestPath = site.root + "/manifest.json"
+        let published = try String(contentsOfFile: manifestPath, encoding: .utf8)
+        let lying = published.replacingOccurrences(of: "\"install_size\": \(bomb.unpacked)", with: "\"install_size\": 1")
+        XCTAssertTrue(lying.contains("\"install_size\": 1"), "the manifest gives the zip's unpacked size")
+        try lying.write(toFile: manifestPath, atomically: true, encoding: .utf8)
+        configuration.publicKeys = []
         let watch = FreeSpaceWatch(volume.path)
         let error = await failure(of: try ModelUpdater(configuration))
         let lowest = watch.stop()
@@ -103,6 +120,7 @@ final class InstallSpaceTests: XCTestCase {
         XCTAssertGreaterThan(reserve, 0)
         XCTAssertGreaterThan(lowest, 47 << 20, "nothing was unpacked (the lowest free space seen: \(lowest) bytes)")
         assertNothingLeft(volume.path + "/device")
+        try published.write(toFile: manifestPath, atomically: true, encoding: .utf8)  // publish goes on only from what it wrote
 
         let plain = try SmallVolume(megabytes: 40)
         try site.publish([try site.work.write("plain/m.bin", patternBytes(22 << 20, seed: 4))], version: "2.0.0")
