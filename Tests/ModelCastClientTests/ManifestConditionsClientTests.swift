@@ -230,4 +230,24 @@ final class ManifestConditionsClientTests: XCTestCase {
         _ = try await updater.request("b")
         XCTAssertEqual(updater.installedModels().map(\.name), ["b"])
     }
+
+    /// Two updaters on one directory (an app and its extension) accepting licences at the
+    /// same time keep every acceptance: each records under `licences.json.lock`, so neither
+    /// writes over an entry the other added meanwhile.
+    func testAcceptancesFromTwoProcessesAtOnceAreAllKept() async throws {
+        let site = try VariantSite()
+        let first = try ModelUpdater(device(site, "shared"))
+        let second = try ModelUpdater(device(site, "shared"))
+        let terms = try LicenceTerms(spdx: "MIT", url: nil)
+        let perSide = 150
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (side, updater) in [("a", first), ("b", second)] {
+                group.addTask {
+                    for index in 0..<perSide { try await updater.acceptLicence(model: "\(side)\(index)", licence: terms) }
+                }
+            }
+            try await group.waitForAll()
+        }
+        XCTAssertEqual(first.acceptedLicences().count, 2 * perSide, "an acceptance was lost")
+    }
 }

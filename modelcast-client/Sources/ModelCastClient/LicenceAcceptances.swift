@@ -18,12 +18,15 @@ struct LicenceAcceptances: Sendable {
     }
 
     /// Records `terms` for `model`, replacing what was recorded for it.
+    /// Another process's acceptance recorded at the same moment is kept (`RecordFileLock`).
     func accept(_ terms: LicenceTerms, model: ModelName) throws {
-        var accepted = load()
-        accepted[model.rawValue] = terms
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
-        do { try encoder.encode(accepted).write(to: path, options: .atomic) } catch { throw ClientError.io(path, error) }
+        try RecordFileLock.updating(path) {
+            var accepted = load()
+            accepted[model.rawValue] = terms
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+            do { try encoder.encode(accepted).write(to: path, options: .atomic) } catch { throw ClientError.io(path, error) }
+        }
     }
 }
 

@@ -15,11 +15,13 @@ struct LastUse: Sendable {
 
     /// Best effort: a use that cannot be recorded costs an eviction order, never the app's work.
     func record(_ model: ModelName, at date: Date) {
-        var seconds = load().mapValues(\.timeIntervalSince1970)
-        seconds[model.rawValue] = date.timeIntervalSince1970
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        try? encoder.encode(seconds).write(to: path, options: .atomic)
+        RecordFileLock.updating(path) {
+            var seconds = load().mapValues(\.timeIntervalSince1970)
+            seconds[model.rawValue] = date.timeIntervalSince1970
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            try? encoder.encode(seconds).write(to: path, options: .atomic)  // best effort (above)
+        }
     }
 }
 
