@@ -20,6 +20,7 @@ import java.nio.file.Path
  * other terms waits again: the acceptance was for what the user read, not for the model.
  * Written whole to a temporary file renamed over the old one, so a crash keeps one or the
  * other; an unreadable file counts as no acceptance (the user is asked again, never skipped).
+ * Another process's acceptance recorded at the same moment is kept ([RecordFileLock]).
  */
 internal class LicenceStore(private val path: Path) {
     private val lock = Any()
@@ -28,7 +29,7 @@ internal class LicenceStore(private val path: Path) {
     fun accepted(): Map<String, LicenceTerms> = synchronized(lock) { read() }
 
     /** Records that the user accepted [terms] for [model], replacing an earlier acceptance. */
-    fun accept(model: String, terms: LicenceTerms) = synchronized(lock) {
+    fun accept(model: String, terms: LicenceTerms) = synchronized(lock) { RecordFileLock.updating(path) {
         val all = LinkedHashMap(read())
         all[model] = terms
         val document = all.mapValues { (_, value) -> linkedMapOf<String, Any?>().apply {
@@ -40,7 +41,7 @@ internal class LicenceStore(private val path: Path) {
         } catch (error: IOException) {
             throw ClientError.Io(path.toString(), ioReason(error))
         }
-    }
+    } }
 
     private fun read(): Map<String, LicenceTerms> {
         if (!Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS)) return emptyMap()

@@ -23,9 +23,11 @@ internal class ModelUse(private val path: Path) {
 
     fun begin(model: String, now: Long) = synchronized(lock) {
         uses[model] = (uses[model] ?: 0) + 1
-        val times = LinkedHashMap(lastUses())
-        times[model] = now
-        try { Installer.writeAtomically(path, Json.write(times)) } catch (error: IOException) {}
+        RecordFileLock.updating(path) {
+            val times = LinkedHashMap(lastUses())
+            times[model] = now
+            try { Installer.writeAtomically(path, Json.write(times)) } catch (error: IOException) {}
+        }
     }
 
     fun end(model: String) = synchronized(lock) {

@@ -264,4 +264,25 @@ class ConditionsTest {
             assertEquals(0, artifactRequests("m"))
         }
     }
+
+    /**
+     * Two updaters on one directory accepting licences at the same time keep every
+     * acceptance: each records under the record lock, so neither writes over an entry the
+     * other added meanwhile.
+     */
+    @Test
+    fun acceptancesFromTwoUpdatersAtOnceAreAllKept() {
+        val terms = LicenceTerms("MIT", null)
+        val perSide = 150
+        ModelUpdater(configuration()).use { first ->
+            ModelUpdater(configuration()).use { second ->
+                val threads = listOf("a" to first, "b" to second).map { (side, updater) ->
+                    Thread { for (index in 0 until perSide) updater.acceptLicence("$side$index", terms) }
+                }
+                threads.forEach { it.start() }
+                threads.forEach { it.join() }
+                assertEquals(2 * perSide, first.acceptedLicences().size, "an acceptance was lost")
+            }
+        }
+    }
 }
