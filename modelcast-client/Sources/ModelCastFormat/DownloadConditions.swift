@@ -47,55 +47,27 @@ public struct ReleaseDownloadConditions: Codable, Equatable, Sendable {
 }
 
 /// The network a model may be downloaded on.
-public enum NetworkRequirement: Hashable, Sendable {
+public enum NetworkRequirement: OpenWord {
     case any
     case unmetered
     /// A value this version does not know (printable ASCII, at most 32 characters).
     case unknown(String)
 
-    public init(parsing text: String) throws {
-        switch text {
-        case "any": self = .any
-        case "unmetered": self = .unmetered
-        default:
-            try checkPrintable(text, limit: 32, what: "a network condition (any or unmetered)")
-            self = .unknown(text)
-        }
-    }
-
-    public var rawValue: String {
-        switch self {
-        case .any: return "any"
-        case .unmetered: return "unmetered"
-        case .unknown(let text): return text
-        }
-    }
+    public static let known: KeyValuePairs<String, Self> = ["any": .any, "unmetered": .unmetered]
+    public static let what = "a network condition (any or unmetered)"
+    public var unknownWord: String? { if case .unknown(let word) = self { return word } else { return nil } }
 }
 
 /// Whether a model may be downloaded only while the device charges.
-public enum ChargingRequirement: Hashable, Sendable {
+public enum ChargingRequirement: OpenWord {
     case any
     case required
     /// A value this version does not know (printable ASCII, at most 32 characters).
     case unknown(String)
 
-    public init(parsing text: String) throws {
-        switch text {
-        case "any": self = .any
-        case "required": self = .required
-        default:
-            try checkPrintable(text, limit: 32, what: "a charging condition (required or any)")
-            self = .unknown(text)
-        }
-    }
-
-    public var rawValue: String {
-        switch self {
-        case .any: return "any"
-        case .required: return "required"
-        case .unknown(let text): return text
-        }
-    }
+    public static let known: KeyValuePairs<String, Self> = ["any": .any, "required": .required]
+    public static let what = "a charging condition (required or any)"
+    public var unknownWord: String? { if case .unknown(let word) = self { return word } else { return nil } }
 }
 
 /// A model's download conditions, parsed. `.none` (the default) allows any network, no

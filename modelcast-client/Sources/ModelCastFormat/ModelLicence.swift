@@ -98,31 +98,16 @@ public struct LicenceTerms: Hashable, Sendable, Codable, CustomStringConvertible
 }
 
 /// Whether a device must record the user's acceptance before it downloads the model.
-public enum LicenceAcceptance: Hashable, Sendable {
+public enum LicenceAcceptance: OpenWord {
     case none
     case required
     /// A value this version does not know (printable ASCII, at most 32 characters): the
     /// model is held back, never downloaded on a guess.
     case unknown(String)
 
-    public init(parsing text: String) throws {
-        switch text {
-        case "none": self = .none
-        case "required": self = .required
-        default:
-            try checkPrintable(text, limit: 32, what: "a licence acceptance (required or none)")
-            self = .unknown(text)
-        }
-    }
-
-    /// The manifest's word for it.
-    public var rawValue: String {
-        switch self {
-        case .none: return "none"
-        case .required: return "required"
-        case .unknown(let text): return text
-        }
-    }
+    public static let known: KeyValuePairs<String, Self> = ["none": .none, "required": .required]
+    public static let what = "a licence acceptance (required or none)"
+    public var unknownWord: String? { if case .unknown(let word) = self { return word } else { return nil } }
 }
 
 /// A model's licence, parsed.
