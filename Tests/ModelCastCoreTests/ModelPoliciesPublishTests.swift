@@ -15,6 +15,14 @@ final class ModelPoliciesPublishTests: XCTestCase {
         try JSONDecoder().decode(Release.self, from: Data(report.manifest.utf8))
     }
 
+    /// The words publish writes are exactly the ones every client knows: a word only publish
+    /// knew would make each device hold the model back as an unknown condition.
+    func testPublishWritesOnlyWordsTheFormatKnows() {
+        XCTAssertEqual(Set(LicenceAcceptanceChoice.allCases.map(\.rawValue)), Set(LicenceAcceptance.known.map(\.key)))
+        XCTAssertEqual(Set(NetworkChoice.allCases.map(\.rawValue)), Set(NetworkRequirement.known.map(\.key)))
+        XCTAssertEqual(Set(ChargingChoice.allCases.map(\.rawValue)), Set(ChargingRequirement.known.map(\.key)))
+    }
+
     func testInstallSizeIsComputedForPlainZippedAndTreeModels() async throws {
         let work = try Scratch()
         let plain = try work.write("plain.bin", patternBytes(2000, seed: 1))
