@@ -15,22 +15,16 @@ function of --seed and the layer's name, so the same flags write the same weight
 Sizes (FP16): each square layer is 2·W² bytes. The defaults (4 layers of 768, 1000 classes)
 make a package of about 6 MB; `--layers 24 --width 1536` makes about 110 MB.
 """
-import argparse, hashlib, logging, os, sys, warnings
+import argparse, hashlib, os, sys
 
 import numpy as np
 
-os.environ.setdefault("TQDM_DISABLE", "1")  # the converter's progress bars
-# coremltools announces at import that its native runtime (macOS only) is missing: not needed
-# to convert and save, so the message is only noise here.
-logging.disable(logging.WARNING)
-warnings.filterwarnings("ignore")
-_stderr = os.dup(2)
-os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
-try:
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts"))
+from coreml_quiet import quiet  # noqa: E402 (found through the path above)
+
+with quiet():
     import coremltools as ct
     from coremltools.converters.mil import Builder as mb
-finally:
-    os.dup2(_stderr, 2)
 
 
 def weights(name, shape, seed, salt=""):

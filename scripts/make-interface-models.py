@@ -33,24 +33,17 @@ OUTDIR/
 Needs coremltools, gguf and onnx (scripts/setup installs them). Every model is
 deterministic, except Core ML's conversion date in its metadata (not part of an interface).
 """
-import hashlib, json, logging, os, struct, sys, warnings
+import hashlib, json, os, struct, sys
 
 import numpy as np
 
-os.environ.setdefault("TQDM_DISABLE", "1")
-# coremltools announces at import that its native runtime (macOS only) is missing: not needed
-# to convert and save, so the message is only noise here.
-logging.disable(logging.WARNING)
-warnings.filterwarnings("ignore")
-_stderr = os.dup(2)
-os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
-try:
+from coreml_quiet import quiet
+
+with quiet():
     import coremltools as ct
     from coremltools.converters.mil import Builder as mb
     from coremltools.models import datatypes
     from coremltools.models.neural_network import NeuralNetworkBuilder, flexible_shape_utils as fsu
-finally:
-    os.dup2(_stderr, 2)
 import gguf
 import onnx
 from onnx import TensorProto, helper

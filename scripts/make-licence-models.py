@@ -19,23 +19,17 @@ OUTDIR/
 
 Needs coremltools, gguf and onnx (scripts/setup installs them).
 """
-import logging, os, sys, warnings
+import os, sys
 
 import numpy as np
 
-os.environ.setdefault("TQDM_DISABLE", "1")
-# coremltools announces at import that its native runtime (macOS only) is missing: noise here.
-logging.disable(logging.WARNING)
-warnings.filterwarnings("ignore")
-_stderr = os.dup(2)
-os.dup2(os.open(os.devnull, os.O_WRONLY), 2)
-try:
+from coreml_quiet import quiet
+
+with quiet():
     import coremltools as ct
     from coremltools.converters.mil import Builder as mb
     from coremltools.models import datatypes
     from coremltools.models.neural_network import NeuralNetworkBuilder
-finally:
-    os.dup2(_stderr, 2)
 import gguf
 import onnx
 from onnx import TensorProto, helper
