@@ -5,13 +5,8 @@ import dev.modelcast.client.format.ManifestValueException
 import dev.modelcast.client.format.ModelName
 import dev.modelcast.client.install.Installer
 import dev.modelcast.client.install.Json
-import dev.modelcast.client.install.JsonError
-import dev.modelcast.client.install.JsonObject
 import dev.modelcast.client.net.ioReason
 import java.io.IOException
-import java.nio.charset.StandardCharsets
-import java.nio.file.Files
-import java.nio.file.LinkOption
 import java.nio.file.Path
 
 /**
@@ -44,23 +39,15 @@ internal class LicenceStore(private val path: Path) {
     } }
 
     private fun read(): Map<String, LicenceTerms> {
-        if (!Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS)) return emptyMap()
-        return try {
-            if (Files.size(path) > MAX_BYTES) return emptyMap()
-            val root = JsonObject.asObject(Json.parse(String(Files.readAllBytes(path), StandardCharsets.UTF_8)), "licences") ?: return emptyMap()
-            val out = LinkedHashMap<String, LicenceTerms>()
-            for (model in root.keys()) {
-                val entry = root.objectValue(model) ?: continue
-                if (!ModelName.isValid(model)) continue
-                // Terms that no longer parse were never accepted as the manifest spells them.
-                try { out[model] = LicenceTerms(entry.string("spdx"), entry.string("url")) } catch (error: ManifestValueException) {}
-            }
-            out
-        } catch (error: IOException) {
-            emptyMap()
-        } catch (error: JsonError) {
-            emptyMap()
+        val root = readRecordObject(path, MAX_BYTES, "licences") ?: return emptyMap()
+        val out = LinkedHashMap<String, LicenceTerms>()
+        for (model in root.keys()) {
+            val entry = root.objectValue(model) ?: continue
+            if (!ModelName.isValid(model)) continue
+            // Terms that no longer parse were never accepted as the manifest spells them.
+            try { out[model] = LicenceTerms(entry.string("spdx"), entry.string("url")) } catch (error: ManifestValueException) {}
         }
+        return out
     }
 
     companion object {

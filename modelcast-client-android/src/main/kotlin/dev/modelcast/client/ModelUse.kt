@@ -3,11 +3,7 @@ package dev.modelcast.client
 import dev.modelcast.client.install.Installer
 import dev.modelcast.client.install.Json
 import dev.modelcast.client.install.JsonError
-import dev.modelcast.client.install.JsonObject
 import java.io.IOException
-import java.nio.charset.StandardCharsets
-import java.nio.file.Files
-import java.nio.file.LinkOption
 import java.nio.file.Path
 
 /**
@@ -40,16 +36,8 @@ internal class ModelUse(private val path: Path) {
 
     /** Model → when it was last begun (ms since the epoch), as recorded. */
     fun lastUses(): Map<String, Long> = synchronized(lock) {
-        if (!Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS)) return@synchronized emptyMap()
-        try {
-            if (Files.size(path) > MAX_BYTES) return@synchronized emptyMap()
-            val root = JsonObject.asObject(Json.parse(String(Files.readAllBytes(path), StandardCharsets.UTF_8)), "usage") ?: return@synchronized emptyMap()
-            root.keys().mapNotNull { key -> (try { root.long(key) } catch (error: JsonError) { null })?.let { key to it } }.toMap()
-        } catch (error: IOException) {
-            emptyMap()
-        } catch (error: JsonError) {
-            emptyMap()
-        }
+        val root = readRecordObject(path, MAX_BYTES, "usage") ?: return@synchronized emptyMap()
+        root.keys().mapNotNull { key -> (try { root.long(key) } catch (error: JsonError) { null })?.let { key to it } }.toMap()
     }
 
     companion object {

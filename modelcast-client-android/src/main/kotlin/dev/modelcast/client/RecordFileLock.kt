@@ -1,6 +1,12 @@
 package dev.modelcast.client
 
+import dev.modelcast.client.install.Json
+import dev.modelcast.client.install.JsonError
+import dev.modelcast.client.install.JsonObject
 import java.io.IOException
+import java.nio.charset.StandardCharsets
+import java.nio.file.Files
+import java.nio.file.LinkOption
 import java.nio.channels.FileChannel
 import java.nio.file.Path
 import java.nio.file.StandardOpenOption
@@ -33,5 +39,22 @@ internal object RecordFileLock {
                 channel.close()
             }
         }
+    }
+}
+
+/**
+ * The JSON object a small record file holds (`licences.json`, `usage.json`), or null when it
+ * is missing, larger than [maxBytes], unreadable or not an object: a record that cannot be
+ * read counts as empty (the user is asked again, an eviction order is lost), never as a failure.
+ */
+internal fun readRecordObject(path: Path, maxBytes: Long, what: String): JsonObject? {
+    if (!Files.isRegularFile(path, LinkOption.NOFOLLOW_LINKS)) return null
+    return try {
+        if (Files.size(path) > maxBytes) return null
+        JsonObject.asObject(Json.parse(String(Files.readAllBytes(path), StandardCharsets.UTF_8)), what)
+    } catch (error: IOException) {
+        null
+    } catch (error: JsonError) {
+        null
     }
 }
