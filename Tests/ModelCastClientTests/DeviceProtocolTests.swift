@@ -213,6 +213,9 @@ final class DeviceProtocolTests: XCTestCase {
             (["--manifest-url", url, "--deadline", "1e3"], "1e3"),
             (["--manifest-url", url, "--max-install", "0"], "--max-install"),
             (["--manifest-url", url, "--app-version", "x.y"], "x.y"),
+            (["--manifest-url", url, "--storage-budget", "-1"], "'-1'"),
+            (["--manifest-url", url, "--storage-budget", "4GB"], "'4GB'"),
+            (["--manifest-url", url, "--storage-budget", "1\u{1b}[2J"], "1\\u{1b}[2J"),
             (["--manifest-url", url, "--device-id", "a\u{1b}[31mb"], "a\\u{1b}[31mb"),
             (["--manifest-url", url, "--bogus", "1"], "--bogus"),
             (["--manifest-url", url, "stray"], "stray"),
@@ -252,6 +255,7 @@ final class DeviceProtocolTests: XCTestCase {
         let mistakes: [[String]] = [
             ["update", "--dir", configured, "--policy", "sometimes"],
             ["update", "--dir", configured, "--request", "../m"],
+            ["update", "--dir", configured, "--network"],
             ["update", "--dir", configured, "--bogus"],
             ["update"],
             ["update", "--dir", "--policy", "essential"],
@@ -264,6 +268,12 @@ final class DeviceProtocolTests: XCTestCase {
         for arguments in mistakes {
             let result = try expect(2, arguments)
             XCTAssertTrue(result.stderr.hasPrefix("modelcast-device: "), "\(arguments): \(result.stderr)")
+        }
+        // Issue 50's update flags: each bad value named, escaped.
+        for (flag, value) in [("--accept-licence", "../m"), ("--in-use", "../m"), ("--network", "wifi"), ("--charging", "maybe"),
+                              ("--network", "unmetered\u{1b}[2J")] {
+            let result = try expect(2, ["update", "--dir", configured, flag, value])
+            XCTAssertTrue(result.stderr.contains(flag) && result.stderr.contains(quotedValue(value)), "\(flag) \(value): \(result.stderr)")
         }
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: configured), ["device.json"])
     }
