@@ -56,6 +56,7 @@ public struct KeySetSignatureProblem: Equatable, Sendable, CustomStringConvertib
     /// Why it did not count.
     public let reason: Reason
 
+    /// A problem with the signature by `keyID`.
     public init(keyID: MinisignKeyID, reason: Reason) {
         self.keyID = keyID
         self.reason = reason
