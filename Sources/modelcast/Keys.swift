@@ -10,7 +10,7 @@ extension ModelCast {
                 A key set (keys/N.json, with keys/N.json.minisig and keys/N.json.sigs) names \
                 the root keys and the manifest keys, each with a threshold, and an expiry. Apps \
                 pin keys/1.json and follow each version the root keys sign.
-                Details: docs/signing.md#key-sets
+                Details: docs/cli.md#keys
                 """,
             subcommands: [KeysCreate.self, KeysRotate.self]
         )
@@ -56,7 +56,7 @@ struct RootSigningOptions: ParsableArguments {
     @Option(help: ArgumentHelp("How long the key set is trusted as the newest (default 365d).", valueName: "DURATION"))
     var expiresIn: String = "365d"
 
-    @Option(help: ArgumentHelp("Write keys/N.json and its signatures under this directory instead of the target (to upload them later).", valueName: "DIR"))
+    @Option(help: ArgumentHelp("Write keys/N.json and its signatures under DIR, not the target.", valueName: "DIR"))
     var out: String?
 
     /// The expiry of a key set made now.

@@ -11,7 +11,8 @@ extension ModelCast {
                 Refused when the target already has a key set, when a threshold exceeds its \
                 keys, and when the --sign-root keys do not meet the root threshold. Nothing is \
                 written unless the key set verifies.
-                Details: docs/signing.md#key-sets
+                More options: modelcast keys create --help-hidden
+                Details: docs/cli.md#keys-create
                 """
         )
 

@@ -13,7 +13,8 @@ extension ModelCast {
                 current root threshold and the new one must sign (checked before anything is \
                 written). Removing a manifest key sets sequence_floor to the live release's \
                 sequence. With --out DIR the files go under DIR, to upload later.
-                Details: docs/signing.md#key-sets
+                More options: modelcast keys rotate --help-hidden
+                Details: docs/cli.md#keys-rotate
                 """
         )
 

@@ -7,7 +7,7 @@ struct SigningOptions: ParsableArguments {
     // The passphrase of an encrypted key: $MODELCAST_SIGNING_PASSPHRASE or the terminal (docs/cli.md#signing).
     // Repeated for a key set's manifest threshold: the first key's signature is manifest.json.minisig,
     // all of them go in manifest.json.sigs (docs/signing.md#key-sets).
-    @Option(help: ArgumentHelp("Sign the manifest with this minisign secret key (or $MODELCAST_SIGNING_KEY); repeat to sign with several keys.", valueName: "KEYFILE"))
+    @Option(help: ArgumentHelp("Sign the manifest with this minisign secret key (repeatable; or $MODELCAST_SIGNING_KEY).", valueName: "KEYFILE"))
     var sign: [String] = []
 
     @Option(help: ArgumentHelp("How long the manifest is valid (30d, 12h, 2w).", valueName: "DURATION"))
