@@ -204,4 +204,34 @@ final class KeySetClientTests: XCTestCase {
         }
         XCTAssertEqual(device.installed("m")?.version, "1.0.3")
     }
+
+    /// The example device: `init --trusted-keys FILE` follows the rotation (exit 0) and
+    /// exits 1 for a revoked key's manifest; with `--public-key` too, `init` exits 2.
+    func testExampleDeviceTrustedKeys() throws {
+        let site = try Site()
+        let device = modelcastBinary.replacingOccurrences(of: "/modelcast", with: "/modelcast-device")
+        try site.publish("1.0.0", [site.k1])
+        try site.createKeySet()
+        try site.rotateToK2()
+        try site.publish("1.0.1", [site.k2])
+        try site.start()
+        let directory = site.work.at("phone")
+        let both = try runProcess(device, ["init", "--dir", directory, "--manifest-url", site.base + "/manifest.json",
+                                           "--trusted-keys", site.root + "/keys/1.json", "--public-key", site.k1.pub])
+        XCTAssertEqual(both.status, 2, both.stderr)
+        let initialized = try runProcess(device, ["init", "--dir", directory, "--manifest-url", site.base + "/manifest.json",
+                                                  "--trusted-keys", site.root + "/keys/1.json"])
+        XCTAssertEqual(initialized.status, 0, initialized.stderr)
+        let updated = try runProcess(device, ["update", "--dir", directory])
+        XCTAssertEqual(updated.status, 0, updated.stderr)
+        try site.forge(signer: site.k1)
+        let refused = try runProcess(device, ["update", "--dir", site.work.at("phone2")])
+        XCTAssertNotEqual(refused.status, 0)
+        let fresh = try runProcess(device, ["init", "--dir", site.work.at("phone2"), "--manifest-url", site.base + "/manifest.json",
+                                            "--trusted-keys", site.root + "/keys/1.json"])
+        XCTAssertEqual(fresh.status, 0, fresh.stderr)
+        let revoked = try runProcess(device, ["update", "--dir", site.work.at("phone2")])
+        XCTAssertEqual(revoked.status, 1, revoked.stderr)
+        XCTAssertTrue(revoked.stderr.contains("not signed by enough manifest keys of key set 2"), revoked.stderr)
+    }
 }
