@@ -186,6 +186,13 @@ struct CommitApplier: TargetWriting {
         if let signature = plan.signature {
             hosted.insert(HostedObject(key: settings.signatureKey, role: .signature, metadata: signature.metadata), at: 0)
         }
+        if let list = plan.signatureList {
+            // Written after the hosting files (`replaceSignatureList`), so named here.
+            hosted.insert(HostedObject(key: settings.signatureListKey, role: .signature, metadata: list.metadata), at: hosted.count - 1)
+            let keptKey = String(TargetLayout.signatureRecordKey(manifestKey: settings.manifestKey, sequence: plan.release.sequence).dropLast(".minisig".count)) + ".sigs"
+            hosted.insert(HostedObject(key: keptKey, role: .history, metadata: try ObjectMetadata(
+                of: list.data, cacheControl: CachePolicy.immutable, contentType: SignedManifest.signatureContentType)), at: 0)
+        }
         var recordObjects = state.recordObjects
         recordObjects[plan.release.sequence] = plan.historyMetadata
         journal.record(.restorePrevious, "restore the hosting files") {
