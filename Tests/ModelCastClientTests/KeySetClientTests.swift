@@ -60,10 +60,11 @@ final class KeySetClientTests: XCTestCase {
             server = try BackgroundProcess("/usr/bin/env", ["python3", "-u", "-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", work.at(".")])
         }
 
-        func device(_ name: String) throws -> ModelUpdater {
+        /// A device that ships `shipping` (key set 1 when nil).
+        func device(_ name: String, shipping: Data? = nil) throws -> ModelUpdater {
             try ModelUpdater(ClientConfiguration(
                 manifestURL: URL(string: base + "/manifest.json")!, directory: URL(fileURLWithPath: work.at(name)), deviceID: name,
-                trustedKeySet: try pinned, retries: 0, requestTimeout: 10))
+                trustedKeySet: try shipping ?? pinned, retries: 0, requestTimeout: 10))
         }
 
         /// The served manifest's files (to put back what the CLI wrote after a test serves another).
@@ -203,6 +204,53 @@ final class KeySetClientTests: XCTestCase {
             XCTAssertEqual(highest, 4)
         }
         XCTAssertEqual(device.installed("m")?.version, "1.0.3")
+    }
+
+    /// A device whose current version was installed from a leaked key's 2^53 manifest keeps
+    /// that sequence in the version's record. After the rotation reset the floor, losing
+    /// `state.json` (deleted, corrupt, or missing its installs) rebuilds the floor from the
+    /// records: capped by the key set's `sequence_floor`, the genuine manifest is still
+    /// accepted, by the app that ships key set 1 and by a newer one that ships key set 2.
+    func testAFloorRebuiltFromVersionRecordsIsCappedByTheKeySetFloor() async throws {
+        let site = try Site()
+        try site.publish("1.0.0", [site.k1])
+        try site.createKeySet()
+        try site.start()
+        let genuine = try site.save()
+        let huge: Int64 = 1 << 53
+        try site.forge(signer: site.k1, sequence: huge)
+        let device = try site.device("e")
+        let forged = try await device.update()
+        XCTAssertEqual(forged, .updated(sequence: huge, models: ["m": "1.0.0"]), "installed from the leaked key's manifest")
+        try site.restore(genuine)
+
+        // Rotation (floor = the live sequence, 1), and the live release re-signed by K2.
+        try site.rotateToK2()
+        let resigned = try modelcast(["resign", site.root, "--sign", site.k2.secret])
+        XCTAssertEqual(resigned.status, 0, resigned.stderr)
+        let recovered = try await device.update()
+        XCTAssertEqual(recovered, .upToDate(sequence: 2), "the floor was reset by key set 2")
+
+        let statePath = site.work.at("e/state.json")
+        let keySet2 = try Data(contentsOf: URL(fileURLWithPath: site.root + "/keys/2.json"))
+        var state = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: statePath))) as? [String: Any])
+        state["installed"] = [String: Any]()
+        let withoutInstalls = try JSONSerialization.data(withJSONObject: state)
+        for (label, shipping, damage) in [
+            ("state.json without its installs", nil, { try withoutInstalls.write(to: URL(fileURLWithPath: statePath)) }),
+            ("state.json deleted, app ships key set 2", keySet2, { try FileManager.default.removeItem(atPath: statePath) }),
+            ("state.json corrupt, app ships key set 2", keySet2, { try Data("{not json".utf8).write(to: URL(fileURLWithPath: statePath)) }),
+        ] as [(String, Data?, () throws -> Void)] {
+            try damage()
+            let relaunched = try site.device("e", shipping: shipping)
+            do {
+                let outcome = try await relaunched.update()
+                XCTAssertEqual(outcome, .upToDate(sequence: 2), label)
+            } catch {
+                XCTFail("\(label): the genuine manifest was refused: \(error)")
+            }
+            XCTAssertEqual(relaunched.installed("m")?.version, "1.0.0", label)
+        }
     }
 
     /// The example device: `init --trusted-keys FILE` follows the rotation (exit 0) and

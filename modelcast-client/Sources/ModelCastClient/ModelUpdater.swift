@@ -133,14 +133,18 @@ public actor ModelUpdater {
     }
 
     /// Fetches and proves the manifest and says what `update()` would do, without
-    /// downloading anything. nil when the manifest has not changed since the last update
-    /// that covered every model.
+    /// downloading or installing anything. nil when the manifest has not changed since the
+    /// last update that covered every model. With a trusted key set
+    /// (`ClientConfiguration.trustedKeySet`) it writes `state.json` when the chain moved: the
+    /// newest key set verified, the sequence floor a rotation reset, and no ETags (so the
+    /// next call fetches the manifest whole).
     public func check() async throws -> UpdatePlan? {
         try await check(.onDemand)
     }
 
     /// What `update(policy)` would do, without downloading anything. nil when the manifest
-    /// has not changed since an update that covered at least the same models.
+    /// has not changed since an update that covered at least the same models. Writes
+    /// `state.json` when the key set chain moved, as `check()` says.
     public func check(_ policy: DownloadPolicy) async throws -> UpdatePlan? {
         try await exclusively {
             var state = stateFile.load()

@@ -3,7 +3,8 @@ import ModelCastFormat
 
 /// What a call would do, decided before anything is downloaded: the manifest it accepts
 /// (`acceptedManifest`) and what it does with it on this device (`plan`,
-/// `UpdateCheck+Plan.swift`). It reads the network and the disk and changes nothing.
+/// `UpdateCheck+Plan.swift`). It reads the network and the disk and changes nothing but
+/// `state.json` when the key set chain moved (`trustedKeySet(_:)`).
 struct UpdateCheck: Sendable {
     let configuration: ClientConfiguration
     let http: HTTPStream
