@@ -387,6 +387,85 @@ final class ConformanceVectorsTests: XCTestCase {
             }
         }
     }
+
+    // MARK: keyset/
+
+    /// The refusal as the vectors name it: a code and the values a client must agree on.
+    func keySetRefusal(_ error: Error) -> [String: String] {
+        switch error {
+        case let KeySetError.invalidDocument(path, detail): return ["code": "invalid_document", "at": path, "field": detail.field]
+        case let KeySetError.versionGap(path, _, found): return ["code": "version_gap", "at": path, "found": String(found)]
+        case let KeySetError.thresholdNotMet(path, role, version, _, _, _):
+            return ["code": "threshold_not_met", "at": path, "role": role.rawValue, "key_set_version": String(version)]
+        case let KeySetError.expired(path, _, _): return ["code": "expired", "at": path]
+        case let FormatError.malformedSignature(source, _): return ["code": "malformed_signatures", "at": String(source.prefix { $0 != "," })]
+        default: return ["code": "unexpected: \(error)"]
+        }
+    }
+
+    func testKeySetChainsAndThresholdManifests() throws {
+        let cases = try load("keyset/keyset.json")("cases").items
+        XCTAssertGreaterThan(cases.count, 25)
+        for vector in cases {
+            let label = vector("name").text
+            let folder = "keyset/cases/\(label)/"
+            let now = try XCTUnwrap(parseTimestamp(vector("now").text), label)
+            let pinned = try bytes("keyset/" + vector("trusted").text)
+            var trusted = try KeySet(parsing: pinned)
+            // Every document the generator wrote with its canonical writer is what this one writes.
+            XCTAssertEqual(trusted.canonicalBytes, pinned, label)
+            var floors: [JSONValue] = []
+            var afterFirstCheck: Int64?
+            var refusal: [String: String]?
+            do {
+                // As a client walks: the next version until the server has none (a 404 here: no file).
+                while FileManager.default.fileExists(atPath: Self.root.appendingPathComponent(folder + KeySet.path(version: trusted.version + 1)).path) {
+                    let path = KeySet.path(version: trusted.version + 1)
+                    let document = try bytes(folder + path)
+                    let signatures = try MinisignSignatureList(data: try bytes(folder + path + ".sigs"), source: path + ".sigs").signatures
+                    let next = try KeySetChain.step(trusted: trusted, nextBytes: document, nextSignatures: signatures, ed25519: ManifestFetcher.ed25519)
+                    XCTAssertEqual(next.canonicalBytes, document, "\(label): \(path)")
+                    floors.append(KeySetChain.sequenceFloor(after: trusted, next: next).map { .int($0) } ?? .null)
+                    trusted = next
+                    if floors.count == KeySetChain.maxVersionsPerCheck { afterFirstCheck = trusted.version }
+                }
+                try trusted.checkFresh(at: now)
+            } catch {
+                refusal = keySetRefusal(error)
+            }
+            switch vector("outcome").text {
+            case "accepted":
+                XCTAssertNil(refusal, label)
+                XCTAssertEqual(trusted.version, vector("final_version").integer, label)
+                XCTAssertEqual(floors, vector("floors").items, label)
+                if let expected = vector("version_after_first_check").optionalInteger {
+                    XCTAssertEqual(Int64(KeySetChain.maxVersionsPerCheck), vector("max_versions_per_check").integer, label)
+                    XCTAssertEqual(afterFirstCheck, expected, label)
+                }
+            case "refused":
+                let expected = Dictionary(uniqueKeysWithValues: vector("error").members.map {
+                    ($0.key, $0.value.optionalText ?? $0.value.optionalInteger.map(String.init) ?? "")
+                })
+                XCTAssertEqual(refusal, expected, label)
+            default:
+                XCTFail("\(label): outcome \(vector("outcome").compact)")
+            }
+            for check in vector("manifests").items {
+                let name = "\(label)/\(check("label").text)"
+                let signatures = try MinisignSignatureList(data: try bytes("keyset/" + check("signatures").text), source: name).signatures
+                do {
+                    let proof = try trusted.verifyManifest(
+                        bytes: try bytes("keyset/" + check("bytes").text), signatures: signatures, file: check("file").text,
+                        sequence: check("sequence").integer, expiresAt: check("expires_at").optionalText, ed25519: ManifestFetcher.ed25519)
+                    XCTAssertEqual(check("outcome").text, "accepted", name)
+                    XCTAssertEqual(proof.signers.map(\.keyID.hex), check("signers").items.map(\.text), name)
+                } catch let KeySetError.thresholdNotMet(_, role, _, _, _, _) {
+                    XCTAssertEqual(check("outcome").text, "refused", name)
+                    XCTAssertEqual(role, .manifest, name)
+                }
+            }
+        }
+    }
 }
 
 /// Reading the vectors' JSON: a missing member or another type reads as an empty value, so a

@@ -4,6 +4,7 @@ simulator, drives the client through the protocol and checks every step."""
 import hashlib
 import json
 import os
+import re
 import resource
 import shlex
 import shutil
@@ -37,6 +38,16 @@ def under(root, relative, what):
     if not os.path.realpath(full).startswith(real_root + os.sep):
         raise KitError("%s %s leads outside the scenario's %s" % (what, checks.plain(repr(relative)), os.path.basename(root)))
     return full
+
+
+def key_id(public_key_file):
+    """A minisign public key's id as `modelcast keys rotate --revoke` takes it: the one its
+    untrusted comment names, as modelcast keygen wrote it."""
+    with open(public_key_file, "r", encoding="utf-8") as handle:
+        comment = handle.readline().split()
+    if len(comment) < 2 or not re.match(r"^[0-9A-F]{1,16}$", comment[-1]):
+        raise KitError("%s names no key id in its first line" % public_key_file)
+    return comment[-1]
 
 
 def deterministic_bytes(seed, size):
@@ -102,6 +113,8 @@ class Run:
         for name in os.listdir(self.keys):
             stem, ext = os.path.splitext(name)
             replacements["{%s:%s}" % (ext.lstrip("."), stem)] = os.path.join(self.keys, name)
+            if ext == ".pub" and "{keyid:%s}" % stem in text:
+                replacements["{keyid:%s}" % stem] = key_id(os.path.join(self.keys, name))
         for key, value in replacements.items():
             text = text.replace(key, value)
         for side in ("in", "out"):
@@ -394,7 +407,7 @@ class Run:
     def client_argv(self, args):
         command, rest = args[0], [self.substitute(a) for a in args[1:]]
         if command == "init":
-            if "--public-key" in rest:
+            if "--public-key" in rest or "--trusted-keys" in rest:
                 self.pinned = True
             has_url = "--manifest-url" in rest
             return self.client + ["init", "--dir", self.client_dir] + ([] if has_url else ["--manifest-url", self.sim.base_url() + "manifest.json"]) + rest

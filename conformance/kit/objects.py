@@ -1,7 +1,8 @@
 """Which URL path an object selector in a scenario names, read from a published manifest.
 
 A selector is `{"path": "/manifest.json"}` or `{"kind": K, ...}` with K one of
-manifest, signature, artifact, segment_index, model_signature:
+manifest, signature, artifact, segment_index, model_signature (and, for request
+assertions only, key_set: keys/N.json and its signatures):
   {"kind": "artifact", "model": "m", "file": 0, "section": "release"|"rollback", "variant": "small"}
 Selectors may name a snapshot (`"snapshot": "r1"`) to read that release's manifest instead.
 """
@@ -75,7 +76,8 @@ def load_manifest(root, key="/manifest.json"):
 
 def kinds_by_path(root, key="/manifest.json"):
     """URL path -> kind for every object the manifest at root names (both sections)."""
-    kinds = {key: "manifest", key + ".minisig": "signature"}
+    kinds = {key: "manifest", key + ".minisig": "signature", key + ".sigs": "signature"}
+    kinds.update(key_set_paths(root))
     try:
         manifest = load_manifest(root, key)
     except (OSError, ValueError):
@@ -99,3 +101,19 @@ def kinds_by_path(root, key="/manifest.json"):
                 if isinstance(signature, dict) and isinstance(signature.get("url"), str):
                     kinds[url_path(signature)] = "model_signature"
     return kinds
+
+
+def key_set_paths(root):
+    """URL path -> "key_set" for keys/1.json up to one past the newest the target holds (the
+    one a client asks for to learn there is none newer), each with .minisig and .sigs."""
+    newest = 0
+    try:
+        for name in os.listdir(os.path.join(root, "keys")):
+            stem = name.split(".", 1)[0]
+            if stem.isdigit() and name.startswith(stem + ".json"):
+                newest = max(newest, int(stem))
+    except OSError:
+        pass
+    if newest == 0:
+        return {}
+    return {"/keys/%d.json%s" % (n, ext): "key_set" for n in range(1, newest + 2) for ext in ("", ".minisig", ".sigs")}

@@ -7,7 +7,7 @@ import re
 
 GROUPS = [
     "signatures", "freeze", "rollback", "mix-and-match", "endless-data", "slow-retrieval",
-    "wrong-software", "transport", "crash-safety", "policy", "conditions",
+    "wrong-software", "transport", "crash-safety", "policy", "conditions", "key-sets",
 ]
 
 # Each step is an object with exactly one of these kinds, plus that kind's modifiers.

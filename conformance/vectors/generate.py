@@ -1646,6 +1646,10 @@ def main():
         counts["minisign"] = generate_minisign(work)
         counts["model-signature"] = generate_model_signature(work)
         counts["manifest"] = generate_manifest(work)
+    # Key sets need only the stock minisign: their generator runs on its own too.
+    import generate_keyset
+    generate_keyset.RENEW_RANDOM = RENEW_RANDOM
+    counts["keyset"] = generate_keyset.generate()
     for name, parts in counts.items():
         print(f"{name}: " + ", ".join(f"{n} {what}" for what, n in parts.items()))
 

@@ -131,6 +131,8 @@ package struct HostingFiles: Sendable {
             var manifest = entry(object, last: false)
             // `false`, not absent: an unsigned channel's section must not find the enclosing context's signature.
             manifest["signature"] = signatures[SignedManifest.signatureKey(for: object.key)].map { entry($0, last: false) } ?? false
+            // Several signers' list (`manifest.json.sigs`), served like the signature.
+            manifest["signature_list"] = signatures[object.key + ".sigs"].map { entry($0, last: false) } ?? false
             return manifest
         }
         // `manifest` and `signature`: the first channel's, for templates written before channels.
@@ -151,6 +153,10 @@ package struct HostingFiles: Sendable {
             "include_nginx": nginxQuoted(String(String.UnicodeScalarView((root + "/_modelcast/nginx.conf").unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "?" : $0 }))),
             "manifests_alias_nginx": nginxQuoted(root + "/manifests/"),
             "models_alias_nginx": nginxQuoted(root + "/models/"),
+            // The key set chain (`keys/N.json`, `.minisig`, `.sigs`), when the target has one.
+            "has_key_sets": objects.contains { $0.key.hasPrefix("keys/") },
+            "keys_path_nginx": nginxQuoted(basePath + "/keys/"),
+            "keys_alias_nginx": nginxQuoted(root + "/keys/"),
             // nginx reads `$` in a path as a variable, even quoted, and has no escape for it.
             "root_has_dollar": root.contains("$"),
             "immutable_cache_control": CachePolicy.immutable,

@@ -45,15 +45,65 @@ extension TargetWriter {
                     objects.append(HostedObject(key: keptKey, role: .history, metadata: try ObjectMetadata(
                         of: kept, cacheControl: CachePolicy.immutable, contentType: SignedManifest.signatureContentType)))
                 }
+                // Several signers' list kept beside it: under a key set with a threshold
+                // above one, the kept .minisig alone proves nothing.
+                let keptList = String(keptKey.dropLast(".minisig".count)) + ".sigs"
+                if let kept = try await storage.get(keptList, limit: MinisignSignatureList.maxBytes) {
+                    objects.append(HostedObject(key: keptList, role: .history, metadata: try ObjectMetadata(
+                        of: kept, cacheControl: CachePolicy.immutable, contentType: SignedManifest.signatureContentType)))
+                }
             }
         }
-        objects += channels.flatMap(\.live)
+        objects += try await keySetObjects()
+        for channel in channels {
+            objects += try await withSignatureList(channel.live, manifestKey: channel.manifestKey)
+        }
+        // A caller may name an object (the new record's kept list) the target already holds.
+        var seen = Set<String>()
+        objects = objects.filter { seen.insert($0.key).inserted }
         let files = try HostingFiles(objects: objects, baseURL: hosting.baseURL, root: realPath(hosting.folder.root) ?? hosting.folder.root, templates: hosting.templates)
         for file in files.files {
             try await hosting.folder.write(file.path, Data(file.content.utf8), file.path.hasSuffix(".sh"))
         }
         // Only the hosts the user deploys to, and only about what this run adds.
         return files.warnings(hosts: hostedOn, added: added)
+    }
+
+    /// The key set chain the target holds (`keys/N.json` with its `.minisig` and `.sigs`),
+    /// as history-like immutable objects: devices walk it before they trust a manifest, so
+    /// the host must serve every version. Per version the signatures come before the
+    /// document, the order `KeySetWriter` writes them in, so an upload script never makes a
+    /// document visible before its signatures.
+    func keySetObjects() async throws -> [HostedObject] {
+        var versions: [Int: [String]] = [:]
+        for key in try await storage.list(prefix: "keys/") {
+            let name = key.dropFirst("keys/".count)
+            guard let dot = name.firstIndex(of: "."), let version = Int(name[..<dot]), version > 0,
+                  ["json", "json.minisig", "json.sigs"].contains(name[name.index(after: dot)...]) else { continue }
+            versions[version, default: []].append(key)
+        }
+        var objects: [HostedObject] = []
+        for version in versions.keys.sorted() {
+            // .minisig, .sigs, then the document.
+            for key in versions[version]!.sorted(by: { ($0.hasSuffix(".json") ? 1 : 0, $0) < ($1.hasSuffix(".json") ? 1 : 0, $1) }) {
+                guard let data = try await storage.get(key, limit: KeySet.maxBytes) else { continue }
+                let contentType = key.hasSuffix(".json") ? "application/json" : SignedManifest.signatureContentType
+                objects.append(HostedObject(key: key, role: .history, metadata: try ObjectMetadata(of: data, cacheControl: CachePolicy.immutable, contentType: contentType)))
+            }
+        }
+        return objects
+    }
+
+    /// `live` with the channel's `manifest.json.sigs` before its manifest when the target
+    /// holds one and `live` does not name it: replaced with the manifest, cached like it.
+    func withSignatureList(_ live: [HostedObject], manifestKey: String) async throws -> [HostedObject] {
+        let listKey = manifestKey + ".sigs"
+        guard !live.contains(where: { $0.key == listKey }), let manifest = live.firstIndex(where: { $0.role == .manifest }),
+              let list = try await storage.get(listKey, limit: MinisignSignatureList.maxBytes) else { return live }
+        var live = live
+        live.insert(HostedObject(key: listKey, role: .signature, metadata: try ObjectMetadata(
+            of: list, cacheControl: live[manifest].metadata.cacheControl, contentType: SignedManifest.signatureContentType)), at: manifest)
+        return live
     }
 
     /// Every object the records name (files, segment indexes, model signatures, their
