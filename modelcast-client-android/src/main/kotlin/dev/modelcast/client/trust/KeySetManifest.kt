@@ -44,6 +44,8 @@ fun KeySet.verifyManifest(
     val count = KeySetThreshold(manifest).count(signatures, bytes, file, allowLegacy) { verified ->
         val comment = TrustedComment.parse(verified.trustedComment)
             ?: return@count "the trusted comment is not modelcast's (it binds no sequence): ${quoted(verified.trustedComment)}"
+        // The single-key check's sequence and expiry rules; the file is compared with [file] as
+        // given (the caller names the channel's manifest), so the channel passed here is unused.
         val problem = comment.problems(sequence, expiresAt, TargetKeys.STABLE_CHANNEL, "").firstOrNull { it.field != BindingProblem.Field.FILE }
         when {
             problem != null -> problem.reason

@@ -133,7 +133,7 @@ class KeySetRulesTest {
         assertEquals("keys/2.json.sigs", broken.source)
         assertTrue(broken.reason.startsWith("signature 2 (lines 5–8): line 2"), broken.reason)
         // An unknown algorithm is a malformed list too (one error type for a list).
-        val unknown = java.util.Base64.getDecoder().decode(lines[5]).also { it[0] = 'X'.toByte() }
+        val unknown = java.util.Base64.getDecoder().decode(lines[5]).also { it[0] = 0x58 /* 'X' */ }
         val algorithm = refused((lines.take(5) + listOf(java.util.Base64.getEncoder().encodeToString(unknown)) + lines.drop(6)).joinToString("\n"))
         assertTrue(algorithm.reason.contains("'XD'"), algorithm.reason)
         // A blank line between two signatures shifts every line after it.
