@@ -14,7 +14,7 @@ struct ModelCast: AsyncParsableCommand {
             network failure.
             Details: docs/cli.md
             """,
-        subcommands: [Inspect.self, Pack.self, Publish.self, Verify.self, Rollback.self, Promote.self, Rollout.self, Prune.self, History.self, Report.self, Resign.self, Keygen.self, SignModel.self, Serve.self]
+        subcommands: [Inspect.self, Pack.self, Publish.self, Verify.self, Rollback.self, Promote.self, Rollout.self, Prune.self, History.self, Report.self, Resign.self, Keygen.self, Keys.self, SignModel.self, Serve.self]
     )
 }
 

@@ -67,13 +67,34 @@ extension ModelCast {
             if let channel = sources.channel { try Channels.validate(channel) }
             var options = verifyOptions(publicKeys: keys, progress: display.factory)
             options.modelSigningPublicKey = try trust.modelSigningPublicKey.map(P256PublicKey.load(path:))
-            let run = VerifyRun(source: source, manifestKey: sources.manifestKey, channel: sources.channel, options: options)
+            let pinned = try trust.trustedKeys.map { path in
+                guard keys.isEmpty else { throw ValidationError("--trusted-keys and --public-key cannot be combined: the key set names the manifest keys") }
+                return try readCapped(path, limit: KeySet.maxBytes, what: "a key set")
+            }
             let parsed = try ReadSource(source)
             try checkFlags(against: parsed)
             let environment = ProcessInfo.processInfo.environment
+            let idle = VerifyRun(source: source, manifestKey: sources.manifestKey, channel: sources.channel, options: options).httpIdleTimeout
             let report = try await withSource(parsed, settings: sources.s3.settings(for: source), environment: environment,
-                                              httpIdleTimeout: run.httpIdleTimeout, log: display.log) { scope in
-                try await run.verify(in: scope, standInFor: urls.standInFor, origin: urls.origin.map { sources.s3.settings(for: $0) })
+                                              httpIdleTimeout: idle, log: display.log) { scope in
+                var options = options
+                if let pinned {
+                    // The chain first, as a device walks it: the manifest keys it ends on are the ones verify then checks with.
+                    let manifestKey: String
+                    if case .manifestURL(let url) = parsed, let split = TargetKeys.splitAtRoot(manifestLocation: url) {
+                        manifestKey = split.manifestKey
+                    } else {
+                        manifestKey = Channels.manifestKey(channel: sources.channel ?? Channels.stable, base: sources.manifestKey)
+                    }
+                    let now = Date()
+                    let checked = try await KeySetVerification.run(
+                        pinned: pinned, manifest: try await scope.manifest(key: manifestKey), manifestKey: manifestKey,
+                        channel: sources.channel ?? Channels.stable, now: now, fetch: try scope.keySetFetch())
+                    for line in checked.lines(now: now) { json ? printError(line) : print(line) }
+                    options.publicKeys = checked.current.manifest.keys
+                }
+                let run = VerifyRun(source: source, manifestKey: sources.manifestKey, channel: sources.channel, options: options)
+                return try await run.verify(in: scope, standInFor: urls.standInFor, origin: urls.origin.map { sources.s3.settings(for: $0) })
             }
             try finish(report)
         }
@@ -150,6 +171,11 @@ struct VerifyTrustOptions: ParsableArguments {
     // and nothing the manifest names is fetched.
     @Option(help: ArgumentHelp("Trusted minisign public key: a .pub file or the base64 key (repeatable).", valueName: "KEY"))
     var publicKey: [String] = []
+
+    // The app's pinned key set: the chain is walked from it (32 versions at most, 64 KiB each)
+    // and the manifest needs its newest version's manifest threshold (docs/signing.md#key-sets).
+    @Option(help: ArgumentHelp("The key set an app pins (keys/1.json or later): walk the chain and check the manifest threshold.", valueName: "FILE"))
+    var trustedKeys: String?
 
     @Flag(help: "Fail an unsigned manifest.")
     var requireSignature = false

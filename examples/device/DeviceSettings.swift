@@ -5,8 +5,8 @@ import ModelCastFormat
 /// The configuration `init` records in `D/device.json` and every later call reads back.
 ///
 /// The file keeps each value as the text `init` was given, under the option's name
-/// (`"min-rate": "512"`), except the keys: `--public-key` and `--model-signing-public-key`
-/// name files, whose text is read at `init` and kept, so later calls need nothing outside
+/// (`"min-rate": "512"`), except the keys: `--public-key`, `--trusted-keys` and
+/// `--model-signing-public-key` name files, whose text is read at `init` and kept, so later calls need nothing outside
 /// `D` and a key file moved or changed afterwards changes nothing. Reading the file parses
 /// every value again with the parser `init` used, so a damaged file is refused, never half-used.
 struct DeviceSettings {
@@ -21,6 +21,8 @@ struct DeviceSettings {
         var manifestURL: String
         /// nil when no key is pinned.
         var publicKeys: [String]?
+        /// The key set the app ships (`keys/N.json`'s text), nil without one.
+        var trustedKeys: String?
         var modelSigningPublicKey: String?
         var appVersion: String?
         var deviceID: String?
@@ -33,7 +35,7 @@ struct DeviceSettings {
 
         enum CodingKeys: String, CodingKey {
             case format
-            case manifestURL = "manifest-url", publicKeys = "public-key", modelSigningPublicKey = "model-signing-public-key"
+            case manifestURL = "manifest-url", publicKeys = "public-key", trustedKeys = "trusted-keys", modelSigningPublicKey = "model-signing-public-key"
             case appVersion = "app-version", deviceID = "device-id", device, minRate = "min-rate", rateWindow = "rate-window"
             case deadline, maxInstall = "max-install", storageBudget = "storage-budget"
         }
@@ -61,6 +63,12 @@ struct DeviceSettings {
                 throw UsageError("\(label(.publicKeys)) \(index + 1) is not a minisign public key: \(error)")
             }
         }
+        if let text = stored.trustedKeys {
+            guard stored.publicKeys == nil else { throw UsageError("\(label(.trustedKeys)) and \(label(.publicKeys)) are both given: a key set names the manifest keys itself") }
+            do { _ = try KeySet(parsing: Data(text.utf8)) } catch {
+                throw UsageError("\(label(.trustedKeys)) is not a key set: \(error)")
+            }
+        }
         do { modelSigningPublicKey = try stored.modelSigningPublicKey.map(ModelSigningPublicKey.init(pem:)) } catch {
             throw UsageError("\(label(.modelSigningPublicKey)) is not a PEM P-256 public key: \(error)")
         }
@@ -83,7 +91,7 @@ struct DeviceSettings {
     func configuration(directory: URL) -> ClientConfiguration {
         var configuration = ClientConfiguration(
             manifestURL: manifestURL, directory: directory, deviceID: stored.deviceID ?? "device-0", publicKeys: stored.publicKeys ?? [],
-            modelSigningPublicKey: modelSigningPublicKey, appVersion: stored.appVersion, device: device.applied(to: .current))
+            trustedKeySet: stored.trustedKeys.map { Data($0.utf8) }, modelSigningPublicKey: modelSigningPublicKey, appVersion: stored.appVersion, device: device.applied(to: .current))
         if let minimumTransferRate { configuration.minimumTransferRate = minimumTransferRate }
         if let transferRateWindow { configuration.transferRateWindow = transferRateWindow }
         if let metadataDeadline { configuration.metadataDeadline = metadataDeadline }

@@ -3,7 +3,7 @@ import ModelCastClient
 import ModelCastFormat
 
 extension ProtocolCall {
-    /// `init --dir D --manifest-url U [--public-key FILE]… [--model-signing-public-key FILE]
+    /// `init --dir D --manifest-url U [--public-key FILE]… | [--trusted-keys FILE] [--model-signing-public-key FILE]
     /// [--app-version V] [--device-id ID] [--device k=v,…]… [--min-rate BYTES]
     /// [--rate-window SECONDS] [--deadline SECONDS] [--max-install BYTES] [--storage-budget BYTES]`:
     /// parses every
@@ -12,7 +12,7 @@ extension ProtocolCall {
     static func initialize(_ words: ArraySlice<String>) throws {
         let arguments = try ProtocolArguments(
             words,
-            single: ["--dir", "--manifest-url", "--model-signing-public-key", "--app-version", "--device-id", "--min-rate",
+            single: ["--dir", "--manifest-url", "--trusted-keys", "--model-signing-public-key", "--app-version", "--device-id", "--min-rate",
                      "--rate-window", "--deadline", "--max-install", "--storage-budget"],
             repeatable: ["--public-key", "--device"])
         try arguments.expectPositional(0, "")
@@ -25,6 +25,8 @@ extension ProtocolCall {
             }
             return text
         }
+        // The key set's exact bytes are kept: they are what its root signatures signed.
+        let trustedKeys = try arguments.value("--trusted-keys").map { try StrictValue.fileText($0, "--trusted-keys") }
         let signingKey = try arguments.value("--model-signing-public-key").map { path in
             let text = try StrictValue.fileText(path, "--model-signing-public-key")
             do { _ = try ModelSigningPublicKey(pem: text) } catch {
@@ -34,7 +36,8 @@ extension ProtocolCall {
         }
         let device = try DeviceOverrides(arguments.values("--device"))
         let stored = DeviceSettings.Stored(
-            format: DeviceSettings.format, manifestURL: manifest, publicKeys: publicKeys.isEmpty ? nil : publicKeys, modelSigningPublicKey: signingKey,
+            format: DeviceSettings.format, manifestURL: manifest, publicKeys: publicKeys.isEmpty ? nil : publicKeys, trustedKeys: trustedKeys,
+            modelSigningPublicKey: signingKey,
             appVersion: arguments.value("--app-version"), deviceID: arguments.value("--device-id"), device: device.text,
             minRate: arguments.value("--min-rate"), rateWindow: arguments.value("--rate-window"), deadline: arguments.value("--deadline"),
             maxInstall: arguments.value("--max-install"), storageBudget: arguments.value("--storage-budget"))

@@ -70,6 +70,8 @@ package struct CommitSettings: Sendable {
 
     /// The detached signature's key: `manifest.json.minisig`, where minisign looks for it.
     package var signatureKey: String { SignedManifest.signatureKey(for: manifestKey) }
+    /// Every signer's signature: `manifest.json.sigs`, beside the `.minisig`.
+    package var signatureListKey: String { manifestKey + ".sigs" }
 }
 
 /// Everything a commit writes, rendered, signed and checked before any write: what
@@ -92,6 +94,8 @@ struct CommitPlan {
     let historyMetadata: ObjectMetadata
     /// The new detached signature, or nil for an unsigned manifest.
     let signature: (data: Data, metadata: ObjectMetadata)?
+    /// `manifest.json.sigs`: every signer's signature (several `--sign` keys), or nil.
+    let signatureList: (data: Data, metadata: ObjectMetadata)?
     let manifestData: Data
     let manifestMetadata: ObjectMetadata
     /// An unsigned manifest replaces a signed one: the old signature goes once the manifest is live.
@@ -151,8 +155,15 @@ struct Committer: TargetWriting {
 
         let unsigned = Data(try settings.profile.render(release).serialized().utf8)
         let hosting = try HostingTarget(storage: storage, manifestKey: settings.manifestKey, baseURL: settings.baseURL, templatesDirectory: settings.templatesDirectory)
-        try checkSigningKey(settings: settings, state: state)
-        let signed = try settings.signing.flatMap { try $0.sign(unsigned, release: release, manifestKey: settings.manifestKey) }
+        let keySet = try await currentKeySet()
+        // Under a key set, which keys may sign is the key set's to say (`keys rotate`), not the live manifest's.
+        if keySet == nil { try checkSigningKey(settings: settings, state: state) }
+        var signed = try settings.signing.flatMap { try $0.sign(unsigned, release: release, manifestKey: settings.manifestKey) }
+        // A live signature list would no longer match the new manifest: it is replaced, if only by one signature.
+        if let one = signed, one.signatureList == nil, try await storage.head(settings.signatureListKey) != nil {
+            signed?.signatureList = one.signatureFile
+        }
+        if let keySet { try checkKeySetSignatures(signed, keySet: keySet, release: release, settings: settings) }
         let dropsSignature = signed == nil && state.signatureData != nil
         if dropsSignature {
             guard settings.allowUnsigned else {
@@ -164,6 +175,7 @@ struct Committer: TargetWriting {
         let historyData = Data(release.jsonValue().serialized().utf8)
         try ServedLimits.check(manifest: manifestData, record: historyData, manifestKey: settings.manifestKey)
         let signatureData = signed.map { Data($0.signatureFile.utf8) }
+        let signatureListData = signed?.signatureList.map { Data($0.utf8) }
         return CommitPlan(
             release: release, settings: settings,
             artifacts: artifacts.keys.sorted().map { key in
@@ -174,6 +186,9 @@ struct Committer: TargetWriting {
             historyKey: TargetLayout.historyKey(manifestKey: settings.manifestKey, sequence: release.sequence), historyData: historyData,
             historyMetadata: try TargetLayout.recordMetadata(of: historyData),
             signature: try signatureData.map {
+                ($0, try ObjectMetadata(of: $0, cacheControl: settings.manifestCacheControl, contentType: SignedManifest.signatureContentType))
+            },
+            signatureList: try signatureListData.map {
                 ($0, try ObjectMetadata(of: $0, cacheControl: settings.manifestCacheControl, contentType: SignedManifest.signatureContentType))
             },
             manifestData: manifestData,
@@ -203,6 +218,9 @@ struct Committer: TargetWriting {
         objects.append(.init(key: plan.historyKey, role: "history", outcome: "would store", size: plan.historyMetadata.size, sha256: plan.historyMetadata.sha256.hex))
         if let signature = plan.signature {
             objects.append(.init(key: plan.settings.signatureKey, role: "signature", outcome: "would replace", size: signature.metadata.size, sha256: signature.metadata.sha256.hex))
+        }
+        if let list = plan.signatureList {
+            objects.append(.init(key: plan.settings.signatureListKey, role: "signature", outcome: "would replace", size: list.metadata.size, sha256: list.metadata.sha256.hex))
         }
         objects.append(.init(key: plan.settings.manifestKey, role: "manifest", outcome: "would replace", size: plan.manifestMetadata.size, sha256: plan.manifestMetadata.sha256.hex))
         return PublishReport(plan, state: state, objects: objects, warnings: plan.warnings.all, storage: storage)

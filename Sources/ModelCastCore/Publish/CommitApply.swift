@@ -1,4 +1,5 @@
 import Foundation
+import ModelCastFormat
 import NIOConcurrencyHelpers
 
 /// The keys a run stored itself (`PutOutcome.created`), for its undo, and whether its
@@ -58,6 +59,7 @@ struct CommitApplier: TargetWriting {
             objects.append(try await writeRecords(plan, state: state, created: created, journal: journal))
             try await rewriteHostingFiles(for: plan, state: state, created: created, journal: journal)
             if let signature = try await replaceSignature(plan, state: state, journal: journal) { objects.append(signature) }
+            if let list = try await replaceSignatureList(plan, journal: journal) { objects.append(list) }
         } catch {
             throw await undoFailedCommit(error, journal: journal, warnings: plan.warnings)
         }
@@ -207,6 +209,30 @@ struct CommitApplier: TargetWriting {
         journal.record(.restorePrevious, "restore \(settings.signatureKey)") { try await self.restoreSignature(state.signatureData, settings: settings) }
         try await storage.replace(settings.signatureKey, data: signature.data, metadata: signature.metadata, ifMatch: nil)
         return .init(key: settings.signatureKey, role: "signature", outcome: state.signatureData == nil ? "created" : "replaced", size: signature.metadata.size, sha256: signature.metadata.sha256.hex)
+    }
+
+    /// Replaces `manifest.json.sigs` (several signers) just after the `.minisig`, with the
+    /// release's copy kept beside its record (`manifests/N.json.sigs`), as the single
+    /// signature is; undone like it if the manifest write fails.
+    private func replaceSignatureList(_ plan: CommitPlan, journal: UndoJournal) async throws -> PublishReport.Object? {
+        guard let list = plan.signatureList else { return nil }
+        let settings = plan.settings
+        let keptKey = String(TargetLayout.signatureRecordKey(manifestKey: settings.manifestKey, sequence: plan.release.sequence).dropLast(".minisig".count)) + ".sigs"
+        let kept = try ObjectMetadata(of: list.data, cacheControl: CachePolicy.immutable, contentType: SignedManifest.signatureContentType)
+        if try await storage.putIfAbsent(keptKey, data: list.data, metadata: kept) == .created, storage.capabilities.writersTakeTurns {
+            journal.record(.removeStored, "remove \(keptKey)") { try await self.storage.delete(keptKey) }
+        }
+        let previous = try await storage.get(settings.signatureListKey, limit: MinisignSignatureList.maxBytes)
+        journal.record(.restorePrevious, "restore \(settings.signatureListKey)") {
+            if let previous {
+                try await self.storage.replace(settings.signatureListKey, data: previous, metadata: try ObjectMetadata(
+                    of: previous, cacheControl: settings.manifestCacheControl, contentType: SignedManifest.signatureContentType), ifMatch: nil)
+            } else {
+                try await self.storage.delete(settings.signatureListKey)
+            }
+        }
+        try await storage.replace(settings.signatureListKey, data: list.data, metadata: list.metadata, ifMatch: nil)
+        return .init(key: settings.signatureListKey, role: "signature", outcome: previous == nil ? "created" : "replaced", size: list.metadata.size, sha256: list.metadata.sha256.hex)
     }
 
     /// Undoes what was done before the manifest write, and names what could not be undone

@@ -22,6 +22,9 @@ package struct SignedManifest: Sendable {
     /// `manifest.json.minisig`: minisign's signature over `manifest`.
     package let signatureFile: String
     package let trustedComment: String
+    /// `manifest.json.sigs`: every signer's signature over `manifest` (the first is
+    /// `signatureFile`'s), for a key set's manifest threshold; nil with one signer.
+    package var signatureList: String?
 }
 
 /// Signing and expiry for a publish, rollback or resign.
@@ -34,6 +37,12 @@ package struct SigningSettings: Sendable {
     package var inline: Bool
     /// Signing with a key other than the live manifest's is intended (`--rotate-key`).
     package var rotatesKey = false
+    /// The keys that sign after `signer` (`--sign` repeated): their signatures go in
+    /// `manifest.json.sigs` with the first one's, for a key set's manifest threshold.
+    package var coSigners: [any ManifestSigner] = []
+
+    /// Every signing key, `signer` first.
+    package var signers: [any ManifestSigner] { (signer.map { [$0] } ?? []) + coSigners }
 
     package init(signer: (any ManifestSigner)? = nil, expiresIn: TimeInterval? = nil, inline: Bool = false) {
         self.signer = signer
@@ -77,7 +86,13 @@ package struct SigningSettings: Sendable {
             manifest = try InlineSignature.attach(try InlineSignature.member(fromSignatureFile: file), to: unsigned)
         }
         let detached = try signer.minisignSignature(of: [UInt8](manifest), trustedComment: comment, untrustedComment: untrusted)
-        return SignedManifest(manifest: manifest, signatureFile: detached, trustedComment: comment)
+        var signed = SignedManifest(manifest: manifest, signatureFile: detached, trustedComment: comment)
+        if !coSigners.isEmpty {
+            signed.signatureList = try ([detached] + coSigners.map {
+                try $0.minisignSignature(of: [UInt8](manifest), trustedComment: comment, untrustedComment: "signature from modelcast secret key \($0.keyIDHex)")
+            }).joined()
+        }
+        return signed
     }
 }
 

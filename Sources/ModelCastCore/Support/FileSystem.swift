@@ -325,7 +325,7 @@ package func writeFileAtomically(_ data: Data, to path: String) throws {
 /// The bytes of the regular file at `path` (a manifest, a signature, a config file),
 /// refusing one larger than `limit` before reading it whole. Every error names the file as
 /// `shown` (default: its path): missing, a directory or device, unreadable, too large.
-func readCapped(_ path: String, limit: Int, what: String, shown: String? = nil) throws -> Data {
+package func readCapped(_ path: String, limit: Int, what: String, shown: String? = nil) throws -> Data {
     let shown = shown ?? path
     let file = try FileDescriptor.openForReading(path)
     let type = FileType(mode: try file.status().st_mode)

@@ -22,6 +22,13 @@ public struct ClientConfiguration: Sendable {
     /// Trusted minisign public keys (the `.pub` file's text or its base64 line). More than
     /// one during a key rotation. With any key, an unsigned manifest is refused.
     public var publicKeys: [String]
+    /// The key set the app ships (`keys/N.json`'s bytes, as `modelcast keys create` wrote
+    /// them), instead of `publicKeys`: on each check the client walks the target's chain
+    /// from it (or from the newest key set it verified before), `keys/(N+1).json` and its
+    /// `.sigs`, each signed by the root threshold of the previous and of its own, at most
+    /// `KeySetChain.maxVersionsPerCheck` per check, and proves the manifest by the newest
+    /// set's manifest keys and threshold. Setting both this and `publicKeys` is refused.
+    public var trustedKeySet: Data?
     /// The key OpenSSF model signatures must be made with (`modelcast keygen
     /// --model-signing`'s public key). When set, every model version the client is about
     /// to switch to — a new one, or a kept one it goes back to — must carry a
@@ -114,7 +121,7 @@ public struct ClientConfiguration: Sendable {
     public var conditions: DeviceConditions
 
     public init(
-        manifestURL: URL, directory: URL, deviceID: String, publicKeys: [String] = [], modelSigningPublicKey: ModelSigningPublicKey? = nil,
+        manifestURL: URL, directory: URL, deviceID: String, publicKeys: [String] = [], trustedKeySet: Data? = nil, modelSigningPublicKey: ModelSigningPublicKey? = nil,
         appVersion: String? = nil,
         models: Set<String>? = nil, keepPreviousVersions: Int = 1, maxManifestBytes: Int = ManifestLimits.maxBytes, retries: Int = 3,
         requestTimeout: TimeInterval = 30, minimumTransferRate: Int = 1024, transferRateWindow: TimeInterval = 30,
@@ -132,6 +139,7 @@ public struct ClientConfiguration: Sendable {
         self.directory = directory
         self.deviceID = deviceID
         self.publicKeys = publicKeys
+        self.trustedKeySet = trustedKeySet
         self.modelSigningPublicKey = modelSigningPublicKey
         self.appVersion = appVersion
         self.models = models
@@ -205,5 +213,18 @@ public struct ClientConfiguration: Sendable {
             throw ClientError.configuration(reason: "directoryLockTimeout \(directoryLockTimeout) must be a number of seconds, 0 or more")
         }
         try backgroundDownloads?.validate()
+        _ = try shippedKeySet()
+    }
+
+    /// `trustedKeySet`, parsed; nil when none is configured. Refuses one that is no key set
+    /// (naming the rule it breaks) and one configured beside `publicKeys`.
+    func shippedKeySet() throws -> KeySet? {
+        guard let trustedKeySet else { return nil }
+        guard publicKeys.isEmpty else {
+            throw ClientError.configuration(reason: "trustedKeySet and publicKeys are both set: a key set names the manifest keys itself")
+        }
+        do { return try KeySet(parsing: trustedKeySet) } catch {
+            throw ClientError.configuration(reason: "trustedKeySet is not a key set: \(error)")
+        }
     }
 }

@@ -28,7 +28,7 @@ extension ClientError {
             return .io
         case .configuration, .invalidModelSigningKey:
             return .configuration
-        case .manifestTooLarge, .tooLarge, .invalidManifest, .wrongChannel, .unsigned, .badSignature, .expired, .replayed,
+        case .manifestTooLarge, .tooLarge, .invalidManifest, .wrongChannel, .unsigned, .badSignature, .keySetRefused, .manifestThresholdNotMet, .expired, .replayed,
              .requiresNewerApp, .hashMismatch, .sizeMismatch, .unsafeArchive, .unknownModel, .noVariantForDevice,
              .notInstalled, .noPreviousVersion, .modelSignatureMissing, .modelSignatureUntrustedKey, .badModelSignature,
              .modelSignatureMismatch, .installTooLarge, .insufficientSpace, .overStorageBudget, .licenceNotAccepted, .conditionsNotMet:

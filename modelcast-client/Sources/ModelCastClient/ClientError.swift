@@ -36,6 +36,16 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible, Lo
     case unsigned(url: String)
     /// The signature is malformed, by an untrusted key, or does not match the manifest.
     case badSignature(url: String, reason: String)
+    /// A key set of the chain from the app's trusted key set (`ClientConfiguration.trustedKeySet`)
+    /// is refused: the document at `path` (`keys/N.json` under the target), of `version`,
+    /// is not signed by the root thresholds, breaks the format, leaves a gap, or is the
+    /// newest and has expired (`reason` says which). Nothing is installed.
+    case keySetRefused(path: String, version: Int64, reason: String)
+    /// Fewer than the manifest threshold of the current key set's manifest keys signed
+    /// the manifest (`manifest.json.minisig` and `manifest.json.sigs`), e.g. it is signed by
+    /// a revoked key or by one key of a 2-of-3 set. `reason` names who signed and why the
+    /// others did not count.
+    case manifestThresholdNotMet(url: String, keySetVersion: Int64, reason: String)
     /// The manifest's `expires_at` (or its signed expiry) has passed: a frozen or replayed manifest.
     case expired(url: String, expiresAt: String, now: String)
     /// The manifest's sequence is lower than one this device already accepted (a replay).
@@ -128,6 +138,9 @@ public enum ClientError: Error, Equatable, Sendable, CustomStringConvertible, Lo
             return "\(url): the manifest is channel \(quotedValue(actual))'s, and this app follows channel '\(expected)'"
         case .unsigned(let url): return "\(url): the manifest is not signed, and this app trusts only signed manifests"
         case .badSignature(let url, let reason): return "\(url): bad signature: \(reason)"
+        case .keySetRefused(let path, let version, let reason): return "key set \(path) (version \(version)) refused: \(reason)"
+        case .manifestThresholdNotMet(let url, let keySetVersion, let reason):
+            return "\(url): not signed by enough manifest keys of key set \(keySetVersion): \(reason)"
         case .expired(let url, let expiresAt, let now): return "\(url): the manifest expired at \(quotedValue(expiresAt)) (now \(now))"
         case .replayed(let url, let sequence, let highest): return "\(url): sequence \(sequence) is lower than \(highest), already accepted (a replayed manifest)"
         case .requiresNewerApp(let minimum, let current): return "the release needs app version \(quotedValue(minimum)) or later; this is \(quotedValue(current))"

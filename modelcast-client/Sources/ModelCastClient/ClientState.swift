@@ -37,6 +37,16 @@ struct ClientState: Codable {
         var expiresAt: String?
     }
 
+    /// The newest key set this client verified by walking the chain from the app's
+    /// (`ClientConfiguration.trustedKeySet`): the next check walks on from it.
+    struct VerifiedKeySet: Codable, Equatable {
+        var version: Int64
+        /// The document's exact bytes, base64.
+        var document: String
+    }
+
+    /// The newest key set verified (nil: none past the app's).
+    var keySet: VerifiedKeySet?
     /// The highest sequence accepted, per manifest URL (a channel switch starts a new one).
     var sequences: [String: Int64] = [:]
     /// The ETag of the manifest last accepted, per manifest URL.
@@ -54,7 +64,7 @@ struct ClientState: Codable {
 
     init() {}
 
-    enum CodingKeys: String, CodingKey { case sequences, etags, coverage, trusted, installed, refused }
+    enum CodingKeys: String, CodingKey { case sequences, etags, coverage, trusted, installed, refused, keySet }
 
     init(from decoder: Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -64,6 +74,7 @@ struct ClientState: Codable {
         trusted = try c.decodeIfPresent([String: Trusted].self, forKey: .trusted) ?? [:]
         installed = try c.decodeIfPresent([String: Installed].self, forKey: .installed) ?? [:]
         refused = try c.decodeIfPresent([String: Refusal].self, forKey: .refused) ?? [:]
+        keySet = try c.decodeIfPresent(VerifiedKeySet.self, forKey: .keySet)
     }
 
     static func load(_ path: URL) throws -> ClientState {

@@ -84,13 +84,15 @@ final class HTTPStream: Sendable {
 
     /// A small object `small(_:object:limit:)` reads, for its errors.
     enum SmallObject {
-        case manifest, signature, segmentIndex
+        case manifest, signature, segmentIndex, keySet, signatureList
 
         func tooLarge(url: String, limit: Int) -> ClientError {
             switch self {
             case .manifest: return .manifestTooLarge(url: url, limit: limit)
             case .signature: return .tooLarge(url: url, object: "signature", limit: Int64(limit))
             case .segmentIndex: return .tooLarge(url: url, object: "segment index", limit: Int64(limit))
+            case .keySet: return .tooLarge(url: url, object: "key set", limit: Int64(limit))
+            case .signatureList: return .tooLarge(url: url, object: "signature list", limit: Int64(limit))
             }
         }
     }

@@ -95,7 +95,8 @@ public actor ModelUpdater {
         lastUse = LastUse(path: configuration.directory.appendingPathComponent("last-use.json"))
         conditions = configuration.conditions
         modelsDirectory = installer.modelsDirectory
-        checker = UpdateCheck(configuration: configuration, http: http, modelsDirectory: installer.modelsDirectory, downloader: downloader)
+        checker = UpdateCheck(configuration: configuration, http: http, modelsDirectory: installer.modelsDirectory, downloader: downloader,
+                              statePath: stateFile.path)
         downloads = UpdateDownloads(configuration: configuration, http: http, installer: installer, downloader: downloader, progress: progressContinuation)
         switcher = VersionSwitch(configuration: configuration, installer: installer, downloader: downloader, stateFile: stateFile)
         do {
@@ -142,8 +143,8 @@ public actor ModelUpdater {
     /// has not changed since an update that covered at least the same models.
     public func check(_ policy: DownloadPolicy) async throws -> UpdatePlan? {
         try await exclusively {
-            let state = stateFile.load()
-            guard let checked = try await checker.acceptedManifest(state, scope: .policy(policy)) else { return nil }
+            var state = stateFile.load()
+            guard let checked = try await checker.acceptedManifest(&state, scope: .policy(policy)) else { return nil }
             return try checker.plan(checked.release, state: state, scope: .policy(policy), context: planContext()).plan
         }
     }
@@ -197,9 +198,9 @@ public actor ModelUpdater {
             throw ClientError.configuration(reason: "models does not name \(quotedValue(name)), so it cannot be requested")
         }
         return try await exclusively {
-            let state = stateFile.load()
+            var state = stateFile.load()
             // No If-None-Match is sent: only a broken server answers 304.
-            guard let checked = try await checker.acceptedManifest(state, scope: .model(model)) else { throw ClientError.http(url: url, status: 304) }
+            guard let checked = try await checker.acceptedManifest(&state, scope: .model(model)) else { throw ClientError.http(url: url, status: 304) }
             let planned = try checker.plan(checked.release, state: state, scope: .model(model), context: planContext())
             lastPlan = planned.plan
             guard planned.plan.policies[name] != nil else { throw ClientError.unknownModel(url: url, model: name) }
@@ -241,9 +242,9 @@ public actor ModelUpdater {
     }
 
     private func performUpdate(_ scope: UpdateScope) async throws -> UpdateOutcome {
-        let state = stateFile.load()
+        var state = stateFile.load()
         lastPlan = nil
-        guard let checked = try await checker.acceptedManifest(state, scope: scope) else { return .notModified }
+        guard let checked = try await checker.acceptedManifest(&state, scope: scope) else { return .notModified }
         let planned = try checker.plan(checked.release, state: state, scope: scope, context: planContext())
         lastPlan = planned.plan
         if planned.plan.bytesToDownload > 0, let shouldDownload = configuration.shouldDownload {

@@ -9,15 +9,22 @@ struct UpdateCheck: Sendable {
     let http: HTTPStream
     let modelsDirectory: ModelsDirectory
     let downloader: Downloader
+    /// Where `state.json` is: a check that verifies a newer key set keeps it there at once.
+    let statePath: URL
 
     /// The manifest, fetched and proven, when it is new; its sequence must not be below
     /// the highest this device accepted from this URL. An update asks for it conditionally
     /// (`If-None-Match`) when the last accepted one was applied in full for at least the
     /// models this call covers, and is still fresh; a request always fetches it whole.
     /// nil for a 304 to a conditional GET.
-    func acceptedManifest(_ state: ClientState, scope: UpdateScope) async throws -> CheckedManifest? {
+    ///
+    /// With a trusted key set, the chain is walked first (`trustedKeySet(_:)`), which may
+    /// change `state` (and save it): the newest key set verified, and the sequence floor
+    /// it resets.
+    func acceptedManifest(_ state: inout ClientState, scope: UpdateScope) async throws -> CheckedManifest? {
         let url = configuration.manifestURL.absoluteString
-        let fetcher = ManifestFetcher(configuration: configuration, http: http)
+        var fetcher = ManifestFetcher(configuration: configuration, http: http)
+        fetcher.keySet = try await trustedKeySet(&state)
         // The conditional GET is only safe while every model is installed as recorded (a
         // name in `state.json` that is no model name is not).
         let complete = state.installed.allSatisfy { name, record in
@@ -49,6 +56,37 @@ struct UpdateCheck: Sendable {
             throw ClientError.requiresNewerApp(minimum: minimum, current: app)
         }
         return checked
+    }
+
+    /// The key set the manifest must be proven by, nil when the app ships none: the chain
+    /// walked from the newest key set verified before (or the app's), the newest link
+    /// verified kept in the state, saved at once (before the manifest is fetched, so a
+    /// refused manifest does not undo it). When a step rotated a manifest key out, the
+    /// sequence floor of every manifest URL becomes that key set's `sequence_floor`
+    /// (`KeySetChain.sequenceFloor`), replacing one a leaked key may have raised; and every
+    /// ETag is dropped, as a 304 would stand for a manifest proven under the older set.
+    /// The newest key set must not have expired.
+    func trustedKeySet(_ state: inout ClientState) async throws -> KeySet? {
+        guard let shipped = try configuration.shippedKeySet() else { return nil }
+        // The state's key set was verified from the app's; a newer app may ship a newer one.
+        let stored = state.keySet.flatMap { Data(base64Encoded: $0.document) }.flatMap { try? KeySet(parsing: $0) }
+        let start = stored.map { $0.version > shipped.version ? $0 : shipped } ?? shipped
+        let walk = await KeySetWalk(configuration: configuration, http: http).walk(from: start)
+        if let bytes = walk.newestBytes {
+            state.keySet = ClientState.VerifiedKeySet(version: walk.newest.version, document: bytes.base64EncodedString())
+            if let floor = walk.sequenceFloor {
+                for key in state.sequences.keys { state.sequences[key] = floor }
+                state.sequences[configuration.manifestURL.absoluteString] = floor
+            }
+            state.etags = [:]
+            state.trusted = [:]
+            try state.save(statePath)
+        }
+        if let failure = walk.failure { throw failure }
+        do { try walk.newest.checkFresh(at: configuration.now()) } catch {
+            throw ClientError.keySetRefused(path: walk.newest.path, version: walk.newest.version, reason: String(describing: error))
+        }
+        return walk.newest
     }
 
     /// A digest of what, besides the manifest, decides the models and variants a call

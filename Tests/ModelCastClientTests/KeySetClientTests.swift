@@ -1,0 +1,237 @@
+import Foundation
+import XCTest
+import ModelCastClient
+import ModelCastTestSupport
+
+/// Issue 51, layer 3: a device that ships key set 1 (`ClientConfiguration.trustedKeySet`)
+/// follows rotations, refuses a short-signed link and a revoked key's manifest, and recovers
+/// from a fast-forward, against a static server on 127.0.0.1 (python's http.server, which
+/// serves `keys/` and `.sigs` as files) over sites the real CLI wrote
+/// (`keys create`/`keys rotate`, `publish --sign` repeated).
+final class KeySetClientTests: XCTestCase {
+    struct Key { let secret: String; let pub: String; let id: String }
+
+    final class Site {
+        let work: Scratch
+        let port: Int
+        let base: String
+        var root: String { work.at("site") }
+        private var server: BackgroundProcess?
+        let r1: Key, r2: Key, k1: Key, k2: Key
+
+        init() throws {
+            work = try Scratch("keyset-client")
+            port = try freeLoopbackPort()
+            base = "http://127.0.0.1:\(port)/site"
+            let work = self.work
+            func keygen(_ name: String) throws -> Key {
+                let result = try modelcast(["keygen", "--unencrypted", "--public-key", work.at(name + ".pub"), "--secret-key", work.at(name + ".key"), "--json"])
+                XCTAssertEqual(result.status, 0, result.stderr)
+                let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+                return Key(secret: work.at(name + ".key"), pub: work.at(name + ".pub"), id: try XCTUnwrap(object["key_id"] as? String))
+            }
+            r1 = try keygen("r1"); r2 = try keygen("r2"); k1 = try keygen("k1"); k2 = try keygen("k2")
+        }
+
+        func publish(_ version: String, _ signers: [Key]) throws {
+            let file = try work.write("in/\(version)/m.bin", patternBytes(5000, seed: UInt32(version.utf8.reduce(0) { $0 &* 31 &+ UInt32($1) } & 0xFFFF)))
+            let result = try PublishRun([file], version: version, baseURL: base, to: root, signers.flatMap { ["--sign", $0.secret] }).run()
+            XCTAssertEqual(result.status, 0, result.stderr)
+        }
+
+        /// `keys create` (roots R1, R2, threshold 2; manifest key K1), signed by both roots.
+        func createKeySet() throws {
+            let result = try modelcast(["keys", "create", root, "--root", r1.pub, "--root", r2.pub, "--root-threshold", "2",
+                                        "--manifest-key", k1.pub, "--sign-root", r1.secret, "--sign-root", r2.secret])
+            XCTAssertEqual(result.status, 0, result.stderr)
+        }
+
+        /// `keys rotate`: K2 in, K1 revoked, signed by both roots.
+        func rotateToK2() throws {
+            let result = try modelcast(["keys", "rotate", root, "--manifest-key", k2.pub, "--revoke", k1.id,
+                                        "--sign-root", r1.secret, "--sign-root", r2.secret])
+            XCTAssertEqual(result.status, 0, result.stderr)
+        }
+
+        var pinned: Data { get throws { try Data(contentsOf: URL(fileURLWithPath: root + "/keys/1.json")) } }
+
+        func start() throws {
+            guard server == nil else { return }
+            server = try BackgroundProcess("/usr/bin/env", ["python3", "-u", "-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", work.at(".")])
+        }
+
+        func device(_ name: String) throws -> ModelUpdater {
+            try ModelUpdater(ClientConfiguration(
+                manifestURL: URL(string: base + "/manifest.json")!, directory: URL(fileURLWithPath: work.at(name)), deviceID: name,
+                trustedKeySet: try pinned, retries: 0, requestTimeout: 10))
+        }
+
+        /// The served manifest's files (to put back what the CLI wrote after a test serves another).
+        func save() throws -> [String: Data?] {
+            var files: [String: Data?] = [:]
+            for name in ["manifest.json", "manifest.json.minisig", "manifest.json.sigs"] {
+                files[name] = FileManager.default.contents(atPath: root + "/" + name)
+            }
+            return files
+        }
+
+        func restore(_ files: [String: Data?]) throws {
+            for (name, data) in files {
+                let path = root + "/" + name
+                try? FileManager.default.removeItem(atPath: path)
+                if let data { try data.write(to: URL(fileURLWithPath: path)) }
+            }
+        }
+
+        /// What a holder of `key` can serve: the live manifest, its sequence set to
+        /// `sequence` when given, signed by `key` alone with stock minisign (the comment the
+        /// CLI wrote, its sequence changed to match).
+        func forge(signer key: Key, sequence: Int64? = nil) throws {
+            let manifestPath = root + "/manifest.json"
+            var text = try String(contentsOfFile: manifestPath, encoding: .utf8)
+            let signature = try String(contentsOfFile: manifestPath + ".minisig", encoding: .utf8)
+            var comment = String(try XCTUnwrap(signature.split(separator: "\n").first { $0.hasPrefix("trusted comment: ") }).dropFirst("trusted comment: ".count))
+            if let sequence {
+                let pattern = try NSRegularExpression(pattern: "\"sequence\"(\\s*):(\\s*)[0-9]+")
+                text = pattern.stringByReplacingMatches(in: text, range: NSRange(text.startIndex..., in: text), withTemplate: "\"sequence\"$1:$2\(sequence)")
+                comment = try NSRegularExpression(pattern: "sequence:[0-9]+").stringByReplacingMatches(
+                    in: comment, range: NSRange(comment.startIndex..., in: comment), withTemplate: "sequence:\(sequence)")
+                try Data(text.utf8).write(to: URL(fileURLWithPath: manifestPath))
+            }
+            try? FileManager.default.removeItem(atPath: manifestPath + ".sigs")
+            try? FileManager.default.removeItem(atPath: manifestPath + ".minisig")
+            let signed = try runProcess("/usr/bin/env", ["minisign", "-S", "-s", key.secret, "-m", manifestPath, "-t", comment])
+            XCTAssertEqual(signed.status, 0, signed.stderr)
+        }
+
+        func models(_ device: String) -> [String] {
+            (try? FileManager.default.contentsOfDirectory(atPath: work.at(device + "/models"))) ?? []
+        }
+    }
+
+    /// Rotation K1 → K2 is followed after key set 2; a manifest K1 signs after its
+    /// revocation is refused; a link signed by one root of 2 is refused; nothing installed.
+    func testRotationIsFollowedRevokedKeyAndShortSignedLinkAreRefused() async throws {
+        let site = try Site()
+        try site.publish("1.0.0", [site.k1])
+        try site.createKeySet()
+        try site.start()
+        let a = try site.device("a")
+        _ = try await a.update()
+        XCTAssertEqual(a.installed("m")?.version, "1.0.0")
+
+        try site.rotateToK2()
+        try site.publish("1.0.1", [site.k2])
+        let outcome = try await a.update()
+        XCTAssertEqual(outcome, .updated(sequence: 2, models: ["m": "1.0.1"]))
+        XCTAssertEqual(a.installed("m")?.version, "1.0.1")
+        let state = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: site.work.at("a/state.json")))) as? [String: Any])
+        XCTAssertEqual((state["keySet"] as? [String: Any])?["version"] as? Int, 2, "the newest verified key set is kept")
+
+        // The leaked, revoked K1 signs the live manifest: refused by the device that walked
+        // to key set 2 and by a new one that starts from key set 1.
+        let genuine = try site.save()
+        try site.forge(signer: site.k1)
+        for name in ["a", "b"] {
+            let device = try site.device(name)
+            do {
+                _ = try await device.update()
+                XCTFail("\(name): a manifest signed by a revoked key was accepted")
+            } catch let error as ClientError {
+                guard case .manifestThresholdNotMet(_, let version, let reason) = error else { return XCTFail("\(name): \(error)") }
+                XCTAssertEqual(version, 2)
+                XCTAssertTrue(reason.contains(site.k1.id.uppercased()) || reason.contains(site.k1.id), reason)
+                XCTAssertEqual(error.kind, .refused)
+            }
+        }
+        XCTAssertEqual(site.models("b"), [], "nothing installed")
+        try site.restore(genuine)
+
+        // Key set 2 with one root signature (the .minisig as the whole list): refused.
+        let sigs = site.root + "/keys/2.json.sigs"
+        try FileManager.default.removeItem(atPath: sigs)
+        try FileManager.default.copyItem(atPath: site.root + "/keys/2.json.minisig", toPath: sigs)
+        let c = try site.device("c")
+        do {
+            _ = try await c.update()
+            XCTFail("a key set signed by one root of 2 was accepted")
+        } catch let error as ClientError {
+            guard case .keySetRefused(let path, let version, let reason) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(path, "keys/2.json")
+            XCTAssertEqual(version, 2)
+            XCTAssertTrue(reason.contains("signed by 1 of key set 1's root keys"), reason)
+        }
+        XCTAssertEqual(site.models("c"), [], "nothing installed")
+    }
+
+    /// Fast-forward: a leaked K1 serves sequence 2^53, which a device accepts; key set 2
+    /// revokes K1 and resets the floor to the genuine live sequence, so the genuine K2
+    /// manifest with a lower sequence is accepted, and a replay of an older K2 one is not.
+    func testFastForwardByALeakedKeyIsUndoneByTheRotation() async throws {
+        let site = try Site()
+        try site.publish("1.0.0", [site.k1])
+        try site.createKeySet()
+        try site.publish("1.0.1", [site.k1])
+        try site.start()
+        let device = try site.device("d")
+        _ = try await device.update()
+        XCTAssertEqual(device.installed("m")?.version, "1.0.1")
+
+        let genuine = try site.save()
+        let huge: Int64 = 1 << 53
+        try site.forge(signer: site.k1, sequence: huge)
+        let forged = try await device.update()
+        XCTAssertEqual(forged, .upToDate(sequence: huge), "an old client accepts the leaked key's sequence")
+        try site.restore(genuine)
+
+        try site.rotateToK2()
+        try site.publish("1.0.2", [site.k2])
+        let recovered = try await device.update()
+        XCTAssertEqual(recovered, .updated(sequence: 3, models: ["m": "1.0.2"]), "the floor was reset by key set 2")
+        let older = try site.save()
+        try site.publish("1.0.3", [site.k2])
+        _ = try await device.update()
+        XCTAssertEqual(device.installed("m")?.version, "1.0.3")
+
+        try site.restore(older)
+        do {
+            _ = try await device.update()
+            XCTFail("an older K2 manifest was accepted")
+        } catch let error as ClientError {
+            guard case .replayed(_, let sequence, let highest) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(sequence, 3)
+            XCTAssertEqual(highest, 4)
+        }
+        XCTAssertEqual(device.installed("m")?.version, "1.0.3")
+    }
+
+    /// The example device: `init --trusted-keys FILE` follows the rotation (exit 0) and
+    /// exits 1 for a revoked key's manifest; with `--public-key` too, `init` exits 2.
+    func testExampleDeviceTrustedKeys() throws {
+        let site = try Site()
+        let device = modelcastBinary.replacingOccurrences(of: "/modelcast", with: "/modelcast-device")
+        try site.publish("1.0.0", [site.k1])
+        try site.createKeySet()
+        try site.rotateToK2()
+        try site.publish("1.0.1", [site.k2])
+        try site.start()
+        let directory = site.work.at("phone")
+        let both = try runProcess(device, ["init", "--dir", directory, "--manifest-url", site.base + "/manifest.json",
+                                           "--trusted-keys", site.root + "/keys/1.json", "--public-key", site.k1.pub])
+        XCTAssertEqual(both.status, 2, both.stderr)
+        let initialized = try runProcess(device, ["init", "--dir", directory, "--manifest-url", site.base + "/manifest.json",
+                                                  "--trusted-keys", site.root + "/keys/1.json"])
+        XCTAssertEqual(initialized.status, 0, initialized.stderr)
+        let updated = try runProcess(device, ["update", "--dir", directory])
+        XCTAssertEqual(updated.status, 0, updated.stderr)
+        try site.forge(signer: site.k1)
+        let refused = try runProcess(device, ["update", "--dir", site.work.at("phone2")])
+        XCTAssertNotEqual(refused.status, 0)
+        let fresh = try runProcess(device, ["init", "--dir", site.work.at("phone2"), "--manifest-url", site.base + "/manifest.json",
+                                            "--trusted-keys", site.root + "/keys/1.json"])
+        XCTAssertEqual(fresh.status, 0, fresh.stderr)
+        let revoked = try runProcess(device, ["update", "--dir", site.work.at("phone2")])
+        XCTAssertEqual(revoked.status, 1, revoked.stderr)
+        XCTAssertTrue(revoked.stderr.contains("not signed by enough manifest keys of key set 2"), revoked.stderr)
+    }
+}
