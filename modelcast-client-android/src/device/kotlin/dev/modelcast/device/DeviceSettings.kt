@@ -6,6 +6,7 @@ import dev.modelcast.client.CurrentDevice
 import dev.modelcast.client.format.Json
 import dev.modelcast.client.format.JsonException
 import dev.modelcast.client.format.JsonValue
+import dev.modelcast.client.trust.KeySet
 import dev.modelcast.client.trust.MinisignPublicKey
 import dev.modelcast.client.trust.ModelSigningPublicKey
 import java.io.File
@@ -19,8 +20,8 @@ import java.nio.file.StandardCopyOption
  * The configuration `init` records in `D/device.json` and every later call reads back.
  *
  * The file keeps each value as the text `init` was given, under the option's name
- * (`"min-rate": "512"`), except the keys: `--public-key` and `--model-signing-public-key`
- * name files, whose text is read at `init` and kept, so later calls need nothing outside `D`
+ * (`"min-rate": "512"`), except the keys: `--public-key`, `--trusted-keys` and
+ * `--model-signing-public-key` name files, whose text is read at `init` and kept, so later calls need nothing outside `D`
  * and a key file moved or changed afterwards changes nothing. Reading the file parses every
  * value again with the parser `init` used, so a damaged file is refused, never half-used.
  * (The Swift device writes the same file: either device reads the other's.)
@@ -40,7 +41,9 @@ class DeviceSettings(val stored: Stored, label: (String) -> String) {
         val rateWindow: String?,
         val deadline: String?,
         val maxInstall: String?,
-        val storageBudget: String? = null
+        val storageBudget: String? = null,
+        /** The app's key set (`keys/N.json`), as the file `--trusted-keys` named held it; null without one. */
+        val trustedKeys: String? = null
     ) {
         /** The file's JSON, keys as the options name them. */
         fun json(): Map<String, Any?> {
@@ -48,6 +51,7 @@ class DeviceSettings(val stored: Stored, label: (String) -> String) {
             members[FORMAT] = format
             members[MANIFEST_URL] = manifestUrl
             publicKeys?.let { members[PUBLIC_KEY] = it }
+            trustedKeys?.let { members[TRUSTED_KEYS] = it }
             modelSigningPublicKey?.let { members[MODEL_SIGNING_PUBLIC_KEY] = it }
             appVersion?.let { members[APP_VERSION] = it }
             deviceId?.let { members[DEVICE_ID] = it }
@@ -79,6 +83,14 @@ class DeviceSettings(val stored: Stored, label: (String) -> String) {
                 throw UsageError("${label(PUBLIC_KEY)} ${index + 1} is not a minisign public key: ${error.message}")
             }
         }
+        stored.trustedKeys?.let { text ->
+            if (stored.publicKeys != null) throw UsageError("${label(TRUSTED_KEYS)} and ${label(PUBLIC_KEY)} are both given: a key set names the manifest keys itself")
+            try {
+                KeySet.parse(text.toByteArray(Charsets.UTF_8))
+            } catch (error: Exception) {
+                throw UsageError("${label(TRUSTED_KEYS)} is not a key set: ${error.message}")
+            }
+        }
         modelSigningPublicKey = stored.modelSigningPublicKey?.let { text ->
             try {
                 ModelSigningPublicKey.parse(text)
@@ -103,7 +115,7 @@ class DeviceSettings(val stored: Stored, label: (String) -> String) {
     fun configuration(directory: File): ClientConfiguration {
         val defaults = ClientConfiguration(stored.manifestUrl, directory, stored.deviceId ?: "device-0")
         return defaults.copy(
-            publicKeys = stored.publicKeys.orEmpty(), modelSigningPublicKey = modelSigningPublicKey, appVersion = stored.appVersion,
+            publicKeys = stored.publicKeys.orEmpty(), trustedKeySet = stored.trustedKeys?.toByteArray(Charsets.UTF_8), modelSigningPublicKey = modelSigningPublicKey, appVersion = stored.appVersion,
             device = device.appliedTo(CurrentDevice.profile),
             minimumTransferRate = minimumTransferRate ?: defaults.minimumTransferRate,
             transferRateWindowSeconds = transferRateWindow ?: defaults.transferRateWindowSeconds,
@@ -144,6 +156,7 @@ class DeviceSettings(val stored: Stored, label: (String) -> String) {
         const val FORMAT = "format"
         const val MANIFEST_URL = "manifest-url"
         const val PUBLIC_KEY = "public-key"
+        const val TRUSTED_KEYS = "trusted-keys"
         const val MODEL_SIGNING_PUBLIC_KEY = "model-signing-public-key"
         const val APP_VERSION = "app-version"
         const val DEVICE_ID = "device-id"
@@ -189,7 +202,8 @@ class DeviceSettings(val stored: Stored, label: (String) -> String) {
                     else -> return null
                 }
                 Stored(format, text(MANIFEST_URL) ?: return null, keys, text(MODEL_SIGNING_PUBLIC_KEY), text(APP_VERSION), text(DEVICE_ID),
-                    text(DEVICE), text(MIN_RATE), text(RATE_WINDOW), text(DEADLINE), text(MAX_INSTALL), text(STORAGE_BUDGET))
+                    text(DEVICE), text(MIN_RATE), text(RATE_WINDOW), text(DEADLINE), text(MAX_INSTALL), text(STORAGE_BUDGET),
+                    text(TRUSTED_KEYS))
             } catch (error: NotTheShape) {
                 null
             }

@@ -5,7 +5,7 @@
 // The conformance kit's client protocol (conformance/CLIENT-CLI.md), one call per process,
 // everything kept under D:
 //
-//   device init --dir D --manifest-url U [--public-key FILE]... [--model-signing-public-key FILE]
+//   device init --dir D --manifest-url U [--public-key FILE]... | [--trusted-keys FILE] [--model-signing-public-key FILE]
 //               [--app-version V] [--device-id ID] [--device k=v,...]... [--min-rate BYTES]
 //               [--rate-window SECONDS] [--deadline SECONDS] [--max-install BYTES]
 //   device update --dir D [--policy essential|prefetch|on-demand] [--request MODEL]...

@@ -29,7 +29,7 @@ object OneShot {
                  [--memory BYTES] [--platform P] [--os-version V] [--arch A] [--accelerator A]... [--capability C]...
                  [--policy essential|prefetch|on-demand] [--download-policy MODEL=POLICY]... [--request MODEL]... [--max-download BYTES]
                modelcast-device revert MODEL --reason TEXT --manifest URL --dir DIR
-               modelcast-device init --dir D --manifest-url U [--public-key FILE]... [--model-signing-public-key FILE]
+               modelcast-device init --dir D --manifest-url U [--public-key FILE]... | [--trusted-keys FILE] [--model-signing-public-key FILE]
                  [--app-version V] [--device-id ID] [--device k=v,...]... [--min-rate BYTES] [--rate-window SECONDS]
                  [--deadline SECONDS] [--max-install BYTES]
                modelcast-device update --dir D [--policy essential|prefetch|on-demand] [--request MODEL]...

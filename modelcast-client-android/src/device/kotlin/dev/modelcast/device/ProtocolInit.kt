@@ -7,7 +7,7 @@ import dev.modelcast.client.trust.ModelSigningPublicKey
 import java.io.File
 
 /**
- * `init --dir D --manifest-url U [--public-key FILE]… [--model-signing-public-key FILE]
+ * `init --dir D --manifest-url U [--public-key FILE]… | [--trusted-keys FILE] [--model-signing-public-key FILE]
  * [--app-version V] [--device-id ID] [--device k=v,…]… [--min-rate BYTES]
  * [--rate-window SECONDS] [--deadline SECONDS] [--max-install BYTES] [--storage-budget BYTES]`: parses every value
  * (reading the key files) and the configuration they make, and only then writes
@@ -15,7 +15,7 @@ import java.io.File
  */
 fun ProtocolCall.initialize(words: List<String>) {
     val arguments = ProtocolArguments(words,
-        single = setOf("--dir", "--manifest-url", "--model-signing-public-key", "--app-version", "--device-id", "--min-rate",
+        single = setOf("--dir", "--manifest-url", "--trusted-keys", "--model-signing-public-key", "--app-version", "--device-id", "--min-rate",
             "--rate-window", "--deadline", "--max-install", "--storage-budget"),
         repeatable = setOf("--public-key", "--device"))
     arguments.expectPositional(0, "")
@@ -30,6 +30,8 @@ fun ProtocolCall.initialize(words: List<String>) {
         }
         text
     }
+    // Kept as text (a key set is ASCII, so byte for byte); parsed by DeviceSettings below.
+    val trustedKeys = arguments.value("--trusted-keys")?.let { StrictValue.fileText(it, "--trusted-keys") }
     val signingKey = arguments.value("--model-signing-public-key")?.let { path ->
         val text = StrictValue.fileText(path, "--model-signing-public-key")
         try {
@@ -45,7 +47,7 @@ fun ProtocolCall.initialize(words: List<String>) {
         modelSigningPublicKey = signingKey, appVersion = arguments.value("--app-version"), deviceId = arguments.value("--device-id"),
         device = device.text, minRate = arguments.value("--min-rate"), rateWindow = arguments.value("--rate-window"),
         deadline = arguments.value("--deadline"), maxInstall = arguments.value("--max-install"),
-        storageBudget = arguments.value("--storage-budget"))
+        storageBudget = arguments.value("--storage-budget"), trustedKeys = trustedKeys)
     val settings = DeviceSettings(stored) { "--$it" }
     // What the library refuses to start with (a channel name the URL's path cannot be…).
     try {

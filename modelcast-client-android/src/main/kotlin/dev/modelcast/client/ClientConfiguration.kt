@@ -6,6 +6,7 @@ import dev.modelcast.client.format.DeviceProfile
 import dev.modelcast.client.format.DownloadPolicy
 import dev.modelcast.client.format.ManifestValueException
 import dev.modelcast.client.format.ModelName
+import dev.modelcast.client.trust.KeySet
 import dev.modelcast.client.trust.ModelSigningPublicKey
 import java.io.File
 import java.net.URI
@@ -126,7 +127,15 @@ data class ClientConfiguration @JvmOverloads constructor(
      * The network and charging state for models with `download_conditions` (both "not said"
      * by default: such a model waits). [ModelUpdater.setConditions] replaces it per call.
      */
-    val conditions: DeviceConditions = DeviceConditions()
+    val conditions: DeviceConditions = DeviceConditions(),
+    /**
+     * The key set the app ships (`keys/N.json` as published, byte for byte), instead of
+     * [publicKeys] (both set is refused). Each check walks the target's newer key sets from
+     * it (or from the newest one verified before, kept in `state.json`), at most
+     * [dev.modelcast.client.trust.KeySetChain.MAX_VERSIONS_PER_CHECK] per check, and proves
+     * the manifest by the newest set's manifest keys and threshold.
+     */
+    val trustedKeySet: ByteArray? = null
 ) {
     /**
      * The values the client refuses to start with, named ([ClientError.Configuration]).
@@ -159,9 +168,22 @@ data class ClientConfiguration @JvmOverloads constructor(
         if (minimumTransferRate < 0 || !(transferRateWindowSeconds > 0) || !(metadataDeadlineSeconds > 0) || (maxInstallBytes ?: 1) <= 0) {
             throw ClientError.Configuration("minimumTransferRate must not be negative; transferRateWindowSeconds, metadataDeadlineSeconds and maxInstallBytes must be positive")
         }
+        shippedKeySet()
         if (storageBudget != null && storageBudget < 0) throw ClientError.Configuration("storageBudget $storageBudget must not be negative")
         if (!(directoryLockTimeoutSeconds >= 0) || directoryLockTimeoutSeconds.isInfinite()) {
             throw ClientError.Configuration("directoryLockTimeoutSeconds $directoryLockTimeoutSeconds must be a number of seconds, 0 or more")
+        }
+    }
+
+    /**
+     * [trustedKeySet], parsed; null when none is configured. Refuses one that is no key set,
+     * and one configured together with [publicKeys] (a key set names the manifest keys itself).
+     */
+    internal fun shippedKeySet(): KeySet? {
+        val bytes = trustedKeySet ?: return null
+        if (publicKeys.isNotEmpty()) throw ClientError.Configuration("trustedKeySet and publicKeys are both set: a key set names the manifest keys itself")
+        return try { KeySet.parse(bytes) } catch (error: Exception) {
+            throw ClientError.Configuration("trustedKeySet is not a key set: ${error.message}")
         }
     }
 

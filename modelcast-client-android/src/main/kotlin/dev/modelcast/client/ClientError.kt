@@ -80,6 +80,17 @@ sealed class ClientError(message: String) : Exception(message) {
     class InsufficientSpaceForDownload(val model: String, val needed: Long, val free: Long) :
         ClientError("model ${quoted(model)}: $needed bytes of free space needed (downloads, install and the ${InstallSpace.RESERVED_SPACE} always left free), " +
             "the volume has $free; nothing was downloaded") { override val kind = Kind.REFUSED }
+    /**
+     * A key set of the chain walked from the app's trusted key set
+     * ([ClientConfiguration.trustedKeySet]) was refused ([path], [version]): a bad document,
+     * too few root signatures, a version gap, a missing `.sigs`, or the newest set expired.
+     * Nothing was installed; the versions verified before it are kept.
+     */
+    class KeySetRefused(val path: String, val version: Long, val reason: String) :
+        ClientError("key set $path (version $version) refused: $reason") { override val kind = Kind.REFUSED }
+    /** The manifest at [url] is not signed by the manifest threshold of key set [keySetVersion]'s manifest keys (a revoked key's signature does not count). */
+    class ManifestThresholdNotMet(val url: String, val keySetVersion: Long, val reason: String) :
+        ClientError("$url: not signed by enough manifest keys of key set $keySetVersion: $reason") { override val kind = Kind.REFUSED }
 
     // -- network: trying again later may work ---------------------------------------------
     class Http(val url: String, val status: Int) :

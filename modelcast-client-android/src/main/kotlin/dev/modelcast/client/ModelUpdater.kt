@@ -446,11 +446,15 @@ class ModelUpdater @JvmOverloads constructor(
      * highest this device accepted from this URL. An update asks for it conditionally
      * (`If-None-Match`) when the last accepted one was applied in full for at least the models
      * this call covers, and is still fresh; a request always fetches it whole. null for a 304
-     * to a conditional GET.
+     * to a conditional GET. With [ClientConfiguration.trustedKeySet] the key set chain is
+     * walked first ([trustedKeySet]), which may save the state (even for a check).
      */
-    private fun acceptedManifest(state: ClientState, scope: UpdateScope, cancellation: Cancellation?): CheckedManifest? {
+    private fun acceptedManifest(loaded: ClientState, scope: UpdateScope, cancellation: Cancellation?): CheckedManifest? {
         val url = configuration.manifestUrl
-        val fetcher = ManifestFetcher(configuration, http)
+        // With a trusted key set the chain is walked first; it may save a newer key set, a
+        // reset sequence floor and no ETags.
+        val (keySet, state) = trustedKeySet(loaded, cancellation)
+        val fetcher = ManifestFetcher(configuration, http, keySet)
         // The conditional GET is only safe while every model is installed as recorded.
         val complete = state.installed.all { (name, record) -> installer.current(name)?.fileName?.toString() == record.id }
         // A 304 would keep the device on the manifest it trusts: once that one has expired,

@@ -56,7 +56,7 @@ internal class JsonReader(private val bytes: ByteArray, private val maxDepth: In
             if (members.containsKey(key)) {
                 // Readers disagree on which of two equal keys wins; refusing is the one answer all can give.
                 position = keyOffset
-                throw fail("the member ${quotedValue(key)} appears twice")
+                throw JsonException(position.toLong(), renderPath(path), "the member ${quotedValue(key)} appears twice", duplicateKey = key)
             }
             skipWhitespace()
             expect(':', "':' after a member name")

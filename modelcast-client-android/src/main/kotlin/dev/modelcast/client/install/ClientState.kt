@@ -25,6 +25,8 @@ import java.util.UUID
  * @property trusted the manifest each ETag stands for (its expiry), per manifest URL.
  * @property installed per model, the version in use and those kept for a local rollback.
  * @property refused per model, the version this device refuses until the manifest names another one.
+ * @property keySet the newest key set this client verified by walking the chain from the
+ *   app's ([dev.modelcast.client.ClientConfiguration.trustedKeySet]): the next check walks on from it.
  */
 data class ClientState(
     val sequences: Map<String, Long> = emptyMap(),
@@ -32,8 +34,12 @@ data class ClientState(
     val coverage: Map<String, Coverage> = emptyMap(),
     val trusted: Map<String, Trusted> = emptyMap(),
     val installed: Map<String, Installed> = emptyMap(),
-    val refused: Map<String, Refusal> = emptyMap()
+    val refused: Map<String, Refusal> = emptyMap(),
+    val keySet: VerifiedKeySet? = null
 ) {
+    /** A verified key set: its version and its document's exact bytes, base64 (signatures are over those bytes). */
+    data class VerifiedKeySet(val version: Long, val document: String)
+
     /** An installed model: its version, its version directory's name, and the directories kept for a rollback, newest first. */
     data class Installed(val version: String, val id: String, val previous: List<String> = emptyList())
 
@@ -51,7 +57,7 @@ data class ClientState(
     data class Trusted(val expiresAt: String?)
 
     /** The JSON `save` writes. */
-    fun toJson(): String = Json.write(linkedMapOf(
+    fun toJson(): String = Json.write(linkedMapOf<String, Any?>(
         "sequences" to sequences,
         "etags" to etags,
         "coverage" to coverage.mapValues { (_, value) -> mapOf("policy" to value.policy, "context" to value.context) },
@@ -62,7 +68,7 @@ data class ClientState(
             if (value.variant != null) fields["variant"] = value.variant
             fields
         }
-    ))
+    ).also { fields -> keySet?.let { fields["keySet"] = linkedMapOf("version" to it.version, "document" to it.document) } })
 
     /**
      * Writes the state to `path`: a temporary file beside it, synced, renamed over the old
@@ -133,7 +139,12 @@ data class ClientState(
                 val version = value.string("version")
                 if (id != null && version != null) Refusal(id, version, value.string("variant"), value.string("reason") ?: "") else null
             } ?: emptyMap()
-            return ClientState(sequences, etags, coverage, trusted, installed, refused)
+            val keySet = root.objectValue("keySet")?.let { value ->
+                val version = value.long("version")
+                val document = value.string("document")
+                if (version != null && document != null) VerifiedKeySet(version, document) else null
+            }
+            return ClientState(sequences, etags, coverage, trusted, installed, refused, keySet)
         }
 
         private inline fun <V : Any> Map<String, JsonObject>.mapNotNullValues(transform: (JsonObject) -> V?): Map<String, V> {

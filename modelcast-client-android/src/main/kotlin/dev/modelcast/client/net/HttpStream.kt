@@ -255,7 +255,7 @@ class SmallResponse(val response: HttpResponse, val body: ByteArray)
 
 /** What a small object is, for the error that refuses one too large. */
 enum class SmallObject {
-    MANIFEST, SIGNATURE, SEGMENT_INDEX, MODEL_SIGNATURE_BUNDLE;
+    MANIFEST, SIGNATURE, SEGMENT_INDEX, MODEL_SIGNATURE_BUNDLE, KEY_SET, SIGNATURE_LIST;
 
     /** The error refusing more than `limit` bytes of this object from `url`. */
     fun tooLarge(url: String, limit: Long): ClientError = when (this) {
@@ -263,6 +263,8 @@ enum class SmallObject {
         SIGNATURE -> ClientError.TooLarge(url, "signature", limit)
         SEGMENT_INDEX -> ClientError.TooLarge(url, "segment index", limit)
         MODEL_SIGNATURE_BUNDLE -> ClientError.TooLarge(url, "model signature bundle", limit)
+        KEY_SET -> ClientError.TooLarge(url, "key set", limit)
+        SIGNATURE_LIST -> ClientError.TooLarge(url, "signature list", limit)
     }
 }
 

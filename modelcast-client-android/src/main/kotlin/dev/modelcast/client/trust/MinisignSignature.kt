@@ -63,11 +63,23 @@ class MinisignSignature private constructor(
         publicKeys: List<MinisignPublicKey>,
         source: String = "signature",
         allowLegacy: Boolean = false
+    ): VerifiedSignature = verify(message, publicKeys, source, allowLegacy) { Blake2b.hash(message) }
+
+    /**
+     * [verify] with the message's BLAKE2b-512 from [prehash], so a caller checking several
+     * signatures over one message (a key set's or a threshold manifest's) hashes it once.
+     */
+    internal fun verify(
+        message: ByteArray,
+        publicKeys: List<MinisignPublicKey>,
+        source: String,
+        allowLegacy: Boolean,
+        prehash: () -> ByteArray
     ): VerifiedSignature {
         if (algorithm == Algorithm.LEGACY && !allowLegacy) throw TrustError.LegacySignatureRefused(source)
         val candidates = publicKeys.filter { it.keyId == keyId }
         if (candidates.isEmpty()) throw TrustError.UntrustedSigningKey(source, keyId.hex, publicKeys.map { it.keyId.hex })
-        val signed = if (algorithm == Algorithm.PREHASHED) Blake2b.hash(message) else message
+        val signed = if (algorithm == Algorithm.PREHASHED) prehash() else message
         val publicKey = candidates.firstOrNull { it.verifies(signatureBytes, signed) }
             ?: throw TrustError.SignatureMismatch(source, keyId.hex)
         if (!publicKey.verifies(globalSignatureBytes, signatureBytes + trustedComment.toByteArray(Charsets.UTF_8))) {

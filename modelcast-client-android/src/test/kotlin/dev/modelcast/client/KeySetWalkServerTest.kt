@@ -1,0 +1,218 @@
+package dev.modelcast.client
+
+import com.sun.net.httpserver.HttpServer
+import dev.modelcast.client.testing.temporaryDirectory
+import org.junit.jupiter.api.Assertions.assertEquals
+import org.junit.jupiter.api.Assertions.assertTrue
+import org.junit.jupiter.api.Assumptions.assumeTrue
+import org.junit.jupiter.api.Test
+import java.io.Closeable
+import java.io.File
+import java.net.InetAddress
+import java.net.InetSocketAddress
+import java.nio.file.Files
+import java.util.concurrent.Executors
+import java.util.concurrent.TimeUnit
+
+/**
+ * Issue 51, layer 4b: the key set walk ([ClientConfiguration.trustedKeySet]) against a real
+ * HTTP server on 127.0.0.1 serving a site the real CLI wrote (`keys create`, `keys rotate
+ * --revoke`, `publish --sign`), as the Swift client's KeySetClientTests do: the vectors prove
+ * the format, only a CLI-written site proves the two implementations agree on the files.
+ * Needs the CLI built in this repository (`swift build --product modelcast`); without it the
+ * tests are skipped, not passed (the message says so).
+ */
+class KeySetWalkServerTest {
+    private val cli = File(System.getProperty("modelcast.repository") ?: error("run through ./build"), ".build/debug/modelcast")
+
+    private class Key(val secret: File, val pub: File, val id: String)
+
+    /** Serves a folder as files (every request reads the disk, so a test can change the site between updates). */
+    private class FolderServer(private val folder: File) : Closeable {
+        private val server = HttpServer.create(InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0)
+
+        init {
+            server.executor = Executors.newCachedThreadPool { runnable -> Thread(runnable, "folder-server").apply { isDaemon = true } }
+            server.createContext("/") { exchange ->
+                try {
+                    val file = File(folder, exchange.requestURI.path)
+                    if (!file.canonicalPath.startsWith(folder.canonicalPath + File.separator) || !file.isFile) {
+                        exchange.sendResponseHeaders(404, -1)
+                    } else {
+                        val body = file.readBytes()
+                        exchange.sendResponseHeaders(200, body.size.toLong())
+                        exchange.responseBody.write(body)
+                    }
+                } finally {
+                    exchange.close()
+                }
+            }
+            server.start()
+        }
+
+        val base: String get() = "http://127.0.0.1:${server.address.port}"
+
+        override fun close() = server.stop(0)
+    }
+
+    /** A site under `site/` of a scratch folder, its server, and the four keys (roots R1, R2; manifest keys K1, K2). */
+    private inner class Site : Closeable {
+        val work: File = temporaryDirectory("keyset-walk").toFile()
+        val root = File(work, "site")
+        private val server = FolderServer(work)
+        val base = server.base + "/site"
+        val r1 = keygen("r1")
+        val r2 = keygen("r2")
+        val k1 = keygen("k1")
+        val k2 = keygen("k2")
+
+        /** Runs [command]; fails the test naming it and its output unless it exits 0. */
+        fun run(vararg command: String): String {
+            val process = ProcessBuilder(*command).redirectErrorStream(true).start()
+            val output = process.inputStream.bufferedReader().readText()
+            assertTrue(process.waitFor(120, TimeUnit.SECONDS), "timed out: ${command.joinToString(" ")}")
+            assertEquals(0, process.exitValue(), "${command.joinToString(" ")}: $output")
+            return output
+        }
+
+        fun modelcast(vararg arguments: String): String = run(cli.path, *arguments)
+
+        fun keygen(name: String): Key {
+            val secret = File(work, "$name.key")
+            val pub = File(work, "$name.pub")
+            val output = modelcast("keygen", "--unencrypted", "--public-key", pub.path, "--secret-key", secret.path, "--json")
+            val id = Regex("\"key_id\"\\s*:\\s*\"([0-9A-Fa-f]+)\"").find(output)?.groupValues?.get(1) ?: throw AssertionError("no key_id in $output")
+            return Key(secret, pub, id)
+        }
+
+        fun publish(version: String, vararg signers: Key) {
+            val file = File(work, "in/$version/m.bin")
+            file.parentFile.mkdirs()
+            file.writeBytes(dev.modelcast.client.testing.bytes(5000, version.hashCode().toLong()))
+            modelcast("publish", file.path, "--name", "m", "--version", version, "--base-url", base, "--to", root.path,
+                *signers.flatMap { listOf("--sign", it.secret.path) }.toTypedArray())
+        }
+
+        /** `keys create`: roots R1 and R2 (threshold 2), manifest key K1, signed by both roots. */
+        fun createKeySet() {
+            modelcast("keys", "create", root.path, "--root", r1.pub.path, "--root", r2.pub.path, "--root-threshold", "2",
+                "--manifest-key", k1.pub.path, "--sign-root", r1.secret.path, "--sign-root", r2.secret.path)
+        }
+
+        /** `keys rotate`: K2 in, K1 revoked, signed by both roots (key set 2). */
+        fun rotateToK2() {
+            modelcast("keys", "rotate", root.path, "--manifest-key", k2.pub.path, "--revoke", k1.id,
+                "--sign-root", r1.secret.path, "--sign-root", r2.secret.path)
+        }
+
+        fun device(name: String): ModelUpdater = ModelUpdater(ClientConfiguration(
+            base + "/manifest.json", File(work, name), name, retries = 0, requestTimeoutSeconds = 10.0,
+            trustedKeySet = File(root, "keys/1.json").readBytes()))
+
+        private val manifestFiles = listOf("manifest.json", "manifest.json.minisig", "manifest.json.sigs")
+
+        /** The served manifest's files, to put back what the CLI wrote after a forgery. */
+        fun save(): Map<String, ByteArray?> = manifestFiles.associateWith { File(root, it).takeIf { file -> file.isFile }?.readBytes() }
+
+        fun restore(saved: Map<String, ByteArray?>) {
+            for ((name, bytes) in saved) {
+                val file = File(root, name)
+                file.delete()
+                if (bytes != null) file.writeBytes(bytes)
+            }
+        }
+
+        /**
+         * What a holder of [key] can serve: the live manifest (its sequence set to [sequence]
+         * when given) signed by [key] alone with stock minisign, with the CLI's trusted
+         * comment (its sequence changed to match).
+         */
+        fun forge(key: Key, sequence: Long? = null) {
+            val manifest = File(root, "manifest.json")
+            val signature = File(root, "manifest.json.minisig")
+            var comment = signature.readLines().first { it.startsWith("trusted comment: ") }.removePrefix("trusted comment: ")
+            if (sequence != null) {
+                manifest.writeText(Regex("\"sequence\"(\\s*):(\\s*)[0-9]+").replace(manifest.readText(), "\"sequence\"$1:$2$sequence"))
+                comment = Regex("sequence:[0-9]+").replace(comment, "sequence:$sequence")
+            }
+            File(root, "manifest.json.sigs").delete()
+            signature.delete()
+            run("minisign", "-S", "-s", key.secret.path, "-m", manifest.path, "-t", comment)
+        }
+
+        fun models(device: String): List<String> = File(work, "$device/models").list()?.toList() ?: emptyList()
+
+        override fun close() {
+            server.close()
+            work.deleteRecursively()
+        }
+    }
+
+    private fun site(): Site {
+        assumeTrue(cli.canExecute(), "${cli.path} is missing: build it with `swift build --product modelcast` (these tests are SKIPPED, not passed)")
+        return Site()
+    }
+
+    /** Rotation K1 → K2 is followed after key set 2; a manifest the revoked K1 signs is refused, nothing installed. */
+    @Test
+    fun rotationIsFollowedAndARevokedKeysManifestIsRefused() = site().use { site ->
+        site.publish("1.0.0", site.k1)
+        site.createKeySet()
+        val a = site.device("a")
+        a.updateBlocking()
+        assertEquals("1.0.0", a.installed("m")?.version)
+
+        site.rotateToK2()
+        site.publish("1.0.1", site.k2)
+        assertEquals(UpdateOutcome.Updated(2, mapOf("m" to "1.0.1")), a.updateBlocking())
+        assertEquals("1.0.1", a.installed("m")?.version)
+        val state = String(Files.readAllBytes(File(site.work, "a/state.json").toPath()))
+        assertTrue(Regex("\"keySet\"\\s*:\\s*\\{[^}]*\"version\"\\s*:\\s*2").containsMatchIn(state), "the newest verified key set is kept: $state")
+
+        // The leaked, revoked K1 signs the live manifest: refused by the device that walked to
+        // key set 2 and by a new one that starts from key set 1 (its walk reaches set 2 first).
+        site.forge(site.k1)
+        for (name in listOf("a", "b")) {
+            val error = assertRaises<ClientError.ManifestThresholdNotMet> { site.device(name).updateBlocking() }
+            assertEquals(2L, error.keySetVersion, name)
+            assertTrue(error.reason.contains(site.k1.id, ignoreCase = true), "$name: ${error.reason}")
+        }
+        assertEquals("1.0.1", a.installed("m")?.version, "a keeps what it had")
+        assertEquals(emptyList<String>(), site.models("b"), "nothing installed")
+    }
+
+    /**
+     * Fast-forward: the leaked K1 serves sequence 2^53 before the rotation, which the device
+     * accepts; key set 2 revokes K1 and resets the floor to the genuine live sequence, so the
+     * genuine, lower K2 manifest is accepted, and a replay of an older K2 one still is not.
+     */
+    @Test
+    fun aLeakedKeysFastForwardIsUndoneByTheRotation() = site().use { site ->
+        site.publish("1.0.0", site.k1)
+        site.createKeySet()
+        site.publish("1.0.1", site.k1)
+        val device = site.device("d")
+        device.updateBlocking()
+        assertEquals("1.0.1", device.installed("m")?.version)
+
+        val genuine = site.save()
+        val huge = 1L shl 53
+        site.forge(site.k1, huge)
+        assertEquals(UpdateOutcome.UpToDate(huge), device.updateBlocking(), "a client before the rotation accepts the leaked key's sequence")
+        site.restore(genuine)
+
+        site.rotateToK2()
+        site.publish("1.0.2", site.k2)
+        assertEquals(UpdateOutcome.Updated(3, mapOf("m" to "1.0.2")), device.updateBlocking(), "the floor was reset by key set 2")
+        val older = site.save()
+        site.publish("1.0.3", site.k2)
+        device.updateBlocking()
+        assertEquals("1.0.3", device.installed("m")?.version)
+
+        site.restore(older)
+        val replayed = assertRaises<ClientError.Replayed> { device.updateBlocking() }
+        assertEquals(3L, replayed.sequence)
+        assertEquals(4L, replayed.highestAccepted)
+        assertEquals("1.0.3", device.installed("m")?.version)
+    }
+}
