@@ -16,6 +16,8 @@ package enum KeySetWriter {
                 if try await storage.putIfAbsent(object.key, data: object.data, metadata: metadata) == .created { created.append(object.key) }
             }
         } catch {
+            // The undo is best effort: the write's own error is the one to report, and the
+            // document goes last, so a signature file left behind has no document a reader finds.
             for key in created.reversed() { try? await storage.delete(key) }
             throw error
         }
