@@ -24,25 +24,17 @@ struct KeysTargetOptions: ParsableArguments {
     @Argument(help: ArgumentHelp("Target: a published directory or s3://bucket/prefix (or $MODELCAST_TARGET).", valueName: "TARGET"))
     var target: String?
 
-    // Whose live release sets the sequence floor when a manifest key is removed.
-    @Option(help: ArgumentHelp("Release channel whose live sequence becomes the floor.", valueName: "NAME"))
-    var channel = Channels.stable
-
     @Flag(help: "Print a JSON summary instead of text.")
     var json = false
 
     @OptionGroup(title: "S3 targets")
     var s3: S3ConnectionOptions
 
-    /// The channel's manifest key.
-    var manifestKey: String { Channels.manifestKey(channel: channel, base: "manifest.json") }
-
     /// How to reach the target: the TARGET argument, or `$MODELCAST_TARGET`.
     func settings(environment: [String: String]) throws -> TargetSettings {
         guard let target = target ?? environment["MODELCAST_TARGET"] else {
             throw ValidationError("give the TARGET (a directory or s3://bucket/prefix) or set MODELCAST_TARGET")
         }
-        try Channels.validate(channel)
         return s3.settings(for: target)
     }
 }
@@ -99,7 +91,7 @@ struct KeySetOutput: Encodable {
     let rootKeys: [String]
     let manifestThreshold: Int
     let manifestKeys: [String]
-    let sequenceFloor: Int64?
+    let sequenceFloors: [String: Int64]
     let signedBy: [String]
 
     init(target: String, signed: SignedKeySet) {
@@ -112,14 +104,14 @@ struct KeySetOutput: Encodable {
         rootKeys = keySet.root.keys.map(\.keyID.hex)
         manifestThreshold = keySet.manifest.threshold
         manifestKeys = keySet.manifest.keys.map(\.keyID.hex)
-        sequenceFloor = keySet.sequenceFloor
+        sequenceFloors = Dictionary(uniqueKeysWithValues: keySet.sequenceFloors.map { ($0.key.rawValue, $0.value) })
         signedBy = signed.signatures.map(\.keyID.hex)
     }
 
     enum CodingKeys: String, CodingKey {
         case target, path, version
         case expiresAt = "expires_at", rootThreshold = "root_threshold", rootKeys = "root_keys", manifestThreshold = "manifest_threshold"
-        case manifestKeys = "manifest_keys", sequenceFloor = "sequence_floor", signedBy = "signed_by"
+        case manifestKeys = "manifest_keys", sequenceFloors = "sequence_floors", signedBy = "signed_by"
     }
 
     /// The text lines: what was written, and what it says.
@@ -127,7 +119,29 @@ struct KeySetOutput: Encodable {
         ["wrote \(path) to \(target) (version \(version), expires \(expiresAt))",
          "  root: \(rootThreshold) of \(rootKeys.joined(separator: ", "))",
          "  manifest: \(manifestThreshold) of \(manifestKeys.joined(separator: ", "))"]
-            + (sequenceFloor.map { ["  sequence floor: \($0)"] } ?? [])
+            + (sequenceFloors.isEmpty ? [] : ["  sequence floors: " + sequenceFloors.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")])
             + ["  signed by: \(signedBy.joined(separator: ", "))"]
+    }
+}
+
+/// `--sequence-floor [CHANNEL=]N`, repeatable: a channel's floor (stable's without CHANNEL=).
+enum SequenceFloorOption {
+    static func parse(_ values: [String]) throws -> [ChannelName: Int64] {
+        var floors: [ChannelName: Int64] = [:]
+        for text in values {
+            let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
+            let channelText = parts.count == 2 ? parts[0] : Channels.stable
+            guard let channel = try? ChannelName(channelText) else {  // try?: the error below names the value
+                throw ValidationError("--sequence-floor \(quotedValue(text)): \(quotedValue(channelText)) is not a channel name (lowercase letters, digits and '-')")
+            }
+            guard let floor = Int64(parts.last ?? "") else {
+                throw ValidationError("--sequence-floor \(quotedValue(text)) is not [CHANNEL=]N with N a whole number")
+            }
+            guard floors[channel] == nil else {
+                throw ValidationError("--sequence-floor names channel \(channel) twice")
+            }
+            floors[channel] = floor
+        }
+        return floors
     }
 }

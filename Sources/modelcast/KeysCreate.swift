@@ -31,8 +31,8 @@ extension ModelCast {
         @Option(help: ArgumentHelp("How many manifest keys must sign a manifest.", valueName: "N"))
         var manifestThreshold: Int = 1
 
-        @Option(help: ArgumentHelp("The lowest manifest sequence clients accept under this key set.", valueName: "N"))
-        var sequenceFloor: Int64?
+        @Option(help: ArgumentHelp("A channel's sequence floor (no CHANNEL=: stable; repeat per channel).", valueName: "[CHANNEL=]N"))
+        var sequenceFloor: [String] = []
 
         @OptionGroup
         var signing: RootSigningOptions
@@ -53,7 +53,7 @@ extension ModelCast {
                     throw ModelCastError.targetState("\(storage.location) already has a key set (\(KeySet.path(version: 1))): change it with modelcast keys rotate")
                 }
                 // The keys are decrypted only once the target is known to take a first key set.
-                let signed = try KeySetIssue.first(root: root, manifest: manifest, expiresAt: expiresAt, sequenceFloor: sequenceFloor,
+                let signed = try KeySetIssue.first(root: root, manifest: manifest, expiresAt: expiresAt, sequenceFloors: try SequenceFloorOption.parse(sequenceFloor),
                                                    signers: try signing.loadRootKeys(environment: environment))
                 return KeySetOutput(target: try await signing.write(signed, to: storage, environment: environment), signed: signed)
             }

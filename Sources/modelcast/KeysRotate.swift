@@ -11,8 +11,8 @@ extension ModelCast {
                 Walks the target's key sets from keys/1.json, applies the changes to the newest \
                 and writes the next version, signed by the --sign-root keys: at least the \
                 current root threshold and the new one must sign (checked before anything is \
-                written). Removing a manifest key sets sequence_floor to the live release's \
-                sequence. With --out DIR the files go under DIR, to upload later.
+                written). Removing a manifest key sets each channel's sequence floor to its \
+                live release's sequence. With --out DIR the files go under DIR, to upload later.
                 More options: modelcast keys rotate --help-hidden
                 Details: docs/cli.md#keys-rotate
                 """
@@ -36,8 +36,8 @@ extension ModelCast {
         @Option(help: ArgumentHelp("How many manifest keys must sign a manifest (default: unchanged).", valueName: "N"))
         var manifestThreshold: Int?
 
-        @Option(help: ArgumentHelp("The sequence floor (default: the live sequence when a manifest key is removed).", valueName: "N"))
-        var sequenceFloor: Int64?
+        @Option(help: ArgumentHelp("A channel's sequence floor (no CHANNEL=: stable; repeat per channel; docs/cli.md#keys-rotate).", valueName: "[CHANNEL=]N"))
+        var sequenceFloor: [String] = []
 
         @OptionGroup
         var signing: RootSigningOptions
@@ -55,10 +55,9 @@ extension ModelCast {
             }
             changes.rootThreshold = rootThreshold
             changes.manifestThreshold = manifestThreshold
-            changes.sequenceFloor = sequenceFloor
+            changes.sequenceFloors = try SequenceFloorOption.parse(sequenceFloor)
             let expiresAt = try signing.expiresAt()
             let settings = try targetOptions.settings(environment: environment)
-            let manifestKey = targetOptions.manifestKey
             let output = try await withStorage(settings, environment: environment) { storage in
                 let reader = KeySetChainReader(fetch: { try await storage.get($0, limit: $1) })
                 guard let first = try await reader.first() else {
@@ -66,8 +65,15 @@ extension ModelCast {
                 }
                 // The engineer's own target: the whole chain, not a client's 32 per check.
                 let current = try await reader.walk(from: first.keySet, maxVersions: Int.max).links.last?.keySet ?? first.keySet
-                let live = try await TargetState.load(from: storage, manifestKey: manifestKey).liveRecord?.sequence
-                let signed = try KeySetIssue.next(after: current, changes: changes, expiresAt: expiresAt, liveSequence: live,
+                // Every channel is its own sequence: each gets its live release's as its floor.
+                var live: [ChannelName: Int64] = [:]
+                for channel in try await Channels.list(storage) {
+                    let key = Channels.manifestKey(channel: channel)
+                    if let sequence = try await TargetState.load(from: storage, manifestKey: key).liveRecord?.sequence {
+                        live[try ChannelName(channel)] = sequence
+                    }
+                }
+                let signed = try KeySetIssue.next(after: current, changes: changes, expiresAt: expiresAt, liveSequences: live,
                                                   signers: try signing.loadRootKeys(environment: environment))
                 return KeySetOutput(target: try await signing.write(signed, to: storage, environment: environment), signed: signed)
             }

@@ -425,7 +425,10 @@ final class ConformanceVectorsTests: XCTestCase {
                     let signatures = try MinisignSignatureList(data: try bytes(folder + path + ".sigs"), source: path + ".sigs").signatures
                     let next = try KeySetChain.step(trusted: trusted, nextBytes: document, nextSignatures: signatures, ed25519: ManifestFetcher.ed25519)
                     XCTAssertEqual(next.canonicalBytes, document, "\(label): \(path)")
-                    floors.append(KeySetChain.sequenceFloor(after: trusted, next: next).map { .int($0) } ?? .null)
+                    // Per the vectors' README: the new floor of beta and stable, or null (kept).
+                    let channels = [try ChannelName("beta"), ChannelName.stable]  // keyset.json's order
+                    floors.append(KeySetChain.resetsSequenceFloors(after: trusted, next: next)
+                                  ? .object(channels.map { .init($0.rawValue, .int(KeySetChain.sequenceFloor(after: trusted, next: next, channel: $0) ?? -1)) }) : .null)
                     trusted = next
                     if floors.count == KeySetChain.maxVersionsPerCheck { afterFirstCheck = trusted.version }
                 }

@@ -206,6 +206,51 @@ final class KeySetClientTests: XCTestCase {
         XCTAssertEqual(device.installed("m")?.version, "1.0.3")
     }
 
+    /// A floor reset is per channel: a beta device, its channel ahead of stable, takes key
+    /// set 2's beta floor (beta's live sequence at the rotation), so a replay of an older beta
+    /// manifest signed by a key that stays trusted is still refused (one number for every
+    /// channel, stable's, would have let it in).
+    func testAFloorResetTakesTheDevicesChannelsFloor() async throws {
+        let site = try Site()
+        try site.publish("1.0.0", [site.k1])
+        let betaFiles = ["channels/beta/manifest.json", "channels/beta/manifest.json.minisig", "channels/beta/manifest.json.sigs"]
+        var older: [String: Data] = [:]
+        for (index, version) in ["1.1.0", "1.2.0", "1.3.0"].enumerated() {
+            let file = try site.work.write("in/beta-\(version)/m.bin", patternBytes(5000, seed: UInt32(100 + index)))
+            let result = try PublishRun([file], version: version, baseURL: site.base, to: site.root, ["--sign", site.k2.secret, "--channel", "beta"]).run()
+            XCTAssertEqual(result.status, 0, result.stderr)
+            if version == "1.2.0" {
+                for name in betaFiles { older[name] = FileManager.default.contents(atPath: site.root + "/" + name) }
+            }
+        }
+        let create = try modelcast(["keys", "create", site.root, "--root", site.r1.pub, "--manifest-key", site.k1.pub, "--manifest-key", site.k2.pub,
+                                    "--sign-root", site.r1.secret])
+        XCTAssertEqual(create.status, 0, create.stderr)
+        try site.start()
+        let device = try ModelUpdater(ClientConfiguration(
+            manifestURL: URL(string: site.base + "/channels/beta/manifest.json")!, directory: URL(fileURLWithPath: site.work.at("beta")),
+            deviceID: "beta", trustedKeySet: try site.pinned, retries: 0, requestTimeout: 10))
+        _ = try await device.update()
+        XCTAssertEqual(device.installed("m")?.version, "1.3.0")
+
+        let rotate = try modelcast(["keys", "rotate", site.root, "--revoke", site.k1.id, "--sign-root", site.r1.secret, "--json"])
+        XCTAssertEqual(rotate.status, 0, rotate.stderr)
+        let floors = (try JSONSerialization.jsonObject(with: Data(rotate.stdout.utf8)) as? [String: Any])?["sequence_floors"] as? [String: Int]
+        XCTAssertEqual(floors, ["stable": 1, "beta": 3], rotate.stdout)
+        // Serve beta's 1.2.0 again (sequence 2): exactly the files it had.
+        for name in betaFiles { try? FileManager.default.removeItem(atPath: site.root + "/" + name) }
+        for (name, data) in older { try data.write(to: URL(fileURLWithPath: site.root + "/" + name)) }
+        do {
+            let result = try await device.update()
+            XCTFail("beta's sequence 2, signed by K2, was accepted after the rotation: \(result)")
+        } catch let error as ClientError {
+            guard case .replayed(_, let sequence, let highest) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(sequence, 2)
+            XCTAssertEqual(highest, 3, "the floor is beta's live sequence at the rotation")
+        }
+        XCTAssertEqual(device.installed("m")?.version, "1.3.0")
+    }
+
     /// A device whose current version was installed from a leaked key's 2^53 manifest keeps
     /// that sequence in the version's record. After the rotation reset the floor, losing
     /// `state.json` (deleted, corrupt, or missing its installs) rebuilds the floor from the

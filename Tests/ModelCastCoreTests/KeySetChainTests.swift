@@ -18,8 +18,10 @@ final class KeySetChainTests: XCTestCase {
 
     func set(_ version: Int64, roots: [MinisignSecretKey], rootThreshold: Int, manifest: [MinisignSecretKey], manifestThreshold: Int = 1,
              floor: Int64? = nil) throws -> KeySet {
+        // `floor` is stable's; beta's is always 5 more, to tell the channels apart.
         try KeySet(version: version, expiresAt: expiry, root: KeySetRole(keys: roots.map(\.publicKey), threshold: rootThreshold),
-                   manifest: KeySetRole(keys: manifest.map(\.publicKey), threshold: manifestThreshold), sequenceFloor: floor)
+                   manifest: KeySetRole(keys: manifest.map(\.publicKey), threshold: manifestThreshold),
+                   sequenceFloors: floor.map { [.stable: $0, try! ChannelName("beta"): $0 + 5] } ?? [:])
     }
 
     func sign(_ set: KeySet, by keys: [MinisignSecretKey], comment: String? = nil) throws -> [MinisignSignature] {
@@ -137,10 +139,15 @@ final class KeySetChainTests: XCTestCase {
 
     func testTheFloorResetsExactlyWhenAManifestKeyGoes() throws {
         let one = try set(1, roots: [r1], rootThreshold: 1, manifest: [k1, k2], floor: 3)
-        XCTAssertEqual(KeySetChain.sequenceFloor(after: one, next: try set(2, roots: [r1], rootThreshold: 1, manifest: [k2], floor: 41)), 41)
-        XCTAssertEqual(KeySetChain.sequenceFloor(after: one, next: try set(2, roots: [r1], rootThreshold: 1, manifest: [k2, k3])), 0)
+        let beta = try ChannelName("beta"), nightly = try ChannelName("nightly")
+        let rotated = try set(2, roots: [r1], rootThreshold: 1, manifest: [k2], floor: 41)
+        XCTAssertEqual(KeySetChain.sequenceFloor(after: one, next: rotated, channel: .stable), 41)
+        // Each channel its own floor; a channel the key set names none for: 0.
+        XCTAssertEqual(KeySetChain.sequenceFloor(after: one, next: rotated, channel: beta), 46)
+        XCTAssertEqual(KeySetChain.sequenceFloor(after: one, next: rotated, channel: nightly), 0)
+        XCTAssertEqual(KeySetChain.sequenceFloor(after: one, next: try set(2, roots: [r1], rootThreshold: 1, manifest: [k2, k3]), channel: .stable), 0)
         // Adding a key, a new threshold, new roots: the floor stays.
-        XCTAssertNil(KeySetChain.sequenceFloor(after: one, next: try set(2, roots: [r1], rootThreshold: 1, manifest: [k1, k2, k3], floor: 99)))
-        XCTAssertNil(KeySetChain.sequenceFloor(after: one, next: try set(2, roots: [r2, r3], rootThreshold: 2, manifest: [k2, k1], manifestThreshold: 2)))
+        XCTAssertNil(KeySetChain.sequenceFloor(after: one, next: try set(2, roots: [r1], rootThreshold: 1, manifest: [k1, k2, k3], floor: 99), channel: .stable))
+        XCTAssertNil(KeySetChain.sequenceFloor(after: one, next: try set(2, roots: [r2, r3], rootThreshold: 2, manifest: [k2, k1], manifestThreshold: 2), channel: beta))
     }
 }

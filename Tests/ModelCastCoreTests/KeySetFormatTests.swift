@@ -10,9 +10,9 @@ final class KeySetFormatTests: XCTestCase {
     let keys = (0..<20).map { _ in try! MinisignSecretKey.generate().publicKey }
     let expiry = parseTimestamp("2027-11-29T00:00:00Z")!
 
-    func keySet(version: Int64 = 2, floor: Int64? = 41) throws -> KeySet {
+    func keySet(version: Int64 = 2, floors: [ChannelName: Int64] = [.stable: 41, try! ChannelName("beta"): 57]) throws -> KeySet {
         try KeySet(version: version, expiresAt: expiry, root: KeySetRole(keys: [keys[0], keys[1]], threshold: 2),
-                   manifest: KeySetRole(keys: [keys[2]], threshold: 1), sequenceFloor: floor)
+                   manifest: KeySetRole(keys: [keys[2]], threshold: 1), sequenceFloors: floors)
     }
 
     /// The canonical document as JSON text with `change` applied to its object.
@@ -56,15 +56,21 @@ final class KeySetFormatTests: XCTestCase {
                 ],
                 "threshold": 2
               },
-              "sequence_floor": 41,
+              "sequence_floors": {
+                "beta": 57,
+                "stable": 41
+              },
               "version": 2
             }
 
             """)
         XCTAssertTrue(set.canonicalBytes.allSatisfy { $0 < 0x80 })
         XCTAssertEqual(try KeySet(parsing: set.canonicalBytes), set)
-        XCTAssertEqual(try KeySet(parsing: keySet(floor: nil).canonicalBytes).sequenceFloor, nil)
-        XCTAssertFalse(String(decoding: try keySet(floor: nil).canonicalBytes, as: UTF8.self).contains("sequence_floor"))
+        XCTAssertEqual(try KeySet(parsing: keySet(floors: [:]).canonicalBytes).sequenceFloors, [:])
+        XCTAssertFalse(String(decoding: try keySet(floors: [:]).canonicalBytes, as: UTF8.self).contains("sequence_floor"))
+        // A channel the document names no floor for has floor 0.
+        XCTAssertEqual(set.sequenceFloor(channel: try ChannelName("beta")), 57)
+        XCTAssertEqual(set.sequenceFloor(channel: try ChannelName("nightly")), 0)
         // Any valid JSON spelling reads (readers verify the bytes as served, not a re-spelling).
         XCTAssertEqual(try KeySet(parsing: document { _ in }), set)
         XCTAssertEqual(set.path, "keys/2.json")
@@ -93,8 +99,13 @@ final class KeySetFormatTests: XCTestCase {
             ("a key with a trailing space", { $0["root"] = ["keys": [self.keys[0].base64 + " "], "threshold": 1] }, "root.keys[0]", nil),
             ("a key that is no key", { $0["root"] = ["keys": ["RWQ\n\u{7}"], "threshold": 1] }, "root.keys[0]", "'RWQ\\u{a}\\u{7}'"),
             ("a manifest key that is a root key", { $0["manifest"] = ["keys": [self.keys[1].base64], "threshold": 1] }, "manifest.keys[0]", nil),
-            ("sequence_floor -1", { $0["sequence_floor"] = -1 }, "sequence_floor", "-1"),
-            ("sequence_floor null", { $0["sequence_floor"] = NSNull() }, "sequence_floor", "null"),
+            ("a floor of -1", { $0["sequence_floors"] = ["stable": -1] }, "sequence_floors.stable", "-1"),
+            ("a floor above 2^53", { $0["sequence_floors"] = ["beta": (1 << 53) + 1] }, "sequence_floors.beta", "9007199254740993"),
+            ("a floor as text", { $0["sequence_floors"] = ["stable": "41"] }, "sequence_floors.stable", "'41'"),
+            ("sequence_floors null", { $0["sequence_floors"] = NSNull() }, "sequence_floors", "null"),
+            ("sequence_floors a number", { $0["sequence_floors"] = 41 }, "sequence_floors", "41"),
+            ("a floor for no channel name", { $0["sequence_floors"] = ["Beta\u{1b}[2J": 1] }, "sequence_floors", "'Beta\\u{1b}[2J'"),
+            ("65 channels' floors", { $0["sequence_floors"] = Dictionary(uniqueKeysWithValues: (0..<65).map { ("c\($0)", 1) }) }, "sequence_floors", "65 channels"),
         ]
         for (label, change, field, value) in cases {
             guard let error = refusal(try document(change)) else { continue }

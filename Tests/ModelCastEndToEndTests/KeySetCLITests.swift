@@ -65,7 +65,7 @@ final class KeySetCLITests: XCTestCase {
         let rotated = try modelcast(rotateArguments + ["--sign-root", r1.secret, "--sign-root", r2.secret])
         XCTAssertEqual(rotated.status, 0, rotated.stderr)
         let two = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: site + "/keys/2.json"))) as? [String: Any])
-        XCTAssertEqual(two["sequence_floor"] as? Int, 2)
+        XCTAssertEqual(two["sequence_floors"] as? [String: Int], ["stable": 2])
         XCTAssertEqual(((two["manifest"] as? [String: Any])?["keys"] as? [String])?.count, 1)
 
         // Under key set 2, K1 is refused by publish; K2 publishes.
@@ -115,6 +115,40 @@ final class KeySetCLITests: XCTestCase {
         XCTAssertTrue(refusedLink.stderr.contains("keys/2.json is signed by 1 of key set 1's root keys"), refusedLink.stderr)
     }
 
+    /// Each channel has its own sequence, so a rotation that removes a manifest key writes
+    /// each channel's live sequence as its floor (one number would refuse the channel behind
+    /// or let the one ahead replay); an add-only rotation carries the floors forward (clients
+    /// cap a floor rebuilt after a lost state by them); `--sequence-floor beta=N` sets one.
+    func testRotationsWriteEachChannelsFloorAndCarryThemForward() throws {
+        let work = try Scratch()
+        let r1 = try keygen(work, "r1"), k1 = try keygen(work, "k1"), k2 = try keygen(work, "k2"), k3 = try keygen(work, "k3")
+        let site = work.at("site")
+        XCTAssertEqual(try publish(work, site, "1.0.0", [k1]).status, 0)
+        for version in ["1.0.0", "1.1.0", "1.2.0"] {
+            let file = try work.write("in/beta-\(version).bin", patternBytes(2000, seed: UInt32(version.count * 7 + version.utf8.reduce(0) { $0 + Int($1) })))
+            let beta = try PublishRun(["m=" + file], name: nil, version: version, baseURL: "https://cdn.example.com/m", to: site,
+                                      ["--sign", k1.secret, "--channel", "beta"]).run()
+            XCTAssertEqual(beta.status, 0, beta.stderr)
+        }
+        XCTAssertEqual(try modelcast(["keys", "create", site, "--root", r1.pub, "--manifest-key", k1.pub, "--sign-root", r1.secret]).status, 0)
+        func floors(_ version: Int) throws -> [String: Int]? {
+            let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: site + "/keys/\(version).json"))) as? [String: Any]
+            return object?["sequence_floors"] as? [String: Int]
+        }
+        func rotate(_ arguments: [String]) throws {
+            let result = try modelcast(["keys", "rotate", site, "--sign-root", r1.secret] + arguments)
+            XCTAssertEqual(result.status, 0, result.stderr)
+        }
+        try rotate(["--manifest-key", k2.pub])
+        XCTAssertNil(try floors(2), "an add-only rotation of a set without floors writes none")
+        try rotate(["--revoke", k1.id])
+        XCTAssertEqual(try floors(3), ["stable": 1, "beta": 3])
+        try rotate(["--manifest-key", k3.pub])
+        XCTAssertEqual(try floors(4), ["stable": 1, "beta": 3], "an add-only rotation carries the floors forward")
+        try rotate(["--revoke", k2.id, "--sequence-floor", "beta=2"])
+        XCTAssertEqual(try floors(5), ["stable": 1, "beta": 2])
+    }
+
     func testHostileFlagValuesAreRefusedWithTheirExitStatusAndWriteNothing() throws {
         let work = try Scratch()
         let r1 = try keygen(work, "r1"), k1 = try keygen(work, "k1")
@@ -128,7 +162,10 @@ final class KeySetCLITests: XCTestCase {
             (base + ["--manifest-threshold", "x"], 2, "manifest-threshold"),
             (base + ["--expires-in", "0d"], 1, "0d"),
             (base + ["--expires-in=-5d"], 1, "-5d"),
-            (base + ["--sequence-floor", "9007199254740993"], 1, "sequence_floor"),
+            (base + ["--sequence-floor", "9007199254740993"], 1, "sequence_floors.stable"),
+            (base + ["--sequence-floor", "Beta\u{1b}[2J=3"], 2, "'Beta\\u{1b}[2J'"),
+            (base + ["--sequence-floor", "beta=x"], 2, "'beta=x'"),
+            (base + ["--sequence-floor", "beta=1", "--sequence-floor", "beta=2"], 2, "beta twice"),
             (["keys", "create", site, "--root", r1.pub, "--manifest-key", r1.pub, "--sign-root", r1.secret], 1, "also a root key"),
             (["keys", "create", site, "--root", r1.pub, "--manifest-key", k1.pub, "--sign-root", k1.secret], 1, "not a root key"),
             (["keys", "create", site, "--root", work.at("missing.pub"), "--manifest-key", k1.pub, "--sign-root", r1.secret], 3, "missing.pub"),

@@ -108,14 +108,14 @@ def stock_minisign_accepts(message, signature, key):
         return run(["minisign", "-V", "-q", "-H", "-m", path, "-x", sig, "-p", key.pub], check=False).returncode == 0
 
 
-def key_set(version, roots, root_threshold, manifest, manifest_threshold=1, floor=None, expires=EXPIRES):
+def key_set(version, roots, root_threshold, manifest, manifest_threshold=1, floors=None, expires=EXPIRES):
     document = {
         "expires_at": expires, "format": "modelcast-keys", "format_version": 1, "version": version,
         "root": {"keys": [k.line for k in roots], "threshold": root_threshold},
         "manifest": {"keys": [k.line for k in manifest], "threshold": manifest_threshold},
     }
-    if floor is not None:
-        document["sequence_floor"] = floor
+    if floors is not None:
+        document["sequence_floors"] = floors
     return document
 
 
@@ -192,19 +192,19 @@ def generate():
     cases = []
 
     # --- valid chains
-    c = Case("rotation", "key set 2 (signed by R1+R2, threshold 2) replaces manifest key K1 with K2 and sets sequence_floor 41", one)
-    two = key_set(2, [r1, r2], 2, [k2], floor=41)
+    c = Case("rotation", "key set 2 (signed by R1+R2, threshold 2) replaces manifest key K1 with K2 and sets floors stable 41, beta 57", one)
+    two = key_set(2, [r1, r2], 2, [k2], floors={"stable": 41, "beta": 57})
     c.link(2, two, [r1, r2])
     c.manifest("signed-by-k2", [k2], "accepted")
     c.manifest("signed-by-k1-after-its-revocation", [k1], "refused")
-    cases.append(c.expect("accepted", final_version=2, floors=[41]))
+    cases.append(c.expect("accepted", final_version=2, floors=[{"stable": 41, "beta": 57}]))
 
-    c = Case("revocation", "key set 2 adds K3 (the floor stays), key set 3 revokes K1 (the floor becomes 41)", key_set(1, [r1, r2], 2, [k1, k2]))
-    c.link(2, key_set(2, [r1, r2], 2, [k1, k2, k3], floor=7), [r1, r2])
-    c.link(3, key_set(3, [r1, r2], 2, [k2, k3], floor=41), [r1, r2])
+    c = Case("revocation", "key set 2 adds K3 (the floors stay), key set 3 revokes K1 (stable's floor becomes 41, beta's, not named, 0)", key_set(1, [r1, r2], 2, [k1, k2]))
+    c.link(2, key_set(2, [r1, r2], 2, [k1, k2, k3], floors={"stable": 7}), [r1, r2])
+    c.link(3, key_set(3, [r1, r2], 2, [k2, k3], floors={"stable": 41}), [r1, r2])
     c.manifest("signed-by-k1", [k1], "refused")
     c.manifest("signed-by-k1-and-k2", [k1, k2], "accepted", counted=[k2])
-    cases.append(c.expect("accepted", final_version=3, floors=[None, 41]))
+    cases.append(c.expect("accepted", final_version=3, floors=[None, {"stable": 41, "beta": 0}]))
 
     c = Case("two-of-three", "manifest keys K1, K2, K3 with threshold 2", key_set(1, [r1, r2], 2, [k1, k2, k3], manifest_threshold=2))
     c.manifest("signed-by-k1-and-k2", [k1, k2], "accepted")
@@ -285,6 +285,11 @@ def generate():
              "version")
     document("fractional-version", "version written as 2.0", good.replace('"version": 2', '"version": 2.0').encode(), "version")
     document("manifest-key-is-a-root-key", "a manifest key that is also a root key", key_set(2, [r1, r2], 2, [r2]), "manifest.keys[0]")
+    document("floors-not-an-object", "sequence_floors written as one number", dict(two_k2, sequence_floors=41), "sequence_floors")
+    document("floors-bad-channel", "sequence_floors names a channel with a capital letter", dict(two_k2, sequence_floors={"Stable": 41}), "sequence_floors")
+    document("floors-negative", "stable's floor is -1", dict(two_k2, sequence_floors={"stable": -1}), "sequence_floors.stable")
+    document("floors-above-2-53", "stable's floor is 2^53 + 1", dict(two_k2, sequence_floors={"stable": 2**53 + 1}), "sequence_floors.stable")
+    document("floors-65-channels", "sequence_floors names 65 channels", dict(two_k2, sequence_floors={f"c{i}": 1 for i in range(65)}), "sequence_floors")
     document("seventeen-manifest-keys", "17 manifest keys", dict(two_k2, manifest={"keys": [k1.line] * 17, "threshold": 1}), "manifest.keys")
 
     seventeen = "".join(sign(r1, canonical(two_k2), comment_for(two_k2)) for _ in range(17))

@@ -8,9 +8,9 @@ import ModelCastFormat
 package enum KeySetIssue {
     /// Key set 1 with `root` and `manifest`, expiring at `expiresAt`, signed by `signers`
     /// (root keys of the set, at least its root threshold of them).
-    package static func first(root: KeySetRole, manifest: KeySetRole, expiresAt: Date, sequenceFloor: Int64?,
+    package static func first(root: KeySetRole, manifest: KeySetRole, expiresAt: Date, sequenceFloors: [ChannelName: Int64],
                               signers: [MinisignSecretKey]) throws -> SignedKeySet {
-        let keySet = try KeySet(version: 1, expiresAt: expiresAt, root: root, manifest: manifest, sequenceFloor: sequenceFloor)
+        let keySet = try KeySet(version: 1, expiresAt: expiresAt, root: root, manifest: manifest, sequenceFloors: sequenceFloors)
         try refuseStrangers(signers, allowed: root.keys)
         let signed = try SignedKeySet(keySet: keySet, roots: signers)
         let counted = KeySetChainReader.signers(signed.signatures, bytes: signed.bytes, of: keySet, roots: root.keys)
@@ -23,9 +23,9 @@ package enum KeySetIssue {
     /// The key set after `current` with `changes` applied, signed by `signers`. Refuses it
     /// (before anything is written) unless `KeySetChain.step` accepts it: at least the
     /// current root threshold and the new root threshold signed.
-    package static func next(after current: KeySet, changes: KeySetChanges, expiresAt: Date, liveSequence: Int64?,
+    package static func next(after current: KeySet, changes: KeySetChanges, expiresAt: Date, liveSequences: [ChannelName: Int64],
                              signers: [MinisignSecretKey]) throws -> SignedKeySet {
-        let keySet = try changes.apply(to: current, expiresAt: expiresAt, liveSequence: liveSequence)
+        let keySet = try changes.apply(to: current, expiresAt: expiresAt, liveSequences: liveSequences)
         try refuseStrangers(signers, allowed: current.root.keys + keySet.root.keys)
         let signed = try SignedKeySet(keySet: keySet, roots: signers)
         _ = try KeySetChain.step(trusted: current, nextBytes: signed.bytes, nextSignatures: signed.signatures, ed25519: KeySetChainReader.ed25519)
@@ -42,24 +42,27 @@ package enum KeySetIssue {
 }
 
 /// What `keys rotate` changes from the current key set: keys added to either role, keys
-/// removed (revoked) from either role by key id, new thresholds, an explicit sequence floor.
+/// removed (revoked) from either role by key id, new thresholds, explicit sequence floors.
 package struct KeySetChanges: Sendable {
     package var addRoots: [MinisignPublicKey] = []
     package var addManifestKeys: [MinisignPublicKey] = []
     package var revoke: [MinisignKeyID] = []
     package var rootThreshold: Int?
     package var manifestThreshold: Int?
-    package var sequenceFloor: Int64?
+    /// Floors given with `--sequence-floor [CHANNEL=]N`; they replace the computed ones.
+    package var sequenceFloors: [ChannelName: Int64] = [:]
 
     package init() {}
 
     /// The next key set. Thresholds stay as they were unless given: a revocation that leaves
     /// fewer keys than the threshold is refused rather than lowering it silently. A revoked id the current set does not list, and a key added that it
     /// already lists, are refused (a typo must not pass as a rotation). When a manifest key
-    /// leaves, `sequence_floor` is the explicit floor or `liveSequence` (the genuine live
-    /// release's), so manifests older than the rotation stay refused after a client resets
-    /// a floor a leaked key may have raised.
-    func apply(to current: KeySet, expiresAt: Date, liveSequence: Int64?) throws -> KeySet {
+    /// leaves, `sequence_floors` holds each channel's live sequence (`liveSequences`, the
+    /// genuine live releases'), so manifests older than the rotation stay refused after a
+    /// client resets a floor a leaked key may have raised; otherwise the current floors carry
+    /// forward (clients cap a floor rebuilt after a lost state by them). Explicit floors
+    /// replace either.
+    func apply(to current: KeySet, expiresAt: Date, liveSequences: [ChannelName: Int64]) throws -> KeySet {
         for id in revoke where current.root.key(id) == nil && current.manifest.key(id) == nil {
             throw ModelCastError.usage("--revoke \(id.hex): key set \(current.version) has no key with that id (root: \(current.root.keys.map(\.keyID.hex).joined(separator: ", ")); manifest: \(current.manifest.keys.map(\.keyID.hex).joined(separator: ", ")))")
         }
@@ -71,7 +74,7 @@ package struct KeySetChanges: Sendable {
         let root = try KeySetRole(keys: roots, threshold: rootThreshold ?? current.root.threshold, field: "root")
         let manifest = try KeySetRole(keys: manifestKeys, threshold: manifestThreshold ?? current.manifest.threshold, field: "manifest")
         let removesManifestKey = current.manifest.keys.contains { !manifest.contains($0) }
-        let floor = sequenceFloor ?? (removesManifestKey ? liveSequence ?? 0 : nil)
-        return try KeySet(version: current.version + 1, expiresAt: expiresAt, root: root, manifest: manifest, sequenceFloor: floor)
+        let floors = (removesManifestKey ? liveSequences : current.sequenceFloors).merging(sequenceFloors) { $1 }
+        return try KeySet(version: current.version + 1, expiresAt: expiresAt, root: root, manifest: manifest, sequenceFloors: floors)
     }
 }

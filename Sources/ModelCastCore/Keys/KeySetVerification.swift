@@ -55,10 +55,14 @@ package struct KeySetVerification: Sendable {
             let set = link.keySet
             let days = Int((set.expiresAt.timeIntervalSince(now) / 86_400).rounded(.down))
             let signed = index == 0 ? "pinned" : "signed by " + link.signers.map(\.hex).joined(separator: ", ")
-            lines.append("key set \(set.version): root \(set.root.threshold) of \(set.root.keys.count) (\(set.root.keys.map(\.keyID.hex).joined(separator: ", "))), "
-                         + "manifest \(set.manifest.threshold) of \(set.manifest.keys.count) (\(set.manifest.keys.map(\.keyID.hex).joined(separator: ", "))), "
-                         + "expires \(set.expiresAtText) (\(days) days left), \(signed)"
-                         + (set.sequenceFloor.map { ", sequence floor \($0)" } ?? ""))
+            let floors = set.sequenceFloors.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key) \($0.value)" }
+            let roots = set.root.keys.map(\.keyID.hex).joined(separator: ", ")
+            let manifestKeys = set.manifest.keys.map(\.keyID.hex).joined(separator: ", ")
+            var line = "key set \(set.version): root \(set.root.threshold) of \(set.root.keys.count) (\(roots)), "
+            line += "manifest \(set.manifest.threshold) of \(set.manifest.keys.count) (\(manifestKeys)), "
+            line += "expires \(set.expiresAtText) (\(days) days left), \(signed)"
+            if !floors.isEmpty { line += ", sequence floors " + floors.joined(separator: ", ") }
+            lines.append(line)
         }
         if truncated { lines.append("the chain goes on past \(KeySetChain.maxVersionsPerCheck) versions: a device walks it over several checks") }
         lines.append("manifest signed by \(manifestSigners.count) of key set \(current.version)'s manifest keys (\(manifestSigners.map(\.hex).joined(separator: ", "))); it needs \(current.manifest.threshold)")

@@ -173,6 +173,17 @@ public struct ClientConfiguration: Sendable {
         return String(parts[parts.count - 2])
     }
 
+    /// `channel` as a channel name. `validate()` refuses any other, so the stable fallback
+    /// (`try?`) is never taken by an updater that started.
+    var channelName: ChannelName { (try? ChannelName(channel)) ?? .stable }
+
+    /// The channel of a manifest URL the state keeps (as text). A URL that is not one, or
+    /// names no valid channel, is stable's stream (`try?`: the state's keys are not trusted input).
+    static func channelName(ofManifestURL text: String) -> ChannelName {
+        guard let url = URL(string: text) else { return .stable }
+        return (try? ChannelName(channel(ofManifestURL: url))) ?? .stable
+    }
+
     /// The values the client refuses to start with, named (`ClientError.configuration`).
     /// `ModelUpdater.init` calls it; an app or tool that stores a configuration calls it
     /// first, to refuse a bad value before anything is written.

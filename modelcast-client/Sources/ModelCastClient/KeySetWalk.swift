@@ -10,9 +10,10 @@ struct KeySetWalkResult: Sendable {
     let newest: KeySet
     /// `newest`'s document bytes, when it is newer than the start (to keep in the state).
     let newestBytes: Data?
-    /// The manifest sequence floor to set, when a step rotated a manifest key out
-    /// (`KeySetChain.sequenceFloor(after:next:)`, the last such step's); nil: keep the floor.
-    let sequenceFloor: Int64?
+    /// The key set whose `sequence_floors` replace the client's floors, when a step rotated a
+    /// manifest key out (`KeySetChain.resetsSequenceFloors`, the last such step's); nil: keep
+    /// the floors.
+    let floorReset: KeySet?
     /// Why the walk stopped before the end of the chain; the verified prefix still counts.
     let failure: ClientError?
 }
@@ -43,7 +44,7 @@ struct KeySetWalk: Sendable {
     func walk(from start: KeySet) async -> KeySetWalkResult {
         var current = start
         var bytes: Data?
-        var floor: Int64?
+        var floorReset: KeySet?
         for _ in 0..<KeySetChain.maxVersionsPerCheck {
             let version = current.version + 1
             let path = KeySet.path(version: version)
@@ -61,15 +62,15 @@ struct KeySetWalk: Sendable {
                 } catch {
                     throw ClientError.keySetRefused(path: path, version: version, reason: String(describing: error))
                 }
-                if let reset = KeySetChain.sequenceFloor(after: current, next: next) { floor = reset }
+                if KeySetChain.resetsSequenceFloors(after: current, next: next) { floorReset = next }
                 current = next
                 bytes = document
             } catch {
                 let failure = error as? ClientError ?? ClientError.keySetRefused(path: path, version: version, reason: String(describing: error))
-                return KeySetWalkResult(newest: current, newestBytes: bytes, sequenceFloor: floor, failure: failure)
+                return KeySetWalkResult(newest: current, newestBytes: bytes, floorReset: floorReset, failure: failure)
             }
         }
-        return KeySetWalkResult(newest: current, newestBytes: bytes, sequenceFloor: floor, failure: nil)
+        return KeySetWalkResult(newest: current, newestBytes: bytes, floorReset: floorReset, failure: nil)
     }
 
     /// The body at `url`, or nil for a 404 (the end of the chain).

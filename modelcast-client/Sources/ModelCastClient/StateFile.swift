@@ -13,7 +13,7 @@ struct StateFile: Sendable {
     /// rebuilt from the disk: the `current` links and the records of the versions present
     /// (the highest sequence they were installed from is kept, so replays stay refused).
     /// Under a key set, a sequence rebuilt from a record is capped by the newest trusted key
-    /// set's `sequence_floor` (see `rebuiltFloorCap(_:)`).
+    /// set's floor for the channel (see `rebuiltFloorCap(_:)`).
     func load() -> ClientState {
         // An unreadable state must not stop every update for good: what the disk tells is
         // rebuilt below; what only the file held (refusals, ETags) is lost.
@@ -33,8 +33,8 @@ struct StateFile: Sendable {
         return state
     }
 
-    /// The highest sequence a version record may bring back, nil for no bound: the
-    /// `sequence_floor` of the newest key set this client trusts (the state's, or the app's
+    /// The highest sequence a version record may bring back, nil for no bound: the floor
+    /// for this client's channel in the newest key set this client trusts (the state's, or the app's
     /// when newer or the state is lost). A record may hold a sequence a leaked manifest key
     /// signed (a fast-forward to 2^53); the rotation that revoked the key reset the floor to
     /// that value, and a record must not raise it again after the state is lost, or every
@@ -45,6 +45,6 @@ struct StateFile: Sendable {
         guard let shipped = try? configuration.shippedKeySet() else { return nil }
         let stored = state.keySet.flatMap { Data(base64Encoded: $0.document) }.flatMap { try? KeySet(parsing: $0) }
         let newest = stored.map { $0.version > shipped.version ? $0 : shipped } ?? shipped
-        return newest.sequenceFloor
+        return newest.sequenceFloors[configuration.channelName]
     }
 }

@@ -63,8 +63,8 @@ struct UpdateCheck: Sendable {
     /// walked from the newest key set verified before (or the app's), the newest link
     /// verified kept in the state, saved at once (before the manifest is fetched, so a
     /// refused manifest does not undo it). When a step rotated a manifest key out, the
-    /// sequence floor of every manifest URL becomes that key set's `sequence_floor`
-    /// (`KeySetChain.sequenceFloor`), replacing one a leaked key may have raised; and every
+    /// sequence floor of every manifest URL becomes that key set's floor for the URL's
+    /// channel (`sequence_floors`, `KeySetChain.resetsSequenceFloors`), replacing one a leaked key may have raised; and every
     /// ETag is dropped, as a 304 would stand for a manifest proven under the older set.
     /// The newest key set must not have expired.
     func trustedKeySet(_ state: inout ClientState) async throws -> KeySet? {
@@ -75,9 +75,10 @@ struct UpdateCheck: Sendable {
         let walk = await KeySetWalk(configuration: configuration, http: http).walk(from: start)
         if let bytes = walk.newestBytes {
             state.keySet = ClientState.VerifiedKeySet(version: walk.newest.version, document: bytes.base64EncodedString())
-            if let floor = walk.sequenceFloor {
-                for key in state.sequences.keys { state.sequences[key] = floor }
-                state.sequences[configuration.manifestURL.absoluteString] = floor
+            if let reset = walk.floorReset {
+                // Each manifest URL is one channel's stream: it takes that channel's floor.
+                for key in state.sequences.keys { state.sequences[key] = reset.sequenceFloor(channel: ClientConfiguration.channelName(ofManifestURL: key)) }
+                state.sequences[configuration.manifestURL.absoluteString] = reset.sequenceFloor(channel: configuration.channelName)
             }
             state.etags = [:]
             state.trusted = [:]

@@ -16,7 +16,10 @@ extension KeySet {
             .init("manifest", role(manifest)),
             .init("root", role(root)),
         ]
-        if let sequenceFloor { members.append(.init("sequence_floor", .int(sequenceFloor))) }
+        if !sequenceFloors.isEmpty {
+            let floors = sequenceFloors.sorted { $0.key.rawValue < $1.key.rawValue }.map { JSONValue.Member($0.key.rawValue, .int($0.value)) }
+            members.append(.init("sequence_floors", .object(floors)))
+        }
         members.append(.init("version", .int(version)))
         return Data(JSONValue.object(members).serialized().utf8)
     }

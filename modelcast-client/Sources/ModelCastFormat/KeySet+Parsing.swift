@@ -2,7 +2,7 @@ import Foundation
 
 extension KeySet {
     /// The document's fields, in the order the canonical writer puts them (sorted).
-    static let fieldNames = ["expires_at", "format", "format_version", "manifest", "root", "sequence_floor", "version"]
+    static let fieldNames = ["expires_at", "format", "format_version", "manifest", "root", "sequence_floors", "version"]
     static let roleFieldNames = ["keys", "threshold"]
 
     /// Parses a `keys/N.json` document as served. Refuses, naming the JSON path and the
@@ -36,8 +36,27 @@ extension KeySet {
         }
         let root = try Self.role(fields["root"], field: "root")
         let manifest = try Self.role(fields["manifest"], field: "manifest")
-        let floor = try fields["sequence_floor"].map { try Self.integer($0, field: "sequence_floor") }
-        try self.init(version: version, expiresAt: expiresAt, root: root, manifest: manifest, sequenceFloor: floor)
+        let floors = try fields["sequence_floors"].map { try Self.floors($0) } ?? [:]
+        try self.init(version: version, expiresAt: expiresAt, root: root, manifest: manifest, sequenceFloors: floors)
+    }
+
+    /// `sequence_floors`: an object of channel name to floor, each name a channel name.
+    private static func floors(_ value: JSONValue) throws -> [ChannelName: Int64] {
+        guard case .object(let members) = value else {
+            throw ManifestValueError(field: "sequence_floors", value: describe(value), rule: "is not an object of channel names to sequences")
+        }
+        guard members.count <= maxChannelFloors else {
+            throw ManifestValueError(field: "sequence_floors", value: "\(members.count) channels", rule: "names more than \(maxChannelFloors) channels")
+        }
+        var floors: [ChannelName: Int64] = [:]
+        for member in members {
+            let channel: ChannelName
+            do { channel = try ChannelName(member.key) } catch {
+                throw ManifestValueError(field: "sequence_floors", value: quotedValue(member.key), rule: "is not a channel name (lowercase letters, digits and '-', starting with a letter or digit, at most 64 characters)")
+            }
+            floors[channel] = try integer(member.value, field: "sequence_floors.\(member.key)")
+        }
+        return floors
     }
 
     private static func members(_ value: JSONValue, field: String, known: [String], what: String) throws -> [String: JSONValue] {

@@ -11,13 +11,13 @@ import Foundation
 ///       "format_version": 1,
 ///       "manifest": {"keys": ["RWQ…"], "threshold": 1},
 ///       "root": {"keys": ["RWQ…", "RWQ…"], "threshold": 2},
-///       "sequence_floor": 41,
+///       "sequence_floors": {"beta": 57, "stable": 41},
 ///       "version": 2
 ///     }
 ///
 /// A value of this type holds only what the rules allow: a version from 1 to 2^53, an
-/// expiry in whole seconds (UTC), two valid roles that share no key, and a sequence floor
-/// from 0 to 2^53 when there is one.
+/// expiry in whole seconds (UTC), two valid roles that share no key, and at most 64
+/// channels' sequence floors, each from 0 to 2^53.
 public struct KeySet: Sendable, Equatable {
     /// The `format` field's only value.
     public static let formatName = "modelcast-keys"
@@ -27,6 +27,8 @@ public struct KeySet: Sendable, Equatable {
     public static let maxBytes = 64 << 10
     /// The highest version (and sequence floor): 2^53, exact in JSON and in a double.
     public static let maxNumber: Int64 = 1 << 53
+    /// The most channels `sequence_floors` names.
+    public static let maxChannelFloors = 64
 
     /// The key set's version, 1…2^53.
     public let version: Int64
@@ -36,13 +38,14 @@ public struct KeySet: Sendable, Equatable {
     public let root: KeySetRole
     /// The keys that sign manifests, and how many must.
     public let manifest: KeySetRole
-    /// The lowest manifest sequence a client accepts once this key set's manifest keys
-    /// replace keys it no longer lists (`KeySetChain.sequenceFloor(after:next:)`); nil when
-    /// the document has none.
-    public let sequenceFloor: Int64?
+    /// Per channel, the lowest manifest sequence a client accepts once this key set's
+    /// manifest keys replace keys it no longer lists (`KeySetChain.sequenceFloor(after:next:channel:)`).
+    /// Each channel has its own sequence, so each has its own floor; a channel not named
+    /// here has floor 0. Empty when the document has no `sequence_floors`.
+    public let sequenceFloors: [ChannelName: Int64]
 
     /// Checks every rule of the type; errors name the document field.
-    public init(version: Int64, expiresAt: Date, root: KeySetRole, manifest: KeySetRole, sequenceFloor: Int64? = nil) throws {
+    public init(version: Int64, expiresAt: Date, root: KeySetRole, manifest: KeySetRole, sequenceFloors: [ChannelName: Int64] = [:]) throws {
         guard (1...Self.maxNumber).contains(version) else {
             throw ManifestValueError(field: "version", value: String(version), rule: "is not a key set version (1 to 2^53)")
         }
@@ -52,8 +55,11 @@ public struct KeySet: Sendable, Equatable {
         guard parseTimestamp(text) == whole, text.utf8.count == 20 else {
             throw ManifestValueError(field: "expires_at", value: quotedValue(text), rule: "is not a time from year 0001 to 9999")
         }
-        if let sequenceFloor, !(0...Self.maxNumber).contains(sequenceFloor) {
-            throw ManifestValueError(field: "sequence_floor", value: String(sequenceFloor), rule: "is not a manifest sequence (0 to 2^53)")
+        guard sequenceFloors.count <= Self.maxChannelFloors else {
+            throw ManifestValueError(field: "sequence_floors", value: "\(sequenceFloors.count) channels", rule: "names more than \(Self.maxChannelFloors) channels")
+        }
+        for (channel, floor) in sequenceFloors where !(0...Self.maxNumber).contains(floor) {
+            throw ManifestValueError(field: "sequence_floors.\(channel)", value: String(floor), rule: "is not a manifest sequence (0 to 2^53)")
         }
         // A manifest key that is also a root key would let the machine that publishes (where
         // manifest keys live) sign key sets too: the leak the root role exists to survive.
@@ -65,8 +71,11 @@ public struct KeySet: Sendable, Equatable {
         self.expiresAt = whole
         self.root = root
         self.manifest = manifest
-        self.sequenceFloor = sequenceFloor
+        self.sequenceFloors = sequenceFloors
     }
+
+    /// The sequence floor of `channel`'s manifest: 0 when the document names no floor for it.
+    public func sequenceFloor(channel: ChannelName) -> Int64 { sequenceFloors[channel] ?? 0 }
 
     /// `expires_at` as the document writes it: `2027-11-29T00:00:00Z`.
     public var expiresAtText: String { formatTimestamp(expiresAt) }

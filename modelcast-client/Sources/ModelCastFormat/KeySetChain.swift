@@ -56,11 +56,18 @@ public enum KeySetChain {
     /// The floor is reset exactly when `next`'s manifest keys lack a key `previous` listed
     /// (a key rotated out or revoked): a key that may have leaked may also have signed a
     /// manifest with a huge sequence (a fast-forward attack) that raised the floor; the new
-    /// floor is `next.sequenceFloor` (0 when absent), which the rotating release engineer
-    /// sets to the genuine live release's sequence, so older manifests still cannot be
-    /// replayed. Adding a key, changing thresholds or root keys resets nothing.
-    public static func sequenceFloor(after previous: KeySet, next: KeySet) -> Int64? {
-        let removed = previous.manifest.keys.contains { !next.manifest.contains($0) }
-        return removed ? next.sequenceFloor ?? 0 : nil
+    /// floor is `next`'s floor for the client's `channel` (0 when it names none), which
+    /// `keys rotate` sets to that channel's genuine live sequence, so older manifests still
+    /// cannot be replayed. Each channel has its own sequence and so its own floor: one number
+    /// for every channel would either let a channel ahead of it replay or refuse a channel
+    /// behind it. Adding a key, changing thresholds or root keys resets nothing.
+    public static func sequenceFloor(after previous: KeySet, next: KeySet, channel: ChannelName) -> Int64? {
+        resetsSequenceFloors(after: previous, next: next) ? next.sequenceFloor(channel: channel) : nil
+    }
+
+    /// Whether moving from `previous` to `next` resets every channel's sequence floor to
+    /// `next`'s: exactly when `next`'s manifest keys lack a key `previous` listed.
+    public static func resetsSequenceFloors(after previous: KeySet, next: KeySet) -> Bool {
+        previous.manifest.keys.contains { !next.manifest.contains($0) }
     }
 }

@@ -13,11 +13,12 @@ import dev.modelcast.client.trust.MinisignSignatureList
  *
  * @property newest the newest key set verified (the start when no newer one was found).
  * @property newestBytes [newest]'s document bytes when it is newer than the start (to keep in the state).
- * @property sequenceFloor the manifest sequence floor to set when a step rotated a manifest key
- *   out ([KeySetChain.sequenceFloor], the last such step's); null: keep the floor.
+ * @property floorReset the key set whose `sequence_floors` replace the client's floors when a
+ *   step rotated a manifest key out ([KeySetChain.resetsSequenceFloors], the last such step's);
+ *   null: keep the floors.
  * @property failure why the walk stopped before the end of the chain; the verified prefix still counts.
  */
-internal class KeySetWalkResult(val newest: KeySet, val newestBytes: ByteArray?, val sequenceFloor: Long?, val failure: ClientError?)
+internal class KeySetWalkResult(val newest: KeySet, val newestBytes: ByteArray?, val floorReset: KeySet?, val failure: ClientError?)
 
 /**
  * Walks a target's key sets from one the client trusts: `keys/(N+1).json` and its `.sigs`,
@@ -49,7 +50,7 @@ internal class KeySetWalk(private val configuration: ClientConfiguration, privat
     fun walk(start: KeySet, cancellation: Cancellation?): KeySetWalkResult {
         var current = start
         var bytes: ByteArray? = null
-        var floor: Long? = null
+        var floorReset: KeySet? = null
         for (step in 0 until KeySetChain.MAX_VERSIONS_PER_CHECK) {
             val version = current.version + 1
             val path = KeySet.path(version)
@@ -66,14 +67,14 @@ internal class KeySetWalk(private val configuration: ClientConfiguration, privat
                 } catch (error: Exception) {
                     throw ClientError.KeySetRefused(path, version, error.message ?: error.toString())
                 }
-                KeySetChain.sequenceFloor(current, next)?.let { floor = it }
+                if (KeySetChain.resetsSequenceFloors(current, next)) floorReset = next
                 current = next
                 bytes = document
             } catch (error: ClientError) {
-                return KeySetWalkResult(current, bytes, floor, error)
+                return KeySetWalkResult(current, bytes, floorReset, error)
             }
         }
-        return KeySetWalkResult(current, bytes, floor, null)
+        return KeySetWalkResult(current, bytes, floorReset, null)
     }
 
     /** The body at [url], or null for a 404 (the end of the chain). */

@@ -11,8 +11,8 @@ import java.util.Base64
  * newest key set verified before (or the app's, when it ships a newer one); the newest link
  * verified is kept in the state, saved at once (before the manifest is fetched, so a refused
  * manifest does not undo it). When a step rotated a manifest key out, the sequence floor of
- * every manifest URL becomes exactly that key set's `sequence_floor`
- * ([dev.modelcast.client.trust.KeySetChain.sequenceFloor]), replacing one a leaked key may
+ * every manifest URL becomes exactly that key set's floor for the URL's channel
+ * (`sequence_floors`, [dev.modelcast.client.trust.KeySetChain.resetsSequenceFloors]), replacing one a leaked key may
  * have raised; and every ETag is dropped, as a 304 would stand for a manifest proven under
  * the older set. The newest key set must not have expired ([ClientError.KeySetRefused]).
  * The Swift client's `UpdateCheck.trustedKeySet`.
@@ -29,7 +29,11 @@ internal fun ModelUpdater.trustedKeySet(state: ClientState, cancellation: Cancel
     val bytes = walk.newestBytes
     if (bytes != null) {
         var sequences = updated.sequences
-        walk.sequenceFloor?.let { floor -> sequences = sequences.mapValues { floor } + (configuration.manifestUrl to floor) }
+        // Each manifest URL is one channel's stream: it takes that channel's floor.
+        walk.floorReset?.let { reset ->
+            sequences = sequences.mapValues { (url, _) -> reset.sequenceFloor(ClientConfiguration.channelOf(url)) } +
+                (configuration.manifestUrl to reset.sequenceFloor(configuration.channel))
+        }
         updated = updated.copy(keySet = ClientState.VerifiedKeySet(walk.newest.version, Base64.getEncoder().encodeToString(bytes)),
             sequences = sequences, etags = emptyMap(), trusted = emptyMap())
         updated.save(statePath)

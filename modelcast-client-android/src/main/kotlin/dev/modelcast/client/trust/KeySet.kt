@@ -1,5 +1,6 @@
 package dev.modelcast.client.trust
 
+import dev.modelcast.client.format.ChannelName
 import dev.modelcast.client.format.ManifestValueException
 import dev.modelcast.client.format.Timestamp
 import java.time.Instant
@@ -17,13 +18,13 @@ import java.time.temporal.ChronoUnit
  *       "format_version": 1,
  *       "manifest": {"keys": ["RWQ…"], "threshold": 1},
  *       "root": {"keys": ["RWQ…", "RWQ…"], "threshold": 2},
- *       "sequence_floor": 41,
+ *       "sequence_floors": {"beta": 57, "stable": 41},
  *       "version": 2
  *     }
  *
  * A value of this type holds only what the rules allow: a [version] from 1 to 2^53, an
  * expiry in whole seconds (UTC, years 1 to 9999), two valid roles that share no key, and a
- * [sequenceFloor] from 0 to 2^53 when there is one. The Swift client's `KeySet`.
+ * at most 64 channels' [sequenceFloors], each from 0 to 2^53. The Swift client's `KeySet`.
  *
  * @throws ManifestValueException naming the document field.
  */
@@ -36,11 +37,12 @@ class KeySet(
     /** The keys that sign manifests, and how many must. */
     val manifest: KeySetRole,
     /**
-     * The lowest manifest sequence a client accepts once this key set's manifest keys
-     * replace keys it no longer lists ([KeySetChain.sequenceFloor]); null when the document
-     * has none.
+     * Per channel name, the lowest manifest sequence a client accepts once this key set's
+     * manifest keys replace keys it no longer lists ([KeySetChain.sequenceFloor]). Each
+     * channel has its own sequence, so each has its own floor; a channel not named has
+     * floor 0. Empty when the document has no `sequence_floors`.
      */
-    val sequenceFloor: Long? = null
+    val sequenceFloors: Map<String, Long> = emptyMap()
 ) {
     /** When the key set stops being trusted as the newest (whole seconds; a fraction given is dropped). */
     val expiresAt: Instant = expiresAt.truncatedTo(ChronoUnit.SECONDS)
@@ -53,8 +55,15 @@ class KeySet(
         if (expiresAtText.length != 20 || expiresAtText.startsWith("0000") || Timestamp.parse(expiresAtText) != this.expiresAt) {
             throw ManifestValueException("expires_at", expiresAtText, "is not a time from year 0001 to 9999")
         }
-        if (sequenceFloor != null && sequenceFloor !in 0..MAX_NUMBER) {
-            throw ManifestValueException("sequence_floor", sequenceFloor.toString(), "is not a manifest sequence (0 to 2^53)")
+        if (sequenceFloors.size > MAX_CHANNEL_FLOORS) {
+            throw ManifestValueException("sequence_floors", "${sequenceFloors.size} channels", "names more than $MAX_CHANNEL_FLOORS channels")
+        }
+        for ((channel, floor) in sequenceFloors) {
+            if (!ChannelName.isValid(channel)) {
+                throw ManifestValueException("sequence_floors", channel,
+                    "is not a channel name (lowercase letters, digits and '-', starting with a letter or digit, at most 64 characters)")
+            }
+            if (floor !in 0..MAX_NUMBER) throw ManifestValueException("sequence_floors.$channel", floor.toString(), "is not a manifest sequence (0 to 2^53)")
         }
         // A manifest key that is also a root key would let the machine that publishes (where
         // manifest keys live) sign key sets too: the leak the root role exists to survive.
@@ -64,6 +73,9 @@ class KeySet(
             }
         }
     }
+
+    /** The sequence floor of [channel]'s manifest: 0 when the document names no floor for it. */
+    fun sequenceFloor(channel: String): Long = sequenceFloors[channel] ?: 0L
 
     /** Where this key set lives under a target's root: `keys/N.json`. */
     val path: String get() = path(version)
@@ -91,7 +103,7 @@ class KeySet(
     fun canonicalBytes(): ByteArray = KeySetCanonical.bytes(this)
 
     override fun equals(other: Any?): Boolean = other is KeySet && other.version == version && other.expiresAt == expiresAt &&
-        other.root == root && other.manifest == manifest && other.sequenceFloor == sequenceFloor
+        other.root == root && other.manifest == manifest && other.sequenceFloors == sequenceFloors
     override fun hashCode(): Int = version.hashCode() * 31 + expiresAt.hashCode()
     override fun toString(): String = "key set $version (expires $expiresAtText; root $root; manifest $manifest)"
 
@@ -104,6 +116,8 @@ class KeySet(
         const val MAX_BYTES = 64 shl 10
         /** The highest version (and sequence floor): 2^53, exact in JSON and in a double. */
         const val MAX_NUMBER = 1L shl 53
+        /** The most channels `sequence_floors` names. */
+        const val MAX_CHANNEL_FLOORS = 64
 
         /**
          * Where key set [version] lives under a target's root: `keys/N.json` (plain decimal, so

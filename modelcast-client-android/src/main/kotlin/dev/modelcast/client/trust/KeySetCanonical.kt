@@ -20,7 +20,7 @@ internal object KeySetCanonical {
         members.add("format_version" to KeySet.FORMAT_VERSION.toString())
         members.add("manifest" to role(keySet.manifest))
         members.add("root" to role(keySet.root))
-        keySet.sequenceFloor?.let { members.add("sequence_floor" to it.toString()) }
+        if (keySet.sequenceFloors.isNotEmpty()) members.add("sequence_floors" to floors(keySet.sequenceFloors))
         members.add("version" to keySet.version.toString())
         members.forEachIndexed { index, (name, value) ->
             out.append("  ").append(string(name)).append(": ").append(value)
@@ -33,6 +33,12 @@ internal object KeySetCanonical {
     private fun role(role: KeySetRole): String {
         val keys = role.keys.joinToString(",\n") { "      " + string(it.base64) }
         return "{\n    \"keys\": [\n$keys\n    ],\n    \"threshold\": ${role.threshold}\n  }"
+    }
+
+    /** The floors object, nested one level, members sorted by channel name. */
+    private fun floors(floors: Map<String, Long>): String {
+        val lines = floors.keys.sorted().joinToString(",\n") { "    " + string(it) + ": " + floors.getValue(it) }
+        return "{\n$lines\n  }"
     }
 
     private fun string(text: String): String = Json.write(JsonValue.Text(text))

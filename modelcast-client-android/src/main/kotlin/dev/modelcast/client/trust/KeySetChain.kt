@@ -64,13 +64,16 @@ object KeySetChain {
      * The floor is reset exactly when [next]'s manifest keys lack a key [previous] listed (a
      * key rotated out or revoked): a key that may have leaked may also have signed a manifest
      * with a huge sequence (a fast-forward attack) that raised the floor; the new floor is
-     * `next.sequenceFloor` (0 when absent), which the rotating release engineer sets to the
-     * genuine live release's sequence, so older manifests still cannot be replayed. Adding a
-     * key, changing thresholds or root keys resets nothing.
+     * [next]'s floor for the client's [channel] (0 when it names none), which `keys rotate`
+     * sets to that channel's genuine live sequence, so older manifests still cannot be
+     * replayed. Each channel has its own sequence and so its own floor. Adding a key,
+     * changing thresholds or root keys resets nothing.
      */
     @JvmStatic
-    fun sequenceFloor(previous: KeySet, next: KeySet): Long? {
-        val removed = previous.manifest.keys.any { it !in next.manifest }
-        return if (removed) next.sequenceFloor ?: 0L else null
-    }
+    fun sequenceFloor(previous: KeySet, next: KeySet, channel: String): Long? =
+        if (resetsSequenceFloors(previous, next)) next.sequenceFloor(channel) else null
+
+    /** Whether moving from [previous] to [next] resets every channel's floor: exactly when [next]'s manifest keys lack a key [previous] listed. */
+    @JvmStatic
+    fun resetsSequenceFloors(previous: KeySet, next: KeySet): Boolean = previous.manifest.keys.any { it !in next.manifest }
 }

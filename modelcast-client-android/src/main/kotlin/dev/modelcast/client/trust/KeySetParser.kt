@@ -1,5 +1,6 @@
 package dev.modelcast.client.trust
 
+import dev.modelcast.client.format.ChannelName
 import dev.modelcast.client.format.JsonValue
 import dev.modelcast.client.format.ManifestValueException
 import dev.modelcast.client.format.StrictJson
@@ -17,7 +18,7 @@ import dev.modelcast.client.format.Timestamp
  */
 internal object KeySetParser {
     /** The document's fields, in the order the canonical writer puts them (sorted). */
-    val FIELD_NAMES = listOf("expires_at", "format", "format_version", "manifest", "root", "sequence_floor", "version")
+    val FIELD_NAMES = listOf("expires_at", "format", "format_version", "manifest", "root", "sequence_floors", "version")
     val ROLE_FIELD_NAMES = listOf("keys", "threshold")
 
     fun parse(bytes: ByteArray): KeySet {
@@ -41,8 +42,26 @@ internal object KeySetParser {
                 "is not a UTC time in whole seconds as RFC 3339 writes it (e.g. 2027-11-29T00:00:00Z)")
         val root = role(fields["root"], "root")
         val manifest = role(fields["manifest"], "manifest")
-        val floor = fields["sequence_floor"]?.let { integer(it, "sequence_floor") }
-        return KeySet(version, expiresAt, root, manifest, floor)
+        val floors = fields["sequence_floors"]?.let { floors(it) } ?: emptyMap()
+        return KeySet(version, expiresAt, root, manifest, floors)
+    }
+
+    /** `sequence_floors`: an object of channel name to floor (names checked by [KeySet]). */
+    private fun floors(value: JsonValue): Map<String, Long> {
+        val members = (value as? JsonValue.Object)?.members
+            ?: throw ManifestValueException("sequence_floors", describe(value), "is not an object of channel names to sequences")
+        if (members.size > KeySet.MAX_CHANNEL_FLOORS) {
+            throw ManifestValueException("sequence_floors", "${members.size} channels", "names more than ${KeySet.MAX_CHANNEL_FLOORS} channels")
+        }
+        val floors = LinkedHashMap<String, Long>()
+        for ((channel, floor) in members) {
+            if (!ChannelName.isValid(channel)) {
+                throw ManifestValueException("sequence_floors", channel,
+                    "is not a channel name (lowercase letters, digits and '-', starting with a letter or digit, at most 64 characters)")
+            }
+            floors[channel] = integer(floor, "sequence_floors.$channel")
+        }
+        return floors
     }
 
     private fun members(value: JsonValue, field: String, known: List<String>, what: String): Map<String, JsonValue> {

@@ -34,7 +34,9 @@ class KeySetRulesTest {
     fun theBaseDocumentParses() {
         val keySet = KeySet.parse(document.toByteArray())
         assertEquals(2L, keySet.version)
-        assertEquals(41L, keySet.sequenceFloor)
+        assertEquals(41L, keySet.sequenceFloor("stable"))
+        assertEquals(57L, keySet.sequenceFloor("beta"))
+        assertEquals(0L, keySet.sequenceFloor("nightly"), "a channel the document names no floor for")
         assertEquals("2027-11-29T00:00:00Z", keySet.expiresAtText)
     }
 
@@ -50,8 +52,10 @@ class KeySetRulesTest {
         assertRefused("version", "fraction or exponent", refusal("\"version\": 2", "\"version\": 2.0"))
         assertRefused("root.threshold", "fraction or exponent", refusal("\"threshold\": 2", "\"threshold\": 20E-1"))
         assertRefused("version", "leading zero", refusal("\"version\": 2", "\"version\": 02"))
-        assertRefused("sequence_floor", "fraction or exponent", refusal("\"sequence_floor\": 41", "\"sequence_floor\": null"))
-        assertRefused("sequence_floor", "fraction or exponent", refusal("\"sequence_floor\": 41", "\"sequence_floor\": 99999999999999999999"))
+        assertRefused("sequence_floors.stable", "fraction or exponent", refusal("\"stable\": 41", "\"stable\": null"))
+        assertRefused("sequence_floors.stable", "fraction or exponent", refusal("\"stable\": 41", "\"stable\": 99999999999999999999"))
+        val floorsAsANumber = document.replace(Regex("\"sequence_floors\": \\{[^}]*\\}"), "\"sequence_floors\": 41")
+        assertRefused("sequence_floors", "not an object", refusal(floorsAsANumber.toByteArray(Charsets.UTF_8)))
     }
 
     @Test
@@ -98,7 +102,10 @@ class KeySetRulesTest {
         assertRefused("version", "1 to 2^53", refusal("\"version\": 2", "\"version\": 0"))
         assertRefused("version", "1 to 2^53", refusal("\"version\": 2", "\"version\": 9007199254740993"))
         assertEquals(1L shl 53, KeySet.parse(document.replace("\"version\": 2", "\"version\": 9007199254740992").toByteArray()).version)
-        assertRefused("sequence_floor", "0 to 2^53", refusal("\"sequence_floor\": 41", "\"sequence_floor\": -1"))
+        assertRefused("sequence_floors.stable", "0 to 2^53", refusal("\"stable\": 41", "\"stable\": -1"))
+        assertRefused("sequence_floors", "not a channel name", refusal("\"stable\": 41", "\"Stable\\u001b[2J\": 41"))
+        val many = (0..64).joinToString(", ") { "\"c$it\": 1" }
+        assertRefused("sequence_floors", "more than 64", refusal("\"stable\": 41", many))
         assertRefused("expires_at", "whole seconds", refusal("2027-11-29T00:00:00Z", "2027-11-29T00:00:00.5Z"))
         assertRefused("expires_at", "whole seconds", refusal("2027-11-29T00:00:00Z", "2027-11-29T01:00:00+01:00"))
         assertRefused("expires_at", "whole seconds", refusal("2027-11-29T00:00:00Z", "2027-11-29t00:00:00z"))
@@ -158,11 +165,13 @@ class KeySetRulesTest {
         val k1 = trusted.manifest.keys[0]
         val k2 = next.manifest.keys[0]
         fun withManifest(keys: List<MinisignPublicKey>, floor: Long?) =
-            KeySet(2, next.expiresAt, next.root, KeySetRole(keys, 1, "manifest"), floor)
-        assertEquals(41L, KeySetChain.sequenceFloor(trusted, next))
-        assertEquals(0L, KeySetChain.sequenceFloor(trusted, withManifest(listOf(k2), null)), "K1 removed, no floor written: 0")
-        assertNull(KeySetChain.sequenceFloor(trusted, withManifest(listOf(k1, k2), 41)), "K2 added: the floor is kept")
-        assertNull(KeySetChain.sequenceFloor(trusted, withManifest(listOf(k1), 41)), "nothing removed")
+            KeySet(2, next.expiresAt, next.root, KeySetRole(keys, 1, "manifest"), floor?.let { mapOf("stable" to it) } ?: emptyMap())
+        assertEquals(41L, KeySetChain.sequenceFloor(trusted, next, "stable"))
+        assertEquals(57L, KeySetChain.sequenceFloor(trusted, next, "beta"), "each channel its own floor")
+        assertEquals(0L, KeySetChain.sequenceFloor(trusted, next, "nightly"), "a channel with no floor written: 0")
+        assertEquals(0L, KeySetChain.sequenceFloor(trusted, withManifest(listOf(k2), null), "stable"), "K1 removed, no floor written: 0")
+        assertNull(KeySetChain.sequenceFloor(trusted, withManifest(listOf(k1, k2), 41), "stable"), "K2 added: the floor is kept")
+        assertNull(KeySetChain.sequenceFloor(trusted, withManifest(listOf(k1), 41), "stable"), "nothing removed")
     }
 
     @Test
