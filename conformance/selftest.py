@@ -91,6 +91,7 @@ class RunnerInput(unittest.TestCase):
         for step in ({"make": {"path": "../../../../../.." + outside, "size": 10}},
                      {"make": {"path": outside, "size": 10}},
                      {"snapshot": "../../escaped"},
+                     {"restore": "../../escaped"},
                      {"keygen": "../../escaped"}):
             self.put(scenario("escapes-by-path", [step]))
             status, out, _, _ = self.run_kit()

@@ -11,8 +11,9 @@ answering, it reads RULES_FILE (JSON, re-read on every request; missing means no
 
 The first rule whose "target" is the kind of object asked for applies ("times", optional,
 is how many answers it applies to). Kinds: manifest (a manifest.json), minisig (any
-.minisig), index (a segment index, .mcsx), bundle (a model signature, /signatures/),
-artifact (anything else under models/). Bodies:
+.minisig), sigs (any .sigs signature list), keyset (a key set document, keys/N.json),
+index (a segment index, .mcsx), bundle (a model signature, /signatures/), artifact
+(anything else under models/). Bodies:
 
   lying    Content-Length: 1 TiB, keep-alive; the object's bytes, then zeros for ever
   close    no Content-Length, Connection: close; the object's bytes, then zeros for ever
@@ -21,6 +22,8 @@ artifact (anything else under models/). Bodies:
   redirect a 302 to the same URL whose own body (chunked, zeros) never ends: with
            "times": 1, the request it redirects to gets the honest answer
   silent   reads the request and never answers
+  huge     a finite body of "size" bytes (the object's, then spaces): with an honest
+           Content-Length, or with "length": false none and the connection closed after it
 
 A shaped answer ends (its connection closed) once its rule is no longer in RULES_FILE,
 so a test that changes the rules stops the floods it started. Every answer a rule shaped
@@ -54,6 +57,10 @@ def kind_of(rest):
     name = rest.rsplit("/", 1)[-1]
     if name.endswith(".minisig"):
         return "minisig"
+    if name.endswith(".sigs"):
+        return "sigs"
+    if rest.startswith("keys/") and name.endswith(".json"):
+        return "keyset"
     if name == "manifest.json" and not rest.startswith("manifests/"):
         return "manifest"
     if name.endswith(".mcsx"):
@@ -162,6 +169,14 @@ class Handler(BaseHTTPRequestHandler):
             elif shape == "chunked":
                 self.send_head(status, dict(headers, **{"Transfer-Encoding": "chunked"}))
                 self.endless(body, entry, chunked=True)
+            elif shape == "huge":
+                padded = body + b" " * max(0, int(rule.get("size", 1 << 20)) - len(body))
+                if rule.get("length", True):
+                    self.send_head(status, dict(headers, **{"Content-Length": str(len(padded))}))
+                else:
+                    self.send_head(status, dict(headers, Connection="close"))
+                for start in range(0, len(padded), len(ZEROS)):
+                    self.send_counted(padded[start:start + len(ZEROS)], entry)
             elif shape == "redirect":
                 self.send_head(302, {"Location": self.path, "Transfer-Encoding": "chunked"})
                 self.endless(b"", entry, chunked=True)

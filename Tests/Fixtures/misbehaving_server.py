@@ -61,6 +61,8 @@ http://127.0.0.1:PORT/<mode> is served with that mode's fault:
   corruptsegment
                 flips the middle byte of the body of the first 206 answer for each path only (a
                 plain 200 is never touched): one corrupt segment in an update built from ranges
+  private       answers 403 (AccessDenied) instead of 404 for a file that is not there, as a
+                private S3 bucket does when the reader may not list it
 
 With MISBEHAVING_SERVER_LOG=FILE in the environment, every answer that goes through the
 common reply path also appends a line "STATUS BYTES RANGE PATH" to FILE: BYTES are the body
@@ -111,6 +113,8 @@ class Handler(BaseHTTPRequestHandler):
         rest = parts[1] if len(parts) > 1 else ""
         path = os.path.join(ROOT, site, rest)
         if ".." in rest.split("/") or not os.path.isfile(path):
+            if mode == "private":
+                return self.reply(403, b"<Error><Code>AccessDenied</Code></Error>", {"Content-Type": "application/xml"}, head)
             return self.reply(404, b"not found", {"Content-Type": "text/plain"}, head)
         is_manifest = rest.endswith(".json") and "/" not in rest
         if mode == "flaky":

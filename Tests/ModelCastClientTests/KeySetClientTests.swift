@@ -5,8 +5,8 @@ import ModelCastTestSupport
 
 /// Issue 51, layer 3: a device that ships key set 1 (`ClientConfiguration.trustedKeySet`)
 /// follows rotations, refuses a short-signed link and a revoked key's manifest, and recovers
-/// from a fast-forward, against a static server on 127.0.0.1 (python's http.server, which
-/// serves `keys/` and `.sigs` as files) over sites the real CLI wrote
+/// from a fast-forward, against a static server on 127.0.0.1 (`misbehaving_server.py`, which
+/// serves `keys/` and `.sigs` as files and logs every request) over sites the real CLI wrote
 /// (`keys create`/`keys rotate`, `publish --sign` repeated).
 final class KeySetClientTests: XCTestCase {
     struct Key { let secret: String; let pub: String; let id: String }
@@ -15,14 +15,18 @@ final class KeySetClientTests: XCTestCase {
         let work: Scratch
         let port: Int
         let base: String
-        var root: String { work.at("site") }
+        let folder: String
+        var root: String { work.at(folder) }
         private var server: BackgroundProcess?
         let r1: Key, r2: Key, k1: Key, k2: Key
 
-        init() throws {
+        /// A site served under `/FOLDER/`: the folder's name less trailing digits is
+        /// `misbehaving_server.py`'s mode ("private": 403 for a missing file).
+        init(folder: String = "site") throws {
+            self.folder = folder
             work = try Scratch("keyset-client")
             port = try freeLoopbackPort()
-            base = "http://127.0.0.1:\(port)/site"
+            base = "http://127.0.0.1:\(port)/\(folder)"
             let work = self.work
             func keygen(_ name: String) throws -> Key {
                 let result = try modelcast(["keygen", "--unencrypted", "--public-key", work.at(name + ".pub"), "--secret-key", work.at(name + ".key"), "--json"])
@@ -33,9 +37,9 @@ final class KeySetClientTests: XCTestCase {
             r1 = try keygen("r1"); r2 = try keygen("r2"); k1 = try keygen("k1"); k2 = try keygen("k2")
         }
 
-        func publish(_ version: String, _ signers: [Key]) throws {
+        func publish(_ version: String, _ signers: [Key], _ extra: [String] = []) throws {
             let file = try work.write("in/\(version)/m.bin", patternBytes(5000, seed: UInt32(version.utf8.reduce(0) { $0 &* 31 &+ UInt32($1) } & 0xFFFF)))
-            let result = try PublishRun([file], version: version, baseURL: base, to: root, signers.flatMap { ["--sign", $0.secret] }).run()
+            let result = try PublishRun([file], version: version, baseURL: base, to: root, signers.flatMap { ["--sign", $0.secret] } + extra).run()
             XCTAssertEqual(result.status, 0, result.stderr)
         }
 
@@ -57,14 +61,35 @@ final class KeySetClientTests: XCTestCase {
 
         func start() throws {
             guard server == nil else { return }
-            server = try BackgroundProcess("/usr/bin/env", ["python3", "-u", "-m", "http.server", String(port), "--bind", "127.0.0.1", "--directory", work.at(".")])
+            server = try BackgroundProcess("/usr/bin/env", ["python3", repositoryRoot + "/Tests/Fixtures/misbehaving_server.py", work.at("."), String(port)])
         }
 
-        /// A device that ships `shipping` (key set 1 when nil).
-        func device(_ name: String, shipping: Data? = nil) throws -> ModelUpdater {
+        /// The paths requested so far, in order (the server's log, less `/FOLDER/`).
+        var requests: [String] {
+            (server?.standardError ?? "").split(separator: "\n").compactMap { line -> String? in
+                let parts = line.split(separator: " ")
+                guard parts.count >= 2, parts[0] == "GET" else { return nil }
+                return String(parts[1].dropFirst(folder.count + 2))
+            }
+        }
+
+        /// A device that ships `shipping` (key set 1 when nil), on the clock `now`.
+        func device(_ name: String, shipping: Data? = nil, now: @escaping @Sendable () -> Date = { Date() }) throws -> ModelUpdater {
             try ModelUpdater(ClientConfiguration(
                 manifestURL: URL(string: base + "/manifest.json")!, directory: URL(fileURLWithPath: work.at(name)), deviceID: name,
-                trustedKeySet: try shipping ?? pinned, retries: 0, requestTimeout: 10))
+                trustedKeySet: try shipping ?? pinned, retries: 0, requestTimeout: 10, now: now))
+        }
+
+        /// `modelcast keys SUBCOMMAND` on the site with `arguments`, which must succeed.
+        func keys(_ subcommand: String, _ arguments: [String]) throws {
+            let result = try modelcast(["keys", subcommand, root] + arguments)
+            XCTAssertEqual(result.status, 0, result.stderr)
+        }
+
+        /// The key set version device `name`'s `state.json` keeps (nil without one).
+        func keptKeySetVersion(_ name: String) throws -> Int? {
+            let state = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: work.at(name + "/state.json")))) as? [String: Any]
+            return (state?["keySet"] as? [String: Any])?["version"] as? Int
         }
 
         /// The served manifest's files (to put back what the CLI wrote after a test serves another).
@@ -251,10 +276,65 @@ final class KeySetClientTests: XCTestCase {
         XCTAssertEqual(device.installed("m")?.version, "1.3.0")
     }
 
+    /// The floor key set 2 sets is what keeps older genuine manifests out once the leaked
+    /// key's 2^53 is undone. K2 (the release team's key) was in key set 1 beside K1 (CI's)
+    /// and signed release 1; K1 signed release 2, then leaked and fast-forwarded the device.
+    /// Key set 2 revokes K1 with the floor `keys rotate` computes (the live sequence, 2): a
+    /// replay of release 1, genuinely K2-signed, is refused before any newer release exists
+    /// (a reset to 0 would take it: a downgrade), nothing installed; the next genuine release,
+    /// far below 2^53, is accepted; the replay stays refused.
+    func testAReplayBelowTheRotationsFloorIsRefused() async throws {
+        let site = try Site()
+        try site.keys("create", ["--root", site.r1.pub, "--root", site.r2.pub, "--root-threshold", "2",
+                                 "--manifest-key", site.k1.pub, "--manifest-key", site.k2.pub,
+                                 "--sign-root", site.r1.secret, "--sign-root", site.r2.secret])
+        try site.publish("1.0.0", [site.k2])
+        let release1 = try site.save()
+        try site.publish("1.0.1", [site.k1])
+        try site.start()
+        let device = try site.device("f")
+        let first = try await device.update()
+        XCTAssertEqual(first, .updated(sequence: 2, models: ["m": "1.0.1"]))
+
+        let genuine = try site.save()
+        let huge: Int64 = 1 << 53
+        try site.forge(signer: site.k1, sequence: huge)
+        let forged = try await device.update()
+        XCTAssertEqual(forged, .upToDate(sequence: huge), "the leaked key's sequence is accepted before the rotation")
+        try site.restore(genuine)
+
+        try site.keys("rotate", ["--revoke", site.k1.id, "--sign-root", site.r1.secret, "--sign-root", site.r2.secret])
+        let keySet2 = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: site.root + "/keys/2.json"))) as? [String: Any])
+        XCTAssertEqual(keySet2["sequence_floors"] as? [String: Int], ["stable": 2], "keys rotate's floor: the live sequence")
+
+        try site.restore(release1)
+        do {
+            _ = try await device.update()
+            XCTFail("release 1 was accepted below key set 2's floor")
+        } catch let error as ClientError {
+            XCTAssertEqual(error, .replayed(url: site.base + "/manifest.json", sequence: 1, highestAccepted: 2))
+        }
+        XCTAssertEqual(device.installed("m")?.version, "1.0.1", "nothing installed")
+        XCTAssertEqual(try site.keptKeySetVersion("f"), 2)
+
+        try site.restore(genuine)
+        try site.publish("1.0.2", [site.k2])
+        let recovered = try await device.update()
+        XCTAssertEqual(recovered, .updated(sequence: 3, models: ["m": "1.0.2"]))
+        try site.restore(release1)
+        do {
+            _ = try await device.update()
+            XCTFail("release 1 was accepted after release 3")
+        } catch let error as ClientError {
+            XCTAssertEqual(error, .replayed(url: site.base + "/manifest.json", sequence: 1, highestAccepted: 3))
+        }
+        XCTAssertEqual(device.installed("m")?.version, "1.0.2", "nothing installed")
+    }
+
     /// A device whose current version was installed from a leaked key's 2^53 manifest keeps
     /// that sequence in the version's record. After the rotation reset the floor, losing
     /// `state.json` (deleted, corrupt, or missing its installs) rebuilds the floor from the
-    /// records: capped by the key set's `sequence_floor`, the genuine manifest is still
+    /// records: capped by the key set's floor for the channel, the genuine manifest is still
     /// accepted, by the app that ships key set 1 and by a newer one that ships key set 2.
     func testAFloorRebuiltFromVersionRecordsIsCappedByTheKeySetFloor() async throws {
         let site = try Site()

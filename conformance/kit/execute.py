@@ -247,6 +247,15 @@ class Run:
         shutil.rmtree(destination, ignore_errors=True)
         shutil.copytree(self.target, destination)
 
+    def step_restore(self, step):
+        """Serves a snapshot again as the whole target: what was published since (by a
+        leaked key, say) is gone, as after the owner redeploys from a backup."""
+        source = under(self.snapshots, step["restore"], "snapshot name")
+        if not os.path.isdir(source):
+            raise KitError("no snapshot %s to restore" % checks.plain(repr(step["restore"])))
+        shutil.rmtree(self.target)
+        shutil.copytree(source, self.target)
+
     def root_of(self, selector):
         if "snapshot" in selector:
             return under(self.snapshots, selector["snapshot"], "snapshot name")
@@ -616,7 +625,7 @@ class Run:
 
 STEP_HANDLERS = {name: getattr(Run, "step_" + name) for name in (
     "edit_signature", "hostile_table", "make", "make_zip", "keygen", "publish", "modelcast", "snapshot", "copy", "write", "edit_manifest",
-    "replace_object", "serve", "client", "clients", "state", "requests", "sleep", "fill_disk")}
+    "replace_object", "restore", "serve", "client", "clients", "state", "requests", "sleep", "fill_disk")}
 
 
 def split_client(command):

@@ -18,6 +18,7 @@ STEP_KINDS = {
     "publish": {"exit"},
     "modelcast": {"exit"},
     "snapshot": set(),
+    "restore": set(),
     "copy": set(),
     "write": set(),
     "edit_manifest": set(),

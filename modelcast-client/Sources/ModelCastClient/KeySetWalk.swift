@@ -19,7 +19,8 @@ struct KeySetWalkResult: Sendable {
 }
 
 /// Walks a target's key sets from one the client trusts: `keys/(N+1).json` and its
-/// `.sigs`, one version at a time, until the server has none (404), at most
+/// `.sigs`, one version at a time, until the server has none (404, or the 403 of a private
+/// bucket: `OptionalObject`), at most
 /// `KeySetChain.maxVersionsPerCheck` versions per check. Each document and list is read
 /// with a metadata request's bounds (`KeySet.maxBytes`, `MinisignSignatureList.maxBytes`,
 /// the metadata deadline), so a hostile server costs a check bounded work.
@@ -50,10 +51,11 @@ struct KeySetWalk: Sendable {
             let path = KeySet.path(version: version)
             let documentURL = targetBase.appendingPathComponent("keys").appendingPathComponent("\(version).json")
             do {
-                guard let document = try await fetch(documentURL, object: .keySet, limit: KeySet.maxBytes) else { break }
-                guard let listBytes = try await fetch(documentURL.appendingPathExtension("sigs"), object: .signatureList,
-                                                      limit: MinisignSignatureList.maxBytes) else {
-                    throw ClientError.keySetRefused(path: path, version: version, reason: "\(path).sigs is missing (404): the root signatures are not published")
+                guard let document = try await OptionalObject.fetch(documentURL, http: http, object: .keySet, limit: KeySet.maxBytes).body else { break }
+                let list = try await OptionalObject.fetch(documentURL.appendingPathExtension("sigs"), http: http, object: .signatureList,
+                                                          limit: MinisignSignatureList.maxBytes)
+                guard let listBytes = list.body else {
+                    throw ClientError.keySetRefused(path: path, version: version, reason: "\(path).sigs is missing (HTTP \(list.status)): the root signatures are not published")
                 }
                 let next: KeySet
                 do {
@@ -71,15 +73,5 @@ struct KeySetWalk: Sendable {
             }
         }
         return KeySetWalkResult(newest: current, newestBytes: bytes, floorReset: floorReset, failure: nil)
-    }
-
-    /// The body at `url`, or nil for a 404 (the end of the chain).
-    private func fetch(_ url: URL, object: HTTPStream.SmallObject, limit: Int) async throws -> Data? {
-        var request = URLRequest(url: url)
-        request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-        let (response, body) = try await http.small(request, object: object, limit: limit)
-        if response.statusCode == 404 { return nil }
-        guard response.statusCode == 200 else { throw ClientError.http(url: url.absoluteString, status: response.statusCode) }
-        return body
     }
 }

@@ -94,51 +94,6 @@ struct ManifestFetcher: Sendable {
         }
     }
 
-    /// The release and the trusted comment with the earliest expiry among those counted,
-    /// when at least `keySet`'s manifest threshold of its manifest keys signed it: the
-    /// inline signature or `MANIFEST.minisig` (the first key's, which `minisign -V` checks),
-    /// and every signature of `MANIFEST.sigs` (404: none besides). A signature by a key the
-    /// set no longer lists (a revoked one) does not count.
-    private func provenByThreshold(_ data: Data, keySet: KeySet) async throws -> (Release, TrustedComment?) {
-        let manifestURL = configuration.manifestURL
-        let url = manifestURL.absoluteString
-        var signed = data
-        var signatures: [MinisignSignature] = []
-        do {
-            if let (bytes, member) = InlineSignature.split(data) {
-                signed = bytes
-                signatures.append(try MinisignSignature(fileContents: try InlineSignature.signatureFile(fromMember: member), source: url))
-            } else if let file = try await signatureFile(at: manifestURL.appendingPathExtension("minisig")) {
-                signatures.append(try MinisignSignature(fileContents: file, source: url + ".minisig"))
-            }
-            let listURL = manifestURL.appendingPathExtension("sigs")
-            var request = URLRequest(url: listURL)
-            request.setValue("identity", forHTTPHeaderField: "Accept-Encoding")
-            let (response, body) = try await http.small(request, object: .signatureList, limit: MinisignSignatureList.maxBytes)
-            if response.statusCode == 200 {
-                signatures += try MinisignSignatureList(data: body, source: listURL.absoluteString).signatures
-            } else if response.statusCode != 404 {
-                throw ClientError.http(url: listURL.absoluteString, status: response.statusCode)
-            }
-        } catch let error as ClientError {
-            throw error
-        } catch {
-            throw ClientError.badSignature(url: url, reason: String(describing: error))
-        }
-        guard !signatures.isEmpty else { throw ClientError.unsigned(url: url) }
-        let release = try decodeRelease(signed)
-        let file = TrustedComment.fileField(channel: configuration.channel, manifestName: manifestURL.lastPathComponent)
-        let proof: ManifestThresholdProof
-        do {
-            proof = try keySet.verifyManifest(bytes: signed, signatures: signatures, file: file, sequence: release.sequence,
-                                              expiresAt: release.expiresAt, ed25519: Self.ed25519)
-        } catch {
-            throw ClientError.manifestThresholdNotMet(url: url, keySetVersion: keySet.version, reason: String(describing: error))
-        }
-        let earliest = proof.earliestExpiry
-        return (release, proof.comments.first { $0.expiresAt == earliest } ?? proof.comments.first)
-    }
-
     /// The trusted keys, parsed; a configured key that is no minisign public key is named.
     private func pinnedKeys() throws -> [MinisignPublicKey] {
         do {

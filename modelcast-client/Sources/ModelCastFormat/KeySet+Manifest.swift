@@ -26,25 +26,37 @@ extension KeySet {
     /// count fails nothing once the threshold is met. A key the key set no longer lists (a
     /// revoked one) does not count.
     ///
+    /// A manifest that carries its signature inside (`InlineSignature`) gives it as `inline`:
+    /// that member signs the manifest without it (`inline.bytes`), while `MANIFEST.minisig`
+    /// and `MANIFEST.sigs` sign the bytes as served (`bytes`), which is what `minisign -V`
+    /// checks. Both count, each key once.
+    ///
     /// Throws `KeySetError.thresholdNotMet` naming who signed and why the others did not
     /// count. `allowLegacy` accepts `Ed` (unprehashed) signatures, as `verify
     /// --allow-legacy-signature` does; a device leaves it false.
     public func verifyManifest(
-        bytes: Data, signatures: [MinisignSignature], file: String, sequence: Int64?, expiresAt: String?, allowLegacy: Bool = false,
+        bytes: Data, signatures: [MinisignSignature], inline: (bytes: Data, signature: MinisignSignature)? = nil,
+        file: String, sequence: Int64?, expiresAt: String?, allowLegacy: Bool = false,
         ed25519: (_ signature: [UInt8], _ message: [UInt8], _ publicKey: [UInt8]) throws -> Bool
     ) throws -> ManifestThresholdProof {
         var comments: [MinisignKeyID: TrustedComment] = [:]
-        let count = KeySetThreshold(role: manifest).count(
-            signatures, message: [UInt8](bytes), source: file, allowLegacy: allowLegacy, ed25519: ed25519,
-            bind: { verified in
-                guard let comment = TrustedComment(parsing: verified.trustedComment) else {
-                    return "the trusted comment is not modelcast's (it binds no sequence): \(quotedValue(verified.trustedComment))"
-                }
-                if let problem = comment.mismatches(sequence: sequence, expiresAt: expiresAt).first { return problem }
-                if comment.file != file { return "the signature is for \(quotedValue(comment.file)), not \(file)" }
-                comments[verified.keyID] = comments[verified.keyID] ?? comment
-                return nil
-            })
+        func bind(_ verified: VerifiedSignature) -> String? {
+            guard let comment = TrustedComment(parsing: verified.trustedComment) else {
+                return "the trusted comment is not modelcast's (it binds no sequence): \(quotedValue(verified.trustedComment))"
+            }
+            if let problem = comment.mismatches(sequence: sequence, expiresAt: expiresAt).first { return problem }
+            if comment.file != file { return "the signature is for \(quotedValue(comment.file)), not \(file)" }
+            comments[verified.keyID] = comments[verified.keyID] ?? comment
+            return nil
+        }
+        let threshold = KeySetThreshold(role: manifest)
+        var count = KeySetThreshold.Count()
+        if let inline {
+            count = threshold.count([inline.signature], message: [UInt8](inline.bytes), source: file, allowLegacy: allowLegacy,
+                                    ed25519: ed25519, bind: bind)
+        }
+        count = threshold.count(signatures, message: [UInt8](bytes), source: file, allowLegacy: allowLegacy, ed25519: ed25519,
+                                bind: bind, counted: count)
         guard count.signers.count >= manifest.threshold else {
             throw KeySetError.thresholdNotMet(path: file, role: .manifest, keySetVersion: version, threshold: manifest.threshold,
                                               signers: count.signers.map(\.keyID), problems: count.problems)

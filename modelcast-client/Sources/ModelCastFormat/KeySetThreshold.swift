@@ -14,12 +14,14 @@ struct KeySetThreshold {
         var problems: [KeySetSignatureProblem] = []
     }
 
+    /// `counted`: what signatures over other bytes already counted (a manifest's inline
+    /// signature is over its bytes without it), so a key counts once across both.
     func count(
         _ signatures: [MinisignSignature], message: [UInt8], source: String, allowLegacy: Bool,
         ed25519: (_ signature: [UInt8], _ message: [UInt8], _ publicKey: [UInt8]) throws -> Bool,
-        bind: (VerifiedSignature) -> String?
+        bind: (VerifiedSignature) -> String?, counted: Count = Count()
     ) -> Count {
-        var result = Count()
+        var result = counted
         // BLAKE2b-512 of the message once, not once per signature.
         var prehashed: [UInt8]?
         let prehash: ([UInt8]) -> [UInt8] = { message in
