@@ -1,6 +1,7 @@
 package dev.modelcast.client
 
 import com.sun.net.httpserver.HttpServer
+import dev.modelcast.client.install.ClientState
 import dev.modelcast.client.testing.temporaryDirectory
 import org.junit.jupiter.api.Assertions.assertEquals
 import org.junit.jupiter.api.Assertions.assertTrue
@@ -105,9 +106,10 @@ class KeySetWalkServerTest {
                 "--sign-root", r1.secret.path, "--sign-root", r2.secret.path)
         }
 
-        fun device(name: String): ModelUpdater = ModelUpdater(ClientConfiguration(
+        /** A device that ships [shipping] (key set 1 when null). */
+        fun device(name: String, shipping: ByteArray? = null): ModelUpdater = ModelUpdater(ClientConfiguration(
             base + "/manifest.json", File(work, name), name, retries = 0, requestTimeoutSeconds = 10.0,
-            trustedKeySet = File(root, "keys/1.json").readBytes()))
+            trustedKeySet = shipping ?: File(root, "keys/1.json").readBytes()))
 
         private val manifestFiles = listOf("manifest.json", "manifest.json.minisig", "manifest.json.sigs")
 
@@ -216,5 +218,49 @@ class KeySetWalkServerTest {
         assertEquals(3L, replayed.sequence)
         assertEquals(4L, replayed.highestAccepted)
         assertEquals("1.0.3", device.installed("m")?.version)
+    }
+
+    /**
+     * A device whose current version was installed from a leaked key's 2^53 manifest keeps
+     * that sequence in the version's record. After the rotation reset the floor, losing
+     * `state.json` (missing its installs, deleted, corrupt) rebuilds the floor from the
+     * records ([dev.modelcast.client.install.Installer.repair]): capped by the newest trusted
+     * key set's `sequence_floor`, the genuine manifest is still accepted, by the app that
+     * ships key set 1 and by a newer one that ships key set 2. The Swift client's
+     * `testAFloorRebuiltFromVersionRecordsIsCappedByTheKeySetFloor`.
+     */
+    @Test
+    fun aFloorRebuiltFromVersionRecordsIsCappedByTheKeySetFloor() = site().use { site ->
+        site.publish("1.0.0", site.k1)
+        site.createKeySet()
+        val genuine = site.save()
+        val huge = 1L shl 53
+        site.forge(site.k1, huge)
+        val device = site.device("e")
+        assertEquals(UpdateOutcome.Updated(huge, mapOf("m" to "1.0.0")), device.updateBlocking(), "installed from the leaked key's manifest")
+        site.restore(genuine)
+
+        // Rotation (floor = the live sequence, 1), and the live release re-signed by K2.
+        site.rotateToK2()
+        site.modelcast("resign", site.root.path, "--sign", site.k2.secret.path)
+        assertEquals(UpdateOutcome.UpToDate(2), device.updateBlocking(), "the floor was reset by key set 2")
+
+        val statePath = File(site.work, "e/state.json")
+        val keySet2 = File(site.root, "keys/2.json").readBytes()
+        val withoutInstalls = ClientState.load(statePath.toPath()).copy(installed = emptyMap())
+        assertEquals(2L, withoutInstalls.keySet?.version, "the state keeps key set 2")
+        val damages = listOf<Triple<String, ByteArray?, () -> Unit>>(
+            Triple("state.json without its installs", null, { withoutInstalls.save(statePath.toPath()) }),
+            Triple("state.json deleted, app ships key set 2", keySet2, { assertTrue(statePath.delete()) }),
+            Triple("state.json corrupt, app ships key set 2", keySet2, { statePath.writeText("{not json") }))
+        for ((label, shipping, damage) in damages) {
+            damage()
+            val relaunched = site.device("e", shipping)
+            val outcome = try { relaunched.updateBlocking() } catch (error: ClientError) {
+                throw AssertionError("$label: the genuine manifest was refused: ${error.message}", error)
+            }
+            assertEquals(UpdateOutcome.UpToDate(2), outcome, label)
+            assertEquals("1.0.0", relaunched.installed("m")?.version, label)
+        }
     }
 }
