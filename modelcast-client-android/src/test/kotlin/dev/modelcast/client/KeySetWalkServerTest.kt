@@ -28,8 +28,15 @@ class KeySetWalkServerTest {
 
     private class Key(val secret: File, val pub: File, val id: String)
 
-    /** Serves a folder as files (every request reads the disk, so a test can change the site between updates). */
-    private class FolderServer(private val folder: File) : Closeable {
+    /**
+     * Serves a folder as files (every request reads the disk, so a test can change the site
+     * between updates); a missing file answers [missingStatus] (403 as a private S3 bucket
+     * without list permission answers).
+     */
+    private class FolderServer(private val folder: File, private val missingStatus: Int = 404) : Closeable {
+        /** Each request as `PATH STATUS`. */
+        val requests = java.util.concurrent.CopyOnWriteArrayList<String>()
+
         private val server = HttpServer.create(InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0)
 
         init {
@@ -38,8 +45,10 @@ class KeySetWalkServerTest {
                 try {
                     val file = File(folder, exchange.requestURI.path)
                     if (!file.canonicalPath.startsWith(folder.canonicalPath + File.separator) || !file.isFile) {
-                        exchange.sendResponseHeaders(404, -1)
+                        requests.add("${exchange.requestURI.path} $missingStatus")
+                        exchange.sendResponseHeaders(missingStatus, -1)
                     } else {
+                        requests.add("${exchange.requestURI.path} 200")
                         val body = file.readBytes()
                         exchange.sendResponseHeaders(200, body.size.toLong())
                         exchange.responseBody.write(body)
@@ -57,10 +66,10 @@ class KeySetWalkServerTest {
     }
 
     /** A site under `site/` of a scratch folder, its server, and the four keys (roots R1, R2; manifest keys K1, K2). */
-    private inner class Site : Closeable {
+    private inner class Site(missingStatus: Int = 404) : Closeable {
         val work: File = temporaryDirectory("keyset-walk").toFile()
         val root = File(work, "site")
-        private val server = FolderServer(work)
+        val server = FolderServer(work, missingStatus)
         val base = server.base + "/site"
         val r1 = keygen("r1")
         val r2 = keygen("r2")
@@ -150,11 +159,11 @@ class KeySetWalkServerTest {
         }
     }
 
-    private fun site(): Site {
+    private fun site(missingStatus: Int = 404): Site {
         // CI builds the CLI first and sets MODELCAST_REQUIRE_CLI=1: there a missing CLI fails.
         if (System.getenv("MODELCAST_REQUIRE_CLI") == "1") check(cli.canExecute()) { "${cli.path} is missing and MODELCAST_REQUIRE_CLI=1" }
         assumeTrue(cli.canExecute(), "${cli.path} is missing: build it with `swift build --product modelcast` (these tests are SKIPPED, not passed)")
-        return Site()
+        return Site(missingStatus)
     }
 
     /** Rotation K1 → K2 is followed after key set 2; a manifest the revoked K1 signs is refused, nothing installed. */
@@ -262,5 +271,33 @@ class KeySetWalkServerTest {
             assertEquals(UpdateOutcome.UpToDate(2), outcome, label)
             assertEquals("1.0.0", relaunched.installed("m")?.version, label)
         }
+    }
+
+    /**
+     * A private S3 bucket without list permission answers 403 for a missing object: a missing
+     * `keys/(N+1).json` ends the chain as a 404 does, and a missing `manifest.json.sigs` (one
+     * signer) means no signatures besides the `.minisig`, or a key set target on such a bucket
+     * could never be updated from. A refused link is still refused.
+     */
+    @Test
+    fun aForbiddenMissingKeySetEndsTheChainAsANotFoundDoes() = site(missingStatus = 403).use { site ->
+        site.publish("1.0.0", site.k1)
+        site.createKeySet()
+        val device = site.device("p")
+        assertEquals(UpdateOutcome.Updated(1, mapOf("m" to "1.0.0")), device.updateBlocking())
+        assertTrue(site.server.requests.containsAll(listOf("/site/keys/2.json 403", "/site/manifest.json.sigs 403")), "${site.server.requests}")
+
+        site.rotateToK2()
+        site.publish("1.0.1", site.k2)
+        assertEquals(UpdateOutcome.Updated(2, mapOf("m" to "1.0.1")), device.updateBlocking())
+        assertTrue(site.server.requests.contains("/site/keys/3.json 403"), "${site.server.requests}")
+
+        // keys/3.json without its .sigs (403): refused as a missing list is, not the chain's end.
+        val keySet2 = File(site.root, "keys/2.json").readText()
+        File(site.root, "keys/3.json").writeText(keySet2.replace("\"version\": 2", "\"version\": 3"))
+        val refused = assertRaises<ClientError.KeySetRefused> { device.updateBlocking() }
+        assertEquals(3L, refused.version)
+        assertTrue(refused.reason.contains("keys/3.json.sigs"), refused.reason)
+        assertEquals("1.0.1", device.installed("m")?.version)
     }
 }
