@@ -22,7 +22,7 @@ internal class KeySetWalkResult(val newest: KeySet, val newestBytes: ByteArray?,
 
 /**
  * Walks a target's key sets from one the client trusts: `keys/(N+1).json` and its `.sigs`,
- * one version at a time, until the server has none (404), at most
+ * one version at a time, until the server has none (404 or 403, [isMissing]), at most
  * [KeySetChain.MAX_VERSIONS_PER_CHECK] versions per check. Each document and list is read
  * with a metadata request's bounds ([KeySet.MAX_BYTES], [MinisignSignatureList.MAX_BYTES],
  * the metadata deadline), so a hostile server costs a check bounded work. The Swift
@@ -58,7 +58,7 @@ internal class KeySetWalk(private val configuration: ClientConfiguration, privat
             try {
                 val document = fetch(documentUrl, SmallObject.KEY_SET, KeySet.MAX_BYTES, cancellation) ?: break
                 val listBytes = fetch("$documentUrl.sigs", SmallObject.SIGNATURE_LIST, MinisignSignatureList.MAX_BYTES, cancellation)
-                    ?: throw ClientError.KeySetRefused(path, version, "$path.sigs is missing (404): the root signatures are not published")
+                    ?: throw ClientError.KeySetRefused(path, version, "$path.sigs is missing (404 or 403): the root signatures are not published")
                 val next = try {
                     val list = MinisignSignatureList.parse(listBytes, "$path.sigs")
                     KeySetChain.step(current, document, list.signatures)
@@ -77,12 +77,25 @@ internal class KeySetWalk(private val configuration: ClientConfiguration, privat
         return KeySetWalkResult(current, bytes, floorReset, null)
     }
 
-    /** The body at [url], or null for a 404 (the end of the chain). */
+    /**
+     * The body at [url], or null when there is none: a 404, or a 403 ([isMissing]: a private
+     * S3 bucket without list permission answers 403 for a missing object, so a 404-only rule
+     * would make every check on such a target fail at the end of its chain).
+     */
     private fun fetch(url: String, kind: SmallObject, limit: Int, cancellation: Cancellation?): ByteArray? {
         val answer = http.small(HttpRequest(url), kind, limit.toLong(), cancellation)
         val status = answer.response.status
-        if (status == 404) return null
+        if (isMissing(status)) return null
         if (status != 200) throw ClientError.Http(url, status)
         return answer.body
     }
 }
+
+/**
+ * True for a status that says an optional key set file is not there: 404, or the 403 a
+ * private S3 bucket without list permission answers for a missing object. Taking a 403 as
+ * "none" gives an attacker nothing a 404 does not (a server may always hide a newer key set
+ * until the trusted one expires, and a missing signature still counts as none toward a
+ * threshold); a target that forbids everything still fails at `manifest.json`.
+ */
+internal fun isMissing(status: Int): Boolean = status == 404 || status == 403

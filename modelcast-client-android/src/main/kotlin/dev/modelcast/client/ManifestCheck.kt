@@ -77,7 +77,7 @@ internal class ManifestFetcher(
      * The release and the counted comment with the earliest expiry, when at least [keySet]'s
      * manifest threshold of its manifest keys signed it: the inline signature or
      * `MANIFEST.minisig` (the first key's, which `minisign -V` checks), and every signature of
-     * `MANIFEST.sigs` (404: none besides). A signature by a key the set no longer lists (a
+     * `MANIFEST.sigs` (404 or 403, [isMissing]: none besides; a one-signer target has none). A signature by a key the set no longer lists (a
      * revoked one) does not count ([ClientError.ManifestThresholdNotMet]).
      */
     private fun provenByThreshold(data: ByteArray, keySet: KeySet, cancellation: Cancellation?): ManifestSignatureCheck.Proven<Release> {
@@ -93,10 +93,11 @@ internal class ManifestFetcher(
             }
             val listUrl = signatureListUrl()
             val answer = http.small(HttpRequest(listUrl), SmallObject.SIGNATURE_LIST, MinisignSignatureList.MAX_BYTES.toLong(), cancellation)
-            when (answer.response.status) {
-                200 -> signatures.addAll(MinisignSignatureList.parse(answer.body, listUrl).signatures)
-                404 -> {}
-                else -> throw ClientError.Http(listUrl, answer.response.status)
+            val status = answer.response.status
+            if (status == 200) {
+                signatures.addAll(MinisignSignatureList.parse(answer.body, listUrl).signatures)
+            } else if (!isMissing(status)) {
+                throw ClientError.Http(listUrl, status)
             }
         } catch (error: TrustError) {
             throw ClientError.BadSignature(url, error.message ?: error.toString())

@@ -434,11 +434,13 @@ class ModelUpdater @JvmOverloads constructor(
     /**
      * The state as saved, or, when `state.json` is missing its installs or unreadable,
      * rebuilt from the disk: the `current` links and the records of the versions present (the
-     * highest sequence they were installed from is kept, so replays stay refused).
+     * highest sequence they were installed from is kept, so replays stay refused). Under a
+     * key set, a sequence rebuilt from a record is capped by the newest trusted key set's
+     * `sequence_floor` ([rebuiltFloorCap]).
      */
     internal fun loadState(): ClientState {
         val saved = try { ClientState.load(statePath) } catch (unreadable: ClientError.Io) { ClientState() }
-        return installer.repair(saved, configuration.manifestUrl, configuration.keepPreviousVersions)
+        return installer.repair(saved, configuration.manifestUrl, configuration.keepPreviousVersions, rebuiltFloorCap(saved))
     }
 
     /**

@@ -18,12 +18,7 @@ import java.util.Base64
  * The Swift client's `UpdateCheck.trustedKeySet`.
  */
 internal fun ModelUpdater.trustedKeySet(state: ClientState, cancellation: Cancellation?): Pair<KeySet?, ClientState> {
-    val shipped = configuration.shippedKeySet() ?: return Pair(null, state)
-    // The state's key set was verified from the app's; a newer app may ship a newer one.
-    val stored = state.keySet?.let { saved ->
-        try { KeySet.parse(Base64.getDecoder().decode(saved.document)) } catch (unreadable: Exception) { null }
-    }
-    val start = if (stored != null && stored.version > shipped.version) stored else shipped
+    val start = newestTrustedKeySet(state) ?: return Pair(null, state)
     val walk = KeySetWalk(configuration, http).walk(start, cancellation)
     var updated = state
     val bytes = walk.newestBytes
@@ -46,3 +41,29 @@ internal fun ModelUpdater.trustedKeySet(state: ClientState, cancellation: Cancel
     }
     return Pair(walk.newest, updated)
 }
+
+/**
+ * The newest key set this client trusts without a walk: the state's (verified from the
+ * app's by an earlier walk), or the app's when it ships a newer one or the state has none
+ * (an unreadable one counts as none); null without [ClientConfiguration.trustedKeySet].
+ */
+private fun ModelUpdater.newestTrustedKeySet(state: ClientState): KeySet? {
+    val shipped = configuration.shippedKeySet() ?: return null
+    val stored = state.keySet?.let { saved ->
+        try { KeySet.parse(Base64.getDecoder().decode(saved.document)) } catch (unreadable: Exception) { null }
+    }
+    return if (stored != null && stored.version > shipped.version) stored else shipped
+}
+
+/**
+ * The highest sequence a version record may bring back when the state is rebuilt from the
+ * disk ([dev.modelcast.client.install.Installer.repair]); null for no bound: the
+ * `sequence_floor` of the newest key set this client trusts. A record may hold a sequence a
+ * leaked manifest key signed (a fast-forward to 2^53); the rotation that revoked the key
+ * reset the floor to that value, and a record must not raise it again after `state.json` is
+ * lost, or every genuine manifest would be refused for good. Not knowing which key signed a
+ * record, every record is capped: after a state loss, a genuine manifest between the floor
+ * and the installed one's sequence is accepted again (signed by current keys and fresh).
+ * The Swift client's `StateFile.rebuiltFloorCap`.
+ */
+internal fun ModelUpdater.rebuiltFloorCap(state: ClientState): Long? = newestTrustedKeySet(state)?.sequenceFloor

@@ -272,8 +272,13 @@ class Installer(val directory: Path, val maxInstallBytes: Long? = null) {
      * state says (a crash between the switch and the state's write, a lost state) gets its
      * entry from the disk, the versions kept beside it as its previous ones, and its record's
      * sequence if higher; the manifest's ETag is dropped (the next check fetches it whole).
+     * A record's sequence counts as at most [floorCap] (null: no bound): under a key set, a
+     * record may hold the 2^53 a leaked, since revoked manifest key signed, which must not
+     * raise the floor the rotation reset (the caller passes the newest trusted key set's
+     * `sequence_floor`).
      */
-    fun repair(state: ClientState, manifestURL: String, keepPreviousVersions: Int): ClientState {
+    @JvmOverloads
+    fun repair(state: ClientState, manifestURL: String, keepPreviousVersions: Int, floorCap: Long? = null): ClientState {
         var repaired = state
         for (model in installedModels()) {
             val id = model.directory.fileName.toString()
@@ -281,8 +286,9 @@ class Installer(val directory: Path, val maxInstallBytes: Long? = null) {
             val others = versions(model.name).filter { it != id }.take(Math.max(0, keepPreviousVersions))
             val sequences = HashMap(repaired.sequences)
             val record = record(model.directory)
-            if (record != null && record.manifestURL == manifestURL && record.sequence > (sequences[manifestURL] ?: -1L)) {
-                sequences[manifestURL] = record.sequence
+            if (record != null && record.manifestURL == manifestURL) {
+                val sequence = if (floorCap != null) Math.min(record.sequence, floorCap) else record.sequence
+                if (sequence > (sequences[manifestURL] ?: -1L)) sequences[manifestURL] = sequence
             }
             repaired = repaired.copy(
                 installed = repaired.installed + (model.name to ClientState.Installed(model.version, id, others)),
