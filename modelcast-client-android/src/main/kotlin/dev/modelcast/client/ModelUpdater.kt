@@ -436,7 +436,7 @@ class ModelUpdater @JvmOverloads constructor(
      * rebuilt from the disk: the `current` links and the records of the versions present (the
      * highest sequence they were installed from is kept, so replays stay refused). Under a
      * key set, a sequence rebuilt from a record is capped by the newest trusted key set's
-     * `sequence_floor` ([rebuiltFloorCap]).
+     * floor for the channel ([rebuiltFloorCap]).
      */
     internal fun loadState(): ClientState {
         val saved = try { ClientState.load(statePath) } catch (unreadable: ClientError.Io) { ClientState() }

@@ -57,8 +57,8 @@ private fun ModelUpdater.newestTrustedKeySet(state: ClientState): KeySet? {
 
 /**
  * The highest sequence a version record may bring back when the state is rebuilt from the
- * disk ([dev.modelcast.client.install.Installer.repair]); null for no bound: the
- * `sequence_floor` of the newest key set this client trusts. A record may hold a sequence a
+ * disk ([dev.modelcast.client.install.Installer.repair]); null for no bound: the floor the
+ * newest key set this client trusts names for this client's channel (`sequence_floors`). A record may hold a sequence a
  * leaked manifest key signed (a fast-forward to 2^53); the rotation that revoked the key
  * reset the floor to that value, and a record must not raise it again after `state.json` is
  * lost, or every genuine manifest would be refused for good. Not knowing which key signed a
@@ -66,4 +66,4 @@ private fun ModelUpdater.newestTrustedKeySet(state: ClientState): KeySet? {
  * and the installed one's sequence is accepted again (signed by current keys and fresh).
  * The Swift client's `StateFile.rebuiltFloorCap`.
  */
-internal fun ModelUpdater.rebuiltFloorCap(state: ClientState): Long? = newestTrustedKeySet(state)?.sequenceFloor
+internal fun ModelUpdater.rebuiltFloorCap(state: ClientState): Long? = newestTrustedKeySet(state)?.sequenceFloors?.get(configuration.channel)

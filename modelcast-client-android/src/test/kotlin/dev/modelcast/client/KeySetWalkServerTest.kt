@@ -86,7 +86,7 @@ class KeySetWalkServerTest {
      * that sequence in the version's record. After the rotation reset the floor, losing
      * `state.json` (missing its installs, deleted, corrupt) rebuilds the floor from the
      * records ([dev.modelcast.client.install.Installer.repair]): capped by the newest trusted
-     * key set's `sequence_floor`, the genuine manifest is still accepted, by the app that
+     * key set's floor for the channel, the genuine manifest is still accepted, by the app that
      * ships key set 1 and by a newer one that ships key set 2. The Swift client's
      * `testAFloorRebuiltFromVersionRecordsIsCappedByTheKeySetFloor`.
      */

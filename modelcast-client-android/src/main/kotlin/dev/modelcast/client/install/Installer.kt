@@ -275,7 +275,7 @@ class Installer(val directory: Path, val maxInstallBytes: Long? = null) {
      * A record's sequence counts as at most [floorCap] (null: no bound): under a key set, a
      * record may hold the 2^53 a leaked, since revoked manifest key signed, which must not
      * raise the floor the rotation reset (the caller passes the newest trusted key set's
-     * `sequence_floor`).
+     * floor for the channel, `sequence_floors`).
      */
     @JvmOverloads
     fun repair(state: ClientState, manifestURL: String, keepPreviousVersions: Int, floorCap: Long? = null): ClientState {

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.Test
 /**
  * The key set rules the vectors do not reach one by one: each strict JSON rule (the field a
  * refusal names and why), the bounds at their edges, the signature list's errors, expiry at
- * the second, and the floor reset without a `sequence_floor`. Documents are the rotation
+ * the second, and the floor reset without a floor for the channel. Documents are the rotation
  * vector's key set 2 with one change each.
  */
 class KeySetRulesTest {
