@@ -115,6 +115,34 @@ final class KeySetCLITests: XCTestCase {
         XCTAssertTrue(refusedLink.stderr.contains("keys/2.json is signed by 1 of key set 1's root keys"), refusedLink.stderr)
     }
 
+    /// A rotation that removes no manifest key keeps the current `sequence_floor`: clients do
+    /// not reset their floor on it, but they cap a floor rebuilt from version records by the
+    /// newest key set's `sequence_floor`, so losing it would lift that cap.
+    func testAddOnlyRotationKeepsTheSequenceFloorAndARevocationSetsTheLiveOne() throws {
+        let work = try Scratch()
+        let r1 = try keygen(work, "r1"), k1 = try keygen(work, "k1"), k2 = try keygen(work, "k2"), k3 = try keygen(work, "k3")
+        let site = work.at("site")
+        XCTAssertEqual(try publish(work, site, "1.0.0", [k1]).status, 0)
+        let created = try modelcast(["keys", "create", site, "--root", r1.pub, "--manifest-key", k1.pub, "--sequence-floor", "7", "--sign-root", r1.secret])
+        XCTAssertEqual(created.status, 0, created.stderr)
+        func floor(_ version: Int) throws -> Int? {
+            let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: site + "/keys/\(version).json"))) as? [String: Any]
+            return object?["sequence_floor"] as? Int
+        }
+        let added = try modelcast(["keys", "rotate", site, "--manifest-key", k2.pub, "--sign-root", r1.secret])
+        XCTAssertEqual(added.status, 0, added.stderr)
+        XCTAssertEqual(try floor(2), 7, "an add-only rotation carries the floor forward")
+        let renewed = try modelcast(["keys", "rotate", site, "--expires-in", "30d", "--sign-root", r1.secret])
+        XCTAssertEqual(renewed.status, 0, renewed.stderr)
+        XCTAssertEqual(try floor(3), 7, "a renewal carries the floor forward")
+        let raised = try modelcast(["keys", "rotate", site, "--sequence-floor", "9", "--sign-root", r1.secret])
+        XCTAssertEqual(raised.status, 0, raised.stderr)
+        XCTAssertEqual(try floor(4), 9, "an explicit --sequence-floor wins")
+        let revoked = try modelcast(["keys", "rotate", site, "--revoke", k1.id, "--manifest-key", k3.pub, "--sign-root", r1.secret])
+        XCTAssertEqual(revoked.status, 0, revoked.stderr)
+        XCTAssertEqual(try floor(5), 1, "removing a manifest key sets the live release's sequence")
+    }
+
     func testHostileFlagValuesAreRefusedWithTheirExitStatusAndWriteNothing() throws {
         let work = try Scratch()
         let r1 = try keygen(work, "r1"), k1 = try keygen(work, "k1")

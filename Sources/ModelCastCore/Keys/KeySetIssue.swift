@@ -58,7 +58,8 @@ package struct KeySetChanges: Sendable {
     /// already lists, are refused (a typo must not pass as a rotation). When a manifest key
     /// leaves, `sequence_floor` is the explicit floor or `liveSequence` (the genuine live
     /// release's), so manifests older than the rotation stay refused after a client resets
-    /// a floor a leaked key may have raised.
+    /// a floor a leaked key may have raised; otherwise it is the explicit floor or the
+    /// current set's.
     func apply(to current: KeySet, expiresAt: Date, liveSequence: Int64?) throws -> KeySet {
         for id in revoke where current.root.key(id) == nil && current.manifest.key(id) == nil {
             throw ModelCastError.usage("--revoke \(id.hex): key set \(current.version) has no key with that id (root: \(current.root.keys.map(\.keyID.hex).joined(separator: ", ")); manifest: \(current.manifest.keys.map(\.keyID.hex).joined(separator: ", ")))")
@@ -71,7 +72,9 @@ package struct KeySetChanges: Sendable {
         let root = try KeySetRole(keys: roots, threshold: rootThreshold ?? current.root.threshold, field: "root")
         let manifest = try KeySetRole(keys: manifestKeys, threshold: manifestThreshold ?? current.manifest.threshold, field: "manifest")
         let removesManifestKey = current.manifest.keys.contains { !manifest.contains($0) }
-        let floor = sequenceFloor ?? (removesManifestKey ? liveSequence ?? 0 : nil)
+        // Kept when no manifest key leaves: clients reset nothing then, but they cap a floor
+        // rebuilt from version records by the newest key set's floor, and that cap must not go.
+        let floor = sequenceFloor ?? (removesManifestKey ? liveSequence ?? 0 : current.sequenceFloor)
         return try KeySet(version: current.version + 1, expiresAt: expiresAt, root: root, manifest: manifest, sequenceFloor: floor)
     }
 }
