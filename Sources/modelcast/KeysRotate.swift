@@ -12,7 +12,8 @@ extension ModelCast {
                 and writes the next version, signed by the --sign-root keys: at least the \
                 current root threshold and the new one must sign (checked before anything is \
                 written). Removing a manifest key sets sequence_floor to the live release's \
-                sequence. With --out DIR the files go under DIR, to upload later.
+                sequence. With --out DIR the files go under DIR, fewer signatures allowed: \
+                others add theirs with keys sign, then keys push uploads it.
                 More options: modelcast keys rotate --help-hidden
                 Details: docs/cli.md#keys-rotate
                 """
@@ -20,6 +21,10 @@ extension ModelCast {
 
         @OptionGroup
         var targetOptions: KeysTargetOptions
+
+        // Whose live release sets the sequence floor when a manifest key is removed.
+        @Option(help: ArgumentHelp("Release channel whose live sequence becomes the floor.", valueName: "NAME"))
+        var channel = Channels.stable
 
         @Option(name: .customLong("root"), help: ArgumentHelp("Add this root public key (repeat for each).", valueName: "PUBFILE"))
         var roots: [String] = []
@@ -36,7 +41,7 @@ extension ModelCast {
         @Option(help: ArgumentHelp("How many manifest keys must sign a manifest (default: unchanged).", valueName: "N"))
         var manifestThreshold: Int?
 
-        @Option(help: ArgumentHelp("The sequence floor (default: the live sequence when a manifest key is removed).", valueName: "N"))
+        @Option(help: ArgumentHelp("The sequence floor (default: the live sequence if a manifest key leaves, else kept).", valueName: "N"))
         var sequenceFloor: Int64?
 
         @OptionGroup
@@ -57,21 +62,23 @@ extension ModelCast {
             changes.manifestThreshold = manifestThreshold
             changes.sequenceFloor = sequenceFloor
             let expiresAt = try signing.expiresAt()
+            try Channels.validate(channel)
             let settings = try targetOptions.settings(environment: environment)
-            let manifestKey = targetOptions.manifestKey
+            let manifestKey = Channels.manifestKey(channel: channel, base: "manifest.json")
             let output = try await withStorage(settings, environment: environment) { storage in
                 let reader = KeySetChainReader(fetch: { try await storage.get($0, limit: $1) })
                 guard let first = try await reader.first() else {
                     throw ModelCastError.targetState("\(storage.location) has no key set (\(KeySet.path(version: 1))): write the first with modelcast keys create")
                 }
                 // The engineer's own target: the whole chain, not a client's 32 per check.
-                let current = try await reader.walk(from: first.keySet, maxVersions: Int.max).links.last?.keySet ?? first.keySet
+                let current = try await reader.walk(from: first.keySet, maxVersions: Int.max).links.last ?? first
                 let live = try await TargetState.load(from: storage, manifestKey: manifestKey).liveRecord?.sequence
-                let signed = try KeySetIssue.next(after: current, changes: changes, expiresAt: expiresAt, liveSequence: live,
+                let signed = try KeySetIssue.next(after: current.keySet, changes: changes, expiresAt: expiresAt, liveSequence: live,
                                                   signers: try signing.loadRootKeys(environment: environment))
-                return KeySetOutput(target: try await signing.write(signed, to: storage, environment: environment), signed: signed)
+                let written = try await signing.write(signed, previous: current.keySet, previousBytes: current.bytes, to: storage, environment: environment)
+                return keySetOutput(target: written, signed: signed, previous: current.keySet, out: signing.out, targetArgument: targetOptions.target)
             }
-            if targetOptions.json { print(try JSONOutput.encode(output), terminator: "") } else { output.lines.forEach { print($0) } }
+            if targetOptions.json { print(try JSONOutput.encode(output), terminator: "") } else { (["wrote \(output.path) to \(output.target) (version \(output.version), expires \(output.expiresAt))"] + output.details).forEach { print($0) } }
         }
     }
 }
