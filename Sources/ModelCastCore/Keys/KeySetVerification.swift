@@ -47,6 +47,11 @@ package struct KeySetVerification: Sendable {
         return KeySetVerification(chain: chain, truncated: walk.truncated, manifestSigners: proof.signers.map(\.keyID))
     }
 
+    /// What `verify --json` carries: the chain from the pinned set, at `now`.
+    package func report(now: Date) -> KeySetChainReport {
+        KeySetChainReport(links: chain, firstPinned: true, truncated: truncated, manifestSigners: manifestSigners, now: now)
+    }
+
     /// The lines verify prints: each version with its thresholds, expiry, days remaining and
     /// signers, then the manifest's signers.
     package func lines(now: Date) -> [String] {
