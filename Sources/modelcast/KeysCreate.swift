@@ -10,7 +10,8 @@ extension ModelCast {
             discussion: """
                 Refused when the target already has a key set, when a threshold exceeds its \
                 keys, and when the --sign-root keys do not meet the root threshold. Nothing is \
-                written unless the key set verifies.
+                written unless the key set verifies. With --out DIR, fewer signatures are \
+                allowed: add the others with keys sign, then keys push.
                 More options: modelcast keys create --help-hidden
                 Details: docs/cli.md#keys-create
                 """
@@ -55,9 +56,10 @@ extension ModelCast {
                 // The keys are decrypted only once the target is known to take a first key set.
                 let signed = try KeySetIssue.first(root: root, manifest: manifest, expiresAt: expiresAt, sequenceFloors: try SequenceFloorOption.parse(sequenceFloor),
                                                    signers: try signing.loadRootKeys(environment: environment))
-                return KeySetOutput(target: try await signing.write(signed, to: storage, environment: environment), signed: signed)
+                let written = try await signing.write(signed, previous: nil, previousBytes: nil, to: storage, environment: environment)
+                return keySetOutput(target: written, signed: signed, previous: nil, out: signing.out, targetArgument: targetOptions.target)
             }
-            if targetOptions.json { print(try JSONOutput.encode(output), terminator: "") } else { output.lines.forEach { print($0) } }
+            if targetOptions.json { print(try JSONOutput.encode(output), terminator: "") } else { (["wrote \(output.path) to \(output.target) (version \(output.version), expires \(output.expiresAt))"] + output.details).forEach { print($0) } }
         }
     }
 }

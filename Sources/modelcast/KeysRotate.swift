@@ -12,7 +12,8 @@ extension ModelCast {
                 and writes the next version, signed by the --sign-root keys: at least the \
                 current root threshold and the new one must sign (checked before anything is \
                 written). Removing a manifest key sets each channel's sequence floor to its \
-                live release's sequence. With --out DIR the files go under DIR, to upload later.
+                live release's sequence. With --out DIR the files go under DIR, fewer signatures \
+                allowed: others add theirs with keys sign, then keys push uploads it.
                 More options: modelcast keys rotate --help-hidden
                 Details: docs/cli.md#keys-rotate
                 """
@@ -64,7 +65,7 @@ extension ModelCast {
                     throw ModelCastError.targetState("\(storage.location) has no key set (\(KeySet.path(version: 1))): write the first with modelcast keys create")
                 }
                 // The engineer's own target: the whole chain, not a client's 32 per check.
-                let current = try await reader.walk(from: first.keySet, maxVersions: Int.max).links.last?.keySet ?? first.keySet
+                let current = try await reader.walk(from: first.keySet, maxVersions: Int.max).links.last ?? first
                 // Every channel is its own sequence: each gets its live release's as its floor.
                 var live: [ChannelName: Int64] = [:]
                 for channel in try await Channels.list(storage) {
@@ -73,11 +74,12 @@ extension ModelCast {
                         live[try ChannelName(channel)] = sequence
                     }
                 }
-                let signed = try KeySetIssue.next(after: current, changes: changes, expiresAt: expiresAt, liveSequences: live,
+                let signed = try KeySetIssue.next(after: current.keySet, changes: changes, expiresAt: expiresAt, liveSequences: live,
                                                   signers: try signing.loadRootKeys(environment: environment))
-                return KeySetOutput(target: try await signing.write(signed, to: storage, environment: environment), signed: signed)
+                let written = try await signing.write(signed, previous: current.keySet, previousBytes: current.bytes, to: storage, environment: environment)
+                return keySetOutput(target: written, signed: signed, previous: current.keySet, out: signing.out, targetArgument: targetOptions.target)
             }
-            if targetOptions.json { print(try JSONOutput.encode(output), terminator: "") } else { output.lines.forEach { print($0) } }
+            if targetOptions.json { print(try JSONOutput.encode(output), terminator: "") } else { (["wrote \(output.path) to \(output.target) (version \(output.version), expires \(output.expiresAt))"] + output.details).forEach { print($0) } }
         }
     }
 }

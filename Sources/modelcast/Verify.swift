@@ -78,6 +78,7 @@ extension ModelCast {
             let report = try await withSource(parsed, settings: sources.s3.settings(for: source), environment: environment,
                                               httpIdleTimeout: idle, log: display.log) { scope in
                 var options = options
+                var chain: KeySetChainReport?
                 if let pinned {
                     // The chain first, as a device walks it: the manifest keys it ends on are the ones verify then checks with.
                     let manifestKey: String
@@ -92,9 +93,12 @@ extension ModelCast {
                         channel: sources.channel ?? Channels.stable, now: now, fetch: try scope.keySetFetch())
                     for line in checked.lines(now: now) { json ? printError(line) : print(line) }
                     options.publicKeys = checked.current.manifest.keys
+                    chain = checked.report(now: now)
                 }
                 let run = VerifyRun(source: source, manifestKey: sources.manifestKey, channel: sources.channel, options: options)
-                return try await run.verify(in: scope, standInFor: urls.standInFor, origin: urls.origin.map { sources.s3.settings(for: $0) })
+                var report = try await run.verify(in: scope, standInFor: urls.standInFor, origin: urls.origin.map { sources.s3.settings(for: $0) })
+                report.keySets = chain
+                return report
             }
             try finish(report)
         }

@@ -149,6 +149,75 @@ final class KeySetCLITests: XCTestCase {
         XCTAssertEqual(try floors(5), ["stable": 1, "beta": 2])
     }
 
+    /// A rotation that removes no manifest key keeps the current floors: clients do
+    /// not reset their floor on it, but they cap a floor rebuilt from version records by the
+    /// newest key set's floor for the channel, so losing it would lift that cap.
+    func testAddOnlyRotationKeepsTheSequenceFloorAndARevocationSetsTheLiveOne() throws {
+        let work = try Scratch()
+        let r1 = try keygen(work, "r1"), k1 = try keygen(work, "k1"), k2 = try keygen(work, "k2"), k3 = try keygen(work, "k3")
+        let site = work.at("site")
+        XCTAssertEqual(try publish(work, site, "1.0.0", [k1]).status, 0)
+        let created = try modelcast(["keys", "create", site, "--root", r1.pub, "--manifest-key", k1.pub, "--sequence-floor", "7", "--sign-root", r1.secret])
+        XCTAssertEqual(created.status, 0, created.stderr)
+        func floor(_ version: Int) throws -> Int? {
+            let object = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: site + "/keys/\(version).json"))) as? [String: Any]
+            return (object?["sequence_floors"] as? [String: Int])?["stable"]
+        }
+        let added = try modelcast(["keys", "rotate", site, "--manifest-key", k2.pub, "--sign-root", r1.secret])
+        XCTAssertEqual(added.status, 0, added.stderr)
+        XCTAssertEqual(try floor(2), 7, "an add-only rotation carries the floor forward")
+        let renewed = try modelcast(["keys", "rotate", site, "--expires-in", "30d", "--sign-root", r1.secret])
+        XCTAssertEqual(renewed.status, 0, renewed.stderr)
+        XCTAssertEqual(try floor(3), 7, "a renewal carries the floor forward")
+        let raised = try modelcast(["keys", "rotate", site, "--sequence-floor", "9", "--sign-root", r1.secret])
+        XCTAssertEqual(raised.status, 0, raised.stderr)
+        XCTAssertEqual(try floor(4), 9, "an explicit --sequence-floor wins")
+        let revoked = try modelcast(["keys", "rotate", site, "--revoke", k1.id, "--manifest-key", k3.pub, "--sign-root", r1.secret])
+        XCTAssertEqual(revoked.status, 0, revoked.stderr)
+        XCTAssertEqual(try floor(5), 1, "removing a manifest key sets the live release's sequence")
+    }
+
+    /// `verify --json --trusted-keys` carries the chain it walked, as the text output shows it.
+    func testVerifyJSONCarriesTheChainItWalked() throws {
+        let work = try Scratch()
+        let r1 = try keygen(work, "r1"), r2 = try keygen(work, "r2"), k1 = try keygen(work, "k1"), k2 = try keygen(work, "k2"), k3 = try keygen(work, "k3")
+        let site = work.at("site")
+        XCTAssertEqual(try publish(work, site, "1.0.0", [k1]).status, 0)
+        XCTAssertEqual(try modelcast(["keys", "create", site, "--root", r1.pub, "--manifest-key", k1.pub, "--sign-root", r1.secret]).status, 0)
+        try FileManager.default.copyItem(atPath: site + "/keys/1.json", toPath: work.at("pinned.json"))
+        let rotated = try modelcast(["keys", "rotate", site, "--root", r2.pub, "--root-threshold", "2", "--manifest-key", k2.pub, "--manifest-key", k3.pub,
+                                     "--revoke", k1.id, "--manifest-threshold", "2", "--expires-in", "30d", "--sign-root", r1.secret, "--sign-root", r2.secret])
+        XCTAssertEqual(rotated.status, 0, rotated.stderr)
+        XCTAssertEqual(try publish(work, site, "1.0.1", [k3, k2]).status, 0)
+
+        let result = try modelcast(["verify", site, "--trusted-keys", work.at("pinned.json"), "--json"])
+        XCTAssertEqual(result.status, 0, result.stdout + result.stderr)
+        try validateAgainstSchema([result.stdout], "verify-report.schema.json")
+        let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let keySets = try XCTUnwrap(report["key_sets"] as? [String: Any], result.stdout)
+        XCTAssertEqual(keySets["truncated"] as? Bool, false)
+        XCTAssertEqual(keySets["manifest_threshold"] as? Int, 2)
+        XCTAssertEqual(Set(keySets["manifest_signers"] as? [String] ?? []), [k2.id, k3.id])
+        let chain = try XCTUnwrap(keySets["chain"] as? [[String: Any]])
+        XCTAssertEqual(chain.map { $0["version"] as? Int }, [1, 2])
+        XCTAssertEqual(chain.map { $0["pinned"] as? Bool }, [true, false])
+        XCTAssertEqual(chain[0]["signed_by"] as? [String], [], "the pinned set is trusted as given")
+        XCTAssertEqual(Set(chain[1]["signed_by"] as? [String] ?? []), [r1.id, r2.id])
+        let root = try XCTUnwrap(chain[1]["root"] as? [String: Any]), manifest = try XCTUnwrap(chain[1]["manifest"] as? [String: Any])
+        XCTAssertEqual(root["threshold"] as? Int, 2)
+        XCTAssertEqual(root["keys"] as? [String], [r1.id, r2.id])
+        XCTAssertEqual(manifest["threshold"] as? Int, 2)
+        XCTAssertEqual(manifest["keys"] as? [String], [k2.id, k3.id])
+        XCTAssertEqual(chain[1]["sequence_floors"] as? [String: Int], ["stable": 1])
+        XCTAssertNil(chain[0]["sequence_floors"])
+        let expires = try XCTUnwrap(chain[1]["expires_at"] as? String)
+        XCTAssertEqual(expires, String(data: try Data(contentsOf: URL(fileURLWithPath: site + "/keys/2.json")), encoding: .utf8).flatMap { text in
+            text.split(separator: "\"").drop { $0 != "expires_at" }.dropFirst(2).first.map(String.init) })
+        let days = try XCTUnwrap(chain[1]["days_left"] as? Double)
+        XCTAssertTrue((29.0...30.0).contains(days), "\(days)")
+        XCTAssertTrue(result.stderr.contains("key set 2:"), "the text lines go to standard error with --json: \(result.stderr)")
+    }
+
     func testHostileFlagValuesAreRefusedWithTheirExitStatusAndWriteNothing() throws {
         let work = try Scratch()
         let r1 = try keygen(work, "r1"), k1 = try keygen(work, "k1")

@@ -19,6 +19,7 @@ binary, which removes what it staged; once it has exited, ``KeyboardInterrupt`` 
 - :mod:`modelcast.rollouts`: ``promote``, ``rollout``, ``rollout_simulate``
 - :mod:`modelcast.upkeep`: ``resign``, ``prune``, ``report``
 - :mod:`modelcast.keys`: ``keygen``, ``sign_model``
+- :mod:`modelcast.keysets`: ``keys_create``, ``keys_rotate``, ``keys_sign``, ``keys_push``
 - :mod:`modelcast.models`: ``inspect``, ``pack``
 """
 
@@ -26,6 +27,7 @@ from modelcast._binary import binary_path
 from modelcast.commands import history, publish, rollback, verify
 from modelcast.errors import ModelcastError, VerificationFailed
 from modelcast.keys import keygen, sign_model
+from modelcast.keysets import keys_create, keys_push, keys_rotate, keys_sign
 from modelcast.models import inspect, pack
 from modelcast.results import (
     ArtifactSummary,
@@ -37,6 +39,8 @@ from modelcast.results import (
     History,
     InspectResult,
     KeyPair,
+    KeySetResult,
+    KeySetThreshold,
     LiveRelease,
     ModelPick,
     ModelSignature,
@@ -80,6 +84,10 @@ COMMANDS = {
     "resign": resign,
     "keygen": keygen,
     "sign-model": sign_model,
+    "keys create": keys_create,
+    "keys rotate": keys_rotate,
+    "keys sign": keys_sign,
+    "keys push": keys_push,
 }
 
 #: The CLI's commands with no function, and why: python/tests/test_coverage.py fails on any
@@ -109,6 +117,10 @@ __all__ = [
     "resign",
     "keygen",
     "sign_model",
+    "keys_create",
+    "keys_rotate",
+    "keys_sign",
+    "keys_push",
     # errors
     "ModelcastError",
     "VerificationFailed",
@@ -144,4 +156,6 @@ __all__ = [
     "TreeFile",
     "KeyPair",
     "ModelSignature",
+    "KeySetResult",
+    "KeySetThreshold",
 ]

@@ -616,3 +616,51 @@ class ModelSignature(_Result):
     """The signed statement's subject digest, over every file of the model."""
     key_hint: str
     raw: Mapping[str, Any] = field(repr=False)
+
+
+@dataclass(frozen=True)
+class KeySetThreshold(_Result):
+    """One threshold a key set version must meet: how many of key set ``key_set``'s root
+    keys must sign it, and which did."""
+
+    key_set: int
+    threshold: int
+    signed_by: list[str]
+    """Key ids of that set's root keys whose signatures verify and bind the document."""
+    raw: Mapping[str, Any] = field(repr=False)
+
+
+@dataclass(frozen=True)
+class KeySetResult(_Result):
+    """The key set version ``keys_create``, ``keys_rotate``, ``keys_sign`` or ``keys_push``
+    wrote, signed or uploaded (keys.schema.json). Key ids are as minisign prints them."""
+
+    target: str
+    """Where it is: the target or ``out`` directory written, the file signed, the target pushed to."""
+    path: str
+    """Its key on a target: ``keys/N.json``."""
+    version: int
+    expires_at: str
+    root_threshold: int
+    root_keys: list[str]
+    manifest_threshold: int
+    manifest_keys: list[str]
+    sequence_floors: dict[str, int]
+    """Per channel name, the sequence floor clients take when this key set removes a
+    manifest key (empty when it names none)."""
+    signed_by: list[str]
+    """Every root key with a signature over the document (empty when nobody signed yet)."""
+    pending: bool
+    """True while a threshold is not met: only ``keys_sign`` by more root keys, then
+    ``keys_push``, puts it on a target."""
+    thresholds: list[KeySetThreshold]
+    """The previous version's root threshold (none for version 1), then its own."""
+    added: Optional[list[str]]
+    """``keys_sign``: the keys whose signatures this call added."""
+    already_signed: Optional[list[str]]
+    """``keys_sign``: the keys given that had signed already (nothing added for them)."""
+    raw: Mapping[str, Any] = field(repr=False)
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "KeySetResult":
+        return _read(cls, data, thresholds=_each(KeySetThreshold, data["thresholds"]))

@@ -72,6 +72,51 @@ class CommandTests(unittest.TestCase):
             self.assertNotIn(PASSPHRASE, text)
         self.assertEqual(json.loads((site / "manifest.json").read_text())["sequence"], 2, "the refused resign wrote nothing")
 
+    def test_key_set_create_rotate_sign_and_push(self):
+        """Issue 51: a key set created with two root keys, rotated by two people (one signs a
+        pending version under ``out``, the other adds a signature offline), then pushed."""
+        keys = self.work / "keys"
+        keys.mkdir()
+        pairs = {name: modelcast.keygen(public_key=keys / f"{name}.pub", secret_key=keys / f"{name}.key", passphrase=PASSPHRASE, log=self.log)
+                 for name in ("r1", "r2", "k1", "k2")}
+        site = self.work / "site"
+        modelcast.publish(GGUF, version="1.0.0", to=site, base_url=BASE_URL, sign=keys / "k1.key", signing_passphrase=PASSPHRASE, log=self.log)
+
+        created = modelcast.keys_create(site, root=[keys / "r1.pub", keys / "r2.pub"], root_threshold=2, manifest_key=[keys / "k1.pub"],
+                                        sign_root=[keys / "r1.key", keys / "r2.key"], passphrase=PASSPHRASE, log=self.log)
+        self.assertEqual((created.version, created.path, created.pending), (1, "keys/1.json", False))
+        self.assertEqual(created.root_keys, [pairs["r1"].key_id, pairs["r2"].key_id])
+        self.assertEqual([(t.key_set, t.threshold, len(t.signed_by)) for t in created.thresholds], [(1, 2, 2)])
+        self.assertTrue((site / "keys" / "1.json.sigs").is_file())
+
+        packet = self.work / "packet"
+        pending = modelcast.keys_rotate(site, manifest_key=[keys / "k2.pub"], revoke=[pairs["k1"].key_id], sign_root=[keys / "r1.key"],
+                                        out=packet, passphrase=PASSPHRASE, log=self.log)
+        self.assertEqual((pending.version, pending.pending, pending.signed_by), (2, True, [pairs["r1"].key_id]))
+        self.assertEqual(pending.sequence_floors, {"stable": 1})
+        self.assertFalse((site / "keys" / "2.json").exists(), "out leaves the target alone")
+        with self.assertRaises(modelcast.ModelcastError) as raised:
+            modelcast.keys_push(site, packet / "keys" / "2.json", log=self.log)
+        self.assertEqual((raised.exception.code, raised.exception.kind), (1, "refused"))
+        self.assertIn("needs 2", raised.exception.message)
+
+        document = (packet / "keys" / "2.json").read_bytes()
+        signed = modelcast.keys_sign(packet / "keys" / "2.json", sign_root=[keys / "r2.key"], passphrase=PASSPHRASE, log=self.log)
+        self.assertEqual((signed.pending, signed.added, signed.already_signed), (False, [pairs["r2"].key_id], []))
+        self.assertEqual((packet / "keys" / "2.json").read_bytes(), document)
+        pushed = modelcast.keys_push(site, packet / "keys" / "2.json", log=self.log)
+        self.assertEqual((pushed.version, pushed.pending, pushed.target), (2, False, str(site)))
+        self.assertEqual((site / "keys" / "2.json").read_bytes(), document)
+
+        # A wrong passphrase: the CLI's error, and no secret in it.
+        wrong = "not the passphrase 7a41"
+        with self.assertRaises(modelcast.ModelcastError) as raised:
+            modelcast.keys_rotate(site, sign_root=[keys / "r1.key"], out=self.work / "other", passphrase=wrong, log=self.log)
+        self.assertEqual(raised.exception.kind, "refused", raised.exception)
+        for text in (str(raised.exception), repr(raised.exception), self.log.text):
+            self.assertNotIn(wrong, text)
+            self.assertNotIn(PASSPHRASE, text)
+
     def test_model_signing_keygen_sign_model_and_inspect(self):
         pair = modelcast.keygen(model_signing=True, public_key=self.work / "m.pub", private_key=self.work / "m.pem",
                                 unencrypted=True, log=self.log)

@@ -1,42 +1,63 @@
 import Foundation
 import ModelCastFormat
 
-/// Makes the next signed key set of a target: version 1 (`keys create`) or the version
-/// after the current one (`keys rotate`), and proves it before anything is written: a
-/// first key set must carry its own root threshold, a next one must pass
-/// `KeySetChain.step` from the current one, exactly as a client checks it.
+/// Makes the next key set of a target, version 1 (`keys create`) or the version after the
+/// current one (`keys rotate`), signed by the root keys at hand, and proves a key set
+/// before it goes on a target: a first key set must carry its own root threshold, a next
+/// one must pass `KeySetChain.step` from the current one, exactly as a client checks it.
+/// Making and proving are apart because a pending version (`--out`, roots held by
+/// different people) is written before it is proven.
 package enum KeySetIssue {
     /// Key set 1 with `root` and `manifest`, expiring at `expiresAt`, signed by `signers`
-    /// (root keys of the set, at least its root threshold of them).
+    /// (root keys of the set; any number, even none, before `prove`).
     package static func first(root: KeySetRole, manifest: KeySetRole, expiresAt: Date, sequenceFloors: [ChannelName: Int64],
                               signers: [MinisignSecretKey]) throws -> SignedKeySet {
         let keySet = try KeySet(version: 1, expiresAt: expiresAt, root: root, manifest: manifest, sequenceFloors: sequenceFloors)
-        try refuseStrangers(signers, allowed: root.keys)
-        let signed = try SignedKeySet(keySet: keySet, roots: signers)
-        let counted = KeySetChainReader.signers(signed.signatures, bytes: signed.bytes, of: keySet, roots: root.keys)
-        guard counted.count >= root.threshold else {
-            throw KeySetError.thresholdNotMet(path: keySet.path, role: .root, keySetVersion: 1, threshold: root.threshold, signers: counted, problems: [])
-        }
-        return signed
+        try refuseStrangers(signers, of: keySet, previous: nil)
+        return try SignedKeySet(keySet: keySet, roots: signers)
     }
 
-    /// The key set after `current` with `changes` applied, signed by `signers`. Refuses it
-    /// (before anything is written) unless `KeySetChain.step` accepts it: at least the
-    /// current root threshold and the new root threshold signed.
+    /// The key set after `current` with `changes` applied, signed by `signers` (root keys
+    /// of either set; any number, even none, before `prove`).
     package static func next(after current: KeySet, changes: KeySetChanges, expiresAt: Date, liveSequences: [ChannelName: Int64],
                              signers: [MinisignSecretKey]) throws -> SignedKeySet {
         let keySet = try changes.apply(to: current, expiresAt: expiresAt, liveSequences: liveSequences)
-        try refuseStrangers(signers, allowed: current.root.keys + keySet.root.keys)
-        let signed = try SignedKeySet(keySet: keySet, roots: signers)
-        _ = try KeySetChain.step(trusted: current, nextBytes: signed.bytes, nextSignatures: signed.signatures, ed25519: KeySetChainReader.ed25519)
-        return signed
+        try refuseStrangers(signers, of: keySet, previous: current)
+        return try SignedKeySet(keySet: keySet, roots: signers)
+    }
+
+    /// Refuses `signed` unless a client that trusts `previous` (nil: nothing before it, so
+    /// `signed` must be version 1) would accept it: the version after `previous`, at least
+    /// `previous`'s root threshold and its own signed it, every signature bound to it.
+    /// Throws `KeySetError` naming what is missing.
+    package static func prove(_ signed: SignedKeySet, after previous: KeySet?) throws {
+        guard let previous else {
+            let keySet = signed.keySet
+            guard keySet.version == 1 else { throw KeySetError.versionGap(path: keySet.path, trusted: 0, found: keySet.version) }
+            let counted = KeySetChainReader.signers(signed.signatures, bytes: signed.bytes, of: keySet, roots: keySet.root.keys)
+            guard counted.count >= keySet.root.threshold else {
+                throw KeySetError.thresholdNotMet(path: keySet.path, role: .root, keySetVersion: 1, threshold: keySet.root.threshold,
+                                                  signers: counted, problems: [])
+            }
+            return
+        }
+        _ = try KeySetChain.step(trusted: previous, nextBytes: signed.bytes, nextSignatures: signed.signatures, ed25519: KeySetChainReader.ed25519)
+    }
+
+    /// The root keys whose signatures count for `keySet`: its own and, after version 1,
+    /// those of the version before it (a key both list, once).
+    package static func roots(of keySet: KeySet, previous: KeySet?) -> [MinisignPublicKey] {
+        let earlier = previous?.root.keys ?? []
+        return earlier + keySet.root.keys.filter { key in !earlier.contains { $0.keyID == key.keyID } }
     }
 
     /// A signing key that is no root key of the sets involved would add a signature that
     /// counts for nothing: refused, naming it, so a wrong file is noticed.
-    private static func refuseStrangers(_ signers: [MinisignSecretKey], allowed: [MinisignPublicKey]) throws {
+    package static func refuseStrangers(_ signers: [MinisignSecretKey], of keySet: KeySet, previous: KeySet?) throws {
+        let allowed = roots(of: keySet, previous: previous)
+        let sets = previous.map { "key set \(keySet.version) or \($0.version)" } ?? "key set \(keySet.version)"
         for signer in signers where !allowed.contains(where: { $0.keyID == signer.keyID && $0.key == signer.publicKey.key }) {
-            throw ModelCastError.usage("--sign-root key \(signer.keyID.hex) is not a root key of the key set (root keys: \(allowed.map(\.keyID.hex).joined(separator: ", ")))")
+            throw ModelCastError.usage("--sign-root key \(signer.keyID.hex) is not a root key of \(sets) (root keys: \(allowed.map(\.keyID.hex).joined(separator: ", ")))")
         }
     }
 }
@@ -74,6 +95,8 @@ package struct KeySetChanges: Sendable {
         let root = try KeySetRole(keys: roots, threshold: rootThreshold ?? current.root.threshold, field: "root")
         let manifest = try KeySetRole(keys: manifestKeys, threshold: manifestThreshold ?? current.manifest.threshold, field: "manifest")
         let removesManifestKey = current.manifest.keys.contains { !manifest.contains($0) }
+        // Kept when no manifest key leaves: clients reset nothing then, but they cap a floor
+        // rebuilt from version records by the newest key set's floor, and that cap must not go.
         let floors = (removesManifestKey ? liveSequences : current.sequenceFloors).merging(sequenceFloors) { $1 }
         return try KeySet(version: current.version + 1, expiresAt: expiresAt, root: root, manifest: manifest, sequenceFloors: floors)
     }

@@ -30,6 +30,16 @@ package struct KeySetVerification: Sendable {
         let chain = [KeySetLink(keySet: trusted, bytes: pinned, signers: [])] + walk.links
         let current = chain.last!.keySet
         try current.checkFresh(at: now)
+        let proof = try await proveManifest(manifest, manifestKey: manifestKey, channel: channel, under: current, fetch: fetch)
+        return KeySetVerification(chain: chain, truncated: walk.truncated, manifestSigners: proof.signers.map(\.keyID))
+    }
+
+    /// Proves `manifest` (the bytes at `manifestKey`, channel `channel`'s) under `keySet`:
+    /// its signatures (`MANIFEST.minisig`, then the entries of `MANIFEST.sigs`, read through
+    /// `fetch`) must carry the set's manifest threshold. Throws
+    /// `KeySetError.thresholdNotMet` naming who signed and why the others did not count.
+    package static func proveManifest(_ manifest: Data, manifestKey: String, channel: String, under keySet: KeySet,
+                                      fetch: KeySetChainReader.Fetch) async throws -> ManifestThresholdProof {
         var signatures: [MinisignSignature] = []
         let minisigKey = TargetKeys.signatureKey(forManifestKey: manifestKey)
         if let single = try await fetch(minisigKey, MinisignSignatureList.maxBytes) {
@@ -42,9 +52,13 @@ package struct KeySetVerification: Sendable {
         // sequence and expiry are checked against it by verify's signature checks.
         let first = signatures.lazy.compactMap { TrustedComment(parsing: $0.trustedComment) }.first
         let file = TrustedComment.fileField(channel: channel, manifestName: PathText.lastComponent(manifestKey))
-        let proof = try current.verifyManifest(bytes: manifest, signatures: signatures, file: file, sequence: first?.sequence,
-                                               expiresAt: first?.expiresAt, ed25519: KeySetChainReader.ed25519)
-        return KeySetVerification(chain: chain, truncated: walk.truncated, manifestSigners: proof.signers.map(\.keyID))
+        return try keySet.verifyManifest(bytes: manifest, signatures: signatures, file: file, sequence: first?.sequence,
+                                         expiresAt: first?.expiresAt, ed25519: KeySetChainReader.ed25519)
+    }
+
+    /// What `verify --json` carries: the chain from the pinned set, at `now`.
+    package func report(now: Date) -> KeySetChainReport {
+        KeySetChainReport(links: chain, firstPinned: true, truncated: truncated, manifestSigners: manifestSigners, now: now)
     }
 
     /// The lines verify prints: each version with its thresholds, expiry, days remaining and

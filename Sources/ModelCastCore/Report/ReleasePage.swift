@@ -12,8 +12,26 @@ package struct ReleasePage: Codable, Sendable, Equatable {
     /// The moment the page describes (RFC 3339): "now" on the rollout curve, days left.
     package let at: String
     package var channels: [ChannelReport]
+    /// The target's key set chain as published, when it has `keys/1.json`.
+    package var keySets: ReleaseKeySets?
 
-    enum CodingKeys: String, CodingKey { case format, target, at, channels }
+    enum CodingKeys: String, CodingKey { case format, target, at, channels, keySets = "key_sets" }
+}
+
+/// A target's key set chain as published (`keys/N.json`), walked from `keys/1.json` with
+/// the rules a device applies from the key set its app pins: the page reads the chain from
+/// the target itself, so it shows what is published, not what any app trusts.
+package struct ReleaseKeySets: Codable, Sendable, Equatable {
+    /// Oldest first: each version whose link verified.
+    package let chain: [KeySetChainReport.Version]
+    /// True when the page stopped reading at `ReleaseKeySets.maxVersions` versions.
+    package let truncated: Bool
+    /// Why the chain stops before the target's last `keys/N.json` (a link that does not
+    /// verify, a document that cannot be read), or nil.
+    package let problem: String?
+
+    /// The most versions the page reads: a host serving an endless chain cannot hold it up.
+    package static let maxVersions = 1000
 }
 
 /// One channel: its live release, rollout, signature, history and (with `--verify`) checks.
@@ -150,10 +168,32 @@ package struct SignatureReport: Codable, Sendable, Equatable {
     package let daysLeft: Double?
     /// The verify run's signature check, when there was one: pass, warn or fail.
     package var checked: VerifyCheck.Status?
+    /// Under a key set: which of the newest key set's manifest keys signed the live manifest.
+    package var keySet: ManifestKeySetSigners?
 
     enum CodingKeys: String, CodingKey {
         case state, checked
+        case keySet = "key_set"
         case keyID = "key_id", signedSequence = "signed_sequence", expiresAt = "expires_at", daysLeft = "days_left"
+    }
+}
+
+/// Which manifest keys of a target's newest key set signed a channel's live manifest.
+package struct ManifestKeySetSigners: Codable, Sendable, Equatable {
+    /// The newest key set's version.
+    package let version: Int64
+    /// How many of its manifest keys must sign.
+    package let threshold: Int
+    /// Its manifest keys whose signatures over the live manifest counted (hex key ids).
+    package let signers: [String]
+    /// Why the threshold is not met (who signed, why the others did not count), or nil.
+    package let problem: String?
+
+    package init(version: Int64, threshold: Int, signers: [String], problem: String?) {
+        self.version = version
+        self.threshold = threshold
+        self.signers = signers
+        self.problem = problem
     }
 }
 

@@ -25,6 +25,7 @@ extension ReleasePage {
             <main>
 
             """
+        if let keySets { page += keySets.section }
         for channel in channels { page += channel.section(now: now) }
         page += """
             </main>
@@ -34,6 +35,43 @@ extension ReleasePage {
 
             """
         return page
+    }
+}
+
+extension ReleaseKeySets {
+    /// The chain as the target publishes it, oldest first, with what each version says and
+    /// who signed it; the page says where trust really comes from.
+    fileprivate var section: String {
+        var out = "<section class=\"keysets\" id=\"key-sets\">\n<h2>Key sets <small>as published on the target</small></h2>\n"
+        out += "<p class=\"lead\">The chain as published: <code>keys/N.json</code> read from the target and each version checked against the one before, from <code>keys/1.json</code>. "
+            + "What a device trusts is the key set pinned in the app and the versions it verifies from that one; this page cannot know which one your app pins.</p>\n"
+        if let problem { out += "<p class=\"note\">The chain stops here: \(html(problem))</p>\n" }
+        if truncated { out += "<p class=\"note\">Only the first \(ReleaseKeySets.maxVersions) versions are shown.</p>\n" }
+        guard !chain.isEmpty else { return out + "</section>\n" }
+        out += "<article class=\"card wide\"><table class=\"keysets\"><thead><tr><th>Version</th><th>Root keys</th><th>Manifest keys</th><th>Signed by</th><th>Sequence floors</th><th>Expires</th></tr></thead><tbody>\n"
+        for (index, version) in chain.enumerated() {
+            let newest = index == chain.count - 1
+            let days = version.daysLeft
+            let tone = !newest ? "plain" : days < 0 ? "fail" : days < 30 ? "warn" : "pass"
+            let left = days < 0 ? "expired \(Self.daysText(-days)) ago" : "\(Self.daysText(days)) left"
+            out += "<tr><td><strong>key set \(version.version)</strong>\(newest ? "<br><span class=\"tag pass\">newest</span>" : "<br><span class=\"requires\">superseded</span>")</td>"
+            out += "<td>\(Self.role(version.root))</td><td>\(Self.role(version.manifest))</td>"
+            out += "<td>\(version.signedBy.isEmpty ? "none" : version.signedBy.map { "<code>\(html($0))</code>" }.joined(separator: ", "))</td>"
+            let floors = (version.sequenceFloors ?? [:]).sorted { $0.key < $1.key }.map { "\(html($0.key)) \($0.value)" }
+            out += "<td>\(floors.isEmpty ? "none" : floors.joined(separator: "<br>"))</td>"
+            out += "<td>\(pageTime(version.expiresAt))<br><span class=\"tag \(tone)\">\(left)</span></td></tr>\n"
+        }
+        return out + "</tbody></table></article>\n</section>\n"
+    }
+
+    /// "2 of 3: A, B, C".
+    private static func role(_ role: KeySetChainReport.Role) -> String {
+        "\(role.threshold) of \(role.keys.count): " + role.keys.map { "<code>\(html($0))</code>" }.joined(separator: ", ")
+    }
+
+    private static func daysText(_ days: Double) -> String {
+        let text = days.rounded() == days ? String(Int(days)) : String(format: "%.1f", days)
+        return text == "1" ? "1 day" : "\(text) days"
     }
 }
 
@@ -119,6 +157,13 @@ extension ChannelReport {
             let dayTone = days < 0 ? "fail" : days < 7 ? "warn" : "pass"
             let text = days < 0 ? "expired \(daysText(-days)) ago" : "\(daysText(days)) left"
             out += "<dt>Days left</dt><dd><span class=\"tag \(dayTone)\">\(text)</span></dd>"
+        }
+        if let keySet = signature.keySet {
+            let met = keySet.signers.count >= keySet.threshold
+            let who = keySet.signers.isEmpty ? "" : " (" + keySet.signers.map { "<code>\(html($0))</code>" }.joined(separator: ", ") + ")"
+            out += "<dt>Key set</dt><dd><span class=\"tag \(met ? "pass" : "fail")\">\(html("signed by \(keySet.signers.count) of key set \(keySet.version)'s manifest keys"))</span>"
+                + "\(who); it needs \(keySet.threshold)"
+                + (keySet.problem.map { "<br><span class=\"requires\">\(html($0))</span>" } ?? "") + "</dd>"
         }
         let checked = signature.checked.map { "verify: \($0.rawValue)" } ?? "not checked (run report --verify --public-key KEY)"
         out += "<dt>Checked</dt><dd>\(checked)</dd></dl>\n"

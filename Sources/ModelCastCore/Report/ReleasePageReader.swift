@@ -5,15 +5,19 @@ import Foundation
 package enum ReleasePageReader {
     /// What SOURCE shows, read through `scope`: every channel of a directory or store
     /// target (or only `channel`), or the one channel a manifest URL serves.
+    /// With the target's key sets, when it has any (`ReleaseKeySetsReader`).
     package static func read(_ scope: SourceScope, baseManifestKey: String = "manifest.json", channel: String? = nil, at now: Date) async throws -> ReleasePage {
+        var page: ReleasePage
         switch scope.source {
         case .manifestURL(let url):
-            return try await read(manifestURL: url, http: scope.http(), at: now)
+            page = try await read(manifestURL: url, http: scope.http(), at: now)
         case .bucket, .directory:
-            return try await read(scope.storage(), baseManifestKey: baseManifestKey, channel: channel, at: now)
+            page = try await read(scope.storage(), baseManifestKey: baseManifestKey, channel: channel, at: now)
         case .manifestFile(let path):
             throw ModelCastError.usage("\(path) is a file: report reads a published directory, s3://bucket/prefix or a manifest URL")
         }
+        await ReleaseKeySetsReader.add(to: &page, fetch: try scope.keySetFetch(), now: now)
+        return page
     }
 
     /// Every channel of `storage` (or only `channel`). A channel that cannot be read is

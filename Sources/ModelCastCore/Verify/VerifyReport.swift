@@ -59,6 +59,10 @@ package struct VerifyReport: Codable, Sendable {
     /// its place (a directory's file, a stand-in server's URL).
     package var servedAs: String?
 
+    /// With `--trusted-keys`: the key set chain walked from the pinned set and the
+    /// manifest's signers under the newest.
+    package var keySets: KeySetChainReport?
+
     /// One channel of a target's verify.
     package struct ChannelOutcome: Codable, Sendable, Equatable {
         package let channel: String
@@ -81,7 +85,7 @@ package struct VerifyReport: Codable, Sendable {
         return merged
     }
 
-    enum CodingKeys: String, CodingKey { case source, servedAs = "served_as", profile, sequence, checks, strict, passed, failures, warnings, skipped, channels }
+    enum CodingKeys: String, CodingKey { case source, servedAs = "served_as", profile, sequence, checks, strict, passed, failures, warnings, skipped, channels, keySets = "key_sets" }
 
     package func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
@@ -95,6 +99,7 @@ package struct VerifyReport: Codable, Sendable {
         try c.encode(skipped, forKey: .skipped)
         try c.encode(strict, forKey: .strict)
         if !channels.isEmpty { try c.encode(channels, forKey: .channels) }
+        try c.encodeIfPresent(keySets, forKey: .keySets)
         try c.encode(checks, forKey: .checks)
     }
 
@@ -115,6 +120,7 @@ package struct VerifyReport: Codable, Sendable {
         strict = try c.decode(Bool.self, forKey: .strict)
         channels = try c.decodeIfPresent([ChannelOutcome].self, forKey: .channels) ?? []
         servedAs = try c.decodeIfPresent(String.self, forKey: .servedAs)
+        keySets = try c.decodeIfPresent(KeySetChainReport.self, forKey: .keySets)
     }
 
     /// A table: status, check, subject, detail; then a summary line.
