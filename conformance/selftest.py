@@ -100,6 +100,40 @@ class RunnerInput(unittest.TestCase):
             self.assertIn("is not a relative path inside the scenario's", out)
             self.assertFalse(os.path.exists(outside))
 
+    def test_a_bad_serve_option_is_named(self):
+        for serve, named in (({"missing_status": 500}, "(serve) 'missing_status' must be 404 or 403 (got 500)"),
+                             ({"missing_status": True}, "(serve) 'missing_status' must be 404 or 403 (got True)"),
+                             ({"rules": [], "missing": 403}, "(serve) has unknown keys 'missing'")):
+            self.put(scenario("odd-serve", [{"serve": serve}]))
+            status, _, err, _ = self.run_kit()
+            self.assertEqual(status, 2, err)
+            self.assertIn("odd-serve.json: step 1 " + named, err)
+
+    def test_missing_status_answers_a_missing_file_as_a_private_bucket_does(self):
+        # The scratch client GETs the manifest URL of an empty target and exits 0 only when
+        # the status is the one its argument names (and a 403 carries S3's AccessDenied).
+        write(self.client, """#!/bin/sh
+[ "$1" = init ] || exit 0
+exec python3 -c '
+import sys, urllib.request, urllib.error
+try:
+    urllib.request.urlopen(sys.argv[1], timeout=10)
+    code, body = 200, b""
+except urllib.error.HTTPError as error:
+    code, body = error.code, error.read()
+if code != int(sys.argv[2]) or (code == 403 and b"AccessDenied" not in body):
+    sys.exit("got HTTP %d %r" % (code, body))
+' "$5" "$6"
+""", 0o755)
+        self.put(scenario("private", [{"serve": {"missing_status": 403}}, {"client": ["init", "403"]},
+                                      {"serve": {}}, {"client": ["init", "404"]}]))
+        status, out, _, _ = self.run_kit()
+        self.assertEqual(status, 0, out)
+        self.put(scenario("private", [{"serve": {"missing_status": 403}}, {"client": ["init", "404"]}]))
+        status, out, _, _ = self.run_kit()
+        self.assertEqual(status, 1, out)
+        self.assertIn("got HTTP 403", out)
+
     def test_missing_client(self):
         self.put(scenario("ok", [{"sleep": 0}]))
         self.client = os.path.join(self.tmp, "no-such-client")

@@ -390,6 +390,7 @@ class Run:
             rules.append(Rule(rule, {path}))
         self.sim.rules = rules
         self.sim.etag_generation = spec.get("etag_generation", 0)
+        self.sim.missing_status = spec.get("missing_status", 404)
 
     def step_fill_disk(self, step):
         """Fills the scenario's small volume (`disk_kib`) beside the client's directory until

@@ -99,6 +99,13 @@ def check(document, path):
         if kind == "serve" and not isinstance(step["serve"], dict):
             fail(where, "(serve) must be an object with 'rules'")
         if kind == "serve":
+            unknown = set(step["serve"]) - {"rules", "etag_generation", "missing_status"}
+            if unknown:
+                fail(where, "(serve) has unknown keys %s" % ", ".join(sorted(_plain(repr(key)) for key in unknown)))
+            missing = step["serve"].get("missing_status", 404)
+            if isinstance(missing, bool) or missing not in (403, 404):
+                fail(where, "(serve) 'missing_status' must be 404 or 403 (got %s)" % _plain(repr(missing)))
+        if kind == "serve":
             for number, rule in enumerate(step["serve"].get("rules", [])):
                 if not isinstance(rule, dict) or "action" not in rule:
                     fail("%s rule %d" % (where, number + 1), "has no 'action'")

@@ -83,6 +83,9 @@ class Simulator:
         self.client_pid = None        # the client process a kill_client rule kills
         self.killed = threading.Event()
         self.etag_generation = 0
+        # What a file that is not there is answered with: 404, or the 403 of a private S3
+        # bucket whose readers may not list it (serve's `missing_status`).
+        self.missing_status = 404
         self.servers = {}
         self.threads = []
         self.stopping = threading.Event()
@@ -224,6 +227,13 @@ class Simulator:
             return True
         body = self._file_bytes(path)
         if body is None:
+            if self.missing_status == 403:
+                denied = b"<Error><Code>AccessDenied</Code><Message>Access Denied</Message></Error>"
+                self._head(conn, entry, 403, "Forbidden", [("Content-Type", "application/xml"), ("Content-Length", str(len(denied)))])
+                if method != "HEAD":
+                    conn.sendall(denied)
+                    entry["bytes_sent"] += len(denied)
+                return True
             self._head(conn, entry, 404, "Not Found", [("Content-Length", "0")])
             return True
         if "swap" in actions:

@@ -6,15 +6,8 @@ import dev.modelcast.client.net.Cancellation
 import dev.modelcast.client.net.HttpRequest
 import dev.modelcast.client.net.HttpStream
 import dev.modelcast.client.net.SmallObject
-import dev.modelcast.client.trust.InlineSignature
 import dev.modelcast.client.trust.KeySet
-import dev.modelcast.client.trust.KeySetError
 import dev.modelcast.client.trust.ManifestSignatureCheck
-import dev.modelcast.client.trust.MinisignSignature
-import dev.modelcast.client.trust.MinisignSignatureList
-import dev.modelcast.client.trust.TrustError
-import dev.modelcast.client.trust.TrustedComment
-import dev.modelcast.client.trust.verifyManifest
 import java.time.Instant
 
 /**
@@ -31,7 +24,8 @@ internal class CheckedManifest(val release: Release, val etag: String?, val expi
  * Fetches the manifest the way a careful device does: bounded (the configured size, the
  * metadata deadline, the minimum rate), proven by the pinned keys ([ManifestSignatureCheck]:
  * the inline signature, else `manifest.json.minisig`, else the signature kept for the
- * sequence it claims), then held to the channel followed and to its expiry.
+ * sequence it claims) or, under a key set, by its manifest threshold ([ManifestThresholdCheck]),
+ * then held to the channel followed and to its expiry.
  */
 internal class ManifestFetcher(
     private val configuration: ClientConfiguration,
@@ -51,7 +45,8 @@ internal class ManifestFetcher(
         val status = answer.response.status
         if (status == 304) return null
         if (status != 200) throw ClientError.Http(url, status)
-        val proven = if (keySet != null) provenByThreshold(answer.body, keySet, cancellation) else provenByPinnedKeys(answer.body, cancellation)
+        val proven = if (keySet != null) ManifestThresholdCheck(configuration, http).prove(answer.body, keySet, cancellation)
+            else provenByPinnedKeys(answer.body, cancellation)
         val release = proven.release
         if (release.channel.text != configuration.channel) throw ClientError.WrongChannel(url, configuration.channel, release.channel.text)
         // Both expiries hold: the manifest's, and the one its signature carries (a manifest
@@ -71,54 +66,6 @@ internal class ManifestFetcher(
             decode = { bytes -> Release.decode(bytes, url) },
             facts = { release -> ManifestSignatureCheck.ManifestFacts(release.sequence, release.expiresAt?.text) },
             fetchSignature = { signatureUrl -> signatureFile(signatureUrl, cancellation) })
-    }
-
-    /**
-     * The release and the counted comment with the earliest expiry, when at least [keySet]'s
-     * manifest threshold of its manifest keys signed it: the inline signature or
-     * `MANIFEST.minisig` (the first key's, which `minisign -V` checks), and every signature of
-     * `MANIFEST.sigs` (404 or 403, [isMissing]: none besides; a one-signer target has none). A signature by a key the set no longer lists (a
-     * revoked one) does not count ([ClientError.ManifestThresholdNotMet]).
-     */
-    private fun provenByThreshold(data: ByteArray, keySet: KeySet, cancellation: Cancellation?): ManifestSignatureCheck.Proven<Release> {
-        var signed = data
-        val signatures = ArrayList<MinisignSignature>()
-        try {
-            val inline = InlineSignature.split(data)
-            if (inline != null) {
-                signed = inline.signed
-                signatures.add(MinisignSignature.parse(InlineSignature.signatureFile(inline.member), url))
-            } else {
-                signatureFile(ManifestSignatureCheck.signatureUrl(url), cancellation)?.let { signatures.add(MinisignSignature.parse(it, "$url.minisig")) }
-            }
-            val listUrl = signatureListUrl()
-            val answer = http.small(HttpRequest(listUrl), SmallObject.SIGNATURE_LIST, MinisignSignatureList.MAX_BYTES.toLong(), cancellation)
-            val status = answer.response.status
-            if (status == 200) {
-                signatures.addAll(MinisignSignatureList.parse(answer.body, listUrl).signatures)
-            } else if (!isMissing(status)) {
-                throw ClientError.Http(listUrl, status)
-            }
-        } catch (error: TrustError) {
-            throw ClientError.BadSignature(url, error.message ?: error.toString())
-        }
-        if (signatures.isEmpty()) throw ClientError.Unsigned(url)
-        val release = Release.decode(signed, url)
-        val file = TrustedComment.fileField(configuration.channel, ManifestSignatureCheck.manifestName(url))
-        val proof = try {
-            keySet.verifyManifest(signed, signatures, file, release.sequence, release.expiresAt?.text)
-        } catch (error: KeySetError) {
-            throw ClientError.ManifestThresholdNotMet(url, keySet.version, error.message ?: error.toString())
-        }
-        val earliest = proof.earliestExpiry
-        return ManifestSignatureCheck.Proven(release, proof.comments.firstOrNull { it.expiresAt == earliest } ?: proof.comments.firstOrNull())
-    }
-
-    /** `MANIFEST.sigs`: the manifest URL with `.sigs` added to the path (the query kept), as for `.minisig`. */
-    private fun signatureListUrl(): String {
-        val minisig = ManifestSignatureCheck.signatureUrl(url)
-        val at = minisig.indexOf(".minisig")
-        return minisig.substring(0, at) + ".sigs" + minisig.substring(at + ".minisig".length)
     }
 
     /** Refuses a manifest whose expiry [expiresAt] has passed by the configured clock ([ClientError.Expired], naming it and the time now); returns the expiry. */

@@ -154,10 +154,11 @@ class KeySetWalkServerTest {
     }
 
     /**
-     * Under a key set the manifest is proven by its inline signature (then `manifest.json.minisig`
-     * is not read: it may be missing) or by `manifest.json.minisig` and `manifest.json.sigs`,
-     * either of which may be missing as long as the threshold is met; with neither, it is
-     * unsigned. The Swift client reads the same files the same way (`provenByThreshold`).
+     * Under a key set the manifest is proven by its inline signature and by
+     * `manifest.json.minisig` and `manifest.json.sigs` (both read beside an inline signature,
+     * as they may hold other signers'), any of which may be missing as long as the threshold
+     * is met; with none, it is unsigned. The Swift client reads the same files the same way
+     * (`provenByThreshold`).
      */
     @Test
     fun aManifestUnderAKeySetIsProvenByItsInlineSignatureOrItsSignatureList() = site().use { site ->
@@ -166,7 +167,7 @@ class KeySetWalkServerTest {
         assertTrue(File(site.root, "manifest.json.minisig").delete())
         val device = site.device("i")
         assertEquals(UpdateOutcome.Updated(1, mapOf("m" to "1.0.0")), device.updateBlocking(), "proven by the inline signature")
-        assertTrue(site.server.requests.none { it.startsWith("/site/manifest.json.minisig") }, "${site.server.requests}")
+        assertTrue(site.server.requests.containsAll(listOf("/site/manifest.json.minisig 404", "/site/manifest.json.sigs 404")), "${site.server.requests}")
 
         site.rotate("--manifest-threshold", "2")
         site.publish("1.0.1", site.k1, site.k2)

@@ -11,15 +11,20 @@ package dev.modelcast.client.trust
 internal class KeySetThreshold(private val role: KeySetRole) {
     class Count(val signers: List<VerifiedSignature>, val problems: List<KeySetSignatureProblem>)
 
+    /**
+     * [counted]: what signatures over other bytes already counted (a manifest's inline
+     * signature is over its bytes without it), so a key counts once across both.
+     */
     fun count(
         signatures: List<MinisignSignature>,
         message: ByteArray,
         source: String,
         allowLegacy: Boolean,
+        counted: Count = Count(emptyList(), emptyList()),
         bind: (VerifiedSignature) -> String?
     ): Count {
-        val signers = ArrayList<VerifiedSignature>()
-        val problems = ArrayList<KeySetSignatureProblem>()
+        val signers = ArrayList(counted.signers)
+        val problems = ArrayList(counted.problems)
         // BLAKE2b-512 of the message once, not once per signature.
         val prehashed by lazy { Blake2b.hash(message) }
         for (signature in signatures) {
