@@ -218,6 +218,28 @@ final class KeySetCLITests: XCTestCase {
         XCTAssertTrue(result.stderr.contains("key set 2:"), "the text lines go to standard error with --json: \(result.stderr)")
     }
 
+    /// Devices refuse every manifest while the newest key set has expired, so publish refuses
+    /// to go live under it (exit 1, the target unchanged) and names the remedy; after a
+    /// renewal (`keys rotate` with no change) it publishes.
+    func testPublishUnderAnExpiredKeySetIsRefusedUntilItIsRenewed() throws {
+        let work = try Scratch()
+        let r1 = try keygen(work, "r1"), k1 = try keygen(work, "k1")
+        let site = work.at("site")
+        XCTAssertEqual(try publish(work, site, "1.0.0", [k1]).status, 0)
+        let created = try modelcast(["keys", "create", site, "--root", r1.pub, "--manifest-key", k1.pub, "--sign-root", r1.secret, "--expires-in", "1s"])
+        XCTAssertEqual(created.status, 0, created.stderr)
+        Thread.sleep(forTimeInterval: 2)
+        let before = try snapshot(site)
+        let refused = try publish(work, site, "1.0.1", [k1])
+        XCTAssertEqual(refused.status, 1, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("keys/1.json, expired at") && refused.stderr.contains("keys rotate"), refused.stderr)
+        XCTAssertEqual(try snapshot(site), before, "nothing written")
+        let renewed = try modelcast(["keys", "rotate", site, "--sign-root", r1.secret])
+        XCTAssertEqual(renewed.status, 0, renewed.stderr)
+        let published = try publish(work, site, "1.0.1", [k1])
+        XCTAssertEqual(published.status, 0, published.stderr)
+    }
+
     func testHostileFlagValuesAreRefusedWithTheirExitStatusAndWriteNothing() throws {
         let work = try Scratch()
         let r1 = try keygen(work, "r1"), k1 = try keygen(work, "k1")

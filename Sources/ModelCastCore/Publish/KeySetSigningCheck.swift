@@ -14,8 +14,14 @@ extension Committer {
     /// Under a key set, the manifest is proved before any write exactly as a client proves
     /// it (`KeySet.verifyManifest`): every `--sign` key must be one of the key set's
     /// manifest keys (a key that is not, or was revoked, is refused by name, not silently
-    /// left uncounted), and at least its manifest threshold of them must sign.
-    func checkKeySetSignatures(_ signed: SignedManifest?, keySet: KeySet, release: Release, settings: CommitSettings) throws {
+    /// left uncounted), and at least its manifest threshold of them must sign. The key set
+    /// must not have expired.
+    func checkKeySetSignatures(_ signed: SignedManifest?, keySet: KeySet, release: Release, settings: CommitSettings, now: Date = Date()) throws {
+        // Devices refuse every manifest while the newest key set has expired: going live
+        // under it would publish what no device installs.
+        guard !keySet.isExpired(at: now) else {
+            throw ModelCastError.targetState("\(storage.location)'s newest key set, \(keySet.path), expired at \(keySet.expiresAtText): devices refuse every manifest under it; renew it first with modelcast keys rotate (no change needed), then publish")
+        }
         let listed = keySet.manifest.keys.map(\.keyID.hex)
         guard let signed else {
             throw ModelCastError.usage("\(storage.location) has key set \(keySet.version): sign the manifest with \(keySet.manifest.threshold) of its manifest keys (\(listed.joined(separator: ", "))) with --sign KEYFILE")
