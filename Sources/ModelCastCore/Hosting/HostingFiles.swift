@@ -154,7 +154,7 @@ package struct HostingFiles: Sendable {
             "manifests_alias_nginx": nginxQuoted(root + "/manifests/"),
             "models_alias_nginx": nginxQuoted(root + "/models/"),
             // The key set chain (`keys/N.json`, `.minisig`, `.sigs`), when the target has one.
-            "has_key_sets": objects.contains { $0.key.hasPrefix("keys/") },
+            "has_key_sets": objects.contains { $0.key.hasPrefix(KeySet.folder) },
             "keys_path_nginx": nginxQuoted(basePath + "/keys/"),
             "keys_alias_nginx": nginxQuoted(root + "/keys/"),
             // nginx reads `$` in a path as a variable, even quoted, and has no escape for it.

@@ -232,7 +232,7 @@ struct PublishedObjectsMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     private func defaultCacheControl(_ key: String) -> String {
-        key.hasPrefix("models/") || key.hasPrefix("manifests/") || key.hasPrefix("keys/") ? CachePolicy.immutable : CachePolicy.manifestDefault
+        key.hasPrefix("models/") || key.hasPrefix("manifests/") || key.hasPrefix(KeySet.folder) ? CachePolicy.immutable : CachePolicy.manifestDefault
     }
 }
 

@@ -76,8 +76,8 @@ extension TargetWriter {
     /// document visible before its signatures.
     func keySetObjects() async throws -> [HostedObject] {
         var versions: [Int: [String]] = [:]
-        for key in try await storage.list(prefix: "keys/") {
-            let name = key.dropFirst("keys/".count)
+        for key in try await storage.list(prefix: KeySet.folder) {
+            let name = key.dropFirst(KeySet.folder.count)
             guard let dot = name.firstIndex(of: "."), let version = Int(name[..<dot]), version > 0,
                   ["json", "json.minisig", "json.sigs"].contains(name[name.index(after: dot)...]) else { continue }
             versions[version, default: []].append(key)

@@ -238,4 +238,14 @@ public struct ClientConfiguration: Sendable {
             throw ClientError.configuration(reason: "trustedKeySet is not a key set: \(error)")
         }
     }
+
+    /// The newest key set this client trusts before a walk, nil when the app ships none: the
+    /// one `state` keeps (verified from the app's earlier), or the app's when it is newer (a
+    /// newer app may ship a newer one). A kept document that no longer parses is passed over
+    /// (`try?`): the app's is trusted as given, and the walk verifies the rest again.
+    func newestTrustedKeySet(_ state: ClientState) throws -> KeySet? {
+        guard let shipped = try shippedKeySet() else { return nil }
+        let stored = state.keySet.flatMap { Data(base64Encoded: $0.document) }.flatMap { try? KeySet(parsing: $0) }
+        return stored.map { $0.version > shipped.version ? $0 : shipped } ?? shipped
+    }
 }

@@ -49,7 +49,7 @@ struct KeySetWalk: Sendable {
         for _ in 0..<KeySetChain.maxVersionsPerCheck {
             let version = current.version + 1
             let path = KeySet.path(version: version)
-            let documentURL = targetBase.appendingPathComponent("keys").appendingPathComponent("\(version).json")
+            let documentURL = targetBase.appendingPathComponent(path)
             do {
                 guard let document = try await OptionalObject.fetch(documentURL, http: http, object: .keySet, limit: KeySet.maxBytes).body else { break }
                 let list = try await OptionalObject.fetch(documentURL.appendingPathExtension("sigs"), http: http, object: .signatureList,

@@ -42,9 +42,8 @@ struct StateFile: Sendable {
     /// every record is capped: after a state loss, a genuine manifest between the floor and
     /// the installed one's sequence is accepted again (signed by current keys and fresh).
     private func rebuiltFloorCap(_ state: ClientState) -> Int64? {
-        guard let shipped = try? configuration.shippedKeySet() else { return nil }
-        let stored = state.keySet.flatMap { Data(base64Encoded: $0.document) }.flatMap { try? KeySet(parsing: $0) }
-        let newest = stored.map { $0.version > shipped.version ? $0 : shipped } ?? shipped
+        // try?: a configuration error is reported by the update that follows, not by loading.
+        guard let newest = (try? configuration.newestTrustedKeySet(state)) ?? nil else { return nil }
         return newest.sequenceFloors[configuration.channelName]
     }
 }

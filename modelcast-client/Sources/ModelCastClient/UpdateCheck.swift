@@ -68,10 +68,7 @@ struct UpdateCheck: Sendable {
     /// ETag is dropped, as a 304 would stand for a manifest proven under the older set.
     /// The newest key set must not have expired.
     func trustedKeySet(_ state: inout ClientState) async throws -> KeySet? {
-        guard let shipped = try configuration.shippedKeySet() else { return nil }
-        // The state's key set was verified from the app's; a newer app may ship a newer one.
-        let stored = state.keySet.flatMap { Data(base64Encoded: $0.document) }.flatMap { try? KeySet(parsing: $0) }
-        let start = stored.map { $0.version > shipped.version ? $0 : shipped } ?? shipped
+        guard let start = try configuration.newestTrustedKeySet(state) else { return nil }
         let walk = await KeySetWalk(configuration: configuration, http: http).walk(from: start)
         if let bytes = walk.newestBytes {
             state.keySet = ClientState.VerifiedKeySet(version: walk.newest.version, document: bytes.base64EncodedString())

@@ -85,7 +85,10 @@ public struct KeySet: Sendable, Equatable {
 
     /// Where key set `version` lives under a target's root: `keys/N.json` (plain decimal, so
     /// a client builds the next one's URL without a listing).
-    public static func path(version: Int64) -> String { "keys/\(version).json" }
+    public static func path(version: Int64) -> String { "\(folder)\(version).json" }
+
+    /// The folder of a target that holds its key sets and their signatures: `keys/`.
+    public static let folder = "keys/"
 
     /// Whether the key set has expired at `now` (its expiry is not after `now`). Only the
     /// newest key set a client trusts must be fresh: one a newer version replaced may have
