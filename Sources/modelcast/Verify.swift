@@ -89,7 +89,7 @@ extension ModelCast {
                     }
                     let now = Date()
                     let checked = try await KeySetVerification.run(
-                        pinned: pinned, manifest: try await scope.manifest(key: manifestKey), manifestKey: manifestKey,
+                        pinned: pinned, pinnedSource: "--trusted-keys " + quotedValue(trust.trustedKeys ?? ""), manifest: try await scope.manifest(key: manifestKey), manifestKey: manifestKey,
                         channel: sources.channel ?? Channels.stable, now: now, fetch: try scope.keySetFetch())
                     for line in checked.lines(now: now) { json ? printError(line) : print(line) }
                     options.publicKeys = checked.current.manifest.keys

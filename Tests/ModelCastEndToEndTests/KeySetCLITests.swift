@@ -240,6 +240,23 @@ final class KeySetCLITests: XCTestCase {
         XCTAssertEqual(published.status, 0, published.stderr)
     }
 
+    /// A `--trusted-keys` file that is no key set is refused naming the file (escaped) and
+    /// the field, exit 1; one that is missing is an I/O failure naming it, exit 3.
+    func testVerifyNamesATrustedKeysFileThatIsNoKeySet() throws {
+        let work = try Scratch()
+        let k1 = try keygen(work, "k1")
+        let site = work.at("site")
+        XCTAssertEqual(try publish(work, site, "1.0.0", [k1]).status, 0)
+        let bad = try work.write("bad\u{1b}[2J.json", Array("{\"format\": \"modelcast-keys\"}".utf8))
+        let refused = try modelcast(["verify", site, "--trusted-keys", bad])
+        XCTAssertEqual(refused.status, 1, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("bad\\u{1b}[2J.json"), refused.stderr)
+        XCTAssertFalse(refused.stderr.contains("\u{1b}"), "no raw escape: \(refused.stderr)")
+        let missing = try modelcast(["verify", site, "--trusted-keys", work.at("missing.json")])
+        XCTAssertEqual(missing.status, 3, missing.stderr)
+        XCTAssertTrue(missing.stderr.contains("missing.json"), missing.stderr)
+    }
+
     func testHostileFlagValuesAreRefusedWithTheirExitStatusAndWriteNothing() throws {
         let work = try Scratch()
         let r1 = try keygen(work, "r1"), k1 = try keygen(work, "k1")

@@ -19,11 +19,11 @@ package struct KeySetVerification: Sendable {
     /// newest must not have expired at `now`; then the manifest (`manifest`, with its
     /// `.minisig` and `.sigs` under `manifestKey`) must carry the newest set's manifest
     /// threshold of signatures. Throws `KeySetError` naming what failed.
-    package static func run(pinned: Data, manifest: Data, manifestKey: String, channel: String, now: Date,
+    package static func run(pinned: Data, pinnedSource: String = "--trusted-keys", manifest: Data, manifestKey: String, channel: String, now: Date,
                             fetch: @escaping KeySetChainReader.Fetch) async throws -> KeySetVerification {
         let trusted: KeySet
         do { trusted = try KeySet(parsing: pinned) } catch let error as ManifestValueError {
-            throw KeySetError.invalidDocument(path: "--trusted-keys", error: error)
+            throw KeySetError.invalidDocument(path: pinnedSource, error: error)
         }
         let reader = KeySetChainReader(fetch: fetch)
         let walk = try await reader.walk(from: trusted, maxVersions: KeySetChain.maxVersionsPerCheck)
