@@ -257,6 +257,25 @@ final class KeySetCLITests: XCTestCase {
         XCTAssertTrue(missing.stderr.contains("missing.json"), missing.stderr)
     }
 
+    /// The first publish after `keys create`, as a newcomer runs it: no `--sign`. Refused,
+    /// naming the key set and its manifest keys, the target unchanged (devices would refuse
+    /// an unsigned manifest); `keys create` without `--sign-root` is a usage error.
+    func testPublishWithoutSignUnderAKeySetAndCreateWithoutSignRootAreRefused() throws {
+        let work = try Scratch()
+        let r1 = try keygen(work, "r1"), k1 = try keygen(work, "k1")
+        let site = work.at("site")
+        XCTAssertEqual(try publish(work, site, "1.0.0", [k1]).status, 0)
+        let unsignedCreate = try modelcast(["keys", "create", site, "--root", r1.pub, "--manifest-key", k1.pub])
+        XCTAssertEqual(unsignedCreate.status, 2, unsignedCreate.stderr)
+        XCTAssertTrue(unsignedCreate.stderr.contains("--sign-root"), unsignedCreate.stderr)
+        XCTAssertEqual(try modelcast(["keys", "create", site, "--root", r1.pub, "--manifest-key", k1.pub, "--sign-root", r1.secret]).status, 0)
+        let before = try snapshot(site)
+        let unsigned = try publish(work, site, "1.0.1", [])
+        XCTAssertEqual(unsigned.status, 1, unsigned.stderr)
+        XCTAssertTrue(unsigned.stderr.contains("key set 1") && unsigned.stderr.contains(k1.id), unsigned.stderr)
+        XCTAssertEqual(try snapshot(site), before, "nothing written")
+    }
+
     func testHostileFlagValuesAreRefusedWithTheirExitStatusAndWriteNothing() throws {
         let work = try Scratch()
         let r1 = try keygen(work, "r1"), k1 = try keygen(work, "k1")
