@@ -276,6 +276,27 @@ final class KeySetCLITests: XCTestCase {
         XCTAssertEqual(try snapshot(site), before, "nothing written")
     }
 
+    /// A release signed by two keys keeps `manifests/N.json.minisig` and `.sigs` beside its
+    /// record; prune removes both with the record (not the list alone left behind), and
+    /// keeps those of the releases it keeps.
+    func testPruneRemovesARecordsKeptSignatureList() throws {
+        let work = try Scratch()
+        let k1 = try keygen(work, "k1"), k2 = try keygen(work, "k2")
+        let site = work.at("site")
+        for version in ["1.0.0", "1.0.1", "1.0.2"] { XCTAssertEqual(try publish(work, site, version, [k1, k2]).status, 0) }
+        let kept = (1...3).map { site + "/manifests/0000000\($0).json" }
+        for record in kept { XCTAssertTrue(FileManager.default.fileExists(atPath: record + ".sigs"), record) }
+        let pruned = try modelcast(["prune", site, "--keep", "1"])
+        XCTAssertEqual(pruned.status, 0, pruned.stderr)
+        // --keep 1 keeps the live release and its rollback target (release 2): release 1 goes.
+        for record in kept.prefix(1) {
+            XCTAssertFalse(FileManager.default.fileExists(atPath: record), record)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: record + ".minisig"), record)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: record + ".sigs"), "a pruned record's signature list stays behind: \(record).sigs")
+        }
+        for record in kept.suffix(2) { XCTAssertTrue(FileManager.default.fileExists(atPath: record + ".sigs"), "a kept release keeps its list: \(record)") }
+    }
+
     func testHostileFlagValuesAreRefusedWithTheirExitStatusAndWriteNothing() throws {
         let work = try Scratch()
         let r1 = try keygen(work, "r1"), k1 = try keygen(work, "k1")

@@ -189,7 +189,7 @@ struct CommitApplier: TargetWriting {
         if let list = plan.signatureList {
             // Written after the hosting files (`replaceSignatureList`), so named here.
             hosted.insert(HostedObject(key: settings.signatureListKey, role: .signature, metadata: list.metadata), at: hosted.count - 1)
-            let keptKey = String(TargetLayout.signatureRecordKey(manifestKey: settings.manifestKey, sequence: plan.release.sequence).dropLast(".minisig".count)) + ".sigs"
+            let keptKey = TargetLayout.signatureListRecordKey(manifestKey: settings.manifestKey, sequence: plan.release.sequence)
             hosted.insert(HostedObject(key: keptKey, role: .history, metadata: try ObjectMetadata(
                 of: list.data, cacheControl: CachePolicy.immutable, contentType: SignedManifest.signatureContentType)), at: 0)
         }
@@ -224,7 +224,7 @@ struct CommitApplier: TargetWriting {
     private func replaceSignatureList(_ plan: CommitPlan, journal: UndoJournal) async throws -> PublishReport.Object? {
         guard let list = plan.signatureList else { return nil }
         let settings = plan.settings
-        let keptKey = String(TargetLayout.signatureRecordKey(manifestKey: settings.manifestKey, sequence: plan.release.sequence).dropLast(".minisig".count)) + ".sigs"
+        let keptKey = TargetLayout.signatureListRecordKey(manifestKey: settings.manifestKey, sequence: plan.release.sequence)
         let kept = try ObjectMetadata(of: list.data, cacheControl: CachePolicy.immutable, contentType: SignedManifest.signatureContentType)
         if try await storage.putIfAbsent(keptKey, data: list.data, metadata: kept) == .created, storage.capabilities.writersTakeTurns {
             journal.record(.removeStored, "remove \(keptKey)") { try await self.storage.delete(keptKey) }

@@ -180,7 +180,7 @@ package struct Pruner: TargetWriting {
         // Records last: an interrupted prune still knows what it was removing.
         for key in plan.records { try await storage.delete(key) }
         for record in plan.dropped {
-            try await storage.delete(TargetLayout.signatureRecordKey(manifestKey: request.manifestKey, sequence: record.sequence))
+            for key in TargetLayout.keptSignatureKeys(manifestKey: request.manifestKey, sequence: record.sequence) { try await storage.delete(key) }
         }
         if let multipart = storage.capabilities.multipart {
             for upload in plan.uploads { try await multipart.abort(upload) }

@@ -47,7 +47,7 @@ extension TargetWriter {
                 }
                 // Several signers' list kept beside it: under a key set with a threshold
                 // above one, the kept .minisig alone proves nothing.
-                let keptList = String(keptKey.dropLast(".minisig".count)) + ".sigs"
+                let keptList = TargetLayout.signatureListRecordKey(manifestKey: channel.manifestKey, sequence: record.sequence)
                 if let kept = try await storage.get(keptList, limit: MinisignSignatureList.maxBytes) {
                     objects.append(HostedObject(key: keptList, role: .history, metadata: try ObjectMetadata(
                         of: kept, cacheControl: CachePolicy.immutable, contentType: SignedManifest.signatureContentType)))

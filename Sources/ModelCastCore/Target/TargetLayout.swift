@@ -65,6 +65,17 @@ package enum TargetLayout {
         TargetKeys.keptSignatureKey(manifestKey: manifestKey, sequence: sequence)
     }
 
+    /// The signature list a release signed by several keys keeps beside its record
+    /// (`manifests/00000007.json.sigs`), immutable like the record.
+    static func signatureListRecordKey(manifestKey: String, sequence: Int64) -> String {
+        TargetKeys.keptSignatureListKey(manifestKey: manifestKey, sequence: sequence)
+    }
+
+    /// Every signature object a release may keep beside its record: what goes when the record goes.
+    static func keptSignatureKeys(manifestKey: String, sequence: Int64) -> [String] {
+        [signatureRecordKey(manifestKey: manifestKey, sequence: sequence), signatureListRecordKey(manifestKey: manifestKey, sequence: sequence)]
+    }
+
     /// The live manifest bytes a record renders to (its own profile).
     static func rendering(of record: Release) -> Data? {
         // try?: a record that does not render matches no live manifest (the state reports it as not modelcast's).

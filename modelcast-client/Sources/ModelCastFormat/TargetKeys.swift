@@ -56,6 +56,12 @@ public enum TargetKeys {
         signatureKey(forManifestKey: historyKey(manifestKey: manifestKey, sequence: sequence))
     }
 
+    /// Where a release signed by several keys keeps its signature list beside its history
+    /// record (`manifests/00000007.json.sigs`); never replaced once written.
+    public static func keptSignatureListKey(manifestKey: String, sequence: Int64) -> String {
+        historyKey(manifestKey: manifestKey, sequence: sequence) + ".sigs"
+    }
+
     /// Splits the text of a manifest's URL or URL path at its target's root, as the server
     /// lays a target out: `…/channels/NAME/FILE` (NAME a channel name) is channel NAME's
     /// manifest under `…/`, any other `…/FILE` is stable's under its own directory. The
